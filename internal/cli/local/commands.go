@@ -1,0 +1,239 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/localcluster"
+)
+
+// runner is what every local subcommand's Options implement.
+type runner interface {
+	Complete() error
+	Run(ctx context.Context) error
+}
+
+func runE(o runner) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if err := o.Complete(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}
+
+// DownOptions are the options of `caravan local down`.
+type DownOptions struct {
+	dirFlags
+	genericiooptions.IOStreams
+}
+
+func newCmdDown(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &DownOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:     "down",
+		Short:   "Stop the local cluster and remove its state",
+		Example: "  caravan local down",
+		Args:    cobra.NoArgs,
+		RunE:    runE(o),
+	}
+	o.add(cmd)
+	return cmd
+}
+
+// Complete fills in default directories.
+func (o *DownOptions) Complete() error { return o.complete() }
+
+// Run stops every process of the cluster and removes its directory.
+func (o *DownOptions) Run(context.Context) error {
+	c, err := localcluster.Load(o.Dir)
+	if errors.Is(err, localcluster.ErrNotRunning) {
+		fmt.Fprintf(o.Out, "No local cluster in %s.\n", o.Dir)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.Destroy(); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "Stopped the local cluster and removed %s.\n", o.Dir)
+	return nil
+}
+
+// StatusOptions are the options of `caravan local status`.
+type StatusOptions struct {
+	dirFlags
+	genericiooptions.IOStreams
+}
+
+func newCmdStatus(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &StatusOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show which processes of the local cluster run",
+		Long: `Show which processes of the local cluster run. Exits with a non-zero status
+when there is no cluster or when one of its processes has stopped.`,
+		Example: "  caravan local status",
+		Args:    cobra.NoArgs,
+		RunE:    runE(o),
+	}
+	o.add(cmd)
+	return cmd
+}
+
+// Complete fills in default directories.
+func (o *StatusOptions) Complete() error { return o.complete() }
+
+// Run prints one line per component.
+func (o *StatusOptions) Run(context.Context) error {
+	c, err := localcluster.Load(o.Dir)
+	if errors.Is(err, localcluster.ErrNotRunning) {
+		return fmt.Errorf("no local cluster in %s; start one with `caravan local up`", o.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "Local cluster in %s, server %s, started %s\n\n", c.Dir, c.Server, c.StartedAt.Format("2006-01-02 15:04:05"))
+	w := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(w, "COMPONENT\tPID\tSTATUS\tLOG")
+	stopped := 0
+	for _, p := range c.Processes {
+		status := "running"
+		if !p.Alive() {
+			status = "stopped"
+			stopped++
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", p.Name, p.PID, status, p.Log)
+	}
+	_ = w.Flush()
+	if stopped > 0 {
+		return fmt.Errorf("%d of %d components have stopped; see their logs, then `caravan local down` and `caravan local up`", stopped, len(c.Processes))
+	}
+	return nil
+}
+
+// KubeconfigOptions are the options of `caravan local kubeconfig`.
+type KubeconfigOptions struct {
+	dirFlags
+	genericiooptions.IOStreams
+}
+
+func newCmdKubeconfig(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &KubeconfigOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:     "kubeconfig",
+		Short:   "Print the path of the local cluster's kubeconfig file",
+		Example: "  export KUBECONFIG=$(caravan local kubeconfig)",
+		Args:    cobra.NoArgs,
+		RunE:    runE(o),
+	}
+	o.add(cmd)
+	return cmd
+}
+
+// Complete fills in default directories.
+func (o *KubeconfigOptions) Complete() error { return o.complete() }
+
+// Run prints the path.
+func (o *KubeconfigOptions) Run(context.Context) error {
+	c, err := loadRunning(o.Dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(o.Out, c.Kubeconfig)
+	return nil
+}
+
+// BuildOptions are the options of `caravan local build`.
+type BuildOptions struct {
+	dirFlags
+	genericiooptions.IOStreams
+}
+
+func newCmdBuild(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &BuildOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build the local cluster's binaries into the cache, without starting anything",
+		Example: `  # Prepare a machine (for example in CI) before running tests
+  caravan local build`,
+		Args: cobra.NoArgs,
+		RunE: runE(o),
+	}
+	o.add(cmd)
+	return cmd
+}
+
+// Complete fills in default directories.
+func (o *BuildOptions) Complete() error { return o.complete() }
+
+// Run builds what is missing and prints where each binary is.
+func (o *BuildOptions) Run(ctx context.Context) error {
+	bins, err := localcluster.EnsureBinaries(ctx, o.CacheDir, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(o.Out, 0, 4, 2, ' ', 0)
+	for _, row := range [][2]string{
+		{"etcd", bins.Etcd}, {"kube-apiserver", bins.APIServer},
+		{"kube-controller-manager", bins.ControllerManager}, {"kube-scheduler", bins.Scheduler},
+		{"kubectl", bins.Kubectl}, {"kwok", bins.Kwok},
+	} {
+		fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
+	}
+	return w.Flush()
+}
+
+// KubectlOptions are the options of `caravan local kubectl`.
+type KubectlOptions struct {
+	dirFlags
+	Args []string
+	genericiooptions.IOStreams
+}
+
+func newCmdKubectl(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &KubectlOptions{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "kubectl -- ARGS...",
+		Short: "Run the kubectl built with the local cluster against it",
+		Example: `  caravan local kubectl -- get nodes
+  caravan local kubectl -- get integrations -A`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Args = args
+			return runE(o)(cmd, args)
+		},
+	}
+	o.add(cmd)
+	return cmd
+}
+
+// Complete fills in default directories.
+func (o *KubectlOptions) Complete() error { return o.complete() }
+
+// Run runs kubectl with the cluster's kubeconfig; its exit status becomes
+// the command's error.
+func (o *KubectlOptions) Run(ctx context.Context) error {
+	c, err := loadRunning(o.Dir)
+	if err != nil {
+		return err
+	}
+	bins, missing := localcluster.FindBinaries(o.CacheDir)
+	if len(missing) > 0 {
+		return fmt.Errorf("kubectl is not built yet; run `caravan local build`")
+	}
+	cmd := exec.CommandContext(ctx, bins.Kubectl, o.Args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.In, o.Out, o.ErrOut
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kubectl %v: %w", o.Args, err)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+)
+
+// UpOptions are the options of `caravan local up`.
+type UpOptions struct {
+	dirFlags
+	Nodes int
+	genericiooptions.IOStreams
+}
+
+func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &UpOptions{Nodes: 1, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start the local cluster (building its binaries on first use)",
+		Example: `  # Start a cluster with one simulated node, then use it
+  caravan local up
+  export KUBECONFIG=$(caravan local kubeconfig)
+
+  # Start a cluster with three nodes in a directory of your own
+  caravan local up --nodes 3 --dir /tmp/caravan-local`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.add(cmd)
+	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "number of simulated (kwok) nodes")
+	return cmd
+}
+
+// Complete fills in default directories.
+func (o *UpOptions) Complete() error { return o.complete() }
+
+// Validate checks the flags.
+func (o *UpOptions) Validate() error {
+	if o.Nodes < 1 || o.Nodes > 100 {
+		return fmt.Errorf("--nodes must be between 1 and 100, got %d", o.Nodes)
+	}
+	return nil
+}
+
+// Run starts the cluster, unless one already runs from the same directory.
+func (o *UpOptions) Run(ctx context.Context) error {
+	if c, err := localcluster.Load(o.Dir); err == nil && c.AnyAlive() {
+		fmt.Fprintf(o.Out, "A local cluster already runs from %s; not starting another.\n", o.Dir)
+		printUsage(o.Out, c)
+		return nil
+	} else if err == nil {
+		// A cluster that is recorded but no longer runs (the machine
+		// restarted, say) is cleaned up and started afresh.
+		if err := c.Destroy(); err != nil {
+			return fmt.Errorf("cleaning up the stopped cluster in %s: %w", o.Dir, err)
+		}
+	} else if !errors.Is(err, localcluster.ErrNotRunning) {
+		return err
+	}
+	bins, err := localcluster.EnsureBinaries(ctx, o.CacheDir, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.ErrOut, "starting the local cluster in %s\n", o.Dir)
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut,
+	})
+	if err != nil {
+		return err
+	}
+	if err := installCRDs(ctx, c); err != nil {
+		// A cluster without Caravan's API is not what was asked for.
+		return errors.Join(fmt.Errorf("installing Caravan's CustomResourceDefinitions: %w", err), c.Destroy())
+	}
+	fmt.Fprintln(o.ErrOut, "  Caravan's CustomResourceDefinitions installed")
+	fmt.Fprintln(o.Out, "The local cluster is running.")
+	printUsage(o.Out, c)
+	return nil
+}
+
+func installCRDs(ctx context.Context, c *localcluster.Cluster) error {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	return install.ApplyCRDs(ctx, cl)
+}
+
+func printUsage(out io.Writer, c *localcluster.Cluster) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "  server:\t%s\n", c.Server)
+	fmt.Fprintf(w, "  nodes:\t%d simulated (kwok)\n", c.Nodes)
+	fmt.Fprintf(w, "  kubeconfig:\t%s\n", c.Kubeconfig)
+	_ = w.Flush()
+	fmt.Fprintf(out, `
+Use it with kubectl:
+  export KUBECONFIG=%s
+  kubectl get nodes
+or with the kubectl that Caravan built:
+  caravan local kubectl -- get nodes
+Stop it and remove its state with:
+  caravan local down
+`, c.Kubeconfig)
+}

@@ -1,0 +1,314 @@
+package localcluster
+
+import (
+	"bufio"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Versions of the local-cluster components. A change of version changes
+// the cache directory, so binaries of an older version are never reused.
+const (
+	KubernetesVersion = "v1.37.2"
+	EtcdVersion       = "v3.7.0"
+	KwokVersion       = "v0.8.0"
+)
+
+// toolSources holds the tools modules that build the local-cluster
+// binaries. They are separate modules (their go.mod is stored as go.mod.txt
+// so that it stays out of Caravan's own module) and are written to the
+// cache before building, so that a caravan binary can build them anywhere
+// Go is installed.
+//
+//go:embed toolsrc
+var toolSources embed.FS
+
+// kwokStages are the kwok stage files, read from the kwok module at build
+// time, that make nodes Ready (with lease heartbeats) and pods Running.
+var kwokStages = []string{
+	"kustomize/stage/node/fast/node-initialize.yaml",
+	"kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+	"kustomize/stage/pod/fast/pod-ready.yaml",
+	"kustomize/stage/pod/fast/pod-complete.yaml",
+	"kustomize/stage/pod/fast/pod-delete.yaml",
+}
+
+// Binaries are the paths of the local-cluster executables.
+type Binaries struct {
+	APIServer         string
+	ControllerManager string
+	Scheduler         string
+	Kubectl           string
+	Etcd              string
+	Kwok              string
+	// KwokStages is the kwok configuration file holding the stages.
+	KwokStages string
+}
+
+// component is one tools module and what it builds.
+type component struct {
+	name    string // tools module directory under toolsrc
+	version string
+	// packages are built with `go build -o <dir>/`; "." builds the module's main package.
+	packages []string
+	// outputs are the files the build leaves in the directory.
+	outputs []string
+	// after runs in the source directory once the build succeeded, with the
+	// output directory as argument.
+	after func(ctx context.Context, srcDir, outDir string) error
+}
+
+func components() []component {
+	return []component{
+		{
+			name:    "kube",
+			version: KubernetesVersion,
+			packages: []string{
+				"k8s.io/kubernetes/cmd/kube-apiserver",
+				"k8s.io/kubernetes/cmd/kube-controller-manager",
+				"k8s.io/kubernetes/cmd/kube-scheduler",
+				"k8s.io/kubernetes/cmd/kubectl",
+			},
+			outputs: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"},
+		},
+		{name: "etcd", version: EtcdVersion, packages: []string{"."}, outputs: []string{"etcd"}},
+		{
+			name:     "kwok",
+			version:  KwokVersion,
+			packages: []string{"sigs.k8s.io/kwok/cmd/kwok"},
+			outputs:  []string{"kwok", "stages.yaml"},
+			after:    writeKwokStages,
+		},
+	}
+}
+
+// DefaultCacheDir is where built binaries are kept: $CARAVAN_CACHE_DIR, or
+// caravan/ under the user's cache directory.
+func DefaultCacheDir() (string, error) {
+	if dir := os.Getenv("CARAVAN_CACHE_DIR"); dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the user cache directory (set CARAVAN_CACHE_DIR): %w", err)
+	}
+	return filepath.Join(base, "caravan"), nil
+}
+
+func (c component) dir(cacheDir string) string {
+	return filepath.Join(cacheDir, "bin", c.name+"-"+c.version)
+}
+
+func (c component) present(cacheDir string) bool {
+	for _, out := range c.outputs {
+		if _, err := os.Stat(filepath.Join(c.dir(cacheDir), out)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// FindBinaries returns the cached binaries, and the names of the components
+// that are not built yet.
+func FindBinaries(cacheDir string) (Binaries, []string) {
+	var missing []string
+	for _, c := range components() {
+		if !c.present(cacheDir) {
+			missing = append(missing, c.name+" "+c.version)
+		}
+	}
+	kube := components()[0].dir(cacheDir)
+	kwok := components()[2].dir(cacheDir)
+	return Binaries{
+		APIServer:         filepath.Join(kube, "kube-apiserver"),
+		ControllerManager: filepath.Join(kube, "kube-controller-manager"),
+		Scheduler:         filepath.Join(kube, "kube-scheduler"),
+		Kubectl:           filepath.Join(kube, "kubectl"),
+		Etcd:              filepath.Join(components()[1].dir(cacheDir), "etcd"),
+		Kwok:              filepath.Join(kwok, "kwok"),
+		KwokStages:        filepath.Join(kwok, "stages.yaml"),
+	}, missing
+}
+
+// EnsureBinaries builds the components missing from the cache and returns
+// the paths of all binaries. Progress goes to out. Concurrent callers (for
+// example several test binaries) wait for each other on a lock file, so
+// each component is built once.
+func EnsureBinaries(ctx context.Context, cacheDir string, out io.Writer) (Binaries, error) {
+	if bins, missing := FindBinaries(cacheDir); len(missing) == 0 {
+		return bins, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return Binaries{}, fmt.Errorf("creating cache directory: %w", err)
+	}
+	unlock, err := lockFile(filepath.Join(cacheDir, "build.lock"))
+	if err != nil {
+		return Binaries{}, err
+	}
+	defer unlock()
+	for _, c := range components() {
+		if c.present(cacheDir) {
+			continue
+		}
+		if err := c.build(ctx, cacheDir, out); err != nil {
+			return Binaries{}, err
+		}
+	}
+	bins, missing := FindBinaries(cacheDir)
+	if len(missing) > 0 {
+		return Binaries{}, fmt.Errorf("binaries still missing after build: %s", strings.Join(missing, ", "))
+	}
+	return bins, nil
+}
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening build lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}, nil
+}
+
+// build writes the tools module to the cache, builds it into a temporary
+// directory and renames that into place, so a cache entry is either
+// complete or absent.
+func (c component) build(ctx context.Context, cacheDir string, out io.Writer) error {
+	srcDir := filepath.Join(cacheDir, "src", c.name+"-"+c.version)
+	if err := writeToolSource(c.name, srcDir); err != nil {
+		return err
+	}
+	tmpDir := c.dir(cacheDir) + ".partial"
+	if err := os.RemoveAll(tmpDir); err != nil {
+		return fmt.Errorf("cleaning %s: %w", tmpDir, err)
+	}
+	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", tmpDir, err)
+	}
+	fmt.Fprintf(out, "building %s %s (%s) into %s; a cold build takes several minutes\n",
+		c.name, c.version, strings.Join(c.outputs, ", "), c.dir(cacheDir))
+	args := append([]string{"build", "-v", "-o", tmpDir + string(filepath.Separator)}, c.packages...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = srcDir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
+	if err := runWithProgress(cmd, c.name, out); err != nil {
+		return fmt.Errorf("building %s %s: %w", c.name, c.version, err)
+	}
+	if c.after != nil {
+		if err := c.after(ctx, srcDir, tmpDir); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(c.dir(cacheDir)); err != nil {
+		return err
+	}
+	if err := os.Rename(tmpDir, c.dir(cacheDir)); err != nil {
+		return fmt.Errorf("installing %s: %w", c.name, err)
+	}
+	fmt.Fprintf(out, "built %s %s\n", c.name, c.version)
+	return nil
+}
+
+func writeToolSource(name, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	entries, err := toolSources.ReadDir("toolsrc/" + name)
+	if err != nil {
+		return fmt.Errorf("reading embedded tools module %s: %w", name, err)
+	}
+	for _, e := range entries {
+		data, err := toolSources.ReadFile("toolsrc/" + name + "/" + e.Name())
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, strings.TrimSuffix(e.Name(), ".txt"))
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", target, err)
+		}
+	}
+	return nil
+}
+
+// runWithProgress runs a `go build -v` and prints a line with the number of
+// packages compiled so far every 20 seconds, instead of the package list.
+func runWithProgress(cmd *exec.Cmd, name string, out io.Writer) error {
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	var compiled atomic.Int64
+	var tail []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			compiled.Add(1)
+			tail = append(tail, line)
+			if len(tail) > 40 {
+				tail = tail[1:]
+			}
+		}
+	}()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	ticker := time.NewTicker(20 * time.Second)
+	defer ticker.Stop()
+	waitErr := make(chan error, 1)
+	go func() { <-done; waitErr <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-waitErr:
+			if err != nil {
+				return fmt.Errorf("%w:\n%s", err, strings.Join(tail, "\n"))
+			}
+			return nil
+		case <-ticker.C:
+			fmt.Fprintf(out, "  %s: %d packages compiled, %s elapsed\n",
+				name, compiled.Load(), time.Since(start).Round(time.Second))
+		}
+	}
+}
+
+func writeKwokStages(ctx context.Context, srcDir, outDir string) error {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok")
+	cmd.Dir = srcDir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	dirOut, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("locating the kwok module: %w", err)
+	}
+	moduleDir := strings.TrimSpace(string(dirOut))
+	if moduleDir == "" {
+		return errors.New("locating the kwok module: empty directory")
+	}
+	var docs []string
+	for _, stage := range kwokStages {
+		data, err := os.ReadFile(filepath.Join(moduleDir, stage))
+		if err != nil {
+			return fmt.Errorf("reading kwok stage: %w", err)
+		}
+		docs = append(docs, strings.TrimSpace(string(data)))
+	}
+	return os.WriteFile(filepath.Join(outDir, "stages.yaml"), []byte(strings.Join(docs, "\n---\n")+"\n"), 0o644)
+}

@@ -1,0 +1,270 @@
+// Package localcluster runs a real Kubernetes control plane on this
+// machine: etcd, kube-apiserver and, for a full cluster,
+// kube-controller-manager, kube-scheduler and kwok with simulated nodes on
+// which pods reach Running. It backs `caravan local`, the test harness and
+// the benchmarks.
+package localcluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// stateFile records a cluster's processes and endpoints in its directory.
+const stateFile = "state.json"
+
+// ErrNotRunning is returned by Load when a directory holds no cluster.
+var ErrNotRunning = errors.New("no local cluster")
+
+// Options say what cluster to start.
+type Options struct {
+	// Dir holds the cluster's state: certificates, etcd data, logs,
+	// kubeconfig. It must not hold a running cluster.
+	Dir string
+	// Binaries are the component executables (see EnsureBinaries).
+	Binaries Binaries
+	// Full also starts kube-controller-manager, kube-scheduler and kwok,
+	// and registers Nodes simulated nodes. Without it only etcd and the
+	// API server run, which is enough for API-level tests.
+	Full  bool
+	Nodes int
+	// Attached ties the processes' lives to the calling process.
+	Attached bool
+	// AuditPolicy, when set, makes the API server write an audit log
+	// (JSON lines) to AuditLogPath.
+	AuditPolicy []byte
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+}
+
+// State is what a running cluster records about itself.
+type State struct {
+	Dir        string     `json:"dir"`
+	Server     string     `json:"server"`
+	etcdURL    string
+	Kubeconfig string     `json:"kubeconfig"`
+	Full       bool       `json:"full"`
+	Nodes      int        `json:"nodes"`
+	Audit      bool       `json:"audit"`
+	StartedAt  time.Time  `json:"startedAt"`
+	Processes  []*Process `json:"processes"`
+}
+
+// Cluster is a started or loaded local cluster.
+type Cluster struct {
+	State
+	ca *authority
+}
+
+// AuditLogPath is where the API server writes its audit log when
+// Options.AuditPolicy is set.
+func (c *Cluster) AuditLogPath() string { return filepath.Join(c.Dir, "audit.log") }
+
+// Start starts a cluster and waits until it serves requests (and, for a
+// full cluster, until its nodes are Ready). On failure every process it
+// started is stopped and the error carries the end of the failing
+// component's log.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if existing, err := Load(opts.Dir); err == nil && existing.AnyAlive() {
+		return nil, fmt.Errorf("a local cluster already runs from %s (server %s)", opts.Dir, existing.Server)
+	}
+	if err := os.RemoveAll(opts.Dir); err != nil {
+		return nil, fmt.Errorf("cleaning %s: %w", opts.Dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "pki"), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", opts.Dir, err)
+	}
+	c := &Cluster{State: State{Dir: opts.Dir, Full: opts.Full, Nodes: opts.Nodes,
+		Audit: len(opts.AuditPolicy) > 0, StartedAt: time.Now()}}
+	if err := c.start(ctx, opts); err != nil {
+		if stopErr := c.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// step is one stage of starting a cluster.
+type step struct {
+	name string
+	run  func(context.Context, Options) error
+}
+
+func (c *Cluster) start(ctx context.Context, opts Options) error {
+	steps := []step{
+		{"certificates", c.writePKI},
+		{"etcd", c.startEtcd},
+		{"kube-apiserver", c.startAPIServer},
+	}
+	if opts.Full {
+		steps = append(steps,
+			step{"controllers, scheduler and kwok", c.startControllers},
+			step{"nodes", c.registerNodes})
+	}
+	for _, s := range steps {
+		start := time.Now()
+		if err := s.run(ctx, opts); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.Progress, "  %s ready (%s)\n", s.name, time.Since(start).Round(100*time.Millisecond))
+	}
+	return c.saveState()
+}
+
+// Load reads the state of the cluster in dir. It returns ErrNotRunning
+// (wrapped) when dir holds none.
+func Load(dir string) (*Cluster, error) {
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s", ErrNotRunning, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster state: %w", err)
+	}
+	c := &Cluster{}
+	if err := json.Unmarshal(data, &c.State); err != nil {
+		return nil, fmt.Errorf("reading cluster state %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	ca, err := loadAuthority(filepath.Join(dir, "pki"))
+	if err != nil {
+		return nil, err
+	}
+	c.ca = ca
+	return c, nil
+}
+
+func (c *Cluster) saveState() error {
+	data, err := json.MarshalIndent(c.State, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(c.Dir, stateFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(c.Dir, stateFile))
+}
+
+// AnyAlive reports whether any of the cluster's processes still runs.
+func (c *Cluster) AnyAlive() bool {
+	for _, p := range c.Processes {
+		if p.Alive() {
+			return true
+		}
+	}
+	return false
+}
+
+// Stop stops every process of the cluster, the last started first. The
+// state directory is kept (see Destroy).
+func (c *Cluster) Stop() error {
+	var errs []error
+	for i := len(c.Processes) - 1; i >= 0; i-- {
+		if err := c.Processes[i].stop(10 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Destroy stops the cluster and removes its state directory.
+func (c *Cluster) Destroy() error {
+	if err := c.Stop(); err != nil {
+		return err
+	}
+	return os.RemoveAll(c.Dir)
+}
+
+// RESTConfig is a cluster-admin configuration (group system:masters).
+func (c *Cluster) RESTConfig() (*rest.Config, error) {
+	return c.UserConfig("caravan-admin", "system:masters")
+}
+
+// UserConfig mints a client certificate for the user name with the given
+// groups and returns a configuration that authenticates as that user.
+func (c *Cluster) UserConfig(name string, groups ...string) (*rest.Config, error) {
+	kp, err := c.ca.client(name, groups)
+	if err != nil {
+		return nil, err
+	}
+	return &rest.Config{
+		Host: c.Server,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: c.ca.certPEM, CertData: kp.CertPEM, KeyData: kp.KeyPEM,
+		},
+		QPS:   100,
+		Burst: 200,
+	}, nil
+}
+
+// launch starts a component and records it in the state file at once, so
+// that a cluster whose start was interrupted can still be stopped.
+func (c *Cluster) launch(opts Options, name, binary string, args []string) (*Process, error) {
+	abs, err := filepath.EvalSymlinks(binary)
+	if err != nil {
+		return nil, fmt.Errorf("finding %s binary: %w", name, err)
+	}
+	p, err := startProcess(c.Dir, name, abs, args, opts.Attached)
+	if err != nil {
+		return nil, err
+	}
+	c.Processes = append(c.Processes, p)
+	return p, c.saveState()
+}
+
+// waitFor polls check until it returns true, the process dies, or timeout.
+func waitFor(ctx context.Context, p *Process, timeout time.Duration, check func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var lastErr error
+	for {
+		ok, err := check(ctx)
+		if ok {
+			return nil
+		}
+		lastErr = err
+		if p != nil && !p.Alive() {
+			return fmt.Errorf("%s exited; end of %s:\n%s", p.Name, p.Log, lastLines(p.Log, 20))
+		}
+		select {
+		case <-ctx.Done():
+			msg := fmt.Sprintf("waiting for %s", "component")
+			if p != nil {
+				msg = fmt.Sprintf("%s did not become ready in %s; end of %s:\n%s", p.Name, timeout, p.Log, lastLines(p.Log, 20))
+			}
+			if lastErr != nil {
+				msg += "\nlast error: " + lastErr.Error()
+			}
+			return errors.New(msg)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func loopbackURL(scheme string, port int) string {
+	return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}

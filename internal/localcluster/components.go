@@ -1,0 +1,226 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// controllers are the kube-controller-manager controllers a local cluster
+// runs: enough for Deployments to reach ready pods on kwok nodes, for
+// owner-reference garbage collection, and for namespaces to be deleted.
+var controllers = []string{
+	"deployment-controller",
+	"replicaset-controller",
+	"garbage-collector-controller",
+	"namespace-controller",
+	"serviceaccount-controller",
+	"job-controller",
+	"node-lifecycle-controller",
+	"endpointslice-controller",
+}
+
+// ContextName is the kubeconfig context of a local cluster.
+const ContextName = "caravan-local"
+
+func (c *Cluster) pki(name string) string { return filepath.Join(c.Dir, "pki", name) }
+
+func (c *Cluster) writePKI(_ context.Context, _ Options) error {
+	ca, err := newAuthority()
+	if err != nil {
+		return err
+	}
+	if err := ca.save(c.pki("")); err != nil {
+		return fmt.Errorf("writing CA: %w", err)
+	}
+	c.ca = ca
+	serving, err := ca.serving()
+	if err != nil {
+		return err
+	}
+	saPrivate, saPublic, err := serviceAccountKey()
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		"apiserver.crt": serving.CertPEM, "apiserver.key": serving.KeyPEM,
+		"sa.key": saPrivate, "sa.pub": saPublic,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(c.pki(name), data, 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) startEtcd(ctx context.Context, opts Options) error {
+	clientPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	clientURL, peerURL := loopbackURL("http", clientPort), loopbackURL("http", peerPort)
+	p, err := c.launch(opts, "etcd", opts.Binaries.Etcd, []string{
+		"--name=local",
+		"--data-dir=" + filepath.Join(c.Dir, "etcd"),
+		"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=local=" + peerURL,
+		"--unsafe-no-fsync=true",
+		"--quota-backend-bytes=8589934592",
+		"--log-level=warn",
+	})
+	if err != nil {
+		return err
+	}
+	c.etcdURL = clientURL
+	return waitFor(ctx, p, 60*time.Second, func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, http.DefaultClient, clientURL+"/health")
+	})
+}
+
+func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"--etcd-servers=" + c.etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + c.pki("apiserver.crt"), "--tls-private-key-file=" + c.pki("apiserver.key"),
+		"--client-ca-file=" + c.pki("ca.crt"),
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + c.pki("sa.pub"),
+		"--service-account-signing-key-file=" + c.pki("sa.key"),
+		"--service-cluster-ip-range=10.0.0.0/16",
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		"--endpoint-reconciler-type=none",
+		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
+		"--profiling=false",
+	}
+	if len(opts.AuditPolicy) > 0 {
+		policy := filepath.Join(c.Dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, opts.AuditPolicy, 0o644); err != nil {
+			return err
+		}
+		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+c.AuditLogPath(),
+			"--audit-log-format=json", "--audit-log-mode=blocking")
+	}
+	p, err := c.launch(opts, "kube-apiserver", opts.Binaries.APIServer, args)
+	if err != nil {
+		return err
+	}
+	c.Server = loopbackURL("https", port)
+	admin, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
+	if err := c.writeKubeconfig(c.Kubeconfig, "caravan-admin", "system:masters"); err != nil {
+		return err
+	}
+	clientset, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, p, 120*time.Second, func(ctx context.Context) (bool, error) {
+		body, err := clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && strings.TrimSpace(string(body)) == "ok", err
+	})
+}
+
+func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
+	cm := filepath.Join(c.Dir, "controller-manager.kubeconfig")
+	if err := c.writeKubeconfig(cm, "system:kube-controller-manager", "system:masters"); err != nil {
+		return err
+	}
+	if _, err := c.launch(opts, "kube-controller-manager", opts.Binaries.ControllerManager, []string{
+		"--kubeconfig=" + cm,
+		"--controllers=" + strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--use-service-account-credentials=false",
+		"--kube-api-qps=500", "--kube-api-burst=1000",
+		"--concurrent-deployment-syncs=20", "--concurrent-replicaset-syncs=20",
+		"--concurrent-gc-syncs=50",
+	}); err != nil {
+		return err
+	}
+	sched := filepath.Join(c.Dir, "scheduler.kubeconfig")
+	if err := c.writeKubeconfig(sched, "system:kube-scheduler", "system:masters"); err != nil {
+		return err
+	}
+	if _, err := c.launch(opts, "kube-scheduler", opts.Binaries.Scheduler, []string{
+		"--kubeconfig=" + sched,
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--kube-api-qps=500", "--kube-api-burst=1000",
+	}); err != nil {
+		return err
+	}
+	kwok := filepath.Join(c.Dir, "kwok.kubeconfig")
+	if err := c.writeKubeconfig(kwok, "kwok", "system:masters"); err != nil {
+		return err
+	}
+	kwokPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	_, err = c.launch(opts, "kwok", opts.Binaries.Kwok, []string{
+		"--kubeconfig=" + kwok,
+		"--config=" + opts.Binaries.KwokStages,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		"--node-lease-duration-seconds=40",
+		"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
+		"--cidr=10.244.0.0/16",
+		"--node-ip=10.200.0.1",
+	})
+	return err
+}
+
+// writeKubeconfig writes a kubeconfig that authenticates as user with the
+// given groups through a client certificate embedded in the file.
+func (c *Cluster) writeKubeconfig(path, user string, groups ...string) error {
+	kp, err := c.ca.client(user, groups)
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[ContextName] = &clientcmdapi.Cluster{Server: c.Server, CertificateAuthorityData: c.ca.certPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM, ClientKeyData: kp.KeyPEM}
+	cfg.Contexts[ContextName] = &clientcmdapi.Context{Cluster: ContextName, AuthInfo: user, Namespace: "default"}
+	cfg.CurrentContext = ContextName
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+func httpOK(ctx context.Context, client *http.Client, url string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK, nil
+}

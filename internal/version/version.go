@@ -1,0 +1,21 @@
+// Package version holds the version of this build of Caravan.
+package version
+
+import "runtime/debug"
+
+// Version is set at link time with
+// -ldflags "-X github.com/caravan-dev/caravan/internal/version.Version=v1.2.3".
+// Without it, the module version from the build information is used, or
+// "dev" for a build from a source tree.
+var Version = ""
+
+// Get returns the version of this build.
+func Get() string {
+	if Version != "" {
+		return Version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
