@@ -131,7 +131,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 		return err
 	}
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
-	if err := c.writeKubeconfig(c.Kubeconfig, "caravan-admin", "system:masters"); err != nil {
+	if err := c.WriteKubeconfig(c.Kubeconfig, "caravan-admin", "system:masters"); err != nil {
 		return err
 	}
 	clientset, err := kubernetes.NewForConfig(admin)
@@ -146,7 +146,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 
 func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
 	cm := filepath.Join(c.Dir, "controller-manager.kubeconfig")
-	if err := c.writeKubeconfig(cm, "system:kube-controller-manager", "system:masters"); err != nil {
+	if err := c.WriteKubeconfig(cm, "system:kube-controller-manager", "system:masters"); err != nil {
 		return err
 	}
 	if _, err := c.launch(opts, "kube-controller-manager", opts.Binaries.ControllerManager, []string{
@@ -162,7 +162,7 @@ func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
 		return err
 	}
 	sched := filepath.Join(c.Dir, "scheduler.kubeconfig")
-	if err := c.writeKubeconfig(sched, "system:kube-scheduler", "system:masters"); err != nil {
+	if err := c.WriteKubeconfig(sched, "system:kube-scheduler", "system:masters"); err != nil {
 		return err
 	}
 	if _, err := c.launch(opts, "kube-scheduler", opts.Binaries.Scheduler, []string{
@@ -174,7 +174,7 @@ func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
 		return err
 	}
 	kwok := filepath.Join(c.Dir, "kwok.kubeconfig")
-	if err := c.writeKubeconfig(kwok, "kwok", "system:masters"); err != nil {
+	if err := c.WriteKubeconfig(kwok, "kwok", "system:masters"); err != nil {
 		return err
 	}
 	kwokPort, err := freePort()
@@ -194,9 +194,9 @@ func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
 	return err
 }
 
-// writeKubeconfig writes a kubeconfig that authenticates as user with the
+// WriteKubeconfig writes a kubeconfig that authenticates as user with the
 // given groups through a client certificate embedded in the file.
-func (c *Cluster) writeKubeconfig(path, user string, groups ...string) error {
+func (c *Cluster) WriteKubeconfig(path, user string, groups ...string) error {
 	kp, err := c.ca.client(user, groups)
 	if err != nil {
 		return err

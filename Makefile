@@ -1,0 +1,20 @@
+# Caravan's everyday commands. The README's two commands are hack/demo.sh
+# and hack/test.sh; these targets are shortcuts.
+
+.PHONY: help demo test generate build
+
+help: ## Show this help
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+demo: ## Start the local cluster and show Caravan on it
+	./hack/demo.sh
+
+test: ## Run every test (builds the cluster binaries on first use)
+	./hack/test.sh
+
+generate: ## Regenerate deepcopy code and CRDs after changing api/
+	go tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+
+build: ## Build bin/caravan
+	go build -o bin/caravan ./cmd/caravan

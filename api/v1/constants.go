@@ -1,0 +1,46 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package v1
+
+// Well-known annotation and label keys, shared with Camel K.
+const (
+	// OperatorIDAnnotation names the operator a resource is assigned to. The same key is
+	// used as a label, mirrored from the annotation, so operators can watch by selector.
+	OperatorIDAnnotation = "camel.apache.org/operator.id"
+	// OperatorIDLabel is the label mirror of OperatorIDAnnotation (same key).
+	OperatorIDLabel = OperatorIDAnnotation
+
+	// IntegrationLabel names the Integration a child resource belongs to.
+	IntegrationLabel = "camel.apache.org/integration"
+
+	// IntegrationKitTypeLabel tells how a kit came to be (see the IntegrationKitType values).
+	IntegrationKitTypeLabel = "camel.apache.org/kit.type"
+	// IntegrationKitTypePlatform marks a kit built by the operator.
+	IntegrationKitTypePlatform = "platform"
+	// IntegrationKitTypeExternal marks a kit that wraps an image built elsewhere.
+	IntegrationKitTypeExternal = "external"
+
+	// KameletTypeLabel tells whether a Kamelet is a source, a sink or an action.
+	KameletTypeLabel = "camel.apache.org/kamelet.type"
+	// KameletTypeSource marks a Kamelet that produces messages.
+	KameletTypeSource = "source"
+	// KameletTypeSink marks a Kamelet that consumes messages.
+	KameletTypeSink = "sink"
+	// KameletTypeAction marks a Kamelet used as an intermediate step.
+	KameletTypeAction = "action"
+
+	// CreatedByKindLabel records the kind of the resource that created this one.
+	CreatedByKindLabel = "camel.apache.org/created.by.kind"
+	// CreatedByNameLabel records the name of the resource that created this one.
+	CreatedByNameLabel = "camel.apache.org/created.by.name"
+)
+
+// Condition types shared by all kinds, compatible with kstatus.
+const (
+	// ConditionReady is True when the resource has reached its desired state.
+	ConditionReady = "Ready"
+	// ConditionReconciling is set, True, only while the controller is making progress.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is set, True, only when progress needs a user's action.
+	ConditionStalled = "Stalled"
+)

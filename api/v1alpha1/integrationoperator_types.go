@@ -1,0 +1,75 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// ConditionConflict is True when another live operator already holds this id.
+const ConditionConflict = "Conflict"
+
+// IntegrationOperatorSpec is how the platform team configures one operator.
+type IntegrationOperatorSpec struct {
+	// Default makes this operator adopt resources that name no operator. At most one is default.
+	Default bool `json:"default,omitempty"`
+	// WatchNamespaces limits the operator to these namespaces; empty means all.
+	WatchNamespaces []string `json:"watchNamespaces,omitempty"`
+	// NamespaceSelector limits the operator to the namespaces it selects.
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// Version is the operator version wanted, if any.
+	Version string `json:"version,omitempty"`
+}
+
+// IntegrationOperatorStatus is what the running operator reports about itself.
+type IntegrationOperatorStatus struct {
+	camelv1.CommonStatus `json:",inline"`
+	// Namespace is where the operator registered from.
+	Namespace string `json:"namespace,omitempty"`
+	// Version is the version of the running operator.
+	Version string `json:"version,omitempty"`
+	// Leader is the identity of the replica holding the leader lease.
+	Leader string `json:"leader,omitempty"`
+	// HeartbeatTime is when the leader last renewed the registration.
+	HeartbeatTime *metav1.Time `json:"heartbeatTime,omitempty"`
+}
+
+// IntegrationOperator is the registry entry of one operator; its name is the operator id.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=integrationoperators,scope=Cluster,shortName=iop,categories=kamel;camel
+// +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 63",message="the IntegrationOperator name is the operator id and must be a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"
+// +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.status.namespace`,description="The namespace the operator runs in"
+// +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`,description="Whether the operator adopts resources that name no operator"
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`,description="The version of the running operator"
+// +kubebuilder:printcolumn:name="Leader",type=string,JSONPath=`.status.leader`,description="The replica holding the leader lease"
+// +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.heartbeatTime`,description="When the registration was last renewed"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="Whether the operator is ready"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type IntegrationOperator struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the operator's configuration.
+	Spec IntegrationOperatorSpec `json:"spec,omitzero"`
+	// Status is the operator's registration.
+	Status IntegrationOperatorStatus `json:"status,omitzero"`
+}
+
+// OperatorID returns the operator id, which is the object's name.
+func (in *IntegrationOperator) OperatorID() string { return in.Name }
+
+// IntegrationOperatorList is a list of IntegrationOperators.
+// +kubebuilder:object:root=true
+type IntegrationOperatorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the operators.
+	Items []IntegrationOperator `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&IntegrationOperator{}, &IntegrationOperatorList{})
+}

@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+)
+
+// caravan runs the built binary and returns its stdout, stderr and error.
+func caravan(args ...string) (string, string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(caravanBin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+type recordedProcess struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+}
+
+func recordedProcesses(t *testing.T, dir string) []recordedProcess {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		t.Fatalf("reading cluster state: %v", err)
+	}
+	var state struct {
+		Processes []recordedProcess `json:"processes"`
+	}
+	if err := json.Unmarshal(data, &state); err != nil {
+		t.Fatal(err)
+	}
+	return state.Processes
+}
+
+// running reports whether pid is a live process; a zombie has exited
+// and only waits for its new parent to reap it.
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// processesMentioning lists the PIDs whose command line contains s.
+func processesMentioning(s string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) && pid != os.Getpid() {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
+	g := NewWithT(t)
+	dir := filepath.Join(t.TempDir(), "local")
+	t.Cleanup(func() { _, _, _ = caravan("local", "down", "--dir", dir) })
+
+	out, errOut, err := caravan("local", "up", "--dir", dir, "--nodes", "2")
+	g.Expect(err).NotTo(HaveOccurred(), "local up: %s\n%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("The local cluster is running"))
+	started := recordedProcesses(t, dir)
+	g.Expect(started).To(HaveLen(5))
+
+	out, _, err = caravan("local", "status", "--dir", dir)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
+		g.Expect(out).To(MatchRegexp(`(?m)^%s\s+\d+\s+running`, name))
+	}
+
+	out, _, err = caravan("local", "up", "--dir", dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(ContainSubstring("already runs"))
+	g.Expect(recordedProcesses(t, dir)).To(Equal(started), "a second up must not start a second cluster")
+
+	kubeconfig, _, err := caravan("local", "kubeconfig", "--dir", dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.TrimSpace(kubeconfig)).To(Equal(filepath.Join(dir, "kubeconfig")))
+
+	t.Run("a Deployment reaches ready pods on kwok nodes", func(t *testing.T) {
+		deploymentBecomesReady(t, strings.TrimSpace(kubeconfig))
+	})
+	t.Run("a Camel K integration applies with kubectl", func(t *testing.T) {
+		g := NewWithT(t)
+		out, errOut, err := caravan("local", "kubectl", "--dir", dir, "--",
+			"apply", "-n", "default", "-f", "../../config/samples/camel_v1_integration.yaml")
+		g.Expect(err).NotTo(HaveOccurred(), errOut)
+		g.Expect(out).To(ContainSubstring("integration.camel.apache.org/timer-to-log created"))
+		out, _, err = caravan("local", "kubectl", "--dir", dir, "--", "get", "it", "-n", "default")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(out).To(MatchRegexp(`timer-to-log\s+.*camel-k`))
+	})
+
+	out, errOut, err = caravan("local", "down", "--dir", dir)
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(ContainSubstring("Stopped the local cluster"))
+	for _, p := range started {
+		g.Expect(running(p.PID)).To(BeFalse(), "%s (pid %d) still runs after local down", p.Name, p.PID)
+	}
+	g.Expect(processesMentioning(dir)).To(BeEmpty(), "processes of the cluster still run after local down")
+	g.Expect(dir).NotTo(BeADirectory())
+
+	_, _, err = caravan("local", "status", "--dir", dir)
+	g.Expect(err).To(HaveOccurred(), "status must fail when no cluster runs")
+}
+
+func deploymentBecomesReady(t *testing.T, kubeconfig string) {
+	g := NewWithT(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	g.Expect(err).NotTo(HaveOccurred())
+	cs, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx := context.Background()
+	labels := map[string]string{"app": "hello"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example/hello:1"}}},
+			},
+		},
+	}
+	_, err = cs.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() int32 {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, "hello", metav1.GetOptions{})
+		if err != nil {
+			return -1
+		}
+		return d.Status.ReadyReplicas
+	}, 2*time.Minute, 200*time.Millisecond).Should(Equal(int32(3)))
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=hello"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pods.Items).To(HaveLen(3))
+	for _, p := range pods.Items {
+		g.Expect(p.Spec.NodeName).To(HavePrefix("kwok-node-"))
+		g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+	}
+}

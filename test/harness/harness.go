@@ -1,0 +1,194 @@
+// Package harness runs Caravan's integration and end-to-end tests against
+// a real control plane: the local cluster of internal/localcluster,
+// started once per test binary from TestMain and stopped when the tests
+// end, even when they fail (the processes are tied to the test binary,
+// so a crash or a timeout does not leave them behind either).
+//
+//	var env *harness.Env
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(harness.Main(m, harness.Options{}, &env))
+//	}
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/scheme"
+)
+
+// Options say what control plane the tests need.
+type Options struct {
+	// Full adds kube-controller-manager, kube-scheduler and kwok, so that
+	// Deployments get ready pods and owner references are collected.
+	Full bool
+	// AuditPolicy, when set, makes the API server write an audit log.
+	AuditPolicy []byte
+	// SkipCRDs leaves Caravan's CustomResourceDefinitions out.
+	SkipCRDs bool
+}
+
+// Env is a running control plane shared by the tests of one binary.
+type Env struct {
+	Cluster *localcluster.Cluster
+	// Config authenticates as a cluster administrator.
+	Config *rest.Config
+	// Client is an administrator client with Caravan's scheme.
+	Client client.Client
+	// Binaries are the control-plane executables, including kubectl.
+	Binaries localcluster.Binaries
+	// dir is the temporary directory that holds the cluster's state.
+	dir string
+}
+
+// Main starts the control plane, publishes it in *env, runs the tests and
+// stops the control plane. It returns the exit code for os.Exit.
+func Main(m *testing.M, opts Options, env **Env) int {
+	e, err := Start(context.Background(), opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// Start builds the control-plane binaries if the cache lacks them, then
+// starts a cluster in a temporary directory.
+func Start(ctx context.Context, opts Options) (*Env, error) {
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	bins, err := localcluster.EnsureBinaries(ctx, cacheDir, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "caravan-test-")
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := localcluster.Start(ctx, localcluster.Options{
+		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: opts.Full, Nodes: 1,
+		Attached: true, AuditPolicy: opts.AuditPolicy,
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	e := &Env{Cluster: cluster, Binaries: bins, dir: dir}
+	if err := e.connect(ctx, opts); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
+	return e, nil
+}
+
+func (e *Env) connect(ctx context.Context, opts Options) error {
+	cfg, err := e.Cluster.RESTConfig()
+	if err != nil {
+		return err
+	}
+	e.Config = cfg
+	e.Client, err = client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	if opts.SkipCRDs {
+		return nil
+	}
+	return install.ApplyCRDs(ctx, e.Client)
+}
+
+// Stop stops the control plane and removes its directory.
+func (e *Env) Stop() error {
+	if err := e.Cluster.Destroy(); err != nil {
+		return err
+	}
+	return os.RemoveAll(e.dir)
+}
+
+// Namespace creates a namespace for one test, named after it, and deletes
+// it when the test ends.
+func (e *Env) Namespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceName(t.Name())}}
+	if err := e.Client.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace %s: %v", ns.Name, err)
+	}
+	t.Cleanup(func() {
+		err := e.Client.Delete(context.Background(), ns)
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", ns.Name, err)
+		}
+	})
+	return ns.Name
+}
+
+var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// namespaceName turns a test name into a unique DNS-1123 label.
+func namespaceName(test string) string {
+	name := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(test), "-"), "-")
+	if len(name) > 50 {
+		name = strings.TrimRight(name[:50], "-")
+	}
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	return name + "-" + hex.EncodeToString(suffix)
+}
+
+// User returns a configuration that authenticates as the user name with
+// the given groups (a client certificate signed by the cluster's CA).
+func (e *Env) User(t testing.TB, name string, groups ...string) *rest.Config {
+	t.Helper()
+	cfg, err := e.Cluster.UserConfig(name, groups...)
+	if err != nil {
+		t.Fatalf("minting user %s: %v", name, err)
+	}
+	return cfg
+}
+
+// UserClient is User with a client on Caravan's scheme.
+func (e *Env) UserClient(t testing.TB, name string, groups ...string) client.Client {
+	t.Helper()
+	c, err := client.New(e.User(t, name, groups...), client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatalf("client for user %s: %v", name, err)
+	}
+	return c
+}
+
+// Kubeconfig writes a kubeconfig file for the user name with the given
+// groups into the test's temporary directory and returns its path.
+func (e *Env) Kubeconfig(t testing.TB, name string, groups ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := e.Cluster.WriteKubeconfig(path, name, groups...); err != nil {
+		t.Fatalf("writing kubeconfig for %s: %v", name, err)
+	}
+	return path
+}
