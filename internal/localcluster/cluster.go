@@ -49,8 +49,8 @@ type Options struct {
 
 // State is what a running cluster records about itself.
 type State struct {
-	Dir        string     `json:"dir"`
-	Server     string     `json:"server"`
+	Dir        string `json:"dir"`
+	Server     string `json:"server"`
 	etcdURL    string
 	Kubeconfig string     `json:"kubeconfig"`
 	Full       bool       `json:"full"`
