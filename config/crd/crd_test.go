@@ -31,6 +31,7 @@ func TestGeneratedFilesAreUpToDate(t *testing.T) {
 		{"crd", "paths=./api/...", "output:crd:artifacts:config=" + filepath.Join(tmp, "crd")},
 		{"object:headerFile=hack/boilerplate.go.txt", "paths=./api/v1", "output:object:dir=" + filepath.Join(tmp, "v1")},
 		{"object:headerFile=hack/boilerplate.go.txt", "paths=./api/v1alpha1", "output:object:dir=" + filepath.Join(tmp, "v1alpha1")},
+		{"rbac:roleName=caravan-operator", "paths=./internal/...", "output:rbac:artifacts:config=" + filepath.Join(tmp, "rbac")},
 	}
 	for _, args := range runs {
 		cmd := exec.Command(goBin, append([]string{"tool", "controller-gen"}, args...)...)
@@ -41,6 +42,7 @@ func TestGeneratedFilesAreUpToDate(t *testing.T) {
 	}
 
 	compareDirs(t, filepath.Join(repoRoot, "config/crd/bases"), filepath.Join(tmp, "crd"))
+	compareDirs(t, filepath.Join(repoRoot, "config/rbac"), filepath.Join(tmp, "rbac"))
 	for _, pkg := range []string{"v1", "v1alpha1"} {
 		compareFile(t, filepath.Join(repoRoot, "api", pkg, "zz_generated.deepcopy.go"), filepath.Join(tmp, pkg, "zz_generated.deepcopy.go"))
 	}

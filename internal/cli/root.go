@@ -27,6 +27,7 @@ camel.apache.org/operator.id annotation names it.`,
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(
 		local.NewCmdLocal(streams),
+		newCmdOperator(streams),
 		newCmdVersion(streams),
 	)
 	return root

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/config/crd"
+	"github.com/caravan-dev/caravan/internal/apply"
 )
 
 // FieldManager is the server-side apply field manager of everything the
@@ -27,15 +26,12 @@ func ApplyCRDs(ctx context.Context, c client.Client) error {
 		return err
 	}
 	for _, d := range crds {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+		d.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		obj, err := apply.Configuration(d)
 		if err != nil {
 			return err
 		}
-		obj := &unstructured.Unstructured{Object: u}
-		obj.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		unstructured.RemoveNestedField(obj.Object, "status")
-		unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying CustomResourceDefinition %s: %w", d.Name, err)
 		}
 	}

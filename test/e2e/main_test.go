@@ -1,8 +1,10 @@
-// Package e2e drives Caravan end to end through its built binary, on the
-// local cluster.
+// Package e2e drives Caravan end to end: its built binary, operators as
+// separate processes with their own identities, and a full local cluster
+// (controllers, scheduler, kwok) on which pods reach Running.
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -10,8 +12,12 @@ import (
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
-// caravanBin is the caravan binary built for this test run.
-var caravanBin string
+var (
+	// caravanBin is the caravan binary built for this test run.
+	caravanBin string
+	// env is the control plane shared by the tests.
+	env *harness.Env
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -29,5 +35,15 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	env, err = harness.Start(context.Background(), harness.Options{Full: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
+		return 1
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
+		code = max(code, 1)
+	}
+	return code
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,11 +12,7 @@ import (
 // BuildCaravan builds the caravan binary from this source tree into dir
 // and returns its path, so that end-to-end tests run the CLI as users do.
 func BuildCaravan(dir string) (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", fmt.Errorf("locating the source tree")
-	}
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := sourceRoot()
 	out := filepath.Join(dir, "caravan")
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/caravan")
 	cmd.Dir = root
@@ -24,4 +21,19 @@ func BuildCaravan(dir string) (string, error) {
 		return "", fmt.Errorf("building caravan: %w", err)
 	}
 	return out, nil
+}
+
+// sourceRoot is the root of Caravan's source tree.
+func sourceRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func localFreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -1,0 +1,28 @@
+// Package apply turns typed objects into server-side apply configurations.
+package apply
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Configuration converts obj, which must have its TypeMeta set, into an
+// apply configuration holding exactly the fields obj sets. Status and the
+// server-managed creationTimestamp are dropped: an apply only states what
+// its manager wants of the spec and metadata.
+func Configuration(obj runtime.Object) (runtime.ApplyConfiguration, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T for apply: %w", obj, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetAPIVersion() == "" || u.GetKind() == "" {
+		return nil, fmt.Errorf("applying %T: apiVersion and kind must be set", obj)
+	}
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	return client.ApplyConfigurationFromUnstructured(u), nil
+}

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/caravan-dev/caravan/internal/operator"
+	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/version"
+)
+
+// OperatorOptions are the options of `caravan operator`.
+type OperatorOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+
+	IDFlag            string
+	Default           bool
+	MetricsAddr       string
+	ProbeAddr         string
+	LeaderElect       bool
+	HeartbeatInterval time.Duration
+	Verbosity         int
+
+	// Set by Complete.
+	id         string
+	idSource   string
+	namespace  string
+	config     *rest.Config
+	defaultSet bool
+
+	genericiooptions.IOStreams
+}
+
+func newCmdOperator(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &OperatorOptions{
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElect: true,
+		HeartbeatInterval: 10 * time.Second, IOStreams: streams,
+	}
+	cmd := &cobra.Command{
+		Use:   "operator",
+		Short: "Run a Caravan operator",
+		Long: `Run a Caravan operator. It reconciles only the resources whose
+camel.apache.org/operator.id annotation names its id; the default operator
+also adopts resources that name none.
+
+The id comes from --operator-id, else OPERATOR_ID, else KAMEL_OPERATOR_ID,
+else camel-k. It must be a DNS-1123 label. The operator's namespace comes
+from --namespace, else NAMESPACE or POD_NAMESPACE, else the kubeconfig
+context.`,
+		Example: `  # Run the default operator against the current kubeconfig
+  caravan operator -n camel-k
+
+  # Run a tenant's operator with its own id, next to others
+  caravan operator -n tenants --operator-id tenant-a --metrics-bind-address :9090 --health-probe-bind-address :9091`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.defaultSet = cmd.Flags().Changed("default")
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.ConfigFlags.AddFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&o.IDFlag, "operator-id", "x", "", "the operator id (default $OPERATOR_ID, $KAMEL_OPERATOR_ID or camel-k)")
+	cmd.Flags().BoolVar(&o.Default, "default", false, "register as the default operator, which adopts resources that name no operator, when the registration does not exist yet (default true for camel-k)")
+	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
+	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of /healthz and /readyz; 0 disables them")
+	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among the replicas of this id, on the Lease <id>-lock")
+	cmd.Flags().DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "how often the registration is renewed; it counts as gone after three missed renewals")
+	cmd.Flags().IntVarP(&o.Verbosity, "verbosity", "v", 0, "log verbosity")
+	return cmd
+}
+
+// Complete resolves the id, the namespace and the client configuration.
+func (o *OperatorOptions) Complete() error {
+	id, source, err := ownership.ResolveID(o.IDFlag, os.Getenv)
+	if err != nil {
+		return err
+	}
+	o.id, o.idSource = id, source
+	if !o.defaultSet {
+		o.Default = id == ownership.DefaultID
+	}
+	if o.HeartbeatInterval < time.Second || o.HeartbeatInterval > 30*time.Second {
+		return fmt.Errorf("--heartbeat-interval must be between 1s and 30s, got %s", o.HeartbeatInterval)
+	}
+	o.namespace = firstNonEmpty(*o.ConfigFlags.Namespace, os.Getenv("NAMESPACE"), os.Getenv("POD_NAMESPACE"))
+	if o.namespace == "" {
+		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return fmt.Errorf("finding the operator namespace (use --namespace): %w", err)
+		}
+		o.namespace = ns
+	}
+	o.config, err = o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("loading the cluster configuration: %w", err)
+	}
+	o.config.QPS, o.config.Burst = 100, 200
+	return nil
+}
+
+// Run runs the operator until the command is interrupted.
+func (o *OperatorOptions) Run(ctx context.Context) error {
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.Verbosity), textlogger.Output(o.ErrOut)))
+	ctrl.SetLogger(logger)
+	ctx = ctrl.LoggerInto(ctx, logger)
+	logger.Info("Operator id resolved", "operatorID", o.id, "from", o.idSource, "version", version.Get())
+	err := operator.Run(ctx, operator.Options{
+		ID: o.id, Namespace: o.namespace, Version: version.Get(), Default: o.Default, Config: o.config,
+		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, LeaderElect: o.LeaderElect,
+		HeartbeatInterval: o.HeartbeatInterval, StaleAfter: operator.DefaultStaleAfter(o.HeartbeatInterval),
+	})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

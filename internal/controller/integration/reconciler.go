@@ -1,0 +1,176 @@
+// Package integration reconciles the Integrations an operator owns into a
+// ConfigMap of sources and properties, a Deployment and, when the
+// integration exposes a port, a Service.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/metrics"
+	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// kitIndex indexes integrations by the name of the kit they use.
+const kitIndex = "caravan.kit"
+
+// Reconciler reconciles Integrations.
+type Reconciler struct {
+	// Client reads from the operator's cache, which holds only its share.
+	Client client.Client
+	// APIReader reads from the API server, for the rare check that the
+	// cache cannot answer (who controls an object outside the share).
+	APIReader  client.Reader
+	OperatorID string
+	// Namespace is the operator's namespace, where its platform lives.
+	Namespace    string
+	FieldManager string
+	Recorder     events.EventRecorder
+	Metrics      *metrics.Metrics
+	Clock        clock.PassiveClock
+
+	// firstReady holds the UIDs whose first readiness was observed.
+	firstReady sync.Map
+}
+
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// scope holds what the steps of one reconcile share.
+type scope struct {
+	// it is the integration as read; steps update its status.
+	it *camelv1.Integration
+	// platform is set by reconcilePlatform.
+	platform *camelv1.IntegrationPlatform
+	// traits are set by reconcileTraits: platform defaults merged with the integration's.
+	traits trait.Traits
+	// digest is set by reconcileDigest; initialized tells it changed in this reconcile.
+	digest      string
+	initialized bool
+	// image is set by reconcileImage, once the integration has one to run.
+	image string
+	// deployment is set by reconcileDeployment when the cached Deployment
+	// already matches what the integration wants.
+	deployment *appsv1.Deployment
+	// waiting is set by a step that waits for something other than the
+	// Deployment (the platform, a kit): reason and message.
+	waiting *condition
+	// failure is set by a step that found bad input: reason and message.
+	failure *condition
+}
+
+// condition is a reason and a message, for a status condition.
+type condition struct{ reason, message string }
+
+// SetupWithManager registers the controller and its watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+	err := mgr.GetFieldIndexer().IndexField(ctx, &camelv1.Integration{}, kitIndex, func(o client.Object) []string {
+		it := o.(*camelv1.Integration)
+		if it.Spec.IntegrationKit != nil && it.Spec.IntegrationKit.Name != "" {
+			return []string{it.Spec.IntegrationKit.Name}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Status writes (this controller's own) change neither generation,
+	// annotations nor labels, so they do not cause another reconcile.
+	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
+		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("integration").
+		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}).
+		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
+		Complete(wrap("Integration", r))
+}
+
+func (r *Reconciler) integrationsOfKit(ctx context.Context, kit client.Object) []reconcile.Request {
+	list := &camelv1.IntegrationList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(kit.GetNamespace()), client.MatchingFields{kitIndex: kit.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, it := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&it)})
+	}
+	return reqs
+}
+
+// Reconcile runs the steps in order; the status is computed from what
+// they observed and written once, at the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+	it := &camelv1.Integration{}
+	if err := r.Client.Get(ctx, req.NamespacedName, it); err != nil {
+		// Not in this operator's cache: deleted, or assigned to another
+		// operator. Neither calls for a cleanup here.
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ownership.Owns(it.Annotations, r.OperatorID) || !it.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, nil
+	}
+	before := it.DeepCopy()
+	s := &scope{it: it}
+	defer func() {
+		if err := r.patchStatus(ctx, before, s); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+	steps := []func(context.Context, *scope) (reconcile.Result, error){
+		r.reconcileOwnership,
+		r.reconcilePlatform,
+		r.reconcileTraits,
+		r.reconcileDigest,
+		r.reconcileImage,
+		r.reconcileConfigMap,
+		r.reconcileDeployment,
+		r.reconcileService,
+	}
+	for _, step := range steps {
+		res, err := step(ctx, s)
+		if err != nil || !res.IsZero() || s.failure != nil || s.waiting != nil {
+			if s.failure != nil && err == nil {
+				err = reconcile.TerminalError(fmt.Errorf("%s: %s", s.failure.reason, s.failure.message))
+			}
+			return res, err
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// patchStatus computes the status and writes it when it changed, with a
+// precondition on the resourceVersion read, so a status computed from a
+// stale read never overwrites a newer one.
+func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Integration, s *scope) error {
+	computeStatus(s)
+	if equality.Semantic.DeepEqual(before.Status, s.it.Status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, s.it, patch); err != nil {
+		return fmt.Errorf("patching status: %w", err)
+	}
+	r.recordTransition(before, s.it)
+	return nil
+}

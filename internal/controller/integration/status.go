@@ -1,0 +1,130 @@
+package integration
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// computeStatus derives the phase and conditions from what the steps
+// observed. The phase is a label for the user; no step reads it.
+func computeStatus(s *scope) {
+	st := &s.it.Status
+	st.ObservedGeneration = s.it.Generation
+	st.Selector = labels.SelectorFromSet(labels.Set{camelv1.IntegrationLabel: s.it.Name}).String()
+	if s.image != "" {
+		st.Image = s.image
+	}
+	if s.deployment != nil {
+		replicas := s.deployment.Status.Replicas
+		st.Replicas = &replicas
+	}
+	ready, reconciling, stalled := readiness(s)
+	st.Phase = phase(s, ready)
+	gen := s.it.Generation
+	setCondition(st, camelv1.ConditionReady, ready, gen)
+	setOptional(st, camelv1.ConditionReconciling, reconciling, gen)
+	setOptional(st, camelv1.ConditionStalled, stalled, gen)
+}
+
+// readiness returns the Ready condition and, when true, the Reconciling or
+// Stalled condition (kstatus sets those only while they hold).
+func readiness(s *scope) (ready metav1.Condition, reconciling, stalled *metav1.Condition) {
+	switch {
+	case s.failure != nil:
+		ready = cond(metav1.ConditionFalse, s.failure.reason, s.failure.message)
+		c := cond(metav1.ConditionTrue, s.failure.reason, s.failure.message)
+		return ready, nil, &c
+	case s.waiting != nil:
+		ready = cond(metav1.ConditionFalse, s.waiting.reason, s.waiting.message)
+	case s.deployment == nil:
+		ready = cond(metav1.ConditionFalse, "Deploying", "the Deployment is being applied")
+	default:
+		ok, msg := deploymentReady(s.deployment)
+		if ok {
+			return cond(metav1.ConditionTrue, "DeploymentReady", msg), nil, nil
+		}
+		ready = cond(metav1.ConditionFalse, "DeploymentNotReady", msg)
+	}
+	c := cond(metav1.ConditionTrue, ready.Reason, ready.Message)
+	return ready, &c, nil
+}
+
+// deploymentReady tells whether the Deployment has rolled out its latest
+// template and all its pods are ready.
+func deploymentReady(d *appsv1.Deployment) (bool, string) {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	msg := fmt.Sprintf("%d/%d pods ready, %d updated", st.ReadyReplicas, want, st.UpdatedReplicas)
+	if st.ObservedGeneration < d.Generation {
+		return false, "the Deployment's latest change is not observed yet; " + msg
+	}
+	if st.UpdatedReplicas < want || st.ReadyReplicas < want || st.AvailableReplicas < want || st.Replicas > want {
+		return false, msg
+	}
+	return true, msg
+}
+
+func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
+	switch {
+	case s.failure != nil:
+		return camelv1.IntegrationPhaseError
+	case s.waiting != nil && (s.waiting.reason == "KitNotFound" || s.waiting.reason == "KitNotReady"):
+		return camelv1.IntegrationPhaseBuildingKit
+	case s.initialized || s.waiting != nil:
+		return camelv1.IntegrationPhaseInitialization
+	case ready.Status == metav1.ConditionTrue:
+		return camelv1.IntegrationPhaseRunning
+	default:
+		return camelv1.IntegrationPhaseDeploying
+	}
+}
+
+func cond(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Status: status, Reason: reason, Message: message}
+}
+
+func setCondition(st *camelv1.IntegrationStatus, t string, c metav1.Condition, gen int64) {
+	c.Type, c.ObservedGeneration = t, gen
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+func setOptional(st *camelv1.IntegrationStatus, t string, c *metav1.Condition, gen int64) {
+	if c == nil {
+		meta.RemoveStatusCondition(&st.Conditions, t)
+		return
+	}
+	setCondition(st, t, *c, gen)
+}
+
+// recordTransition emits an Event when the phase changed, and observes
+// the time to first readiness.
+func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
+	if before.Status.Phase == after.Status.Phase {
+		return
+	}
+	kind := "Normal"
+	note := fmt.Sprintf("Integration %s in phase %q", after.Name, after.Status.Phase)
+	if c := meta.FindStatusCondition(after.Status.Conditions, camelv1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+		note += ": " + c.Message
+	}
+	if after.Status.Phase == camelv1.IntegrationPhaseError {
+		kind = "Warning"
+	}
+	r.Recorder.Eventf(after, nil, kind, "IntegrationPhaseUpdated", "Reconcile", note)
+	if after.Status.Phase == camelv1.IntegrationPhaseRunning && after.Status.Ownership.Epoch <= 1 {
+		// Once per integration and process: a later restart of its pods
+		// is not a first readiness.
+		if _, seen := r.firstReady.LoadOrStore(after.UID, struct{}{}); !seen {
+			r.Metrics.ObserveFirstReadiness(r.Clock.Since(after.CreationTimestamp.Time))
+		}
+	}
+}

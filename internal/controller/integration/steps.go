@@ -1,0 +1,243 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/digest"
+	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// errNotOurs marks a child name taken by an object the integration does
+// not control.
+var errNotOurs = errors.New("name taken")
+
+// waitRetry is how soon a step that waits for something without a watch
+// looks again.
+const waitRetry = 5 * time.Second
+
+// reconcileOwnership records this operator as the owner. A new owner
+// means a handover: the epoch grows.
+func (r *Reconciler) reconcileOwnership(_ context.Context, s *scope) (reconcile.Result, error) {
+	o := &s.it.Status.Ownership
+	if o.Owner != r.OperatorID {
+		o.Owner = r.OperatorID
+		o.Epoch++
+		o.ReleasedAt = nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// reconcilePlatform finds the operator's platform, whose trait defaults
+// apply to the integration.
+func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile.Result, error) {
+	itp := &camelv1.IntegrationPlatform{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.OperatorID}, itp)
+	if apierrors.IsNotFound(err) {
+		s.waiting = &condition{"PlatformNotReady", fmt.Sprintf(
+			"waiting for the IntegrationPlatform %s/%s of operator %s", r.Namespace, r.OperatorID, r.OperatorID)}
+		return reconcile.Result{RequeueAfter: waitRetry}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	s.platform = itp
+	s.it.Status.Platform = itp.Name
+	return reconcile.Result{}, nil
+}
+
+// reconcileTraits parses the traits Caravan acts on; a wrong value is bad
+// input the user must fix.
+func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Result, error) {
+	traits, err := trait.Parse(trait.Merge(s.platform.Spec.Traits, s.it.Spec.Traits))
+	if err != nil {
+		s.failure = &condition{"InvalidTrait", err.Error()}
+		return reconcile.Result{}, nil
+	}
+	s.traits = traits
+	return reconcile.Result{}, nil
+}
+
+// reconcileDigest computes what defines the integration. When it changed
+// (a new spec, or a move to this operator), the integration is
+// re-initialised: a kit chosen under the old definition is dropped.
+func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Result, error) {
+	d, err := digest.Integration(s.it)
+	if err != nil {
+		s.failure = &condition{"InvalidSpec", err.Error()}
+		return reconcile.Result{}, nil
+	}
+	s.digest = d
+	if s.it.Status.Digest != d {
+		s.initialized = true
+		s.it.Status.Digest = d
+		s.it.Status.IntegrationKit = nil
+		s.it.Status.InitializationTimestamp = &metav1.Time{Time: r.Clock.Now()}
+	}
+	return reconcile.Result{}, nil
+}
+
+// reconcileImage decides the image the pods run: the container.image
+// trait, or the image of the kit named by spec.integrationKit, which must
+// be one of this operator's kits and Ready.
+func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Result, error) {
+	if img := s.traits.Container.Image(); img != "" {
+		s.image = img
+		return reconcile.Result{}, nil
+	}
+	ref := s.it.Spec.IntegrationKit
+	if ref == nil || ref.Name == "" {
+		s.failure = &condition{"NoImage", "the integration has no image to run: set the container.image trait, " +
+			"or spec.integrationKit to an IntegrationKit with spec.image; this operator does not build kits from sources yet"}
+		return reconcile.Result{}, nil
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = s.it.Namespace
+	}
+	kit := &camelv1.IntegrationKit{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, kit)
+	if apierrors.IsNotFound(err) {
+		s.waiting = &condition{"KitNotFound", fmt.Sprintf(
+			"IntegrationKit %s/%s is not one of operator %s's kits: it does not exist, or it is assigned to another operator",
+			ns, ref.Name, r.OperatorID)}
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: ns, Name: kit.Name}
+	if kit.Status.Phase != camelv1.IntegrationKitPhaseReady || kit.Status.Image == "" {
+		s.waiting = &condition{"KitNotReady", fmt.Sprintf("waiting for IntegrationKit %s/%s (phase %q)", ns, kit.Name, kit.Status.Phase)}
+		return reconcile.Result{}, nil
+	}
+	s.image = kit.Status.Image
+	return reconcile.Result{}, nil
+}
+
+func (r *Reconciler) input(s *scope) render.Input {
+	return render.Input{
+		Integration: s.it, Traits: s.traits, OperatorID: r.OperatorID,
+		Image: s.image, Digest: s.digest, RunCommand: render.DefaultRunCommand,
+	}
+}
+
+// reconcileConfigMap applies the sources and properties.
+func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcile.Result, error) {
+	cm, err := render.ConfigMap(r.input(s))
+	if err != nil {
+		s.failure = &condition{"InvalidSource", err.Error()}
+		return reconcile.Result{}, nil
+	}
+	_, err = r.applyIfChanged(ctx, cm, &corev1.ConfigMap{})
+	return reconcile.Result{}, s.failOnNameTaken(err)
+}
+
+// reconcileDeployment applies the Deployment. Applying the same object
+// over a Deployment another operator made updates it in place: a move
+// rolls the pods, it never recreates the Deployment.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconcile.Result, error) {
+	want, err := render.Deployment(r.input(s))
+	if err != nil {
+		s.failure = &condition{"InvalidSpec", err.Error()}
+		return reconcile.Result{}, nil
+	}
+	observed := &appsv1.Deployment{}
+	current, err := r.applyIfChanged(ctx, want, observed)
+	if err != nil {
+		return reconcile.Result{}, s.failOnNameTaken(err)
+	}
+	if current {
+		s.deployment = observed
+	}
+	return reconcile.Result{}, nil
+}
+
+// reconcileService applies the Service when the integration exposes a
+// port, and deletes the one it made when it no longer does.
+func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.Result, error) {
+	want, err := render.Service(r.input(s))
+	if err != nil {
+		s.failure = &condition{"InvalidSpec", err.Error()}
+		return reconcile.Result{}, nil
+	}
+	if want != nil {
+		_, err := r.applyIfChanged(ctx, want, &corev1.Service{})
+		return reconcile.Result{}, s.failOnNameTaken(err)
+	}
+	svc := &corev1.Service{}
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), svc)
+	if apierrors.IsNotFound(err) {
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if metav1.IsControlledBy(svc, s.it) {
+		return reconcile.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, svc, client.Preconditions{UID: &svc.UID}))
+	}
+	return reconcile.Result{}, nil
+}
+
+// applyIfChanged applies want unless the cached object (read into
+// observed) already carries want's hash, which render stamps on every
+// child. It reports whether the cached object was current, in which case
+// observed holds it.
+func (r *Reconciler) applyIfChanged(ctx context.Context, want, observed client.Object) (bool, error) {
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), observed)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	if err == nil && observed.GetAnnotations()[render.AppliedHashAnnotation] == want.GetAnnotations()[render.AppliedHashAnnotation] {
+		return true, nil
+	}
+	cfg, err := apply.Configuration(want)
+	if err != nil {
+		return false, err
+	}
+	err = r.Client.Apply(ctx, cfg, client.FieldOwner(r.FieldManager))
+	if apierrors.IsConflict(err) {
+		// Someone else (kubectl scale, say) manages some of the fields.
+		// Take them over, but only on an object this integration controls.
+		err = r.forceApply(ctx, cfg, want, observed)
+	}
+	if err != nil {
+		return false, fmt.Errorf("applying %T %s: %w", want, want.GetName(), err)
+	}
+	return false, nil
+}
+
+func (r *Reconciler) forceApply(ctx context.Context, cfg runtime.ApplyConfiguration, want, observed client.Object) error {
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), observed); err != nil {
+		return err
+	}
+	owner := want.GetOwnerReferences()[0]
+	if c := metav1.GetControllerOf(observed); c == nil || c.UID != owner.UID {
+		return fmt.Errorf("%w: it exists and is not controlled by integration %s; rename the integration or remove the object",
+			errNotOurs, owner.Name)
+	}
+	return r.Client.Apply(ctx, cfg, client.FieldOwner(r.FieldManager), client.ForceOwnership)
+}
+
+// failOnNameTaken turns a child name taken by a foreign object into bad
+// input the user must resolve; other errors are returned for a retry.
+func (s *scope) failOnNameTaken(err error) error {
+	if errors.Is(err, errNotOurs) {
+		s.failure = &condition{"NameConflict", err.Error()}
+		return nil
+	}
+	return err
+}

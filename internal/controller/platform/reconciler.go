@@ -1,0 +1,104 @@
+// Package platform reconciles the operator's own IntegrationPlatform: it
+// exists in the operator's namespace, is named by the operator id, carries
+// the id, and has its defaults resolved into status.
+package platform
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/platform"
+)
+
+// Reconciler keeps the platform <namespace>/<operator id> in place.
+type Reconciler struct {
+	Client     client.Client
+	OperatorID string
+	Namespace  string
+	Version    string
+	// FieldManager owns the fields the operator applies.
+	FieldManager string
+}
+
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationplatforms,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationplatforms/status,verbs=get;update;patch
+
+// SetupWithManager watches the platform (the cache only holds this
+// operator's) and triggers one reconcile at start, so a missing platform
+// is created.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+	kick := make(chan event.GenericEvent, 1)
+	kick <- event.GenericEvent{Object: &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{
+		Namespace: r.Namespace, Name: r.OperatorID}}}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("integrationplatform").
+		For(&camelv1.IntegrationPlatform{}).
+		WatchesRawSource(source.Channel(kick, &handler.EnqueueRequestForObject{})).
+		Complete(wrap("IntegrationPlatform", r))
+}
+
+// Reconcile creates the platform when it is missing and resolves its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req.Namespace != r.Namespace || req.Name != r.OperatorID {
+		// Another platform carrying this operator's id: not one it manages.
+		return ctrl.Result{}, nil
+	}
+	itp := &camelv1.IntegrationPlatform{}
+	err := r.Client.Get(ctx, req.NamespacedName, itp)
+	if apierrors.IsNotFound(err) || (err == nil && itp.OperatorID() != r.OperatorID) {
+		// Missing, or its id was removed: put the id back. The next
+		// reconcile, from the watch, resolves the status.
+		return ctrl.Result{}, r.ensure(ctx, req.NamespacedName)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	before := itp.DeepCopy()
+	itp.Status.IntegrationPlatformSpec = platform.Resolve(itp.Spec)
+	itp.Status.Phase = camelv1.IntegrationPlatformPhaseReady
+	itp.Status.Version = r.Version
+	itp.Status.ObservedGeneration = itp.Generation
+	itp.Status.SetCondition(metav1.Condition{
+		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Resolved",
+		Message: fmt.Sprintf("platform of operator %s", r.OperatorID), ObservedGeneration: itp.Generation,
+	})
+	if equality.Semantic.DeepEqual(before.Status, itp.Status) {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	return ctrl.Result{}, r.Client.Status().Patch(ctx, itp, patch)
+}
+
+// ensure applies the platform's identity (name, operator-id annotation
+// and label) and nothing else, so that it never overwrites a user's spec.
+func (r *Reconciler) ensure(ctx context.Context, key types.NamespacedName) error {
+	itp := &camelv1.IntegrationPlatform{
+		TypeMeta: metav1.TypeMeta{APIVersion: camelv1.GroupVersion.String(), Kind: "IntegrationPlatform"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: key.Namespace, Name: key.Name,
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: r.OperatorID},
+			Labels:      map[string]string{camelv1.OperatorIDLabel: r.OperatorID},
+		},
+	}
+	u, err := apply.Configuration(itp)
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Apply(ctx, u, client.FieldOwner(r.FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying platform %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+// Package metrics defines the operator's Prometheus metrics. Every series
+// carries the operator_id label; names follow Camel K's where Camel K has
+// the same metric.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Metrics are one operator's collectors, with its id already applied.
+type Metrics struct {
+	reconcileDuration *prometheus.HistogramVec
+	firstReadiness    prometheus.Observer
+}
+
+// New registers the operator's collectors with reg.
+func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
+	constLabels := prometheus.Labels{"operator_id": operatorID}
+	reconcileDuration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:        "camel_k_reconciliation_duration_seconds",
+		Help:        "Time taken by one reconcile, by kind and result.",
+		ConstLabels: constLabels,
+		Buckets:     []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+	}, []string{"kind", "result"})
+	firstReadiness := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:        "camel_k_integration_first_readiness_seconds",
+		Help:        "Time from an integration's creation to its first Ready condition.",
+		ConstLabels: constLabels,
+		Buckets:     []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600},
+	})
+	for _, c := range []prometheus.Collector{reconcileDuration, firstReadiness} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return &Metrics{reconcileDuration: reconcileDuration, firstReadiness: firstReadiness}, nil
+}
+
+// ObserveFirstReadiness records how long an integration took to become
+// ready the first time.
+func (m *Metrics) ObserveFirstReadiness(d time.Duration) { m.firstReadiness.Observe(d.Seconds()) }
+
+// Instrument wraps a reconciler so that each call is timed by kind and
+// result (success, requeue, error, terminal).
+func (m *Metrics) Instrument(kind string, r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+		start := time.Now()
+		res, err := r.Reconcile(ctx, req)
+		result := "success"
+		switch {
+		case errors.Is(err, reconcile.TerminalError(nil)):
+			result = "terminal"
+		case err != nil:
+			result = "error"
+		case !res.IsZero():
+			result = "requeue"
+		}
+		m.reconcileDuration.WithLabelValues(kind, result).Observe(time.Since(start).Seconds())
+		return res, err
+	})
+}

@@ -1,0 +1,112 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+// shareCollector reports, at each scrape, what the operator's cache holds
+// and how much of it the operator owns; the default operator also counts
+// the resources assigned to an id that no operator registered.
+type shareCollector struct {
+	cache      client.Reader
+	metaCache  client.Reader
+	operatorID string
+	isDefault  func() bool
+
+	cached, owned, unregistered *prometheus.Desc
+}
+
+// NewShareCollector returns the collector; cache is the operator's own
+// (label-filtered) cache, metaCache the unfiltered metadata cache.
+func NewShareCollector(cache, metaCache client.Reader, operatorID string, isDefault func() bool) prometheus.Collector {
+	constLabels := prometheus.Labels{"operator_id": operatorID}
+	return &shareCollector{
+		cache: cache, metaCache: metaCache, operatorID: operatorID, isDefault: isDefault,
+		cached: prometheus.NewDesc("caravan_cached_objects",
+			"Objects in the operator's informer cache, by kind.", []string{"kind"}, constLabels),
+		owned: prometheus.NewDesc("caravan_owned_resources",
+			"Resources assigned to this operator, by kind.", []string{"kind"}, constLabels),
+		unregistered: prometheus.NewDesc("caravan_unregistered_operator_resources",
+			"Resources assigned to an operator id that is not registered, by kind (reported by the default operator).",
+			[]string{"kind"}, constLabels),
+	}
+}
+
+func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.cached
+	ch <- c.owned
+	ch <- c.unregistered
+}
+
+func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lists := map[string]client.ObjectList{
+		"Integration": &camelv1.IntegrationList{}, "IntegrationKit": &camelv1.IntegrationKitList{},
+		"Build": &camelv1.BuildList{}, "Pipe": &camelv1.PipeList{},
+		"KameletBinding": &camelv1alpha1.KameletBindingList{}, "Deployment": &appsv1.DeploymentList{},
+		"ConfigMap": &corev1.ConfigMapList{}, "Service": &corev1.ServiceList{},
+	}
+	for kind, list := range lists {
+		if err := c.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			continue
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			continue
+		}
+		owned := 0
+		for _, item := range items {
+			if o, ok := item.(metav1.Object); ok && o.GetAnnotations()[camelv1.OperatorIDAnnotation] == c.operatorID {
+				owned++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(c.cached, prometheus.GaugeValue, float64(len(items)), kind)
+		if kind != "Deployment" && kind != "ConfigMap" && kind != "Service" {
+			ch <- prometheus.MustNewConstMetric(c.owned, prometheus.GaugeValue, float64(owned), kind)
+		}
+	}
+	if c.isDefault() {
+		c.collectUnregistered(ctx, ch)
+	}
+}
+
+func (c *shareCollector) collectUnregistered(ctx context.Context, ch chan<- prometheus.Metric) {
+	iops := &camelv1alpha1.IntegrationOperatorList{}
+	if err := c.cache.List(ctx, iops, client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	registered := map[string]bool{}
+	for _, iop := range iops.Items {
+		registered[iop.Name] = true
+	}
+	for _, gvk := range []schema.GroupVersionKind{
+		camelv1.GroupVersion.WithKind("Integration"), camelv1.GroupVersion.WithKind("Pipe"),
+		camelv1alpha1.GroupVersion.WithKind("KameletBinding"),
+	} {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.metaCache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			continue
+		}
+		n := 0
+		for _, item := range list.Items {
+			if id := item.Annotations[camelv1.OperatorIDAnnotation]; id != "" && !registered[id] {
+				n++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(c.unregistered, prometheus.GaugeValue, float64(n), gvk.Kind)
+	}
+}

@@ -1,0 +1,102 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/controller/integration"
+	"github.com/caravan-dev/caravan/internal/controller/integrationkit"
+	"github.com/caravan-dev/caravan/internal/controller/mirror"
+	"github.com/caravan-dev/caravan/internal/controller/platform"
+	"github.com/caravan-dev/caravan/internal/metrics"
+)
+
+// ReaderClusterRole lets every authenticated user read platforms and
+// operator registrations, so that `caravan operators` and `run -x` work
+// without cluster-wide rights on anything else.
+const ReaderClusterRole = "caravan-operator-reader"
+
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationoperators,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationoperators/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;create;patch
+
+// startControllers runs once the operator holds its registration.
+func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Client, reg *Registrar, m *metrics.Metrics, o Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	if err := ensureReaderRole(ctx, direct); err != nil {
+		// Installers normally create it; an operator without the right to
+		// does its own job all the same.
+		log.Info("Could not ensure the reader ClusterRole", "clusterRole", ReaderClusterRole, "error", err.Error())
+	}
+	wrap := m.Instrument
+	recorder := mgr.GetEventRecorder("caravan-operator")
+	if err := (&platform.Reconciler{
+		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Version: o.Version, FieldManager: FieldManager,
+	}).SetupWithManager(mgr, wrap); err != nil {
+		return fmt.Errorf("platform controller: %w", err)
+	}
+	if err := (&integrationkit.Reconciler{Client: mgr.GetClient(), OperatorID: o.ID}).SetupWithManager(mgr, wrap); err != nil {
+		return fmt.Errorf("kit controller: %w", err)
+	}
+	if err := (&integration.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
+		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{},
+	}).SetupWithManager(ctx, mgr, wrap); err != nil {
+		return fmt.Errorf("integration controller: %w", err)
+	}
+	metaCache, err := mirror.NewCache(mgr)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(metaCache); err != nil {
+		return err
+	}
+	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
+		Client: direct, Reader: metaCache, OperatorID: o.ID, IsDefault: reg.IsDefault,
+	}); err != nil {
+		return fmt.Errorf("mirror controller: %w", err)
+	}
+	return ctrlmetrics.Registry.Register(metrics.NewShareCollector(mgr.GetCache(), metaCache, o.ID, reg.IsDefault))
+}
+
+func ensureReaderRole(ctx context.Context, c client.Client) error {
+	role := &rbacv1.ClusterRole{
+		TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: ReaderClusterRole, Labels: map[string]string{
+			"rbac.authorization.k8s.io/aggregate-to-view":  "true",
+			"rbac.authorization.k8s.io/aggregate-to-edit":  "true",
+			"rbac.authorization.k8s.io/aggregate-to-admin": "true",
+		}},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{camelv1.GroupVersion.Group},
+			Resources: []string{"integrationplatforms", "integrationoperators"},
+			Verbs:     []string{"get", "list", "watch"},
+		}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: ReaderClusterRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReaderClusterRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:authenticated"}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		cfg, err := apply.Configuration(obj)
+		if err != nil {
+			return err
+		}
+		if err := c.Apply(ctx, cfg, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+// Package operator runs one Caravan operator: it registers its id, elects
+// a leader among its replicas, and runs the controllers over the share of
+// resources that its id owns, watched with server-side label selectors.
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/metrics"
+	"github.com/caravan-dev/caravan/internal/scheme"
+)
+
+// FieldManager is the server-side apply field manager of every operator.
+// It is the same for all ids, so that when an integration moves, the new
+// owner's apply takes over every field the previous owner set.
+const FieldManager = "caravan-operator"
+
+// Options configure one operator process.
+type Options struct {
+	// ID is the operator id (validated by the caller).
+	ID string
+	// Namespace is where the operator runs: its Lease and platform live there.
+	Namespace string
+	Version   string
+	// Default is spec.default of the registration, when this operator
+	// creates it; an existing registration keeps its own.
+	Default bool
+	Config  *rest.Config
+	// MetricsAddr and ProbeAddr are listen addresses; "0" disables.
+	MetricsAddr string
+	ProbeAddr   string
+	LeaderElect bool
+	// HeartbeatInterval is how often the registration is renewed;
+	// StaleAfter is when a registration without renewal counts as gone.
+	HeartbeatInterval time.Duration
+	StaleAfter        time.Duration
+}
+
+// The cache watches these kinds even before their controllers exist.
+// +kubebuilder:rbac:groups=camel.apache.org,resources=builds;pipes;kameletbindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Run runs the operator until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("operatorID", o.ID, "namespace", o.Namespace)
+	ctx = ctrl.LoggerInto(ctx, log)
+	log.Info("Starting Caravan operator", "version", o.Version, "default", o.Default)
+
+	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
+		Scheme:                        scheme.New(),
+		Logger:                        log,
+		Cache:                         cacheOptions(o.ID, o.Namespace),
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:        o.ProbeAddr,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              o.ID + "-lock",
+		LeaderElectionNamespace:       o.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	m, err := metrics.New(ctrlmetrics.Registry, o.ID)
+	if err != nil {
+		return err
+	}
+	direct, err := client.New(o.Config, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	registrar := &Registrar{
+		Client: direct, ID: o.ID, Namespace: o.Namespace, Version: o.Version, Default: o.Default,
+		Interval: o.HeartbeatInterval, StaleAfter: o.StaleAfter, Clock: clock.RealClock{},
+		Recorder: mgr.GetEventRecorder("caravan-operator"),
+	}
+	registrar.OnRegistered = func(ctx context.Context) error {
+		return startControllers(ctx, mgr, direct, registrar, m, o)
+	}
+	if err := mgr.Add(&identityProvider{registrar: registrar, client: direct, o: o}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("registration", registrar.ReadyCheck); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr)); err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("operator %s: %w", o.ID, err)
+	}
+	return nil
+}
+
+// cacheOptions filters every watch on owned kinds, server-side, by the
+// operator-id label, so that an operator caches only its own share. A
+// read of a kind without an informer fails instead of silently starting
+// a cluster-wide watch.
+func cacheOptions(id, namespace string) cache.Options {
+	mine := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{camelv1.OperatorIDLabel: id})}
+	platform := mine
+	platform.Namespaces = map[string]cache.Config{namespace: {}}
+	lease := cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}}
+	return cache.Options{
+		DefaultTransform:            cache.TransformStripManagedFields(),
+		ReaderFailOnMissingInformer: true,
+		ByObject: map[client.Object]cache.ByObject{
+			&camelv1.Integration{}:               mine,
+			&camelv1.IntegrationKit{}:            mine,
+			&camelv1.Build{}:                     mine,
+			&camelv1.Pipe{}:                      mine,
+			&camelv1alpha1.KameletBinding{}:      mine,
+			&camelv1.IntegrationPlatform{}:       platform,
+			&appsv1.Deployment{}:                 mine,
+			&corev1.ConfigMap{}:                  mine,
+			&corev1.Service{}:                    mine,
+			&coordinationv1.Lease{}:              lease,
+			&camelv1alpha1.IntegrationOperator{}: {},
+		},
+	}
+}
+
+func cachesSynced(mgr manager.Manager) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}
+}
+
+// identityProvider sets the registrar's leader identity once this replica
+// is elected, from the Lease it holds, then runs the registrar.
+type identityProvider struct {
+	registrar *Registrar
+	client    client.Client
+	o         Options
+}
+
+func (p *identityProvider) NeedLeaderElection() bool { return true }
+
+func (p *identityProvider) Start(ctx context.Context) error {
+	p.registrar.Identity = leaderIdentity(ctx, p.client, p.o)
+	return p.registrar.Start(ctx)
+}
+
+func leaderIdentity(ctx context.Context, c client.Client, o Options) string {
+	if o.LeaderElect {
+		lease := &coordinationv1.Lease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.ID + "-lock"}, lease); err == nil &&
+			lease.Spec.HolderIdentity != nil {
+			return *lease.Spec.HolderIdentity
+		}
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s_%d", host, os.Getpid())
+}
+
+// DefaultStaleAfter is how long a registration may go without a heartbeat
+// before it counts as gone: three missed renewals.
+func DefaultStaleAfter(interval time.Duration) time.Duration { return 3 * interval }

@@ -1,0 +1,232 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// errRegistrationLost stops the operator when another operator took its
+// id over (it found this one's heartbeat stale). A restarted operator
+// then finds the conflict and refuses to run.
+var errRegistrationLost = errors.New("registration lost")
+
+// Registrar claims the IntegrationOperator named by the operator id and
+// renews its heartbeat. The operator's controllers start only once the
+// claim succeeds; while another live operator holds the id, the registrar
+// reports the conflict (log, Event, Conflict condition, failing readiness)
+// and keeps checking, taking the id over if that operator stops.
+type Registrar struct {
+	// Client reads and writes IntegrationOperators without a cache, so
+	// that a claim always starts from the server's latest version.
+	Client    client.Client
+	ID        string
+	Namespace string
+	Version   string
+	// Default is the spec.default of a registration this operator creates.
+	Default bool
+	// Identity names this replica; it is the leader election identity.
+	Identity   string
+	Interval   time.Duration
+	StaleAfter time.Duration
+	Clock      clock.Clock
+	Recorder   events.EventRecorder
+	// OnRegistered runs once, after the first successful claim.
+	OnRegistered func(ctx context.Context) error
+
+	mu         sync.Mutex
+	registered bool
+	refusal    string
+	isDefault  bool
+}
+
+// NeedLeaderElection makes only the elected replica register.
+func (r *Registrar) NeedLeaderElection() bool { return true }
+
+// Start claims and renews the registration until ctx ends.
+func (r *Registrar) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("operatorID", r.ID)
+	started := false
+	for {
+		claimed, err := r.beat(ctx)
+		switch {
+		case err != nil:
+			log.Error(err, "Renewing the registration failed")
+		case claimed && !started:
+			log.Info("Registered; starting controllers")
+			if err := r.OnRegistered(ctx); err != nil {
+				return fmt.Errorf("starting controllers: %w", err)
+			}
+			started = true
+		case !claimed && started:
+			return fmt.Errorf("%w: %s", errRegistrationLost, r.Refusal())
+		}
+		select {
+		case <-ctx.Done():
+			r.releaseConflict(context.WithoutCancel(ctx))
+			return nil
+		case <-r.Clock.After(r.Interval):
+		}
+	}
+}
+
+// beat runs one claim-or-renew round and reports whether this operator
+// holds the registration afterwards.
+func (r *Registrar) beat(ctx context.Context) (bool, error) {
+	iop, err := r.getOrCreate(ctx)
+	if err != nil {
+		return false, err
+	}
+	now := r.Clock.Now()
+	ok, reason, message := ownership.CheckClaim(registrationOf(iop), r.Namespace, now, r.StaleAfter)
+	if !ok {
+		return false, r.refuse(ctx, iop, message)
+	}
+	if reason == ownership.ReasonStaleTakenOver {
+		r.Recorder.Eventf(iop, nil, "Warning", reason, "Register", message)
+	}
+	iop.Status.Namespace = r.Namespace
+	iop.Status.Version = r.Version
+	iop.Status.Leader = r.Identity
+	iop.Status.HeartbeatTime = &metav1.Time{Time: now}
+	iop.Status.ObservedGeneration = iop.Generation
+	meta.SetStatusCondition(&iop.Status.Conditions, metav1.Condition{
+		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason, Message: message,
+		ObservedGeneration: iop.Generation,
+	})
+	if c := meta.FindStatusCondition(iop.Status.Conditions, camelv1alpha1.ConditionConflict); c != nil &&
+		ownership.RefusedNamespace(c.Message) == r.Namespace {
+		// This operator was refused before and now holds the id.
+		meta.RemoveStatusCondition(&iop.Status.Conditions, camelv1alpha1.ConditionConflict)
+	}
+	// An update (not a patch) carries the resourceVersion read above, so
+	// two operators racing for a free id cannot both win.
+	if err := r.Client.Status().Update(ctx, iop); err != nil {
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("renewing registration: %w", err)
+	}
+	r.setState(true, "", iop.Spec.Default)
+	return true, nil
+}
+
+func (r *Registrar) getOrCreate(ctx context.Context) (*camelv1alpha1.IntegrationOperator, error) {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: r.ID}, iop)
+	if err == nil {
+		return iop, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading registration: %w", err)
+	}
+	iop = &camelv1alpha1.IntegrationOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: r.ID},
+		Spec:       camelv1alpha1.IntegrationOperatorSpec{Default: r.Default},
+	}
+	if err := r.Client.Create(ctx, iop); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating registration: %w", err)
+	}
+	// Read it back: a concurrent creator may have won.
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.ID}, iop); err != nil {
+		return nil, fmt.Errorf("reading registration: %w", err)
+	}
+	return iop, nil
+}
+
+// refuse records that another live operator holds the id. The Conflict
+// condition and the Event are written once per refusal, not at every beat.
+func (r *Registrar) refuse(ctx context.Context, iop *camelv1alpha1.IntegrationOperator, message string) error {
+	first := r.Refusal() != message
+	r.setState(false, message, false)
+	if !first {
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Refusing to reconcile: operator id already registered", "operatorID", r.ID, "reason", message)
+	r.Recorder.Eventf(iop, nil, "Warning", ownership.ReasonConflict, "Register", message)
+	meta.SetStatusCondition(&iop.Status.Conditions, metav1.Condition{
+		Type: camelv1alpha1.ConditionConflict, Status: metav1.ConditionTrue,
+		Reason: ownership.ReasonConflict, Message: message, ObservedGeneration: iop.Generation,
+	})
+	if err := r.Client.Status().Update(ctx, iop); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("reporting the conflict: %w", err)
+	}
+	return nil
+}
+
+// releaseConflict clears this operator's Conflict condition when it stops,
+// so the registration no longer reports a refused operator.
+func (r *Registrar) releaseConflict(ctx context.Context) {
+	if r.Refusal() == "" {
+		return
+	}
+	iop := &camelv1alpha1.IntegrationOperator{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.ID}, iop); err != nil {
+		return
+	}
+	if c := meta.FindStatusCondition(iop.Status.Conditions, camelv1alpha1.ConditionConflict); c == nil || c.Message != r.Refusal() {
+		return
+	}
+	meta.RemoveStatusCondition(&iop.Status.Conditions, camelv1alpha1.ConditionConflict)
+	_ = r.Client.Status().Update(ctx, iop)
+}
+
+func registrationOf(iop *camelv1alpha1.IntegrationOperator) ownership.Registration {
+	reg := ownership.Registration{Namespace: iop.Status.Namespace, Leader: iop.Status.Leader}
+	if iop.Status.HeartbeatTime != nil {
+		reg.Heartbeat = iop.Status.HeartbeatTime.Time
+	}
+	return reg
+}
+
+func (r *Registrar) setState(registered bool, refusal string, isDefault bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.registered, r.refusal, r.isDefault = registered, refusal, isDefault
+}
+
+// Registered reports whether this operator holds its registration.
+func (r *Registrar) Registered() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.registered
+}
+
+// IsDefault reports whether this operator is registered as the default
+// one, which adopts unassigned resources.
+func (r *Registrar) IsDefault() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.registered && r.isDefault
+}
+
+// Refusal is why the operator does not run, or "".
+func (r *Registrar) Refusal() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refusal
+}
+
+// ReadyCheck fails while the operator is refused. A replica that is not
+// the leader, and so does not register, stays ready: it is a standby.
+func (r *Registrar) ReadyCheck(*http.Request) error {
+	if refusal := r.Refusal(); refusal != "" {
+		return errors.New(refusal)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+// Package platform resolves an IntegrationPlatform's effective settings:
+// what the user set, with Caravan's defaults filled in.
+package platform
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// Defaults of a platform's build settings.
+const (
+	DefaultBaseImage        = "apache/camel-jbang:4.14.0"
+	DefaultRuntimeVersion   = "4.14.0"
+	DefaultRuntimeProvider  = "jbang"
+	DefaultMaxRunningBuilds = 3
+	DefaultBuildTimeout     = 5 * time.Minute
+	DefaultCluster          = "Kubernetes"
+)
+
+// Resolve returns spec with every unset setting given its default.
+func Resolve(spec camelv1.IntegrationPlatformSpec) camelv1.IntegrationPlatformSpec {
+	out := *spec.DeepCopy()
+	if out.Cluster == "" {
+		out.Cluster = DefaultCluster
+	}
+	b := &out.Build
+	if b.BaseImage == "" {
+		b.BaseImage = DefaultBaseImage
+	}
+	if b.RuntimeVersion == "" {
+		b.RuntimeVersion = DefaultRuntimeVersion
+	}
+	if b.RuntimeProvider == "" {
+		b.RuntimeProvider = DefaultRuntimeProvider
+	}
+	if b.MaxRunningBuilds == nil || *b.MaxRunningBuilds == 0 {
+		b.MaxRunningBuilds = ptr.To[int32](DefaultMaxRunningBuilds)
+	}
+	if b.Timeout == nil || b.Timeout.Duration <= 0 {
+		b.Timeout = &metav1.Duration{Duration: DefaultBuildTimeout}
+	}
+	return out
+}

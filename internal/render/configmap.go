@@ -1,0 +1,154 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package render
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// MaxConfigMapBytes is the most data a ConfigMap can hold.
+const MaxConfigMapBytes = 1 << 20
+
+// file is one key of the integration's ConfigMap.
+type file struct {
+	key    string
+	data   []byte
+	binary bool // goes into BinaryData
+}
+
+// ConfigMap renders the ConfigMap <integration>-camel: each source under its name, the
+// flows as one YAML list under flows.yaml, and application.properties from the camel
+// trait. It refuses an integration without sources and flows, with an invalid, duplicate
+// or reserved source name, an unknown language, a contentRef source, or more data than a
+// ConfigMap holds.
+func ConfigMap(in Input) (*corev1.ConfigMap, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	files, err := integrationFiles(in.Integration)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, file{key: PropertiesKey, data: []byte(properties(in.Traits))})
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: in.objectMeta(ConfigMapName(in.Integration.Name)),
+	}
+	size := 0
+	for _, f := range files {
+		size += len(f.data)
+		if f.binary {
+			if cm.BinaryData == nil {
+				cm.BinaryData = map[string][]byte{}
+			}
+			cm.BinaryData[f.key] = f.data
+			continue
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[f.key] = string(f.data)
+	}
+	if size > MaxConfigMapBytes {
+		return nil, fmt.Errorf("the integration's sources, flows and properties take %d bytes, more than the %d bytes a ConfigMap holds", size, MaxConfigMapBytes)
+	}
+	stampHash(cm)
+	return cm, nil
+}
+
+// integrationFiles are the sources then flows.yaml, validated, in spec order.
+func integrationFiles(it *camelv1.Integration) ([]file, error) {
+	if len(it.Spec.Sources) == 0 && len(it.Spec.Flows) == 0 {
+		return nil, errors.New("the integration has no sources and no flows")
+	}
+	var files []file
+	var errs []error
+	seen := map[string]bool{}
+	for i, s := range it.Spec.Sources {
+		f, err := sourceFile(i, s, seen)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, f)
+	}
+	if len(it.Spec.Flows) > 0 {
+		data, err := flowsYAML(it.Spec.Flows)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		files = append(files, file{key: FlowsKey, data: data})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// sourceFile validates source i and reads its content; seen collects the names so far.
+func sourceFile(i int, s camelv1.SourceSpec, seen map[string]bool) (file, error) {
+	switch {
+	case s.Name == "":
+		return file{}, fmt.Errorf("spec.sources[%d]: the source has no name", i)
+	case len(validation.IsConfigMapKey(s.Name)) > 0:
+		return file{}, fmt.Errorf("source %s: the name must be a valid file name (letters, digits, '-', '_' and '.'): %s",
+			s.Name, strings.Join(validation.IsConfigMapKey(s.Name), "; "))
+	case s.Name == PropertiesKey || s.Name == FlowsKey:
+		return file{}, fmt.Errorf("source %s: the name is reserved by the operator", s.Name)
+	case seen[s.Name]:
+		return file{}, fmt.Errorf("source %s: more than one source has this name", s.Name)
+	}
+	seen[s.Name] = true
+	if s.ContentRef != "" {
+		return file{}, fmt.Errorf("source %s: contentRef is not supported yet", s.Name)
+	}
+	if _, err := SourceLanguage(s); err != nil {
+		return file{}, err
+	}
+	data, binary, err := sourceContent(s)
+	if err != nil {
+		return file{}, fmt.Errorf("source %s: %w", s.Name, err)
+	}
+	return file{key: s.Name, data: data, binary: binary}, nil
+}
+
+// flowsYAML writes all flows as one YAML list.
+func flowsYAML(flows []camelv1.RawObject) ([]byte, error) {
+	list := make([]json.RawMessage, len(flows))
+	for i, f := range flows {
+		if !json.Valid(f.Raw) {
+			return nil, fmt.Errorf("spec.flows[%d]: invalid JSON", i)
+		}
+		list[i] = f.Raw
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return nil, fmt.Errorf("spec.flows: %w", err)
+	}
+	out, err := yaml.JSONToYAML(b)
+	if err != nil {
+		return nil, fmt.Errorf("spec.flows: %w", err)
+	}
+	return out, nil
+}
+
+// properties writes the camel trait properties, one key=value per line, in order.
+func properties(t trait.Traits) string {
+	var b strings.Builder
+	for _, p := range t.Camel.Properties() {
+		b.WriteString(p)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

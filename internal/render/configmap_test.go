@@ -1,0 +1,184 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package render
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	if _, err := w.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestConfigMapHoldsSourcesFlowsAndProperties(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"camel":{"properties":["b=2","a=1"]}}`)
+	in.Integration.Spec.Flows = append(in.Integration.Spec.Flows, raw(`{"route":{"id":"r2","from":{"uri":"direct:b"}}}`))
+
+	cm, err := ConfigMap(in)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cm.TypeMeta).To(Equal(metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}))
+	g.Expect(cm.Name).To(Equal("hello-camel"))
+	g.Expect(cm.Data).To(Equal(map[string]string{
+		"Hello.java":             "class Hello {}",
+		"flows.yaml":             "- from:\n    steps:\n    - log: hi\n    uri: timer:tick\n- route:\n    from:\n      uri: direct:b\n    id: r2\n",
+		"application.properties": "b=2\na=1\n",
+	}))
+	g.Expect(cm.BinaryData).To(BeNil())
+}
+
+func TestConfigMapSourceContent(t *testing.T) {
+	cases := []struct {
+		name       string
+		source     camelv1.SourceSpec
+		wantData   map[string]string
+		wantBinary map[string][]byte
+	}{
+		{name: "compressed content is decompressed as kamel run --compression writes it",
+			source:   camelv1.SourceSpec{Name: "r.groovy", Compression: ptr(true), Content: base64.StdEncoding.EncodeToString(gzipped(t, "from('timer:x')"))},
+			wantData: map[string]string{"r.groovy": "from('timer:x')"}},
+		{name: "raw content goes into binary data",
+			source:     camelv1.SourceSpec{Name: "r.yaml", RawContent: []byte("- from: {}")},
+			wantBinary: map[string][]byte{"r.yaml": []byte("- from: {}")}},
+		{name: "compressed raw content is decompressed into binary data",
+			source:     camelv1.SourceSpec{Name: "r.xml", Compression: ptr(true), RawContent: gzipped(t, "<routes/>")},
+			wantBinary: map[string][]byte{"r.xml": []byte("<routes/>")}},
+		{name: "a source without content is an empty file",
+			source:   camelv1.SourceSpec{Name: "empty.js"},
+			wantData: map[string]string{"empty.js": ""}},
+		{name: "an explicit language allows any extension",
+			source:   camelv1.SourceSpec{Name: "routes.txt", Language: camelv1.LanguageYAML, Content: "- from: {}"},
+			wantData: map[string]string{"routes.txt": "- from: {}"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := input(t, `{}`)
+			in.Integration.Spec.Sources = []camelv1.SourceSpec{tc.source}
+			in.Integration.Spec.Flows = nil
+
+			cm, err := ConfigMap(in)
+
+			g.Expect(err).NotTo(HaveOccurred())
+			wantData := map[string]string{"application.properties": ""}
+			for k, v := range tc.wantData {
+				wantData[k] = v
+			}
+			g.Expect(cm.Data).To(Equal(wantData))
+			g.Expect(cm.BinaryData).To(Equal(tc.wantBinary))
+		})
+	}
+}
+
+// TestSourceErrors checks that ConfigMap and Deployment refuse the same bad sources.
+func TestSourceErrors(t *testing.T) {
+	java := func(name string) camelv1.SourceSpec { return camelv1.SourceSpec{Name: name, Content: "class X {}"} }
+	cases := []struct {
+		name    string
+		sources []camelv1.SourceSpec
+		noFlows bool
+		want    string
+	}{
+		{name: "an integration with no sources and no flows is refused", noFlows: true,
+			want: "the integration has no sources and no flows"},
+		{name: "a source with an unknown extension is refused, listing the known languages",
+			sources: []camelv1.SourceSpec{java("hello.rb")},
+			want:    `source hello.rb: unknown language "rb" (known: yaml, xml, java, groovy, js, kts, jsh)`},
+		{name: "a source with an unknown explicit language is refused",
+			sources: []camelv1.SourceSpec{{Name: "a.java", Language: "ruby"}}, want: `source a.java: unknown language "ruby"`},
+		{name: "a source without language nor extension is refused",
+			sources: []camelv1.SourceSpec{java("Routes")}, want: "source Routes: no language and no file extension"},
+		{name: "two sources with the same name are refused",
+			sources: []camelv1.SourceSpec{java("A.java"), java("B.java"), java("A.java")},
+			want:    "source A.java: more than one source has this name"},
+		{name: "a source named like the properties file is refused",
+			sources: []camelv1.SourceSpec{{Name: "application.properties", Language: "yaml"}}, want: "source application.properties: the name is reserved"},
+		{name: "a source named like the flows file is refused",
+			sources: []camelv1.SourceSpec{{Name: "flows.yaml"}}, want: "source flows.yaml: the name is reserved"},
+		{name: "a source name with a slash is refused",
+			sources: []camelv1.SourceSpec{java("org/acme/A.java")}, want: "source org/acme/A.java: the name must be a valid file name"},
+		{name: "a source without a name is refused",
+			sources: []camelv1.SourceSpec{java("A.java"), {Content: "x"}}, want: "spec.sources[1]: the source has no name"},
+		{name: "a source in another ConfigMap is refused for now",
+			sources: []camelv1.SourceSpec{{Name: "A.java", ContentRef: "my-cm"}}, want: "source A.java: contentRef is not supported yet"},
+		{name: "compressed content that is not base64 is refused",
+			sources: []camelv1.SourceSpec{{Name: "A.java", Content: "not base64!", Compression: ptr(true)}},
+			want:    "source A.java: compressed content is not base64"},
+		{name: "compressed content that is not gzip is refused",
+			sources: []camelv1.SourceSpec{{Name: "A.java", Content: base64.StdEncoding.EncodeToString([]byte("plain")), Compression: ptr(true)}},
+			want:    "source A.java: compressed content is not gzip"},
+		{name: "every bad source is reported",
+			sources: []camelv1.SourceSpec{java("a.rb"), java("b.py")}, want: `unknown language "rb" (known: yaml, xml, java, groovy, js, kts, jsh)` + "\n" + `source b.py: unknown language "py"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := input(t, `{}`)
+			in.Integration.Spec.Sources = tc.sources
+			if tc.noFlows {
+				in.Integration.Spec.Flows = nil
+			}
+			_, err := ConfigMap(in)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+			_, err = Deployment(in)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+		})
+	}
+}
+
+func TestConfigMapRefusesMoreThanOneMebibyte(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{}`)
+	in.Integration.Spec.Sources = []camelv1.SourceSpec{
+		{Name: "a.yaml", Content: strings.Repeat("a", 600_000)},
+		{Name: "b.yaml", Content: strings.Repeat("b", 600_000)},
+	}
+	_, err := ConfigMap(in)
+	g.Expect(err).To(MatchError(ContainSubstring("take 1200")))
+	g.Expect(err).To(MatchError(ContainSubstring("more than the 1048576 bytes a ConfigMap holds")))
+}
+
+func TestSourceLanguage(t *testing.T) {
+	cases := []struct {
+		name   string
+		source camelv1.SourceSpec
+		want   camelv1.Language
+	}{
+		{name: "yaml comes from .yaml", source: camelv1.SourceSpec{Name: "r.yaml"}, want: camelv1.LanguageYAML},
+		{name: "yaml comes from .yml", source: camelv1.SourceSpec{Name: "r.yml"}, want: camelv1.LanguageYAML},
+		{name: "the extension is read without regard to case", source: camelv1.SourceSpec{Name: "R.JAVA"}, want: camelv1.LanguageJava},
+		{name: "xml comes from .xml", source: camelv1.SourceSpec{Name: "r.xml"}, want: camelv1.LanguageXML},
+		{name: "groovy comes from .groovy", source: camelv1.SourceSpec{Name: "r.groovy"}, want: camelv1.LanguageGroovy},
+		{name: "js comes from .js", source: camelv1.SourceSpec{Name: "r.js"}, want: camelv1.LanguageJavaScript},
+		{name: "kts comes from .kts", source: camelv1.SourceSpec{Name: "r.kts"}, want: camelv1.LanguageKotlin},
+		{name: "jsh comes from .jsh", source: camelv1.SourceSpec{Name: "r.jsh"}, want: camelv1.LanguageJavaShell},
+		{name: "the language field wins over the extension", source: camelv1.SourceSpec{Name: "r.java", Language: "groovy"}, want: camelv1.LanguageGroovy},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := SourceLanguage(tc.source)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tc.want))
+		})
+	}
+}

@@ -1,0 +1,143 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package render
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// Names of the volumes that mount the integration's ConfigMap.
+const (
+	SourcesVolume    = "camel-sources"
+	PropertiesVolume = "camel-properties"
+)
+
+// RevisionHistoryLimit is the number of old ReplicaSets a Deployment keeps.
+const RevisionHistoryLimit = int32(3)
+
+// Deployment renders the Deployment <integration>: one container running Input.Image with
+// the run command, the identity and runtime env, the ConfigMap mounted at SourcesDir and
+// PropertiesPath, then the user's spec.template applied as a strategic merge patch.
+// It fails on the same source errors as ConfigMap, on a missing image and on a malformed
+// template.
+func Deployment(in Input) (*appsv1.Deployment, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	it := in.Integration
+	if in.Image == "" {
+		return nil, fmt.Errorf("render: integration %s: no image to run", it.Name)
+	}
+	files, err := integrationFiles(it)
+	if err != nil {
+		return nil, err
+	}
+	main := in.container()
+	pod, err := applyTemplate(in.podTemplate(main, files), it.Spec.Template)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIdentity(pod, main.Name, in.identityEnv()); err != nil {
+		return nil, err
+	}
+	replicas := int32(1)
+	if it.Spec.Replicas != nil {
+		replicas = *it.Spec.Replicas
+	}
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: in.objectMeta(it.Name),
+		Spec: appsv1.DeploymentSpec{
+			Replicas:                &replicas,
+			Selector:                &metav1.LabelSelector{MatchLabels: Selector(it.Name)},
+			Template:                pod,
+			Strategy:                in.Traits.Deployment.Strategy(),
+			RevisionHistoryLimit:    ptr(RevisionHistoryLimit),
+			ProgressDeadlineSeconds: in.Traits.Deployment.ProgressDeadlineSeconds(),
+		},
+	}
+	stampHash(d)
+	return d, nil
+}
+
+// podTemplate is the pod before the user's template: labels, the main container, the
+// ConfigMap volumes and the service account.
+func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTemplateSpec {
+	cm := ConfigMapName(in.Integration.Name)
+	sources := make([]corev1.KeyToPath, len(files))
+	for i, f := range files {
+		sources[i] = corev1.KeyToPath{Key: f.key, Path: f.key}
+	}
+	configMap := func(items []corev1.KeyToPath) corev1.VolumeSource {
+		return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm}, Items: items}}
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: in.labels()},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: in.Integration.Spec.ServiceAccountName,
+			Containers:         []corev1.Container{main},
+			Volumes: []corev1.Volume{
+				{Name: SourcesVolume, VolumeSource: configMap(sources)},
+				{Name: PropertiesVolume, VolumeSource: configMap([]corev1.KeyToPath{{Key: PropertiesKey, Path: PropertiesKey}})},
+			},
+		},
+	}
+}
+
+// container is the main container.
+func (in Input) container() corev1.Container {
+	t := in.Traits
+	c := corev1.Container{
+		Name:            t.Container.Name(),
+		Image:           in.Image,
+		Command:         in.runCommand(),
+		Env:             append(in.identityEnv(), t.Environment.Vars()...),
+		Resources:       t.Container.Resources(),
+		ImagePullPolicy: t.Container.ImagePullPolicy(),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: SourcesVolume, MountPath: SourcesDir, ReadOnly: true},
+			{Name: PropertiesVolume, MountPath: PropertiesPath, SubPath: PropertiesKey, ReadOnly: true},
+		},
+	}
+	if port := t.ContainerPort(); port != 0 {
+		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
+	}
+	return c
+}
+
+// identityEnv are the variables the operator sets, in trait.ReservedEnvVars order.
+func (in Input) identityEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: trait.EnvOperatorID, Value: in.OperatorID},
+		{Name: trait.EnvIntegration, Value: in.Integration.Name},
+		{Name: trait.EnvDigest, Value: in.Digest},
+		{Name: trait.EnvConf, Value: PropertiesPath},
+		{Name: trait.EnvConfD, Value: ConfDDir},
+	}
+}
+
+// checkIdentity refuses a template that removed the main container or changed the
+// variables the operator sets on it.
+func checkIdentity(pod corev1.PodTemplateSpec, main string, identity []corev1.EnvVar) error {
+	for _, c := range pod.Spec.Containers {
+		if c.Name != main {
+			continue
+		}
+		for _, want := range identity {
+			for _, got := range c.Env {
+				if got.Name == want.Name && (got.Value != want.Value || got.ValueFrom != nil) {
+					return fmt.Errorf("spec.template: must not set %s on container %s, which the operator sets", want.Name, main)
+				}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("spec.template: must not remove container %s", main)
+}

@@ -1,0 +1,235 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package render
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+func mustDeployment(t *testing.T, in Input) *appsv1.Deployment {
+	t.Helper()
+	d, err := Deployment(in)
+	if err != nil {
+		t.Fatalf("Deployment: %v", err)
+	}
+	return d
+}
+
+func TestDeploymentRunsTheIntegration(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"environment":{"vars":["GREETING=hi"]}}`)
+	in.Integration.Spec.ServiceAccountName = "runner"
+
+	d := mustDeployment(t, in)
+
+	g.Expect(d.TypeMeta).To(Equal(metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}))
+	g.Expect(d.Name).To(Equal("hello"))
+	g.Expect(*d.Spec.Replicas).To(Equal(int32(1)))
+	g.Expect(*d.Spec.RevisionHistoryLimit).To(Equal(int32(3)))
+	g.Expect(d.Spec.ProgressDeadlineSeconds).To(BeNil())
+	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{
+		camelv1.IntegrationLabel: "hello", camelv1.OperatorIDLabel: "tenant-a"}))
+	pod := d.Spec.Template.Spec
+	g.Expect(pod.ServiceAccountName).To(Equal("runner"))
+	g.Expect(pod.Containers).To(HaveLen(1))
+	c := pod.Containers[0]
+	g.Expect(c.Name).To(Equal("integration"))
+	g.Expect(c.Image).To(Equal("registry.local/kit@sha256:abc"))
+	g.Expect(c.Command).To(Equal(DefaultRunCommand))
+	g.Expect(c.Env).To(Equal([]corev1.EnvVar{
+		{Name: "CAMEL_OPERATOR_ID", Value: "tenant-a"},
+		{Name: "CAMEL_K_INTEGRATION", Value: "hello"},
+		{Name: "CAMEL_K_DIGEST", Value: "v1-digest"},
+		{Name: "CAMEL_K_CONF", Value: "/etc/camel/application.properties"},
+		{Name: "CAMEL_K_CONF_D", Value: "/etc/camel/conf.d"},
+		{Name: "GREETING", Value: "hi"},
+	}))
+	g.Expect(c.Ports).To(BeEmpty())
+	g.Expect(c.ImagePullPolicy).To(BeEmpty())
+	g.Expect(c.Resources).To(Equal(corev1.ResourceRequirements{}))
+}
+
+func TestDeploymentMountsSourcesAndProperties(t *testing.T) {
+	g := NewWithT(t)
+	d := mustDeployment(t, input(t, `{}`))
+	pod := d.Spec.Template.Spec
+	configMap := func(items ...string) corev1.VolumeSource {
+		var paths []corev1.KeyToPath
+		for _, i := range items {
+			paths = append(paths, corev1.KeyToPath{Key: i, Path: i})
+		}
+		return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "hello-camel"}, Items: paths}}
+	}
+	g.Expect(pod.Volumes).To(Equal([]corev1.Volume{
+		{Name: "camel-sources", VolumeSource: configMap("Hello.java", "flows.yaml")},
+		{Name: "camel-properties", VolumeSource: configMap("application.properties")},
+	}))
+	g.Expect(pod.Containers[0].VolumeMounts).To(Equal([]corev1.VolumeMount{
+		{Name: "camel-sources", MountPath: "/etc/camel/sources", ReadOnly: true},
+		{Name: "camel-properties", MountPath: "/etc/camel/application.properties", SubPath: "application.properties", ReadOnly: true},
+	}))
+}
+
+func TestDeploymentSelectsPodsByIntegrationOnly(t *testing.T) {
+	g := NewWithT(t)
+	a := mustDeployment(t, input(t, `{}`))
+	in := input(t, `{}`)
+	in.OperatorID = "tenant-b"
+	b := mustDeployment(t, in)
+
+	g.Expect(a.Spec.Selector).To(Equal(&metav1.LabelSelector{MatchLabels: map[string]string{camelv1.IntegrationLabel: "hello"}}))
+	g.Expect(b.Spec.Selector).To(Equal(a.Spec.Selector), "a move to another operator must not change the immutable selector")
+	g.Expect(b.Spec.Template.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "tenant-b"))
+	g.Expect(b.Spec.Template.Spec.Containers[0].Env[0]).To(Equal(corev1.EnvVar{Name: "CAMEL_OPERATOR_ID", Value: "tenant-b"}))
+}
+
+func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
+	cases := []struct {
+		name   string
+		traits string
+		change func(in *Input)
+		check  func(g Gomega, d *appsv1.Deployment)
+	}{
+		{name: "replicas come from the spec", traits: `{}`, change: func(in *Input) { in.Integration.Spec.Replicas = ptr(int32(4)) },
+			check: func(g Gomega, d *appsv1.Deployment) { g.Expect(*d.Spec.Replicas).To(Equal(int32(4))) }},
+		{name: "zero replicas are kept", traits: `{}`, change: func(in *Input) { in.Integration.Spec.Replicas = ptr(int32(0)) },
+			check: func(g Gomega, d *appsv1.Deployment) { g.Expect(*d.Spec.Replicas).To(BeZero()) }},
+		{name: "the default rolling update never lowers ready pods", traits: `{}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Strategy).To(Equal(appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr(intstr.FromInt32(0)), MaxSurge: ptr(intstr.FromString("25%"))}}))
+			}},
+		{name: "the deployment trait sets the strategy and the progress deadline",
+			traits: `{"deployment":{"strategy":"Recreate","progressDeadlineSeconds":60}}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Strategy).To(Equal(appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}))
+				g.Expect(*d.Spec.ProgressDeadlineSeconds).To(Equal(int32(60)))
+			}},
+		{name: "the container trait names the container and sets resources and pull policy",
+			traits: `{"container":{"name":"main","requestCPU":"100m","limitMemory":"1Gi","imagePullPolicy":"IfNotPresent"}}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				c := d.Spec.Template.Spec.Containers[0]
+				g.Expect(c.Name).To(Equal("main"))
+				g.Expect(c.ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
+				g.Expect(c.Resources).To(Equal(corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}))
+			}},
+		{name: "a container port is declared when container.port is set", traits: `{"container":{"port":8081,"portName":"web"}}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
+					{Name: "web", ContainerPort: 8081, Protocol: corev1.ProtocolTCP}}))
+			}},
+		{name: "an enabled service declares the default port", traits: `{"service":{"enabled":true}}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
+					{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}))
+			}},
+		{name: "the run command can be replaced", traits: `{}`, change: func(in *Input) { in.RunCommand = []string{"/run.sh"} },
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(Equal([]string{"/run.sh"}))
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input(t, tc.traits)
+			if tc.change != nil {
+				tc.change(&in)
+			}
+			tc.check(NewWithT(t), mustDeployment(t, in))
+		})
+	}
+}
+
+func TestDeploymentRefusesToRunWithoutAnImage(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{}`)
+	in.Image = ""
+	_, err := Deployment(in)
+	g.Expect(err).To(MatchError(ContainSubstring("integration hello: no image to run")))
+}
+
+func TestDeploymentAppliesThePodTemplate(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"container":{"requestCPU":"100m"}}`)
+	tpl := raw(`{"spec":{
+		"containers":[{"name":"integration","env":[{"name":"EXTRA","value":"1"}],
+			"resources":{"limits":{"memory":"512Mi"}}}],
+		"initContainers":[{"name":"wait","image":"busybox","command":["sleep","1"]}],
+		"nodeSelector":{"disk":"ssd"}}}`)
+	in.Integration.Spec.Template = &tpl
+
+	pod := mustDeployment(t, in).Spec.Template.Spec
+
+	g.Expect(pod.Containers).To(HaveLen(1))
+	main := pod.Containers[0]
+	g.Expect(main.Image).To(Equal("registry.local/kit@sha256:abc"), "the patch keeps what it does not set")
+	g.Expect(main.Env).To(ContainElements(
+		corev1.EnvVar{Name: "EXTRA", Value: "1"}, corev1.EnvVar{Name: "CAMEL_OPERATOR_ID", Value: "tenant-a"}))
+	g.Expect(main.Resources).To(Equal(corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}))
+	g.Expect(main.VolumeMounts).To(HaveLen(2))
+	g.Expect(pod.InitContainers).To(Equal([]corev1.Container{{Name: "wait", Image: "busybox", Command: []string{"sleep", "1"}}}))
+	g.Expect(pod.NodeSelector).To(Equal(map[string]string{"disk": "ssd"}))
+}
+
+func TestDeploymentTemplateErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		traits   string
+		template string
+		want     string
+	}{
+		{name: "a template that is not an object is refused", template: `["spec"]`,
+			want: `spec.template: must be an object with a spec, got ["spec"]`},
+		{name: "a template spec that is not an object is refused", template: `{"spec":"x"}`,
+			want: `spec.template.spec: must be an object (a pod spec), got "x"`},
+		{name: "containers that are not a list are refused, naming the field", template: `{"spec":{"containers":"abc"}}`,
+			want: "spec.template.spec.containers: must be a list, got string"},
+		{name: "a container image that is not a string is refused, naming the field",
+			template: `{"spec":{"containers":[{"name":"integration","image":5}]}}`,
+			want:     "spec.template.spec.containers.image: must be a string, got number"},
+		{name: "a template that sets the operator id of the main container is refused",
+			template: `{"spec":{"containers":[{"name":"integration","env":[{"name":"CAMEL_OPERATOR_ID","value":"tenant-b"}]}]}}`,
+			want:     "spec.template: must not set CAMEL_OPERATOR_ID on container integration"},
+		{name: "a template that deletes the renamed main container is refused", traits: `{"container":{"name":"main"}}`,
+			template: `{"spec":{"containers":[{"name":"main","$patch":"delete"}]}}`,
+			want:     "spec.template: must not remove container main"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			traits := tc.traits
+			if traits == "" {
+				traits = `{}`
+			}
+			in := input(t, traits)
+			tpl := raw(tc.template)
+			in.Integration.Spec.Template = &tpl
+			_, err := Deployment(in)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+		})
+	}
+}
+
+func TestDeploymentTemplateWithoutSpecChangesNothing(t *testing.T) {
+	g := NewWithT(t)
+	plain := mustDeployment(t, input(t, `{}`))
+	for _, tpl := range []string{`{}`, `null`, `{"metadata":{"labels":{"x":"y"}}}`, `{"spec":null}`} {
+		in := input(t, `{}`)
+		r := raw(tpl)
+		in.Integration.Spec.Template = &r
+		g.Expect(mustDeployment(t, in)).To(Equal(plain), "template %s", tpl)
+	}
+}

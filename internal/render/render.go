@@ -1,0 +1,137 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+// Package render builds the children of a Running integration, following Camel K's runtime
+// contract: a ConfigMap with the sources, flows and properties, a Deployment that mounts
+// it, and a Service when the integration exposes a port. Rendering is pure and
+// deterministic: the same Input gives byte-identical JSON, ready for server-side apply.
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// AppliedHashAnnotation holds Hash of a rendered child, computed before the annotation is
+// added, so that a reconciler can skip applying a child that has not changed.
+const AppliedHashAnnotation = "camel.apache.org/applied-hash"
+
+// The runtime contract: where the pod finds sources, flows and properties.
+const (
+	SourcesDir     = "/etc/camel/sources"
+	PropertiesPath = "/etc/camel/application.properties"
+	ConfDDir       = "/etc/camel/conf.d"
+	PropertiesKey  = "application.properties"
+	FlowsKey       = "flows.yaml"
+)
+
+// DefaultRunCommand is the run command of the default runtime image (Camel JBang style).
+var DefaultRunCommand = []string{"camel", "run", "--properties=" + PropertiesPath, "--source-dir=" + SourcesDir}
+
+// Input is everything the children depend on.
+type Input struct {
+	// Integration is the integration to render; its name, namespace and uid name the children.
+	Integration *camelv1.Integration
+	// Traits are the parsed traits, platform defaults merged.
+	Traits trait.Traits
+	// OperatorID is the owner's id, copied to every child's label and annotation.
+	OperatorID string
+	// Image is the image to run (the kit image or container.image).
+	Image string
+	// Digest is the integration's status digest; it goes into the env CAMEL_K_DIGEST.
+	Digest string
+	// RunCommand is the runtime's command; nil means DefaultRunCommand.
+	RunCommand []string
+}
+
+// ConfigMapName is the name of the ConfigMap holding an integration's sources.
+func ConfigMapName(integration string) string { return integration + "-camel" }
+
+// Selector is the pod selector of an integration's Deployment and Service. It holds the
+// integration label only: selectors are immutable, and the Deployment is updated in place
+// when the integration moves to another operator.
+func Selector(integration string) map[string]string {
+	return map[string]string{camelv1.IntegrationLabel: integration}
+}
+
+// Hash returns a short hash of the JSON of obj. obj must encode to JSON (Kubernetes
+// objects always do); Hash panics otherwise.
+func Hash(obj any) string {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(fmt.Sprintf("render: hash of a value that does not encode to JSON: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// check refuses an Input the children cannot be rendered from.
+func (in Input) check() error {
+	if in.Integration == nil {
+		return errors.New("render: no integration")
+	}
+	if in.Integration.Name == "" {
+		return errors.New("render: the integration has no name")
+	}
+	if in.OperatorID == "" {
+		return fmt.Errorf("render: integration %s: no operator id", in.Integration.Name)
+	}
+	return nil
+}
+
+// labels are the labels of every child and of the pods.
+func (in Input) labels() map[string]string {
+	return map[string]string{
+		camelv1.IntegrationLabel: in.Integration.Name,
+		camelv1.OperatorIDLabel:  in.OperatorID,
+	}
+}
+
+// objectMeta is the metadata of a child named name: labels, the operator id annotation
+// and a controller reference to the integration.
+func (in Input) objectMeta(name string) metav1.ObjectMeta {
+	it := in.Integration
+	return metav1.ObjectMeta{
+		Name:        name,
+		Namespace:   it.Namespace,
+		Labels:      in.labels(),
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: in.OperatorID},
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion:         camelv1.GroupVersion.String(),
+			Kind:               "Integration",
+			Name:               it.Name,
+			UID:                it.UID,
+			Controller:         ptr(true),
+			BlockOwnerDeletion: ptr(true),
+		}},
+	}
+}
+
+// runCommand is the command of the main container.
+func (in Input) runCommand() []string {
+	if in.RunCommand == nil {
+		return slices.Clone(DefaultRunCommand)
+	}
+	return slices.Clone(in.RunCommand)
+}
+
+// stampHash sets AppliedHashAnnotation on a rendered child, hashing it first.
+func stampHash(obj metav1.Object) {
+	h := Hash(obj)
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AppliedHashAnnotation] = h
+	obj.SetAnnotations(annotations)
+}
+
+func ptr[T any](v T) *T { return &v }

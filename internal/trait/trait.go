@@ -1,0 +1,126 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+// Package trait reads the Camel K traits Caravan acts on (container, camel, environment,
+// service, deployment, mount) from the trait trees of an Integration or a platform, with
+// Camel K's field names. Other traits, and unknown fields of the traits read here, are
+// ignored: the API keeps them as written. A present field with a wrong type or an invalid
+// value is an error naming the trait, the field and what is expected.
+package trait
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// DefaultPort is the container port used when the service trait is enabled and the
+// container trait sets no port.
+const DefaultPort int32 = 8080
+
+// Traits are the parsed traits Caravan acts on. Build them with Parse; the zero value
+// reads like an integration without traits (every accessor returns its default).
+type Traits struct {
+	Container   Container
+	Camel       Camel
+	Environment Environment
+	Service     Service
+	Deployment  Deployment
+	Mount       Mount
+}
+
+// Parse reads the traits Caravan acts on. It returns every field error, joined; on error
+// the returned Traits are the zero value.
+func Parse(t camelv1.Traits) (Traits, error) {
+	var out Traits
+	var errs []error
+	read := func(name string, parse func(*object)) {
+		o := open(t, name)
+		if len(o.errs) == 0 {
+			parse(o)
+		}
+		errs = append(errs, o.errs...)
+	}
+	read("container", func(o *object) { out.Container = parseContainer(o) })
+	read("camel", func(o *object) { out.Camel = parseCamel(o) })
+	read("environment", func(o *object) { out.Environment = parseEnvironment(o) })
+	read("service", func(o *object) { out.Service = parseService(o) })
+	read("deployment", func(o *object) { out.Deployment = parseDeployment(o) })
+	read("mount", func(o *object) { out.Mount = parseMount(o) })
+	if err := errors.Join(errs...); err != nil {
+		return Traits{}, err
+	}
+	return out, nil
+}
+
+// ContainerPort is the port the main container exposes: container.port, else DefaultPort
+// when service.enabled is true, else 0 (no port).
+func (t Traits) ContainerPort() int32 {
+	if p := t.Container.Port(); p != 0 {
+		return p
+	}
+	if e := t.Service.Enabled(); e != nil && *e {
+		return DefaultPort
+	}
+	return 0
+}
+
+// ExposesService tells whether the integration gets a Service: it exposes a port and the
+// service trait is not disabled.
+func (t Traits) ExposesService() bool {
+	e := t.Service.Enabled()
+	return t.ContainerPort() != 0 && (e == nil || *e)
+}
+
+// Merge layers integration traits over platform defaults. For a trait set on both sides
+// the integration's top-level keys replace the platform's, key by key (a shallow merge);
+// a trait that is not an object on either side is taken from the integration as written.
+// The inputs are not modified.
+func Merge(platform, integration camelv1.Traits) camelv1.Traits {
+	if len(platform) == 0 && len(integration) == 0 {
+		return nil
+	}
+	out := make(camelv1.Traits, len(platform)+len(integration))
+	for name, raw := range platform {
+		out[name] = cloneRaw(raw)
+	}
+	for _, name := range slices.Sorted(maps.Keys(integration)) {
+		over := integration[name]
+		base, ok := out[name]
+		switch {
+		case !ok:
+			out[name] = cloneRaw(over)
+		case len(over.Raw) == 0 || isNull(over.Raw):
+			// An empty integration trait keeps the platform's defaults.
+		default:
+			out[name] = mergeObject(base, over)
+		}
+	}
+	return out
+}
+
+// mergeObject returns base with the top-level keys of over replacing its own.
+func mergeObject(base, over camelv1.RawObject) camelv1.RawObject {
+	var b, o map[string]json.RawMessage
+	if json.Unmarshal(base.Raw, &b) != nil || json.Unmarshal(over.Raw, &o) != nil || b == nil || o == nil {
+		return cloneRaw(over)
+	}
+	maps.Copy(b, o)
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return cloneRaw(over)
+	}
+	return rawObject(raw)
+}
+
+func cloneRaw(r camelv1.RawObject) camelv1.RawObject {
+	return rawObject(slices.Clone(r.Raw))
+}
+
+func rawObject(raw []byte) camelv1.RawObject {
+	var r camelv1.RawObject
+	r.Raw = raw
+	return r
+}

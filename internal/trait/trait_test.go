@@ -1,0 +1,192 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package trait
+
+import (
+	"encoding/json"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// traits reads a spec.traits tree written as JSON.
+func traits(t *testing.T, s string) camelv1.Traits {
+	t.Helper()
+	var out camelv1.Traits
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		t.Fatalf("bad test traits %s: %v", s, err)
+	}
+	return out
+}
+
+func TestParseReadsValidTraits(t *testing.T) {
+	cases := []struct {
+		name   string
+		traits string
+		check  func(g Gomega, tr Traits)
+	}{
+		{name: "no traits read as defaults", traits: `{}`, check: func(g Gomega, tr Traits) {
+			g.Expect(tr.Container.Image()).To(BeEmpty())
+			g.Expect(tr.Container.Name()).To(Equal("integration"))
+			g.Expect(tr.Container.PortName()).To(Equal("http"))
+			g.Expect(tr.Container.ServicePort()).To(Equal(int32(80)))
+			g.Expect(tr.Container.ServicePortName()).To(Equal("http"))
+			g.Expect(tr.Container.Resources()).To(Equal(corev1.ResourceRequirements{}))
+			g.Expect(tr.ContainerPort()).To(BeZero())
+			g.Expect(tr.ExposesService()).To(BeFalse())
+			g.Expect(tr.Service.Type()).To(Equal(corev1.ServiceTypeClusterIP))
+			g.Expect(tr.Deployment.Strategy().RollingUpdate.MaxUnavailable).To(Equal(ptr(intstr.FromInt32(0))))
+			g.Expect(tr.Deployment.Strategy().RollingUpdate.MaxSurge).To(Equal(ptr(intstr.FromString("25%"))))
+		}},
+		{name: "every container field is read", traits: `{"container":{"image":"quay.io/a/b:1","name":"main","port":8081,
+			"portName":"web","servicePort":8443,"servicePortName":"https","requestCPU":"250m","requestMemory":"256Mi",
+			"limitCPU":"1","limitMemory":"1Gi","imagePullPolicy":"Always"}}`, check: func(g Gomega, tr Traits) {
+			c := tr.Container
+			g.Expect([]any{c.Image(), c.Name(), c.Port(), c.PortName(), c.ServicePort(), c.ServicePortName(), c.ImagePullPolicy()}).
+				To(Equal([]any{"quay.io/a/b:1", "main", int32(8081), "web", int32(8443), "https", corev1.PullAlways}))
+			g.Expect(c.Resources().Requests).To(Equal(corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")}))
+			g.Expect(c.Resources().Limits).To(Equal(corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}))
+			g.Expect(tr.ContainerPort()).To(Equal(int32(8081)))
+			g.Expect(tr.ExposesService()).To(BeTrue())
+		}},
+		{name: "a disabled container trait reads as defaults, without checking its fields",
+			traits: `{"container":{"enabled":false,"image":"x","port":"abc"}}`, check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Container.Image()).To(BeEmpty())
+				g.Expect(tr.Container.Port()).To(BeZero())
+			}},
+		{name: "unknown keys and unknown traits are ignored", traits: `{"container":{"probesEnabled":true,"auto":"x"},
+			"camel":{"foo":[1]},"jvm":{"options":["-Xmx1g"]},"builder":{"tasks":1},"addons":{"custom":{"a":1}},
+			"prometheus":{"enabled":"yes"},"health":7}`, check: func(g Gomega, tr Traits) {
+			g.Expect(tr.Container.Name()).To(Equal("integration"))
+		}},
+		{name: "null fields read as unset", traits: `{"container":{"port":null,"image":null}}`, check: func(g Gomega, tr Traits) {
+			g.Expect(tr.Container.Port()).To(BeZero())
+		}},
+		{name: "camel properties and runtime version are kept in order", traits: `{"camel":{"properties":["b=2","a=1","c="],
+			"runtimeVersion":"4.8.0"}}`, check: func(g Gomega, tr Traits) {
+			g.Expect(tr.Camel.Properties()).To(Equal([]string{"b=2", "a=1", "c="}))
+			g.Expect(tr.Camel.RuntimeVersion()).To(Equal("4.8.0"))
+		}},
+		{name: "environment vars keep their order and a repeated name keeps its last value",
+			traits: `{"environment":{"vars":["B=2","A=x=y","B=3","EMPTY="]}}`, check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Environment.Vars()).To(Equal([]corev1.EnvVar{{Name: "B", Value: "3"}, {Name: "A", Value: "x=y"}, {Name: "EMPTY"}}))
+			}},
+		{name: "an enabled service without a container port exposes port 8080", traits: `{"service":{"enabled":true,"type":"NodePort"}}`,
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.ContainerPort()).To(Equal(DefaultPort))
+				g.Expect(tr.ExposesService()).To(BeTrue())
+				g.Expect(tr.Service.Type()).To(Equal(corev1.ServiceTypeNodePort))
+			}},
+		{name: "a disabled service hides a container port", traits: `{"container":{"port":8080},"service":{"enabled":false}}`,
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.ContainerPort()).To(Equal(int32(8080)))
+				g.Expect(tr.ExposesService()).To(BeFalse())
+			}},
+		{name: "the deployment trait sets the rolling update and the progress deadline", traits: `{"deployment":{"enabled":true,
+			"progressDeadlineSeconds":120,"rollingUpdateMaxUnavailable":"50%","rollingUpdateMaxSurge":2}}`,
+			check: func(g Gomega, tr Traits) {
+				s := tr.Deployment.Strategy()
+				g.Expect(s.Type).To(Equal(appsv1.RollingUpdateDeploymentStrategyType))
+				g.Expect(*s.RollingUpdate.MaxUnavailable).To(Equal(intstr.FromString("50%")))
+				g.Expect(*s.RollingUpdate.MaxSurge).To(Equal(intstr.FromInt32(2)))
+				g.Expect(tr.Deployment.ProgressDeadlineSeconds()).To(Equal(ptr(int32(120))))
+			}},
+		{name: "the recreate strategy has no rolling update", traits: `{"deployment":{"strategy":"Recreate"}}`,
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Deployment.Strategy()).To(Equal(appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}))
+			}},
+		{name: "mount lists are kept as written", traits: `{"mount":{"configs":["configmap:a"],"resources":["secret:b"],"volumes":["pvc:/data"]}}`,
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Mount.Configs()).To(Equal([]string{"configmap:a"}))
+				g.Expect(tr.Mount.Resources()).To(Equal([]string{"secret:b"}))
+				g.Expect(tr.Mount.Volumes()).To(Equal([]string{"pvc:/data"}))
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tr, err := Parse(traits(t, tc.traits))
+			g.Expect(err).NotTo(HaveOccurred())
+			tc.check(g, tr)
+		})
+	}
+}
+
+func TestParseRejectsInvalidFields(t *testing.T) {
+	cases := []struct {
+		name   string
+		traits string
+		want   []string
+	}{
+		{name: "a port that is not a number names the trait, the field and what is expected",
+			traits: `{"container":{"port":"abc"}}`, want: []string{`trait container.port: must be an integer between 1 and 65535, got "abc"`}},
+		{name: "a port out of range is refused", traits: `{"container":{"port":70000}}`,
+			want: []string{`trait container.port: must be an integer between 1 and 65535, got 70000`}},
+		{name: "a fractional port is refused", traits: `{"container":{"servicePort":80.5}}`,
+			want: []string{`trait container.servicePort: must be an integer between 1 and 65535, got 80.5`}},
+		{name: "a trait that is not an object is refused", traits: `{"container":"quay.io/a/b"}`,
+			want: []string{`trait container: must be an object, got "quay.io/a/b"`}},
+		{name: "an image that is not a string is refused", traits: `{"container":{"image":["a"]}}`,
+			want: []string{`trait container.image: must be a string, got ["a"]`}},
+		{name: "bad quantities are refused, each one", traits: `{"container":{"requestCPU":"lots","limitMemory":"1GB!"}}`,
+			want: []string{`trait container.requestCPU: must be a quantity such as "500m" or "1Gi", got "lots"`,
+				`trait container.limitMemory: must be a quantity such as "500m" or "1Gi", got "1GB!"`}},
+		{name: "an unknown pull policy is refused", traits: `{"container":{"imagePullPolicy":"Sometimes"}}`,
+			want: []string{`trait container.imagePullPolicy: must be one of Always, IfNotPresent, Never, got "Sometimes"`}},
+		{name: "a container name that is not a DNS label is refused", traits: `{"container":{"name":"Main_1"}}`,
+			want: []string{`trait container.name: must be a DNS-1123 label`}},
+		{name: "a port name that is too long is refused", traits: `{"container":{"portName":"a-very-long-port-name"}}`,
+			want: []string{`trait container.portName: must be a port name`}},
+		{name: "enabled that is not a boolean is refused", traits: `{"service":{"enabled":"yes"}}`,
+			want: []string{`trait service.enabled: must be true or false, got "yes"`}},
+		{name: "an env entry without = is refused", traits: `{"environment":{"vars":["A=1","FOO"]}}`,
+			want: []string{`trait environment.vars[1]: must be NAME=value with a valid variable name, got "FOO"`}},
+		{name: "an env entry without a name is refused", traits: `{"environment":{"vars":["=x"]}}`,
+			want: []string{`trait environment.vars[0]: must be NAME=value`}},
+		{name: "an env entry that sets an operator variable is refused", traits: `{"environment":{"vars":["CAMEL_OPERATOR_ID=b"]}}`,
+			want: []string{`trait environment.vars[0]: must not set CAMEL_OPERATOR_ID, which the operator sets, got "CAMEL_OPERATOR_ID=b"`}},
+		{name: "env vars that are not a list of strings are refused", traits: `{"environment":{"vars":"A=1"}}`,
+			want: []string{`trait environment.vars: must be a list of strings, got "A=1"`}},
+		{name: "a property without = is refused", traits: `{"camel":{"properties":["a=1","b"]}}`,
+			want: []string{`trait camel.properties[1]: must be key=value, got "b"`}},
+		{name: "an unknown service type is refused", traits: `{"service":{"type":"ExternalName"}}`,
+			want: []string{`trait service.type: must be one of ClusterIP, NodePort, LoadBalancer, got "ExternalName"`}},
+		{name: "a disabled deployment trait is refused", traits: `{"deployment":{"enabled":false}}`,
+			want: []string{"the deployment trait cannot be disabled: Caravan runs integrations as Deployments"}},
+		{name: "an unknown strategy is refused", traits: `{"deployment":{"strategy":"BlueGreen"}}`,
+			want: []string{`trait deployment.strategy: must be one of RollingUpdate, Recreate, got "BlueGreen"`}},
+		{name: "a surge that is neither a number nor a percentage is refused", traits: `{"deployment":{"rollingUpdateMaxSurge":"half"}}`,
+			want: []string{`trait deployment.rollingUpdateMaxSurge: must be a non-negative integer or a percentage such as "25%", got "half"`}},
+		{name: "a zero surge with the default zero unavailability is refused", traits: `{"deployment":{"rollingUpdateMaxSurge":"0%"}}`,
+			want: []string{"trait deployment: rollingUpdateMaxSurge and rollingUpdateMaxUnavailable cannot both be 0"}},
+		{name: "more than 100% unavailable is refused", traits: `{"deployment":{"rollingUpdateMaxUnavailable":"150%"}}`,
+			want: []string{"trait deployment.rollingUpdateMaxUnavailable: must not be more than 100%"}},
+		{name: "a zero progress deadline is refused", traits: `{"deployment":{"progressDeadlineSeconds":0}}`,
+			want: []string{"trait deployment.progressDeadlineSeconds: must be an integer between 1 and 2147483647, got 0"}},
+		{name: "mount configs that are not a list are refused", traits: `{"mount":{"configs":{"a":1}}}`,
+			want: []string{`trait mount.configs: must be a list of strings, got {"a":1}`}},
+		{name: "errors of several traits are all reported", traits: `{"container":{"port":"abc","limitCPU":"x"},"service":{"type":"X"}}`,
+			want: []string{"trait container.port:", "trait container.limitCPU:", "trait service.type:"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tr, err := Parse(traits(t, tc.traits))
+			g.Expect(err).To(HaveOccurred())
+			for _, want := range tc.want {
+				g.Expect(err.Error()).To(ContainSubstring(want))
+			}
+			g.Expect(tr).To(Equal(Traits{}))
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,125 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package trait
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Service is the service trait.
+type Service struct {
+	enabled     *bool
+	serviceType corev1.ServiceType
+}
+
+func parseService(o *object) Service {
+	return Service{
+		enabled: o.boolean("enabled"),
+		serviceType: corev1.ServiceType(o.oneOf("type",
+			string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeNodePort), string(corev1.ServiceTypeLoadBalancer))),
+	}
+}
+
+// Enabled is service.enabled: nil when unset.
+func (s Service) Enabled() *bool {
+	if s.enabled == nil {
+		return nil
+	}
+	v := *s.enabled
+	return &v
+}
+
+// Type is the Service type, ClusterIP by default.
+func (s Service) Type() corev1.ServiceType {
+	if s.serviceType == "" {
+		return corev1.ServiceTypeClusterIP
+	}
+	return s.serviceType
+}
+
+// Default rolling update of the Deployment: never lower the number of ready pods, so a
+// handover to another operator keeps the integration serving.
+var (
+	DefaultMaxUnavailable = intstr.FromInt32(0)
+	DefaultMaxSurge       = intstr.FromString("25%")
+)
+
+// Deployment is the deployment trait. It cannot be disabled.
+type Deployment struct {
+	progressDeadlineSeconds *int32
+	strategy                appsv1.DeploymentStrategyType
+	maxUnavailable          *intstr.IntOrString
+	maxSurge                *intstr.IntOrString
+}
+
+func parseDeployment(o *object) Deployment {
+	if o.disabled() {
+		o.errs = append(o.errs, errors.New("trait deployment.enabled: the deployment trait cannot be disabled: Caravan runs integrations as Deployments"))
+	}
+	d := Deployment{
+		strategy: appsv1.DeploymentStrategyType(o.oneOf("strategy",
+			string(appsv1.RollingUpdateDeploymentStrategyType), string(appsv1.RecreateDeploymentStrategyType))),
+		maxUnavailable: o.intOrPercent("rollingUpdateMaxUnavailable"),
+		maxSurge:       o.intOrPercent("rollingUpdateMaxSurge"),
+	}
+	if n := o.integer("progressDeadlineSeconds", 1, math.MaxInt32); n != nil {
+		v := int32(*n)
+		d.progressDeadlineSeconds = &v
+	}
+	if u := d.maxUnavailable; u != nil && u.Type == intstr.String && percent(*u) > 100 {
+		raw, _ := o.value("rollingUpdateMaxUnavailable")
+		o.fail("rollingUpdateMaxUnavailable", "must not be more than 100%", raw)
+	}
+	if s := d.Strategy(); s.RollingUpdate != nil && isZero(*s.RollingUpdate.MaxSurge) && isZero(*s.RollingUpdate.MaxUnavailable) {
+		o.errs = append(o.errs, errors.New("trait deployment: rollingUpdateMaxSurge and rollingUpdateMaxUnavailable cannot both be 0"))
+	}
+	return d
+}
+
+// ProgressDeadlineSeconds is deployment.progressDeadlineSeconds, nil when unset.
+func (d Deployment) ProgressDeadlineSeconds() *int32 {
+	if d.progressDeadlineSeconds == nil {
+		return nil
+	}
+	v := *d.progressDeadlineSeconds
+	return &v
+}
+
+// Strategy is the Deployment strategy: RollingUpdate with DefaultMaxUnavailable and
+// DefaultMaxSurge unless the trait says otherwise.
+func (d Deployment) Strategy() appsv1.DeploymentStrategy {
+	if d.strategy == appsv1.RecreateDeploymentStrategyType {
+		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	}
+	unavailable, surge := DefaultMaxUnavailable, DefaultMaxSurge
+	if d.maxUnavailable != nil {
+		unavailable = *d.maxUnavailable
+	}
+	if d.maxSurge != nil {
+		surge = *d.maxSurge
+	}
+	return appsv1.DeploymentStrategy{
+		Type:          appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &unavailable, MaxSurge: &surge},
+	}
+}
+
+func isZero(v intstr.IntOrString) bool {
+	if v.Type == intstr.Int {
+		return v.IntVal == 0
+	}
+	return percent(v) == 0
+}
+
+// percent reads a validated percent string ("25%").
+func percent(v intstr.IntOrString) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	return n
+}

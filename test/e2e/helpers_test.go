@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+const (
+	// testImage is what the integrations run; kwok never pulls it.
+	testImage = "example/camel-app:1.0"
+	timeout   = 90 * time.Second
+	poll      = 200 * time.Millisecond
+)
+
+// newIntegration is a timer-to-log flow on a pre-built image, assigned to
+// operatorID ("" leaves it unassigned).
+func newIntegration(ns, name, operatorID string, replicas int32) *camelv1.Integration {
+	flow := map[string]any{"from": map[string]any{
+		"uri":   "timer:tick",
+		"steps": []any{map[string]any{"to": "log:info"}},
+	}}
+	raw, _ := json.Marshal(flow)
+	container, _ := json.Marshal(map[string]any{"image": testImage})
+	it := &camelv1.Integration{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: camelv1.IntegrationSpec{
+			Replicas: ptr.To(replicas),
+			Flows:    []camelv1.RawObject{{JSON: apiextensionsv1.JSON{Raw: raw}}},
+			Traits:   camelv1.Traits{"container": {JSON: apiextensionsv1.JSON{Raw: container}}},
+		},
+	}
+	if operatorID != "" {
+		it.Annotations = map[string]string{camelv1.OperatorIDAnnotation: operatorID}
+	}
+	return it
+}
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := env.Client.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+// reassign changes the operator-id annotation, as `kubectl annotate
+// --overwrite` does: a merge patch of the annotation only.
+func reassign(t *testing.T, it *camelv1.Integration, operatorID string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, operatorID)
+	err := env.Client.Patch(context.Background(), it, client.RawPatch(types.MergePatchType, []byte(patch)))
+	if err != nil {
+		t.Fatalf("reassigning %s to %s: %v", it.Name, operatorID, err)
+	}
+}
+
+func getIntegration(key client.ObjectKey) (*camelv1.Integration, error) {
+	it := &camelv1.Integration{}
+	return it, env.Client.Get(context.Background(), key, it)
+}
+
+func getDeployment(key client.ObjectKey) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	return d, env.Client.Get(context.Background(), key, d)
+}
+
+// runningUnder checks that the integration is Running, owned by
+// operatorID, and that its Deployment runs pods of that operator, all
+// updated and ready.
+func runningUnder(key client.ObjectKey, operatorID string) error {
+	it, err := getIntegration(key)
+	if err != nil {
+		return err
+	}
+	if it.Status.Phase != camelv1.IntegrationPhaseRunning || it.Status.Ownership.Owner != operatorID {
+		return fmt.Errorf("integration %s: phase %q, owner %q, conditions %v", key, it.Status.Phase, it.Status.Ownership.Owner, it.Status.Conditions)
+	}
+	d, err := getDeployment(key)
+	if err != nil {
+		return err
+	}
+	if got := envValue(d, "CAMEL_OPERATOR_ID"); got != operatorID {
+		return fmt.Errorf("deployment %s runs pods of operator %q", key, got)
+	}
+	if d.Labels[camelv1.OperatorIDLabel] != operatorID {
+		return fmt.Errorf("deployment %s is labelled for %q", key, d.Labels[camelv1.OperatorIDLabel])
+	}
+	want := *it.Spec.Replicas
+	if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want {
+		return fmt.Errorf("deployment %s: %d updated, %d ready of %d", key, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, want)
+	}
+	return nil
+}
+
+func envValue(d *appsv1.Deployment, name string) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == name {
+				return e.Value
+			}
+		}
+	}
+	return ""
+}
+
+func waitRunningUnder(t *testing.T, key client.ObjectKey, operatorID string) {
+	t.Helper()
+	NewWithT(t).Eventually(func() error { return runningUnder(key, operatorID) }, timeout, poll).Should(Succeed())
+}
+
+func waitReady(t *testing.T, ops ...*harness.Operator) {
+	t.Helper()
+	for _, op := range ops {
+		NewWithT(t).Eventually(func() bool { ok, _ := op.Ready(); return ok }, timeout, poll).Should(BeTrue(),
+			"operator %s in %s never became ready", op.ID, op.Namespace)
+	}
+}
+
+// readyPodWatch samples, until stopped, the number of ready pods of an
+// integration that are not being deleted, and keeps the minimum.
+type readyPodWatch struct {
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	min  int
+	n    int
+}
+
+func watchReadyPods(ns, integration string) *readyPodWatch {
+	w := &readyPodWatch{stop: make(chan struct{}), done: make(chan struct{}), min: 1 << 30}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			pods := &corev1.PodList{}
+			err := env.Client.List(context.Background(), pods, client.InNamespace(ns),
+				client.MatchingLabels{camelv1.IntegrationLabel: integration})
+			if err != nil {
+				continue
+			}
+			ready := 0
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp == nil && podReady(&p) {
+					ready++
+				}
+			}
+			w.mu.Lock()
+			w.min, w.n = min(w.min, ready), w.n+1
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// Samples is the number of samples taken so far.
+func (w *readyPodWatch) Samples() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// Stop ends the sampling and returns the minimum and the sample count.
+func (w *readyPodWatch) Stop() (minimum, samples int) {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.min, w.n
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// metric reads one figure from an operator's metrics, or -1 when absent.
+func metric(op *harness.Operator, name string, labels ...string) float64 {
+	v, ok := op.Metric(name, labels...)
+	if !ok {
+		return -1
+	}
+	return v
+}
