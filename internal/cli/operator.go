@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2/textlogger"
@@ -21,7 +20,7 @@ import (
 
 // OperatorOptions are the options of `caravan operator`.
 type OperatorOptions struct {
-	ConfigFlags *genericclioptions.ConfigFlags
+	Kube *KubeFlags
 
 	IDFlag            string
 	Default           bool
@@ -41,9 +40,9 @@ type OperatorOptions struct {
 	genericiooptions.IOStreams
 }
 
-func newCmdOperator(streams genericiooptions.IOStreams) *cobra.Command {
+func newCmdOperator(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &OperatorOptions{
-		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		Kube:        kube,
 		MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElect: true,
 		HeartbeatInterval: 10 * time.Second, IOStreams: streams,
 	}
@@ -72,7 +71,6 @@ context.`,
 			return o.Run(cmd.Context())
 		},
 	}
-	o.ConfigFlags.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.IDFlag, "operator-id", "x", "", "the operator id (default $OPERATOR_ID, $KAMEL_OPERATOR_ID or camel-k)")
 	cmd.Flags().BoolVar(&o.Default, "default", false, "register as the default operator, which adopts resources that name no operator, when the registration does not exist yet (default true for camel-k)")
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
@@ -96,17 +94,14 @@ func (o *OperatorOptions) Complete() error {
 	if o.HeartbeatInterval < time.Second || o.HeartbeatInterval > 30*time.Second {
 		return fmt.Errorf("--heartbeat-interval must be between 1s and 30s, got %s", o.HeartbeatInterval)
 	}
-	o.namespace = firstNonEmpty(*o.ConfigFlags.Namespace, os.Getenv("NAMESPACE"), os.Getenv("POD_NAMESPACE"))
+	o.namespace = firstNonEmpty(*o.Kube.ConfigFlags.Namespace, os.Getenv("NAMESPACE"), os.Getenv("POD_NAMESPACE"))
 	if o.namespace == "" {
-		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-		if err != nil {
-			return fmt.Errorf("finding the operator namespace (use --namespace): %w", err)
+		if o.namespace, err = o.Kube.Namespace(); err != nil {
+			return err
 		}
-		o.namespace = ns
 	}
-	o.config, err = o.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return fmt.Errorf("loading the cluster configuration: %w", err)
+	if o.config, err = o.Kube.RESTConfig(); err != nil {
+		return err
 	}
 	o.config.QPS, o.config.Burst = 100, 200
 	return nil

@@ -23,11 +23,13 @@ camel.apache.org/operator.id annotation names it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	kube := NewKubeFlags()
+	kube.AddFlags(root.PersistentFlags())
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(
 		local.NewCmdLocal(streams),
-		newCmdOperator(streams),
+		newCmdOperator(kube, streams),
 		newCmdVersion(streams),
 	)
 	return root

@@ -12,6 +12,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/controller/integration"
 	"github.com/caravan-dev/caravan/internal/controller/integrationkit"
@@ -65,6 +66,10 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		Client: direct, Reader: metaCache, OperatorID: o.ID, IsDefault: reg.IsDefault,
 	}); err != nil {
 		return fmt.Errorf("mirror controller: %w", err)
+	}
+	// Registrations are few; the orphan count reads them from the cache.
+	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {
+		return fmt.Errorf("watching registrations: %w", err)
 	}
 	return ctrlmetrics.Registry.Register(metrics.NewShareCollector(mgr.GetCache(), metaCache, o.ID, reg.IsDefault))
 }

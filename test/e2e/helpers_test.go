@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,10 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -22,34 +18,12 @@ import (
 )
 
 const (
-	// testImage is what the integrations run; kwok never pulls it.
-	testImage = "example/camel-app:1.0"
-	timeout   = 90 * time.Second
-	poll      = 200 * time.Millisecond
+	timeout = 90 * time.Second
+	poll    = 200 * time.Millisecond
 )
 
-// newIntegration is a timer-to-log flow on a pre-built image, assigned to
-// operatorID ("" leaves it unassigned).
-func newIntegration(ns, name, operatorID string, replicas int32) *camelv1.Integration {
-	flow := map[string]any{"from": map[string]any{
-		"uri":   "timer:tick",
-		"steps": []any{map[string]any{"to": "log:info"}},
-	}}
-	raw, _ := json.Marshal(flow)
-	container, _ := json.Marshal(map[string]any{"image": testImage})
-	it := &camelv1.Integration{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: camelv1.IntegrationSpec{
-			Replicas: ptr.To(replicas),
-			Flows:    []camelv1.RawObject{{JSON: apiextensionsv1.JSON{Raw: raw}}},
-			Traits:   camelv1.Traits{"container": {JSON: apiextensionsv1.JSON{Raw: container}}},
-		},
-	}
-	if operatorID != "" {
-		it.Annotations = map[string]string{camelv1.OperatorIDAnnotation: operatorID}
-	}
-	return it
-}
+// newIntegration is harness.NewIntegration.
+var newIntegration = harness.NewIntegration
 
 func create(t *testing.T, obj client.Object) {
 	t.Helper()

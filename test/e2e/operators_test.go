@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,6 +170,21 @@ func TestDefaultOperatorAdoptsUnassignedIntegrations(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, "camel-k"))
 	g.Expect(got.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "camel-k"))
+
+	t.Log("the default operator's metrics count what it owns and what no registered operator owns")
+	create(t, newIntegration(apps, "for-nobody", "nobody-runs-this", 1))
+	g.Expect(def.Healthy()).To(BeTrue())
+	g.Eventually(func() []float64 {
+		return []float64{
+			metric(def, "caravan_owned_resources", `kind="Integration"`),
+			metric(def, "caravan_unregistered_operator_resources", `kind="Integration"`),
+			metric(def, "camel_k_integration_first_readiness_seconds_count"),
+		}
+	}, timeout, poll).Should(Equal([]float64{1, 1, 1}))
+	g.Expect(metric(def, "camel_k_reconciliation_duration_seconds_count", `operator_id="camel-k"`, `kind="Integration"`)).
+		To(BeNumerically(">=", 1))
+	_, reportsOrphans := other.Metric("caravan_unregistered_operator_resources")
+	g.Expect(reportsOrphans).To(BeFalse(), "only the default operator counts unregistered ids")
 }
 
 // TestOperatorsShareANamespace: two operators with different ids in one
@@ -256,4 +274,27 @@ func TestDuplicateOperatorIDIsRefused(t *testing.T) {
 	waitRunningUnder(t, client.ObjectKeyFromObject(it), "dup")
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), d)).To(Succeed())
 	g.Expect(d.Generation).To(Equal(generation), "a takeover by the same id must not redeploy")
+}
+
+// TestAnInvalidOperatorIDStopsTheOperatorAtStart, whether it comes from
+// the flag or from the environment.
+func TestAnInvalidOperatorIDStopsTheOperatorAtStart(t *testing.T) {
+	g := NewWithT(t)
+	kubeconfig := env.Kubeconfig(t, "someone", "system:masters")
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{args: []string{"--operator-id", "Tenant_A"}, want: `--operator-id: invalid operator id "Tenant_A"`},
+		{env: "OPERATOR_ID=tenant.a", want: `OPERATOR_ID: invalid operator id "tenant.a"`},
+		{env: "KAMEL_OPERATOR_ID=" + strings.Repeat("x", 64), want: "at most 63 characters"},
+	} {
+		cmd := exec.Command(caravanBin, append([]string{"operator", "--kubeconfig", kubeconfig, "-n", "default"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), tc.env)
+		out, err := cmd.CombinedOutput()
+		g.Expect(err).To(HaveOccurred(), "the operator started with %v %s", tc.args, tc.env)
+		g.Expect(string(out)).To(ContainSubstring(tc.want))
+		g.Expect(string(out)).To(ContainSubstring("DNS-1123 label"))
+	}
 }

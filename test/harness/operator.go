@@ -120,6 +120,16 @@ func (o *Operator) Running() bool {
 	}
 }
 
+// Healthy reports whether the operator's /healthz answers 200.
+func (o *Operator) Healthy() bool {
+	resp, err := http.Get(strings.TrimSuffix(o.ReadyzURL, "/readyz") + "/healthz")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
 // Ready reports whether the operator's /readyz answers 200, and its body.
 func (o *Operator) Ready() (bool, string) {
 	resp, err := http.Get(o.ReadyzURL + "?verbose")

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/scheme"
+)
+
+// KubeFlags are the kubectl flags every cluster command shares
+// (--kubeconfig, --context, -n/--namespace, ...), registered once on the
+// root command.
+type KubeFlags struct {
+	*genericclioptions.ConfigFlags
+}
+
+// NewKubeFlags returns the flags with kubectl's defaults.
+func NewKubeFlags() *KubeFlags {
+	return &KubeFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}
+}
+
+// RESTConfig loads the client configuration.
+func (f *KubeFlags) RESTConfig() (*rest.Config, error) {
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the cluster configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// Client returns a client with Caravan's scheme.
+func (f *KubeFlags) Client() (client.Client, error) {
+	cfg, err := f.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	return c, nil
+}
+
+// Namespace is -n, else the kubeconfig context's namespace, else default.
+func (f *KubeFlags) Namespace() (string, error) {
+	ns, _, err := f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("finding the namespace: %w", err)
+	}
+	return ns, nil
+}

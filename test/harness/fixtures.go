@@ -1,0 +1,43 @@
+package harness
+
+import (
+	"encoding/json"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// TestImage is the image test integrations run; kwok never pulls it.
+const TestImage = "example/camel-app:1.0"
+
+// NewIntegration is a timer-to-log flow on TestImage, assigned to
+// operatorID ("" leaves it unassigned).
+func NewIntegration(ns, name, operatorID string, replicas int32) *camelv1.Integration {
+	it := &camelv1.Integration{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: camelv1.IntegrationSpec{
+			Replicas: ptr.To(replicas),
+			Flows: []camelv1.RawObject{Raw(map[string]any{"from": map[string]any{
+				"uri":   "timer:tick",
+				"steps": []any{map[string]any{"to": "log:info"}},
+			}})},
+			Traits: camelv1.Traits{"container": Raw(map[string]any{"image": TestImage})},
+		},
+	}
+	if operatorID != "" {
+		it.Annotations = map[string]string{camelv1.OperatorIDAnnotation: operatorID}
+	}
+	return it
+}
+
+// Raw encodes v as a RawObject (a flow, a trait, a template).
+func Raw(v any) camelv1.RawObject {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: data}}
+}

@@ -1,0 +1,276 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+const (
+	timeout = 30 * time.Second
+	poll    = 100 * time.Millisecond
+)
+
+func get[T client.Object](t *testing.T, key client.ObjectKey, obj T) T {
+	t.Helper()
+	if err := env.Client.Get(context.Background(), key, obj); err != nil {
+		t.Fatalf("getting %T %s: %v", obj, key, err)
+	}
+	return obj
+}
+
+func integrationStatus(key client.ObjectKey) func() (camelv1.IntegrationStatus, error) {
+	return func() (camelv1.IntegrationStatus, error) {
+		it := &camelv1.Integration{}
+		err := env.Client.Get(context.Background(), key, it)
+		return it.Status, err
+	}
+}
+
+// TestBadInputGivesAnErrorAUserCanActOn: each kind of bad input leaves
+// the integration in phase Error, with Ready=False and Stalled=True whose
+// message says what to fix, and no Deployment.
+func TestBadInputGivesAnErrorAUserCanActOn(t *testing.T) {
+	ns := env.Namespace(t)
+	cases := []struct {
+		name    string
+		mutate  func(*camelv1.Integration)
+		reason  string
+		message string
+	}{
+		{name: "an integration with no sources and no flows", reason: "InvalidSource", message: "no sources and no flows",
+			mutate: func(it *camelv1.Integration) { it.Spec.Flows = nil }},
+		{name: "a source in an unknown language", reason: "InvalidSource", message: `unknown language "rb"`,
+			mutate: func(it *camelv1.Integration) {
+				it.Spec.Sources = []camelv1.SourceSpec{{Name: "routes.rb", Content: "from('timer:x')"}}
+			}},
+		{name: "a container port that is not a number", reason: "InvalidTrait", message: "container.port",
+			mutate: func(it *camelv1.Integration) {
+				it.Spec.Traits["container"] = harness.Raw(map[string]any{"image": harness.TestImage, "port": "abc"})
+			}},
+		{name: "no image and no kit", reason: "NoImage", message: "set the container.image trait",
+			mutate: func(it *camelv1.Integration) { delete(it.Spec.Traits, "container") }},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			it := harness.NewIntegration(ns, fmt.Sprintf("bad-%d", i), operatorID, 1)
+			tc.mutate(it)
+			g.Expect(env.Client.Create(context.Background(), it)).To(Succeed())
+			key := client.ObjectKeyFromObject(it)
+			g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseError))
+			st, _ := integrationStatus(key)()
+			ready := meta.FindStatusCondition(st.Conditions, camelv1.ConditionReady)
+			stalled := meta.FindStatusCondition(st.Conditions, camelv1.ConditionStalled)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(tc.reason))
+			g.Expect(ready.Message).To(ContainSubstring(tc.message))
+			g.Expect(stalled).NotTo(BeNil())
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			err := env.Client.Get(context.Background(), key, &appsv1.Deployment{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment was created for bad input")
+		})
+	}
+}
+
+// TestChildrenFollowTheRuntimeContract: sources and properties in a
+// ConfigMap mounted where the runtime reads them, a Deployment with the
+// operator's id, the integration's digest and a rolling strategy that
+// never lowers ready pods, a Service only while a port is exposed.
+func TestChildrenFollowTheRuntimeContract(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "contract", operatorID, 2)
+	it.Spec.Sources = []camelv1.SourceSpec{{Name: "Greeter.java", Content: "class Greeter {}"}}
+	it.Spec.Traits["camel"] = harness.Raw(map[string]any{"properties": []string{"greeting=hello"}})
+	it.Spec.Traits["container"] = harness.Raw(map[string]any{"image": harness.TestImage, "port": 8080})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	st, _ := integrationStatus(key)()
+	g.Expect(st.Digest).NotTo(BeEmpty())
+	g.Expect(st.Ownership.Owner).To(Equal(operatorID))
+	g.Expect(st.Selector).To(Equal("camel.apache.org/integration=contract"))
+
+	cm := get(t, client.ObjectKey{Namespace: ns, Name: "contract-camel"}, &corev1.ConfigMap{})
+	g.Expect(cm.Data).To(HaveKeyWithValue("Greeter.java", "class Greeter {}"))
+	g.Expect(cm.Data).To(HaveKey("flows.yaml"))
+	g.Expect(cm.Data["application.properties"]).To(ContainSubstring("greeting=hello"))
+	g.Expect(cm.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
+
+	d := get(t, key, &appsv1.Deployment{})
+	g.Expect(metav1.IsControlledBy(d, get(t, key, &camelv1.Integration{}))).To(BeTrue())
+	g.Expect(d.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
+	g.Expect(*d.Spec.Replicas).To(Equal(int32(2)))
+	g.Expect(d.Spec.Selector.MatchLabels).To(Equal(map[string]string{camelv1.IntegrationLabel: "contract"}))
+	g.Expect(d.Spec.Strategy.RollingUpdate.MaxUnavailable.IntValue()).To(Equal(0))
+	c := d.Spec.Template.Spec.Containers[0]
+	g.Expect(c.Image).To(Equal(harness.TestImage))
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		vars[e.Name] = e.Value
+	}
+	g.Expect(vars).To(HaveKeyWithValue("CAMEL_OPERATOR_ID", operatorID))
+	g.Expect(vars).To(HaveKeyWithValue("CAMEL_K_INTEGRATION", "contract"))
+	g.Expect(vars).To(HaveKeyWithValue("CAMEL_K_DIGEST", st.Digest))
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	g.Expect(mounts).To(HaveKey("/etc/camel/sources"))
+	g.Expect(mounts).To(HaveKey("/etc/camel/application.properties"))
+
+	svc := get(t, key, &corev1.Service{})
+	g.Expect(svc.Spec.Selector).To(Equal(map[string]string{camelv1.IntegrationLabel: "contract"}))
+
+	t.Log("without a port the Service goes")
+	patch := `{"spec":{"traits":{"container":{"image":"` + harness.TestImage + `","port":null}}}}`
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, key, &corev1.Service{}))
+	}, timeout, poll).Should(BeTrue())
+}
+
+// TestScalingDoesNotReinitialise: the scale subresource (kubectl scale)
+// changes the Deployment's replicas and not the digest; a trait change
+// changes the digest and the pod template.
+func TestScalingDoesNotReinitialise(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "scaled", operatorID, 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	st, _ := integrationStatus(key)()
+	digest := st.Digest
+
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
+	g.Expect(env.Client.SubResource("scale").Update(ctx, it, client.WithSubResourceBody(scale))).To(Succeed())
+	g.Eventually(func() int32 {
+		d := &appsv1.Deployment{}
+		if env.Client.Get(ctx, key, d) != nil {
+			return 0
+		}
+		return *d.Spec.Replicas
+	}, timeout, poll).Should(Equal(int32(3)))
+	st, _ = integrationStatus(key)()
+	g.Expect(st.Digest).To(Equal(digest), "scaling re-initialised the integration")
+
+	patch := `{"spec":{"traits":{"environment":{"vars":["TZ=UTC"]}}}}`
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(func() string { st, _ := integrationStatus(key)(); return st.Digest }, timeout, poll).ShouldNot(Equal(digest))
+	g.Eventually(func() []corev1.EnvVar {
+		d := &appsv1.Deployment{}
+		_ = env.Client.Get(ctx, key, d)
+		if len(d.Spec.Template.Spec.Containers) == 0 {
+			return nil
+		}
+		return d.Spec.Template.Spec.Containers[0].Env
+	}, timeout, poll).Should(ContainElement(corev1.EnvVar{Name: "TZ", Value: "UTC"}))
+}
+
+// TestAnIntegrationThatLeavesIsNotCleanedUp: moved to an operator that
+// does not run, an integration's children stay as they are, untouched.
+func TestAnIntegrationThatLeavesIsNotCleanedUp(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "leaver", operatorID, 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	d := get(t, key, &appsv1.Deployment{})
+	cm := get(t, client.ObjectKey{Namespace: ns, Name: "leaver-camel"}, &corev1.ConfigMap{})
+	before := get(t, key, &camelv1.Integration{})
+
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"nobody-runs-this"}}}`, camelv1.OperatorIDAnnotation)
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Consistently(func() error {
+		for _, pair := range []struct {
+			obj client.Object
+			rv  string
+		}{{&appsv1.Deployment{}, d.ResourceVersion}, {&corev1.ConfigMap{}, cm.ResourceVersion}} {
+			k := key
+			if _, ok := pair.obj.(*corev1.ConfigMap); ok {
+				k.Name = "leaver-camel"
+			}
+			if err := env.Client.Get(ctx, k, pair.obj); err != nil {
+				return err
+			}
+			if pair.obj.GetResourceVersion() != pair.rv {
+				return fmt.Errorf("%T changed after the integration left", pair.obj)
+			}
+		}
+		now := get(t, key, &camelv1.Integration{})
+		if now.Status.Phase != before.Status.Phase || now.Status.Ownership != before.Status.Ownership {
+			return fmt.Errorf("status written after the integration left: %+v", now.Status)
+		}
+		return nil
+	}, 5*time.Second, 250*time.Millisecond).Should(Succeed())
+}
+
+// TestPhaseChangesAreRecordedAsEvents.
+func TestPhaseChangesAreRecordedAsEvents(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "evented", operatorID, 1)
+	g.Expect(env.Client.Create(context.Background(), it)).To(Succeed())
+	g.Eventually(func() []string {
+		events := &eventsv1.EventList{}
+		_ = env.Client.List(context.Background(), events, client.InNamespace(ns))
+		var notes []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == "evented" && e.Reason == "IntegrationPhaseUpdated" {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}, timeout, poll).Should(ContainElement(ContainSubstring(`phase "Deploying"`)))
+}
+
+// TestThePlatformIsRecreatedWithItsDefaults.
+func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: operatorNamespace, Name: operatorID}
+	platformReady := func() (string, error) {
+		itp := &camelv1.IntegrationPlatform{}
+		if err := env.Client.Get(ctx, key, itp); err != nil {
+			return "", err
+		}
+		if itp.Status.Phase != camelv1.IntegrationPlatformPhaseReady || itp.Status.Build.BaseImage == "" {
+			return "", fmt.Errorf("phase %q, base image %q", itp.Status.Phase, itp.Status.Build.BaseImage)
+		}
+		return string(itp.UID), nil
+	}
+	g.Eventually(platformReady, timeout, poll).ShouldNot(BeEmpty())
+	uid, _ := platformReady()
+	itp := get(t, key, &camelv1.IntegrationPlatform{})
+	g.Expect(itp.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, operatorID))
+	g.Expect(env.Client.Delete(ctx, itp)).To(Succeed())
+	g.Eventually(func() string {
+		id, _ := platformReady()
+		return id
+	}, timeout, poll).Should(And(Not(BeEmpty()), Not(Equal(uid))))
+	g.Expect(strings.HasPrefix(itp.Name, operatorID)).To(BeTrue())
+}
