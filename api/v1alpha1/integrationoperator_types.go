@@ -34,6 +34,9 @@ type IntegrationOperatorStatus struct {
 	Leader string `json:"leader,omitempty"`
 	// HeartbeatTime is when the leader last renewed the registration.
 	HeartbeatTime *metav1.Time `json:"heartbeatTime,omitempty"`
+	// StaleAfterSeconds is how long the registration may go without a
+	// heartbeat before it counts as gone (its integrations are orphans).
+	StaleAfterSeconds int32 `json:"staleAfterSeconds,omitempty"`
 }
 
 // IntegrationOperator is the registry entry of one operator; its name is the operator id.

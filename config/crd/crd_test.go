@@ -31,7 +31,7 @@ func TestGeneratedFilesAreUpToDate(t *testing.T) {
 		{"crd", "paths=./api/...", "output:crd:artifacts:config=" + filepath.Join(tmp, "crd")},
 		{"object:headerFile=hack/boilerplate.go.txt", "paths=./api/v1", "output:object:dir=" + filepath.Join(tmp, "v1")},
 		{"object:headerFile=hack/boilerplate.go.txt", "paths=./api/v1alpha1", "output:object:dir=" + filepath.Join(tmp, "v1alpha1")},
-		{"rbac:roleName=caravan-operator", "paths=./internal/...", "output:rbac:artifacts:config=" + filepath.Join(tmp, "rbac")},
+		{"rbac:roleName=caravan-operator", "paths=./internal/operator/...;./internal/controller/...", "output:rbac:artifacts:config=" + filepath.Join(tmp, "rbac")},
 	}
 	for _, args := range runs {
 		cmd := exec.Command(goBin, append([]string{"tool", "controller-gen"}, args...)...)

@@ -3,13 +3,10 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/local"
-	"github.com/caravan-dev/caravan/internal/version"
 )
 
 // NewRootCommand builds the caravan command tree.
@@ -30,19 +27,7 @@ camel.apache.org/operator.id annotation names it.`,
 	root.AddCommand(
 		local.NewCmdLocal(streams),
 		newCmdOperator(kube, streams),
-		newCmdVersion(streams),
+		newCmdVersion(kube, streams),
 	)
 	return root
-}
-
-func newCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version of this caravan binary",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(streams.Out, "Client: %s\n", version.Get())
-			return err
-		},
-	}
 }

@@ -93,7 +93,7 @@ func (r *Registrar) beat(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	now := r.Clock.Now()
-	ok, reason, message := ownership.CheckClaim(registrationOf(iop), r.Namespace, now, r.StaleAfter)
+	ok, reason, message := ownership.CheckClaim(ownership.FromOperator(iop), r.Namespace, now, r.StaleAfter)
 	if !ok {
 		return false, r.refuse(ctx, iop, message)
 	}
@@ -104,6 +104,7 @@ func (r *Registrar) beat(ctx context.Context) (bool, error) {
 	iop.Status.Version = r.Version
 	iop.Status.Leader = r.Identity
 	iop.Status.HeartbeatTime = &metav1.Time{Time: now}
+	iop.Status.StaleAfterSeconds = int32(r.StaleAfter / time.Second)
 	iop.Status.ObservedGeneration = iop.Generation
 	meta.SetStatusCondition(&iop.Status.Conditions, metav1.Condition{
 		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason, Message: message,
@@ -184,14 +185,6 @@ func (r *Registrar) releaseConflict(ctx context.Context) {
 	}
 	meta.RemoveStatusCondition(&iop.Status.Conditions, camelv1alpha1.ConditionConflict)
 	_ = r.Client.Status().Update(ctx, iop)
-}
-
-func registrationOf(iop *camelv1alpha1.IntegrationOperator) ownership.Registration {
-	reg := ownership.Registration{Namespace: iop.Status.Namespace, Leader: iop.Status.Leader}
-	if iop.Status.HeartbeatTime != nil {
-		reg.Heartbeat = iop.Status.HeartbeatTime.Time
-	}
-	return reg
 }
 
 func (r *Registrar) setState(registered bool, refusal string, isDefault bool) {

@@ -3,6 +3,8 @@ package ownership
 import (
 	"fmt"
 	"time"
+
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 )
 
 // Registration is what an IntegrationOperator's status says about the
@@ -11,6 +13,33 @@ type Registration struct {
 	Namespace string
 	Leader    string
 	Heartbeat time.Time
+	// StaleAfter is how long the holder said its registration stays
+	// valid without a heartbeat; zero when it did not say.
+	StaleAfter time.Duration
+}
+
+// DefaultStaleAfter is used to judge a registration that does not say how
+// long it stays valid.
+const DefaultStaleAfter = 30 * time.Second
+
+// FromOperator reads the registration in an IntegrationOperator's status.
+func FromOperator(iop *camelv1alpha1.IntegrationOperator) Registration {
+	r := Registration{Namespace: iop.Status.Namespace, Leader: iop.Status.Leader,
+		StaleAfter: time.Duration(iop.Status.StaleAfterSeconds) * time.Second}
+	if iop.Status.HeartbeatTime != nil {
+		r.Heartbeat = iop.Status.HeartbeatTime.Time
+	}
+	return r
+}
+
+// Live reports whether the registration's holder still renews it, by its
+// own StaleAfter (or DefaultStaleAfter).
+func (r Registration) Live(now time.Time) bool {
+	stale := r.StaleAfter
+	if stale <= 0 {
+		stale = DefaultStaleAfter
+	}
+	return r.Alive(now, stale)
 }
 
 // Reasons for the outcome of a registration check.
@@ -30,6 +59,10 @@ func (r Registration) Alive(now time.Time, staleAfter time.Duration) bool {
 // operator whose heartbeat stopped more than staleAfter ago. Otherwise the
 // id is taken and the message says by whom.
 func CheckClaim(r Registration, namespace string, now time.Time, staleAfter time.Duration) (ok bool, reason, message string) {
+	if r.StaleAfter > 0 {
+		// The holder's own promise wins over the claimer's setting.
+		staleAfter = r.StaleAfter
+	}
 	switch {
 	case r.Namespace == "" || r.Namespace == namespace:
 		return true, ReasonRegistered, fmt.Sprintf("registered by the operator in namespace %s", namespace)
