@@ -15,7 +15,7 @@ test: ## Run every test (builds the cluster binaries on first use)
 generate: ## Regenerate deepcopy code and CRDs after changing api/
 	go tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	go tool controller-gen rbac:roleName=caravan-operator paths=./internal/operator/...;./internal/controller/... output:rbac:artifacts:config=config/rbac
+	go tool controller-gen rbac:roleName=caravan-operator 'paths=./internal/operator/...;./internal/controller/...' output:rbac:artifacts:config=config/rbac
 
 build: ## Build bin/caravan
 	go build -o bin/caravan ./cmd/caravan
