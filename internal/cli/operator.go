@@ -28,6 +28,7 @@ type OperatorOptions struct {
 	ProbeAddr         string
 	LeaderElect       bool
 	HeartbeatInterval time.Duration
+	WatchNamespaces   []string
 	Verbosity         int
 
 	// Set by Complete.
@@ -77,6 +78,7 @@ context.`,
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of /healthz and /readyz; 0 disables them")
 	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among the replicas of this id, on the Lease <id>-lock")
 	cmd.Flags().DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "how often the registration is renewed; it counts as gone after three missed renewals")
+	cmd.Flags().StringSliceVar(&o.WatchNamespaces, "watch-namespaces", nil, "serve only these namespaces (default: all)")
 	cmd.Flags().IntVarP(&o.Verbosity, "verbosity", "v", 0, "log verbosity")
 	return cmd
 }
@@ -117,6 +119,7 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 		ID: o.id, Namespace: o.namespace, Version: version.Get(), Default: o.Default, Config: o.config,
 		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, LeaderElect: o.LeaderElect,
 		HeartbeatInterval: o.HeartbeatInterval, StaleAfter: operator.DefaultStaleAfter(o.HeartbeatInterval),
+		WatchNamespaces: o.WatchNamespaces,
 	})
 	if errors.Is(err, context.Canceled) {
 		return nil

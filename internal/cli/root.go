@@ -27,6 +27,8 @@ camel.apache.org/operator.id annotation names it.`,
 	root.AddCommand(
 		local.NewCmdLocal(streams),
 		newCmdOperator(kube, streams),
+		newCmdInstall(kube, streams),
+		newCmdUninstall(kube, streams),
 		newCmdVersion(kube, streams),
 	)
 	return root

@@ -172,6 +172,11 @@ func (c *Cluster) AnyAlive() bool {
 // Stop stops every process of the cluster, the last started first. The
 // state directory is kept (see Destroy).
 func (c *Cluster) Stop() error {
+	// Other caravan commands may have added processes (operators) since
+	// this cluster was loaded.
+	if fresh, err := Load(c.Dir); err == nil {
+		c.State = fresh.State
+	}
 	var errs []error
 	for i := len(c.Processes) - 1; i >= 0; i-- {
 		if err := c.Processes[i].stop(10 * time.Second); err != nil {

@@ -55,7 +55,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
 	}
-	metaCache, err := mirror.NewCache(mgr)
+	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces))
 	if err != nil {
 		return err
 	}

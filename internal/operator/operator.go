@@ -55,6 +55,9 @@ type Options struct {
 	// StaleAfter is when a registration without renewal counts as gone.
 	HeartbeatInterval time.Duration
 	StaleAfter        time.Duration
+	// WatchNamespaces limits the resources the operator serves; empty
+	// means every namespace.
+	WatchNamespaces []string
 }
 
 // The cache watches these kinds even before their controllers exist.
@@ -70,7 +73,7 @@ func Run(ctx context.Context, o Options) error {
 	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
 		Scheme:                        scheme.New(),
 		Logger:                        log,
-		Cache:                         cacheOptions(o.ID, o.Namespace),
+		Cache:                         cacheOptions(o.ID, o.Namespace, o.WatchNamespaces),
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.ProbeAddr,
 		LeaderElection:                o.LeaderElect,
@@ -119,12 +122,13 @@ func Run(ctx context.Context, o Options) error {
 // operator-id label, so that an operator caches only its own share. A
 // read of a kind without an informer fails instead of silently starting
 // a cluster-wide watch.
-func cacheOptions(id, namespace string) cache.Options {
+func cacheOptions(id, namespace string, watch []string) cache.Options {
 	mine := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{camelv1.OperatorIDLabel: id})}
 	platform := mine
 	platform.Namespaces = map[string]cache.Config{namespace: {}}
 	lease := cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}}
 	return cache.Options{
+		DefaultNamespaces:           namespaces(namespace, watch),
 		DefaultTransform:            cache.TransformStripManagedFields(),
 		ReaderFailOnMissingInformer: true,
 		ByObject: map[client.Object]cache.ByObject{
@@ -141,6 +145,19 @@ func cacheOptions(id, namespace string) cache.Options {
 			&camelv1alpha1.IntegrationOperator{}: {},
 		},
 	}
+}
+
+// namespaces is the cache's namespace restriction: nil for all, else the
+// watched namespaces and the operator's own.
+func namespaces(own string, watch []string) map[string]cache.Config {
+	if len(watch) == 0 {
+		return nil
+	}
+	m := map[string]cache.Config{own: {}}
+	for _, ns := range watch {
+		m[ns] = cache.Config{}
+	}
+	return m
 }
 
 func cachesSynced(mgr manager.Manager) healthz.Checker {

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -180,3 +181,5 @@ func metric(op *harness.Operator, name string, labels ...string) float64 {
 	}
 	return v
 }
+
+func crdObject() client.Object { return &apiextensionsv1.CustomResourceDefinition{} }

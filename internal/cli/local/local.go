@@ -52,20 +52,44 @@ func (f *dirFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.CacheDir, "cache-dir", "", "directory of the built cluster binaries (default $CARAVAN_CACHE_DIR or ~/.cache/caravan)")
 }
 
+// DefaultDir is the state directory of the local cluster: $CARAVAN_LOCAL_DIR,
+// or caravan/local under the user's state directory.
+func DefaultDir() (string, error) {
+	if dir := os.Getenv(DirEnv); dir != "" {
+		return dir, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the home directory (use --dir): %w", err)
+	}
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "caravan", "local"), nil
+}
+
+// Running returns the local cluster whose API server is server, if one
+// runs from the default state directory.
+func Running(server string) *localcluster.Cluster {
+	dir, err := DefaultDir()
+	if err != nil {
+		return nil
+	}
+	c, err := localcluster.Load(dir)
+	if err != nil || !c.AnyAlive() || c.Server != server {
+		return nil
+	}
+	return c
+}
+
 func (f *dirFlags) complete() error {
 	if f.Dir == "" {
-		f.Dir = os.Getenv(DirEnv)
-	}
-	if f.Dir == "" {
-		home, err := os.UserHomeDir()
+		dir, err := DefaultDir()
 		if err != nil {
-			return fmt.Errorf("finding the home directory (use --dir): %w", err)
+			return err
 		}
-		state := os.Getenv("XDG_STATE_HOME")
-		if state == "" {
-			state = filepath.Join(home, ".local", "state")
-		}
-		f.Dir = filepath.Join(state, "caravan", "local")
+		f.Dir = dir
 	}
 	abs, err := filepath.Abs(f.Dir)
 	if err != nil {

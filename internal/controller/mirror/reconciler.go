@@ -54,12 +54,13 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations;pipes;integrationkits;kameletbindings,verbs=get;list;watch;patch
 
 // NewCache returns the metadata cache the mirror reads from.
-func NewCache(mgr ctrl.Manager) (cache.Cache, error) {
+func NewCache(mgr ctrl.Manager, namespaces map[string]cache.Config) (cache.Cache, error) {
 	return cache.New(mgr.GetConfig(), cache.Options{
-		HTTPClient:       mgr.GetHTTPClient(),
-		Scheme:           mgr.GetScheme(),
-		Mapper:           mgr.GetRESTMapper(),
-		DefaultTransform: Trim,
+		DefaultNamespaces: namespaces,
+		HTTPClient:        mgr.GetHTTPClient(),
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultTransform:  Trim,
 	})
 }
 

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/cli/local"
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// UninstallOptions are the options of `caravan uninstall`.
+type UninstallOptions struct {
+	Kube *KubeFlags
+	ID   string
+	All  bool
+
+	namespace string
+	genericiooptions.IOStreams
+}
+
+func newCmdUninstall(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &UninstallOptions{Kube: kube, ID: ownership.DefaultID, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "uninstall",
+		Short: "Remove one operator's objects",
+		Long: `Remove one operator's objects: its Deployment (or local process), roles,
+ServiceAccount, platform and registration. Integrations it owned stay in place
+and show as orphans (caravan get --orphaned) until another operator takes them.
+The CRDs stay unless --all, which removes them and every Caravan resource.`,
+		Example: `  caravan uninstall -n operators -x tenant-a`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.ID, "operator-id", "x", o.ID, "the operator id")
+	cmd.Flags().BoolVar(&o.All, "all", false, "also remove the CRDs, and with them every Caravan resource of the cluster")
+	return cmd
+}
+
+// Complete validates the id and resolves the namespace.
+func (o *UninstallOptions) Complete() error {
+	if err := ownership.ValidateID(o.ID); err != nil {
+		return err
+	}
+	ns, err := o.Kube.Namespace()
+	o.namespace = ns
+	return err
+}
+
+// Run stops a local operator process, then deletes the objects.
+func (o *UninstallOptions) Run(ctx context.Context) error {
+	cfg, err := o.Kube.RESTConfig()
+	if err != nil {
+		return err
+	}
+	if c := local.Running(cfg.Host); c != nil {
+		stopped, err := c.StopOperator(o.ID, o.namespace)
+		if err != nil {
+			return err
+		}
+		if stopped {
+			fmt.Fprintf(o.Out, "stopped the local process of operator %s\n", o.ID)
+		}
+	}
+	cl, err := o.Kube.Client()
+	if err != nil {
+		return err
+	}
+	return (&install.Installer{Client: cl, Out: o.Out}).Uninstall(ctx, o.ID, o.namespace, o.All)
+}

@@ -1,0 +1,206 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/apply"
+)
+
+// Installer applies and removes operator installations.
+type Installer struct {
+	Client client.Client
+	// Out receives one line per object.
+	Out io.Writer
+}
+
+// Check refuses an installation that would take an id over: an id
+// registered in another namespace is refused always, one installed in the
+// same namespace unless force (a reinstall or upgrade). It also refuses a
+// second default operator.
+func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := i.Client.Get(ctx, client.ObjectKey{Name: c.ID}, iop)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("checking whether operator id %q is registered: %w", c.ID, err)
+	default:
+		ns := iop.Status.Namespace
+		if ns == "" {
+			ns = iop.Annotations[InstalledNamespaceAnnotation]
+		}
+		if ns != c.Namespace {
+			return fmt.Errorf("operator id %q is registered to namespace %q: uninstall it there first (caravan uninstall -x %s -n %s) or choose another id; --force never moves an id between namespaces",
+				c.ID, ns, c.ID, ns)
+		}
+		if !force {
+			return fmt.Errorf("operator id %q is already installed in namespace %s; use --force to reinstall or upgrade it", c.ID, ns)
+		}
+	}
+	if !c.Default {
+		return nil
+	}
+	other, err := i.OtherDefault(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	if other != "" {
+		return fmt.Errorf("operator %q is already the default operator; there can be only one: install %q without --default, or uninstall %q first",
+			other, c.ID, other)
+	}
+	return nil
+}
+
+// OtherDefault returns the id of the default operator, if it is not id.
+func (i *Installer) OtherDefault(ctx context.Context, id string) (string, error) {
+	list := &camelv1alpha1.IntegrationOperatorList{}
+	if err := i.Client.List(ctx, list); err != nil {
+		return "", fmt.Errorf("checking for another default operator: %w", err)
+	}
+	for _, other := range list.Items {
+		if other.Name != id && other.Spec.Default {
+			return other.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// Install applies objs in order with server-side apply. When a step
+// fails, it deletes every object it created (not those it only updated)
+// and returns the error.
+func (i *Installer) Install(ctx context.Context, namespace string, objs []client.Object) error {
+	var created []client.Object
+	fail := func(err error) error {
+		return errors.Join(err, i.rollback(ctx, created))
+	}
+	ns := &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := i.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
+		if err := i.Client.Create(ctx, ns); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", namespace, err)
+		}
+		created = append(created, ns)
+		fmt.Fprintf(i.Out, "namespace/%s created\n", namespace)
+	} else if err != nil {
+		return fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	crdsReady := false
+	for _, obj := range objs {
+		if _, isCRD := obj.(*apiextensionsv1.CustomResourceDefinition); !isCRD && !crdsReady {
+			if err := waitCRDs(ctx, i.Client, objs); err != nil {
+				return fail(err)
+			}
+			crdsReady = true
+		}
+		isNew, err := i.applyOne(ctx, obj)
+		if err != nil {
+			return fail(err)
+		}
+		if isNew {
+			created = append(created, obj)
+		}
+	}
+	return nil
+}
+
+func (i *Installer) applyOne(ctx context.Context, obj client.Object) (bool, error) {
+	probe := obj.DeepCopyObject().(client.Object)
+	err := i.Client.Get(ctx, client.ObjectKeyFromObject(obj), probe)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("reading %s: %w", describe(obj), err)
+	}
+	isNew := apierrors.IsNotFound(err)
+	cfg, err := apply.Configuration(obj)
+	if err != nil {
+		return false, err
+	}
+	if err := i.Client.Apply(ctx, cfg, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return false, fmt.Errorf("applying %s: %w", describe(obj), err)
+	}
+	verb := "configured"
+	if isNew {
+		verb = "created"
+	}
+	fmt.Fprintf(i.Out, "%s %s\n", describe(obj), verb)
+	return isNew, nil
+}
+
+func waitCRDs(ctx context.Context, c client.Client, objs []client.Object) error {
+	for _, obj := range objs {
+		if d, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+			if err := waitEstablished(ctx, c, d.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (i *Installer) rollback(ctx context.Context, created []client.Object) error {
+	var errs []error
+	for k := len(created) - 1; k >= 0; k-- {
+		obj := created[k]
+		if err := i.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing %s after the failed install: %w", describe(obj), err))
+			continue
+		}
+		fmt.Fprintf(i.Out, "%s removed (the install failed)\n", describe(obj))
+	}
+	return errors.Join(errs...)
+}
+
+// Uninstall removes an operator's objects: its Deployment, RBAC,
+// registration and platform. Integrations it owned stay (they show as
+// orphans). With all, the CustomResourceDefinitions and the shared reader
+// role go too, and with them every Caravan resource of the cluster.
+func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all bool) error {
+	name := operatorName(id)
+	objs := []client.Object{
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
+		&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace}},
+		&camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
+	}
+	if all {
+		objs = append(objs,
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}})
+		crds, err := crdManifests()
+		if err != nil {
+			return err
+		}
+		objs = append(objs, crds...)
+	}
+	var errs []error
+	for _, obj := range objs {
+		gvk, err := i.Client.GroupVersionKindFor(obj)
+		if err != nil {
+			return err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		err = i.Client.Delete(ctx, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(obj), err))
+		default:
+			fmt.Fprintf(i.Out, "%s deleted\n", describe(obj))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,191 @@
+package install
+
+import (
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/config/crd"
+	"github.com/caravan-dev/caravan/config/rbac"
+)
+
+// InstalledNamespaceAnnotation records, on an IntegrationOperator, the
+// namespace its operator was installed into, before the operator first
+// registers there.
+const InstalledNamespaceAnnotation = "caravan.dev/installed-namespace"
+
+// ReaderRole lets every authenticated user read platforms and operator
+// registrations (aggregated into view, edit and admin too).
+const ReaderRole = "caravan-operator-reader"
+
+// Config says what to install.
+type Config struct {
+	ID        string
+	Namespace string
+	Default   bool
+	// WatchNamespaces limits the operator; empty means all namespaces.
+	WatchNamespaces []string
+	Image           string
+	Registry        string
+	Version         string
+	// Local leaves the operator Deployment out: on the local cluster the
+	// operator runs as a local process.
+	Local bool
+}
+
+// Names of what an operator installs, all derived from its id so that
+// several operators can share a namespace.
+func operatorName(id string) string { return id + "-operator" }
+
+// UserRole is the ClusterRole that grants the verb use on the operator:
+// bound to a user, it lets them assign resources to this operator.
+func UserRole(id string) string { return id + "-operator-user" }
+
+func typeMeta(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}
+
+func labels(id string) map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/instance": id}
+}
+
+// Manifests returns every object of an installation, CRDs first, in the
+// order they are applied.
+func Manifests(c Config) ([]client.Object, error) {
+	objs, err := crdManifests()
+	if err != nil {
+		return nil, err
+	}
+	rbacObjs, err := rbacManifests(c)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, rbacObjs...)
+	objs = append(objs, registration(c), platform(c))
+	if !c.Local {
+		objs = append(objs, deployment(c))
+	}
+	return objs, nil
+}
+
+func crdManifests() ([]client.Object, error) {
+	crds, err := crd.CustomResourceDefinitions()
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]client.Object, 0, len(crds))
+	for _, d := range crds {
+		d.TypeMeta = typeMeta("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+		objs = append(objs, d)
+	}
+	return objs, nil
+}
+
+func rbacManifests(c Config) ([]client.Object, error) {
+	rules, err := rbac.OperatorRules()
+	if err != nil {
+		return nil, err
+	}
+	name := operatorName(c.ID)
+	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
+	role := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(c.ID)}, Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(c.ID)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: c.Namespace}}}
+	user := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+		ObjectMeta: metav1.ObjectMeta{Name: UserRole(c.ID), Labels: labels(c.ID)},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
+			Resources: []string{"integrationoperators"}, ResourceNames: []string{c.ID}, Verbs: []string{"use"}}}}
+	reader := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole, Labels: map[string]string{
+			"rbac.authorization.k8s.io/aggregate-to-view":  "true",
+			"rbac.authorization.k8s.io/aggregate-to-edit":  "true",
+			"rbac.authorization.k8s.io/aggregate-to-admin": "true",
+		}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
+			Resources: []string{"integrationplatforms", "integrationoperators"}, Verbs: []string{"get", "list", "watch"}}}}
+	readerBinding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReaderRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:authenticated"}}}
+	return []client.Object{sa, role, binding, user, reader, readerBinding}, nil
+}
+
+func registration(c Config) *camelv1alpha1.IntegrationOperator {
+	ns := append([]string(nil), c.WatchNamespaces...)
+	sort.Strings(ns)
+	return &camelv1alpha1.IntegrationOperator{
+		TypeMeta: typeMeta(camelv1alpha1.GroupVersion.String(), "IntegrationOperator"),
+		ObjectMeta: metav1.ObjectMeta{Name: c.ID, Labels: labels(c.ID),
+			Annotations: map[string]string{InstalledNamespaceAnnotation: c.Namespace}},
+		Spec: camelv1alpha1.IntegrationOperatorSpec{Default: c.Default, WatchNamespaces: ns, Version: c.Version},
+	}
+}
+
+func platform(c Config) *camelv1.IntegrationPlatform {
+	p := &camelv1.IntegrationPlatform{
+		TypeMeta: typeMeta(camelv1.GroupVersion.String(), "IntegrationPlatform"),
+		ObjectMeta: metav1.ObjectMeta{Name: c.ID, Namespace: c.Namespace,
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: c.ID},
+			Labels:      map[string]string{camelv1.OperatorIDLabel: c.ID}},
+	}
+	p.Spec.Build.Registry.Address = c.Registry
+	return p
+}
+
+func deployment(c Config) *appsv1.Deployment {
+	name := operatorName(c.ID)
+	probe := func(path string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: path, Port: intstr.FromString("probes")}}, PeriodSeconds: 10}
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   typeMeta("apps/v1", "Deployment"),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels(c.ID)},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels(c.ID)},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: name,
+					Containers: []corev1.Container{{
+						Name:  "operator",
+						Image: c.Image,
+						Args:  []string{"operator", "--operator-id", c.ID},
+						Env: []corev1.EnvVar{{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}},
+						Ports: []corev1.ContainerPort{
+							{Name: "metrics", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
+							{Name: "probes", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
+						},
+						LivenessProbe:  probe("/healthz"),
+						ReadinessProbe: probe("/readyz"),
+					}},
+				},
+			},
+		},
+	}
+}
+
+// describe names an object for messages: kind and namespaced name.
+func describe(o client.Object) string {
+	kind := o.GetObjectKind().GroupVersionKind().Kind
+	if o.GetNamespace() == "" {
+		return fmt.Sprintf("%s %s", kind, o.GetName())
+	}
+	return fmt.Sprintf("%s %s/%s", kind, o.GetNamespace(), o.GetName())
+}

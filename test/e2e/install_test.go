@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+// cli runs the built binary against the test cluster as kubeconfig's user,
+// with the test cluster as "the local cluster", so that installed
+// operators run as its local processes.
+func cli(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(caravanBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "CARAVAN_LOCAL_DIR="+env.Cluster.Dir)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+func uninstallOnCleanup(t *testing.T, kubeconfig, ns, id string) {
+	t.Cleanup(func() { _, _, _ = cli(t, kubeconfig, "uninstall", "-n", ns, "-x", id) })
+}
+
+// TestCLIInstall: operators installed side by side in one namespace and
+// in another run as local processes with their own identities and
+// reconcile their integrations; a duplicate install is refused, --force
+// upgrades in place only, a failed install leaves nothing behind, and
+// uninstall removes the operator but not its integrations nor the CRDs.
+func TestCLIInstall(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	shared, other, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	for _, inst := range []struct{ ns, id string }{{shared, "inst-a"}, {shared, "inst-b"}, {other, "inst-c"}} {
+		uninstallOnCleanup(t, admin, inst.ns, inst.id)
+		out, errOut, err := cli(t, admin, "install", "-n", inst.ns, "-x", inst.id, "--wait")
+		g.Expect(err).NotTo(HaveOccurred(), "install %s: %s\n%s", inst.id, out, errOut)
+		g.Expect(out).To(ContainSubstring("runs as a local process"))
+		g.Expect(out).To(ContainSubstring("operator " + inst.id + " is ready"))
+	}
+	status, _, err := cli(t, admin, "local", "status", "--dir", env.Cluster.Dir)
+	g.Expect(err).NotTo(HaveOccurred(), status)
+	g.Expect(status).To(MatchRegexp(`operator/%s/inst-a\s+\d+\s+running`, shared))
+
+	t.Log("each operator reconciles its own integration, as its ServiceAccount")
+	for _, id := range []string{"inst-a", "inst-b", "inst-c"} {
+		it := newIntegration(apps, "app-of-"+id, id, 1)
+		create(t, it)
+		waitRunningUnder(t, client.ObjectKeyFromObject(it), id)
+	}
+	iop := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "inst-a"}, iop)).To(Succeed())
+	g.Expect(iop.Status.Namespace).To(Equal(shared))
+
+	t.Log("a duplicate install is refused; --force upgrades in place; another namespace is never taken over")
+	_, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring(`operator id "inst-a" is already installed in namespace ` + shared))
+	out, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a", "--force", "--wait")
+	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	_, errOut, err = cli(t, admin, "install", "-n", other, "-x", "inst-a", "--force")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring(`operator id "inst-a" is registered to namespace "` + shared + `"`))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: other, Name: "inst-a-operator"}, &corev1.ServiceAccount{})).
+		To(Satisfy(apierrors.IsNotFound), "the refused install created objects")
+
+	t.Log("an invalid id is refused before anything is written")
+	_, errOut, err = cli(t, admin, "install", "-n", shared, "-x", "Inst_A")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring("DNS-1123 label"))
+
+	t.Log("--dry-run prints the manifests and writes nothing")
+	out, _, err = cli(t, admin, "install", "-n", shared, "-x", "inst-dry", "--dry-run", "-o", "yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, want := range []string{"kind: Deployment", "name: inst-dry-operator", "kind: IntegrationOperator", "name: inst-dry-operator-user"} {
+		g.Expect(out).To(ContainSubstring(want))
+	}
+	err = env.Client.Get(ctx, client.ObjectKey{Name: "inst-dry"}, &camelv1alpha1.IntegrationOperator{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+
+	t.Log("uninstall removes the operator, not its integrations nor the CRDs")
+	out, errOut, err = cli(t, admin, "uninstall", "-n", shared, "-x", "inst-b")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(ContainSubstring("stopped the local process of operator inst-b"))
+	err = env.Client.Get(ctx, client.ObjectKey{Name: "inst-b"}, &camelv1alpha1.IntegrationOperator{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: apps, Name: "app-of-inst-b"}, &camelv1.Integration{})).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "integrations.camel.apache.org"}, crdObject())).To(Succeed())
+	status, _, _ = cli(t, admin, "local", "status", "--dir", env.Cluster.Dir)
+	g.Expect(status).NotTo(ContainSubstring("operator/" + shared + "/inst-b"))
+}
+
+// TestCLIInstallThatFailsRemovesWhatItCreated: a user who may do
+// everything an install needs but bind cluster roles gets an error, and
+// the objects created before the failure are gone.
+func TestCLIInstallThatFailsRemovesWhatItCreated(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "installer-without-bindings"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces", "serviceaccounts", "configmaps", "services", "events"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"camel.apache.org"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"*"}},
+		},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "installer-without-bindings"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "half-admin"}},
+	}
+	g.Expect(env.Client.Create(ctx, role)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, binding)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, binding); _ = env.Client.Delete(ctx, role) })
+
+	out, errOut, err := cli(t, env.Kubeconfig(t, "half-admin"), "install", "-n", ns, "-x", "inst-fail")
+	g.Expect(err).To(HaveOccurred(), out)
+	g.Expect(errOut).To(ContainSubstring("ClusterRoleBinding inst-fail-operator"))
+	g.Expect(out).To(ContainSubstring("removed (the install failed)"))
+	for _, obj := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "inst-fail-operator"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "inst-fail-operator"}},
+		&camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "inst-fail"}},
+	} {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s left behind", obj, obj.GetName())
+	}
+	g.Expect(strings.Count(out, "removed (the install failed)")).To(BeNumerically(">=", 2))
+}
