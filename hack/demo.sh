@@ -1,22 +1,43 @@
 #!/usr/bin/env bash
-# Shows Caravan's main job on the local cluster: starts the cluster
-# (building its binaries on first use), installs Caravan's API, applies a
-# Camel K integration and lists it. Stop everything with
-# `bin/caravan local down`.
+# Shows Caravan's main job on the local cluster: two operators, each
+# reconciling only its own integrations, and one integration moving from
+# one to the other without downtime. The first run builds the cluster
+# binaries (about 15 minutes); later runs take seconds.
+# Stop everything with `bin/caravan local down`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+k() { bin/caravan local kubectl -- "$@"; }
 
 step "Building caravan into bin/"
 go build -o bin/caravan ./cmd/caravan
 
 step "Starting the local cluster"
 bin/caravan local up
+KUBECONFIG="$(bin/caravan local kubeconfig)"
+export KUBECONFIG
 
-step "Caravan's API on the cluster"
-bin/caravan local kubectl -- api-resources --api-group=camel.apache.org
+step "Installing two operators, operator-a and operator-b, side by side in namespace caravan"
+for id in operator-a operator-b; do
+  bin/caravan install -n caravan -x "$id" --force --wait
+done
+k get integrationoperators
 
-step "Applying a Camel K integration, unchanged"
-bin/caravan local kubectl -- apply -f config/samples/camel_v1_integration.yaml
-bin/caravan local kubectl -- get integrations -o wide
+step "An integration assigned to operator-a"
+k create namespace demo --dry-run=client -o yaml | k apply -f -
+k apply -f hack/demo/hello.yaml
+k wait -n demo --for=jsonpath='{.status.phase}'=Running integration/hello --timeout=120s
+k get integrations -n demo
+uid=$(k get deployment hello -n demo -o jsonpath='{.metadata.uid}')
+
+step "Moving it to operator-b"
+k annotate integration hello -n demo camel.apache.org/operator.id=operator-b --overwrite
+k wait -n demo --for=jsonpath='{.status.ownership.owner}'=operator-b integration/hello --timeout=120s
+k wait -n demo --for=jsonpath='{.status.phase}'=Running integration/hello --timeout=120s
+k get integrations -n demo
+k get deployment hello -n demo \
+  -o jsonpath='{"Deployment "}{.metadata.name}{": same object: "}{.metadata.uid}{", pods of "}{.spec.template.spec.containers[0].env[0].value}{", "}{.status.readyReplicas}{"/"}{.spec.replicas}{" ready"}{"\n"}'
+[ "$(k get deployment hello -n demo -o jsonpath='{.metadata.uid}')" = "$uid" ] || { echo "the Deployment was recreated" >&2; exit 1; }
+
+step "Done. Stop everything with: bin/caravan local down"

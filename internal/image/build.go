@@ -1,0 +1,146 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package image
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/caravan-dev/caravan/internal/kit"
+)
+
+// Result is a kit image pushed to the registry.
+type Result struct {
+	// Image is the pushed image by digest: <address>/<organization>/<repository>@sha256:….
+	Image string
+	// Digest is the image's manifest digest, sha256:….
+	Digest string
+	// BaseImage is the base image by digest: <registry>/<repository>@sha256:….
+	BaseImage string
+	// LayerDigest is the digest of the kit layer (compressed): equal files give equal
+	// layer digests.
+	LayerDigest string
+}
+
+// Build takes baseImage (a name without a registry host is looked up in reg), appends
+// one layer holding files, labels the image config with the kit hash found in files
+// (kit.ImageHashLabel, see kit.HashOf), and pushes it to
+// <address>/<organization>/<repository>:<tag> in reg (by digest only when tag is "").
+// It returns the pushed image by digest. Every error is an *Error; a canceled ctx
+// aborts the work and gives Reason Canceled, wrapping ctx.Err().
+func Build(ctx context.Context, reg Registry, baseImage string, files []kit.File, repository, tag string) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, reg.classify(ctx, opBase, baseImage, err)
+	}
+	base, err := reg.parse(baseImage)
+	if err != nil {
+		return Result{}, reg.invalid(baseImage, err)
+	}
+	repo, err := reg.repo(repository)
+	if err != nil {
+		return Result{}, reg.invalid(repository, err)
+	}
+	if tag != "" {
+		if _, err := name.NewTag(repo.Name()+":"+tag, reg.nameOptions()...); err != nil {
+			return Result{}, reg.invalid(repository+":"+tag, fmt.Errorf("kit image tag: %w", err))
+		}
+	}
+	layerData, err := tarFiles(files)
+	if err != nil {
+		return Result{}, reg.invalid(repo.Name(), err)
+	}
+
+	baseImg, err := remote.Image(base, reg.options(ctx, base)...)
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
+	}
+	img, baseDigest, err := appendKit(baseImg, layerData, kit.HashOf(files))
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
+	}
+	return push(ctx, reg, repo, tag, img, base.Context().Name()+"@"+baseDigest.String())
+}
+
+// appendKit returns base with the kit layer appended and its config labelled with
+// hash, and the digest of base.
+func appendKit(base v1.Image, layerData []byte, hash string) (v1.Image, v1.Hash, error) {
+	baseDigest, err := base.Digest()
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("reading the base image digest: %w", err)
+	}
+	mt, err := base.MediaType()
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("reading the base image media type: %w", err)
+	}
+	layer, err := newLayer(layerData, layerMediaType(mt))
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	img, err := mutate.Append(base, mutate.Addendum{
+		Layer:   layer,
+		History: v1.History{CreatedBy: "caravan: kit layer " + kit.Dir, Comment: hash},
+	})
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("appending the kit layer: %w", err)
+	}
+	if hash == "" {
+		return img, baseDigest, nil
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("reading the base image config: %w", err)
+	}
+	c := cfg.Config.DeepCopy()
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	c.Labels[kit.ImageHashLabel] = hash
+	img, err = mutate.Config(img, *c)
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("labelling the image config: %w", err)
+	}
+	return img, baseDigest, nil
+}
+
+// layerMediaType returns the layer media type that fits a manifest of media type mt.
+func layerMediaType(mt types.MediaType) types.MediaType {
+	if mt == types.OCIManifestSchema1 {
+		return types.OCILayer
+	}
+	return types.DockerLayer
+}
+
+// push writes img to repo (by tag, or by digest when tag is "") and describes the result.
+func push(ctx context.Context, reg Registry, repo name.Repository, tag string, img v1.Image, baseImage string) (Result, error) {
+	digest, err := img.Digest()
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, baseImage, fmt.Errorf("computing the kit image digest: %w", err))
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, baseImage, fmt.Errorf("reading the kit image layers: %w", err))
+	}
+	layerDigest, err := layers[len(layers)-1].Digest()
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, baseImage, fmt.Errorf("computing the kit layer digest: %w", err))
+	}
+	var target name.Reference = repo.Digest(digest.String())
+	if tag != "" {
+		target = repo.Tag(tag)
+	}
+	if err := remote.Write(target, img, reg.options(ctx, target)...); err != nil {
+		return Result{}, reg.classify(ctx, opPush, target.Name(), err)
+	}
+	return Result{
+		Image:       repo.Name() + "@" + digest.String(),
+		Digest:      digest.String(),
+		BaseImage:   baseImage,
+		LayerDigest: layerDigest.String(),
+	}, nil
+}

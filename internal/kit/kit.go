@@ -1,0 +1,147 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+// Package kit decides what defines an IntegrationKit and what its image layer holds.
+// It is pure: no network, no API server. Two integrations with the same Spec share one
+// kit; a kit is recognised by the spec hash recorded in its SpecHashLabel, and its image
+// layer holds the files Layer returns.
+package kit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+const (
+	// SpecHashLabel records on an IntegrationKit the Hash of the Spec it was made for.
+	SpecHashLabel = "camel.apache.org/kit.spec-hash"
+	// ImageHashLabel is the image config label that records the same hash in the image.
+	ImageHashLabel = "camel.apache.org/kit.hash"
+	// NamePrefix starts every kit name.
+	NamePrefix = "kit-"
+
+	// hashVersion is part of every hash: bump it when the hashed fields change, so old
+	// kits stop matching instead of matching by accident.
+	hashVersion = "v1"
+	// hashLength is the number of hex characters of a hash (64 bits).
+	hashLength = 16
+)
+
+// Spec is what defines a kit: two integrations with equal Specs run on the same kit.
+type Spec struct {
+	// OperatorID is the operator the kit belongs to. ForIntegration leaves it empty: the
+	// caller sets it, so that operators sharing a namespace never share a kit name.
+	OperatorID string `json:"operatorID,omitempty"`
+	// BaseImage is the image the kit layer is added to.
+	BaseImage string `json:"baseImage"`
+	// RuntimeVersion is the Camel runtime version.
+	RuntimeVersion string `json:"runtimeVersion"`
+	// RuntimeProvider is the Camel runtime provider.
+	RuntimeProvider string `json:"runtimeProvider"`
+	// Dependencies are normalised (see NormalizeDependencies), sorted and deduplicated.
+	Dependencies []string `json:"dependencies,omitempty"`
+	// Repositories are extra Maven repositories, trimmed and deduplicated, in the order
+	// given (Maven looks them up in order).
+	Repositories []string `json:"repositories,omitempty"`
+}
+
+// ForIntegration returns the Spec of the kit for an integration's dependencies
+// (spec.dependencies), the dependencies its traits imply, and its resolved platform
+// (see platform.Resolve). Set OperatorID and, when the integration has any,
+// Repositories (WithRepositories) on the result.
+func ForIntegration(deps []string, traitDeps []string, platform camelv1.IntegrationPlatformSpec) Spec {
+	all := make([]string, 0, len(deps)+len(traitDeps))
+	all = append(all, deps...)
+	all = append(all, traitDeps...)
+	return Spec{
+		BaseImage:       strings.TrimSpace(platform.Build.BaseImage),
+		RuntimeVersion:  strings.TrimSpace(platform.Build.RuntimeVersion),
+		RuntimeProvider: strings.TrimSpace(platform.Build.RuntimeProvider),
+		Dependencies:    NormalizeDependencies(all),
+	}
+}
+
+// WithRepositories returns s with repos as its Maven repositories, trimmed, without
+// empty entries or duplicates, keeping the first occurrence's position.
+func (s Spec) WithRepositories(repos ...string) Spec {
+	s.Repositories = normalizeRepositories(repos)
+	return s
+}
+
+// NormalizeDependencies trims each dependency, drops empty ones, writes Camel components
+// as "camel:name" (both "camel-name" and "camel:name" are accepted), keeps anything else
+// ("mvn:group:artifact:version", ...) as written, and returns them sorted, without
+// duplicates. It returns nil for no dependency.
+func NormalizeDependencies(deps []string) []string {
+	var out []string
+	for _, d := range deps {
+		d = strings.TrimSpace(d)
+		if name, ok := strings.CutPrefix(d, "camel-"); ok && name != "" {
+			d = "camel:" + name
+		}
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func normalizeRepositories(repos []string) []string {
+	var out []string
+	for _, r := range repos {
+		r = strings.TrimSpace(r)
+		if r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// normalized returns s with its lists normalised, so that a Spec built by hand hashes
+// and lays out like the same Spec built by ForIntegration.
+func (s Spec) normalized() Spec {
+	s.OperatorID = strings.TrimSpace(s.OperatorID)
+	s.BaseImage = strings.TrimSpace(s.BaseImage)
+	s.RuntimeVersion = strings.TrimSpace(s.RuntimeVersion)
+	s.RuntimeProvider = strings.TrimSpace(s.RuntimeProvider)
+	s.Dependencies = NormalizeDependencies(s.Dependencies)
+	s.Repositories = normalizeRepositories(s.Repositories)
+	return s
+}
+
+// Hash returns a stable 16-character lowercase hex hash of s (after normalisation).
+// Equal Specs have equal hashes, whatever the order or spelling of their dependencies.
+func (s Spec) Hash() string {
+	b, err := json.Marshal(s.normalized())
+	if err != nil {
+		// A Spec holds only strings: encoding cannot fail.
+		panic("kit: encoding a spec: " + err.Error())
+	}
+	sum := sha256.Sum256(append([]byte(hashVersion+"\n"), b...))
+	return hex.EncodeToString(sum[:])[:hashLength]
+}
+
+// Name returns the name of the kit of s: NamePrefix followed by its hash, a DNS-1123
+// label of 20 characters.
+func (s Spec) Name() string {
+	return NamePrefix + s.Hash()
+}
+
+// Matches tells whether kit was made for s. It trusts only the SpecHashLabel, which the
+// operator sets when it creates the kit, never the kit's spec fields, which anyone may
+// edit. A kit that is being deleted, or that wraps an external image, never matches.
+func Matches(kit *camelv1.IntegrationKit, s Spec) bool {
+	if kit == nil || kit.DeletionTimestamp != nil {
+		return false
+	}
+	if kit.Spec.Image != "" || kit.Labels[camelv1.IntegrationKitTypeLabel] == camelv1.IntegrationKitTypeExternal {
+		return false
+	}
+	hash := kit.Labels[SpecHashLabel]
+	return hash != "" && hash == s.Hash()
+}
