@@ -28,6 +28,7 @@ type OperatorOptions struct {
 	ProbeAddr         string
 	LeaderElect       bool
 	HeartbeatInterval time.Duration
+	BuildBackoff      time.Duration
 	WatchNamespaces   []string
 	Verbosity         int
 
@@ -45,7 +46,7 @@ func newCmdOperator(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.
 	o := &OperatorOptions{
 		Kube:        kube,
 		MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElect: true,
-		HeartbeatInterval: 10 * time.Second, IOStreams: streams,
+		HeartbeatInterval: 10 * time.Second, BuildBackoff: 5 * time.Second, IOStreams: streams,
 	}
 	cmd := &cobra.Command{
 		Use:   "operator",
@@ -78,6 +79,7 @@ context.`,
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of /healthz and /readyz; 0 disables them")
 	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among the replicas of this id, on the Lease <id>-lock")
 	cmd.Flags().DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "how often the registration is renewed; it counts as gone after three missed renewals")
+	cmd.Flags().DurationVar(&o.BuildBackoff, "build-backoff", o.BuildBackoff, "wait before retrying a failed build; it doubles at each further retry, up to 5 attempts")
 	cmd.Flags().StringSliceVar(&o.WatchNamespaces, "watch-namespaces", nil, "serve only these namespaces (default: all)")
 	cmd.Flags().IntVarP(&o.Verbosity, "verbosity", "v", 0, "log verbosity")
 	return cmd
@@ -119,7 +121,7 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 		ID: o.id, Namespace: o.namespace, Version: version.Get(), Default: o.Default, Config: o.config,
 		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, LeaderElect: o.LeaderElect,
 		HeartbeatInterval: o.HeartbeatInterval, StaleAfter: operator.DefaultStaleAfter(o.HeartbeatInterval),
-		WatchNamespaces: o.WatchNamespaces,
+		WatchNamespaces: o.WatchNamespaces, BuildBackoff: o.BuildBackoff,
 	})
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -17,6 +17,9 @@ import (
 type Metrics struct {
 	reconcileDuration *prometheus.HistogramVec
 	firstReadiness    prometheus.Observer
+	buildDuration     *prometheus.HistogramVec
+	buildQueue        prometheus.Observer
+	buildRecoveries   prometheus.Counter
 }
 
 // New registers the operator's collectors with reg.
@@ -34,12 +37,40 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 		ConstLabels: constLabels,
 		Buckets:     []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600},
 	})
-	for _, c := range []prometheus.Collector{reconcileDuration, firstReadiness} {
+	buildBuckets := []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600}
+	buildDuration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "camel_k_build_duration_seconds", Help: "Duration of one build attempt, by result.",
+		ConstLabels: constLabels, Buckets: buildBuckets,
+	}, []string{"result"})
+	buildQueue := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "camel_k_build_queue_duration_seconds", Help: "Time a build attempt waited for a free build slot.",
+		ConstLabels: constLabels, Buckets: buildBuckets,
+	})
+	buildRecoveries := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "camel_k_build_recovery_attempts_total", Help: "Build attempts that retried a failed one.",
+		ConstLabels: constLabels,
+	})
+	for _, c := range []prometheus.Collector{reconcileDuration, firstReadiness, buildDuration, buildQueue, buildRecoveries} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
-	return &Metrics{reconcileDuration: reconcileDuration, firstReadiness: firstReadiness}, nil
+	return &Metrics{reconcileDuration: reconcileDuration, firstReadiness: firstReadiness,
+		buildDuration: buildDuration, buildQueue: buildQueue, buildRecoveries: buildRecoveries}, nil
+}
+
+// ObserveBuild records one ended build attempt: queue time, duration,
+// result, and whether it was a retry.
+func (m *Metrics) ObserveBuild(queued, started, finished time.Time, attempt int32, failed bool) {
+	result := "succeeded"
+	if failed {
+		result = "failed"
+	}
+	m.buildQueue.Observe(started.Sub(queued).Seconds())
+	m.buildDuration.WithLabelValues(result).Observe(finished.Sub(started).Seconds())
+	if attempt > 1 {
+		m.buildRecoveries.Inc()
+	}
 }
 
 // ObserveFirstReadiness records how long an integration took to become

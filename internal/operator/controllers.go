@@ -6,19 +6,26 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/build"
+	buildctrl "github.com/caravan-dev/caravan/internal/controller/build"
 	"github.com/caravan-dev/caravan/internal/controller/integration"
 	"github.com/caravan-dev/caravan/internal/controller/integrationkit"
+	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
 	"github.com/caravan-dev/caravan/internal/controller/mirror"
+	pipectrl "github.com/caravan-dev/caravan/internal/controller/pipe"
 	"github.com/caravan-dev/caravan/internal/controller/platform"
 	"github.com/caravan-dev/caravan/internal/metrics"
+	platformpkg "github.com/caravan-dev/caravan/internal/platform"
 )
 
 // ReaderClusterRole lets every authenticated user read platforms and
@@ -46,7 +53,21 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("platform controller: %w", err)
 	}
-	if err := (&integrationkit.Reconciler{Client: mgr.GetClient(), OperatorID: o.ID}).SetupWithManager(mgr, wrap); err != nil {
+	buildEvents := make(chan event.GenericEvent, 1024)
+	runner := build.NewRunner(build.BuildImage, func(key types.NamespacedName) {
+		buildEvents <- event.GenericEvent{Object: &camelv1.Build{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+	}, func(st build.Status) {
+		m.ObserveBuild(st.Queued, st.Started, st.Finished, st.Attempt, st.Err != nil)
+	}, clock.RealClock{}, platformpkg.DefaultMaxRunningBuilds)
+	if err := (&buildctrl.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
+		Runner: runner, Events: buildEvents, Recorder: recorder, Clock: clock.RealClock{}, BackoffBase: o.BuildBackoff,
+	}).SetupWithManager(mgr, wrap); err != nil {
+		return fmt.Errorf("build controller: %w", err)
+	}
+	if err := (&integrationkit.Reconciler{
+		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Runner: runner,
+	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("kit controller: %w", err)
 	}
 	if err := (&integration.Reconciler{
@@ -54,6 +75,19 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{},
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
+	}
+	for _, kind := range []pipectrl.Kind{pipectrl.Pipe, pipectrl.KameletBinding} {
+		if err := (&pipectrl.Reconciler{
+			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
+			FieldManager: FieldManager, Recorder: recorder,
+		}).SetupWithManager(ctx, mgr, wrap); err != nil {
+			return fmt.Errorf("%s controller: %w", kind.GVK.Kind, err)
+		}
+	}
+	if err := (&kameletctrl.Reconciler{
+		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Recorder: recorder,
+	}).SetupWithManager(mgr, wrap); err != nil {
+		return fmt.Errorf("kamelet controller: %w", err)
 	}
 	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces))
 	if err != nil {
@@ -66,6 +100,9 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		Client: direct, Reader: metaCache, OperatorID: o.ID, IsDefault: reg.IsDefault,
 	}); err != nil {
 		return fmt.Errorf("mirror controller: %w", err)
+	}
+	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, direct, o.ID); err != nil {
+		return fmt.Errorf("kamelet mirror controller: %w", err)
 	}
 	// Registrations are few; the orphan count reads them from the cache.
 	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {

@@ -64,8 +64,6 @@ func TestBadInputGivesAnErrorAUserCanActOn(t *testing.T) {
 			mutate: func(it *camelv1.Integration) {
 				it.Spec.Traits["container"] = harness.Raw(map[string]any{"image": harness.TestImage, "port": "abc"})
 			}},
-		{name: "no image and no kit", reason: "NoImage", message: "set the container.image trait",
-			mutate: func(it *camelv1.Integration) { delete(it.Spec.Traits, "container") }},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

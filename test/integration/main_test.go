@@ -53,7 +53,7 @@ func run(m *testing.M) int {
 		done <- operator.Run(ctrl.LoggerInto(ctx, logger), operator.Options{
 			ID: operatorID, Namespace: operatorNamespace, Version: "test", Config: env.Config,
 			MetricsAddr: "0", ProbeAddr: "0", LeaderElect: true,
-			HeartbeatInterval: time.Second, StaleAfter: 3 * time.Second,
+			HeartbeatInterval: time.Second, StaleAfter: 3 * time.Second, BuildBackoff: 200 * time.Millisecond,
 		})
 	}()
 	code := m.Run()

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/trait"
@@ -53,6 +54,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create
 
 // scope holds what the steps of one reconcile share.
 type scope struct {
@@ -84,10 +86,14 @@ type condition struct{ reason, message string }
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &camelv1.Integration{}, kitIndex, func(o client.Object) []string {
 		it := o.(*camelv1.Integration)
+		var kits []string
 		if it.Spec.IntegrationKit != nil && it.Spec.IntegrationKit.Name != "" {
-			return []string{it.Spec.IntegrationKit.Name}
+			kits = append(kits, it.Spec.IntegrationKit.Name)
 		}
-		return nil
+		if it.Status.IntegrationKit != nil && it.Status.IntegrationKit.Name != "" {
+			kits = append(kits, it.Status.IntegrationKit.Name)
+		}
+		return kits
 	})
 	if err != nil {
 		return err
@@ -118,9 +124,15 @@ func (r *Reconciler) integrationsOfKit(ctx context.Context, kit client.Object) [
 	return reqs
 }
 
-// Reconcile runs the steps in order; the status is computed from what
+// Reconcile reconciles one object; a lost optimistic-lock race is retried
+// quietly.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return controller.RequeueOnConflict(r.reconcile(ctx, req))
+}
+
+// reconcile runs the steps in order; the status is computed from what
 // they observed and written once, at the end.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	it := &camelv1.Integration{}
 	if err := r.Client.Get(ctx, req.NamespacedName, it); err != nil {
 		// Not in this operator's cache: deleted, or assigned to another

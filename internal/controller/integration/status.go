@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -77,7 +78,7 @@ func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 	switch {
 	case s.failure != nil:
 		return camelv1.IntegrationPhaseError
-	case s.waiting != nil && (s.waiting.reason == "KitNotFound" || s.waiting.reason == "KitNotReady"):
+	case s.waiting != nil && strings.HasPrefix(s.waiting.reason, "Kit"):
 		return camelv1.IntegrationPhaseBuildingKit
 	case s.initialized || s.waiting != nil:
 		return camelv1.IntegrationPhaseInitialization

@@ -17,6 +17,8 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/digest"
+	"github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
@@ -91,41 +93,93 @@ func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Res
 }
 
 // reconcileImage decides the image the pods run: the container.image
-// trait, or the image of the kit named by spec.integrationKit, which must
-// be one of this operator's kits and Ready.
+// trait; or the image of the kit named by spec.integrationKit, which must
+// be one of this operator's kits; or else the image of the operator's
+// kit for the integration's dependencies, made (and built) when missing.
 func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if img := s.traits.Container.Image(); img != "" {
 		s.image = img
 		return reconcile.Result{}, nil
 	}
 	ref := s.it.Spec.IntegrationKit
-	if ref == nil || ref.Name == "" {
-		s.failure = &condition{"NoImage", "the integration has no image to run: set the container.image trait, " +
-			"or spec.integrationKit to an IntegrationKit with spec.image; this operator does not build kits from sources yet"}
-		return reconcile.Result{}, nil
+	if ref != nil && ref.Name != "" {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = s.it.Namespace
+		}
+		return reconcile.Result{}, r.useKit(ctx, s, client.ObjectKey{Namespace: ns, Name: ref.Name}, nil)
 	}
-	ns := ref.Namespace
-	if ns == "" {
-		ns = s.it.Namespace
+	spec := kit.ForIntegration(s.it.Spec.Dependencies, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
+		WithRepositories(s.it.Spec.Repositories...)
+	spec.OperatorID = r.OperatorID
+	return reconcile.Result{}, r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
+}
+
+// impliedDependencies are the dependencies the traits call for.
+func impliedDependencies(t trait.Traits) []string {
+	if t.ExposesService() {
+		return []string{"camel:platform-http"}
 	}
-	kit := &camelv1.IntegrationKit{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, kit)
-	if apierrors.IsNotFound(err) {
+	return nil
+}
+
+// useKit takes the image of a kit of this operator. A kit that does not
+// exist is created from spec when one is given (the integration's own
+// kit); a pinned kit (spec nil) must exist.
+func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey, spec *kit.Spec) error {
+	k := &camelv1.IntegrationKit{}
+	err := r.Client.Get(ctx, key, k)
+	switch {
+	case apierrors.IsNotFound(err) && spec == nil:
 		s.waiting = &condition{"KitNotFound", fmt.Sprintf(
-			"IntegrationKit %s/%s is not one of operator %s's kits: it does not exist, or it is assigned to another operator",
-			ns, ref.Name, r.OperatorID)}
-		return reconcile.Result{}, nil
+			"IntegrationKit %s is not one of operator %s's kits: it does not exist, or it is assigned to another operator",
+			key, r.OperatorID)}
+		return nil
+	case apierrors.IsNotFound(err):
+		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
+		s.waiting = &condition{"KitBuilding", fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name)}
+		return r.createKit(ctx, key, *spec)
+	case err != nil:
+		return err
 	}
+	s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
+	c := k.Status.GetCondition(camelv1.ConditionReady)
+	switch {
+	case k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != "":
+		s.image = k.Status.Image
+	case k.Status.Phase == camelv1.IntegrationKitPhaseError && c != nil:
+		s.failure = &condition{c.Reason, fmt.Sprintf("kit %s failed: %s", key.Name, c.Message)}
+	case c != nil:
+		s.waiting = &condition{"KitNotReady", fmt.Sprintf("kit %s is in phase %q: %s", key.Name, k.Status.Phase, c.Message)}
+	default:
+		s.waiting = &condition{"KitNotReady", fmt.Sprintf("waiting for kit %s", key.Name)}
+	}
+	return nil
+}
+
+// createKit creates a platform kit named by its spec's hash; two
+// integrations that need it at once create it once.
+func (r *Reconciler) createKit(ctx context.Context, key client.ObjectKey, spec kit.Spec) error {
+	kspec, err := kit.ToResource(spec)
 	if err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
-	s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: ns, Name: kit.Name}
-	if kit.Status.Phase != camelv1.IntegrationKitPhaseReady || kit.Status.Image == "" {
-		s.waiting = &condition{"KitNotReady", fmt.Sprintf("waiting for IntegrationKit %s/%s (phase %q)", ns, kit.Name, kit.Status.Phase)}
-		return reconcile.Result{}, nil
+	k := &camelv1.IntegrationKit{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: key.Namespace, Name: key.Name,
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: r.OperatorID},
+			Labels: map[string]string{
+				camelv1.OperatorIDLabel:         r.OperatorID,
+				camelv1.IntegrationKitTypeLabel: camelv1.IntegrationKitTypePlatform,
+				kit.SpecHashLabel:               spec.Hash(),
+			},
+		},
+		Spec: kspec,
 	}
-	s.image = kit.Status.Image
-	return reconcile.Result{}, nil
+	if err := r.Client.Create(ctx, k); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating kit %s: %w", key.Name, err)
+	}
+	return nil
 }
 
 func (r *Reconciler) input(s *scope) render.Input {

@@ -1,6 +1,7 @@
 // Package integrationkit reconciles the IntegrationKits an operator owns.
-// An external kit (spec.image set) is Ready as soon as it is seen; kits
-// that need a build wait for the build runner.
+// An external kit (spec.image set) is Ready as soon as it is seen. A
+// platform kit gets one Build, owned by the kit, and takes its image, by
+// digest, from that Build once it succeeds.
 package integrationkit
 
 import (
@@ -8,19 +9,30 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/controller"
+	buildctrl "github.com/caravan-dev/caravan/internal/controller/build"
+	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/platform"
 )
 
 // Reconciler reconciles IntegrationKits.
 type Reconciler struct {
 	Client     client.Client
 	OperatorID string
+	// Namespace is the operator's, where its platform lives.
+	Namespace string
+	// Runner is cancelled for the Build of a kit that is deleted.
+	Runner *build.Runner
 }
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create;update;patch;delete
@@ -31,46 +43,140 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconc
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("integrationkit").
 		For(&camelv1.IntegrationKit{}).
+		Owns(&camelv1.Build{}).
 		Complete(wrap("IntegrationKit", r))
 }
 
-// Reconcile computes the kit's status from what it observes.
+// Reconcile reconciles one object; a lost optimistic-lock race is retried
+// quietly.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	kit := &camelv1.IntegrationKit{}
-	if err := r.Client.Get(ctx, req.NamespacedName, kit); err != nil {
-		// Gone from this operator's cache: deleted, or moved to another
-		// operator. Neither asks for any cleanup here.
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	if !ownership.Owns(kit.Annotations, r.OperatorID) {
-		return reconcile.Result{}, nil
-	}
-	before := kit.DeepCopy()
-	computeStatus(kit)
-	if equality.Semantic.DeepEqual(before.Status, kit.Status) {
-		return reconcile.Result{}, nil
-	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, kit, patch); err != nil {
-		return reconcile.Result{}, fmt.Errorf("patching kit status: %w", err)
-	}
-	return reconcile.Result{}, nil
+	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
 
-func computeStatus(kit *camelv1.IntegrationKit) {
-	kit.Status.ObservedGeneration = kit.Generation
-	if kit.Spec.Image != "" {
-		kit.Status.Phase = camelv1.IntegrationKitPhaseReady
-		kit.Status.Image = kit.Spec.Image
-		kit.Status.SetCondition(metav1.Condition{
-			Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "ExternalImage",
-			Message: "the kit runs the pre-built image " + kit.Spec.Image, ObservedGeneration: kit.Generation,
-		})
-		return
+// reconcile computes the kit's status from what it observes.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	k := &camelv1.IntegrationKit{}
+	if err := r.Client.Get(ctx, req.NamespacedName, k); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone from this operator's share. If it was deleted, its
+			// build (named like the kit) must stop.
+			r.Runner.Cancel(req.NamespacedName)
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	kit.Status.Phase = camelv1.IntegrationKitPhaseBuildSubmitted
-	kit.Status.SetCondition(metav1.Condition{
-		Type: camelv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "WaitingForBuild",
-		Message: "the kit has no image yet and waits for its build", ObservedGeneration: kit.Generation,
+	if !ownership.Owns(k.Annotations, r.OperatorID) {
+		return reconcile.Result{}, nil
+	}
+	if !k.DeletionTimestamp.IsZero() {
+		r.Runner.Cancel(req.NamespacedName)
+		return reconcile.Result{}, nil
+	}
+	before := k.DeepCopy()
+	err := r.reconcileKit(ctx, k)
+	if equality.Semantic.DeepEqual(before.Status, k.Status) {
+		return reconcile.Result{}, err
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if perr := r.Client.Status().Patch(ctx, k, patch); perr != nil {
+		return reconcile.Result{}, fmt.Errorf("patching kit status: %w", perr)
+	}
+	return reconcile.Result{}, err
+}
+
+func (r *Reconciler) reconcileKit(ctx context.Context, k *camelv1.IntegrationKit) error {
+	k.Status.ObservedGeneration = k.Generation
+	if k.Spec.Image != "" {
+		k.Status.Image = k.Spec.Image
+		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, "ExternalImage",
+			"the kit runs the pre-built image "+k.Spec.Image)
+		return nil
+	}
+	spec, err := kit.FromResource(k)
+	if err != nil {
+		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, "InvalidKit", err.Error())
+		return nil
+	}
+	b := &camelv1.Build{}
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(k), b)
+	if apierrors.IsNotFound(err) {
+		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, "BuildSubmitted", "the kit's build is submitted")
+		return r.createBuild(ctx, k, spec)
+	}
+	if err != nil {
+		return err
+	}
+	fromBuild(k, b, spec)
+	return nil
+}
+
+// createBuild creates the kit's Build; its name is the kit's, so a kit
+// never has two.
+func (r *Reconciler) createBuild(ctx context.Context, k *camelv1.IntegrationKit, spec kit.Spec) error {
+	task, err := buildctrl.Task(spec)
+	if err != nil {
+		return err
+	}
+	b := &camelv1.Build{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: k.Namespace, Name: k.Name,
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: r.OperatorID},
+			Labels: map[string]string{camelv1.OperatorIDLabel: r.OperatorID,
+				camelv1.CreatedByKindLabel: "IntegrationKit", camelv1.CreatedByNameLabel: k.Name},
+		},
+		Spec: camelv1.BuildSpec{Tasks: []camelv1.RawObject{task}},
+	}
+	itp := &camelv1.IntegrationPlatform{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.OperatorID}, itp); err == nil {
+		b.Spec.Timeout = platform.Resolve(itp.Spec).Build.Timeout
+	}
+	if err := controllerutil.SetControllerReference(k, b, r.Client.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Client.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the build of kit %s: %w", k.Name, err)
+	}
+	return nil
+}
+
+// fromBuild derives the kit's status from its build's.
+func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build, spec kit.Spec) {
+	c := b.Status.GetCondition(camelv1.ConditionReady)
+	reason, message := "BuildSubmitted", "the kit's build is submitted"
+	if c != nil {
+		reason, message = c.Reason, "build "+b.Name+": "+c.Message
+	}
+	switch b.Status.Phase {
+	case camelv1.BuildPhaseSucceeded:
+		k.Status.Image, k.Status.Digest, k.Status.BaseImage = b.Status.Image, b.Status.Digest, b.Status.BaseImage
+		k.Status.Failure = nil
+		k.Status.Artifacts = artifacts(spec)
+		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, "Built", "built "+b.Status.Image)
+	case camelv1.BuildPhaseError:
+		k.Status.Failure = b.Status.Failure.DeepCopy()
+		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, reason, message)
+	case camelv1.BuildPhaseRunning:
+		setStatus(k, camelv1.IntegrationKitPhaseBuildRunning, metav1.ConditionFalse, reason, message)
+	default:
+		k.Status.Failure = b.Status.Failure.DeepCopy()
+		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, reason, message)
+	}
+}
+
+func artifacts(spec kit.Spec) []camelv1.Artifact {
+	files, err := kit.Layer(spec)
+	if err != nil {
+		return nil
+	}
+	out := make([]camelv1.Artifact, 0, len(files))
+	for _, f := range files {
+		out = append(out, camelv1.Artifact{ID: f.Path, Target: f.Path})
+	}
+	return out
+}
+
+func setStatus(k *camelv1.IntegrationKit, phase camelv1.IntegrationKitPhase, status metav1.ConditionStatus, reason, message string) {
+	k.Status.Phase = phase
+	k.Status.SetCondition(metav1.Condition{
+		Type: camelv1.ConditionReady, Status: status, Reason: reason, Message: message, ObservedGeneration: k.Generation,
 	})
 }

@@ -1,0 +1,223 @@
+// Package build runs kit image builds inside the operator (Camel K's
+// "routine" strategy): a queue with a limit on the builds running at
+// once, a timeout per build, and cancellation. The Build reconciler
+// submits jobs and reads their state; the runner tells it, through
+// notify, when a job starts or ends.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/kit"
+)
+
+// MaxAttempts is how many times a build is tried before it is in Error.
+const MaxAttempts = 5
+
+// Backoff is the wait before attempt n+1 after n failed attempts:
+// base, 2×base, 4×base… capped at 32×base.
+func Backoff(base time.Duration, failed int32) time.Duration {
+	if failed < 1 {
+		return 0
+	}
+	return base << min(failed-1, 5)
+}
+
+// Job is one attempt at building one kit image.
+type Job struct {
+	// Build names the Build resource.
+	Build    types.NamespacedName
+	Attempt  int32
+	Spec     kit.Spec
+	Registry image.Registry
+	Timeout  time.Duration
+}
+
+// Func builds the image of a job.
+type Func func(ctx context.Context, job Job) (image.Result, error)
+
+// State is where a job is.
+type State int
+
+// Job states.
+const (
+	Queued State = iota + 1
+	Running
+	Done
+)
+
+// Status is what the runner knows of a job.
+type Status struct {
+	State    State
+	Attempt  int32
+	Queued   time.Time
+	Started  time.Time
+	Finished time.Time
+	Result   image.Result
+	// Err is the failure of a Done job, nil when it succeeded.
+	Err error
+}
+
+type job struct {
+	Job
+	status Status
+	cancel context.CancelFunc
+}
+
+// Runner runs jobs, at most Limit at once.
+type Runner struct {
+	build  Func
+	notify func(types.NamespacedName)
+	// observe receives each job that ends, once (for metrics).
+	observe func(Status)
+	clock   clock.Clock
+
+	mu      sync.Mutex
+	limit   int
+	jobs    map[types.NamespacedName]*job
+	queue   []types.NamespacedName
+	running int
+}
+
+// NewRunner returns a runner that builds with build, and calls notify
+// whenever a job starts or ends and observe when it ends.
+func NewRunner(build Func, notify func(types.NamespacedName), observe func(Status), clk clock.Clock, limit int) *Runner {
+	return &Runner{build: build, notify: notify, observe: observe, clock: clk, limit: max(limit, 1),
+		jobs: map[types.NamespacedName]*job{}}
+}
+
+// SetLimit changes how many builds may run at once (the platform's
+// spec.build.maxRunningBuilds).
+func (r *Runner) SetLimit(n int) {
+	r.mu.Lock()
+	r.limit = max(n, 1)
+	r.mu.Unlock()
+	r.schedule()
+}
+
+// Submit queues a job, unless a job for the same Build and attempt is
+// already known; it returns the job's status either way.
+func (r *Runner) Submit(j Job) Status {
+	r.mu.Lock()
+	if existing, ok := r.jobs[j.Build]; ok && existing.Attempt == j.Attempt {
+		st := existing.status
+		r.mu.Unlock()
+		return st
+	}
+	if existing, ok := r.jobs[j.Build]; ok && existing.cancel != nil {
+		existing.cancel()
+	}
+	r.jobs[j.Build] = &job{Job: j, status: Status{State: Queued, Attempt: j.Attempt, Queued: r.clock.Now()}}
+	r.queue = append(r.queue, j.Build)
+	r.mu.Unlock()
+	r.schedule()
+	st, _ := r.Status(j.Build)
+	return st
+}
+
+// Status returns the status of the job of a Build.
+func (r *Runner) Status(key types.NamespacedName) (Status, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.jobs[key]
+	if !ok {
+		return Status{}, false
+	}
+	return j.status, true
+}
+
+// Cancel stops the job of a Build, queued or running, and forgets it. It
+// reports whether there was one.
+func (r *Runner) Cancel(key types.NamespacedName) bool {
+	r.mu.Lock()
+	j, ok := r.jobs[key]
+	if ok {
+		delete(r.jobs, key)
+		if j.cancel != nil {
+			j.cancel()
+		}
+	}
+	r.mu.Unlock()
+	return ok
+}
+
+// Forget drops a finished job once its outcome is recorded.
+func (r *Runner) Forget(key types.NamespacedName, attempt int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j, ok := r.jobs[key]; ok && j.Attempt == attempt && j.status.State == Done {
+		delete(r.jobs, key)
+	}
+}
+
+// Running is the number of jobs running now.
+func (r *Runner) Running() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running
+}
+
+// schedule starts queued jobs while there is room.
+func (r *Runner) schedule() {
+	var started []types.NamespacedName
+	r.mu.Lock()
+	for r.running < r.limit && len(r.queue) > 0 {
+		key := r.queue[0]
+		r.queue = r.queue[1:]
+		j, ok := r.jobs[key]
+		if !ok || j.status.State != Queued {
+			continue // cancelled, or superseded by a newer attempt
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), j.Timeout)
+		j.cancel = cancel
+		j.status.State, j.status.Started = Running, r.clock.Now()
+		r.running++
+		started = append(started, key)
+		go r.run(ctx, j)
+	}
+	r.mu.Unlock()
+	for _, key := range started {
+		r.notify(key)
+	}
+}
+
+func (r *Runner) run(ctx context.Context, j *job) {
+	res, err := r.build(ctx, j.Job)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("the build did not finish within its timeout of %s: %w", j.Timeout, err)
+	}
+	j.cancel()
+	r.mu.Lock()
+	r.running--
+	current, tracked := r.jobs[j.Build]
+	tracked = tracked && current == j
+	if tracked {
+		j.status.State, j.status.Finished, j.status.Result, j.status.Err = Done, r.clock.Now(), res, err
+	}
+	st := j.status
+	r.mu.Unlock()
+	if tracked {
+		r.observe(st)
+		r.notify(j.Build)
+	}
+	r.schedule()
+}
+
+// BuildImage is the Func that builds for real: the kit layer of the job's
+// spec on its base image, pushed to the job's registry as the kit's name,
+// tagged with its hash.
+func BuildImage(ctx context.Context, j Job) (image.Result, error) {
+	files, err := kit.Layer(j.Spec)
+	if err != nil {
+		return image.Result{}, err
+	}
+	return image.Build(ctx, j.Registry, j.Spec.BaseImage, files, j.Spec.Name(), j.Spec.Hash())
+}

@@ -1,0 +1,128 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/caravan-dev/caravan/internal/image"
+)
+
+// blockingBuild builds nothing until released, and counts how many run at once.
+type blockingBuild struct {
+	release chan struct{}
+	running atomic.Int32
+	peak    atomic.Int32
+}
+
+func (b *blockingBuild) run(ctx context.Context, _ Job) (image.Result, error) {
+	n := b.running.Add(1)
+	defer b.running.Add(-1)
+	for {
+		p := b.peak.Load()
+		if n <= p || b.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	select {
+	case <-b.release:
+		return image.Result{Image: "done"}, nil
+	case <-ctx.Done():
+		return image.Result{}, ctx.Err()
+	}
+}
+
+func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestTheRunnerNeverRunsMoreBuildsThanItsLimit(t *testing.T) {
+	b := &blockingBuild{release: make(chan struct{})}
+	var notified sync.Map
+	r := NewRunner(b.run, func(k types.NamespacedName) { notified.Store(k, true) }, func(Status) {}, clock.RealClock{}, 2)
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		r.Submit(Job{Build: key(n), Attempt: 1, Timeout: time.Minute})
+	}
+	waitFor(t, "two running builds", func() bool { return b.running.Load() == 2 })
+	if st, _ := r.Status(key("e")); st.State != Queued {
+		t.Fatalf("the fifth build should wait in the queue, is in state %d", st.State)
+	}
+	close(b.release)
+	waitFor(t, "every build done", func() bool {
+		for _, n := range []string{"a", "b", "c", "d", "e"} {
+			if st, _ := r.Status(key(n)); st.State != Done {
+				return false
+			}
+		}
+		return true
+	})
+	if b.peak.Load() != 2 {
+		t.Fatalf("peak of %d builds at once, limit 2", b.peak.Load())
+	}
+	if _, ok := notified.Load(key("e")); !ok {
+		t.Fatal("the end of a build was not notified")
+	}
+}
+
+func TestSubmittingTheSameAttemptTwiceRunsOneBuild(t *testing.T) {
+	var calls atomic.Int32
+	r := NewRunner(func(context.Context, Job) (image.Result, error) {
+		calls.Add(1)
+		return image.Result{}, nil
+	}, func(types.NamespacedName) {}, func(Status) {}, clock.RealClock{}, 1)
+	r.Submit(Job{Build: key("a"), Attempt: 1, Timeout: time.Minute})
+	r.Submit(Job{Build: key("a"), Attempt: 1, Timeout: time.Minute})
+	waitFor(t, "the build", func() bool { st, _ := r.Status(key("a")); return st.State == Done })
+	if calls.Load() != 1 {
+		t.Fatalf("%d builds ran", calls.Load())
+	}
+}
+
+func TestCancelStopsARunningBuild(t *testing.T) {
+	b := &blockingBuild{release: make(chan struct{})}
+	r := NewRunner(b.run, func(types.NamespacedName) {}, func(Status) {}, clock.RealClock{}, 1)
+	r.Submit(Job{Build: key("a"), Attempt: 1, Timeout: time.Minute})
+	waitFor(t, "the build to run", func() bool { return b.running.Load() == 1 })
+	if !r.Cancel(key("a")) {
+		t.Fatal("Cancel found no job")
+	}
+	waitFor(t, "the build to stop", func() bool { return b.running.Load() == 0 && r.Running() == 0 })
+	if _, ok := r.Status(key("a")); ok {
+		t.Fatal("a cancelled job is still known")
+	}
+}
+
+func TestABuildThatOutlivesItsTimeoutFails(t *testing.T) {
+	b := &blockingBuild{release: make(chan struct{})}
+	r := NewRunner(b.run, func(types.NamespacedName) {}, func(Status) {}, clock.RealClock{}, 1)
+	r.Submit(Job{Build: key("a"), Attempt: 1, Timeout: 50 * time.Millisecond})
+	waitFor(t, "the timeout", func() bool { st, _ := r.Status(key("a")); return st.State == Done })
+	st, _ := r.Status(key("a"))
+	if st.Err == nil || !errors.Is(st.Err, context.DeadlineExceeded) {
+		t.Fatalf("want a timeout error, got %v", st.Err)
+	}
+}
+
+func TestBackoffDoublesUpToACap(t *testing.T) {
+	base := time.Second
+	for failed, want := range map[int32]time.Duration{0: 0, 1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 9: 32 * time.Second} {
+		if got := Backoff(base, failed); got != want {
+			t.Errorf("after %d failures: got %s, want %s", failed, got, want)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package kit
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+func TestAKitResourceRecordsItsSpec(t *testing.T) {
+	s := Spec{OperatorID: "a", BaseImage: "base:1", RuntimeVersion: "4.14.0", RuntimeProvider: "jbang",
+		Dependencies: []string{"camel:log", "camel:timer"}}.WithRepositories("https://repo.example/maven")
+	spec, err := ToResource(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &camelv1.IntegrationKit{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name(),
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: "a"},
+			Labels:      map[string]string{SpecHashLabel: s.Hash()}},
+		Spec: spec,
+	}
+	got, err := FromResource(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Hash() != s.Hash() {
+		t.Fatalf("round trip changed the spec: %+v vs %+v", got, s)
+	}
+	k.Spec.Dependencies = append(k.Spec.Dependencies, "camel:http")
+	if _, err := FromResource(k); err == nil || !strings.Contains(err.Error(), "was edited") {
+		t.Fatalf("an edited kit must be refused, got %v", err)
+	}
+}

@@ -1,0 +1,296 @@
+package integration
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/image/imagetest"
+	"github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+const baseRepository = "caravan-test/base"
+
+// usePlatformRegistry points the operator's platform at a registry (and
+// credentials Secret, if any) with a base image pushed into it.
+func usePlatformRegistry(t *testing.T, address, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	itp := &camelv1.IntegrationPlatform{}
+	key := client.ObjectKey{Namespace: operatorNamespace, Name: operatorID}
+	NewWithT(t).Eventually(func() error { return env.Client.Get(ctx, key, itp) }, timeout, poll).Should(Succeed())
+	before := itp.DeepCopy()
+	itp.Spec.Build.Registry = camelv1.RegistrySpec{Address: address, Insecure: true, Secret: secret}
+	itp.Spec.Build.BaseImage = baseRepository + ":latest"
+	if err := env.Client.Patch(ctx, itp, client.MergeFrom(before)); err != nil {
+		t.Fatalf("configuring the platform registry: %v", err)
+	}
+}
+
+// sourceIntegration has no image: it needs a kit with deps.
+func sourceIntegration(ns, name string, deps ...string) *camelv1.Integration {
+	it := harness.NewIntegration(ns, name, operatorID, 1)
+	delete(it.Spec.Traits, "container")
+	it.Spec.Dependencies = deps
+	return it
+}
+
+func buildOf(t *testing.T, ns string, it *camelv1.Integration) func() (*camelv1.Build, error) {
+	return func() (*camelv1.Build, error) {
+		cur := &camelv1.Integration{}
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(it), cur); err != nil {
+			return nil, err
+		}
+		if cur.Status.IntegrationKit == nil {
+			return nil, fmt.Errorf("no kit yet (phase %q)", cur.Status.Phase)
+		}
+		b := &camelv1.Build{}
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: cur.Status.IntegrationKit.Name}, b)
+		return b, err
+	}
+}
+
+// TestAKitIsBuiltIntoTheRegistryAndRunByDigest: the kit layer lands in a
+// real registry, the kit records its image by digest, and the
+// integration's Deployment runs it; a second integration with the same
+// dependencies reuses the kit.
+func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t)
+	imagetest.PushBase(t, reg, baseRepository)
+	usePlatformRegistry(t, reg.Address, "")
+	ns := env.Namespace(t)
+	first := sourceIntegration(ns, "first", "camel:log", "camel-timer")
+	second := sourceIntegration(ns, "second", "camel:timer", "camel:log")
+	g.Expect(env.Client.Create(ctx, first)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, second)).To(Succeed())
+
+	g.Eventually(buildOf(t, ns, first), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseSucceeded))
+	b, _ := buildOf(t, ns, first)()
+	k := &camelv1.IntegrationKit{}
+	g.Eventually(func() camelv1.IntegrationKitPhase {
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(b), k)
+		return k.Status.Phase
+	}, timeout, poll).Should(Equal(camelv1.IntegrationKitPhaseReady))
+	g.Expect(k.Status.Image).To(HavePrefix(reg.Address + "/"))
+	g.Expect(k.Status.Image).To(ContainSubstring("@sha256:"))
+	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.IntegrationKitTypeLabel, camelv1.IntegrationKitTypePlatform))
+	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
+
+	img, err := image.Pull(ctx, reg.Config(), k.Status.Image)
+	g.Expect(err).NotTo(HaveOccurred())
+	files, err := image.ListFiles(img)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(files[kit.DependenciesFile])).To(Equal("camel:log\ncamel:timer\n"))
+
+	g.Eventually(func() string {
+		d := &appsv1.Deployment{}
+		if env.Client.Get(ctx, client.ObjectKeyFromObject(first), d) != nil {
+			return ""
+		}
+		return d.Spec.Template.Spec.Containers[0].Image
+	}, timeout, poll).Should(Equal(k.Status.Image))
+	g.Eventually(func() string {
+		cur := &camelv1.Integration{}
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(second), cur)
+		if cur.Status.IntegrationKit == nil {
+			return ""
+		}
+		return cur.Status.IntegrationKit.Name
+	}, timeout, poll).Should(Equal(k.Name), "the same dependencies must reuse the kit")
+	builds := &camelv1.BuildList{}
+	g.Expect(env.Client.List(ctx, builds, client.InNamespace(ns))).To(Succeed())
+	g.Expect(builds.Items).To(HaveLen(1))
+}
+
+// TestTwentyIntegrationsOverThreeDependencySetsMakeThreeBuilds.
+func TestTwentyIntegrationsOverThreeDependencySetsMakeThreeBuilds(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t)
+	imagetest.PushBase(t, reg, baseRepository)
+	usePlatformRegistry(t, reg.Address, "")
+	ns := env.Namespace(t)
+	sets := [][]string{{"camel:log"}, {"camel:http"}, {"camel:kafka", "camel:log"}}
+	for i := range 20 {
+		g.Expect(env.Client.Create(ctx, sourceIntegration(ns, fmt.Sprintf("app-%02d", i), sets[i%3]...))).To(Succeed())
+	}
+	g.Eventually(func() (int, error) {
+		kits := &camelv1.IntegrationKitList{}
+		if err := env.Client.List(ctx, kits, client.InNamespace(ns)); err != nil {
+			return 0, err
+		}
+		ready := 0
+		for _, k := range kits.Items {
+			if k.Status.Phase == camelv1.IntegrationKitPhaseReady {
+				ready++
+			}
+		}
+		return ready, nil
+	}, timeout, poll).Should(Equal(3))
+	builds := &camelv1.BuildList{}
+	g.Expect(env.Client.List(ctx, builds, client.InNamespace(ns))).To(Succeed())
+	g.Expect(builds.Items).To(HaveLen(3))
+	for _, b := range builds.Items {
+		g.Expect(b.Status.Failure).To(BeNil(), "build %s needed retries", b.Name)
+	}
+}
+
+// TestABuildRecoversWhenTheRegistryComesBack: the registry is down for
+// the first attempt, which fails with a condition naming it; once it is
+// back, a retry succeeds.
+func TestABuildRecoversWhenTheRegistryComesBack(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t)
+	imagetest.PushBase(t, reg, baseRepository)
+	usePlatformRegistry(t, reg.Address, "")
+	reg.Stop()
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "patient", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+
+	g.Eventually(buildOf(t, ns, it), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseFailed))
+	b, _ := buildOf(t, ns, it)()
+	ready := b.Status.GetCondition(camelv1.ConditionReady)
+	g.Expect(ready.Reason).To(Equal(image.ReasonRegistryUnreachable))
+	g.Expect(ready.Message).To(ContainSubstring(reg.Address))
+	g.Eventually(func() string {
+		cur := &camelv1.Integration{}
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur)
+		if c := cur.Status.GetCondition(camelv1.ConditionReady); c != nil {
+			return c.Message
+		}
+		return ""
+	}, timeout, poll).Should(ContainSubstring(reg.Address), "the integration does not say why it waits")
+
+	reg.Start()
+	g.Eventually(buildOf(t, ns, it), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseSucceeded))
+	b, _ = buildOf(t, ns, it)()
+	g.Expect(b.Status.Failure.Recovery.Attempt).To(BeNumerically(">=", 1))
+}
+
+// TestWrongCredentialsEndInAnErrorThatSaysSo, after the attempts.
+func TestWrongCredentialsEndInAnErrorThatSaysSo(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t, imagetest.WithAuth("caravan", "right"))
+	imagetest.PushBase(t, reg, baseRepository)
+	secret := dockerConfigSecret(reg.Address, "caravan", "wrong")
+	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, secret) })
+	usePlatformRegistry(t, reg.Address, secret.Name)
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "locked-out", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+
+	g.Eventually(buildOf(t, ns, it), 2*timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseError))
+	b, _ := buildOf(t, ns, it)()
+	g.Expect(b.Status.Failure.Recovery.Attempt).To(Equal(int32(5)))
+	g.Eventually(func() (string, error) {
+		cur := &camelv1.Integration{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur); err != nil {
+			return "", err
+		}
+		if cur.Status.Phase != camelv1.IntegrationPhaseError {
+			return "", fmt.Errorf("phase %q", cur.Status.Phase)
+		}
+		return cur.Status.GetCondition(camelv1.ConditionReady).Message, nil
+	}, timeout, poll).Should(And(ContainSubstring(reg.Address), ContainSubstring("credentials")))
+}
+
+func dockerConfigSecret(registry, user, password string) *corev1.Secret {
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	data, _ := json.Marshal(map[string]any{"auths": map[string]any{registry: map[string]string{"auth": auth}}})
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "registry-" + strings.ReplaceAll(password, ":", "")},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: data},
+	}
+}
+
+// TestDeletingAKitCancelsItsBuild: against a registry that accepts
+// connections and never answers, the build hangs; deleting the kit closes
+// its connections.
+func TestDeletingAKitCancelsItsBuild(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	hang, open := silentServer(t)
+	usePlatformRegistry(t, hang, "")
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "stuck", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	g.Eventually(buildOf(t, ns, it), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseRunning))
+	g.Eventually(open.Load, timeout, poll).Should(BeNumerically(">", 0))
+
+	b, _ := buildOf(t, ns, it)()
+	g.Expect(env.Client.Delete(ctx, &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Name}})).To(Succeed())
+	g.Eventually(open.Load, timeout, poll).Should(BeZero(), "the build kept its connections after its kit was deleted")
+}
+
+// silentServer accepts connections and never answers; it counts the
+// connections the client has not closed.
+func silentServer(t *testing.T) (string, *atomic.Int32) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	var open atomic.Int32
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			open.Add(1)
+			go func() {
+				defer open.Add(-1)
+				buf := make([]byte, 4096)
+				for {
+					if _, err := conn.Read(buf); err != nil {
+						_ = conn.Close()
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String(), &open
+}
+
+
+// TestAPlatformWithoutRegistrySaysWhatToConfigure: with no registry, the
+// kit cannot be built; the integration says which field to set.
+func TestAPlatformWithoutRegistrySaysWhatToConfigure(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	usePlatformRegistry(t, "", "")
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "nowhere", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	g.Eventually(func() string {
+		cur := &camelv1.Integration{}
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur)
+		c := cur.Status.GetCondition(camelv1.ConditionReady)
+		if cur.Status.Phase != camelv1.IntegrationPhaseBuildingKit || c == nil {
+			return ""
+		}
+		return c.Message
+	}, timeout, poll).Should(ContainSubstring("spec.build.registry.address"))
+}
