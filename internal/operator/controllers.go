@@ -20,9 +20,7 @@ import (
 	buildctrl "github.com/caravan-dev/caravan/internal/controller/build"
 	"github.com/caravan-dev/caravan/internal/controller/integration"
 	"github.com/caravan-dev/caravan/internal/controller/integrationkit"
-	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
 	"github.com/caravan-dev/caravan/internal/controller/mirror"
-	pipectrl "github.com/caravan-dev/caravan/internal/controller/pipe"
 	"github.com/caravan-dev/caravan/internal/controller/platform"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	platformpkg "github.com/caravan-dev/caravan/internal/platform"
@@ -76,19 +74,6 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
 	}
-	for _, kind := range []pipectrl.Kind{pipectrl.Pipe, pipectrl.KameletBinding} {
-		if err := (&pipectrl.Reconciler{
-			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
-			FieldManager: FieldManager, Recorder: recorder,
-		}).SetupWithManager(ctx, mgr, wrap); err != nil {
-			return fmt.Errorf("%s controller: %w", kind.GVK.Kind, err)
-		}
-	}
-	if err := (&kameletctrl.Reconciler{
-		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Recorder: recorder,
-	}).SetupWithManager(mgr, wrap); err != nil {
-		return fmt.Errorf("kamelet controller: %w", err)
-	}
 	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces))
 	if err != nil {
 		return err
@@ -100,9 +85,6 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		Client: direct, Reader: metaCache, OperatorID: o.ID, IsDefault: reg.IsDefault,
 	}); err != nil {
 		return fmt.Errorf("mirror controller: %w", err)
-	}
-	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, direct, o.ID); err != nil {
-		return fmt.Errorf("kamelet mirror controller: %w", err)
 	}
 	// Registrations are few; the orphan count reads them from the cache.
 	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {
