@@ -43,4 +43,8 @@ const (
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is set, True, only when progress needs a user's action.
 	ConditionStalled = "Stalled"
+	// ConditionOperatorAvailable is set, False, on a resource whose
+	// operator is not registered, not live, or does not serve its
+	// namespace (an orphan); it goes when the owner reconciles it again.
+	ConditionOperatorAvailable = "OperatorAvailable"
 )

@@ -44,6 +44,11 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		// does its own job all the same.
 		log.Info("Could not ensure the reader ClusterRole", "clusterRole", ReaderClusterRole, "error", err.Error())
 	}
+	// Registrations are few; handovers and orphan checks read them from
+	// the cache, which must watch them before any controller runs.
+	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {
+		return fmt.Errorf("watching registrations: %w", err)
+	}
 	wrap := m.Instrument
 	recorder := mgr.GetEventRecorder("caravan-operator")
 	if err := (&platform.Reconciler{
@@ -82,13 +87,9 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		return err
 	}
 	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
-		Client: direct, Reader: metaCache, OperatorID: o.ID, IsDefault: reg.IsDefault,
+		Client: direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: reg.IsDefault,
 	}); err != nil {
 		return fmt.Errorf("mirror controller: %w", err)
-	}
-	// Registrations are few; the orphan count reads them from the cache.
-	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {
-		return fmt.Errorf("watching registrations: %w", err)
 	}
 	return ctrlmetrics.Registry.Register(metrics.NewShareCollector(mgr.GetCache(), metaCache, o.ID, reg.IsDefault))
 }

@@ -274,7 +274,6 @@ func silentServer(t *testing.T) (string, *atomic.Int32) {
 	return l.Addr().String(), &open
 }
 
-
 // TestAPlatformWithoutRegistrySaysWhatToConfigure: with no registry, the
 // kit cannot be built; the integration says which field to set.
 func TestAPlatformWithoutRegistrySaysWhatToConfigure(t *testing.T) {

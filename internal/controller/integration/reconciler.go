@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -77,6 +78,9 @@ type scope struct {
 	waiting *condition
 	// failure is set by a step that found bad input: reason and message.
 	failure *condition
+	// hold is set by reconcileOwnership while the previous owner has not
+	// released the integration: this reconcile writes nothing.
+	hold bool
 }
 
 // condition is a reason and a message, for a status condition.
@@ -135,12 +139,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	it := &camelv1.Integration{}
 	if err := r.Client.Get(ctx, req.NamespacedName, it); err != nil {
-		// Not in this operator's cache: deleted, or assigned to another
-		// operator. Neither calls for a cleanup here.
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			// Not in this operator's cache: deleted, or assigned to
+			// another operator. Neither calls for a cleanup; a move
+			// calls for a release.
+			return reconcile.Result{}, r.releaseIfMoved(ctx, req.NamespacedName)
+		}
+		return reconcile.Result{}, err
 	}
-	if !ownership.Owns(it.Annotations, r.OperatorID) || !it.DeletionTimestamp.IsZero() {
+	if !it.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, nil
+	}
+	if !ownership.Owns(it.Annotations, r.OperatorID) {
+		return reconcile.Result{}, r.release(ctx, it)
 	}
 	before := it.DeepCopy()
 	s := &scope{it: it}
@@ -175,6 +186,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 // precondition on the resourceVersion read, so a status computed from a
 // stale read never overwrites a newer one.
 func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Integration, s *scope) error {
+	if s.hold {
+		return nil // waiting for the previous owner's release: no write
+	}
 	computeStatus(s)
 	if equality.Semantic.DeepEqual(before.Status, s.it.Status) {
 		return nil

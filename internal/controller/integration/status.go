@@ -31,6 +31,8 @@ func computeStatus(s *scope) {
 	setCondition(st, camelv1.ConditionReady, ready, gen)
 	setOptional(st, camelv1.ConditionReconciling, reconciling, gen)
 	setOptional(st, camelv1.ConditionStalled, stalled, gen)
+	// The owner reconciles it: it is no orphan.
+	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
 }
 
 // readiness returns the Ready condition and, when true, the Reconciling or

@@ -31,18 +31,6 @@ var errNotOurs = errors.New("name taken")
 // looks again.
 const waitRetry = 5 * time.Second
 
-// reconcileOwnership records this operator as the owner. A new owner
-// means a handover: the epoch grows.
-func (r *Reconciler) reconcileOwnership(_ context.Context, s *scope) (reconcile.Result, error) {
-	o := &s.it.Status.Ownership
-	if o.Owner != r.OperatorID {
-		o.Owner = r.OperatorID
-		o.Epoch++
-		o.ReleasedAt = nil
-	}
-	return reconcile.Result{}, nil
-}
-
 // reconcilePlatform finds the operator's platform, whose trait defaults
 // apply to the integration.
 func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile.Result, error) {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -44,9 +46,11 @@ type Reconciler struct {
 	// Client writes the label patches.
 	Client client.Client
 	// Reader is the trimmed metadata cache.
-	Reader     client.Reader
-	GVK        schema.GroupVersionKind
-	OperatorID string
+	Reader client.Reader
+	// Registrations reads IntegrationOperators (from the operator's cache).
+	Registrations client.Reader
+	GVK           schema.GroupVersionKind
+	OperatorID    string
 	// IsDefault tells whether this operator currently is the default one.
 	IsDefault func() bool
 }
@@ -107,6 +111,19 @@ func SetupWithManager(mgr ctrl.Manager, metaCache cache.Cache, template Reconcil
 	return nil
 }
 
+// live reports whether operator id's registration is renewed.
+func (r *Reconciler) live(ctx context.Context, id string) (bool, error) {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := r.Registrations.Get(ctx, client.ObjectKey{Name: id}, iop)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return ownership.FromOperator(iop).Live(time.Now()), nil
+}
+
 // Reconcile writes the label (and, when adopting, the annotation) with a
 // precondition on the resourceVersion it read, so a concurrent change of
 // assignment is never overwritten.
@@ -117,6 +134,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	action := ownership.Decide(obj.Annotations, obj.Labels, r.OperatorID, r.IsDefault())
+	if previous := obj.Labels[camelv1.OperatorIDLabel]; action == ownership.MirrorLabel && previous != "" {
+		// A live previous owner hands the label over itself, after it
+		// released the resource; only a gone one's label is taken.
+		if live, err := r.live(ctx, previous); err != nil || live {
+			return reconcile.Result{RequeueAfter: 2 * time.Second}, err
+		}
+	}
 	meta := map[string]any{"resourceVersion": obj.ResourceVersion}
 	switch action {
 	case ownership.MirrorLabel:

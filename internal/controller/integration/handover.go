@@ -1,0 +1,115 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// A move from operator A to operator B is a handover (DESIGN.md §5).
+// A, once it sees that the integration is no longer assigned to it,
+// records the release in status.ownership, then hands the label over:
+// those are its last writes. B adopts only after the release, or after
+// A's registration has gone stale when A is gone, so that writes by A
+// and by B never interleave.
+
+// handoverRetry is how often the new owner looks for the release.
+const handoverRetry = time.Second
+
+// releaseIfMoved handles an integration that left this operator's cache:
+// deleted, or assigned elsewhere (its label changed at admission). One
+// read from the API server tells which.
+func (r *Reconciler) releaseIfMoved(ctx context.Context, key types.NamespacedName) error {
+	it := &camelv1.Integration{}
+	if err := r.APIReader.Get(ctx, key, it); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if ownership.Owns(it.Annotations, r.OperatorID) {
+		return nil // back already; the watch brings it
+	}
+	return r.release(ctx, it)
+}
+
+// release records that this operator let go of an integration it owned,
+// then moves the label to the new assignment. Nothing else is touched:
+// the children stay as they are for the next owner.
+func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error {
+	o := it.Status.Ownership
+	if o.Owner == r.OperatorID && o.ReleasedAt == nil {
+		before := it.DeepCopy()
+		it.Status.Ownership.ReleasedAt = &metav1.Time{Time: r.Clock.Now()}
+		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+		if err := r.Client.Status().Patch(ctx, it, patch); err != nil {
+			return fmt.Errorf("recording the release: %w", err)
+		}
+		ctrl.LoggerFrom(ctx).Info("Released integration", "to", ownership.AssignedID(it.Annotations), "epoch", o.Epoch)
+	}
+	if it.Labels[camelv1.OperatorIDLabel] != r.OperatorID {
+		return nil
+	}
+	var label any // removed when the integration names no operator
+	if id := ownership.AssignedID(it.Annotations); id != "" {
+		label = id
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": it.ResourceVersion,
+		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
+	}})
+	if err != nil {
+		return err
+	}
+	err = r.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, data))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // changed meanwhile; the new version decides
+	}
+	return err
+}
+
+// reconcileOwnership adopts the integration: at once when it had no
+// owner or its owner released it or is gone, else it waits for the
+// release without writing anything. Adoption grows the epoch.
+func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcile.Result, error) {
+	o := &s.it.Status.Ownership
+	if o.Owner == r.OperatorID {
+		return reconcile.Result{}, nil
+	}
+	if o.Owner != "" && o.ReleasedAt == nil {
+		live, err := r.operatorLive(ctx, o.Owner)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if live {
+			s.hold = true
+			return reconcile.Result{RequeueAfter: handoverRetry}, nil
+		}
+	}
+	o.Owner = r.OperatorID
+	o.Epoch++
+	o.ReleasedAt = nil
+	return reconcile.Result{}, nil
+}
+
+// operatorLive reports whether an operator's registration is renewed.
+func (r *Reconciler) operatorLive(ctx context.Context, id string) (bool, error) {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: id}, iop)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return ownership.FromOperator(iop).Live(r.Clock.Now()), nil
+}
