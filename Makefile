@@ -17,5 +17,6 @@ generate: ## Regenerate deepcopy code and CRDs after changing api/
 	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	go tool controller-gen rbac:roleName=caravan-operator 'paths=./internal/operator/...;./internal/controller/...' output:rbac:artifacts:config=config/rbac
 
-build: ## Build bin/caravan
+build: ## Build bin/caravan, and bin/kubectl-caravan to use it as a kubectl plugin
 	go build -o bin/caravan ./cmd/caravan
+	ln -sf caravan bin/kubectl-caravan

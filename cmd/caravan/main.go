@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -16,7 +18,12 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	err := cli.NewRootCommand(streams).ExecuteContext(ctx)
+	root := cli.NewRootCommand(streams)
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
+		// Run as a kubectl plugin (kubectl caravan ...).
+		root.Use = "kubectl caravan"
+	}
+	err := root.ExecuteContext(ctx)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

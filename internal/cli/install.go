@@ -43,6 +43,8 @@ type InstallOptions struct {
 	Registry        string
 	Wait            bool
 	Timeout         time.Duration
+	SkipAdmission   bool
+	SkipKamelets    bool
 
 	// Set by Complete.
 	defaultSet bool
@@ -63,6 +65,10 @@ its Deployment, its IntegrationPlatform and its IntegrationOperator registration
 all named from its id so several operators can share a namespace. Also the
 ClusterRole <id>-operator-user, which lets who is bound to it assign resources
 to this operator.
+
+Unless --skip-kamelets, it installs the Kamelet catalog (timer-source, log-sink,
+http-sink, insert-header-action) into the operator namespace, unassigned: Pipes
+and KameletBindings of any namespace find them there after their own namespace.
 
 An id already registered is refused; --force reinstalls or upgrades it in the
 same namespace, and never takes over an id registered in another namespace.
@@ -104,7 +110,9 @@ with its ServiceAccount's identity, since simulated nodes run no containers.`,
 	f.StringVarP(&o.Output, "output", "o", "yaml", "format of --dry-run: yaml or json")
 	f.StringVar(&o.Image, "image", "caravan/operator:"+version.Get(), "operator container image")
 	f.StringVar(&o.Registry, "registry", "", "address of the registry kits are pushed to (the platform's spec.build.registry.address)")
+	f.BoolVar(&o.SkipAdmission, "skip-admission", false, "do not install the admission policies that enforce who may assign resources to which operator")
 	f.BoolVar(&o.Wait, "wait", false, "wait until the operator has registered and is ready")
+	f.BoolVar(&o.SkipKamelets, "skip-kamelets", false, "do not install the Kamelet catalog (timer-source, log-sink, ...) into the operator namespace")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	return cmd
 }
@@ -150,6 +158,8 @@ func (o *InstallOptions) installConfig() install.Config {
 	return install.Config{
 		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: o.WatchNamespaces,
 		Image: o.Image, Registry: o.Registry, Version: version.Get(), Local: o.local != nil,
+		SkipAdmission: o.SkipAdmission,
+		SkipKamelets:  o.SkipKamelets,
 	}
 }
 

@@ -27,8 +27,17 @@ camel.apache.org/operator.id annotation names it.`,
 	root.AddCommand(
 		local.NewCmdLocal(streams),
 		newCmdOperator(kube, streams),
+		newCmdRun(kube, streams),
+		newCmdBind(kube, streams),
+		newCmdDelete(kube, streams),
+		newCmdRebuild(kube, streams),
+		newCmdReassign(kube, streams),
 		newCmdInstall(kube, streams),
 		newCmdUninstall(kube, streams),
+		newCmdGet(kube, streams),
+		newCmdDescribe(kube, streams),
+		newCmdOperators(kube, streams),
+		newCmdCompletion(kube, streams),
 		newCmdVersion(kube, streams),
 	)
 	return root

@@ -175,8 +175,10 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
+		namespacesBinding(id),
 	}
 	if all {
+		objs = append(objs, admissionManifests(id)...)
 		objs = append(objs,
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}})

@@ -15,6 +15,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/config/crd"
+	"github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/config/rbac"
 )
 
@@ -40,6 +41,12 @@ type Config struct {
 	// Local leaves the operator Deployment out: on the local cluster the
 	// operator runs as a local process.
 	Local bool
+	// SkipAdmission leaves out the admission policies that enforce who
+	// may assign resources to which operator (for clusters that cannot
+	// run them; the operators still mirror labels themselves).
+	SkipAdmission bool
+	// SkipKamelets leaves the Kamelet catalog out.
+	SkipKamelets bool
 }
 
 // Names of what an operator installs, all derived from its id so that
@@ -70,9 +77,37 @@ func Manifests(c Config) ([]client.Object, error) {
 		return nil, err
 	}
 	objs = append(objs, rbacObjs...)
+	if !c.SkipAdmission {
+		objs = append(objs, admissionManifests(c.ID)...)
+	}
 	objs = append(objs, registration(c), platform(c))
 	if !c.Local {
 		objs = append(objs, deployment(c))
+	}
+	if !c.SkipKamelets {
+		catalog, err := kameletManifests(c)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, catalog...)
+	}
+	return objs, nil
+}
+
+// kameletManifests are the catalog's Kamelets, in the operator namespace,
+// where every operator of that namespace validates them and every binding
+// finds them after its own namespace. They carry no operator id: catalog
+// Kamelets are shared by whoever binds them.
+func kameletManifests(c Config) ([]client.Object, error) {
+	catalog, err := kamelets.Catalog()
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]client.Object, 0, len(catalog))
+	for _, k := range catalog {
+		k.TypeMeta = typeMeta(camelv1.GroupVersion.String(), "Kamelet")
+		k.Namespace = c.Namespace
+		objs = append(objs, k)
 	}
 	return objs, nil
 }
@@ -98,6 +133,10 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	name := operatorName(c.ID)
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
+	// The operator may assign resources to itself (its Integrations made
+	// from Pipes, its kits, its adoptions as the default operator).
+	rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group},
+		Resources: []string{"integrationoperators"}, ResourceNames: []string{c.ID}, Verbs: []string{"use"}})
 	role := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(c.ID)}, Rules: rules}
 	binding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
@@ -126,9 +165,13 @@ func rbacManifests(c Config) ([]client.Object, error) {
 func registration(c Config) *camelv1alpha1.IntegrationOperator {
 	ns := append([]string(nil), c.WatchNamespaces...)
 	sort.Strings(ns)
+	l := labels(c.ID)
+	if c.Default {
+		l[DefaultLabel] = "true"
+	}
 	return &camelv1alpha1.IntegrationOperator{
 		TypeMeta: typeMeta(camelv1alpha1.GroupVersion.String(), "IntegrationOperator"),
-		ObjectMeta: metav1.ObjectMeta{Name: c.ID, Labels: labels(c.ID),
+		ObjectMeta: metav1.ObjectMeta{Name: c.ID, Labels: l,
 			Annotations: map[string]string{InstalledNamespaceAnnotation: c.Namespace}},
 		Spec: camelv1alpha1.IntegrationOperatorSpec{Default: c.Default, WatchNamespaces: ns, Version: c.Version},
 	}

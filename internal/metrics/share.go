@@ -14,6 +14,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
 // shareCollector reports, at each scrape, what the operator's cache holds
@@ -38,9 +39,9 @@ func NewShareCollector(cache, metaCache client.Reader, operatorID string, isDefa
 			"Objects in the operator's informer cache, by kind.", []string{"kind"}, constLabels),
 		owned: prometheus.NewDesc("caravan_owned_resources",
 			"Resources assigned to this operator, by kind.", []string{"kind"}, constLabels),
-		unregistered: prometheus.NewDesc("caravan_unregistered_operator_resources",
-			"Resources assigned to an operator id that is not registered, by kind (reported by the default operator).",
-			[]string{"kind"}, constLabels),
+		unregistered: prometheus.NewDesc("caravan_orphaned_resources",
+			"Resources whose operator is not registered, not live, or does not serve their namespace, by kind and reason (reported by the default operator).",
+			[]string{"kind", "reason"}, constLabels),
 	}
 }
 
@@ -88,10 +89,11 @@ func (c *shareCollector) collectUnregistered(ctx context.Context, ch chan<- prom
 	if err := c.cache.List(ctx, iops, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
-	registered := map[string]bool{}
-	for _, iop := range iops.Items {
-		registered[iop.Name] = true
+	registered := map[string]*camelv1alpha1.IntegrationOperator{}
+	for i := range iops.Items {
+		registered[iops.Items[i].Name] = &iops.Items[i]
 	}
+	now := time.Now()
 	for _, gvk := range []schema.GroupVersionKind{
 		camelv1.GroupVersion.WithKind("Integration"), camelv1.GroupVersion.WithKind("Pipe"),
 		camelv1alpha1.GroupVersion.WithKind("KameletBinding"),
@@ -101,12 +103,20 @@ func (c *shareCollector) collectUnregistered(ctx context.Context, ch chan<- prom
 		if err := c.metaCache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			continue
 		}
-		n := 0
+		counts := map[string]int{
+			ownership.ReasonNotRegistered: 0, ownership.ReasonHeartbeatStale: 0, ownership.ReasonNotServingNamespace: 0,
+		}
 		for _, item := range list.Items {
-			if id := item.Annotations[camelv1.OperatorIDAnnotation]; id != "" && !registered[id] {
-				n++
+			id := ownership.AssignedID(item.Annotations)
+			if id == "" {
+				continue
+			}
+			if reason, _ := ownership.Orphaned(id, item.Namespace, registered[id], now); reason != "" {
+				counts[reason]++
 			}
 		}
-		ch <- prometheus.MustNewConstMetric(c.unregistered, prometheus.GaugeValue, float64(n), gvk.Kind)
+		for reason, n := range counts {
+			ch <- prometheus.MustNewConstMetric(c.unregistered, prometheus.GaugeValue, float64(n), gvk.Kind, reason)
+		}
 	}
 }

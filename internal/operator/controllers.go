@@ -20,7 +20,10 @@ import (
 	buildctrl "github.com/caravan-dev/caravan/internal/controller/build"
 	"github.com/caravan-dev/caravan/internal/controller/integration"
 	"github.com/caravan-dev/caravan/internal/controller/integrationkit"
+	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
 	"github.com/caravan-dev/caravan/internal/controller/mirror"
+	"github.com/caravan-dev/caravan/internal/controller/orphan"
+	pipectrl "github.com/caravan-dev/caravan/internal/controller/pipe"
 	"github.com/caravan-dev/caravan/internal/controller/platform"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	platformpkg "github.com/caravan-dev/caravan/internal/platform"
@@ -79,9 +82,29 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
 	}
+	for _, kind := range []pipectrl.Kind{pipectrl.Pipe, pipectrl.KameletBinding} {
+		if err := (&pipectrl.Reconciler{
+			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
+			FieldManager: FieldManager, Recorder: recorder,
+		}).SetupWithManager(ctx, mgr, wrap); err != nil {
+			return fmt.Errorf("%s controller: %w", kind.GVK.Kind, err)
+		}
+	}
+	if err := (&kameletctrl.Reconciler{
+		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Recorder: recorder,
+	}).SetupWithManager(mgr, wrap); err != nil {
+		return fmt.Errorf("kamelet controller: %w", err)
+	}
 	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces))
 	if err != nil {
 		return err
+	}
+	// Indexes go on the metadata cache before it starts.
+	if err := (&orphan.Reconciler{
+		Meta: metaCache, Registrations: mgr.GetClient(), Client: direct, APIReader: mgr.GetAPIReader(),
+		IsDefault: reg.IsDefault, Clock: clock.RealClock{},
+	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
+		return fmt.Errorf("orphan controller: %w", err)
 	}
 	if err := mgr.Add(metaCache); err != nil {
 		return err
@@ -90,6 +113,9 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		Client: direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: reg.IsDefault,
 	}); err != nil {
 		return fmt.Errorf("mirror controller: %w", err)
+	}
+	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, direct, o.ID); err != nil {
+		return fmt.Errorf("kamelet mirror controller: %w", err)
 	}
 	return ctrlmetrics.Registry.Register(metrics.NewShareCollector(mgr.GetCache(), metaCache, o.ID, reg.IsDefault))
 }

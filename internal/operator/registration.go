@@ -215,11 +215,23 @@ func (r *Registrar) Refusal() string {
 	return r.refusal
 }
 
-// ReadyCheck fails while the operator is refused. A replica that is not
-// the leader, and so does not register, stays ready: it is a standby.
-func (r *Registrar) ReadyCheck(*http.Request) error {
+// ReadyCheck fails while the operator is refused, and until its id is
+// registered to its namespace by a live operator: this replica once it
+// leads, or the leader a standby replica waits behind.
+func (r *Registrar) ReadyCheck(req *http.Request) error {
 	if refusal := r.Refusal(); refusal != "" {
 		return errors.New(refusal)
+	}
+	if r.Registered() {
+		return nil
+	}
+	iop := &camelv1alpha1.IntegrationOperator{}
+	if err := r.Client.Get(req.Context(), client.ObjectKey{Name: r.ID}, iop); err != nil {
+		return fmt.Errorf("operator %s is not registered yet: %w", r.ID, err)
+	}
+	reg := ownership.FromOperator(iop)
+	if reg.Namespace != r.Namespace || !reg.Live(r.Clock.Now()) {
+		return fmt.Errorf("operator %s is not registered to namespace %s yet", r.ID, r.Namespace)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package ownership
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
@@ -89,4 +91,35 @@ func RefusedNamespace(message string) string {
 		return ""
 	}
 	return ns
+}
+
+// Reasons a resource is an orphan: its operator cannot reconcile it.
+const (
+	ReasonNotRegistered       = "NotRegistered"
+	ReasonHeartbeatStale      = "HeartbeatStale"
+	ReasonNotServingNamespace = "NotServingNamespace"
+)
+
+// Orphaned decides whether a resource in namespace, assigned to operator
+// id, is an orphan; iop is the operator's registration, nil when there
+// is none. It returns the reason and a message a user can act on.
+func Orphaned(id, namespace string, iop *camelv1alpha1.IntegrationOperator, now time.Time) (reason, message string) {
+	if iop == nil {
+		return ReasonNotRegistered, fmt.Sprintf(
+			"operator %q is not registered (no IntegrationOperator named %s): install it, or assign this resource to a registered operator", id, id)
+	}
+	reg := FromOperator(iop)
+	if !reg.Live(now) {
+		last := "never"
+		if !reg.Heartbeat.IsZero() {
+			last = reg.Heartbeat.UTC().Format(time.RFC3339)
+		}
+		return ReasonHeartbeatStale, fmt.Sprintf(
+			"operator %q has not renewed its registration since %s: it is not running, so nothing reconciles this resource", id, last)
+	}
+	if ns := iop.Spec.WatchNamespaces; len(ns) > 0 && !slices.Contains(ns, namespace) {
+		return ReasonNotServingNamespace, fmt.Sprintf(
+			"operator %q serves only the namespaces %s, not %s: assign this resource to an operator that serves it", id, strings.Join(ns, ", "), namespace)
+	}
+	return "", ""
 }

@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 )
 
 func TestCheckClaim(t *testing.T) {
@@ -46,5 +50,37 @@ func TestRefusedNamespaceReadsTheRefusalMessage(t *testing.T) {
 	}
 	if got := RefusedNamespace("something else"); got != "" {
 		t.Fatalf("got %q from an unrelated message", got)
+	}
+}
+
+func TestOrphaned(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	live := &camelv1alpha1.IntegrationOperator{}
+	live.Name = "a"
+	live.Status.HeartbeatTime = &metav1.Time{Time: now.Add(-5 * time.Second)}
+	live.Status.StaleAfterSeconds = 30
+	stale := live.DeepCopy()
+	stale.Status.HeartbeatTime = &metav1.Time{Time: now.Add(-time.Minute)}
+	scoped := live.DeepCopy()
+	scoped.Spec.WatchNamespaces = []string{"team-a"}
+	cases := []struct {
+		name   string
+		iop    *camelv1alpha1.IntegrationOperator
+		ns     string
+		reason string
+	}{
+		{name: "a resource of a live operator is no orphan", iop: live, ns: "x"},
+		{name: "a resource of an unregistered id is an orphan", iop: nil, ns: "x", reason: ReasonNotRegistered},
+		{name: "a resource of an operator whose heartbeat stopped is an orphan", iop: stale, ns: "x", reason: ReasonHeartbeatStale},
+		{name: "a resource outside the operator's namespaces is an orphan", iop: scoped, ns: "team-b", reason: ReasonNotServingNamespace},
+		{name: "a resource inside the operator's namespaces is no orphan", iop: scoped, ns: "team-a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reason, msg := Orphaned("a", tc.ns, tc.iop, now)
+			if reason != tc.reason || (reason != "" && msg == "") {
+				t.Fatalf("got %q (%q), want %q", reason, msg, tc.reason)
+			}
+		})
 	}
 }

@@ -48,7 +48,9 @@ func TestCLIInstall(t *testing.T) {
 	shared, other, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
 	for _, inst := range []struct{ ns, id string }{{shared, "inst-a"}, {shared, "inst-b"}, {other, "inst-c"}} {
 		uninstallOnCleanup(t, admin, inst.ns, inst.id)
-		out, errOut, err := cli(t, admin, "install", "-n", inst.ns, "-x", inst.id, "--wait")
+		// The admission policies are cluster-wide; test/tenancy tests them on
+		// a cluster of their own.
+		out, errOut, err := cli(t, admin, "install", "-n", inst.ns, "-x", inst.id, "--wait", "--skip-admission")
 		g.Expect(err).NotTo(HaveOccurred(), "install %s: %s\n%s", inst.id, out, errOut)
 		g.Expect(out).To(ContainSubstring("runs as a local process"))
 		g.Expect(out).To(ContainSubstring("operator " + inst.id + " is ready"))
@@ -71,7 +73,7 @@ func TestCLIInstall(t *testing.T) {
 	_, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring(`operator id "inst-a" is already installed in namespace ` + shared))
-	out, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a", "--force", "--wait")
+	out, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a", "--force", "--wait", "--skip-admission")
 	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
 	_, errOut, err = cli(t, admin, "install", "-n", other, "-x", "inst-a", "--force")
 	g.Expect(err).To(HaveOccurred())
@@ -134,7 +136,7 @@ func TestCLIInstallThatFailsRemovesWhatItCreated(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, binding)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, binding); _ = env.Client.Delete(ctx, role) })
 
-	out, errOut, err := cli(t, env.Kubeconfig(t, "half-admin"), "install", "-n", ns, "-x", "inst-fail")
+	out, errOut, err := cli(t, env.Kubeconfig(t, "half-admin"), "install", "-n", ns, "-x", "inst-fail", "--skip-admission")
 	g.Expect(err).To(HaveOccurred(), out)
 	g.Expect(errOut).To(ContainSubstring("ClusterRoleBinding inst-fail-operator"))
 	g.Expect(out).To(ContainSubstring("removed (the install failed)"))

@@ -177,13 +177,13 @@ func TestDefaultOperatorAdoptsUnassignedIntegrations(t *testing.T) {
 	g.Eventually(func() []float64 {
 		return []float64{
 			metric(def, "caravan_owned_resources", `kind="Integration"`),
-			metric(def, "caravan_unregistered_operator_resources", `kind="Integration"`),
+			metric(def, "caravan_orphaned_resources", `kind="Integration"`, `reason="NotRegistered"`),
 			metric(def, "camel_k_integration_first_readiness_seconds_count"),
 		}
 	}, timeout, poll).Should(Equal([]float64{1, 1, 1}))
 	g.Expect(metric(def, "camel_k_reconciliation_duration_seconds_count", `operator_id="camel-k"`, `kind="Integration"`)).
 		To(BeNumerically(">=", 1))
-	_, reportsOrphans := other.Metric("caravan_unregistered_operator_resources")
+	_, reportsOrphans := other.Metric("caravan_orphaned_resources")
 	g.Expect(reportsOrphans).To(BeFalse(), "only the default operator counts unregistered ids")
 }
 

@@ -199,6 +199,10 @@ func (e *Env) bindOperatorRole(t testing.TB) {
 	if err := yaml.Unmarshal(data, role); err != nil {
 		t.Fatalf("decoding the operator role: %v", err)
 	}
+	// As installed, each operator may assign resources to itself; the
+	// harness's operators share one role, so they may use any id.
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"camel.apache.org"},
+		Resources: []string{"integrationoperators"}, Verbs: []string{"use"}})
 	if err := e.Client.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -82,10 +82,10 @@ func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 		return camelv1.IntegrationPhaseError
 	case s.waiting != nil && strings.HasPrefix(s.waiting.reason, "Kit"):
 		return camelv1.IntegrationPhaseBuildingKit
-	case s.initialized || s.waiting != nil:
-		return camelv1.IntegrationPhaseInitialization
 	case ready.Status == metav1.ConditionTrue:
 		return camelv1.IntegrationPhaseRunning
+	case s.initialized || s.waiting != nil:
+		return camelv1.IntegrationPhaseInitialization
 	default:
 		return camelv1.IntegrationPhaseDeploying
 	}

@@ -1,0 +1,311 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+// Kinds bind creates.
+const (
+	kindPipe           = "Pipe"
+	kindKameletBinding = "KameletBinding"
+)
+
+// BindOptions are the options of `caravan bind`.
+type BindOptions struct {
+	Kube *KubeFlags
+
+	Source     string
+	Sink       string
+	Steps      []string
+	Properties []string
+	Name       string
+	OperatorID string
+	Force      bool
+	Kind       string
+	DryRun     bool
+	Output     string
+
+	// Set by Complete.
+	namespace string
+	binding   client.Object
+	now       func() time.Time
+
+	genericiooptions.IOStreams
+}
+
+func newCmdBind(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &BindOptions{Kube: kube, Kind: kindPipe, now: time.Now, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "bind SOURCE SINK",
+		Short: "Create or update a Pipe that binds a source to a sink",
+		Long: `Create or update a Pipe (or a KameletBinding) from a source, optional steps
+and a sink. Each endpoint is one of:
+
+  NAME               a Kamelet, such as timer-source
+  kamelet:NAME       a Kamelet
+  integration/NAME   an Integration (not as the source)
+  SCHEME:...         a Camel endpoint URI, such as log:info
+
+Endpoint properties are set with -p source.KEY=VALUE, -p sink.KEY=VALUE and
+-p step-N.KEY=VALUE (N counts the --step flags from 0). The name defaults to
+<source>-to-<sink>. As with run, -x/--operator-id assigns the binding to a
+registered operator (checked first, unless --force); without it the
+assignment is left as it is.`,
+		Example: `  # Log a message every second
+  caravan bind timer-source log:info -p source.message=hello
+
+  # Add a step, on the operator tenant-a
+  caravan bind timer-source log:info --step insert-header-action -p step-0.name=x -p step-0.value=y -x tenant-a
+
+  # Send to an Integration, as a KameletBinding
+  caravan bind timer-source integration/receiver --kind KameletBinding
+
+  # Print the Pipe instead of applying it (no cluster needed)
+  caravan bind timer-source log:info -x tenant-a --dry-run -o yaml`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Source, o.Sink = args[0], args[1]
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.Steps, "step", nil, "an intermediate step, with the endpoint syntax (repeatable, in order)")
+	f.StringArrayVarP(&o.Properties, "property", "p", nil, "an endpoint property source.KEY=VALUE, sink.KEY=VALUE or step-N.KEY=VALUE (repeatable)")
+	f.StringVar(&o.Name, "name", "", "name of the binding (default <source>-to-<sink>)")
+	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the binding to this operator")
+	f.BoolVar(&o.Force, "force", false, "assign the binding to --operator-id even if that operator is not registered")
+	f.StringVar(&o.Kind, "kind", o.Kind, "kind to create: Pipe or KameletBinding (camel.apache.org/v1alpha1)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be applied and change nothing; no cluster is contacted")
+	f.StringVarP(&o.Output, "output", "o", "", "print the binding as yaml or json")
+	return cmd
+}
+
+// Complete resolves the namespace and builds the binding from the
+// arguments and flags.
+func (o *BindOptions) Complete() error {
+	ns, err := o.Kube.Namespace()
+	if err != nil {
+		return err
+	}
+	o.namespace = ns
+	spec, err := bindSpec(o.Source, o.Sink, o.Steps, o.Properties)
+	if err != nil {
+		return err
+	}
+	if o.Name == "" {
+		o.Name = sanitizeResourceName(endpointNamePart(spec.Source) + "-to-" + endpointNamePart(spec.Sink))
+	}
+	meta := metav1.ObjectMeta{Name: o.Name, Namespace: ns}
+	if o.OperatorID != "" {
+		meta.Annotations = map[string]string{camelv1.OperatorIDAnnotation: o.OperatorID}
+	}
+	switch strings.ToLower(o.Kind) {
+	case strings.ToLower(kindPipe):
+		o.binding = &camelv1.Pipe{
+			TypeMeta:   metav1.TypeMeta{APIVersion: camelv1.GroupVersion.String(), Kind: kindPipe},
+			ObjectMeta: meta, Spec: spec,
+		}
+	case strings.ToLower(kindKameletBinding):
+		o.binding = &camelv1alpha1.KameletBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: camelv1alpha1.GroupVersion.String(), Kind: kindKameletBinding},
+			ObjectMeta: meta, Spec: spec,
+		}
+	default:
+		return fmt.Errorf("--kind %q is not supported: use Pipe or KameletBinding", o.Kind)
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *BindOptions) Validate() error {
+	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
+		return fmt.Errorf("invalid binding name %q (set one with --name): %s", o.Name, strings.Join(errs, "; "))
+	}
+	if o.OperatorID != "" {
+		if err := validateOperatorIDFlag("-x/--operator-id", o.OperatorID); err != nil {
+			return err
+		}
+	}
+	if o.Force && o.OperatorID == "" {
+		return errors.New("--force only applies with -x/--operator-id")
+	}
+	return validateOutputFormat(o.Output)
+}
+
+// Run applies the binding.
+func (o *BindOptions) Run(ctx context.Context) error {
+	kind := strings.ToLower(o.binding.GetObjectKind().GroupVersionKind().Kind)
+	if o.DryRun {
+		return printApplyResult(o.Out, o.binding, o.Output, kind, "created (dry run)")
+	}
+	c, err := o.Kube.Client()
+	if err != nil {
+		return err
+	}
+	if o.OperatorID != "" && !o.Force {
+		if err := checkOperatorRegistered(ctx, c, o.OperatorID, o.now(), o.ErrOut); err != nil {
+			return err
+		}
+	}
+	result, applied, err := applyAsCaravan(ctx, c, o.binding, o.OperatorID != "")
+	if err != nil {
+		return err
+	}
+	return printApplyResult(o.Out, applied, o.Output, kind, result)
+}
+
+// bindSpec builds the source, steps and sink, and routes each property
+// to its endpoint.
+func bindSpec(source, sink string, steps, properties []string) (camelv1.PipeSpec, error) {
+	var spec camelv1.PipeSpec
+	var err error
+	if spec.Source, err = parseEndpoint(source); err != nil {
+		return spec, fmt.Errorf("source: %w", err)
+	}
+	if spec.Sink, err = parseEndpoint(sink); err != nil {
+		return spec, fmt.Errorf("sink: %w", err)
+	}
+	for i, s := range steps {
+		e, err := parseEndpoint(s)
+		if err != nil {
+			return spec, fmt.Errorf("--step %d: %w", i, err)
+		}
+		spec.Steps = append(spec.Steps, e)
+	}
+	props, err := endpointProperties(properties, len(steps))
+	if err != nil {
+		return spec, err
+	}
+	set := func(e *camelv1.Endpoint, where string) error {
+		if len(props[where]) == 0 {
+			return nil
+		}
+		raw, err := json.Marshal(props[where])
+		if err != nil {
+			return fmt.Errorf("encoding the properties of %s: %w", where, err)
+		}
+		e.Properties = &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: raw}}
+		return nil
+	}
+	if err := set(&spec.Source, "source"); err != nil {
+		return spec, err
+	}
+	if err := set(&spec.Sink, "sink"); err != nil {
+		return spec, err
+	}
+	for i := range spec.Steps {
+		if err := set(&spec.Steps[i], "step-"+strconv.Itoa(i)); err != nil {
+			return spec, err
+		}
+	}
+	return spec, nil
+}
+
+var uriScheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+
+// parseEndpoint reads NAME or kamelet:NAME (a Kamelet), integration/NAME
+// (an Integration) or a Camel URI.
+func parseEndpoint(s string) (camelv1.Endpoint, error) {
+	const syntax = "use a Kamelet name (timer-source), kamelet:NAME, integration/NAME or a Camel URI (log:info)"
+	ref := func(kind, name string) camelv1.Endpoint {
+		return camelv1.Endpoint{Ref: &corev1.ObjectReference{Kind: kind, APIVersion: camelv1.GroupVersion.String(), Name: name}}
+	}
+	if name, ok := strings.CutPrefix(s, "kamelet:"); ok && len(validation.IsDNS1123Label(name)) == 0 {
+		return ref("Kamelet", name), nil
+	}
+	if name, ok := strings.CutPrefix(s, "integration/"); ok {
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return camelv1.Endpoint{}, fmt.Errorf("%q: invalid integration name: %s", s, strings.Join(errs, "; "))
+		}
+		return ref("Integration", name), nil
+	}
+	if strings.Contains(s, ":") {
+		if !uriScheme.MatchString(s) {
+			return camelv1.Endpoint{}, fmt.Errorf("%q is not a Camel URI: it must start with a component name such as log: (%s)", s, syntax)
+		}
+		uri := s
+		return camelv1.Endpoint{URI: &uri}, nil
+	}
+	if len(validation.IsDNS1123Label(s)) == 0 {
+		return ref("Kamelet", s), nil
+	}
+	return camelv1.Endpoint{}, fmt.Errorf("%q is not an endpoint: %s", s, syntax)
+}
+
+// endpointProperties sorts -p ENDPOINT.KEY=VALUE flags by endpoint:
+// source, sink or step-N with N below steps.
+func endpointProperties(flags []string, steps int) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	for _, f := range flags {
+		path, value, ok := strings.Cut(f, "=")
+		where, key, dotted := strings.Cut(path, ".")
+		if !ok || !dotted || key == "" {
+			return nil, fmt.Errorf("-p %s: a property must be source.KEY=VALUE, sink.KEY=VALUE or step-N.KEY=VALUE", f)
+		}
+		if err := checkEndpointName(where, steps); err != nil {
+			return nil, fmt.Errorf("-p %s: %w", f, err)
+		}
+		if _, dup := out[where][key]; dup {
+			return nil, fmt.Errorf("-p %s: %s.%s is set twice", f, where, key)
+		}
+		if out[where] == nil {
+			out[where] = map[string]string{}
+		}
+		out[where][key] = value
+	}
+	return out, nil
+}
+
+func checkEndpointName(where string, steps int) error {
+	if where == "source" || where == "sink" {
+		return nil
+	}
+	n, isStep := strings.CutPrefix(where, "step-")
+	i, err := strconv.Atoi(n)
+	switch {
+	case !isStep || err != nil || strconv.Itoa(i) != n:
+		return fmt.Errorf("%q is not an endpoint: use source, sink or step-N", where)
+	case steps == 0:
+		return fmt.Errorf("there is no step %d: no --step is given", i)
+	case i < 0 || i >= steps:
+		return fmt.Errorf("there is no step %d: %d --step flags give step-0 to step-%d", i, steps, steps-1)
+	}
+	return nil
+}
+
+// endpointNamePart is what an endpoint contributes to a default name: the
+// name of what it refers to, or the scheme of its URI.
+func endpointNamePart(e camelv1.Endpoint) string {
+	if e.Ref != nil {
+		return e.Ref.Name
+	}
+	if e.URI != nil {
+		scheme, _, _ := strings.Cut(*e.URI, ":")
+		return scheme
+	}
+	return ""
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+func newCmdCompletion(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish",
+		Short: "Print the shell completion script for bash, zsh or fish",
+		Long: `Print the shell completion script for bash, zsh or fish. Completion covers
+commands and flags, resource types, and, by asking the cluster, resource
+names and operator ids.`,
+		Example: `  # Load completion in the current bash session (needs bash-completion)
+  source <(caravan completion bash)
+
+  # Install it for zsh
+  caravan completion zsh > "${fpath[1]}/_caravan"
+
+  # Install it for fish
+  caravan completion fish > ~/.config/fish/completions/caravan.fish`,
+		ValidArgs:             []string{"bash", "zsh", "fish"},
+		Args:                  cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
+		DisableFlagsInUseLine: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(streams.Out, true)
+			case "zsh":
+				return root.GenZshCompletion(streams.Out)
+			case "fish":
+				return root.GenFishCompletion(streams.Out, true)
+			}
+			return fmt.Errorf("unsupported shell %q: use bash, zsh or fish", args[0])
+		},
+	}
+}
+
+// completeGetArgs completes the TYPE of `caravan get`, then the names of
+// that type in the namespace.
+func completeGetArgs(kube *KubeFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			var types []cobra.Completion
+			for _, rt := range resourceTypes() {
+				types = append(types, rt.plural)
+			}
+			return types, cobra.ShellCompDirectiveNoFileComp
+		}
+		rt, err := lookupResource(args[0])
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeNames(cmd.Context(), kube, rt.newList(), true), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeOperatorIDs completes an operator id from the registered
+// IntegrationOperators.
+func completeOperatorIDs(kube *KubeFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeNames(cmd.Context(), kube, &camelv1alpha1.IntegrationOperatorList{}, false), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeNames lists the names of the objects of a list type, in the
+// namespace of the kube flags when namespaced; errors complete nothing.
+func completeNames(ctx context.Context, kube *KubeFlags, list client.ObjectList, namespaced bool) []cobra.Completion {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := kube.Client()
+	if err != nil {
+		return nil
+	}
+	var opts []client.ListOption
+	if namespaced {
+		ns, err := kube.Namespace()
+		if err != nil {
+			return nil
+		}
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return nil
+	}
+	objs, err := listItems(list)
+	if err != nil {
+		return nil
+	}
+	names := make([]cobra.Completion, 0, len(objs))
+	for _, obj := range objs {
+		names = append(names, obj.GetName())
+	}
+	return names
+}
+
+// completeDescribeArgs completes the TYPE of `caravan describe`, then a
+// name of that type (an operator id for operators).
+func completeDescribeArgs(kube *KubeFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		switch len(args) {
+		case 0:
+			var types []cobra.Completion
+			for _, dt := range describeTypes() {
+				types = append(types, dt.name)
+			}
+			return types, cobra.ShellCompDirectiveNoFileComp
+		case 1:
+			dt, err := lookupDescribeType(strings.ToLower(args[0]))
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return completeNames(cmd.Context(), kube, dt.newList(), dt.namespaced), cobra.ShellCompDirectiveNoFileComp
+		default:
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+}

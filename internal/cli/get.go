@@ -1,0 +1,470 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// Reasons why a resource is an orphan, in the REASON column of
+// `caravan get --orphaned`.
+const (
+	// ReasonNotRegistered: no IntegrationOperator has the id the resource names.
+	ReasonNotRegistered = "NotRegistered"
+	// ReasonHeartbeatStale: the operator registered with the id stopped
+	// renewing its registration.
+	ReasonHeartbeatStale = "HeartbeatStale"
+)
+
+// GetOptions are the options of `caravan get`.
+type GetOptions struct {
+	Kube *KubeFlags
+
+	Output        string
+	AllNamespaces bool
+	OperatorID    string
+	Unassigned    bool
+	Orphaned      bool
+
+	// Set by Complete.
+	resource  resourceType
+	names     []string
+	namespace string
+	client    client.Client
+	scheme    *runtime.Scheme
+
+	now func() time.Time
+	genericiooptions.IOStreams
+}
+
+func newCmdGet(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &GetOptions{Kube: kube, now: time.Now, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "get [TYPE] [NAME...]",
+		Short: "List integrations, pipes, kits, builds or platforms and the operators they are assigned to",
+		Long: `List Camel resources of a namespace, or of all namespaces with -A, with the
+operator each one is assigned to by its camel.apache.org/operator.id annotation.
+
+TYPE is one of (default integrations):
+  integrations (integration, it)
+  pipes (pipe, pp)
+  integrationkits (kits, kit, ik)
+  builds (build, ikb)
+  integrationplatforms (platforms, platform, itp)
+
+Filters, at most one at a time:
+  --operator ID   the resources assigned to operator ID, selected by the API
+                  server with the label camel.apache.org/operator.id=ID (the
+                  operator mirrors its annotation into it); a resource whose
+                  annotation already names another operator is left out.
+  --unassigned    the resources that name no operator.
+  --orphaned      the resources that name an operator which is not registered
+                  (no IntegrationOperator) or whose heartbeat is stale; the
+                  REASON column says which. It also lists IntegrationOperators,
+                  once.`,
+		Example: `  # List the integrations of the current namespace
+  caravan get
+
+  # List the integrations of every namespace, with their image, owner and epoch
+  caravan get it -A -o wide
+
+  # List the integrations that operator tenant-a owns
+  caravan get integrations --operator tenant-a -A
+
+  # List the resources nobody runs: unassigned ones, then orphans
+  caravan get it --unassigned
+  caravan get it --orphaned -A
+
+  # Print one kit as YAML
+  caravan get kit kit-abc123 -o yaml`,
+		ValidArgsFunction: completeGetArgs(kube),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: wide, name, yaml or json")
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "list the resources of all namespaces")
+	cmd.Flags().StringVarP(&o.OperatorID, "operator", "x", "", "only the resources assigned to this operator id")
+	cmd.Flags().BoolVar(&o.Unassigned, "unassigned", false, "only the resources that name no operator")
+	cmd.Flags().BoolVar(&o.Orphaned, "orphaned", false, "only the resources whose operator is not registered or not live")
+	_ = cmd.RegisterFlagCompletionFunc("operator", completeOperatorIDs(kube))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
+		[]string{outputWide, outputName, outputYAML, outputJSON}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// Complete resolves the resource type, the names, the namespace and the client.
+func (o *GetOptions) Complete(args []string) error {
+	rt, names := "integrations", []string(nil)
+	if len(args) > 0 {
+		rt, names = args[0], args[1:]
+	}
+	var err error
+	if o.resource, err = lookupResource(rt); err != nil {
+		return err
+	}
+	o.names = names
+	if o.namespace, err = o.Kube.Namespace(); err != nil {
+		return err
+	}
+	if o.client, err = o.Kube.Client(); err != nil {
+		return err
+	}
+	o.scheme = o.client.Scheme()
+	return nil
+}
+
+// Validate checks the flags against each other.
+func (o *GetOptions) Validate() error {
+	if err := validateOutput(o.Output, outputWide, outputName, outputYAML, outputJSON); err != nil {
+		return err
+	}
+	set := 0
+	for _, on := range []bool{o.OperatorID != "", o.Unassigned, o.Orphaned} {
+		if on {
+			set++
+		}
+	}
+	if set > 1 {
+		return errors.New("--operator, --unassigned and --orphaned exclude each other: use one of them")
+	}
+	if o.OperatorID != "" {
+		if err := ownership.ValidateID(o.OperatorID); err != nil {
+			return fmt.Errorf("--operator: %w", err)
+		}
+	}
+	if o.AllNamespaces && len(o.names) > 0 {
+		return errors.New("a resource cannot be retrieved by name across all namespaces: drop -A or the names")
+	}
+	return nil
+}
+
+// Run lists or gets the resources, filters, sorts and prints them.
+func (o *GetOptions) Run(ctx context.Context) error {
+	objs, notFound, err := o.fetch(ctx)
+	if err != nil {
+		return err
+	}
+	var reasons map[client.ObjectKey]string
+	switch {
+	case o.OperatorID != "":
+		// The label selected on the server; the annotation, which the label
+		// mirrors, decides while a move is being mirrored.
+		objs = keep(objs, func(obj client.Object) bool { return ownership.AssignedID(obj.GetAnnotations()) == o.OperatorID })
+	case o.Unassigned:
+		objs = keep(objs, func(obj client.Object) bool { return ownership.AssignedID(obj.GetAnnotations()) == "" })
+	case o.Orphaned:
+		operators, err := o.registeredOperators(ctx)
+		if err != nil {
+			return err
+		}
+		reasons = orphanReasons(objs, operators, o.now())
+		objs = keep(objs, func(obj client.Object) bool { return reasons[client.ObjectKeyFromObject(obj)] != "" })
+	}
+	sortObjects(objs)
+	if len(objs) == 0 && notFound != nil {
+		// Like kubectl: the names that do not exist are the whole answer.
+		return notFound
+	}
+	if err := o.print(objs, reasons); err != nil {
+		return err
+	}
+	return notFound
+}
+
+// fetch lists the resources, or gets the named ones. Names that do not
+// exist come back as one error, printed after what was found.
+func (o *GetOptions) fetch(ctx context.Context) (objs []client.Object, notFound error, err error) {
+	if len(o.names) == 0 {
+		list := o.resource.newList()
+		var opts []client.ListOption
+		if !o.AllNamespaces {
+			opts = append(opts, client.InNamespace(o.namespace))
+		}
+		if o.OperatorID != "" {
+			opts = append(opts, client.MatchingLabels{camelv1.OperatorIDLabel: o.OperatorID})
+		}
+		if err := o.client.List(ctx, list, opts...); err != nil {
+			return nil, nil, fmt.Errorf("listing %s: %w", o.resource.plural, err)
+		}
+		objs, err := listItems(list)
+		return objs, nil, err
+	}
+	var missing []error
+	for _, name := range o.names {
+		obj := o.resource.newObject()
+		err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, err)
+		case err != nil:
+			return nil, nil, err
+		default:
+			objs = append(objs, obj)
+		}
+	}
+	return objs, errors.Join(missing...), nil
+}
+
+// registeredOperators lists the IntegrationOperators, by id: the one
+// extra call of --orphaned.
+func (o *GetOptions) registeredOperators(ctx context.Context) (map[string]*camelv1alpha1.IntegrationOperator, error) {
+	list := &camelv1alpha1.IntegrationOperatorList{}
+	if err := o.client.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing the registered operators: %w", err)
+	}
+	byID := make(map[string]*camelv1alpha1.IntegrationOperator, len(list.Items))
+	for i := range list.Items {
+		byID[list.Items[i].Name] = &list.Items[i]
+	}
+	return byID, nil
+}
+
+func (o *GetOptions) print(objs []client.Object, reasons map[client.ObjectKey]string) error {
+	if len(objs) == 0 && o.Output != outputYAML && o.Output != outputJSON {
+		fmt.Fprintln(o.ErrOut, noResources(o.namespace, o.AllNamespaces))
+		return nil
+	}
+	switch o.Output {
+	case outputTable, outputWide:
+		t := getTable(o.resource, objs, tableOptions{
+			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces,
+			orphaned: o.Orphaned, reasons: reasons, now: o.now(),
+		})
+		return t.write(o.Out, "")
+	default:
+		return printObjects(o.Out, o.Output, o.scheme, objs, len(o.names) == 1)
+	}
+}
+
+// orphanReason says why a resource assigned to the operator id is an
+// orphan, or returns "" when it is not one: it names no operator, or its
+// operator is registered and renews its registration.
+func orphanReason(id string, operators map[string]*camelv1alpha1.IntegrationOperator, now time.Time) string {
+	if id == "" {
+		return ""
+	}
+	iop, ok := operators[id]
+	switch {
+	case !ok:
+		return ReasonNotRegistered
+	case !ownership.FromOperator(iop).Live(now):
+		return ReasonHeartbeatStale
+	default:
+		return ""
+	}
+}
+
+// orphanReasons decides, for each object, why it is an orphan ("" for
+// the ones that are not).
+func orphanReasons(objs []client.Object, operators map[string]*camelv1alpha1.IntegrationOperator, now time.Time) map[client.ObjectKey]string {
+	reasons := make(map[client.ObjectKey]string, len(objs))
+	for _, obj := range objs {
+		reasons[client.ObjectKeyFromObject(obj)] = orphanReason(ownership.AssignedID(obj.GetAnnotations()), operators, now)
+	}
+	return reasons
+}
+
+// tableOptions say how `caravan get` lays out its table.
+type tableOptions struct {
+	wide          bool
+	allNamespaces bool
+	// orphaned adds the REASON column, from reasons.
+	orphaned bool
+	reasons  map[client.ObjectKey]string
+	now      time.Time
+}
+
+// getTable builds the table of `caravan get` for objects of one type.
+func getTable(rt resourceType, objs []client.Object, opts tableOptions) *table {
+	var columns []string
+	if opts.allNamespaces {
+		columns = append(columns, "NAMESPACE")
+	}
+	columns = append(columns, rt.columns...)
+	if opts.wide {
+		columns = append(columns, rt.wideColumns...)
+	}
+	if opts.orphaned {
+		columns = append(columns, "REASON")
+	}
+	t := newTable(columns...)
+	for _, obj := range objs {
+		var row []string
+		if opts.allNamespaces {
+			row = append(row, obj.GetNamespace())
+		}
+		row = append(row, rt.row(obj, opts.now)...)
+		if opts.wide && rt.wideRow != nil {
+			row = append(row, rt.wideRow(obj)...)
+		}
+		if opts.orphaned {
+			row = append(row, orNone(opts.reasons[client.ObjectKeyFromObject(obj)]))
+		}
+		t.add(row...)
+	}
+	return t
+}
+
+// resourceType is a kind of resource `caravan get` lists.
+type resourceType struct {
+	// plural is the resource's name in the API; aliases are the other
+	// names it is asked for by.
+	plural    string
+	aliases   []string
+	newObject func() client.Object
+	newList   func() client.ObjectList
+	// columns are the table's headers and row its cells for one object;
+	// wideColumns and wideRow are added with -o wide.
+	columns     []string
+	row         func(obj client.Object, now time.Time) []string
+	wideColumns []string
+	wideRow     func(obj client.Object) []string
+}
+
+// resourceTypes are the types `caravan get` lists, integrations first.
+func resourceTypes() []resourceType {
+	return []resourceType{{
+		plural: "integrations", aliases: []string{"integration", "it"},
+		newObject: func() client.Object { return &camelv1.Integration{} },
+		newList:   func() client.ObjectList { return &camelv1.IntegrationList{} },
+		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "KIT", "AGE"},
+		row:       integrationRow, wideColumns: []string{"IMAGE", "REPLICAS", "OWNER", "EPOCH"}, wideRow: integrationWideRow,
+	}, {
+		plural: "pipes", aliases: []string{"pipe", "pp"},
+		newObject: func() client.Object { return &camelv1.Pipe{} },
+		newList:   func() client.ObjectList { return &camelv1.PipeList{} },
+		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "REPLICAS", "AGE"},
+		row:       pipeRow,
+	}, {
+		plural: "integrationkits", aliases: []string{"integrationkit", "kits", "kit", "ik"},
+		newObject: func() client.Object { return &camelv1.IntegrationKit{} },
+		newList:   func() client.ObjectList { return &camelv1.IntegrationKitList{} },
+		columns:   []string{"NAME", "PHASE", "TYPE", "IMAGE", "OPERATOR", "AGE"},
+		row:       kitRow,
+	}, {
+		plural: "builds", aliases: []string{"build", "ikb"},
+		newObject: func() client.Object { return &camelv1.Build{} },
+		newList:   func() client.ObjectList { return &camelv1.BuildList{} },
+		columns:   []string{"NAME", "PHASE", "OPERATOR", "AGE"},
+		row:       buildRow,
+	}, {
+		plural: "integrationplatforms", aliases: []string{"integrationplatform", "platforms", "platform", "itp"},
+		newObject: func() client.Object { return &camelv1.IntegrationPlatform{} },
+		newList:   func() client.ObjectList { return &camelv1.IntegrationPlatformList{} },
+		columns:   []string{"NAME", "PHASE", "OPERATOR", "AGE"},
+		row:       platformRow,
+	}}
+}
+
+// lookupResource finds a type by its plural, an alias, or either with the
+// .camel.apache.org suffix, in any case.
+func lookupResource(name string) (resourceType, error) {
+	n := strings.TrimSuffix(strings.ToLower(name), "."+camelv1.GroupVersion.Group)
+	var known []string
+	for _, rt := range resourceTypes() {
+		if n == rt.plural || slices.Contains(rt.aliases, n) {
+			return rt, nil
+		}
+		known = append(known, fmt.Sprintf("%s (%s)", rt.plural, strings.Join(rt.aliases, ", ")))
+	}
+	return resourceType{}, fmt.Errorf("unknown resource type %q: use one of %s", name, strings.Join(known, "; "))
+}
+
+func integrationRow(obj client.Object, now time.Time) []string {
+	it := obj.(*camelv1.Integration)
+	kit := none
+	if it.Status.IntegrationKit != nil {
+		kit = orNone(it.Status.IntegrationKit.Name)
+	}
+	return []string{it.Name, orNone(string(it.Status.Phase)), conditionStatus(it.Status.Conditions, camelv1.ConditionReady),
+		operatorOf(it), kit, age(it.CreationTimestamp.Time, now)}
+}
+
+func integrationWideRow(obj client.Object) []string {
+	it := obj.(*camelv1.Integration)
+	return []string{orNone(it.Status.Image), int32OrNone(it.Status.Replicas),
+		orNone(it.Status.Ownership.Owner), fmt.Sprint(it.Status.Ownership.Epoch)}
+}
+
+func pipeRow(obj client.Object, now time.Time) []string {
+	p := obj.(*camelv1.Pipe)
+	return []string{p.Name, orNone(string(p.Status.Phase)), conditionStatus(p.Status.Conditions, camelv1.ConditionReady),
+		operatorOf(p), int32OrNone(p.Status.Replicas), age(p.CreationTimestamp.Time, now)}
+}
+
+func kitRow(obj client.Object, now time.Time) []string {
+	k := obj.(*camelv1.IntegrationKit)
+	return []string{k.Name, orNone(string(k.Status.Phase)), orNone(k.Labels[camelv1.IntegrationKitTypeLabel]),
+		orNone(kitImage(k)), operatorOf(k), age(k.CreationTimestamp.Time, now)}
+}
+
+// kitImage is the image the kit observed, else the external image it names.
+func kitImage(k *camelv1.IntegrationKit) string {
+	if k.Status.Image != "" {
+		return k.Status.Image
+	}
+	return k.Spec.Image
+}
+
+func buildRow(obj client.Object, now time.Time) []string {
+	b := obj.(*camelv1.Build)
+	return []string{b.Name, orNone(string(b.Status.Phase)), operatorOf(b), age(b.CreationTimestamp.Time, now)}
+}
+
+func platformRow(obj client.Object, now time.Time) []string {
+	p := obj.(*camelv1.IntegrationPlatform)
+	return []string{p.Name, orNone(string(p.Status.Phase)), operatorOf(p), age(p.CreationTimestamp.Time, now)}
+}
+
+// listItems returns the items of a typed list as client objects.
+func listItems(list client.ObjectList) ([]client.Object, error) {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		obj, ok := item.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("unexpected list item %T", item)
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+// keep returns the objects for which ok holds.
+func keep(objs []client.Object, ok func(client.Object) bool) []client.Object {
+	return slices.DeleteFunc(objs, func(obj client.Object) bool { return !ok(obj) })
+}
+
+// sortObjects orders objects by namespace, then name.
+func sortObjects(objs []client.Object) {
+	slices.SortStableFunc(objs, func(a, b client.Object) int {
+		if c := strings.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetName(), b.GetName())
+	})
+}

@@ -1,0 +1,321 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+func mustResource(t *testing.T, name string) resourceType {
+	t.Helper()
+	rt, err := lookupResource(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func operatorsByID(iops []camelv1alpha1.IntegrationOperator) map[string]*camelv1alpha1.IntegrationOperator {
+	m := map[string]*camelv1alpha1.IntegrationOperator{}
+	for i := range iops {
+		m[iops[i].Name] = &iops[i]
+	}
+	return m
+}
+
+func TestGetTables(t *testing.T) {
+	its := objects(testIntegrations()...)
+	sortObjects(its)
+	inApps := its[:3]
+	orphans := objects(testIntegrations()[3:]...)
+	sortObjects(orphans)
+
+	pipe := &camelv1.Pipe{ObjectMeta: objectMeta("apps", "timer-to-http", "tenant-a", 10*time.Minute)}
+	pipe.Status = camelv1.PipeStatus{Phase: camelv1.PipePhaseReady, Replicas: ptr.To[int32](1)}
+	pipe.Status.Conditions = []metav1.Condition{condition(camelv1.ConditionReady, metav1.ConditionTrue, "IntegrationReady", "", time.Minute)}
+	newPipe := &camelv1.Pipe{ObjectMeta: objectMeta("apps", "new-pipe", "", 5*time.Second)}
+
+	builtKit := &camelv1.IntegrationKit{ObjectMeta: objectMeta("apps", "kit-abc", "tenant-a", 2*time.Hour)}
+	builtKit.Labels[camelv1.IntegrationKitTypeLabel] = camelv1.IntegrationKitTypePlatform
+	builtKit.Status = camelv1.IntegrationKitStatus{Phase: camelv1.IntegrationKitPhaseReady, Image: "registry.local/kits/kit-abc@sha256:0123"}
+	externalKit := &camelv1.IntegrationKit{ObjectMeta: objectMeta("apps", "kit-ext", "tenant-b", 30*time.Minute)}
+	externalKit.Labels[camelv1.IntegrationKitTypeLabel] = camelv1.IntegrationKitTypeExternal
+	externalKit.Spec.Image = "example/camel-app:1.0"
+
+	build := &camelv1.Build{ObjectMeta: objectMeta("apps", "kit-abc-1", "tenant-a", 2*time.Hour)}
+	build.Status.Phase = camelv1.BuildPhaseSucceeded
+	pending := &camelv1.Build{ObjectMeta: objectMeta("apps", "kit-def-1", "tenant-b", 90*time.Second)}
+	pending.Status.Phase = camelv1.BuildPhasePending
+
+	platform := &camelv1.IntegrationPlatform{ObjectMeta: objectMeta("ops-a", "tenant-a", "tenant-a", 50*time.Hour)}
+	platform.Status.Phase = camelv1.IntegrationPlatformPhaseReady
+
+	for _, tc := range []struct {
+		name     string
+		resource string
+		objs     []client.Object
+		opts     tableOptions
+	}{
+		{name: "integrations", resource: "it", objs: inApps},
+		{name: "integrations-all-namespaces", resource: "integrations", objs: its, opts: tableOptions{allNamespaces: true}},
+		{name: "integrations-wide", resource: "integration", objs: inApps, opts: tableOptions{wide: true}},
+		{name: "integrations-wide-all-namespaces", resource: "it", objs: its, opts: tableOptions{wide: true, allNamespaces: true}},
+		{name: "integrations-orphaned", resource: "it", objs: orphans, opts: tableOptions{allNamespaces: true, orphaned: true,
+			reasons: orphanReasons(orphans, operatorsByID(testOperators()), testNow)}},
+		{name: "pipes", resource: "pp", objs: objects(newPipe, pipe)},
+		{name: "kits", resource: "ik", objs: objects(builtKit, externalKit)},
+		{name: "builds", resource: "ikb", objs: objects(build, pending)},
+		{name: "platforms", resource: "itp", objs: objects(platform), opts: tableOptions{allNamespaces: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.now = testNow
+			var out bytes.Buffer
+			if err := getTable(mustResource(t, tc.resource), tc.objs, tc.opts).write(&out, ""); err != nil {
+				t.Fatal(err)
+			}
+			assertGolden(t, "get/"+tc.name+".golden", out.String())
+		})
+	}
+}
+
+func TestOrphanReason(t *testing.T) {
+	operators := operatorsByID(testOperators())
+	neverBeat := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "never"}}
+	slow := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "slow"}}
+	slow.Status.HeartbeatTime = ptr.To(ago(20 * time.Second))
+	operators["never"], operators["slow"] = neverBeat, slow
+	for _, tc := range []struct {
+		name string
+		id   string
+		want string
+	}{
+		{name: "a resource that names no operator is unassigned, not an orphan", id: "", want: ""},
+		{name: "a resource for a live operator is not an orphan", id: "tenant-a", want: ""},
+		{name: "a resource for an id without an IntegrationOperator is an orphan", id: "gone", want: ReasonNotRegistered},
+		{name: "a resource for an operator whose heartbeat is older than its staleAfterSeconds is an orphan", id: "tenant-c", want: ReasonHeartbeatStale},
+		{name: "a resource for an operator that never renewed its registration is an orphan", id: "never", want: ReasonHeartbeatStale},
+		{name: "a registration without staleAfterSeconds stays live for the default 30s", id: "slow", want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := orphanReason(tc.id, operators, testNow); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLookupResourceAcceptsCamelKNames(t *testing.T) {
+	for name, want := range map[string]string{
+		"it": "integrations", "Integration": "integrations", "integrations.camel.apache.org": "integrations",
+		"pp": "pipes", "pipe": "pipes", "ik": "integrationkits", "kits": "integrationkits", "kit": "integrationkits",
+		"ikb": "builds", "build": "builds", "itp": "integrationplatforms", "platforms": "integrationplatforms",
+	} {
+		rt, err := lookupResource(name)
+		if err != nil || rt.plural != want {
+			t.Errorf("%s: got %q, %v; want %s", name, rt.plural, err, want)
+		}
+	}
+	_, err := lookupResource("deployments")
+	if err == nil || !strings.Contains(err.Error(), `unknown resource type "deployments": use one of integrations (integration, it)`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestGetValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    GetOptions
+		want string
+	}{
+		{name: "--operator and --unassigned exclude each other", o: GetOptions{OperatorID: "a", Unassigned: true}, want: "exclude each other"},
+		{name: "--unassigned and --orphaned exclude each other", o: GetOptions{Unassigned: true, Orphaned: true}, want: "exclude each other"},
+		{name: "an invalid operator id is refused", o: GetOptions{OperatorID: "Tenant_A"}, want: `--operator: invalid operator id "Tenant_A"`},
+		{name: "names cannot be combined with -A", o: GetOptions{AllNamespaces: true, names: []string{"x"}}, want: "across all namespaces"},
+		{name: "an unknown output format is refused", o: GetOptions{Output: "custom-columns"}, want: `unsupported output format "custom-columns"`},
+		{name: "one filter is fine", o: GetOptions{Orphaned: true, AllNamespaces: true, Output: "wide"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// getFixture is the test integrations and operators on the API server,
+// those of the namespace "apps" in apps, those of "other" in other.
+type getFixture struct {
+	apps, other string
+}
+
+func newGetFixture(t *testing.T) getFixture {
+	t.Helper()
+	f := getFixture{apps: env.Namespace(t), other: env.Namespace(t)}
+	for _, it := range testIntegrations() {
+		it.Namespace = map[string]string{"apps": f.apps, "other": f.other}[it.Namespace]
+		create(t, it)
+	}
+	for _, iop := range testOperators() {
+		create(t, &iop)
+	}
+	return f
+}
+
+// get runs `caravan get resource` with o, in the namespace apps unless o
+// names one.
+func (f getFixture) get(t *testing.T, o GetOptions, resource string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	o.IOStreams = genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
+	o.client, o.scheme, o.now = env.Client, env.Client.Scheme(), func() time.Time { return testNow }
+	o.resource = mustResource(t, resource)
+	if o.namespace == "" {
+		o.namespace = f.apps
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	err := o.Run(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// rows reads the rows of a table, each a map from column to cell. A
+// column starts where its header does: cells may hold spaces.
+func rows(t *testing.T, table string) []map[string]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
+	columns := strings.Fields(lines[0])
+	var starts []int
+	for i, c := range lines[0] {
+		if c != ' ' && (i == 0 || lines[0][i-1] == ' ') {
+			starts = append(starts, i)
+		}
+	}
+	var out []map[string]string
+	for _, l := range lines[1:] {
+		row := map[string]string{}
+		for i, start := range starts {
+			if start >= len(l) || start > 0 && l[start-1] != ' ' {
+				t.Fatalf("row %q is not aligned with the header %q", l, lines[0])
+			}
+			end := len(l)
+			if i+1 < len(starts) {
+				end = min(starts[i+1], len(l))
+			}
+			row[columns[i]] = strings.TrimSpace(l[start:end])
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// names reads the NAME column of a table.
+func names(t *testing.T, table string) []string {
+	t.Helper()
+	var out []string
+	for _, row := range rows(t, table) {
+		name, ok := row["NAME"]
+		if !ok {
+			t.Fatalf("no NAME column in %q", table)
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+func TestGetRunFilters(t *testing.T) {
+	f := newGetFixture(t)
+	for _, tc := range []struct {
+		name string
+		o    GetOptions
+		want []string
+	}{
+		{name: "without a filter, the namespace's integrations", want: []string{"building", "fresh", "timer-to-log"}},
+		{name: "--operator selects by label", o: GetOptions{OperatorID: "tenant-a", AllNamespaces: true}, want: []string{"timer-to-log"}},
+		{name: "--unassigned keeps those without the annotation", o: GetOptions{Unassigned: true, AllNamespaces: true}, want: []string{"fresh"}},
+		{name: "--orphaned keeps unregistered and stale ids", o: GetOptions{Orphaned: true, AllNamespaces: true}, want: []string{"left-behind", "lost"}},
+		{name: "names are got one by one", o: GetOptions{names: []string{"timer-to-log", "fresh"}}, want: []string{"fresh", "timer-to-log"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := f.get(t, tc.o, "it")
+			if err != nil || errOut != "" {
+				t.Fatalf("error %v, stderr %q", err, errOut)
+			}
+			got := names(t, out)
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("got %v, want %v\n%s", got, tc.want, out)
+			}
+		})
+	}
+}
+
+// The table itself, ages included, is TestGetTables' integrations-orphaned:
+// the API server sets the creation times, so the ages here are not fixed.
+func TestGetRunOrphanedShowsTheReason(t *testing.T) {
+	f := newGetFixture(t)
+	out, _, err := f.get(t, GetOptions{Orphaned: true, AllNamespaces: true}, "it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, row := range rows(t, out) {
+		got = append(got, strings.Join([]string{row["NAMESPACE"], row["NAME"], row["PHASE"], row["OPERATOR"], row["REASON"]}, " "))
+	}
+	want := []string{
+		f.other + " left-behind Running tenant-c " + ReasonHeartbeatStale,
+		f.other + " lost <none> gone " + ReasonNotRegistered,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got rows\n%s\nwant\n%s\nfrom\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), out)
+	}
+}
+
+func TestGetRunSaysWhenNothingIsFound(t *testing.T) {
+	f := newGetFixture(t)
+	empty := env.Namespace(t)
+	out, errOut, err := f.get(t, GetOptions{namespace: empty}, "it")
+	if err != nil || out != "" || errOut != "No resources found in "+empty+" namespace.\n" {
+		t.Fatalf("got %q, %q, %v", out, errOut, err)
+	}
+	out, errOut, err = f.get(t, GetOptions{Unassigned: true, AllNamespaces: true}, "pipes")
+	if err != nil || out != "" || errOut != "No resources found\n" {
+		t.Fatalf("got %q, %q, %v", out, errOut, err)
+	}
+	out, errOut, err = f.get(t, GetOptions{namespace: empty, Output: "yaml"}, "it")
+	if err != nil || errOut != "" || !strings.Contains(out, "kind: List") {
+		t.Fatalf("an empty YAML list is expected, got %q, %q, %v", out, errOut, err)
+	}
+}
+
+func TestGetRunReportsMissingNamesAfterTheFoundOnes(t *testing.T) {
+	f := newGetFixture(t)
+	out, _, err := f.get(t, GetOptions{names: []string{"timer-to-log", "missing"}}, "it")
+	if err == nil || !strings.Contains(err.Error(), `integrations.camel.apache.org "missing" not found`) {
+		t.Fatalf("got %v", err)
+	}
+	if got := names(t, out); len(got) != 1 || got[0] != "timer-to-log" {
+		t.Fatalf("got %v", got)
+	}
+	out, errOut, err := f.get(t, GetOptions{names: []string{"missing"}}, "it")
+	if err == nil || out != "" || errOut != "" {
+		t.Fatalf("got %q, %q, %v", out, errOut, err)
+	}
+}

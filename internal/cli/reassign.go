@@ -1,0 +1,467 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+// assignableKind is a kind whose operator-id annotation users write.
+type assignableKind struct {
+	// name is how output names the kind; aliases are accepted in KIND/NAME.
+	name    string
+	aliases []string
+	gvk     schema.GroupVersionKind
+}
+
+// assignableKinds are the kinds reassign moves, in the order it moves
+// them. Integrations made from a binding are not moved: they follow it.
+var assignableKinds = []assignableKind{
+	{name: "integration", aliases: []string{"integrations", "it"}, gvk: camelv1.GroupVersion.WithKind("Integration")},
+	{name: "pipe", aliases: []string{"pipes", "pp"}, gvk: camelv1.GroupVersion.WithKind(kindPipe)},
+	{name: "kameletbinding", aliases: []string{"kameletbindings", "klb"}, gvk: camelv1alpha1.GroupVersion.WithKind(kindKameletBinding)},
+}
+
+// ReassignOptions are the options of `caravan reassign`.
+type ReassignOptions struct {
+	Kube *KubeFlags
+
+	Names         []string
+	From          string
+	To            string
+	AllNamespaces bool
+	DryRun        bool
+	Wait          bool
+	Timeout       time.Duration
+	Force         bool
+
+	// Set by Complete.
+	namespace string
+	client    client.WithWatch
+	now       func() time.Time
+
+	genericiooptions.IOStreams
+}
+
+func newCmdReassign(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ReassignOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "reassign [KIND/]NAME... --to ID | --from ID --to ID",
+		Short: "Move integrations, Pipes and KameletBindings to another operator",
+		Long: `Move resources to another operator by changing their camel.apache.org/operator.id
+annotation, as kubectl annotate --overwrite would, with the resourceVersion read
+as a precondition: a resource changed meanwhile is read again and checked again.
+The operators hand the resources over, and the children (Integrations made from
+a Pipe, kits, Deployments) follow.
+
+Name resources as NAME (an Integration), integration/NAME, pipe/NAME or
+kameletbinding/NAME; with --from they must be assigned to that operator. Or move
+everything assigned to --from: the Integrations, Pipes and KameletBindings of the
+namespace (of all namespaces with -A) whose label and annotation name it.
+Resources of other operators are never touched.
+
+The operator --to must be registered (checked first, unless --force).`,
+		Example: `  # Move two integrations to the operator tenant-b
+  caravan reassign hello world --to tenant-b
+
+  # See what moving everything from camel-k to canary would move
+  caravan reassign --from camel-k --to canary -A --dry-run
+
+  # Move it, and wait until every moved integration runs under canary
+  caravan reassign --from camel-k --to canary -A --wait`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Names = args
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.To, "to", "", "the operator id to move to (required)")
+	f.StringVar(&o.From, "from", "", "move what is assigned to this operator id; with names, move them only if they are")
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "with --from, move the resources of every namespace")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would move and change nothing")
+	f.BoolVar(&o.Wait, "wait", false, "wait until every moved integration runs under --to, printing progress")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
+	f.BoolVar(&o.Force, "force", false, "move to --to even if that operator is not registered")
+	return cmd
+}
+
+// Complete resolves the namespace and makes the client.
+func (o *ReassignOptions) Complete() error {
+	ns, err := o.Kube.Namespace()
+	if err != nil {
+		return err
+	}
+	o.namespace = ns
+	o.client, err = newWatchClient(o.Kube)
+	return err
+}
+
+// Validate checks the arguments and flags.
+func (o *ReassignOptions) Validate() error {
+	if o.To == "" {
+		return errors.New("--to is required: the id of the operator to move to")
+	}
+	if err := validateOperatorIDFlag("--to", o.To); err != nil {
+		return err
+	}
+	if o.From != "" {
+		if err := validateOperatorIDFlag("--from", o.From); err != nil {
+			return err
+		}
+		if o.From == o.To {
+			return fmt.Errorf("--from and --to are both %q", o.To)
+		}
+	}
+	switch {
+	case len(o.Names) == 0 && o.From == "":
+		return errors.New("give the names of the resources to move, or --from")
+	case len(o.Names) > 0 && o.AllNamespaces:
+		return errors.New("-A/--all-namespaces only applies to --from without names")
+	case o.Wait && o.DryRun:
+		return errors.New("--wait cannot be used with --dry-run")
+	case o.Timeout <= 0:
+		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	for _, n := range o.Names {
+		if _, _, err := parseKindName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reassignTarget is one resource to move, as read.
+type reassignTarget struct {
+	kind assignableKind
+	obj  *metav1.PartialObjectMetadata
+}
+
+func (t reassignTarget) String() string {
+	return fmt.Sprintf("%s %s/%s", t.kind.name, t.obj.Namespace, t.obj.Name)
+}
+
+// Run selects, moves and, with --wait, waits.
+func (o *ReassignOptions) Run(ctx context.Context) error {
+	c := o.client
+	if !o.Force {
+		if err := checkOperatorRegistered(ctx, c, o.To, o.now(), o.ErrOut); err != nil {
+			return err
+		}
+	}
+	targets, problems, err := o.selectTargets(ctx, c)
+	if err != nil {
+		return err
+	}
+	moved := map[string]int{}
+	var movedIntegrations []types.NamespacedName
+	failed := 0
+	for _, t := range targets {
+		if o.DryRun {
+			fmt.Fprintf(o.Out, "%s: %s -> %s (dry run)\n", t, displayID(t.obj.Annotations[camelv1.OperatorIDAnnotation]), o.To)
+			moved[t.kind.name]++
+			continue
+		}
+		from, err := o.move(ctx, c, t)
+		if err != nil {
+			fmt.Fprintf(o.ErrOut, "error: %s: %v\n", t, err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(o.Out, "%s: %s -> %s\n", t, displayID(from), o.To)
+		moved[t.kind.name]++
+		if t.kind.name == "integration" {
+			movedIntegrations = append(movedIntegrations, types.NamespacedName{Namespace: t.obj.Namespace, Name: t.obj.Name})
+		}
+	}
+	if o.DryRun {
+		fmt.Fprintf(o.Out, "would move %s (dry run)\n", countMoved(moved))
+	} else {
+		fmt.Fprintf(o.Out, "moved %s; %d failed\n", countMoved(moved), failed)
+	}
+	if failed > 0 {
+		problems = append(problems, fmt.Sprintf("%d of %d resources failed to move", failed, len(targets)))
+	}
+	if o.Wait && len(movedIntegrations) > 0 {
+		if err := waitRunningUnder(ctx, c, o.Out, o.listNamespace(), movedIntegrations, o.To, o.Timeout); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func (o *ReassignOptions) listNamespace() string {
+	if o.AllNamespaces {
+		return ""
+	}
+	return o.namespace
+}
+
+// selectTargets reads the named resources, or lists what --from has. A
+// named resource that is missing, is made from a binding, is not assigned
+// to --from or is already on --to is a problem (or a note) to report.
+func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([]reassignTarget, []string, error) {
+	if len(o.Names) == 0 {
+		return o.listFrom(ctx, c)
+	}
+	var targets []reassignTarget
+	var problems []string
+	for _, n := range o.Names {
+		kind, name, _ := parseKindName(n)
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(kind.gvk)
+		err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: name}, obj)
+		obj.Namespace, obj.Name = o.namespace, name
+		t := reassignTarget{kind: kind, obj: obj}
+		id := obj.Annotations[camelv1.OperatorIDAnnotation]
+		switch {
+		case apierrors.IsNotFound(err):
+			problems = append(problems, fmt.Sprintf("%s not found", t))
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading %s: %w", t, err)
+		case madeFromBinding(kind, obj) != "":
+			problems = append(problems, fmt.Sprintf("%s is made from %s: reassign that instead", t, madeFromBinding(kind, obj)))
+		case o.From != "" && id != o.From:
+			problems = append(problems, fmt.Sprintf("%s is assigned to %s, not %s: left alone", t, displayID(id), o.From))
+		case id == o.To:
+			fmt.Fprintf(o.Out, "%s: already on %s\n", t, o.To)
+		default:
+			targets = append(targets, t)
+		}
+	}
+	return targets, problems, nil
+}
+
+// listFrom lists, kind by kind, the resources labelled for --from whose
+// annotation also names it; integrations made from a binding follow it.
+func (o *ReassignOptions) listFrom(ctx context.Context, c client.Client) ([]reassignTarget, []string, error) {
+	var targets []reassignTarget
+	for _, kind := range assignableKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(kind.gvk.GroupVersion().WithKind(kind.gvk.Kind + "List"))
+		err := c.List(ctx, list, client.InNamespace(o.listNamespace()), client.MatchingLabels{camelv1.OperatorIDLabel: o.From})
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing %ss of operator %s: %w", kind.name, o.From, err)
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			if obj.Annotations[camelv1.OperatorIDAnnotation] != o.From || madeFromBinding(kind, obj) != "" {
+				continue
+			}
+			targets = append(targets, reassignTarget{kind: kind, obj: obj})
+		}
+	}
+	return targets, nil, nil
+}
+
+// move patches the annotation, and only it, with the resourceVersion read
+// as a precondition. On a conflict it reads the resource again and moves
+// it only if it is still what was selected. It returns the id it moved
+// the resource from.
+func (o *ReassignOptions) move(ctx context.Context, c client.Client, t reassignTarget) (string, error) {
+	obj := t.obj
+	from := obj.Annotations[camelv1.OperatorIDAnnotation]
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+			from = obj.Annotations[camelv1.OperatorIDAnnotation]
+			if o.From != "" && from != o.From {
+				return fmt.Errorf("it was moved to %s meanwhile: left alone", displayID(from))
+			}
+		}
+		first = false
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q},"resourceVersion":%q}}`,
+			camelv1.OperatorIDAnnotation, o.To, obj.ResourceVersion)
+		return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
+	})
+	return from, err
+}
+
+// parseKindName reads NAME (an Integration) or KIND/NAME.
+func parseKindName(s string) (assignableKind, string, error) {
+	k, name, hasKind := strings.Cut(s, "/")
+	if !hasKind {
+		return assignableKinds[0], s, nil
+	}
+	for _, kind := range assignableKinds {
+		if strings.EqualFold(k, kind.name) || slices.Contains(kind.aliases, strings.ToLower(k)) {
+			if name == "" {
+				return kind, "", fmt.Errorf("%q: the name is missing", s)
+			}
+			return kind, name, nil
+		}
+	}
+	return assignableKind{}, "", fmt.Errorf("%q: unknown kind %q: use integration, pipe or kameletbinding", s, k)
+}
+
+// madeFromBinding names the Pipe or KameletBinding that controls an
+// integration, or "".
+func madeFromBinding(kind assignableKind, obj *metav1.PartialObjectMetadata) string {
+	if kind.name != "integration" {
+		return ""
+	}
+	return managingBinding(&camelv1.Integration{ObjectMeta: obj.ObjectMeta})
+}
+
+func displayID(id string) string {
+	if id == "" {
+		return "<none>"
+	}
+	return id
+}
+
+// countMoved says "3 integrations, 1 pipe": integrations always, the
+// other kinds when some moved.
+func countMoved(moved map[string]int) string {
+	var parts []string
+	for _, kind := range assignableKinds {
+		n := moved[kind.name]
+		if n == 0 && kind.name != "integration" {
+			continue
+		}
+		noun := kind.name
+		if n != 1 {
+			noun += "s"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, noun))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// waitRunningUnder watches the integrations labelled for operator to
+// (in namespace ns, "" for all) until each of keys reports to as its
+// owner and is Running, or Error. It prints progress as the count
+// changes, and fails on timeout or if some reached Error.
+func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns string, keys []types.NamespacedName, to string, timeout time.Duration) error {
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	state := map[types.NamespacedName]*camelv1.Integration{}
+	for _, k := range keys {
+		state[k] = nil
+	}
+	done := func(it *camelv1.Integration) bool {
+		return it != nil && it.OperatorID() == to && it.Status.Ownership.Owner == to &&
+			(it.Status.Phase == camelv1.IntegrationPhaseRunning || it.Status.Phase == camelv1.IntegrationPhaseError)
+	}
+	count := func() (running, finished int) {
+		for _, it := range state {
+			if done(it) {
+				finished++
+				if it.Status.Phase == camelv1.IntegrationPhaseRunning {
+					running++
+				}
+			}
+		}
+		return running, finished
+	}
+	printed := -1
+	lw := integrationListWatch(c, client.InNamespace(ns), client.MatchingLabels{camelv1.OperatorIDLabel: to})
+	_, err := watchtools.UntilWithSync(waitCtx, lw, &camelv1.Integration{}, nil, func(ev watch.Event) (bool, error) {
+		it, ok := ev.Object.(*camelv1.Integration)
+		if !ok {
+			return false, nil
+		}
+		key := types.NamespacedName{Namespace: it.Namespace, Name: it.Name}
+		if _, tracked := state[key]; !tracked {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted {
+			fmt.Fprintf(out, "integration %s was deleted\n", key)
+			delete(state, key)
+		} else {
+			state[key] = it
+		}
+		running, finished := count()
+		if running != printed {
+			fmt.Fprintf(out, "%d/%d running under %s\n", running, len(state), to)
+			printed = running
+		}
+		return finished == len(state), nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil && wait.Interrupted(err):
+		return fmt.Errorf("timed out after %s: %s", timeout, pendingSummary(state, done, to))
+	case err != nil:
+		return err
+	}
+	var failed []string
+	for _, k := range sortedKeys(state) {
+		if it := state[k]; it.Status.Phase == camelv1.IntegrationPhaseError {
+			failed = append(failed, fmt.Sprintf("%s: %s", k, readyMessage(it)))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d integrations are in phase Error under %s: %s", len(failed), to, strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// pendingSummary says how far a wait got and which integrations it still
+// waited for (at most 10).
+func pendingSummary(state map[types.NamespacedName]*camelv1.Integration, done func(*camelv1.Integration) bool, to string) string {
+	var pending []string
+	running := 0
+	for _, k := range sortedKeys(state) {
+		it := state[k]
+		switch {
+		case done(it) && it.Status.Phase == camelv1.IntegrationPhaseRunning:
+			running++
+		case done(it):
+		case it == nil:
+			pending = append(pending, fmt.Sprintf("%s (not labelled for %s yet)", k, to))
+		default:
+			pending = append(pending, fmt.Sprintf("%s (%s)", k, describeWait(it)))
+		}
+	}
+	more := ""
+	if len(pending) > 10 {
+		more = fmt.Sprintf(" and %d more", len(pending)-10)
+		pending = pending[:10]
+	}
+	return fmt.Sprintf("%d/%d running under %s; waiting for %s%s", running, len(state), to, strings.Join(pending, ", "), more)
+}
+
+func sortedKeys(state map[types.NamespacedName]*camelv1.Integration) []types.NamespacedName {
+	keys := make([]types.NamespacedName, 0, len(state))
+	for k := range state {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	return keys
+}

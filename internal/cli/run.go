@@ -1,0 +1,522 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	watchtools "k8s.io/client-go/tools/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// RunOptions are the options of `caravan run`.
+type RunOptions struct {
+	Kube *KubeFlags
+
+	Files        []string
+	Name         string
+	OperatorID   string
+	Dependencies []string
+	Traits       []string
+	Properties   []string
+	Image        string
+	Replicas     int32
+	Wait         bool
+	Timeout      time.Duration
+	Force        bool
+	DryRun       bool
+	Output       string
+
+	// Set by the command and Complete.
+	replicasSet bool
+	namespace   string
+	integration *camelv1.Integration
+	now         func() time.Time
+
+	genericiooptions.IOStreams
+}
+
+func newCmdRun(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &RunOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "run FILE...",
+		Short: "Create or update an Integration from source and flow files",
+		Long: `Create or update an Integration from files of Camel routes.
+
+A .yaml or .yml file that holds a list of routes goes into spec.flows; any other
+YAML file, and .java, .groovy, .xml, .js, .jsh and .kts files, become sources.
+The name defaults to the first file's name, in lowercase words joined by '-'.
+
+The integration is applied with the field manager "caravan": fields others set
+(a kubectl scale, an annotation) are kept. With -x/--operator-id it is assigned
+to that operator, which must be registered (checked first, unless --force);
+without it the annotation is left as it is, and a new integration goes to the
+default operator.`,
+		Example: `  # Run a YAML DSL route on a pre-built image, with the default operator
+  caravan run routes.yaml --image quay.io/me/camel-app:1.0
+
+  # Run a Java route on the operator tenant-a and wait until it runs
+  caravan run MyRoute.java -x tenant-a --wait
+
+  # Set traits, properties and dependencies
+  caravan run routes.yaml -t container.port=8080 -t service.enabled=true -p greeting=hello -d camel:http
+
+  # Print the Integration instead of applying it (no cluster needed)
+  caravan run routes.yaml -x tenant-a --dry-run -o yaml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Files = args
+			o.replicasSet = cmd.Flags().Changed("replicas")
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Name, "name", "", "name of the integration (default: from the first file's name)")
+	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the integration to this operator")
+	f.StringArrayVarP(&o.Dependencies, "dependency", "d", nil, "a dependency, such as camel:http or mvn:org.example:lib:1.0 (repeatable)")
+	f.StringArrayVarP(&o.Traits, "trait", "t", nil, "a trait setting TRAIT.KEY=VALUE, such as container.port=8080; [a,b] is a list, a repeated key adds to a list (repeatable)")
+	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE, into the camel trait's properties (repeatable)")
+	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
+	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
+	f.BoolVar(&o.Wait, "wait", false, "wait until the integration runs, printing its phases; fail if it reaches Error")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
+	f.BoolVar(&o.Force, "force", false, "assign the integration to --operator-id even if that operator is not registered")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be applied and change nothing; no cluster is contacted")
+	f.StringVarP(&o.Output, "output", "o", "", "print the integration as yaml or json")
+	return cmd
+}
+
+// Complete resolves the namespace and builds the Integration from the
+// files and flags; a file or flag that cannot be read is an error here,
+// before anything is sent to the cluster.
+func (o *RunOptions) Complete() error {
+	ns, err := o.Kube.Namespace()
+	if err != nil {
+		return err
+	}
+	o.namespace = ns
+	if o.Name == "" {
+		o.Name = nameFromFile(o.Files[0])
+	}
+	spec, err := o.spec()
+	if err != nil {
+		return err
+	}
+	o.integration = &camelv1.Integration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: camelv1.GroupVersion.String(), Kind: "Integration"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: ns},
+		Spec:       spec,
+	}
+	if o.OperatorID != "" {
+		o.integration.Annotations = map[string]string{camelv1.OperatorIDAnnotation: o.OperatorID}
+	}
+	return nil
+}
+
+func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
+	var spec camelv1.IntegrationSpec
+	sources, flows, err := loadRunFiles(o.Files)
+	if err != nil {
+		return spec, err
+	}
+	spec.Sources, spec.Flows = sources, flows
+	for _, d := range o.Dependencies {
+		if strings.TrimSpace(d) == "" {
+			return spec, errors.New("-d/--dependency: a dependency is empty")
+		}
+		spec.Dependencies = append(spec.Dependencies, d)
+	}
+	if spec.Traits, err = buildTraits(o.Traits, o.Properties, o.Image); err != nil {
+		return spec, err
+	}
+	if o.replicasSet {
+		spec.Replicas = &o.Replicas
+	}
+	return spec, nil
+}
+
+// Validate checks the flags.
+func (o *RunOptions) Validate() error {
+	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
+		return fmt.Errorf("invalid integration name %q (set one with --name): %s", o.Name, strings.Join(errs, "; "))
+	}
+	if o.OperatorID != "" {
+		if err := validateOperatorIDFlag("-x/--operator-id", o.OperatorID); err != nil {
+			return err
+		}
+	}
+	if o.Force && o.OperatorID == "" {
+		return errors.New("--force only applies with -x/--operator-id")
+	}
+	if o.replicasSet && o.Replicas < 0 {
+		return fmt.Errorf("--replicas must be 0 or more, got %d", o.Replicas)
+	}
+	if o.Wait && o.DryRun {
+		return errors.New("--wait cannot be used with --dry-run")
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return validateOutputFormat(o.Output)
+}
+
+// Run applies the integration and, with --wait, waits until it runs.
+func (o *RunOptions) Run(ctx context.Context) error {
+	if o.DryRun {
+		return printApplyResult(o.Out, o.integration, o.Output, "integration", "created (dry run)")
+	}
+	c, err := newWatchClient(o.Kube)
+	if err != nil {
+		return err
+	}
+	if o.OperatorID != "" && !o.Force {
+		if err := checkOperatorRegistered(ctx, c, o.OperatorID, o.now(), o.ErrOut); err != nil {
+			return err
+		}
+	}
+	result, applied, err := applyAsCaravan(ctx, c, o.integration, o.OperatorID != "")
+	if err != nil {
+		return err
+	}
+	if err := printApplyResult(o.Out, applied, o.Output, "integration", result); err != nil {
+		return err
+	}
+	if !o.Wait {
+		return nil
+	}
+	return waitIntegrationRunning(ctx, c, o.Out, o.namespace, o.Name, applied.GetGeneration(), o.Timeout)
+}
+
+// languages maps the file extensions run accepts to their language.
+var languages = map[string]camelv1.Language{
+	".yaml": camelv1.LanguageYAML, ".yml": camelv1.LanguageYAML,
+	".java": camelv1.LanguageJava, ".groovy": camelv1.LanguageGroovy,
+	".xml": camelv1.LanguageXML, ".js": camelv1.LanguageJavaScript,
+	".kts": camelv1.LanguageKotlin, ".jsh": camelv1.LanguageJavaShell,
+}
+
+// loadRunFiles reads the files: YAML route lists become flows, the rest
+// sources named by their base name.
+func loadRunFiles(paths []string) ([]camelv1.SourceSpec, []camelv1.RawObject, error) {
+	var sources []camelv1.SourceSpec
+	var flows []camelv1.RawObject
+	seen := map[string]string{}
+	for _, path := range paths {
+		src, fl, err := loadRunFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if src != nil {
+			if other, dup := seen[src.Name]; dup {
+				return nil, nil, fmt.Errorf("%s and %s have the same file name %s: sources are stored by file name, rename one", other, path, src.Name)
+			}
+			seen[src.Name] = path
+			sources = append(sources, *src)
+		}
+		flows = append(flows, fl...)
+	}
+	return sources, flows, nil
+}
+
+// loadRunFile reads one file: either a source or flows.
+func loadRunFile(path string) (*camelv1.SourceSpec, []camelv1.RawObject, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	lang, ok := languages[ext]
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: unknown file type %q: use one of %s", path, ext, strings.Join(slices.Sorted(maps.Keys(languages)), ", "))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil, nil, fmt.Errorf("%s is empty", path)
+	}
+	if lang == camelv1.LanguageYAML {
+		flows, err := yamlFlows(data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if flows != nil {
+			return nil, flows, nil
+		}
+	}
+	return &camelv1.SourceSpec{Name: filepath.Base(path), Content: string(data), Language: lang}, nil, nil
+}
+
+// yamlFlows returns the routes of a YAML DSL file that is a list of
+// objects, or nil when the file is YAML of another shape.
+func yamlFlows(data []byte) ([]camelv1.RawObject, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(js, &items) != nil || len(items) == 0 {
+		return nil, nil
+	}
+	flows := make([]camelv1.RawObject, 0, len(items))
+	for _, item := range items {
+		if len(item) == 0 || item[0] != '{' {
+			return nil, nil
+		}
+		flows = append(flows, camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: item}})
+	}
+	return flows, nil
+}
+
+var (
+	acronymBoundary = regexp.MustCompile(`([A-Z]+)([A-Z][a-z])`)
+	camelBoundary   = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+	notNameChars    = regexp.MustCompile(`[^a-z0-9]+`)
+)
+
+// nameFromFile derives an integration name from a file name, as kamel
+// does: extension dropped, camel case split with '-', lowercase, then
+// sanitised into a DNS-1123 label ("MyHTTPRoute.java" is my-http-route).
+func nameFromFile(path string) string {
+	base := filepath.Base(path)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	base = acronymBoundary.ReplaceAllString(base, "${1}-${2}")
+	base = camelBoundary.ReplaceAllString(base, "${1}-${2}")
+	return sanitizeResourceName(base)
+}
+
+// sanitizeResourceName lowercases s, turns every run of characters other
+// than letters and digits into one '-', and cuts it to a DNS-1123 label.
+func sanitizeResourceName(s string) string {
+	s = strings.Trim(notNameChars.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > validation.DNS1123LabelMaxLength {
+		s = strings.TrimRight(s[:validation.DNS1123LabelMaxLength], "-")
+	}
+	return s
+}
+
+// listTraitKeys are the Camel K trait fields that hold lists of strings:
+// each -t adds one item, as in kamel.
+var listTraitKeys = map[string]bool{
+	"camel.properties": true, "environment.vars": true, "jvm.options": true, "jolokia.options": true,
+	"mount.configs": true, "mount.resources": true, "mount.volumes": true, "mount.emptyDirs": true,
+	"builder.properties": true, "builder.tasks": true, "builder.mavenProfiles": true,
+	"affinity.nodeAffinityLabels": true, "affinity.podAffinityLabels": true, "affinity.podAntiAffinityLabels": true,
+	"toleration.taints": true, "owner.targetAnnotations": true, "owner.targetLabels": true,
+	"knative.channelSources": true, "knative.channelSinks": true, "knative.endpointSources": true,
+	"knative.endpointSinks": true, "knative.eventSources": true, "knative.eventSinks": true, "knative.filters": true,
+	"service-binding.services": true, "openapi.configmaps": true, "quarkus.buildMode": true,
+}
+
+// stringTraitKeys are Camel K trait fields that hold strings which may
+// look like numbers.
+var stringTraitKeys = map[string]bool{
+	"container.requestCPU": true, "container.requestMemory": true, "container.limitCPU": true, "container.limitMemory": true,
+	"builder.requestCPU": true, "builder.requestMemory": true, "builder.limitCPU": true, "builder.limitMemory": true,
+	"camel.runtimeVersion": true,
+}
+
+var traitNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// buildTraits turns -t settings, -p properties and --image into trait
+// trees, and checks the traits Caravan acts on as the operator will.
+func buildTraits(settings, properties []string, image string) (camelv1.Traits, error) {
+	tree := map[string]any{}
+	for _, s := range settings {
+		if err := setTrait(tree, s); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range properties {
+		key, _, ok := strings.Cut(p, "=")
+		if !ok || strings.TrimSpace(key) == "" {
+			return nil, fmt.Errorf("-p %s: a property must be KEY=VALUE", p)
+		}
+		if err := setTraitPath(tree, []string{"camel", "properties"}, p, []any{p}); err != nil {
+			return nil, err
+		}
+	}
+	if image != "" {
+		if c, ok := tree["container"].(map[string]any); ok && c["image"] != nil {
+			return nil, errors.New("--image and -t container.image both set the image: use one")
+		}
+		if err := setTraitPath(tree, []string{"container", "image"}, "--image "+image, image); err != nil {
+			return nil, err
+		}
+	}
+	if len(tree) == 0 {
+		return nil, nil
+	}
+	traits := make(camelv1.Traits, len(tree))
+	for name, v := range tree {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encoding trait %s: %w", name, err)
+		}
+		traits[name] = camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: raw}}
+	}
+	if _, err := trait.Parse(traits); err != nil {
+		return nil, fmt.Errorf("invalid traits: %w", err)
+	}
+	return traits, nil
+}
+
+// setTrait adds one TRAIT.KEY[.KEY...]=VALUE setting to tree.
+func setTrait(tree map[string]any, setting string) error {
+	path, value, ok := strings.Cut(setting, "=")
+	keys := strings.Split(path, ".")
+	if !ok || len(keys) < 2 || slices.Contains(keys, "") {
+		return fmt.Errorf("-t %s: a trait setting must be TRAIT.KEY=VALUE, such as container.port=8080", setting)
+	}
+	if !traitNamePattern.MatchString(keys[0]) {
+		return fmt.Errorf("-t %s: %q is not a trait name: use lowercase letters, digits and '-'", setting, keys[0])
+	}
+	return setTraitPath(tree, keys, "-t "+setting, traitValue(path, value))
+}
+
+// traitValue types a value: [a,b] is a list; in a list field every item
+// is a string; otherwise true and false are booleans, integers are numbers
+// and anything else a string.
+func traitValue(path, value string) any {
+	asString := listTraitKeys[path] || stringTraitKeys[path]
+	typed := func(v string) any {
+		if asString {
+			return v
+		}
+		if v == "true" || v == "false" {
+			return v == "true"
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && strconv.FormatInt(n, 10) == v {
+			return n
+		}
+		return v
+	}
+	if len(value) >= 2 && value[0] == '[' && value[len(value)-1] == ']' {
+		items := []any{}
+		if inner := strings.TrimSpace(value[1 : len(value)-1]); inner != "" {
+			for _, item := range strings.Split(inner, ",") {
+				items = append(items, typed(strings.TrimSpace(item)))
+			}
+		}
+		return items
+	}
+	if listTraitKeys[path] {
+		return []any{value}
+	}
+	return typed(value)
+}
+
+// setTraitPath sets the value at keys in tree. Setting a key twice makes
+// a list of the values, as kamel does for list fields.
+func setTraitPath(tree map[string]any, keys []string, flag string, value any) error {
+	node := tree
+	for i, k := range keys[:len(keys)-1] {
+		child, ok := node[k]
+		if !ok {
+			m := map[string]any{}
+			node[k], node = m, m
+			continue
+		}
+		m, isMap := child.(map[string]any)
+		if !isMap {
+			return fmt.Errorf("%s: %s is already set to a value, it cannot also hold keys", flag, strings.Join(keys[:i+1], "."))
+		}
+		node = m
+	}
+	last := keys[len(keys)-1]
+	old, exists := node[last]
+	switch {
+	case !exists:
+		node[last] = value
+	case isTraitObject(old):
+		return fmt.Errorf("%s: %s already holds keys, it cannot also be set to a value", flag, strings.Join(keys, "."))
+	default:
+		node[last] = append(asList(old), asList(value)...)
+	}
+	return nil
+}
+
+func isTraitObject(v any) bool { _, ok := v.(map[string]any); return ok }
+
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return []any{v}
+}
+
+// waitIntegrationRunning watches the integration and prints each phase
+// it goes through, once its status describes generation and the operator
+// it is assigned to. It returns when the phase is Running, and fails when
+// it is Error (with the Ready condition's message) or after timeout.
+func waitIntegrationRunning(ctx context.Context, c client.WithWatch, out io.Writer, ns, name string, generation int64, timeout time.Duration) error {
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	lw := integrationListWatch(c, client.InNamespace(ns),
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)})
+	var last *camelv1.Integration
+	printed := camelv1.IntegrationPhaseNone
+	_, err := watchtools.UntilWithSync(waitCtx, lw, &camelv1.Integration{}, nil, func(ev watch.Event) (bool, error) {
+		it, ok := ev.Object.(*camelv1.Integration)
+		if !ok {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted {
+			return false, fmt.Errorf("integration %s was deleted while waiting for it to run", name)
+		}
+		last = it
+		if !statusIsCurrent(it, generation) || it.Status.Phase == printed {
+			return false, nil
+		}
+		printed = it.Status.Phase
+		fmt.Fprintf(out, "integration %s: %s\n", name, printed)
+		switch printed {
+		case camelv1.IntegrationPhaseRunning:
+			return true, nil
+		case camelv1.IntegrationPhaseError:
+			return false, fmt.Errorf("integration %s failed: %s", name, readyMessage(it))
+		}
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case wait.Interrupted(err):
+		return fmt.Errorf("timed out after %s waiting for integration %s to run: %s", timeout, name, describeWait(last))
+	}
+	return err
+}
+
+// statusIsCurrent tells whether the status describes the given
+// generation, as observed by the operator the integration is assigned to.
+func statusIsCurrent(it *camelv1.Integration, generation int64) bool {
+	id := it.OperatorID()
+	return id != "" && it.Status.Ownership.Owner == id && it.Status.ObservedGeneration >= generation
+}

@@ -1,0 +1,331 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// The -update flag rewrites the golden files. Other tests of the package
+// may define it too, so it is defined only where nobody did.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata")
+	}
+}
+
+// execMutateCommand runs one command under a root with the shared kube
+// flags, as `caravan ARGS...` would, and returns its stdout and stderr.
+func execMutateCommand(t *testing.T, newCmd func(*KubeFlags, genericiooptions.IOStreams) *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	root := &cobra.Command{Use: "caravan", SilenceErrors: true, SilenceUsage: true}
+	kube := NewKubeFlags()
+	kube.AddFlags(root.PersistentFlags())
+	root.AddCommand(newCmd(kube, streams))
+	root.SetArgs(args)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// unreachable points the commands at a server that does not answer, so a
+// test fails if a command contacts the cluster.
+var unreachable = []string{"--server", "https://127.0.0.1:1", "--request-timeout", "1s"}
+
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the golden file (run with -update to create it): %v", err)
+	}
+	if got != string(want) {
+		t.Fatalf("output differs from %s (run with -update to accept it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestNameFromFile(t *testing.T) {
+	cases := map[string]string{
+		"routes.yaml":                    "routes",
+		"dir/MyRoute.java":               "my-route",
+		"MyHTTPRoute.java":               "my-http-route",
+		"myHTTPRoute.groovy":             "my-http-route",
+		"route2Kafka.xml":                "route2-kafka",
+		"my_route v2.yaml":               "my-route-v2",
+		"Routes.camel.yaml":              "routes-camel",
+		"--odd--.js":                     "odd",
+		strings.Repeat("a", 70) + ".kts": strings.Repeat("a", 63),
+	}
+	for file, want := range cases {
+		if got := nameFromFile(file); got != want {
+			t.Errorf("nameFromFile(%q) = %q, want %q", file, got, want)
+		}
+	}
+}
+
+func TestBuildTraits(t *testing.T) {
+	cases := []struct {
+		name       string
+		traits     []string
+		properties []string
+		image      string
+		want       map[string]string
+		wantErr    string
+	}{
+		{name: "integers, booleans and strings are typed",
+			traits: []string{"container.port=8080", "service.enabled=true", "container.name=main", "container.imagePullPolicy=Always"},
+			want: map[string]string{
+				"container": `{"imagePullPolicy":"Always","name":"main","port":8080}`,
+				"service":   `{"enabled":true}`,
+			}},
+		{name: "a number with leading zeros or a fraction stays a string",
+			traits: []string{"my-trait.code=007", "my-trait.ratio=0.5", "my-trait.negative=-3"},
+			want:   map[string]string{"my-trait": `{"code":"007","negative":-3,"ratio":"0.5"}`}},
+		{name: "quantities stay strings even when they look like numbers",
+			traits: []string{"container.limitMemory=1024", "container.requestCPU=1"},
+			want:   map[string]string{"container": `{"limitMemory":"1024","requestCPU":"1"}`}},
+		{name: "nested keys make nested objects",
+			traits: []string{"addons.master.enabled=true", "addons.master.resourceName=lock"},
+			want:   map[string]string{"addons": `{"master":{"enabled":true,"resourceName":"lock"}}`}},
+		{name: "a bracketed value is a list of typed items",
+			traits: []string{"my-trait.items=[a, 2, true]", "my-trait.none=[]"},
+			want:   map[string]string{"my-trait": `{"items":["a",2,true],"none":[]}`}},
+		{name: "a list field gets a list from one setting, and one item per repeat",
+			traits: []string{"environment.vars=A=1", "environment.vars=B=2", "mount.configs=configmap:cm"},
+			want: map[string]string{
+				"environment": `{"vars":["A=1","B=2"]}`,
+				"mount":       `{"configs":["configmap:cm"]}`,
+			}},
+		{name: "a repeated key of another field becomes a list",
+			traits: []string{"my-trait.x=1", "my-trait.x=two"},
+			want:   map[string]string{"my-trait": `{"x":[1,"two"]}`}},
+		{name: "properties go into the camel trait after -t ones",
+			traits:     []string{"camel.properties=a=1"},
+			properties: []string{"greeting=hello world", "empty="},
+			want:       map[string]string{"camel": `{"properties":["a=1","greeting=hello world","empty="]}`}},
+		{name: "--image sets container.image",
+			traits: []string{"container.port=8080"}, image: "example/app:1",
+			want: map[string]string{"container": `{"image":"example/app:1","port":8080}`}},
+		{name: "no settings give no traits", want: nil},
+		{name: "a setting without = is refused", traits: []string{"container.port"}, wantErr: "-t container.port: a trait setting must be TRAIT.KEY=VALUE"},
+		{name: "a setting without a key is refused", traits: []string{"container=x"}, wantErr: "must be TRAIT.KEY=VALUE"},
+		{name: "an empty key segment is refused", traits: []string{"container..port=1"}, wantErr: "must be TRAIT.KEY=VALUE"},
+		{name: "an upper-case trait name is refused", traits: []string{"Container.port=1"}, wantErr: `"Container" is not a trait name`},
+		{name: "a value cannot also hold keys", traits: []string{"a.b=1", "a.b.c=2"}, wantErr: "-t a.b.c=2: a.b is already set to a value"},
+		{name: "keys cannot also be a value", traits: []string{"a.b.c=2", "a.b=1"}, wantErr: "-t a.b=1: a.b already holds keys"},
+		{name: "a port that is not a number is refused as the operator would",
+			traits: []string{"container.port=http"}, wantErr: "trait container.port: must be an integer between 1 and 65535"},
+		{name: "a bad quantity is refused as the operator would",
+			traits: []string{"container.limitMemory=lots"}, wantErr: "trait container.limitMemory"},
+		{name: "--image and -t container.image together are refused",
+			traits: []string{"container.image=a"}, image: "b", wantErr: "--image and -t container.image both set the image"},
+		{name: "a property without = is refused", properties: []string{"greeting"}, wantErr: "-p greeting: a property must be KEY=VALUE"},
+		{name: "a property without a key is refused", properties: []string{"=x"}, wantErr: "a property must be KEY=VALUE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			traits, err := buildTraits(tc.traits, tc.properties, tc.image)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for name, raw := range traits {
+				got[name] = string(raw.Raw)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got traits %v, want %v", got, tc.want)
+			}
+			for name, want := range tc.want {
+				if got[name] != want {
+					t.Errorf("trait %s: got %s, want %s", name, got[name], want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadRunFiles(t *testing.T) {
+	dir := filepath.Join("testdata", "run")
+	path := func(name string) string { return filepath.Join(dir, name) }
+	t.Run("a YAML list of routes becomes flows", func(t *testing.T) {
+		sources, flows, err := loadRunFiles([]string{path("routes.yaml")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sources) != 0 || len(flows) != 1 {
+			t.Fatalf("got %d sources and %d flows", len(sources), len(flows))
+		}
+		var flow map[string]map[string]any
+		if err := json.Unmarshal(flows[0].Raw, &flow); err != nil || flow["from"]["uri"] != "timer:tick" {
+			t.Fatalf("got flow %s (%v)", flows[0].Raw, err)
+		}
+	})
+	t.Run("YAML of another shape and other languages become sources named by file", func(t *testing.T) {
+		sources, flows, err := loadRunFiles([]string{path("rest-config.yaml"), path("Hello.java")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(flows) != 0 || len(sources) != 2 {
+			t.Fatalf("got %d sources and %d flows", len(sources), len(flows))
+		}
+		want := []struct {
+			name string
+			lang camelv1.Language
+		}{{"rest-config.yaml", camelv1.LanguageYAML}, {"Hello.java", camelv1.LanguageJava}}
+		for i, w := range want {
+			if sources[i].Name != w.name || sources[i].Language != w.lang || sources[i].Content == "" {
+				t.Errorf("source %d: got %s (%s, %d bytes), want %s (%s)", i, sources[i].Name, sources[i].Language, len(sources[i].Content), w.name, w.lang)
+			}
+		}
+	})
+	errCases := []struct {
+		name    string
+		files   []string
+		wantErr string
+	}{
+		{name: "an unknown extension is refused, listing the known ones", files: []string{path("route.txt")},
+			wantErr: `unknown file type ".txt": use one of .groovy, .java, .js, .jsh, .kts, .xml, .yaml, .yml`},
+		{name: "a missing file is refused", files: []string{path("missing.java")}, wantErr: "reading testdata/run/missing.java"},
+		{name: "a YAML file that does not parse is refused", files: []string{path("broken.yaml")}, wantErr: "broken.yaml: not valid YAML"},
+		{name: "an empty file is refused", files: []string{path("empty.groovy")}, wantErr: "empty.groovy is empty"},
+		{name: "two sources with the same file name are refused", files: []string{path("Hello.java"), "testdata/run/../run/Hello.java"},
+			wantErr: "have the same file name Hello.java"},
+	}
+	for _, tc := range errCases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := loadRunFiles(tc.files)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}
+
+func TestRunDryRunPrintsTheIntegration(t *testing.T) {
+	args := append([]string{"run", "testdata/run/routes.yaml", "testdata/run/Hello.java", "-n", "apps",
+		"-x", "tenant-a", "--image", "example/app:1", "-t", "container.port=8080", "-t", "service.enabled=true",
+		"-p", "greeting=hello", "-d", "camel:http", "--replicas", "2", "--dry-run"}, unreachable...)
+	for _, format := range []string{"yaml", "json"} {
+		t.Run(format, func(t *testing.T) {
+			out, errOut, err := execMutateCommand(t, newCmdRun, append(args, "-o", format)...)
+			if err != nil {
+				t.Fatalf("%v: %s", err, errOut)
+			}
+			checkGolden(t, "run/dry-run.golden."+format, out)
+		})
+	}
+	t.Run("without -x there is no annotation, and without -o a line", func(t *testing.T) {
+		out, errOut, err := execMutateCommand(t, newCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps", "--dry-run"}, unreachable...)...)
+		if err != nil {
+			t.Fatalf("%v: %s", err, errOut)
+		}
+		if out != "integration \"routes\" created (dry run)\n" {
+			t.Fatalf("got %q", out)
+		}
+		out, _, err = execMutateCommand(t, newCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps", "--dry-run", "-o", "yaml"}, unreachable...)...)
+		if err != nil || strings.Contains(out, "annotations") || !strings.Contains(out, "name: routes\n") {
+			t.Fatalf("got %v:\n%s", err, out)
+		}
+	})
+}
+
+func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "a malformed trait", args: []string{"testdata/run/routes.yaml", "-t", "container.port"}, wantErr: "a trait setting must be TRAIT.KEY=VALUE"},
+		{name: "a trait of the wrong type", args: []string{"testdata/run/routes.yaml", "-t", "container.port=http"}, wantErr: "container.port: must be an integer"},
+		{name: "a bad operator id", args: []string{"testdata/run/routes.yaml", "-x", "Tenant_A"}, wantErr: `-x/--operator-id: invalid operator id "Tenant_A"`},
+		{name: "a bad name", args: []string{"testdata/run/routes.yaml", "--name", "My.Route"}, wantErr: `invalid integration name "My.Route"`},
+		{name: "an unknown output format", args: []string{"testdata/run/routes.yaml", "-o", "wide"}, wantErr: `-o/--output "wide" is not supported`},
+		{name: "negative replicas", args: []string{"testdata/run/routes.yaml", "--replicas", "-1"}, wantErr: "--replicas must be 0 or more"},
+		{name: "--wait with --dry-run", args: []string{"testdata/run/routes.yaml", "--wait", "--dry-run"}, wantErr: "--wait cannot be used with --dry-run"},
+		{name: "--force without -x", args: []string{"testdata/run/routes.yaml", "--force"}, wantErr: "--force only applies with -x"},
+		{name: "a missing file", args: []string{"testdata/run/nope.yaml"}, wantErr: "reading testdata/run/nope.yaml"},
+		{name: "no file", args: nil, wantErr: "requires at least 1 arg"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"run", "-n", "apps"}, tc.args...), unreachable...)
+			_, _, err := execMutateCommand(t, newCmdRun, args...)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+			}
+			if strings.Contains(err.Error(), "127.0.0.1:1") {
+				t.Fatalf("the command contacted the cluster: %v", err)
+			}
+		})
+	}
+}
+
+func TestRunHelpHasExamples(t *testing.T) {
+	for _, newCmd := range []func(*KubeFlags, genericiooptions.IOStreams) *cobra.Command{
+		newCmdRun, newCmdBind, newCmdDelete, newCmdRebuild, newCmdReassign,
+	} {
+		cmd := newCmd(NewKubeFlags(), genericiooptions.NewTestIOStreamsDiscard())
+		if !strings.Contains(cmd.Example, "caravan "+strings.Fields(cmd.Use)[0]) {
+			t.Errorf("%s: the examples do not show the command: %q", cmd.Use, cmd.Example)
+		}
+		var help bytes.Buffer
+		cmd.SetOut(&help)
+		cmd.SetArgs([]string{"--help"})
+		if err := cmd.Execute(); err != nil || !strings.Contains(help.String(), "Examples:") {
+			t.Errorf("%s --help: %v\n%s", cmd.Use, err, help.String())
+		}
+	}
+}
+
+func TestCaravanAppliedOperatorID(t *testing.T) {
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	const annotation = `{"f:metadata":{"f:annotations":{"f:camel.apache.org/operator.id":{}}}}`
+	const label = `{"f:metadata":{"f:labels":{"f:camel.apache.org/operator.id":{}}},"f:spec":{"f:flows":{}}}`
+	cases := []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		want    bool
+	}{
+		{name: "caravan applied the annotation", entries: []metav1.ManagedFieldsEntry{entry("caravan", metav1.ManagedFieldsOperationApply, annotation)}, want: true},
+		{name: "kubectl set the annotation", entries: []metav1.ManagedFieldsEntry{
+			entry("kubectl-annotate", metav1.ManagedFieldsOperationUpdate, annotation),
+			entry("caravan", metav1.ManagedFieldsOperationApply, label)}},
+		{name: "an operator applied the annotation", entries: []metav1.ManagedFieldsEntry{entry("caravan-operator", metav1.ManagedFieldsOperationApply, annotation)}},
+		{name: "nobody manages anything"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := &metav1.ObjectMeta{ManagedFields: tc.entries}
+			if got := caravanAppliedOperatorID(obj); got != tc.want {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/version"
+)
+
+func TestOperatorVersions(t *testing.T) {
+	iops := append(testOperators(), camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "pre-created"}})
+	var out bytes.Buffer
+	if err := writeOperatorVersions(&out, iops, testNow); err != nil {
+		t.Fatal(err)
+	}
+	assertGolden(t, "version/operators.golden", out.String())
+}
+
+func TestVersionValidate(t *testing.T) {
+	for _, tc := range []struct {
+		o    VersionOptions
+		want string
+	}{
+		{o: VersionOptions{OperatorID: "a", All: true}, want: "exclude each other"},
+		{o: VersionOptions{OperatorID: "A.b"}, want: `--operator-id: invalid operator id "A.b"`},
+	} {
+		if err := tc.o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+func TestVersionWithoutFlagsDoesNotNeedACluster(t *testing.T) {
+	var out, errOut bytes.Buffer
+	cmd := newCmdVersion(NewKubeFlags(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
+	cmd.SetArgs([]string{})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "Client: "+version.Get()+"\n" || errOut.Len() != 0 {
+		t.Fatalf("got %q, %q", out.String(), errOut.String())
+	}
+}

@@ -1,0 +1,168 @@
+// Package kamelet validates Kamelets: their name, property schema and
+// template (internal/kamelet.Validate) become a Ready or Error status with
+// the reason and a message a user can act on. Which operator validates
+// which Kamelet is the rule of Validates.
+package kamelet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/kamelet"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// ReasonValid is the reason of the Ready condition of a valid Kamelet.
+const ReasonValid = "Valid"
+
+// Reconciler validates Kamelets.
+type Reconciler struct {
+	// Client reads from the operator's cache (see CacheByObject).
+	Client     client.Client
+	OperatorID string
+	// Namespace is the operator's namespace.
+	Namespace string
+	Recorder  events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=camel.apache.org,resources=kamelets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=kamelets/status,verbs=get;update;patch
+
+// SetupWithManager registers the controller. Only changes of the spec or
+// of the assignment cause a reconcile; its own status writes do not.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
+		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("kamelet").
+		For(&camelv1.Kamelet{}, builder.WithPredicates(specOrAssignment)).
+		Complete(wrap("Kamelet", r))
+}
+
+// Reconcile reconciles one Kamelet; a lost optimistic-lock race (two
+// operators of one namespace validating the same Kamelet) is retried
+// quietly.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return controller.RequeueOnConflict(r.reconcile(ctx, req))
+}
+
+// reconcile validates the Kamelet and writes its status when it changed.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	k := &camelv1.Kamelet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, k); err != nil {
+		// Deleted, or no longer in this operator's share.
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if k.Labels[camelv1.OperatorIDLabel] == r.OperatorID && !ownership.Owns(k.Annotations, r.OperatorID) {
+		// Assigned elsewhere: hand the label over. A Kamelet this
+		// operator still validates comes back with the new label.
+		return reconcile.Result{}, r.release(ctx, k)
+	}
+	if !Validates(k.Namespace, k.Annotations, r.OperatorID, r.Namespace) || !k.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, nil
+	}
+	before := k.DeepCopy()
+	computeStatus(k, kamelet.Validate(k))
+	if equality.Semantic.DeepEqual(before.Status, k.Status) {
+		return reconcile.Result{}, nil
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, k, patch); err != nil {
+		return reconcile.Result{}, fmt.Errorf("patching kamelet status: %w", err)
+	}
+	if before.Status.Phase != k.Status.Phase {
+		r.recordTransition(k)
+	}
+	return reconcile.Result{}, nil
+}
+
+// release moves the label of a Kamelet no longer annotated for this
+// operator to the operator it names, or removes it, with a precondition
+// on the version read.
+func (r *Reconciler) release(ctx context.Context, k *camelv1.Kamelet) error {
+	var label any
+	if id := ownership.AssignedID(k.Annotations); id != "" {
+		label = id
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": k.ResourceVersion,
+		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
+	}})
+	if err != nil {
+		return err
+	}
+	err = r.Client.Patch(ctx, k, client.RawPatch(types.MergePatchType, data))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // changed meanwhile; the newer version decides
+	}
+	return err
+}
+
+func (r *Reconciler) recordTransition(k *camelv1.Kamelet) {
+	kind, note := "Normal", fmt.Sprintf("Kamelet %s in phase %q", k.Name, k.Status.Phase)
+	if k.Status.Phase == camelv1.KameletPhaseError {
+		kind = "Warning"
+		note += ": " + k.Status.GetCondition(camelv1.ConditionReady).Message
+	}
+	r.Recorder.Eventf(k, nil, kind, "KameletPhaseUpdated", "Validate", note)
+}
+
+// computeStatus derives the status from the problems Validate found: Ready
+// with the properties and their defaults, or Error with a Ready=False
+// condition whose reason is the first problem's and whose message lists
+// them all, and Stalled, since only the user can fix a Kamelet.
+func computeStatus(k *camelv1.Kamelet, problems []kamelet.Problem) {
+	st := &k.Status
+	st.ObservedGeneration = k.Generation
+	st.Properties = properties(k)
+	ready := metav1.Condition{Type: camelv1.ConditionReady, ObservedGeneration: k.Generation}
+	if len(problems) == 0 {
+		st.Phase = camelv1.KameletPhaseReady
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, ReasonValid, "the Kamelet is valid"
+		meta.SetStatusCondition(&st.Conditions, ready)
+		meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionStalled)
+		return
+	}
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.Message
+	}
+	st.Phase = camelv1.KameletPhaseError
+	ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, problems[0].Reason, strings.Join(msgs, "; ")
+	meta.SetStatusCondition(&st.Conditions, ready)
+	stalled := ready
+	stalled.Type, stalled.Status = camelv1.ConditionStalled, metav1.ConditionTrue
+	meta.SetStatusCondition(&st.Conditions, stalled)
+}
+
+// properties lists the definition's properties, sorted by name, with
+// their defaults; none when the definition cannot be read.
+func properties(k *camelv1.Kamelet) []camelv1.KameletProperty {
+	props, _, err := kamelet.Properties(k)
+	if err != nil || len(props) == 0 {
+		return nil
+	}
+	out := make([]camelv1.KameletProperty, 0, len(props))
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		out = append(out, camelv1.KameletProperty{Name: name, Default: props[name].DefaultValue()})
+	}
+	return out
+}

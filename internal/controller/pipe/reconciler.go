@@ -1,0 +1,232 @@
+// Package pipe reconciles Pipes and KameletBindings (one implementation
+// for both kinds) into the Integration that runs them: the binding is
+// compiled by internal/pipe with the Kamelets it names, and the result is
+// applied as an Integration of the same name, controlled by the binding
+// and carrying its operator id, so that the Integration is served by the
+// operator the binding is assigned to, and moves when the binding moves.
+package pipe
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// kameletIndex indexes bindings by the names of the Kamelets they use.
+const kameletIndex = "caravan.kamelets"
+
+// Timing of the waits that no watch ends.
+const (
+	// kameletRetry is how soon a binding whose Kamelet is missing looks
+	// again: Kamelets outside the operator's cache are not watched.
+	kameletRetry = 10 * time.Second
+	// nameTakenRetry is how soon a binding whose Integration name is
+	// taken looks again.
+	nameTakenRetry = 30 * time.Second
+	// deletionRetry is how soon a binding waits for the Integration of a
+	// previous binding of the same name to be deleted.
+	deletionRetry = 2 * time.Second
+)
+
+// Reconciler reconciles the bindings of one kind.
+type Reconciler struct {
+	Kind Kind
+	// Client reads from the operator's cache: its bindings, its
+	// Integrations and the Kamelets of its namespace.
+	Client client.Client
+	// APIReader reads from the API server what the cache does not hold:
+	// Kamelets in the bindings' namespaces, and an Integration of the
+	// binding's name that is not (yet) in this operator's share.
+	APIReader  client.Reader
+	OperatorID string
+	// Namespace is the operator's namespace, where Kamelets are looked up
+	// after the binding's own namespace.
+	Namespace    string
+	FieldManager string
+	Recorder     events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=camel.apache.org,resources=pipes;kameletbindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=pipes/status;kameletbindings/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=pipes/finalizers;kameletbindings/finalizers,verbs=update
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrations,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=kamelets,verbs=get;list;watch
+
+// scope holds what the steps of one reconcile share.
+type scope struct {
+	// binding is the Pipe or KameletBinding as read; spec and status are its parts.
+	binding client.Object
+	spec    *camelv1.PipeSpec
+	status  *camelv1.PipeStatus
+	// integration is set by observeIntegration: the generated Integration
+	// as this operator's cache holds it, if it does.
+	integration *camelv1.Integration
+	// compiled is set by compile: the spec of the Integration.
+	compiled *camelv1.IntegrationSpec
+	// desired is set by applyIntegration: the Integration the binding generates.
+	desired *camelv1.Integration
+	// applied is set by applyIntegration when it wrote the Integration.
+	applied bool
+	// waiting and failure are set by a step that waits, or found bad input.
+	waiting *condition
+	failure *condition
+	// released is set by a step that found, on a fresh read, that the
+	// binding is no longer this operator's: nothing more is written.
+	released bool
+}
+
+// condition is a reason and a message, for a status condition.
+type condition struct{ reason, message string }
+
+// SetupWithManager registers the controller for r.Kind, its watches and
+// its index of Kamelet names.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+	err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), kameletIndex, func(o client.Object) []string {
+		spec, _ := r.Kind.Parts(o)
+		return referencedKamelets(spec)
+	})
+	if err != nil {
+		return err
+	}
+	// Status writes (this controller's own) change neither generation,
+	// annotations nor labels, so they do not cause another reconcile.
+	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
+		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+	kind := r.Kind.GVK.Kind
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(strings.ToLower(kind)).
+		For(r.Kind.New(), builder.WithPredicates(specOrAssignment)).
+		Owns(&camelv1.Integration{}).
+		Watches(&camelv1.Kamelet{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOfKamelet),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(wrap(kind, r))
+}
+
+// bindingsOfKamelet maps a Kamelet of the cache (see the kamelet
+// controller's CacheByObject) to the bindings that use one of its name: in
+// its namespace, or anywhere when it is in the operator's namespace, where
+// every binding may find it.
+func (r *Reconciler) bindingsOfKamelet(ctx context.Context, k client.Object) []reconcile.Request {
+	opts := []client.ListOption{client.MatchingFields{kameletIndex: k.GetName()}}
+	if k.GetNamespace() != r.Namespace {
+		opts = append(opts, client.InNamespace(k.GetNamespace()))
+	}
+	list := r.Kind.NewList()
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o.(client.Object))})
+		return nil
+	})
+	return reqs
+}
+
+// Reconcile reconciles one binding; a lost optimistic-lock race is
+// retried quietly.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return controller.RequeueOnConflict(r.reconcile(ctx, req))
+}
+
+// reconcile runs the steps in order; the status is computed from what
+// they observed and written once, at the end.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+	b := r.Kind.New()
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		// Not in this operator's cache: deleted (its Integration goes with
+		// it, by owner reference), or assigned to another operator, which
+		// takes its Integration over. Neither calls for a cleanup here.
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.GetDeletionTimestamp().IsZero() {
+		return reconcile.Result{}, nil
+	}
+	if !ownership.Owns(b.GetAnnotations(), r.OperatorID) {
+		// Assigned elsewhere, and still labelled for this operator.
+		return reconcile.Result{}, r.release(ctx, b)
+	}
+	before := b.DeepCopyObject().(client.Object)
+	s := &scope{binding: b}
+	s.spec, s.status = r.Kind.Parts(b)
+	defer func() {
+		// A status that could not be written is retried, even after bad
+		// input (a terminal error would not be).
+		if err := r.patchStatus(ctx, before, s); err != nil {
+			result, retErr = reconcile.Result{}, err
+		}
+	}()
+	steps := []func(context.Context, *scope) (reconcile.Result, error){
+		r.observeIntegration,
+		r.compile,
+		r.applyIntegration,
+	}
+	for _, step := range steps {
+		res, err := step(ctx, s)
+		if err != nil || !res.IsZero() || s.failure != nil || s.waiting != nil || s.released {
+			if s.failure != nil && err == nil && res.IsZero() {
+				err = reconcile.TerminalError(fmt.Errorf("%s: %s", s.failure.reason, s.failure.message))
+			}
+			return res, err
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// patchStatus computes the status and writes it when it changed, with a
+// precondition on the resourceVersion read, so a status computed from a
+// stale read never overwrites a newer one.
+func (r *Reconciler) patchStatus(ctx context.Context, before client.Object, s *scope) error {
+	if s.released {
+		return nil
+	}
+	computeStatus(s)
+	_, old := r.Kind.Parts(before)
+	if equality.Semantic.DeepEqual(*old, *s.status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, s.binding, patch); err != nil {
+		return fmt.Errorf("patching status: %w", err)
+	}
+	if old.Phase != s.status.Phase {
+		r.recordTransition(s)
+	}
+	return nil
+}
+
+// recordTransition emits an Event when the phase changed.
+func (r *Reconciler) recordTransition(s *scope) {
+	kind := "Normal"
+	if s.status.Phase == camelv1.PipePhaseError {
+		kind = "Warning"
+	}
+	note := fmt.Sprintf("%s %s in phase %q", r.Kind.GVK.Kind, s.binding.GetName(), s.status.Phase)
+	if c := s.status.GetCondition(camelv1.ConditionReady); c != nil && c.Status != "True" {
+		note += ": " + c.Message
+	}
+	if len(note) > 1024 {
+		note = note[:1021] + "..."
+	}
+	var related runtime.Object
+	if s.integration != nil {
+		related = s.integration
+	}
+	r.Recorder.Eventf(s.binding, related, kind, r.Kind.GVK.Kind+"PhaseUpdated", "Reconcile", note)
+}

@@ -1,0 +1,97 @@
+package pipe
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// computeStatus derives the binding's phase and conditions from what the
+// steps observed: its own failure or wait first, else the generated
+// Integration's state. The phase is a label for the user; no step reads it.
+func computeStatus(s *scope) {
+	st := s.status
+	st.ObservedGeneration = s.binding.GetGeneration()
+	if it := s.integration; it != nil {
+		st.Replicas = it.Status.Replicas
+		st.Selector = it.Status.Selector
+	}
+	var ready metav1.Condition
+	st.Phase, ready = readiness(s)
+	var reconciling, stalled *metav1.Condition
+	switch st.Phase {
+	case camelv1.PipePhaseError:
+		c := ready
+		c.Status = metav1.ConditionTrue
+		stalled = &c
+	case camelv1.PipePhaseCreating:
+		c := ready
+		c.Status = metav1.ConditionTrue
+		reconciling = &c
+	}
+	gen := st.ObservedGeneration
+	setCondition(st, camelv1.ConditionReady, &ready, gen)
+	setCondition(st, camelv1.ConditionReconciling, reconciling, gen)
+	setCondition(st, camelv1.ConditionStalled, stalled, gen)
+	// The orphan controller marks bindings whose operator is missing; the
+	// owner reconciling it is the proof that it is not.
+	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
+}
+
+// readiness returns the phase and the Ready condition.
+func readiness(s *scope) (camelv1.PipePhase, metav1.Condition) {
+	switch {
+	case s.failure != nil:
+		return camelv1.PipePhaseError, cond(metav1.ConditionFalse, s.failure.reason, s.failure.message)
+	case s.waiting != nil:
+		return camelv1.PipePhaseCreating, cond(metav1.ConditionFalse, s.waiting.reason, s.waiting.message)
+	case s.integration == nil || s.applied:
+		return camelv1.PipePhaseCreating, cond(metav1.ConditionFalse, "IntegrationApplied",
+			fmt.Sprintf("Integration %s is being created or updated", s.binding.GetName()))
+	}
+	return integrationReadiness(s.integration)
+}
+
+// integrationReadiness is the binding's phase and Ready condition for the
+// state of its Integration: Ready when it is Running, Error when it is in
+// Error, else Creating; the Ready condition is the Integration's.
+func integrationReadiness(it *camelv1.Integration) (camelv1.PipePhase, metav1.Condition) {
+	if it.Status.ObservedGeneration < it.Generation {
+		return camelv1.PipePhaseCreating, cond(metav1.ConditionFalse, "IntegrationReconciling",
+			fmt.Sprintf("waiting for Integration %s to act on its latest spec", it.Name))
+	}
+	ready := cond(metav1.ConditionFalse, "IntegrationNotReady",
+		fmt.Sprintf("Integration %s is in phase %q", it.Name, it.Status.Phase))
+	if c := meta.FindStatusCondition(it.Status.Conditions, camelv1.ConditionReady); c != nil {
+		ready = cond(c.Status, c.Reason, fmt.Sprintf("Integration %s: %s", it.Name, c.Message))
+	}
+	switch it.Status.Phase {
+	case camelv1.IntegrationPhaseRunning:
+		if ready.Status == metav1.ConditionTrue {
+			return camelv1.PipePhaseReady, ready
+		}
+	case camelv1.IntegrationPhaseError:
+		ready.Status = metav1.ConditionFalse
+		return camelv1.PipePhaseError, ready
+	}
+	ready.Status = metav1.ConditionFalse
+	return camelv1.PipePhaseCreating, ready
+}
+
+func cond(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Status: status, Reason: reason, Message: message}
+}
+
+// setCondition sets the condition t, or removes it when c is nil (kstatus
+// sets Reconciling and Stalled only while they hold).
+func setCondition(st *camelv1.PipeStatus, t string, c *metav1.Condition, gen int64) {
+	if c == nil {
+		meta.RemoveStatusCondition(&st.Conditions, t)
+		return
+	}
+	c.Type, c.ObservedGeneration = t, gen
+	meta.SetStatusCondition(&st.Conditions, *c)
+}

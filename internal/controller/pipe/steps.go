@@ -1,0 +1,226 @@
+package pipe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/pipe"
+)
+
+// Reasons of the binding's own conditions.
+const (
+	ReasonKameletNotFound = "KameletNotFound"
+	ReasonInvalidBinding  = "InvalidBinding"
+	ReasonNameConflict    = "NameConflict"
+	ReasonPreviousDeleted = "PreviousIntegrationDeleting"
+)
+
+// observeIntegration reads the generated Integration from the cache, which
+// holds it when it is in this operator's share.
+func (r *Reconciler) observeIntegration(ctx context.Context, s *scope) (reconcile.Result, error) {
+	it := &camelv1.Integration{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.binding), it)
+	if apierrors.IsNotFound(err) {
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	s.integration = it
+	return reconcile.Result{}, nil
+}
+
+// compile builds the Integration the binding generates. A missing Kamelet
+// is waited for (it may be created yet); other compile errors are bad
+// input the user must fix; a failed lookup is retried.
+func (r *Reconciler) compile(ctx context.Context, s *scope) (reconcile.Result, error) {
+	res := &resolver{ctx: ctx, cache: r.Client, api: r.APIReader, binding: s.binding.GetNamespace(), operator: r.Namespace}
+	spec, err := pipe.Compile(*s.spec, res)
+	switch {
+	case res.err != nil:
+		return reconcile.Result{}, fmt.Errorf("looking up kamelets: %w", res.err)
+	case errors.Is(err, pipe.ErrKameletNotFound):
+		s.waiting = &condition{ReasonKameletNotFound, err.Error()}
+		return reconcile.Result{RequeueAfter: kameletRetry}, nil
+	case err != nil:
+		s.failure = &condition{ReasonInvalidBinding, err.Error()}
+		return reconcile.Result{}, nil
+	}
+	s.compiled = &spec
+	return reconcile.Result{}, nil
+}
+
+// applyIntegration applies the desired Integration unless the observed one
+// is current. It writes only an Integration this binding controls, or
+// none: a foreign Integration of the same name is a conflict the user
+// resolves. An Integration outside this operator's cache is new, or is
+// being moved here from another operator with the binding: before taking
+// it, a fresh read of the binding confirms it is still this operator's.
+func (r *Reconciler) applyIntegration(ctx context.Context, s *scope) (reconcile.Result, error) {
+	observed := s.integration
+	if observed == nil {
+		it := &camelv1.Integration{}
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.binding), it)
+		switch {
+		case err == nil:
+			observed = it
+		case !apierrors.IsNotFound(err):
+			return reconcile.Result{}, err
+		}
+	}
+	s.desired = desiredIntegration(r.Kind, s.binding, *s.compiled, integrationLabel(s.binding, observed))
+	if observed != nil {
+		if res := r.checkControl(s, observed); !res.IsZero() || s.failure != nil {
+			return res, nil
+		}
+		if s.integration != nil && current(s.desired, observed) {
+			return reconcile.Result{}, nil
+		}
+	}
+	if s.integration == nil {
+		if mine, err := r.stillMine(ctx, s.binding); err != nil || !mine {
+			s.released = !mine
+			return reconcile.Result{}, err
+		}
+	}
+	cfg, err := apply.Configuration(s.desired)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.Client.Apply(ctx, cfg, client.FieldOwner(r.FieldManager), client.ForceOwnership); err != nil {
+		return reconcile.Result{}, fmt.Errorf("applying Integration %s: %w", s.desired.Name, err)
+	}
+	s.applied = true
+	ctrl.LoggerFrom(ctx).V(1).Info("Integration applied", "integration", klog.KObj(s.desired), "new", observed == nil)
+	return reconcile.Result{}, nil
+}
+
+// checkControl accepts an Integration controlled by this binding. One
+// controlled by an earlier binding of the same kind and name is being
+// deleted with it: wait. Any other is a conflict.
+func (r *Reconciler) checkControl(s *scope, it *camelv1.Integration) reconcile.Result {
+	owner := metav1.GetControllerOf(it)
+	switch {
+	case owner != nil && owner.UID == s.binding.GetUID():
+		return reconcile.Result{}
+	case owner != nil && owner.Kind == r.Kind.GVK.Kind && owner.Name == s.binding.GetName():
+		s.waiting = &condition{ReasonPreviousDeleted, fmt.Sprintf(
+			"waiting for Integration %s of a previous %s of the same name to be deleted", it.Name, r.Kind.GVK.Kind)}
+		return reconcile.Result{RequeueAfter: deletionRetry}
+	}
+	by := "no controller"
+	if owner != nil {
+		by = fmt.Sprintf("%s %s", owner.Kind, owner.Name)
+	}
+	s.failure = &condition{ReasonNameConflict, fmt.Sprintf(
+		"Integration %s/%s exists and is controlled by %s, not by this %s: rename the %s or delete the Integration",
+		it.Namespace, it.Name, by, r.Kind.GVK.Kind, r.Kind.GVK.Kind)}
+	return reconcile.Result{RequeueAfter: nameTakenRetry}
+}
+
+// release hands the label of a binding that is no longer assigned to this
+// operator over to the operator it now names (or removes it when it names
+// none), with a precondition on the version read: this operator's last
+// write to the binding. While this operator is live, the new one waits
+// for it (the label mirror does not take a live operator's label), so
+// their writes never interleave. The Integration is released by the
+// Integration controller, once the new operator has assigned it.
+func (r *Reconciler) release(ctx context.Context, b client.Object) error {
+	if b.GetLabels()[camelv1.OperatorIDLabel] != r.OperatorID {
+		return nil
+	}
+	var label any // removed when the binding names no operator
+	to := ownership.AssignedID(b.GetAnnotations())
+	if to != "" {
+		label = to
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": b.GetResourceVersion(),
+		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
+	}})
+	if err != nil {
+		return err
+	}
+	err = r.Client.Patch(ctx, b, client.RawPatch(types.MergePatchType, data))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // changed meanwhile; the newer version decides
+	}
+	if err != nil {
+		return fmt.Errorf("handing the label over to %q: %w", to, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Released binding", "to", to)
+	return nil
+}
+
+// stillMine reads the binding from the API server and reports whether it is
+// the same binding and still assigned to this operator. The cache may lag
+// behind a move of the binding that its Integration already followed; a
+// write from that stale view would pull the Integration back.
+func (r *Reconciler) stillMine(ctx context.Context, b client.Object) (bool, error) {
+	fresh := r.Kind.New()
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(b), fresh)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return fresh.GetUID() == b.GetUID() && ownership.Owns(fresh.GetAnnotations(), r.OperatorID), nil
+}
+
+// resolver finds Kamelets for pipe.Compile: in the binding's namespace
+// first, then in the operator's namespace.
+//
+// The operator's namespace is read from the cache, which holds all its
+// Kamelets (the kamelet controller validates them). Any other namespace is
+// read from the API server: caching every Kamelet of the cluster would
+// make each operator's memory grow with the cluster rather than with its
+// share, and these reads are few: one per Kamelet a binding uses, when the
+// binding or its Integration changes, or every 10 s while one is missing.
+type resolver struct {
+	ctx               context.Context
+	cache, api        client.Reader
+	binding, operator string
+	// err is the first lookup that failed for another reason than absence.
+	err error
+}
+
+// Namespace is the binding's namespace.
+func (r *resolver) Namespace() string { return r.binding }
+
+// Kamelet returns the Kamelet named name.
+func (r *resolver) Kamelet(name string) (*camelv1.Kamelet, error) {
+	namespaces := []string{r.binding}
+	if r.operator != r.binding {
+		namespaces = append(namespaces, r.operator)
+	}
+	for _, ns := range namespaces {
+		reader := r.api
+		if ns == r.operator {
+			reader = r.cache
+		}
+		k := &camelv1.Kamelet{}
+		err := reader.Get(r.ctx, client.ObjectKey{Namespace: ns, Name: name}, k)
+		if err == nil {
+			return k, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			r.err = errors.Join(r.err, err)
+			return nil, err
+		}
+	}
+	return nil, pipe.NotFound(name, namespaces...)
+}

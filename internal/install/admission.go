@@ -1,0 +1,163 @@
+package install
+
+import (
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+// The API server itself enforces who may assign work to which operator
+// (DESIGN.md §4), with admission policies and no webhook:
+//   - AssignmentPolicy: setting or changing the operator-id annotation
+//     needs the verb use on integrationoperators/<id>;
+//   - NamespacesPolicy, bound once per operator: an operator limited to
+//     some namespaces is refused resources from the others;
+//   - LabelPolicy: the annotation is mirrored into the label at once, so
+//     the new owner's label-filtered watch sees a move immediately;
+//   - DefaultPolicy: an unassigned resource is stamped with the default
+//     operator's id, and so is judged by AssignmentPolicy against it.
+const (
+	AssignmentPolicy = "caravan-operator-assignment"
+	NamespacesPolicy = "caravan-operator-namespaces"
+	LabelPolicy      = "caravan-operator-label"
+	DefaultPolicy    = "caravan-operator-default"
+	// DefaultLabel marks the default operator's IntegrationOperator, the
+	// parameter of DefaultPolicy.
+	DefaultLabel = "caravan.dev/default"
+)
+
+// assignable are the resources users assign to operators.
+var assignable = []string{"integrations", "pipes", "kameletbindings", "integrationkits"}
+
+const (
+	assigned = `has(object.metadata.annotations) && 'camel.apache.org/operator.id' in object.metadata.annotations` +
+		` && object.metadata.annotations['camel.apache.org/operator.id'] != ''`
+	assignmentChanged = `request.operation == 'CREATE' || !has(oldObject.metadata.annotations)` +
+		` || !('camel.apache.org/operator.id' in oldObject.metadata.annotations)` +
+		` || oldObject.metadata.annotations['camel.apache.org/operator.id'] != object.metadata.annotations['camel.apache.org/operator.id']`
+	labelDiffers = `!has(object.metadata.labels) || !('camel.apache.org/operator.id' in object.metadata.labels)` +
+		` || object.metadata.labels['camel.apache.org/operator.id'] != object.metadata.annotations['camel.apache.org/operator.id']`
+	mayUse = `authorizer.group('camel.apache.org').resource('integrationoperators')` +
+		`.namespace(object.metadata.namespace).name(variables.id).check('use').allowed()`
+	mayUseMessage = `'assigning ' + request.kind.kind + ' ' + object.metadata.name + ' to operator ' + variables.id +
+		' needs the verb use on integrationoperators/' + variables.id + ' (group camel.apache.org), which ' +
+		request.userInfo.username + ' lacks in namespace ' + object.metadata.namespace +
+		': ask for a RoleBinding to the ClusterRole ' + variables.id + '-operator-user'`
+	servesNamespace = `!(` + assigned + ` && object.metadata.annotations['camel.apache.org/operator.id'] == params.metadata.name)` +
+		` || !has(params.spec.watchNamespaces) || size(params.spec.watchNamespaces) == 0` +
+		` || object.metadata.namespace in params.spec.watchNamespaces`
+	servesNamespaceMessage = `'operator ' + params.metadata.name + ' serves only the namespaces ' +
+		params.spec.watchNamespaces.join(', ') + ', not ' + object.metadata.namespace`
+)
+
+func rules(ops ...admissionv1.OperationType) *admissionv1.MatchResources {
+	return &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+		RuleWithOperations: admissionv1.RuleWithOperations{
+			Operations: ops,
+			Rule: admissionv1.Rule{APIGroups: []string{camelv1.GroupVersion.Group},
+				APIVersions: []string{"*"}, Resources: assignable},
+		},
+	}}}
+}
+
+func operatorParam() *admissionv1.ParamKind {
+	return &admissionv1.ParamKind{APIVersion: camelv1alpha1.GroupVersion.String(), Kind: "IntegrationOperator"}
+}
+
+// admissionManifests are the policies shared by every operator, and the
+// binding of NamespacesPolicy to operator id.
+func admissionManifests(id string) []client.Object {
+	vap := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+	return []client.Object{
+		&admissionv1.ValidatingAdmissionPolicy{
+			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"), ObjectMeta: vap(AssignmentPolicy),
+			Spec: admissionv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy:    ptr.To(admissionv1.Fail),
+				MatchConstraints: rules(admissionv1.Create, admissionv1.Update),
+				MatchConditions: []admissionv1.MatchCondition{
+					{Name: "assigned", Expression: assigned}, {Name: "assignment-set-or-changed", Expression: assignmentChanged},
+				},
+				Variables: []admissionv1.Variable{{Name: "id", Expression: `object.metadata.annotations['camel.apache.org/operator.id']`}},
+				Validations: []admissionv1.Validation{{Expression: mayUse, MessageExpression: mayUseMessage,
+					Reason: ptr.To(metav1.StatusReasonForbidden)}},
+			},
+		},
+		&admissionv1.ValidatingAdmissionPolicyBinding{
+			TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+			ObjectMeta: vap(AssignmentPolicy),
+			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: AssignmentPolicy,
+				ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+		},
+		&admissionv1.ValidatingAdmissionPolicy{
+			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"), ObjectMeta: vap(NamespacesPolicy),
+			Spec: admissionv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy: ptr.To(admissionv1.Fail), ParamKind: operatorParam(),
+				MatchConstraints: rules(admissionv1.Create, admissionv1.Update),
+				Validations: []admissionv1.Validation{{Expression: servesNamespace, MessageExpression: servesNamespaceMessage,
+					Reason: ptr.To(metav1.StatusReasonForbidden)}},
+			},
+		},
+		namespacesBinding(id),
+		&admissionv1.MutatingAdmissionPolicy{
+			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"), ObjectMeta: vap(LabelPolicy),
+			Spec: admissionv1.MutatingAdmissionPolicySpec{
+				FailurePolicy:      ptr.To(admissionv1.Fail),
+				MatchConstraints:   rules(admissionv1.Create, admissionv1.Update),
+				ReinvocationPolicy: admissionv1.IfNeededReinvocationPolicy,
+				MatchConditions: []admissionv1.MatchCondition{
+					{Name: "assigned", Expression: assigned}, {Name: "label-differs", Expression: labelDiffers},
+				},
+				Mutations: []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeApplyConfiguration,
+					ApplyConfiguration: &admissionv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{labels: ` +
+						`{'camel.apache.org/operator.id': object.metadata.annotations['camel.apache.org/operator.id']}}}`}}},
+			},
+		},
+		&admissionv1.MutatingAdmissionPolicyBinding{
+			TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding"),
+			ObjectMeta: vap(LabelPolicy),
+			Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: LabelPolicy},
+		},
+		&admissionv1.MutatingAdmissionPolicy{
+			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"), ObjectMeta: vap(DefaultPolicy),
+			Spec: admissionv1.MutatingAdmissionPolicySpec{
+				FailurePolicy: ptr.To(admissionv1.Fail), ParamKind: operatorParam(),
+				MatchConstraints:   rules(admissionv1.Create),
+				ReinvocationPolicy: admissionv1.IfNeededReinvocationPolicy,
+				MatchConditions:    []admissionv1.MatchCondition{{Name: "unassigned", Expression: "!(" + assigned + ")"}},
+				Mutations: []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeApplyConfiguration,
+					ApplyConfiguration: &admissionv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{` +
+						`annotations: {'camel.apache.org/operator.id': params.metadata.name}, ` +
+						`labels: {'camel.apache.org/operator.id': params.metadata.name}}}`}}},
+			},
+		},
+		&admissionv1.MutatingAdmissionPolicyBinding{
+			TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding"),
+			ObjectMeta: vap(DefaultPolicy),
+			Spec: admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: DefaultPolicy,
+				ParamRef: &admissionv1.ParamRef{
+					Selector:                &metav1.LabelSelector{MatchLabels: map[string]string{DefaultLabel: "true"}},
+					ParameterNotFoundAction: ptr.To(admissionv1.AllowAction),
+				}},
+		},
+	}
+}
+
+// namespacesBinding applies NamespacesPolicy with operator id's
+// IntegrationOperator as parameter; the policy judges only the resources
+// assigned to id. (An object selector on the label would not do: it sees
+// the object before LabelPolicy mirrors the label.)
+func namespacesBinding(id string) *admissionv1.ValidatingAdmissionPolicyBinding {
+	return &admissionv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: NamespacesPolicy + "-" + id, Labels: labels(id)},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        NamespacesPolicy,
+			ParamRef:          &admissionv1.ParamRef{Name: id, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)},
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+		},
+	}
+}

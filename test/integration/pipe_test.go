@@ -1,0 +1,441 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/config/kamelets"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+// installCatalog creates the catalog Kamelets in ns, as `caravan install`
+// does in an operator's namespace.
+func installCatalog(t *testing.T, ns string) {
+	t.Helper()
+	catalog, err := kamelets.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range catalog {
+		k.Namespace = ns
+		if err := env.Client.Create(context.Background(), k); err != nil {
+			t.Fatalf("creating kamelet %s: %v", k.Name, err)
+		}
+	}
+}
+
+func kameletRef(name string, props map[string]any) camelv1.Endpoint {
+	e := camelv1.Endpoint{Ref: &corev1.ObjectReference{APIVersion: "camel.apache.org/v1", Kind: "Kamelet", Name: name}}
+	if props != nil {
+		raw := harness.Raw(props)
+		e.Properties = &raw
+	}
+	return e
+}
+
+// timerToLog is a binding spec: timer-source (message hello) → log-sink, on
+// the test image so that the Integration needs no kit.
+func timerToLog() camelv1.PipeSpec {
+	return camelv1.PipeSpec{
+		Source: kameletRef("timer-source", map[string]any{"message": "hello", "period": 2000}),
+		Sink:   kameletRef("log-sink", nil),
+		Traits: camelv1.Traits{"container": harness.Raw(map[string]any{"image": harness.TestImage})},
+	}
+}
+
+func newPipe(ns, name, operatorID string, spec camelv1.PipeSpec) *camelv1.Pipe {
+	return &camelv1.Pipe{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{
+			camelv1.OperatorIDAnnotation: operatorID, "example.com/team": "payments"},
+			Labels: map[string]string{"app": name}},
+		Spec: spec,
+	}
+}
+
+func newKameletBinding(ns, name, operatorID string, spec camelv1.PipeSpec) *camelv1alpha1.KameletBinding {
+	p := newPipe(ns, name, operatorID, spec)
+	return &camelv1alpha1.KameletBinding{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+}
+
+func pipeStatus(key client.ObjectKey) func() (camelv1.PipeStatus, error) {
+	return func() (camelv1.PipeStatus, error) {
+		p := &camelv1.Pipe{}
+		err := env.Client.Get(context.Background(), key, p)
+		return p.Status, err
+	}
+}
+
+func condition(st camelv1.PipeStatus, t string) metav1.Condition {
+	if c := meta.FindStatusCondition(st.Conditions, t); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+func integrationOf(key client.ObjectKey) func() (*camelv1.Integration, error) {
+	return func() (*camelv1.Integration, error) {
+		it := &camelv1.Integration{}
+		return it, env.Client.Get(context.Background(), key, it)
+	}
+}
+
+func noIntegration(key client.ObjectKey) func() error {
+	return func() error {
+		err := env.Client.Get(context.Background(), key, &camelv1.Integration{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("an Integration exists (error %v)", err)
+	}
+}
+
+// TestPipeAndKameletBindingGenerateAnIntegration: a timer-source →
+// log-sink binding of either kind generates an Integration of its name,
+// controlled by it, with its annotations (the operator id first) and
+// labels, the Kamelets as sources and their properties; the Integration is
+// reconciled by the operator, and the binding mirrors its state.
+func TestPipeAndKameletBindingGenerateAnIntegration(t *testing.T) {
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	for _, tc := range []struct {
+		kind    string
+		binding client.Object
+	}{
+		{"Pipe", newPipe(ns, "ticker", operatorID, timerToLog())},
+		{"KameletBinding", newKameletBinding(ns, "legacy-ticker", operatorID, timerToLog())},
+	} {
+		binding := tc.binding
+		t.Run(tc.kind, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(env.Client.Create(context.Background(), binding)).To(Succeed())
+			key := client.ObjectKeyFromObject(binding)
+			g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Status.Phase", camelv1.IntegrationPhaseDeploying))
+			it, _ := integrationOf(key)()
+			g.Expect(it.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, operatorID))
+			g.Expect(it.Annotations).To(HaveKeyWithValue("example.com/team", "payments"))
+			g.Expect(it.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
+			g.Expect(it.Labels).To(HaveKeyWithValue("app", key.Name))
+			g.Expect(it.Labels).To(HaveKeyWithValue(camelv1.CreatedByKindLabel, tc.kind))
+			g.Expect(it.Labels).To(HaveKeyWithValue(camelv1.CreatedByNameLabel, key.Name))
+			g.Expect(env.Client.Get(context.Background(), key, binding)).To(Succeed())
+			g.Expect(metav1.IsControlledBy(it, binding)).To(BeTrue(), "owner references: %v", it.OwnerReferences)
+
+			var sources []string
+			for _, s := range it.Spec.Sources {
+				sources = append(sources, s.Name)
+			}
+			g.Expect(sources).To(ConsistOf("log-sink.kamelet.yaml", "timer-source.kamelet.yaml"))
+			g.Expect(string(it.Spec.Flows[0].Raw)).To(ContainSubstring("kamelet:timer-source/source"))
+			g.Expect(string(it.Spec.Traits["camel"].Raw)).To(And(
+				ContainSubstring("camel.kamelet.timer-source.source.message=hello"),
+				ContainSubstring("camel.kamelet.timer-source.source.period=2000"),
+				ContainSubstring("camel.kamelet.log-sink.sink.showHeaders=false")))
+			g.Expect(it.Spec.Dependencies).To(ContainElements("camel:kamelet", "camel:timer", "camel:log"))
+
+			t.Log("the binding mirrors its Integration: Creating until it runs, Ready copied, selector")
+			status := func() (camelv1.PipeStatus, error) {
+				err := env.Client.Get(context.Background(), key, binding)
+				switch b := binding.(type) {
+				case *camelv1.Pipe:
+					return b.Status, err
+				case *camelv1alpha1.KameletBinding:
+					return b.Status, err
+				}
+				return camelv1.PipeStatus{}, err
+			}
+			g.Eventually(func() string {
+				st, _ := status()
+				return condition(st, camelv1.ConditionReady).Reason
+			}, timeout, poll).Should(Equal("DeploymentNotReady"))
+			st, _ := status()
+			g.Expect(st.Phase).To(Equal(camelv1.PipePhaseCreating))
+			g.Expect(condition(st, camelv1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(st, camelv1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(st.Selector).To(Equal("camel.apache.org/integration=" + key.Name))
+			g.Expect(st.ObservedGeneration).To(Equal(binding.GetGeneration()))
+		})
+	}
+	g := NewWithT(t)
+	g.Eventually(func() []string {
+		events := &eventsv1.EventList{}
+		_ = env.Client.List(context.Background(), events, client.InNamespace(ns))
+		var notes []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == "ticker" && e.Reason == "PipePhaseUpdated" {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}, timeout, poll).Should(ContainElement(ContainSubstring(`phase "Creating"`)))
+}
+
+// TestPipeWithAMissingKameletWaitsForIt: Ready=False with reason
+// KameletNotFound and no Integration; once the Kamelet exists, the
+// Integration is generated without any change to the Pipe.
+func TestPipeWithAMissingKameletWaitsForIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	spec := timerToLog()
+	spec.Sink = kameletRef("audit-sink", nil)
+	p := newPipe(ns, "waits", operatorID, spec)
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+
+	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionReady), HaveField("Status", metav1.ConditionFalse),
+		HaveField("Reason", "KameletNotFound"), HaveField("Message", ContainSubstring(`"audit-sink"`))))))
+	st, _ := pipeStatus(key)()
+	g.Expect(st.Phase).To(Equal(camelv1.PipePhaseCreating))
+	g.Expect(condition(st, camelv1.ConditionReady).Message).To(ContainSubstring(ns))
+	g.Consistently(noIntegration(key), 2*time.Second, 250*time.Millisecond).Should(Succeed())
+
+	t.Log("the Kamelet appears in the Pipe's namespace; the Integration follows")
+	catalog, _ := kamelets.Catalog()
+	for _, k := range catalog {
+		if k.Name == "log-sink" {
+			k.Name, k.Namespace = "audit-sink", ns
+			g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+		}
+	}
+	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Spec.Sources", ContainElement(
+		HaveField("Name", "audit-sink.kamelet.yaml"))))
+}
+
+// TestPipeWithAMissingRequiredPropertyStalls: phase Error, Ready=False
+// and Stalled=True naming the Kamelet and the property, no Integration.
+func TestPipeWithAMissingRequiredPropertyStalls(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	spec := timerToLog()
+	spec.Source = kameletRef("timer-source", map[string]any{"period": 10})
+	b := newKameletBinding(ns, "no-message", operatorID, spec)
+	g.Expect(env.Client.Create(context.Background(), b)).To(Succeed())
+	key := client.ObjectKeyFromObject(b)
+	status := func() (camelv1.PipeStatus, error) {
+		err := env.Client.Get(context.Background(), key, b)
+		return b.Status, err
+	}
+	g.Eventually(status, timeout, poll).Should(HaveField("Phase", camelv1.PipePhaseError))
+	st, _ := status()
+	ready, stalled := condition(st, camelv1.ConditionReady), condition(st, camelv1.ConditionStalled)
+	g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(ready.Reason).To(Equal("InvalidBinding"))
+	g.Expect(ready.Message).To(ContainSubstring(`kamelet timer-source: missing required property "message"`))
+	g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(stalled.Message).To(Equal(ready.Message))
+	g.Consistently(noIntegration(key), 2*time.Second, 250*time.Millisecond).Should(Succeed())
+}
+
+// TestPipeWithAStepToAnIntegrationCallsItsService: a step that refers to an
+// Integration becomes an HTTP call to its Service.
+func TestPipeWithAStepToAnIntegrationCallsItsService(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	spec := timerToLog()
+	spec.Steps = []camelv1.Endpoint{
+		kameletRef("insert-header-action", map[string]any{"name": "x-origin", "value": "pipe"}),
+		{Ref: &corev1.ObjectReference{APIVersion: "camel.apache.org/v1", Kind: "Integration", Name: "enricher"}},
+	}
+	p := newPipe(ns, "calls", operatorID, spec)
+	g.Expect(env.Client.Create(context.Background(), p)).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Spec.Flows", Not(BeEmpty())))
+	it, _ := integrationOf(key)()
+	flow := string(it.Spec.Flows[0].Raw)
+	g.Expect(flow).To(ContainSubstring(fmt.Sprintf(`{"to":"http://enricher.%s.svc.cluster.local/"}`, ns)))
+	g.Expect(flow).To(ContainSubstring(`{"kamelet":{"name":"insert-header-action/action-0"}}`))
+	g.Expect(it.Spec.Dependencies).To(ContainElement("camel:http"))
+}
+
+// TestPipeGeneratedIntegrationDriftIsReverted: an edit of the Integration's
+// spec is put back; the Pipe's scale subresource drives its replicas.
+func TestPipeGeneratedIntegrationDriftIsReverted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	spec := timerToLog()
+	spec.Replicas = new(int32)
+	*spec.Replicas = 1
+	p := newPipe(ns, "drifty", operatorID, spec)
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Spec.Flows", Not(BeEmpty())))
+	want, _ := integrationOf(key)()
+
+	t.Log("someone edits the flow and the replicas of the Integration")
+	edit := `{"spec":{"replicas":4,"flows":[{"route":{"from":{"uri":"timer:hijacked","steps":[{"to":"log:x"}]}}}]}}`
+	it := &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}}
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(edit)))).To(Succeed())
+	g.Eventually(func() error {
+		got, err := integrationOf(key)()
+		if err != nil {
+			return err
+		}
+		if string(got.Spec.Flows[0].Raw) != string(want.Spec.Flows[0].Raw) || *got.Spec.Replicas != 1 {
+			return fmt.Errorf("flow %s, replicas %d", got.Spec.Flows[0].Raw, *got.Spec.Replicas)
+		}
+		return nil
+	}, timeout, poll).Should(Succeed())
+
+	t.Log("kubectl scale pipe drifty --replicas=3 scales the Integration")
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
+	g.Expect(env.Client.SubResource("scale").Update(ctx, p, client.WithSubResourceBody(scale))).To(Succeed())
+	g.Eventually(func() int32 {
+		got, err := integrationOf(key)()
+		if err != nil || got.Spec.Replicas == nil {
+			return 0
+		}
+		return *got.Spec.Replicas
+	}, timeout, poll).Should(Equal(int32(3)))
+}
+
+// TestPipeThatLeavesIsNotTouched: re-annotated for an operator that does
+// not run, the Pipe's label is handed over to that operator, and the Pipe
+// and its Integration are otherwise left as they are.
+func TestPipeThatLeavesIsNotTouched(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	p := newPipe(ns, "leaver", operatorID, timerToLog())
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Selector", Not(BeEmpty())))
+	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Status.Phase", camelv1.IntegrationPhaseDeploying))
+
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"nobody-runs-this"}}}`, camelv1.OperatorIDAnnotation)
+	g.Expect(env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(func() (string, error) {
+		got := &camelv1.Pipe{}
+		err := env.Client.Get(ctx, key, got)
+		return got.Labels[camelv1.OperatorIDLabel], err
+	}, timeout, poll).Should(Equal("nobody-runs-this"))
+	it, _ := integrationOf(key)()
+	before, _ := pipeStatus(key)()
+	g.Consistently(func() error {
+		now, err := integrationOf(key)()
+		if err != nil {
+			return err
+		}
+		if now.Annotations[camelv1.OperatorIDAnnotation] != operatorID || !equalSpec(now, it) {
+			return fmt.Errorf("the Integration was rewritten after its Pipe left: %v", now.Annotations)
+		}
+		st, _ := pipeStatus(key)()
+		if st.ObservedGeneration != before.ObservedGeneration || st.Phase != before.Phase {
+			return fmt.Errorf("the Pipe's status was written after it left: %+v", st)
+		}
+		return nil
+	}, 3*time.Second, 250*time.Millisecond).Should(Succeed())
+}
+
+func equalSpec(a, b *camelv1.Integration) bool {
+	return a.Generation == b.Generation && a.Annotations["camel.apache.org/applied-hash"] == b.Annotations["camel.apache.org/applied-hash"]
+}
+
+// TestPipeKameletsAreValidated: the operator validates the Kamelets of its
+// namespace and those annotated for it: a bad one gets Ready=False with the
+// reason of its problem; one annotated for nobody is left alone.
+func TestPipeKameletsAreValidated(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	template := func(uri string) *camelv1.RawObject {
+		r := harness.Raw(map[string]any{"from": map[string]any{"uri": uri, "steps": []any{map[string]any{"to": "log:x"}}}})
+		return &r
+	}
+	definition := func(props map[string]any) *camelv1.RawObject {
+		r := harness.Raw(map[string]any{"properties": props})
+		return &r
+	}
+	kamelet := func(namespace, name, operator string, spec camelv1.KameletSpec) *camelv1.Kamelet {
+		k := &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
+			Labels: map[string]string{camelv1.KameletTypeLabel: "sink"}}, Spec: spec}
+		if operator != "" {
+			k.Annotations = map[string]string{camelv1.OperatorIDAnnotation: operator}
+		}
+		return k
+	}
+	cases := []struct {
+		name    string
+		kamelet *camelv1.Kamelet
+		phase   camelv1.KameletPhase
+		reason  string
+		message string
+	}{
+		{name: "a valid Kamelet of the operator's namespace is Ready", phase: camelv1.KameletPhaseReady, reason: "Valid",
+			kamelet: kamelet(operatorNamespace, "pipe-test-good-sink", "", camelv1.KameletSpec{
+				Template: template("kamelet:source"), Definition: definition(map[string]any{"level": map[string]any{"type": "string", "default": "INFO"}})})},
+		{name: "a bad template", phase: camelv1.KameletPhaseError, reason: "InvalidTemplate", message: "must be kamelet:source",
+			kamelet: kamelet(ns, "bad-template-sink", operatorID, camelv1.KameletSpec{Template: template("timer:x")})},
+		{name: "a bad property", phase: camelv1.KameletPhaseError, reason: "InvalidProperty", message: `property "level": type "text" is unknown`,
+			kamelet: kamelet(ns, "bad-property-sink", operatorID, camelv1.KameletSpec{
+				Template: template("kamelet:source"), Definition: definition(map[string]any{"level": map[string]any{"type": "text"}})})},
+		{name: "a reserved name", phase: camelv1.KameletPhaseError, reason: "InvalidName", message: `name "sink" is reserved`,
+			kamelet: kamelet(ns, "sink", operatorID, camelv1.KameletSpec{Template: template("kamelet:source")})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(env.Client.Create(ctx, tc.kamelet)).To(Succeed())
+			t.Cleanup(func() { _ = env.Client.Delete(ctx, tc.kamelet) })
+			key := client.ObjectKeyFromObject(tc.kamelet)
+			k := &camelv1.Kamelet{}
+			g.Eventually(func() (camelv1.KameletPhase, error) {
+				err := env.Client.Get(ctx, key, k)
+				return k.Status.Phase, err
+			}, timeout, poll).Should(Equal(tc.phase))
+			ready := meta.FindStatusCondition(k.Status.Conditions, camelv1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(tc.reason))
+			g.Expect(ready.Message).To(ContainSubstring(tc.message))
+			if tc.phase == camelv1.KameletPhaseReady {
+				g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(k.Status.Properties).To(Equal([]camelv1.KameletProperty{{Name: "level", Default: "INFO"}}))
+			} else {
+				g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			}
+		})
+	}
+
+	t.Run("a Kamelet annotated for the operator is labelled for it, and handed over when re-annotated", func(t *testing.T) {
+		g := NewWithT(t)
+		k := kamelet(ns, "moving-sink", operatorID, camelv1.KameletSpec{Template: template("kamelet:source")})
+		g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+		label := func() (string, error) {
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(k), k)
+			return k.Labels[camelv1.OperatorIDLabel], err
+		}
+		g.Eventually(label, timeout, poll).Should(Equal(operatorID))
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"nobody-runs-this"}}}`, camelv1.OperatorIDAnnotation)
+		g.Expect(env.Client.Patch(ctx, k, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+		g.Eventually(label, timeout, poll).Should(Equal("nobody-runs-this"))
+	})
+
+	t.Run("a Kamelet annotated for nobody, outside the operator's namespace, is left alone", func(t *testing.T) {
+		g := NewWithT(t)
+		k := kamelet(ns, "unassigned-sink", "", camelv1.KameletSpec{Template: template("timer:x")})
+		g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+		g.Consistently(func() (camelv1.KameletPhase, error) {
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(k), k)
+			return k.Status.Phase, err
+		}, 2*time.Second, 250*time.Millisecond).Should(BeEmpty())
+	})
+}

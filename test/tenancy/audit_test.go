@@ -1,0 +1,194 @@
+package tenancy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+// auditEvent is what the tests read of an audit log line.
+type auditEvent struct {
+	Verb string `json:"verb"`
+	User struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	Received time.Time `json:"requestReceivedTimestamp"`
+	Done     time.Time `json:"stageTimestamp"`
+}
+
+// writesOf returns, per integration of namespace ns, the successful
+// writes by user to it or its children (Deployment, ConfigMap, Service).
+func writesOf(t *testing.T, ns, user string) map[string][]auditEvent {
+	t.Helper()
+	f, err := os.Open(env.Cluster.AuditLogPath())
+	if err != nil {
+		t.Fatalf("opening the audit log: %v", err)
+	}
+	defer f.Close()
+	out := map[string][]auditEvent{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e auditEvent
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.User.Username != user || e.ObjectRef.Namespace != ns {
+			continue
+		}
+		if e.ResponseStatus.Code < 200 || e.ResponseStatus.Code >= 300 {
+			continue
+		}
+		name := e.ObjectRef.Name
+		if e.ObjectRef.Resource == "configmaps" && len(name) > len("-camel") {
+			name = name[:len(name)-len("-camel")]
+		}
+		out[name] = append(out[name], e)
+	}
+	return out
+}
+
+func operatorUser(ns, id string) string {
+	return "system:serviceaccount:" + ns + ":" + id + "-operator"
+}
+
+func createMany(t *testing.T, ns, prefix, id string, n int) []*camelv1.Integration {
+	t.Helper()
+	its := make([]*camelv1.Integration, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		its[i] = harness.NewIntegration(ns, fmt.Sprintf("%s-%02d", prefix, i), id, 1)
+		wg.Add(1)
+		go func(it *camelv1.Integration) {
+			defer wg.Done()
+			if err := env.Client.Create(context.Background(), it); err != nil {
+				t.Errorf("creating %s: %v", it.Name, err)
+			}
+		}(its[i])
+	}
+	wg.Wait()
+	return its
+}
+
+func waitAllRunningUnder(t *testing.T, its []*camelv1.Integration, id string) {
+	t.Helper()
+	NewWithT(t).Eventually(func() error {
+		for _, it := range its {
+			if err := runningUnder(client.ObjectKeyFromObject(it), id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, 3*timeout, time.Second).Should(Succeed())
+}
+
+// TestMovesAreCleanInTheAuditLog moves 50 integrations from A to B while
+// A is busy with 30 new ones, and reads the API server's audit log: for
+// every moved integration, A's last write to it or its children comes
+// before B's first.
+func TestMovesAreCleanInTheAuditLog(t *testing.T) {
+	g := NewWithT(t)
+	ensureDefault(t)
+	ops, apps, busy := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	install(t, ops, "mover-a")
+	install(t, ops, "mover-b")
+	moved := createMany(t, apps, "moved", "mover-a", 50)
+	waitAllRunningUnder(t, moved, "mover-a")
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); createMany(t, busy, "busy", "mover-a", 30) }()
+	for _, it := range moved {
+		g.Expect(annotate(env.Client, it, "mover-b")).To(Succeed())
+	}
+	wg.Wait()
+	waitAllRunningUnder(t, moved, "mover-b")
+
+	byA := writesOf(t, apps, operatorUser(ops, "mover-a"))
+	byB := writesOf(t, apps, operatorUser(ops, "mover-b"))
+	for _, it := range moved {
+		first := firstReceived(byB[it.Name])
+		g.Expect(first.IsZero()).To(BeFalse(), "no write by B to %s in the audit log", it.Name)
+		released := false
+		for _, e := range byA[it.Name] {
+			g.Expect(e.Done.After(first)).To(BeFalse(),
+				"%s: A wrote %s %s/%s at %s, after B's first write at %s", it.Name, e.Verb, e.ObjectRef.Resource,
+				e.ObjectRef.Subresource, e.Done.Format(time.RFC3339Nano), first.Format(time.RFC3339Nano))
+			released = released || e.ObjectRef.Subresource == "status"
+		}
+		g.Expect(released).To(BeTrue(), "A never wrote the status of %s (its release)", it.Name)
+	}
+}
+
+// TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires: A is killed
+// (SIGKILL, no release); B adopts its integrations once A's registration
+// is stale, and not before.
+func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	install(t, ops, "killed-a")
+	install(t, ops, "heir-b")
+	its := createMany(t, apps, "inherited", "killed-a", 5)
+	waitAllRunningUnder(t, its, "killed-a")
+
+	state, err := localcluster.Load(env.Cluster.Dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	killed := false
+	for _, p := range state.Processes {
+		if p.Name == localcluster.OperatorProcessName(ops, "killed-a") {
+			g.Expect(syscall.Kill(p.PID, syscall.SIGKILL)).To(Succeed())
+			killed = true
+		}
+	}
+	g.Expect(killed).To(BeTrue(), "no local process for killed-a")
+	time.Sleep(time.Second)
+	iop := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "killed-a"}, iop)).To(Succeed())
+	reg := ownership.FromOperator(iop)
+	expiry := reg.Heartbeat.Add(reg.StaleAfter)
+
+	for _, it := range its {
+		g.Expect(annotate(env.Client, it, "heir-b")).To(Succeed())
+	}
+	waitAllRunningUnder(t, its, "heir-b")
+	byB := writesOf(t, apps, operatorUser(ops, "heir-b"))
+	for _, it := range its {
+		first := firstReceived(byB[it.Name])
+		g.Expect(first.IsZero()).To(BeFalse())
+		g.Expect(first.Before(expiry)).To(BeFalse(),
+			"B wrote to %s at %s, before A's registration expired at %s", it.Name, first, expiry)
+	}
+}
+
+func firstReceived(events []auditEvent) time.Time {
+	var first time.Time
+	for _, e := range events {
+		if first.IsZero() || e.Received.Before(first) {
+			first = e.Received
+		}
+	}
+	return first
+}

@@ -1,0 +1,90 @@
+// Package tenancy attacks Caravan's authorised tenancy on a full local
+// cluster with the admission policies installed and an audit log: who may
+// assign work to which operator, orphans, namespace scoping, and moves
+// proven clean from the API server's own record.
+package tenancy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+var (
+	caravanBin string
+	env        *harness.Env
+)
+
+// auditPolicy records, at Metadata level, every write to Caravan's
+// resources and to the children operators make.
+var auditPolicy = []byte(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete]
+  resources:
+  - group: camel.apache.org
+  - group: apps
+    resources: [deployments]
+  - group: ""
+    resources: [configmaps, services]
+- level: None
+`)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "caravan-tenancy-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if caravanBin, err = harness.BuildCaravan(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env, err = harness.Start(context.Background(), harness.Options{Full: true, AuditPolicy: auditPolicy})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
+		return 1
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
+		code = max(code, 1)
+	}
+	return code
+}
+
+// cli runs the built binary against the test cluster, seen as "the local
+// cluster" so that installed operators run as its processes.
+func cli(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(caravanBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "CARAVAN_LOCAL_DIR="+env.Cluster.Dir)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// install installs operator id into ns as an administrator, and
+// uninstalls it when the test ends.
+func install(t *testing.T, ns, id string, args ...string) {
+	t.Helper()
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	out, errOut, err := cli(t, admin, append([]string{"install", "-n", ns, "-x", id, "--wait"}, args...)...)
+	if err != nil {
+		t.Fatalf("install %s: %v\n%s\n%s", id, err, out, errOut)
+	}
+	t.Cleanup(func() { _, _, _ = cli(t, admin, "uninstall", "-n", ns, "-x", id) })
+}

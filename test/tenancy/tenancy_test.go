@@ -1,0 +1,228 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+const (
+	timeout = 2 * time.Minute
+	poll    = 200 * time.Millisecond
+)
+
+var defaultOnce sync.Once
+
+// ensureDefault installs camel-k, the default operator, once for the
+// package: it adopts unassigned resources and marks orphans.
+func ensureDefault(t *testing.T) {
+	defaultOnce.Do(func() {
+		admin := env.Kubeconfig(t, "admin", "system:masters")
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "caravan-system"}}
+		_ = env.Client.Create(context.Background(), ns)
+		if out, errOut, err := cli(t, admin, "install", "-n", "caravan-system", "--wait"); err != nil {
+			t.Fatalf("installing camel-k: %v\n%s\n%s", err, out, errOut)
+		}
+	})
+}
+
+// tenant returns a client for a user who may edit integrations in ns and
+// use the given operators there.
+func tenant(t *testing.T, ns, user string, operators ...string) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	editor := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "integration-editor"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"camel.apache.org"},
+			Resources: []string{"integrations", "pipes"}, Verbs: []string{"*"}}},
+	}
+	if err := env.Client.Create(ctx, editor); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	roles := append([]string{"integration-editor"}, operatorUserRoles(operators)...)
+	for _, role := range roles {
+		bind(t, ns, user, role)
+	}
+	return env.UserClient(t, user, "tenants")
+}
+
+func operatorUserRoles(ids []string) []string {
+	var roles []string
+	for _, id := range ids {
+		roles = append(roles, id+"-operator-user")
+	}
+	return roles
+}
+
+func bind(t *testing.T, ns, user, role string) {
+	t.Helper()
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-" + role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	if err := env.Client.Create(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func annotate(c client.Client, it *camelv1.Integration, id string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, id)
+	return c.Patch(context.Background(), it, client.RawPatch(types.MergePatchType, []byte(patch)))
+}
+
+func runningUnder(key client.ObjectKey, id string) error {
+	it := &camelv1.Integration{}
+	if err := env.Client.Get(context.Background(), key, it); err != nil {
+		return err
+	}
+	if it.Status.Phase != camelv1.IntegrationPhaseRunning || it.Status.Ownership.Owner != id {
+		return fmt.Errorf("%s: phase %q owner %q", key, it.Status.Phase, it.Status.Ownership.Owner)
+	}
+	return nil
+}
+
+// TestAssigningWorkToAnOperatorNeedsTheUseVerb: a tenant may assign to
+// the operator she may use, is refused any other with a message naming
+// the operator and the permission, and a refused change leaves the object
+// as it was.
+func TestAssigningWorkToAnOperatorNeedsTheUseVerb(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	install(t, ops, "tenant-a")
+	install(t, ops, "tenant-b")
+	alice := tenant(t, apps, "alice", "tenant-a")
+
+	mine := harness.NewIntegration(apps, "mine", "tenant-a", 1)
+	g.Expect(alice.Create(ctx, mine)).To(Succeed())
+	g.Expect(mine.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "tenant-a"), "the label is mirrored at admission")
+	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(mine), "tenant-a") }, timeout, poll).Should(Succeed())
+
+	theirs := harness.NewIntegration(apps, "theirs", "tenant-b", 1)
+	err := alice.Create(ctx, theirs)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("to operator tenant-b needs the verb use on integrationoperators/tenant-b"))
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(theirs), &camelv1.Integration{}))).To(BeTrue())
+
+	before := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(mine), before)).To(Succeed())
+	err = annotate(alice, mine.DeepCopy(), "tenant-b")
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	after := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(mine), after)).To(Succeed())
+	g.Expect(after.Annotations[camelv1.OperatorIDAnnotation]).To(Equal("tenant-a"))
+	g.Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "a refused change changed the object")
+
+	t.Log("an unassigned create is judged against the default operator, camel-k")
+	err = alice.Create(ctx, harness.NewIntegration(apps, "unassigned", "", 1))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("to operator camel-k"))
+	bind(t, apps, "alice", "camel-k-operator-user")
+	unassigned := harness.NewIntegration(apps, "unassigned", "", 1)
+	g.Eventually(func() error { return alice.Create(ctx, unassigned) }, 10*time.Second, poll).Should(Succeed())
+	g.Expect(unassigned.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, "camel-k"))
+}
+
+// TestOrphansAreMarkedAndRecover: uninstalling an operator turns its
+// integrations into orphans that say so and are listed as such; once it
+// is back, the mark goes and nothing is redeployed.
+func TestOrphansAreMarkedAndRecover(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	install(t, ops, "leaving")
+	it := harness.NewIntegration(apps, "left-behind", "leaving", 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(func() error { return runningUnder(key, "leaving") }, timeout, poll).Should(Succeed())
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
+	generation := d.Generation
+
+	_, errOut, err := cli(t, admin, "uninstall", "-n", ops, "-x", "leaving")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Eventually(func() string {
+		cur := &camelv1.Integration{}
+		_ = env.Client.Get(ctx, key, cur)
+		if c := cur.Status.GetCondition(camelv1.ConditionOperatorAvailable); c != nil && c.Status == metav1.ConditionFalse {
+			return c.Reason
+		}
+		return ""
+	}, timeout, poll).Should(Equal("NotRegistered"))
+	out, _, err := cli(t, admin, "get", "--orphaned", "-n", apps)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(ContainSubstring("left-behind"))
+
+	install(t, ops, "leaving")
+	g.Eventually(func() bool {
+		cur := &camelv1.Integration{}
+		_ = env.Client.Get(ctx, key, cur)
+		return cur.Status.GetCondition(camelv1.ConditionOperatorAvailable) == nil && cur.Status.Phase == camelv1.IntegrationPhaseRunning
+	}, timeout, poll).Should(BeTrue(), "the orphan mark stays after the operator came back")
+	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
+	g.Expect(d.Generation).To(Equal(generation), "the returning operator redeployed the integration")
+	out, _, _ = cli(t, admin, "get", "--orphaned", "-n", apps)
+	g.Expect(out).NotTo(ContainSubstring("left-behind"))
+}
+
+// TestAnOperatorLimitedToANamespaceNeverServesAnother: assignment from
+// another namespace is refused at admission; a resource that was there
+// before is reported as an orphan and never reconciled.
+func TestAnOperatorLimitedToANamespaceNeverServesAnother(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, teamA, teamB := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	early := harness.NewIntegration(teamB, "was-here-before", "scoped", 1)
+	g.Expect(env.Client.Create(ctx, early)).To(Succeed())
+	install(t, ops, "scoped", "--watch-namespaces", teamA)
+
+	inA := harness.NewIntegration(teamA, "in-team-a", "scoped", 1)
+	g.Expect(env.Client.Create(ctx, inA)).To(Succeed())
+	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(inA), "scoped") }, timeout, poll).Should(Succeed())
+
+	err := env.Client.Create(ctx, harness.NewIntegration(teamB, "in-team-b", "scoped", 1))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("operator scoped serves only the namespaces " + teamA + ", not " + teamB))
+
+	key := client.ObjectKeyFromObject(early)
+	g.Eventually(func() string {
+		cur := &camelv1.Integration{}
+		_ = env.Client.Get(ctx, key, cur)
+		if c := cur.Status.GetCondition(camelv1.ConditionOperatorAvailable); c != nil {
+			return c.Reason
+		}
+		return ""
+	}, timeout, poll).Should(Equal("NotServingNamespace"))
+	g.Consistently(func() error {
+		cur := &camelv1.Integration{}
+		if err := env.Client.Get(ctx, key, cur); err != nil {
+			return err
+		}
+		if cur.Status.Phase != "" || cur.Status.Ownership.Owner != "" {
+			return fmt.Errorf("reconciled: phase %q owner %q", cur.Status.Phase, cur.Status.Ownership.Owner)
+		}
+		if !apierrors.IsNotFound(env.Client.Get(ctx, key, &appsv1.Deployment{})) {
+			return fmt.Errorf("a Deployment exists")
+		}
+		return nil
+	}, 5*time.Second, time.Second).Should(Succeed())
+}
