@@ -40,4 +40,13 @@ k get deployment hello -n demo \
   -o jsonpath='{"Deployment "}{.metadata.name}{": same object: "}{.metadata.uid}{", pods of "}{.spec.template.spec.containers[0].env[0].value}{", "}{.status.readyReplicas}{"/"}{.spec.replicas}{" ready"}{"\n"}'
 [ "$(k get deployment hello -n demo -o jsonpath='{.metadata.uid}')" = "$uid" ] || { echo "the Deployment was recreated" >&2; exit 1; }
 
+if command -v docker-registry >/dev/null 2>&1 || [ -x /usr/bin/docker-registry ]; then
+  step "An integration built from source: operator-b builds its kit into the local registry"
+  bin/caravan run hack/demo/routes.yaml -n demo --name greeter -x operator-b -d camel:timer -d camel:log --wait
+  bin/caravan get kits -n demo -o wide
+  bin/caravan get -n demo
+else
+  step "Skipping the kit build: install Debian's docker-registry to see one"
+fi
+
 step "Done. Stop everything with: bin/caravan local down"

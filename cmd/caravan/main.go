@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli"
@@ -21,7 +22,7 @@ func main() {
 	root := cli.NewRootCommand(streams)
 	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
 		// Run as a kubectl plugin (kubectl caravan ...).
-		root.Use = "kubectl caravan"
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl caravan"}
 	}
 	err := root.ExecuteContext(ctx)
 	stop()

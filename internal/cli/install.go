@@ -47,10 +47,11 @@ type InstallOptions struct {
 	SkipKamelets    bool
 
 	// Set by Complete.
-	defaultSet bool
-	namespace  string
-	config     *rest.Config
-	local      *localcluster.Cluster
+	defaultSet       bool
+	registryInsecure bool
+	namespace        string
+	config           *rest.Config
+	local            *localcluster.Cluster
 
 	genericiooptions.IOStreams
 }
@@ -134,6 +135,10 @@ func (o *InstallOptions) Complete() error {
 		return err
 	}
 	o.local = local.Running(o.config.Host)
+	if o.local != nil && o.Registry == "" && o.local.RegistryAddress != "" {
+		// The local cluster's own registry, over plain HTTP on loopback.
+		o.Registry, o.registryInsecure = o.local.RegistryAddress, true
+	}
 	return nil
 }
 
@@ -158,8 +163,8 @@ func (o *InstallOptions) installConfig() install.Config {
 	return install.Config{
 		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: o.WatchNamespaces,
 		Image: o.Image, Registry: o.Registry, Version: version.Get(), Local: o.local != nil,
-		SkipAdmission: o.SkipAdmission,
-		SkipKamelets:  o.SkipKamelets,
+		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
+		SkipKamelets: o.SkipKamelets,
 	}
 }
 

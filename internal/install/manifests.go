@@ -37,7 +37,9 @@ type Config struct {
 	WatchNamespaces []string
 	Image           string
 	Registry        string
-	Version         string
+	// RegistryInsecure lets the operator reach the registry over plain HTTP.
+	RegistryInsecure bool
+	Version          string
 	// Local leaves the operator Deployment out: on the local cluster the
 	// operator runs as a local process.
 	Local bool
@@ -185,6 +187,7 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 			Labels:      map[string]string{camelv1.OperatorIDLabel: c.ID}},
 	}
 	p.Spec.Build.Registry.Address = c.Registry
+	p.Spec.Build.Registry.Insecure = c.RegistryInsecure
 	return p
 }
 

@@ -45,6 +45,9 @@ type Options struct {
 	AuditPolicy []byte
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+	// RegistryBinary, when set, runs that registry (see RegistryBinary)
+	// for kit builds, with the default base image pushed into it.
+	RegistryBinary string
 }
 
 // State is what a running cluster records about itself.
@@ -52,12 +55,14 @@ type State struct {
 	Dir        string `json:"dir"`
 	Server     string `json:"server"`
 	etcdURL    string
-	Kubeconfig string     `json:"kubeconfig"`
-	Full       bool       `json:"full"`
-	Nodes      int        `json:"nodes"`
-	Audit      bool       `json:"audit"`
-	StartedAt  time.Time  `json:"startedAt"`
-	Processes  []*Process `json:"processes"`
+	Kubeconfig string `json:"kubeconfig"`
+	Full       bool   `json:"full"`
+	Nodes      int    `json:"nodes"`
+	Audit      bool   `json:"audit"`
+	// RegistryAddress is the local registry's host:port (plain HTTP), if one runs.
+	RegistryAddress string     `json:"registryAddress,omitempty"`
+	StartedAt       time.Time  `json:"startedAt"`
+	Processes       []*Process `json:"processes"`
 }
 
 // Cluster is a started or loaded local cluster.
@@ -114,6 +119,9 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		steps = append(steps,
 			step{"controllers, scheduler and kwok", c.startControllers},
 			step{"nodes", c.registerNodes})
+	}
+	if opts.RegistryBinary != "" {
+		steps = append(steps, step{"registry", c.startRegistry})
 	}
 	for _, s := range steps {
 		start := time.Now()

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
 // caravan runs the built binary and returns its stdout, stderr and error.
@@ -86,12 +88,18 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	out, errOut, err := caravan("local", "up", "--dir", dir, "--nodes", "2")
 	g.Expect(err).NotTo(HaveOccurred(), "local up: %s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("The local cluster is running"))
+	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+	if localcluster.RegistryBinary() != "" {
+		// A registry for kit builds runs when docker-registry is installed.
+		components = append(components, "registry")
+		g.Expect(out).To(MatchRegexp(`registry:\s+127\.0\.0\.1:\d+`))
+	}
 	started := recordedProcesses(t, dir)
-	g.Expect(started).To(HaveLen(5))
+	g.Expect(started).To(HaveLen(len(components)))
 
 	out, _, err = caravan("local", "status", "--dir", dir)
 	g.Expect(err).NotTo(HaveOccurred(), out)
-	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
+	for _, name := range components {
 		g.Expect(out).To(MatchRegexp(`(?m)^%s\s+\d+\s+running`, name))
 	}
 

@@ -20,12 +20,13 @@ import (
 // UpOptions are the options of `caravan local up`.
 type UpOptions struct {
 	dirFlags
-	Nodes int
+	Nodes    int
+	Registry bool
 	genericiooptions.IOStreams
 }
 
 func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UpOptions{Nodes: 1, IOStreams: streams}
+	o := &UpOptions{Nodes: 1, Registry: true, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local cluster (building its binaries on first use)",
@@ -48,6 +49,7 @@ func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	o.add(cmd)
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "number of simulated (kwok) nodes")
+	cmd.Flags().BoolVar(&o.Registry, "registry", o.Registry, "run a local registry for kit builds (needs Debian's docker-registry)")
 	return cmd
 }
 
@@ -81,9 +83,15 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	registry := ""
+	if o.Registry {
+		if registry = localcluster.RegistryBinary(); registry == "" {
+			fmt.Fprintln(o.ErrOut, "note: docker-registry is not installed, so kits cannot be built on this cluster (apt-get install docker-registry); pre-built images still run")
+		}
+	}
 	fmt.Fprintf(o.ErrOut, "starting the local cluster in %s\n", o.Dir)
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut,
+		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, RegistryBinary: registry,
 	})
 	if err != nil {
 		return err
@@ -119,6 +127,9 @@ func printUsage(out io.Writer, c *localcluster.Cluster) {
 	fmt.Fprintf(w, "  server:\t%s\n", c.Server)
 	fmt.Fprintf(w, "  nodes:\t%d simulated (kwok)\n", c.Nodes)
 	fmt.Fprintf(w, "  kubeconfig:\t%s\n", c.Kubeconfig)
+	if c.RegistryAddress != "" {
+		fmt.Fprintf(w, "  registry:\t%s (kits are built and pushed here)\n", c.RegistryAddress)
+	}
 	_ = w.Flush()
 	fmt.Fprintf(out, `
 Use it with kubectl:
