@@ -293,3 +293,42 @@ func TestAPlatformWithoutRegistrySaysWhatToConfigure(t *testing.T) {
 		return c.Message
 	}, timeout, poll).Should(ContainSubstring("spec.build.registry.address"))
 }
+
+// TestANewKitRollsTheDeployment: new dependencies mean a new kit; once it
+// is Ready the Deployment switches to its image in place (same object, a
+// rolling update of its pods).
+func TestANewKitRollsTheDeployment(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t)
+	imagetest.PushBase(t, reg, baseRepository)
+	usePlatformRegistry(t, reg.Address, "")
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "switcher", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	image := func() string {
+		d := &appsv1.Deployment{}
+		if env.Client.Get(ctx, key, d) != nil {
+			return ""
+		}
+		return d.Spec.Template.Spec.Containers[0].Image
+	}
+	g.Eventually(image, timeout, poll).ShouldNot(BeEmpty())
+	first := image()
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
+
+	cur := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, key, cur)).To(Succeed())
+	cur.Spec.Dependencies = append(cur.Spec.Dependencies, "camel:http")
+	g.Expect(env.Client.Update(ctx, cur)).To(Succeed())
+	g.Eventually(image, timeout, poll).ShouldNot(Equal(first))
+	after := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, key, after)).To(Succeed())
+	g.Expect(after.UID).To(Equal(d.UID), "the Deployment was recreated")
+	g.Expect(after.Spec.Strategy.Type).To(Equal(appsv1.RollingUpdateDeploymentStrategyType))
+	kits := &camelv1.IntegrationKitList{}
+	g.Expect(env.Client.List(ctx, kits, client.InNamespace(ns))).To(Succeed())
+	g.Expect(kits.Items).To(HaveLen(2), "the old kit outlives the switch")
+}
