@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -86,7 +86,7 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 		return reconcile.Result{}, nil
 	}
 	if o.Owner != "" && o.ReleasedAt == nil {
-		live, err := r.operatorLive(ctx, o.Owner)
+		live, err := controller.OperatorLive(ctx, r.Client, o.Owner, r.Clock.Now())
 		if err != nil {
 			return reconcile.Result{}, err
 		}
@@ -99,17 +99,4 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 	o.Epoch++
 	o.ReleasedAt = nil
 	return reconcile.Result{}, nil
-}
-
-// operatorLive reports whether an operator's registration is renewed.
-func (r *Reconciler) operatorLive(ctx context.Context, id string) (bool, error) {
-	iop := &camelv1alpha1.IntegrationOperator{}
-	err := r.Client.Get(ctx, client.ObjectKey{Name: id}, iop)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return ownership.FromOperator(iop).Live(r.Clock.Now()), nil
 }

@@ -122,6 +122,9 @@ func (r *Reconciler) recordTransition(k *camelv1.Kamelet) {
 		kind = "Warning"
 		note += ": " + k.Status.GetCondition(camelv1.ConditionReady).Message
 	}
+	if len(note) > 1024 { // an Event's note holds at most 1 kB
+		note = note[:1021] + "..."
+	}
 	r.Recorder.Eventf(k, nil, kind, "KameletPhaseUpdated", "Validate", note)
 }
 

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -111,19 +111,6 @@ func SetupWithManager(mgr ctrl.Manager, metaCache cache.Cache, template Reconcil
 	return nil
 }
 
-// live reports whether operator id's registration is renewed.
-func (r *Reconciler) live(ctx context.Context, id string) (bool, error) {
-	iop := &camelv1alpha1.IntegrationOperator{}
-	err := r.Registrations.Get(ctx, client.ObjectKey{Name: id}, iop)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return ownership.FromOperator(iop).Live(time.Now()), nil
-}
-
 // Reconcile writes the label (and, when adopting, the annotation) with a
 // precondition on the resourceVersion it read, so a concurrent change of
 // assignment is never overwritten.
@@ -137,7 +124,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if previous := obj.Labels[camelv1.OperatorIDLabel]; action == ownership.MirrorLabel && previous != "" {
 		// A live previous owner hands the label over itself, after it
 		// released the resource; only a gone one's label is taken.
-		if live, err := r.live(ctx, previous); err != nil || live {
+		if live, err := controller.OperatorLive(ctx, r.Registrations, previous, time.Now()); err != nil || live {
 			return reconcile.Result{RequeueAfter: 2 * time.Second}, err
 		}
 	}

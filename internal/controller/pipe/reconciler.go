@@ -4,6 +4,13 @@
 // applied as an Integration of the same name, controlled by the binding
 // and carrying its operator id, so that the Integration is served by the
 // operator the binding is assigned to, and moves when the binding moves.
+//
+// A move of a binding from operator A to operator B is a handover: A, seeing
+// its binding assigned elsewhere, hands the binding's label over (its last
+// write to it); B then applies the Integration with B's id in its
+// annotation, which is the Integration's own move, carried out by the
+// Integration controllers (A releases it and hands its label over, B
+// adopts it; the Deployment is updated in place).
 package pipe
 
 import (
@@ -36,6 +43,9 @@ const (
 	// kameletRetry is how soon a binding whose Kamelet is missing looks
 	// again: Kamelets outside the operator's cache are not watched.
 	kameletRetry = 10 * time.Second
+	// kameletRecheck is how soon a binding in error looks again at the
+	// Kamelets of its namespace, which are not watched.
+	kameletRecheck = time.Minute
 	// nameTakenRetry is how soon a binding whose Integration name is
 	// taken looks again.
 	nameTakenRetry = 30 * time.Second
@@ -62,7 +72,7 @@ type Reconciler struct {
 	Recorder     events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=camel.apache.org,resources=pipes;kameletbindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=pipes;kameletbindings,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=pipes/status;kameletbindings/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=pipes/finalizers;kameletbindings/finalizers,verbs=update
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations,verbs=get;list;watch;create;patch

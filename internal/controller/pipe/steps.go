@@ -57,6 +57,10 @@ func (r *Reconciler) compile(ctx context.Context, s *scope) (reconcile.Result, e
 		return reconcile.Result{RequeueAfter: kameletRetry}, nil
 	case err != nil:
 		s.failure = &condition{ReasonInvalidBinding, err.Error()}
+		if res.uncached {
+			// The fix may be to a Kamelet that no watch reports.
+			return reconcile.Result{RequeueAfter: kameletRecheck}, nil
+		}
 		return reconcile.Result{}, nil
 	}
 	s.compiled = &spec
@@ -196,6 +200,9 @@ type resolver struct {
 	binding, operator string
 	// err is the first lookup that failed for another reason than absence.
 	err error
+	// uncached is set when a Kamelet was read from the API server: a
+	// change to it reaches the binding at its next reconcile only.
+	uncached bool
 }
 
 // Namespace is the binding's namespace.
@@ -215,6 +222,7 @@ func (r *resolver) Kamelet(name string) (*camelv1.Kamelet, error) {
 		k := &camelv1.Kamelet{}
 		err := reader.Get(r.ctx, client.ObjectKey{Namespace: ns, Name: name}, k)
 		if err == nil {
+			r.uncached = r.uncached || ns != r.operator
 			return k, nil
 		}
 		if !apierrors.IsNotFound(err) {
