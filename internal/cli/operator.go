@@ -107,7 +107,7 @@ func (o *OperatorOptions) Complete() error {
 	if o.config, err = o.Kube.RESTConfig(); err != nil {
 		return err
 	}
-	o.config.QPS, o.config.Burst = 100, 200
+	o.config.QPS, o.config.Burst = 300, 600
 	return nil
 }
 

@@ -39,6 +39,7 @@ camel.apache.org/operator.id annotation names it.`,
 		newCmdOperators(kube, streams),
 		newCmdCompletion(kube, streams),
 		newCmdVersion(kube, streams),
+		newCmdBench(kube, streams),
 	)
 	return root
 }

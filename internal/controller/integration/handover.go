@@ -2,11 +2,9 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,7 +24,7 @@ import (
 // and by B never interleave.
 
 // handoverRetry is how often the new owner looks for the release.
-const handoverRetry = time.Second
+const handoverRetry = 250 * time.Millisecond
 
 // releaseIfMoved handles an integration that left this operator's cache:
 // deleted, or assigned elsewhere (its label changed at admission). One
@@ -59,22 +57,7 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 	if it.Labels[camelv1.OperatorIDLabel] != r.OperatorID {
 		return nil
 	}
-	var label any // removed when the integration names no operator
-	if id := ownership.AssignedID(it.Annotations); id != "" {
-		label = id
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": it.ResourceVersion,
-		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
-	}})
-	if err != nil {
-		return err
-	}
-	err = r.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, data))
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil // changed meanwhile; the new version decides
-	}
-	return err
+	return controller.HandLabelOver(ctx, r.Client, it)
 }
 
 // reconcileOwnership adopts the integration: at once when it had no

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -113,6 +114,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}).
 		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Integration", r))
 }
 

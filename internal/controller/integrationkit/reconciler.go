@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -44,6 +45,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconc
 		Named("integrationkit").
 		For(&camelv1.IntegrationKit{}).
 		Owns(&camelv1.Build{}).
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("IntegrationKit", r))
 }
 

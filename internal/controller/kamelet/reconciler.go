@@ -6,17 +6,14 @@ package kamelet
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -98,22 +95,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 // operator to the operator it names, or removes it, with a precondition
 // on the version read.
 func (r *Reconciler) release(ctx context.Context, k *camelv1.Kamelet) error {
-	var label any
-	if id := ownership.AssignedID(k.Annotations); id != "" {
-		label = id
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": k.ResourceVersion,
-		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
-	}})
-	if err != nil {
-		return err
-	}
-	err = r.Client.Patch(ctx, k, client.RawPatch(types.MergePatchType, data))
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil // changed meanwhile; the newer version decides
-	}
-	return err
+	return controller.HandLabelOver(ctx, r.Client, k)
 }
 
 func (r *Reconciler) recordTransition(k *camelv1.Kamelet) {

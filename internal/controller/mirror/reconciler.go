@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -103,6 +104,7 @@ func SetupWithManager(mgr ctrl.Manager, metaCache cache.Cache, template Reconcil
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named("mirror-" + gvk.Kind + "-" + gvk.Version).
 			WatchesRawSource(src).
+			WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 			Complete(&r)
 		if err != nil {
 			return err

@@ -2,13 +2,11 @@ package pipe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +14,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/pipe"
 )
@@ -146,24 +145,9 @@ func (r *Reconciler) release(ctx context.Context, b client.Object) error {
 	if b.GetLabels()[camelv1.OperatorIDLabel] != r.OperatorID {
 		return nil
 	}
-	var label any // removed when the binding names no operator
 	to := ownership.AssignedID(b.GetAnnotations())
-	if to != "" {
-		label = to
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": b.GetResourceVersion(),
-		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
-	}})
-	if err != nil {
+	if err := controller.HandLabelOver(ctx, r.Client, b); err != nil {
 		return err
-	}
-	err = r.Client.Patch(ctx, b, client.RawPatch(types.MergePatchType, data))
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil // changed meanwhile; the newer version decides
-	}
-	if err != nil {
-		return fmt.Errorf("handing the label over to %q: %w", to, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Released binding", "to", to)
 	return nil

@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	values := []float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
+	cases := []struct {
+		name string
+		p    float64
+		want float64
+	}{
+		{"the median of ten values is the fifth smallest", 50, 5},
+		{"p99 of ten values is the largest", 99, 10},
+		{"p100 is the maximum", 100, 10},
+		{"a tiny percentile is the minimum", 1, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Percentile(values, c.p); got != c.want {
+				t.Errorf("Percentile(%v) = %v, want %v", c.p, got, c.want)
+			}
+		})
+	}
+	if got := Percentile(nil, 50); got != 0 {
+		t.Errorf("Percentile of nothing = %v, want 0", got)
+	}
+	if values[0] != 5 {
+		t.Error("Percentile sorted its input in place")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	got := Summarize([]float64{0.5, 2, 1})
+	want := Distribution{Count: 3, P50: 1, P99: 2, Max: 2}
+	if got != want {
+		t.Errorf("Summarize = %+v, want %+v", got, want)
+	}
+}
+
+func TestCurveCountsReadyObjectsOverTime(t *testing.T) {
+	start := time.Unix(1000, 0)
+	got := Curve(start, []time.Time{start.Add(2 * time.Second), start.Add(500 * time.Millisecond)})
+	want := []Point{{0, 0}, {0.5, 1}, {2, 2}}
+	if len(got) != len(want) {
+		t.Fatalf("Curve = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Curve[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+const exposition = `# HELP rest_client_requests_total Number of HTTP requests, partitioned by status code, method, and host.
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 12
+rest_client_requests_total{code="201",host="127.0.0.1:6443",method="POST"} 3
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="PATCH"} 4
+rest_client_requests_total{code="409",host="127.0.0.1:6443",method="PUT"} 1
+camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="success"} 7
+camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="requeue"} 2
+camel_k_reconciliation_duration_seconds_count{kind="Build",operator_id="a",result="success"} 5
+weird{msg="a \"quoted\", comma, } brace"} 1.5e3
+go_memstats_heap_alloc_bytes 2.5e+07
+process_cpu_seconds_total 1.25 1712345678000
+`
+
+func TestParseMetrics(t *testing.T) {
+	s, err := ParseMetrics(strings.NewReader(exposition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"a series without labels is read", s.Sum("go_memstats_heap_alloc_bytes"), 25e6},
+		{"a timestamp after the value is ignored", s.Sum("process_cpu_seconds_total"), 1.25},
+		{"series are summed over the labels not asked for", s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration"), 9},
+		{"reads are GET requests", s.SumFunc("rest_client_requests_total", isRead), 12},
+		{"writes are POST, PUT, PATCH and DELETE requests", s.SumFunc("rest_client_requests_total", isWrite), 8},
+		{"quoted label values may hold commas, braces and escaped quotes", s.Sum("weird", "msg", `a "quoted", comma, } brace`), 1500},
+		{"an absent series sums to zero", s.Sum("absent"), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.got != c.want {
+				t.Errorf("got %v, want %v", c.got, c.want)
+			}
+		})
+	}
+}
+
+func TestParseMetricsRefusesAMalformedLine(t *testing.T) {
+	for _, line := range []string{`x{a="1"`, `x{a=1} 2`, `x`, `x{a="1"} notanumber`} {
+		if _, err := ParseMetrics(strings.NewReader(line + "\n")); err == nil {
+			t.Errorf("ParseMetrics(%q) succeeded", line)
+		}
+	}
+}
+
+func TestLiveHeapIsTheHeapGoalOverGOGC(t *testing.T) {
+	s := Samples{{Name: "go_memstats_next_gc_bytes", Value: 40}}
+	if got := liveHeap(s); got != 20 {
+		t.Errorf("liveHeap with the default GOGC = %v, want 20", got)
+	}
+	s = append(s, Sample{Name: "go_gc_gogc_percent", Value: 300})
+	if got := liveHeap(s); got != 10 {
+		t.Errorf("liveHeap with GOGC=300 = %v, want 10", got)
+	}
+}
+
+func TestTableAlignsColumns(t *testing.T) {
+	var buf bytes.Buffer
+	Table{Title: "T", Header: []string{"FIGURE", "VALUE"}, Rows: [][]string{{"a long figure", "1"}, {"b", "22"}}}.Write(&buf)
+	want := "\nT\nFIGURE         VALUE\na long figure  1\nb              22\n"
+	if buf.String() != want {
+		t.Errorf("table:\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
+func TestNumPrintsAtMostTwoDecimals(t *testing.T) {
+	for in, want := range map[float64]string{1: "1", 1.5: "1.5", 0.126: "0.13", 7.1: "7.1", 100: "100"} {
+		if got := num(in); got != want {
+			t.Errorf("num(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTablesShowEveryScenarioThatRan(t *testing.T) {
+	res := &Results{
+		Rollout: &RolloutResult{Integrations: 10, Operators: 2, CaravanSeconds: 3, FloorSeconds: 2, Ratio: 1.5,
+			PerOperator: []OperatorFigures{{ID: "a", Owned: 5}, {ID: "b", Owned: 5}}},
+		Handoff: &HandoffResult{Integrations: 4, Replicas: 2, From: "a", To: "b",
+			WritesByFromAfterReleaseByKind: map[string]int{"patch deployments": 2}, WritesByFromAfterRelease: 2},
+	}
+	var buf bytes.Buffer
+	WriteTables(&buf, res)
+	for _, want := range []string{"Rollout: 10 integrations over 2 operators", "1.5x", "Hand-off: 4 Running",
+		"2 (patch deployments: 2)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the tables lack %q:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "Share") || strings.Contains(buf.String(), "Build") {
+		t.Errorf("the tables show a scenario that did not run:\n%s", buf.String())
+	}
+}
+
+func TestIntegrationOfNamesTheOwningIntegration(t *testing.T) {
+	cases := map[[2]string]string{
+		{"integrations", "mover-0001"}:            "mover-0001",
+		{"deployments", "mover-0001"}:             "mover-0001",
+		{"configmaps", "mover-0001-camel"}:        "mover-0001",
+		{"events", "mover-0001.18a2b3c4d5e6f7a8"}: "mover-0001",
+		{"events", "mover.0001.18a2b3c4d5e6f7a8"}: "mover.0001",
+	}
+	for in, want := range cases {
+		if got := integrationOf(in[0], in[1]); got != want {
+			t.Errorf("integrationOf(%s, %s) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+}
+
+func TestFloorObjectsHaveNoOwnerAndTheFloorID(t *testing.T) {
+	it := newIntegration("ns", "it-1", "bench-0", 1, Image)
+	cm, dep, err := floorObjects(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cm.GetOwnerReferences()) != 0 || len(dep.GetOwnerReferences()) != 0 {
+		t.Error("floor objects have owners: the garbage collector would delete them")
+	}
+	if got := dep.GetLabels()["camel.apache.org/operator.id"]; got != floorID {
+		t.Errorf("floor Deployment labelled for %q, want %q", got, floorID)
+	}
+}
+
+func TestWritesAfterSeparatesTheReleaseFromLaterWrites(t *testing.T) {
+	patched := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	line := func(user, verb, resource, sub, name string, at time.Time, code int) string {
+		return fmt.Sprintf(`{"stage":"ResponseComplete","verb":%q,"user":{"username":%q},`+
+			`"objectRef":{"resource":%q,"subresource":%q,"namespace":"ns","name":%q},`+
+			`"responseStatus":{"code":%d},"stageTimestamp":%q}`,
+			verb, user, resource, sub, name, code, at.Format(time.RFC3339Nano))
+	}
+	a, b := "caravan:operator:a", "caravan:operator:b"
+	after := patched.Add(time.Second)
+	log := strings.Join([]string{
+		line(a, "patch", "deployments", "", "it", patched.Add(-time.Second), 200), // before the move
+		line(a, "patch", "integrations", "status", "it", after, 200),              // release
+		line(a, "patch", "integrations", "", "it", after, 200),                    // label handover
+		line(a, "patch", "integrations", "", "it", after, 409),                    // refused
+		line(b, "patch", "deployments", "", "it", after, 200),                     // the new owner
+		line(a, "patch", "deployments", "", "it", after, 200),                     // after the release
+		line(a, "create", "events", "", "it.abc123", after, 201),                  // after the release
+		line(a, "patch", "deployments", "", "other", after, 200),                  // not moved
+	}, "\n")
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := writesAfter(path, a, "ns", map[string]time.Time{"it": patched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.release != 2 {
+		t.Errorf("release writes = %d, want 2", got.release)
+	}
+	want := map[string]int{"patch deployments": 1, "create events": 1}
+	if fmt.Sprint(got.beyond) != fmt.Sprint(want) {
+		t.Errorf("writes after the release = %v, want %v", got.beyond, want)
+	}
+}

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+const (
+	buildNamespace = "bench-build"
+	baseRepository = "bench/base"
+)
+
+// BuildResult holds the build scenario's figures.
+type BuildResult struct {
+	Integrations   int `json:"integrations"`
+	DependencySets int `json:"dependencySets"`
+	// Builds is how many Builds the operator created.
+	Builds int `json:"builds"`
+	// Seconds runs from the creation burst to the last integration Ready.
+	Seconds      float64      `json:"seconds"`
+	BuildSeconds Distribution `json:"buildSeconds"`
+	Curve        []Point      `json:"curve"`
+}
+
+// runBuild runs n integrations without an image, over sets dependency
+// sets, on op, whose platform is pointed at a registry the bench starts.
+func runBuild(ctx context.Context, e *env, op *Operator, n, sets int) (*BuildResult, error) {
+	res := &BuildResult{Integrations: n, DependencySets: sets}
+	reg, err := startRegistry(ctx, e.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer reg.stop()
+	if err := reg.pushBase(ctx, baseRepository+":latest"); err != nil {
+		return nil, err
+	}
+	if err := e.usePlatformRegistry(ctx, op.ID, reg.address); err != nil {
+		return nil, err
+	}
+	if err := e.createNamespace(ctx, buildNamespace); err != nil {
+		return nil, err
+	}
+	w, err := newWatcher(ctx, e.config, buildNamespace, &camelv1.Integration{})
+	if err != nil {
+		return nil, err
+	}
+	defer w.stop()
+	ready, err := w.track(ctx, w.integrationReady(buildNamespace), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ready.stop()
+	objs := make([]client.Object, n)
+	for i := range objs {
+		deps := []string{"camel:timer", "camel:log", fmt.Sprintf("mvn:org.example.bench:set-%d:1.0", i%sets)}
+		objs[i] = newIntegration(buildNamespace, fmt.Sprintf("build-%04d", i), op.ID, 1, "", deps...)
+	}
+	fmt.Fprintf(e.progress, "build: %d integrations over %d dependency sets on %s\n", n, sets, op.ID)
+	start := time.Now()
+	if err := createAll(ctx, e.client, objs); err != nil {
+		return nil, err
+	}
+	if err := ready.wait(ctx, n, "the integrations", e.report("Ready")); err != nil {
+		return nil, err
+	}
+	res.Seconds = round3(ready.last().Sub(start).Seconds())
+	res.Curve = Curve(start, values(ready.times()))
+	builds := &camelv1.BuildList{}
+	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace)); err != nil {
+		return nil, err
+	}
+	res.Builds = len(builds.Items)
+	var durations []float64
+	for _, b := range builds.Items {
+		if d, err := time.ParseDuration(b.Status.Duration); err == nil {
+			durations = append(durations, round3(d.Seconds()))
+		}
+	}
+	res.BuildSeconds = Summarize(durations)
+	fmt.Fprintln(e.progress, "build: deleting the integrations")
+	return res, e.deleteNamespace(ctx, buildNamespace)
+}
+
+// usePlatformRegistry points operator id's platform at the registry, with
+// the base image pushed there.
+func (e *env) usePlatformRegistry(ctx context.Context, id, address string) error {
+	itp := &camelv1.IntegrationPlatform{}
+	key := client.ObjectKey{Namespace: operatorNamespace, Name: id}
+	for {
+		err := e.client.Get(ctx, key, itp)
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the platform %s: %w", id, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	patch := fmt.Sprintf(`{"spec":{"build":{"registry":{"address":%q,"insecure":true},"baseImage":%q}}}`,
+		address, baseRepository+":latest")
+	if err := e.client.Patch(ctx, itp, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("configuring the platform's registry: %w", err)
+	}
+	return nil
+}

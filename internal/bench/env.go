@@ -1,0 +1,229 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/config/rbac"
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/scheme"
+)
+
+// operatorNamespace is where the bench's operators run (their platforms,
+// leases and registrations live there).
+const operatorNamespace = "bench-system"
+
+// operatorRole is the ClusterRole the bench binds its operators to.
+const operatorRole = "caravan-operator"
+
+// The API server writes the operators' writes, and nothing else, to its
+// audit log: that tells which operator wrote what, and what it wrote,
+// at the cost of one log line per operator write.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  userGroups: ["` + operatorGroup + `"]
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: None
+`
+
+// env is the bench's own local cluster, its administrator client and the
+// operator processes it started.
+type env struct {
+	dir       string
+	binary    string
+	cluster   *localcluster.Cluster
+	config    *rest.Config
+	client    client.Client
+	operators []*Operator
+	// sets are the operators started by operatorSet, by set name.
+	sets     map[string][]*Operator
+	progress io.Writer
+}
+
+// startEnv starts a full local cluster in a new temporary directory,
+// building its binaries when the cache lacks them. The processes are
+// attached: they die with the bench even when it is killed.
+func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, error) {
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	bins, err := localcluster.EnsureBinaries(ctx, cacheDir, progress)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "caravan-bench-")
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "starting a local cluster in %s\n", dir)
+	cluster, err := localcluster.Start(ctx, localcluster.Options{
+		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: true, Nodes: 1,
+		Attached: true, AuditPolicy: []byte(auditPolicy), Progress: progress,
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	e := &env{dir: dir, binary: binary, cluster: cluster, progress: progress}
+	if err := e.connect(ctx); err != nil {
+		return nil, errors.Join(err, e.stop())
+	}
+	return e, nil
+}
+
+func (e *env) connect(ctx context.Context) error {
+	cfg, err := e.cluster.RESTConfig()
+	if err != nil {
+		return err
+	}
+	// The bench's own client must never be what limits a burst.
+	cfg.QPS, cfg.Burst = -1, 0
+	e.config = cfg
+	if e.client, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+		return err
+	}
+	if err := install.ApplyCRDs(ctx, e.client); err != nil {
+		return fmt.Errorf("installing the CRDs: %w", err)
+	}
+	if err := e.bindOperatorRole(ctx); err != nil {
+		return err
+	}
+	return e.createNamespace(ctx, operatorNamespace)
+}
+
+// bindOperatorRole installs the operator ClusterRole generated under
+// config/rbac and binds it to the group of the bench's operators.
+func (e *env) bindOperatorRole(ctx context.Context) error {
+	rules, err := rbac.OperatorRules()
+	if err != nil {
+		return err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: operatorRole}, Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "caravan-bench-operators"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: operatorRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: operatorGroup}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := e.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("binding the operator role: %w", err)
+		}
+	}
+	return nil
+}
+
+func (e *env) createNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// deleteNamespace deletes a namespace and waits until it is gone, so
+// that its clean-up does not load the next measurement.
+func (e *env) deleteNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.client.Delete(ctx, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("deleting namespace %s: %w", name, err)
+	}
+	for {
+		err := e.client.Get(ctx, client.ObjectKey{Name: name}, ns)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for namespace %s to go: %w", name, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// startOperators starts operators with the given ids and waits until all
+// are ready.
+func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, error) {
+	ops := make([]*Operator, 0, len(ids))
+	for _, id := range ids {
+		op, err := e.startOperator(id)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	for _, op := range ops {
+		if err := op.waitReady(ctx, 2*time.Minute); err != nil {
+			return nil, err
+		}
+	}
+	return ops, nil
+}
+
+// stop ends the operators, then the cluster, and removes the directory.
+// It needs no context: it also runs after the bench was interrupted.
+func (e *env) stop() error {
+	for _, op := range e.operators {
+		op.stop()
+	}
+	err := e.cluster.Destroy()
+	if err == nil {
+		err = os.RemoveAll(e.dir)
+	}
+	return err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func httpOK(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func tail(path string, n int) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+var (
+	caravanColor = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	floorColor   = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
+	otherColor   = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+)
+
+// writePlots draws one PNG per scenario that ran.
+func writePlots(dir string, res *Results) error {
+	var plots []struct {
+		name string
+		p    *plot.Plot
+	}
+	add := func(name string, p *plot.Plot, err error) error {
+		if err != nil {
+			return fmt.Errorf("plotting %s: %w", name, err)
+		}
+		plots = append(plots, struct {
+			name string
+			p    *plot.Plot
+		}{name, p})
+		return nil
+	}
+	if r := res.Rollout; r != nil {
+		p, err := rolloutPlot(r)
+		if err := add("rollout.png", p, err); err != nil {
+			return err
+		}
+	}
+	if r := res.Share; r != nil {
+		p, err := sharePlot(r)
+		if err := add("share.png", p, err); err != nil {
+			return err
+		}
+	}
+	if r := res.Handoff; r != nil {
+		p, err := handoffPlot(r)
+		if err := add("handoff.png", p, err); err != nil {
+			return err
+		}
+	}
+	if r := res.Build; r != nil {
+		p, err := buildPlot(r)
+		if err := add("build.png", p, err); err != nil {
+			return err
+		}
+	}
+	for _, x := range plots {
+		if err := x.p.Save(16*vg.Centimeter, 10*vg.Centimeter, filepath.Join(dir, x.name)); err != nil {
+			return fmt.Errorf("writing %s: %w", x.name, err)
+		}
+	}
+	return nil
+}
+
+// steps turns a curve into a step line.
+func steps(points []Point) plotter.XYs {
+	xys := make(plotter.XYs, 0, 2*len(points))
+	for i, p := range points {
+		if i > 0 {
+			xys = append(xys, plotter.XY{X: p.T, Y: float64(points[i-1].Count)})
+		}
+		xys = append(xys, plotter.XY{X: p.T, Y: float64(p.Count)})
+	}
+	return xys
+}
+
+func addLine(p *plot.Plot, name string, xys plotter.XYs, c color.Color) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.Color = c
+	l.Width = vg.Points(1.5)
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return nil
+}
+
+func rolloutPlot(r *RolloutResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Rollout: %d integrations, %d operators (%.2fx the floor)", r.Integrations, r.Operators, r.Ratio)
+	p.X.Label.Text = "seconds since the creation burst started"
+	p.Y.Label.Text = "ready"
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Add(plotter.NewGrid())
+	if err := addLine(p, "Caravan (integrations Ready)", steps(r.CaravanCurve), caravanColor); err != nil {
+		return nil, err
+	}
+	if err := addLine(p, "floor (bare Deployments ready)", steps(r.FloorCurve), floorColor); err != nil {
+		return nil, err
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Points(20)
+	return p, nil
+}
+
+func sharePlot(r *ShareResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Share: heap against owned integrations (%d in all)", r.Integrations)
+	p.X.Label.Text = "integrations owned"
+	p.Y.Label.Text = "steady-state heap (MiB)"
+	p.Add(plotter.NewGrid())
+	pts := plotter.XYs{{X: 0, Y: r.IdleHeapMiB}}
+	labels := []string{"idle"}
+	for _, o := range r.Operators {
+		pts = append(pts, plotter.XY{X: float64(o.Owned), Y: o.HeapMiB})
+		labels = append(labels, o.ID)
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	s.Color = caravanColor
+	s.Radius = vg.Points(4)
+	p.Add(s)
+	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	for i := range lbl.TextStyle {
+		lbl.TextStyle[i].XAlign = -0.1
+	}
+	p.Add(lbl)
+	// The line of a heap that grows only with the share, from the idle
+	// heap to the heap owning all.
+	ideal := plotter.XYs{{X: 0, Y: r.IdleHeapMiB}, pts[len(pts)-1]}
+	if err := addLine(p, "idle + per-integration cost × owned", ideal, floorColor); err != nil {
+		return nil, err
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+func handoffPlot(r *HandoffResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Hand-off: %d integrations %s → %s (p99 %.2f s)", r.Integrations, r.From, r.To, r.MoveSeconds.P99)
+	p.X.Label.Text = "seconds from the annotation patch to Ready under the new owner"
+	p.Y.Label.Text = "moved integrations (cumulative %)"
+	p.Add(plotter.NewGrid())
+	times := slices.Clone(r.MoveTimes)
+	slices.Sort(times)
+	cdf := make(plotter.XYs, 0, len(times)+1)
+	cdf = append(cdf, plotter.XY{X: 0, Y: 0})
+	for i, t := range times {
+		cdf = append(cdf, plotter.XY{X: t, Y: 100 * float64(i) / float64(len(times))},
+			plotter.XY{X: t, Y: 100 * float64(i+1) / float64(len(times))})
+	}
+	if err := addLine(p, "Caravan", cdf, caravanColor); err != nil {
+		return nil, err
+	}
+	target := plotter.XYs{{X: 3, Y: 0}, {X: 3, Y: 100}}
+	if err := addLine(p, "target p99 (3 s)", target, otherColor); err != nil {
+		return nil, err
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Points(20)
+	return p, nil
+}
+
+func buildPlot(r *BuildResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Build: %d integrations, %d dependency sets, %d builds", r.Integrations, r.DependencySets, r.Builds)
+	p.X.Label.Text = "seconds since the creation burst started"
+	p.Y.Label.Text = "integrations Ready"
+	p.Add(plotter.NewGrid())
+	if err := addLine(p, "Caravan", steps(r.Curve), caravanColor); err != nil {
+		return nil, err
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Points(20)
+	return p, nil
+}

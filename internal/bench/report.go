@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Table is a titled table of rows.
+type Table struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+}
+
+// Write prints the table with aligned columns.
+func (t Table) Write(w io.Writer) {
+	fmt.Fprintf(w, "\n%s\n", t.Title)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
+	for _, r := range t.Rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	_ = tw.Flush()
+}
+
+// num prints a figure with up to two decimals and no trailing zeros.
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func secs(v float64) string { return num(v) + " s" }
+
+// WriteTables prints one table per scenario that ran.
+func WriteTables(w io.Writer, res *Results) {
+	for _, t := range Tables(res) {
+		t.Write(w)
+	}
+	for s, err := range res.Failures {
+		fmt.Fprintf(w, "\n%s: FAILED: %s\n", s, err)
+	}
+}
+
+// Tables are the tables of the scenarios that ran.
+func Tables(res *Results) []Table {
+	var out []Table
+	if r := res.Rollout; r != nil {
+		out = append(out, rolloutTable(r), operatorTable(r), writesTable(r))
+	}
+	if r := res.Share; r != nil {
+		out = append(out, shareTable(r))
+	}
+	if r := res.Handoff; r != nil {
+		out = append(out, handoffTable(r))
+	}
+	if r := res.Build; r != nil {
+		out = append(out, buildTable(r))
+	}
+	return out
+}
+
+var figureHeader = []string{"FIGURE", "CARAVAN", "FLOOR", "RATIO", "TARGET"}
+
+func rolloutTable(r *RolloutResult) Table {
+	a := r.All
+	return Table{
+		Title:  fmt.Sprintf("Rollout: %d integrations over %d operators, created in one burst", r.Integrations, r.Operators),
+		Header: figureHeader,
+		Rows: [][]string{
+			{"all Ready", secs(r.CaravanSeconds), secs(r.FloorSeconds), num(r.Ratio) + "x", "<= 1.25x"},
+			{"creation burst", secs(r.CaravanCreateSeconds), secs(r.FloorCreateSeconds), "", ""},
+			{"API writes / integration (Events included)", num(a.WritesPerIntegration), "", "", "<= 5"},
+			{"API reads / integration (uncached)", num(a.ReadsPerIntegration), "", "", "<= 1"},
+			{"reconciles / integration", num(a.ReconcilesPerIntegration), "", "", ""},
+			{"Events / integration", num(a.EventsPerIntegration), "", "", ""},
+			{"CPU, all operators", secs(a.CPUSeconds), "", "", ""},
+			{"busiest operator's time in Integration reconciles", secs(a.ReconcileBusySeconds), "", "", ""},
+		},
+	}
+}
+
+// writesTable splits the operators' writes per integration by kind.
+func writesTable(r *RolloutResult) Table {
+	t := Table{Title: "Rollout, operators' writes per integration by kind (API server audit log)",
+		Header: []string{"WRITE", "PER INTEGRATION"}}
+	kinds := make([]string, 0, len(r.WritesByKind))
+	for k := range r.WritesByKind {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		t.Rows = append(t.Rows, []string{k, num(r.WritesByKind[k])})
+	}
+	return t
+}
+
+func operatorTable(r *RolloutResult) Table {
+	t := Table{
+		Title: "Rollout, per operator (per owned integration where it says so)",
+		Header: []string{"OPERATOR", "OWNED", "CPU", "PEAK HEAP", "PEAK RSS",
+			"RECONCILES/IT", "RECONCILING", "READS/IT", "WRITES/IT", "EVENTS/IT"},
+	}
+	for _, f := range append(r.PerOperator, r.All) {
+		t.Rows = append(t.Rows, []string{f.ID, strconv.Itoa(f.Owned), secs(f.CPUSeconds),
+			num(f.PeakHeapMiB) + " MiB", num(f.PeakRSSMiB) + " MiB", num(f.ReconcilesPerIntegration),
+			secs(f.ReconcileBusySeconds), num(f.ReadsPerIntegration), num(f.WritesPerIntegration), num(f.EventsPerIntegration)})
+	}
+	return t
+}
+
+func handoffTable(r *HandoffResult) Table {
+	kinds := make([]string, 0, len(r.WritesByFromAfterReleaseByKind))
+	for k, n := range r.WritesByFromAfterReleaseByKind {
+		kinds = append(kinds, fmt.Sprintf("%s: %d", k, n))
+	}
+	slices.Sort(kinds)
+	writes := strconv.Itoa(r.WritesByFromAfterRelease)
+	if len(kinds) > 0 {
+		writes += " (" + strings.Join(kinds, ", ") + ")"
+	}
+	return Table{
+		Title: fmt.Sprintf("Hand-off: %d Running integrations (%d replicas) moved %s -> %s in one burst",
+			r.Integrations, r.Replicas, r.From, r.To),
+		Header: figureHeader,
+		Rows: [][]string{
+			{"move time p50", secs(r.MoveSeconds.P50), "", "", ""},
+			{"move time p99", secs(r.MoveSeconds.P99), "", "", "<= 3 s"},
+			{"move time max", secs(r.MoveSeconds.Max), "", "", ""},
+			{"all moved", secs(r.TotalSeconds), "", "", ""},
+			{"min ready pods of a moved integration", strconv.Itoa(int(r.MinReadyPods)), "", "", "= " + strconv.Itoa(int(r.Replicas))},
+			{"writes by " + r.From + " for the releases (audit log)", strconv.Itoa(r.ReleaseWrites), "", "", "<= " + strconv.Itoa(2*r.Integrations)},
+			{"writes by " + r.From + " after the releases (audit log)", writes, "", "", "0"},
+			{fmt.Sprintf("writes by %s in %s after / before", r.From, secs(r.SettleSeconds)),
+				num(r.FromWritesSettled) + " / " + num(r.FromWritesIdle), "", "", ""},
+		},
+	}
+}
+
+func shareTable(r *ShareResult) Table {
+	t := Table{
+		Title:  fmt.Sprintf("Share: %d integrations", r.Integrations),
+		Header: figureHeader,
+	}
+	for _, o := range r.Operators {
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("heap of %s owning %d", o.ID, o.Owned), num(o.HeapMiB) + " MiB", "", "", ""})
+	}
+	t.Rows = append(t.Rows,
+		[]string{"heap of an idle operator", num(r.IdleHeapMiB) + " MiB", "", "", ""},
+		[]string{fmt.Sprintf("heap at %d%% / heap owning all", r.Split[0]), num(r.SmallOverAll) + "x", "", "", "<= 0.25x"},
+		[]string{"heap per owned integration (children included)", num(r.KiBPerIntegration) + " KiB", "", "", "<= 20 KiB"},
+	)
+	return t
+}
+
+func buildTable(r *BuildResult) Table {
+	return Table{
+		Title:  fmt.Sprintf("Build: %d integrations over %d dependency sets on one operator, real registry", r.Integrations, r.DependencySets),
+		Header: figureHeader,
+		Rows: [][]string{
+			{"Builds created", strconv.Itoa(r.Builds), "", "", "= " + strconv.Itoa(r.DependencySets)},
+			{"all Ready", secs(r.Seconds), "", "", ""},
+			{"build duration p50", secs(r.BuildSeconds.P50), "", "", ""},
+			{"build duration p99", secs(r.BuildSeconds.P99), "", "", ""},
+		},
+	}
+}
+
+// field returns the value of the first "key: value" line of text.
+func field(text, key string) string {
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

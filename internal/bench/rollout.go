@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+const (
+	floorNamespace   = "bench-floor"
+	rolloutNamespace = "bench-rollout"
+)
+
+// RolloutResult holds the rollout scenario's figures.
+type RolloutResult struct {
+	Integrations int `json:"integrations"`
+	Operators    int `json:"operators"`
+	// FloorSeconds and CaravanSeconds run from the start of the creation
+	// burst to the moment the last object was ready; Ratio is Caravan's
+	// over the floor's.
+	FloorSeconds   float64 `json:"floorSeconds"`
+	CaravanSeconds float64 `json:"caravanSeconds"`
+	Ratio          float64 `json:"ratio"`
+	// FloorCreateSeconds and CaravanCreateSeconds are how long the bursts
+	// of creations took.
+	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
+	CaravanCreateSeconds float64 `json:"caravanCreateSeconds"`
+	// WritesByKind are all operators' writes per integration, by "verb
+	// resource", from the API server's audit log.
+	WritesByKind map[string]float64 `json:"writesByKind"`
+	PerOperator  []OperatorFigures  `json:"perOperator"`
+	All          OperatorFigures    `json:"all"`
+	FloorCurve   []Point            `json:"floorCurve"`
+	CaravanCurve []Point            `json:"caravanCurve"`
+}
+
+// runRollout measures the floor, N bare Deployments with Caravan's pod
+// template, then N pre-built-image integrations spread round-robin over
+// the operators, each created in one burst on the same cluster.
+func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutResult, error) {
+	res := &RolloutResult{Integrations: n, Operators: len(ops)}
+	its := make([]*camelv1.Integration, n)
+	for i := range its {
+		its[i] = newIntegration(rolloutNamespace, fmt.Sprintf("it-%05d", i), ops[i%len(ops)].ID, 1, Image)
+	}
+	if err := runFloor(ctx, e, its, res); err != nil {
+		return nil, err
+	}
+	if err := runCaravanRollout(ctx, e, ops, its, res); err != nil {
+		return nil, err
+	}
+	res.Ratio = round3(ratio(res.CaravanSeconds, res.FloorSeconds))
+	return res, nil
+}
+
+func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *RolloutResult) error {
+	if err := e.createNamespace(ctx, floorNamespace); err != nil {
+		return err
+	}
+	var cms, deps []client.Object
+	for _, it := range its {
+		floor := it.DeepCopy()
+		floor.Namespace = floorNamespace
+		cm, dep, err := floorObjects(floor)
+		if err != nil {
+			return err
+		}
+		cms, deps = append(cms, cm), append(deps, dep)
+	}
+	// The ConfigMaps the pods mount exist before the burst: the floor is
+	// the Deployments alone.
+	if err := createAll(ctx, e.client, cms); err != nil {
+		return err
+	}
+	w, err := newWatcher(ctx, e.config, floorNamespace, &appsv1.Deployment{})
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+	t, err := w.track(ctx, w.deploymentReady(floorNamespace), nil)
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	fmt.Fprintf(e.progress, "rollout: floor, %d Deployments in one burst\n", len(deps))
+	start := time.Now()
+	if err := createAll(ctx, e.client, deps); err != nil {
+		return err
+	}
+	res.FloorCreateSeconds = round3(time.Since(start).Seconds())
+	if err := t.wait(ctx, len(deps), "the floor's Deployments", e.report("ready")); err != nil {
+		return err
+	}
+	res.FloorSeconds = round3(t.last().Sub(start).Seconds())
+	res.FloorCurve = Curve(start, values(t.times()))
+	fmt.Fprintf(e.progress, "rollout: floor ready in %.1fs; deleting it\n", res.FloorSeconds)
+	return e.deleteNamespace(ctx, floorNamespace)
+}
+
+func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*camelv1.Integration, res *RolloutResult) error {
+	if err := e.createNamespace(ctx, rolloutNamespace); err != nil {
+		return err
+	}
+	w, err := newWatcher(ctx, e.config, rolloutNamespace, &camelv1.Integration{})
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+	t, err := w.track(ctx, w.integrationReady(rolloutNamespace), nil)
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	objs := make([]client.Object, len(its))
+	owner := map[string]int{}
+	owned := make([]int, len(ops))
+	for i, it := range its {
+		objs[i] = it
+		owner[it.Name] = i % len(ops)
+		owned[i%len(ops)]++
+	}
+	before, err := scrapeAll(ctx, ops)
+	if err != nil {
+		return err
+	}
+	for _, op := range ops {
+		op.resetPeaks()
+	}
+	fmt.Fprintf(e.progress, "rollout: Caravan, %d integrations over %d operators in one burst\n", len(its), len(ops))
+	start := time.Now()
+	if err := createAll(ctx, e.client, objs); err != nil {
+		return err
+	}
+	res.CaravanCreateSeconds = round3(time.Since(start).Seconds())
+	if err := t.wait(ctx, len(its), "the integrations", e.report("Ready")); err != nil {
+		return err
+	}
+	res.CaravanSeconds = round3(t.last().Sub(start).Seconds())
+	res.CaravanCurve = Curve(start, values(t.times()))
+	after, err := scrapeAll(ctx, ops)
+	if err != nil {
+		return err
+	}
+	byName, err := eventsByRegarding(ctx, e.client, rolloutNamespace)
+	if err != nil {
+		return err
+	}
+	events := make([]int, len(ops))
+	for name, n := range byName {
+		if i, ok := owner[name]; ok {
+			events[i] += n
+		}
+	}
+	res.PerOperator = operatorFigures(ops, before, after, owned, events)
+	res.All = totals(res.PerOperator)
+	kinds, err := writesByKind(e.cluster.AuditLogPath(), rolloutNamespace)
+	if err != nil {
+		return err
+	}
+	res.WritesByKind = map[string]float64{}
+	for k, v := range kinds {
+		res.WritesByKind[k] = round3(float64(v) / float64(len(its)))
+	}
+	fmt.Fprintf(e.progress, "rollout: Caravan ready in %.1fs; deleting the integrations\n", res.CaravanSeconds)
+	return e.deleteNamespace(ctx, rolloutNamespace)
+}
+
+// report returns a progress callback that prints at most every five seconds.
+func (e *env) report(what string) func(int) {
+	last := time.Time{}
+	return func(done int) {
+		if time.Since(last) >= 5*time.Second {
+			fmt.Fprintf(e.progress, "  %d %s\n", done, what)
+			last = time.Now()
+		}
+	}
+}
+
+func values(m map[string]time.Time) []time.Time {
+	out := make([]time.Time, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Percentile returns the p-th percentile (0 < p <= 100) of values by the
+// nearest-rank method, or 0 for no values.
+func Percentile(values []float64, p float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	rank = min(max(rank, 1), len(sorted))
+	return sorted[rank-1]
+}
+
+// Distribution summarises durations in seconds.
+type Distribution struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Summarize returns the distribution of values (seconds).
+func Summarize(values []float64) Distribution {
+	return Distribution{
+		Count: len(values),
+		P50:   Percentile(values, 50),
+		P99:   Percentile(values, 99),
+		Max:   Percentile(values, 100),
+	}
+}
+
+// Point is one sample of a count over time: T seconds after the start.
+type Point struct {
+	T     float64 `json:"t"`
+	Count int     `json:"count"`
+}
+
+// Curve turns the moments each object got ready into the number of ready
+// objects over time, one point per change, starting at zero.
+func Curve(start time.Time, readyAt []time.Time) []Point {
+	ts := make([]float64, 0, len(readyAt))
+	for _, t := range readyAt {
+		ts = append(ts, t.Sub(start).Seconds())
+	}
+	slices.Sort(ts)
+	points := []Point{{T: 0, Count: 0}}
+	for i, t := range ts {
+		points = append(points, Point{T: round3(t), Count: i + 1})
+	}
+	return points
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// ratio is a/b, or 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

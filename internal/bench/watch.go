@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/scheme"
+)
+
+// watcher watches kinds in one namespace, so that the bench learns the
+// moment each object changes instead of polling the API server (which
+// would load the cluster it measures).
+type watcher struct {
+	cache  cache.Cache
+	kinds  []client.Object
+	cancel context.CancelFunc
+}
+
+func newWatcher(ctx context.Context, cfg *rest.Config, namespace string, kinds ...client.Object) (*watcher, error) {
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:            scheme.New(),
+		DefaultNamespaces: map[string]cache.Config{namespace: {}},
+		DefaultTransform:  cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watcher{cache: c, kinds: kinds, cancel: cancel}
+	for _, k := range kinds {
+		if _, err := c.GetInformer(ctx, k); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		cancel()
+		return nil, fmt.Errorf("watching namespace %s: caches did not sync", namespace)
+	}
+	return w, nil
+}
+
+func (w *watcher) stop() { w.cancel() }
+
+// tracker records, per name, the first moment check(name) held, checking
+// at every add or update of a watched object named name (or whose
+// integration label names it).
+type tracker struct {
+	mu      sync.Mutex
+	readyAt map[string]time.Time
+	check   func(name string) bool
+	onEvent func(obj client.Object)
+	regs    []func()
+}
+
+func (w *watcher) track(ctx context.Context, check func(name string) bool, onEvent func(client.Object)) (*tracker, error) {
+	t := &tracker{readyAt: map[string]time.Time{}, check: check, onEvent: onEvent}
+	handle := func(o any) {
+		obj, ok := o.(client.Object)
+		if !ok {
+			return
+		}
+		now := time.Now()
+		if t.onEvent != nil {
+			t.onEvent(obj)
+		}
+		name := obj.GetName()
+		if it := obj.GetLabels()[camelv1.IntegrationLabel]; it != "" {
+			name = it
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if _, done := t.readyAt[name]; !done && t.check(name) {
+			t.readyAt[name] = now
+		}
+	}
+	for _, k := range w.kinds {
+		inf, err := w.cache.GetInformer(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { handle(o) },
+			UpdateFunc: func(_, o any) { handle(o) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		t.regs = append(t.regs, func() { _ = inf.RemoveEventHandler(reg) })
+	}
+	return t, nil
+}
+
+func (t *tracker) stop() {
+	for _, r := range t.regs {
+		r()
+	}
+}
+
+func (t *tracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.readyAt)
+}
+
+func (t *tracker) times() map[string]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]time.Time, len(t.readyAt))
+	for k, v := range t.readyAt {
+		out[k] = v
+	}
+	return out
+}
+
+// wait returns when n names are done, or ctx ends.
+func (t *tracker) wait(ctx context.Context, n int, what string, progress func(done int)) error {
+	last := -1
+	for {
+		done := t.count()
+		if done != last && progress != nil {
+			progress(done)
+		}
+		last = done
+		if done >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %d of %d done: %w", what, done, n, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// last is the latest of the recorded moments.
+func (t *tracker) last() time.Time {
+	var last time.Time
+	for _, at := range t.times() {
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last
+}
+
+// integrationReady is the check of an Integration in the cache being
+// Ready=True.
+func (w *watcher) integrationReady(namespace string) func(string) bool {
+	return func(name string) bool {
+		it := &camelv1.Integration{}
+		if err := w.cache.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, it); err != nil {
+			return false
+		}
+		return meta.IsStatusConditionTrue(it.Status.Conditions, camelv1.ConditionReady)
+	}
+}
+
+// deploymentReady is the check of a Deployment in the cache having all
+// its replicas updated, ready and available.
+func (w *watcher) deploymentReady(namespace string) func(string) bool {
+	return func(name string) bool {
+		d := &appsv1.Deployment{}
+		if err := w.cache.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
+			return false
+		}
+		return rolledOut(d)
+	}
+}
+
+// rolledOut tells whether the Deployment's latest template runs on all
+// its replicas, ready, with no old pod left.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want &&
+		st.ReadyReplicas >= want && st.AvailableReplicas >= want && st.Replicas == want
+}

@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/digest"
+	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// Image is the image bench integrations run; kwok never pulls it.
+const Image = "example/camel-app:1.0"
+
+// floorID is the operator id the floor's Deployments are labelled with:
+// no operator runs with it, so none of them is touched by an operator.
+const floorID = "bench-floor"
+
+// workers is how many requests a burst sends at once.
+const workers = 50
+
+// newIntegration is a timer-to-log flow, like the end-to-end tests', on
+// Image (pre-built: no kit build) or, with image "", on a kit built from
+// deps; assigned to operatorID.
+func newIntegration(ns, name, operatorID string, replicas int32, image string, deps ...string) *camelv1.Integration {
+	it := &camelv1.Integration{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: operatorID}},
+		Spec: camelv1.IntegrationSpec{
+			Replicas: ptr.To(replicas),
+			Flows: []camelv1.RawObject{raw(map[string]any{"from": map[string]any{
+				"uri":   "timer:tick",
+				"steps": []any{map[string]any{"to": "log:info"}},
+			}})},
+			Dependencies: deps,
+		},
+	}
+	if image != "" {
+		it.Spec.Traits = camelv1.Traits{"container": raw(map[string]any{"image": image})}
+	}
+	return it
+}
+
+func raw(v any) camelv1.RawObject {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: data}}
+}
+
+// floorObjects renders, with internal/render, the ConfigMap and the
+// Deployment an operator would make for it: same pod template (image,
+// command, env, volumes, labels). They are labelled with floorID and
+// have no owner, so neither an operator nor the garbage collector acts
+// on them.
+func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error) {
+	traits, err := trait.Parse(it.Spec.Traits)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := digest.Integration(it)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := render.Input{Integration: it, Traits: traits, OperatorID: floorID, Image: traits.Container.Image(),
+		Digest: d, RunCommand: render.DefaultRunCommand}
+	cm, err := render.ConfigMap(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	dep, err := render.Deployment(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	cm.OwnerReferences, dep.OwnerReferences = nil, nil
+	return cm, dep, nil
+}
+
+// createAll creates objs with a pool of workers and returns the first
+// error.
+func createAll(ctx context.Context, c client.Client, objs []client.Object) error {
+	return parallel(ctx, len(objs), func(ctx context.Context, i int) error {
+		if err := c.Create(ctx, objs[i]); err != nil {
+			return fmt.Errorf("creating %s: %w", objs[i].GetName(), err)
+		}
+		return nil
+	})
+}
+
+// parallel runs do(0..n-1) on a pool of workers and returns the first
+// error.
+func parallel(ctx context.Context, n int, do func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := do(ctx, i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return firstErr
+}

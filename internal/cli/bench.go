@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/bench"
+)
+
+// BenchOptions are the options of `caravan bench`.
+type BenchOptions struct {
+	Scenarios           []string
+	Integrations        int
+	Operators           int
+	Share               string
+	ShareIntegrations   int
+	HandoffIntegrations int
+	HandoffReplicas     int32
+	BuildIntegrations   int
+	BuildSets           int
+	OutDir              string
+	Timeout             time.Duration
+
+	// Set by Complete.
+	opts bench.Options
+
+	genericiooptions.IOStreams
+}
+
+// newCmdBench builds `caravan bench`. It never uses the kubeconfig: the
+// bench brings up a cluster of its own.
+func newCmdBench(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &BenchOptions{
+		Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, Operators: 3, Share: "10,90",
+		ShareIntegrations: 5000, HandoffIntegrations: 100, HandoffReplicas: 2,
+		BuildIntegrations: 50, BuildSets: 5, Timeout: time.Hour, IOStreams: streams,
+	}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure Caravan against the floor on a local cluster of its own",
+		Long: `Measure Caravan on a local cluster that the bench starts (and stops) itself; it
+never touches the cluster of your kubeconfig. Operators run as separate
+processes of this binary, each with its own identity and metrics.
+
+Scenarios:
+  rollout  N pre-built-image integrations over M operators, created in one burst,
+           against the floor: N bare Deployments with the same pod template.
+           Per operator: CPU, peak heap and RSS, reconciles, API reads and writes,
+           Events, per integration.
+  handoff  Running integrations (2 replicas) moved from one operator to another in
+           one burst: move time p50/p99/max, fewest ready pods, writes by the old
+           owner after the move.
+  share    (opt-in, slow) 5000 integrations split 10/90 between two operators, then
+           all on a third: steady-state heaps and heap per owned integration.
+  build    (opt-in, needs the docker-registry binary) integrations over dependency
+           sets built into a real registry: builds, time to Ready, build durations.
+
+Every figure is a ratio or a count measured side by side in the same run. The
+tables go to stdout; bench.json and one PNG per scenario go to --out. The first
+run builds the cluster binaries (several minutes).`,
+		Example: `  # Rollout and hand-off at the default scale
+  caravan bench
+
+  # Everything, smaller, into a directory of your choice
+  caravan bench --scenarios rollout,share,handoff,build -N 200 --share-integrations 1000 --out /tmp/perf`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.opts.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build")
+	// -n is kubectl's --namespace on every command.
+	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
+	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off uses the first two)")
+	f.StringVar(&o.Share, "share", o.Share, "split of the share scenario between two operators, in percent")
+	f.IntVar(&o.ShareIntegrations, "share-integrations", o.ShareIntegrations, "integrations of the share scenario")
+	f.IntVar(&o.HandoffIntegrations, "handoff-integrations", o.HandoffIntegrations, "integrations moved at once in the hand-off scenario")
+	f.Int32Var(&o.HandoffReplicas, "handoff-replicas", o.HandoffReplicas, "replicas of each moved integration")
+	f.IntVar(&o.BuildIntegrations, "build-integrations", o.BuildIntegrations, "integrations of the build scenario")
+	f.IntVar(&o.BuildSets, "build-dependency-sets", o.BuildSets, "distinct dependency sets of the build scenario")
+	f.StringVar(&o.OutDir, "out", "", "directory for bench.json and the PNGs (default docs/perf when it exists here, else a new temporary directory)")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long (the cluster is cleaned up all the same)")
+	return cmd
+}
+
+// Complete resolves the binary, the share split and the output directory.
+func (o *BenchOptions) Complete() error {
+	binary, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the caravan binary: %w", err)
+	}
+	split, err := parseSplit(o.Share)
+	if err != nil {
+		return err
+	}
+	if o.OutDir == "" {
+		o.OutDir = "docs/perf"
+		if st, err := os.Stat(o.OutDir); err != nil || !st.IsDir() {
+			if o.OutDir, err = os.MkdirTemp("", "caravan-bench-out-"); err != nil {
+				return err
+			}
+		}
+	}
+	o.opts = bench.Options{
+		Binary: binary, Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators,
+		ShareIntegrations: o.ShareIntegrations, ShareSplit: split,
+		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
+		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
+		Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
+	}
+	return nil
+}
+
+// Run runs the bench within the timeout.
+func (o *BenchOptions) Run(ctx context.Context) error {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	_, err := bench.Run(ctx, o.opts)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the bench did not finish within --timeout %s: %w", o.Timeout, err)
+	}
+	if err == nil {
+		fmt.Fprintf(o.ErrOut, "figures written to %s\n", o.opts.Out)
+	}
+	return err
+}
+
+// parseSplit reads "10,90".
+func parseSplit(s string) ([2]int, error) {
+	var split [2]int
+	parts := strings.Split(s, ",")
+	if len(parts) != 2 {
+		return split, fmt.Errorf("--share must be two percentages like 10,90, got %q", s)
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return split, fmt.Errorf("--share must be two percentages like 10,90, got %q", s)
+		}
+		split[i] = v
+	}
+	return split, nil
+}

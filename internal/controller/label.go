@@ -1,0 +1,42 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// HandLabelOver moves the operator-id label of obj, which no longer names
+// this operator in its annotation, to the operator it names now, or
+// removes it when it names none. The patch carries the resourceVersion
+// read: a resource changed meanwhile is left to its newer version. It is
+// the last write of an operator that releases a resource.
+func HandLabelOver(ctx context.Context, c client.Client, obj client.Object) error {
+	var label any // removed when the resource names no operator
+	to := ownership.AssignedID(obj.GetAnnotations())
+	if to != "" {
+		label = to
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": obj.GetResourceVersion(),
+		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
+	}})
+	if err != nil {
+		return err
+	}
+	err = c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // changed meanwhile; the newer version decides
+	}
+	if err != nil {
+		return fmt.Errorf("handing the label over to %q: %w", to, err)
+	}
+	return nil
+}
