@@ -229,23 +229,25 @@ func TestAnIntegrationThatLeavesIsNotCleanedUp(t *testing.T) {
 	}, 5*time.Second, 250*time.Millisecond).Should(Succeed())
 }
 
-// TestPhaseChangesAreRecordedAsEvents.
+// TestPhaseChangesAreRecordedAsEvents: a phase a user must act on gets an
+// Event saying why (transient phases do not: the status shows them).
 func TestPhaseChangesAreRecordedAsEvents(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.Namespace(t)
 	it := harness.NewIntegration(ns, "evented", operatorID, 1)
+	it.Spec.Flows = nil
 	g.Expect(env.Client.Create(context.Background(), it)).To(Succeed())
 	g.Eventually(func() []string {
 		events := &eventsv1.EventList{}
 		_ = env.Client.List(context.Background(), events, client.InNamespace(ns))
 		var notes []string
 		for _, e := range events.Items {
-			if e.Regarding.Name == "evented" && e.Reason == "IntegrationPhaseUpdated" {
+			if e.Regarding.Name == "evented" && e.Reason == "IntegrationPhaseUpdated" && e.Type == "Warning" {
 				notes = append(notes, e.Note)
 			}
 		}
 		return notes
-	}, timeout, poll).Should(ContainElement(ContainSubstring(`phase "Deploying"`)))
+	}, timeout, poll).Should(ContainElement(And(ContainSubstring(`phase "Error"`), ContainSubstring("no sources and no flows"))))
 }
 
 // TestThePlatformIsRecreatedWithItsDefaults.

@@ -66,14 +66,13 @@ func deploymentReady(d *appsv1.Deployment) (bool, string) {
 		want = *d.Spec.Replicas
 	}
 	st := d.Status
-	msg := fmt.Sprintf("%d/%d pods ready, %d updated", st.ReadyReplicas, want, st.UpdatedReplicas)
-	if st.ObservedGeneration < d.Generation {
-		return false, "the Deployment's latest change is not observed yet; " + msg
+	// The message while rolling out stays the same from one pod to the
+	// next, so that progress does not cost a status write per pod.
+	if st.ObservedGeneration < d.Generation ||
+		st.UpdatedReplicas < want || st.ReadyReplicas < want || st.AvailableReplicas < want || st.Replicas > want {
+		return false, fmt.Sprintf("rolling out: waiting for %d updated and ready pods", want)
 	}
-	if st.UpdatedReplicas < want || st.ReadyReplicas < want || st.AvailableReplicas < want || st.Replicas > want {
-		return false, msg
-	}
-	return true, msg
+	return true, fmt.Sprintf("%d/%d pods ready, %d updated", st.ReadyReplicas, want, st.UpdatedReplicas)
 }
 
 func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
@@ -108,10 +107,17 @@ func setOptional(st *camelv1.IntegrationStatus, t string, c *metav1.Condition, g
 	setCondition(st, t, *c, gen)
 }
 
+// transient phases pass on their own within a reconcile or two; the
+// status shows them, and an Event for each would double the writes of
+// reaching Running.
+func transient(p camelv1.IntegrationPhase) bool {
+	return p == camelv1.IntegrationPhaseInitialization || p == camelv1.IntegrationPhaseDeploying
+}
+
 // recordTransition emits an Event when the phase changed, and observes
 // the time to first readiness.
 func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
-	if before.Status.Phase == after.Status.Phase {
+	if before.Status.Phase == after.Status.Phase || transient(after.Status.Phase) {
 		return
 	}
 	kind := "Normal"
