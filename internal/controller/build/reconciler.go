@@ -121,7 +121,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	before := b.DeepCopy()
 	defer func() {
-		if err := r.patchStatus(ctx, before, b); err != nil && retErr == nil {
+		if err := r.patchStatus(ctx, before, b); err != nil {
+			// The status must land: a failed write is retried, even
+			// when the steps ended in a terminal error.
 			retErr = err
 		}
 	}()

@@ -158,7 +158,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	before := it.DeepCopy()
 	s := &scope{it: it}
 	defer func() {
-		if err := r.patchStatus(ctx, before, s); err != nil && retErr == nil {
+		if err := r.patchStatus(ctx, before, s); err != nil {
+			// The status must land: a failed write is retried, even
+			// when the steps ended in a terminal error.
 			retErr = err
 		}
 	}()
