@@ -55,6 +55,7 @@ func runBuild(ctx context.Context, e *env, op *Operator, n, sets int) (*BuildRes
 	if err != nil {
 		return nil, err
 	}
+	ready.sweep = w.integrationNames(buildNamespace)
 	defer ready.stop()
 	objs := make([]client.Object, n)
 	for i := range objs {

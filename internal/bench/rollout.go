@@ -115,6 +115,7 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	if err != nil {
 		return err
 	}
+	t.sweep = w.integrationNames(rolloutNamespace)
 	defer t.stop()
 	objs := make([]client.Object, len(its))
 	owner := map[string]int{}

@@ -80,6 +80,7 @@ func runShare(ctx context.Context, e *env, n int, split [2]int) (*ShareResult, e
 	if err != nil {
 		return nil, err
 	}
+	ready.sweep = w.integrationNames(shareNamespace)
 	fmt.Fprintf(e.progress, "share: %d integrations, %d on %s and %d on %s\n", n, small, a.ID, n-small, b.ID)
 	if err := createAll(ctx, e.client, objs); err != nil {
 		return nil, err

@@ -62,6 +62,10 @@ type tracker struct {
 	check   func(name string) bool
 	onEvent func(obj client.Object)
 	regs    []func()
+	// sweep, when set, lists the names to check again when waiting makes
+	// no progress for 5 s: a safety net for a moment that no event showed
+	// (it is then recorded when the sweep sees it, late).
+	sweep func() []string
 }
 
 func (w *watcher) track(ctx context.Context, check func(name string) bool, onEvent func(client.Object)) (*tracker, error) {
@@ -126,11 +130,19 @@ func (t *tracker) times() map[string]time.Time {
 
 // wait returns when n names are done, or ctx ends.
 func (t *tracker) wait(ctx context.Context, n int, what string, progress func(done int)) error {
-	last := -1
+	last, changed := -1, time.Now()
 	for {
+		if time.Since(changed) > 5*time.Second {
+			// No progress for a while: look at every object once more,
+			// rather than wait for an event that may not come.
+			t.sweepOnce()
+		}
 		done := t.count()
-		if done != last && progress != nil {
-			progress(done)
+		if done != last {
+			changed = time.Now()
+			if progress != nil {
+				progress(done)
+			}
 		}
 		last = done
 		if done >= n {
@@ -141,6 +153,36 @@ func (t *tracker) wait(ctx context.Context, n int, what string, progress func(do
 			return fmt.Errorf("waiting for %s: %d of %d done: %w", what, done, n, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
+	}
+}
+
+func (t *tracker) sweepOnce() {
+	if t.sweep == nil {
+		return
+	}
+	names := t.sweep()
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, name := range names {
+		if _, done := t.readyAt[name]; !done && t.check(name) {
+			t.readyAt[name] = now
+		}
+	}
+}
+
+// integrationNames lists the integrations of namespace in the cache.
+func (w *watcher) integrationNames(namespace string) func() []string {
+	return func() []string {
+		list := &camelv1.IntegrationList{}
+		if err := w.cache.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
+			return nil
+		}
+		names := make([]string, 0, len(list.Items))
+		for _, it := range list.Items {
+			names = append(names, it.Name)
+		}
+		return names
 	}
 }
 
