@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -268,14 +269,32 @@ func waitFor(ctx context.Context, p *Process, timeout time.Duration, check func(
 	}
 }
 
-// freePort asks the kernel for an unused loopback port.
+var (
+	portsMu sync.Mutex
+	// portsGiven are the ports this process handed out: the kernel may
+	// offer a port again once the probe closed it, before the component
+	// it was meant for has bound it.
+	portsGiven = map[int]bool{}
+)
+
+// freePort asks the kernel for an unused loopback port, never one this
+// process handed out before.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("finding a free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !portsGiven[port] {
+			portsGiven[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("finding a free port: no new port after 100 tries")
 }
 
 func loopbackURL(scheme string, port int) string {

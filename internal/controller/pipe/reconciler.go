@@ -157,6 +157,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
 
+// creatingRecheck is how often a binding whose Integration is not ready
+// yet is looked at again without an event.
+const creatingRecheck = 10 * time.Second
+
 // reconcile runs the steps in order; the status is computed from what
 // they observed and written once, at the end.
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
@@ -182,6 +186,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		// input (a terminal error would not be).
 		if err := r.patchStatus(ctx, before, s); err != nil {
 			result, retErr = reconcile.Result{}, err
+			return
+		}
+		if retErr == nil && result.IsZero() && !s.released && s.status.Phase == camelv1.PipePhaseCreating {
+			// The Integration's own changes bring the binding up to
+			// date; a look now and then makes sure none is missed.
+			result = reconcile.Result{RequeueAfter: creatingRecheck}
 		}
 	}()
 	steps := []func(context.Context, *scope) (reconcile.Result, error){
