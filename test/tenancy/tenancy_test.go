@@ -96,6 +96,26 @@ func runningUnder(key client.ObjectKey, id string) error {
 	return nil
 }
 
+// refused creates obj until the API server refuses it as Forbidden, and
+// returns that error. An admission policy binding (and its parameter)
+// takes effect a moment after it is created: a create that got through
+// before is deleted and tried again.
+func refused(t *testing.T, c client.Client, obj client.Object) error {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	NewWithT(t).Eventually(func() bool {
+		try := obj.DeepCopyObject().(client.Object)
+		err = c.Create(ctx, try)
+		if err == nil {
+			_ = env.Client.Delete(ctx, try)
+			return false
+		}
+		return apierrors.IsForbidden(err)
+	}, 30*time.Second, time.Second).Should(BeTrue(), "never refused: %v", err)
+	return err
+}
+
 // TestAssigningWorkToAnOperatorNeedsTheUseVerb: a tenant may assign to
 // the operator she may use, is refused any other with a message naming
 // the operator and the permission, and a refused change leaves the object
@@ -115,8 +135,7 @@ func TestAssigningWorkToAnOperatorNeedsTheUseVerb(t *testing.T) {
 	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(mine), "tenant-a") }, timeout, poll).Should(Succeed())
 
 	theirs := harness.NewIntegration(apps, "theirs", "tenant-b", 1)
-	err := alice.Create(ctx, theirs)
-	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	err := refused(t, alice, theirs)
 	g.Expect(err.Error()).To(ContainSubstring("to operator tenant-b needs the verb use on integrationoperators/tenant-b"))
 	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(theirs), &camelv1.Integration{}))).To(BeTrue())
 
@@ -199,8 +218,7 @@ func TestAnOperatorLimitedToANamespaceNeverServesAnother(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, inA)).To(Succeed())
 	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(inA), "scoped") }, timeout, poll).Should(Succeed())
 
-	err := env.Client.Create(ctx, harness.NewIntegration(teamB, "in-team-b", "scoped", 1))
-	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	err := refused(t, env.Client, harness.NewIntegration(teamB, "in-team-b", "scoped", 1))
 	g.Expect(err.Error()).To(ContainSubstring("operator scoped serves only the namespaces " + teamA + ", not " + teamB))
 
 	key := client.ObjectKeyFromObject(early)
