@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
 // operatorGroup is the group of every operator identity the bench mints;
@@ -46,11 +48,11 @@ func (e *env) startOperator(id string) (*Operator, error) {
 	if err := e.cluster.WriteKubeconfig(kubeconfig, user, operatorGroup); err != nil {
 		return nil, err
 	}
-	metrics, err := freePort()
+	metrics, err := localcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	probes, err := freePort()
+	probes, err := localcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}

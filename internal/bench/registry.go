@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
 // registry is a docker-registry process (Debian's package, the
@@ -42,7 +43,7 @@ func startRegistry(ctx context.Context, dir string) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := localcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}

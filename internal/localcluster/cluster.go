@@ -277,9 +277,9 @@ var (
 	portsGiven = map[int]bool{}
 )
 
-// freePort asks the kernel for an unused loopback port, never one this
+// FreePort asks the kernel for an unused loopback port, never one this
 // process handed out before.
-func freePort() (int, error) {
+func FreePort() (int, error) {
 	portsMu.Lock()
 	defer portsMu.Unlock()
 	for range 100 {

@@ -64,11 +64,11 @@ func (c *Cluster) writePKI(_ context.Context, _ Options) error {
 }
 
 func (c *Cluster) startEtcd(ctx context.Context, opts Options) error {
-	clientPort, err := freePort()
+	clientPort, err := FreePort()
 	if err != nil {
 		return err
 	}
-	peerPort, err := freePort()
+	peerPort, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (c *Cluster) startEtcd(ctx context.Context, opts Options) error {
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
 	if err := c.WriteKubeconfig(kwok, "kwok", "system:masters"); err != nil {
 		return err
 	}
-	kwokPort, err := freePort()
+	kwokPort, err := FreePort()
 	if err != nil {
 		return err
 	}

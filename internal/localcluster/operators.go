@@ -47,11 +47,11 @@ func (c *Cluster) StartOperator(binary, id, namespace, token string, extraArgs .
 	if err := c.writeTokenKubeconfig(kubeconfig, "system:serviceaccount:"+namespace+":"+id+"-operator", token); err != nil {
 		return nil, err
 	}
-	metrics, err := freePort()
+	metrics, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	probes, err := freePort()
+	probes, err := FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func RegistryBinary() string {
 // stand-in for the platforms' default base image into it, so that kits
 // build on the local cluster without reaching any other registry.
 func (c *Cluster) startRegistry(ctx context.Context, opts Options) error {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return err
 	}

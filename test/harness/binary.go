@@ -2,12 +2,10 @@ package harness
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sync"
 )
 
 // BuildCaravan builds the caravan binary from this source tree into dir
@@ -28,30 +26,4 @@ func BuildCaravan(dir string) (string, error) {
 func sourceRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-var (
-	portsMu sync.Mutex
-	// portsGiven are the ports handed out by this test binary: the kernel
-	// may offer a port again once the probe closed it, before the process
-	// it was meant for has bound it.
-	portsGiven = map[int]bool{}
-)
-
-func localFreePort() (int, error) {
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("finding a free port: %w", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !portsGiven[port] {
-			portsGiven[port] = true
-			return port, nil
-		}
-	}
-	return 0, fmt.Errorf("finding a free port: no new port after 100 tries")
 }

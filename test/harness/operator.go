@@ -19,6 +19,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
 // OperatorRole is the ClusterRole, generated from the controllers' RBAC
@@ -218,7 +220,7 @@ func (e *Env) bindOperatorRole(t testing.TB) {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	port, err := localFreePort()
+	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
