@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/config/rbac"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
@@ -165,6 +166,9 @@ func (e *env) deleteNamespace(ctx context.Context, name string) error {
 // startOperators starts operators with the given ids and waits until all
 // are ready.
 func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, error) {
+	if err := e.installAdmission(ctx, ids); err != nil {
+		return nil, err
+	}
 	ops := make([]*Operator, 0, len(ids))
 	for _, id := range ids {
 		op, err := e.startOperator(id)
@@ -179,6 +183,34 @@ func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, e
 		}
 	}
 	return ops, nil
+}
+
+// installAdmission installs the admission policies that `caravan install`
+// installs, for ids, so that the operators run as they do on a cluster
+// installed by it (the API server mirrors the operator-id label), and
+// waits until the label policy acts: a server-side dry run of an assigned
+// Integration comes back labelled.
+func (e *env) installAdmission(ctx context.Context, ids []string) error {
+	installer := &install.Installer{Client: e.client, Out: io.Discard}
+	if err := installer.Install(ctx, operatorNamespace, install.AdmissionPolicies(ids...)); err != nil {
+		return fmt.Errorf("installing the admission policies: %w", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		probe := newIntegration(operatorNamespace, "admission-probe", ids[0], 0, Image)
+		err := e.client.Create(ctx, probe, client.DryRunAll)
+		if err == nil && probe.GetLabels()[camelv1.OperatorIDLabel] == ids[0] {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the admission policies did not take effect within a minute (last error: %v)", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // stop ends the operators, then the cluster, and removes the directory.

@@ -27,6 +27,18 @@ type HandoffResult struct {
 	MoveSeconds  Distribution `json:"moveSeconds"`
 	MoveTimes    []float64    `json:"moveTimes"`
 	TotalSeconds float64      `json:"totalSeconds"`
+	// AdoptSeconds is, per integration, the time from its annotation
+	// patch to being owned by To (the release by From and the adoption):
+	// the rest of a move is the rolling update of its Deployment.
+	AdoptSeconds Distribution `json:"adoptSeconds"`
+	// FloorMoveSeconds is the same rolling update without Caravan: as many
+	// bare Deployments with the same pod template, given the template
+	// change a move makes in one burst; per Deployment, the time from its
+	// patch until it rolled out. FloorMoveTimes holds the times and
+	// P99Ratio is Caravan's p99 over the floor's.
+	FloorMoveSeconds Distribution `json:"floorMoveSeconds"`
+	FloorMoveTimes   []float64    `json:"floorMoveTimes"`
+	P99Ratio         float64      `json:"p99Ratio"`
 	// MinReadyPods is the fewest ready (not terminating) pods any moved
 	// integration had during the move, seen on a pod watch.
 	MinReadyPods int32 `json:"minReadyPods"`
@@ -59,6 +71,11 @@ const (
 func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas int32) (*HandoffResult, error) {
 	res := &HandoffResult{Integrations: n, Replicas: replicas, From: from.ID, To: to.ID,
 		SettleSeconds: settle.Seconds(), MinReadyPods: replicas}
+	floor, err := runHandoffFloor(ctx, e, n, replicas)
+	if err != nil {
+		return nil, err
+	}
+	res.FloorMoveTimes, res.FloorMoveSeconds = floor, Summarize(floor)
 	if err := e.createNamespace(ctx, handoffNamespace); err != nil {
 		return nil, err
 	}
@@ -102,6 +119,11 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 		return nil, err
 	}
 	defer moved.stop()
+	adopted, err := w.track(ctx, w.ownedBy(handoffNamespace, to.ID), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer adopted.stop()
 	patchedAt := make([]time.Time, n)
 	fmt.Fprintf(e.progress, "hand-off: moving them to %s in one burst\n", to.ID)
 	start := time.Now()
@@ -116,11 +138,16 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 	if err := moved.wait(ctx, n, "the moves", e.report("moved")); err != nil {
 		return nil, err
 	}
-	done := moved.times()
+	done, owned := moved.times(), adopted.times()
+	var adoptTimes []float64
 	for i, obj := range objs {
 		res.MoveTimes = append(res.MoveTimes, round3(done[obj.GetName()].Sub(patchedAt[i]).Seconds()))
+		if at, ok := owned[obj.GetName()]; ok {
+			adoptTimes = append(adoptTimes, round3(at.Sub(patchedAt[i]).Seconds()))
+		}
 	}
-	res.MoveSeconds = Summarize(res.MoveTimes)
+	res.MoveSeconds, res.AdoptSeconds = Summarize(res.MoveTimes), Summarize(adoptTimes)
+	res.P99Ratio = round3(ratio(res.MoveSeconds.P99, res.FloorMoveSeconds.P99))
 	res.TotalSeconds = round3(moved.last().Sub(start).Seconds())
 
 	if err := measureFromWrites(ctx, e, from, objs, patchedAt, res); err != nil {

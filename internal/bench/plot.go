@@ -150,16 +150,13 @@ func handoffPlot(r *HandoffResult) (*plot.Plot, error) {
 	p.X.Label.Text = "seconds from the annotation patch to Ready under the new owner"
 	p.Y.Label.Text = "moved integrations (cumulative %)"
 	p.Add(plotter.NewGrid())
-	times := slices.Clone(r.MoveTimes)
-	slices.Sort(times)
-	cdf := make(plotter.XYs, 0, len(times)+1)
-	cdf = append(cdf, plotter.XY{X: 0, Y: 0})
-	for i, t := range times {
-		cdf = append(cdf, plotter.XY{X: t, Y: 100 * float64(i) / float64(len(times))},
-			plotter.XY{X: t, Y: 100 * float64(i+1) / float64(len(times))})
-	}
-	if err := addLine(p, "Caravan", cdf, caravanColor); err != nil {
+	if err := addLine(p, "Caravan", cdf(r.MoveTimes), caravanColor); err != nil {
 		return nil, err
+	}
+	if len(r.FloorMoveTimes) > 0 {
+		if err := addLine(p, "floor (the same rolling updates, bare Deployments)", cdf(r.FloorMoveTimes), floorColor); err != nil {
+			return nil, err
+		}
 	}
 	target := plotter.XYs{{X: 3, Y: 0}, {X: 3, Y: 100}}
 	if err := addLine(p, "target p99 (3 s)", target, otherColor); err != nil {
@@ -168,6 +165,19 @@ func handoffPlot(r *HandoffResult) (*plot.Plot, error) {
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.YOffs = vg.Points(20)
 	return p, nil
+}
+
+// cdf is the cumulative distribution of times, in percent.
+func cdf(times []float64) plotter.XYs {
+	times = slices.Clone(times)
+	slices.Sort(times)
+	xys := make(plotter.XYs, 0, 2*len(times)+1)
+	xys = append(xys, plotter.XY{X: 0, Y: 0})
+	for i, t := range times {
+		xys = append(xys, plotter.XY{X: t, Y: 100 * float64(i) / float64(len(times))},
+			plotter.XY{X: t, Y: 100 * float64(i+1) / float64(len(times))})
+	}
+	return xys
 }
 
 func buildPlot(r *BuildResult) (*plot.Plot, error) {

@@ -130,9 +130,10 @@ func handoffTable(r *HandoffResult) Table {
 			r.Integrations, r.Replicas, r.From, r.To),
 		Header: figureHeader,
 		Rows: [][]string{
-			{"move time p50", secs(r.MoveSeconds.P50), "", "", ""},
-			{"move time p99", secs(r.MoveSeconds.P99), "", "", "<= 3 s"},
-			{"move time max", secs(r.MoveSeconds.Max), "", "", ""},
+			{"move time p50", secs(r.MoveSeconds.P50), secs(r.FloorMoveSeconds.P50), "", ""},
+			{"move time p99", secs(r.MoveSeconds.P99), secs(r.FloorMoveSeconds.P99), num(r.P99Ratio) + "x", "<= 3 s"},
+			{"move time max", secs(r.MoveSeconds.Max), secs(r.FloorMoveSeconds.Max), "", ""},
+			{"release and adoption p50 / p99", secs(r.AdoptSeconds.P50) + " / " + secs(r.AdoptSeconds.P99), "", "", ""},
 			{"all moved", secs(r.TotalSeconds), "", "", ""},
 			{"min ready pods of a moved integration", strconv.Itoa(int(r.MinReadyPods)), "", "", "= " + strconv.Itoa(int(r.Replicas))},
 			{"writes by " + r.From + " for the releases (audit log)", strconv.Itoa(r.ReleaseWrites), "", "", "<= " + strconv.Itoa(2*r.Integrations)},

@@ -48,7 +48,7 @@ const (
 		request.userInfo.username + ' lacks in namespace ' + object.metadata.namespace +
 		': ask for a RoleBinding to the ClusterRole ' + variables.id + '-operator-user'`
 	servesNamespace = `!(` + assigned + ` && object.metadata.annotations['camel.apache.org/operator.id'] == params.metadata.name)` +
-		` || !has(params.spec.watchNamespaces) || size(params.spec.watchNamespaces) == 0` +
+		` || !has(params.spec) || !has(params.spec.watchNamespaces) || size(params.spec.watchNamespaces) == 0` +
 		` || object.metadata.namespace in params.spec.watchNamespaces`
 	servesNamespaceMessage = `'operator ' + params.metadata.name + ' serves only the namespaces ' +
 		params.spec.watchNamespaces.join(', ') + ', not ' + object.metadata.namespace`
@@ -144,6 +144,20 @@ func admissionManifests(id string) []client.Object {
 				}},
 		},
 	}
+}
+
+// AdmissionPolicies are the admission policies that `caravan install`
+// installs, with the namespaces binding of each of ids: what a cluster
+// whose operators were installed by it enforces.
+func AdmissionPolicies(ids ...string) []client.Object {
+	if len(ids) == 0 {
+		return nil
+	}
+	objs := admissionManifests(ids[0])
+	for _, id := range ids[1:] {
+		objs = append(objs, namespacesBinding(id))
+	}
+	return objs
 }
 
 // namespacesBinding applies NamespacesPolicy with operator id's

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
@@ -154,8 +155,8 @@ func TestPipeScopedBindings(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	nsA, nsB, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
-	opA := env.StartOperator(t, caravanBin, "pipe-scoped-a", nsA)
-	opB := env.StartOperator(t, caravanBin, "pipe-scoped-b", nsB)
+	opA := env.StartOperator(t, caravanBin, "pipe-scoped-a", nsA, "-v", "1")
+	opB := env.StartOperator(t, caravanBin, "pipe-scoped-b", nsB, "-v", "1")
 	waitReady(t, opA, opB)
 	catalog, err := kamelets.Catalog()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -167,6 +168,11 @@ func TestPipeScopedBindings(t *testing.T) {
 	p := newPipe(apps, "scoped", "pipe-not-running")
 	create(t, p)
 	key := client.ObjectKeyFromObject(p)
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpBinding(t, p, opA, opB)
+		}
+	})
 
 	t.Log("annotated for an operator that does not run: no Integration, no status")
 	g.Consistently(func() error {
@@ -224,4 +230,24 @@ func TestPipeScopedBindings(t *testing.T) {
 		}
 		return nil
 	}, 5*time.Second, 500*time.Millisecond).Should(Succeed())
+}
+
+// dumpBinding logs what a failed binding test needs to be understood: the
+// binding and its Integration as the API server holds them, and every line
+// of the operators' logs that names the binding.
+func dumpBinding(t *testing.T, b client.Object, ops ...*harness.Operator) {
+	key := client.ObjectKeyFromObject(b)
+	objs := []client.Object{b.DeepCopyObject().(client.Object), &camelv1.Integration{}}
+	for _, obj := range objs {
+		if err := env.Client.Get(context.Background(), key, obj); err != nil {
+			t.Logf("reading %T %s: %v", obj, key, err)
+			continue
+		}
+		obj.SetManagedFields(nil)
+		data, _ := yaml.Marshal(obj)
+		t.Logf("%T %s:\n%s", obj, key, data)
+	}
+	for _, op := range ops {
+		t.Logf("lines of operator %s's log that name %s:\n%s", op.ID, key.Name, op.LogLines(key.Name))
+	}
 }

@@ -179,6 +179,18 @@ func (o *Operator) LogContains(s string) bool {
 	return strings.Contains(string(data), s)
 }
 
+// LogLines returns the lines of the operator's log that contain s.
+func (o *Operator) LogLines(s string) string {
+	data, _ := os.ReadFile(o.Log)
+	var lines []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, s) {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 func containsAll(line string, labels []string) bool {
 	for _, l := range labels {
 		if !strings.Contains(line, l) {

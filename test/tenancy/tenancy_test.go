@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	installpkg "github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -243,4 +246,37 @@ func TestAnOperatorLimitedToANamespaceNeverServesAnother(t *testing.T) {
 		}
 		return nil
 	}, 5*time.Second, time.Second).Should(Succeed())
+}
+
+// TestARegistrationWithoutSpecLimitsNoNamespace: an operator that
+// registered itself (no `caravan install`) has an IntegrationOperator
+// without spec; the namespaces policy bound to its id must let every
+// namespace assign to it rather than fail on the missing field.
+func TestARegistrationWithoutSpecLimitsNoNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	const id = "self-registered"
+	installer := &installpkg.Installer{Client: env.Client, Out: io.Discard}
+	g.Expect(installer.Install(ctx, ops, installpkg.AdmissionPolicies(id))).To(Succeed())
+	iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id},
+		Spec: camelv1alpha1.IntegrationOperatorSpec{WatchNamespaces: []string{ops}}}
+	g.Expect(env.Client.Create(ctx, iop)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, iop) })
+
+	t.Log("with a spec that names another namespace, the binding refuses: it is in effect")
+	err := refused(t, env.Client, harness.NewIntegration(apps, "limited", id, 1))
+	g.Expect(err.Error()).To(ContainSubstring("operator " + id + " serves only the namespaces " + ops))
+
+	t.Log("without a spec, as a self-registered operator has, every namespace may assign to it")
+	g.Expect(env.Client.Patch(ctx, iop, client.RawPatch(types.MergePatchType, []byte(`{"spec":null}`)))).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(iop), iop)).To(Succeed())
+	g.Eventually(func() error {
+		it := harness.NewIntegration(apps, "unlimited", id, 1)
+		if err := env.Client.Create(ctx, it); err != nil {
+			return err
+		}
+		return env.Client.Delete(ctx, it)
+	}, 30*time.Second, time.Second).Should(Succeed())
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -23,8 +25,19 @@ import (
 // A's registration has gone stale when A is gone, so that writes by A
 // and by B never interleave.
 
-// handoverRetry is how often the new owner looks for the release.
-const handoverRetry = 250 * time.Millisecond
+// handoverRetry is how often the new owner looks for the release when no
+// event brought it (the release event, see released, normally does).
+const handoverRetry = time.Second
+
+// released passes the update that records an owner's release of an
+// integration, for the new owner to adopt it without waiting.
+var released = predicate.TypedFuncs[client.Object]{
+	UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
+		old, okOld := e.ObjectOld.(*camelv1.Integration)
+		cur, okNew := e.ObjectNew.(*camelv1.Integration)
+		return okOld && okNew && old.Status.Ownership.ReleasedAt == nil && cur.Status.Ownership.ReleasedAt != nil
+	},
+}
 
 // releaseIfMoved handles an integration that left this operator's cache:
 // deleted, or assigned elsewhere (its label changed at admission). One

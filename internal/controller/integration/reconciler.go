@@ -66,14 +66,15 @@ type scope struct {
 	platform *camelv1.IntegrationPlatform
 	// traits are set by reconcileTraits: platform defaults merged with the integration's.
 	traits trait.Traits
-	// digest is set by reconcileDigest; initialized tells it changed in this reconcile.
-	digest      string
-	initialized bool
+	// digest is set by reconcileDigest.
+	digest string
 	// image is set by reconcileImage, once the integration has one to run.
 	image string
 	// deployment is set by reconcileDeployment when the cached Deployment
-	// already matches what the integration wants.
+	// already matches what the integration wants; replicas is set by it
+	// to the replicas the integration wants.
 	deployment *appsv1.Deployment
+	replicas   int32
 	// waiting is set by a step that waits for something other than the
 	// Deployment (the platform, a kit): reason and message.
 	waiting *condition
@@ -104,9 +105,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		return err
 	}
 	// Status writes (this controller's own) change neither generation,
-	// annotations nor labels, so they do not cause another reconcile.
+	// annotations nor labels, so they do not cause another reconcile; the
+	// previous owner's release, a status write too, does: the new owner
+	// adopts at once.
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
-		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("integration").
 		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).

@@ -21,11 +21,14 @@ func computeStatus(s *scope) {
 	if s.image != "" {
 		st.Image = s.image
 	}
-	if s.deployment != nil {
+	ready, reconciling, stalled := readiness(s)
+	if s.deployment != nil && ready.Status == metav1.ConditionTrue {
+		// Counted once rolled out: the count of a rollout in progress
+		// changes from one pod to the next, and each change would cost
+		// a status write.
 		replicas := s.deployment.Status.Replicas
 		st.Replicas = &replicas
 	}
-	ready, reconciling, stalled := readiness(s)
 	st.Phase = phase(s, ready)
 	gen := s.it.Generation
 	setCondition(st, camelv1.ConditionReady, ready, gen)
@@ -46,7 +49,9 @@ func readiness(s *scope) (ready metav1.Condition, reconciling, stalled *metav1.C
 	case s.waiting != nil:
 		ready = cond(metav1.ConditionFalse, s.waiting.reason, s.waiting.message)
 	case s.deployment == nil:
-		ready = cond(metav1.ConditionFalse, "Deploying", "the Deployment is being applied")
+		// Just applied: the same condition as when the Deployment is
+		// next seen, rolling out, so that seeing it costs no write.
+		ready = cond(metav1.ConditionFalse, "DeploymentNotReady", rollingOut(s.replicas))
 	default:
 		ok, msg := deploymentReady(s.deployment)
 		if ok {
@@ -70,11 +75,20 @@ func deploymentReady(d *appsv1.Deployment) (bool, string) {
 	// next, so that progress does not cost a status write per pod.
 	if st.ObservedGeneration < d.Generation ||
 		st.UpdatedReplicas < want || st.ReadyReplicas < want || st.AvailableReplicas < want || st.Replicas > want {
-		return false, fmt.Sprintf("rolling out: waiting for %d updated and ready pods", want)
+		return false, rollingOut(want)
 	}
 	return true, fmt.Sprintf("%d/%d pods ready, %d updated", st.ReadyReplicas, want, st.UpdatedReplicas)
 }
 
+// rollingOut is the message of a Deployment of replicas pods that has not
+// rolled out yet.
+func rollingOut(replicas int32) string {
+	return fmt.Sprintf("rolling out: waiting for %d updated and ready pods", replicas)
+}
+
+// phase is the integration's phase. A reconcile that (re)initialises the
+// integration and applies its Deployment shows Deploying, as the next
+// reconcile, which sees the Deployment, does.
 func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 	switch {
 	case s.failure != nil:
@@ -83,7 +97,7 @@ func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 		return camelv1.IntegrationPhaseBuildingKit
 	case ready.Status == metav1.ConditionTrue:
 		return camelv1.IntegrationPhaseRunning
-	case s.initialized || s.waiting != nil:
+	case s.waiting != nil:
 		return camelv1.IntegrationPhaseInitialization
 	default:
 		return camelv1.IntegrationPhaseDeploying

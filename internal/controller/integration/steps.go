@@ -72,7 +72,6 @@ func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Res
 	}
 	s.digest = d
 	if s.it.Status.Digest != d {
-		s.initialized = true
 		s.it.Status.Digest = d
 		s.it.Status.IntegrationKit = nil
 		s.it.Status.InitializationTimestamp = &metav1.Time{Time: r.Clock.Now()}
@@ -196,6 +195,10 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 	if err != nil {
 		s.failure = &condition{"InvalidSpec", err.Error()}
 		return reconcile.Result{}, nil
+	}
+	s.replicas = 1
+	if want.Spec.Replicas != nil {
+		s.replicas = *want.Spec.Replicas
 	}
 	observed := &appsv1.Deployment{}
 	current, err := r.applyIfChanged(ctx, want, observed)

@@ -70,8 +70,7 @@ func (r *Reconciler) compile(ctx context.Context, s *scope) (reconcile.Result, e
 // is current. It writes only an Integration this binding controls, or
 // none: a foreign Integration of the same name is a conflict the user
 // resolves. An Integration outside this operator's cache is new, or is
-// being moved here from another operator with the binding: before taking
-// it, a fresh read of the binding confirms it is still this operator's.
+// being moved here from another operator with the binding.
 func (r *Reconciler) applyIntegration(ctx context.Context, s *scope) (reconcile.Result, error) {
 	observed := s.integration
 	if observed == nil {
@@ -93,11 +92,12 @@ func (r *Reconciler) applyIntegration(ctx context.Context, s *scope) (reconcile.
 			return reconcile.Result{}, nil
 		}
 	}
-	if s.integration == nil {
-		if mine, err := r.stillMine(ctx, s.binding); err != nil || !mine {
-			s.released = !mine
-			return reconcile.Result{}, err
-		}
+	// A write from a stale view of the binding would pull its
+	// Integration back from the operator the binding moved to: a fresh
+	// read confirms the binding is still this operator's first.
+	if mine, err := r.stillMine(ctx, s.binding); err != nil || !mine {
+		s.released = !mine
+		return reconcile.Result{}, err
 	}
 	cfg, err := apply.Configuration(s.desired)
 	if err != nil {

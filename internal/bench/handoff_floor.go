@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+const (
+	handoffFloorNamespace = "bench-handoff-floor"
+	// floorMovedID is the operator id the hand-off floor's pod templates
+	// are changed to, as a move changes CAMEL_OPERATOR_ID.
+	floorMovedID = "bench-floor-moved"
+)
+
+// runHandoffFloor measures the part of a move that is not Caravan's: n
+// bare Deployments with replicas pods and Caravan's pod template, ready,
+// get the pod-template change a move makes (the operator id in the pod
+// environment) in one burst of patches; per Deployment, the time from its
+// patch until it has rolled the new template out on all replicas.
+func runHandoffFloor(ctx context.Context, e *env, n int, replicas int32) ([]float64, error) {
+	if err := e.createNamespace(ctx, handoffFloorNamespace); err != nil {
+		return nil, err
+	}
+	var cms, deps []client.Object
+	for i := 0; i < n; i++ {
+		it := newIntegration(handoffFloorNamespace, fmt.Sprintf("mover-%04d", i), floorID, replicas, Image)
+		cm, dep, err := floorObjects(it)
+		if err != nil {
+			return nil, err
+		}
+		cms, deps = append(cms, cm), append(deps, dep)
+	}
+	w, err := newWatcher(ctx, e.config, handoffFloorNamespace, &appsv1.Deployment{})
+	if err != nil {
+		return nil, err
+	}
+	defer w.stop()
+	fmt.Fprintf(e.progress, "hand-off floor: %d Deployments with %d replicas\n", n, replicas)
+	ready, err := w.track(ctx, w.deploymentReady(handoffFloorNamespace), nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := createAll(ctx, e.client, append(cms, deps...)); err != nil {
+		return nil, err
+	}
+	err = ready.wait(ctx, n, "the floor's Deployments", e.report("ready"))
+	ready.stop()
+	if err != nil {
+		return nil, err
+	}
+	moved, err := w.track(ctx, func(name string) bool {
+		d := &appsv1.Deployment{}
+		key := client.ObjectKey{Namespace: handoffFloorNamespace, Name: name}
+		return w.cache.Get(ctx, key, d) == nil && podTemplateOf(d) == floorMovedID && rolledOut(d)
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer moved.stop()
+	fmt.Fprintf(e.progress, "hand-off floor: changing their pod templates in one burst\n")
+	patchedAt := make([]time.Time, n)
+	err = parallel(ctx, n, func(ctx context.Context, i int) error {
+		d := deps[i].(*appsv1.Deployment)
+		patched := d.DeepCopy()
+		setOperatorEnv(patched, floorMovedID)
+		patchedAt[i] = time.Now()
+		return e.client.Patch(ctx, patched, client.MergeFrom(d))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("changing the floor's pod templates: %w", err)
+	}
+	if err := moved.wait(ctx, n, "the floor's rollouts", e.report("rolled out")); err != nil {
+		return nil, err
+	}
+	done := moved.times()
+	times := make([]float64, n)
+	for i, d := range deps {
+		times[i] = round3(done[d.GetName()].Sub(patchedAt[i]).Seconds())
+	}
+	fmt.Fprintf(e.progress, "hand-off floor: p99 %.2fs; deleting it\n", Summarize(times).P99)
+	return times, e.deleteNamespace(ctx, handoffFloorNamespace)
+}
+
+// setOperatorEnv sets the operator id of a rendered pod template.
+func setOperatorEnv(d *appsv1.Deployment, id string) {
+	for i := range d.Spec.Template.Spec.Containers {
+		env := d.Spec.Template.Spec.Containers[i].Env
+		for j := range env {
+			if env[j].Name == "CAMEL_OPERATOR_ID" {
+				env[j].Value = id
+			}
+		}
+	}
+}
+
+// ownedBy is the check that an integration's status names id as owner.
+func (w *watcher) ownedBy(namespace, id string) func(string) bool {
+	return func(name string) bool {
+		it := &camelv1.Integration{}
+		key := client.ObjectKey{Namespace: namespace, Name: name}
+		return w.cache.Get(context.Background(), key, it) == nil && it.Status.Ownership.Owner == id
+	}
+}

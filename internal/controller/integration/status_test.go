@@ -1,0 +1,79 @@
+package integration
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+func deployment(replicas, updated, ready int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 1},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(int32(2))},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: replicas,
+			UpdatedReplicas: updated, ReadyReplicas: ready, AvailableReplicas: ready},
+	}
+}
+
+func statusOf(s *scope) camelv1.IntegrationStatus {
+	computeStatus(s)
+	st := s.it.Status
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	return st
+}
+
+func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
+	newIntegration := func() *camelv1.Integration {
+		return &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Name: "it", Generation: 1}}
+	}
+	t.Run("the reconcile that applies the Deployment and the next, which sees it rolling out, compute the same status", func(t *testing.T) {
+		g := NewWithT(t)
+		applied := statusOf(&scope{it: newIntegration(), replicas: 2})
+		for _, d := range []*appsv1.Deployment{deployment(0, 0, 0), deployment(1, 1, 0), deployment(2, 2, 1), deployment(3, 1, 2)} {
+			seen := statusOf(&scope{it: newIntegration(), replicas: 2, deployment: d})
+			g.Expect(seen).To(Equal(applied), "Deployment status %+v", d.Status)
+		}
+		g.Expect(applied.Phase).To(Equal(camelv1.IntegrationPhaseDeploying))
+		g.Expect(applied.Replicas).To(BeNil())
+		g.Expect(meta.IsStatusConditionTrue(applied.Conditions, camelv1.ConditionReconciling)).To(BeTrue())
+	})
+	t.Run("a Deployment with all its pods ready makes the integration Running and counts them", func(t *testing.T) {
+		g := NewWithT(t)
+		st := statusOf(&scope{it: newIntegration(), replicas: 2, deployment: deployment(2, 2, 2)})
+		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
+		g.Expect(st.Replicas).To(Equal(ptr.To(int32(2))))
+		g.Expect(meta.IsStatusConditionTrue(st.Conditions, camelv1.ConditionReady)).To(BeTrue())
+		g.Expect(meta.FindStatusCondition(st.Conditions, camelv1.ConditionReconciling)).To(BeNil())
+	})
+	t.Run("a later rollout keeps the count of the last time all pods were ready", func(t *testing.T) {
+		g := NewWithT(t)
+		it := newIntegration()
+		it.Status.Replicas = ptr.To(int32(2))
+		st := statusOf(&scope{it: it, replicas: 2, deployment: deployment(3, 1, 2)})
+		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseDeploying))
+		g.Expect(st.Replicas).To(Equal(ptr.To(int32(2))))
+	})
+	t.Run("bad input is an Error phase with a Stalled condition that says why", func(t *testing.T) {
+		g := NewWithT(t)
+		st := statusOf(&scope{it: newIntegration(), failure: &condition{"InvalidTrait", "container.port: not a number"}})
+		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseError))
+		stalled := meta.FindStatusCondition(st.Conditions, camelv1.ConditionStalled)
+		g.Expect(stalled).NotTo(BeNil())
+		g.Expect(stalled.Message).To(Equal("container.port: not a number"))
+	})
+	t.Run("waiting for a kit is BuildingKit, waiting for anything else is Initialization", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(statusOf(&scope{it: newIntegration(), waiting: &condition{"KitBuilding", "building"}}).Phase).
+			To(Equal(camelv1.IntegrationPhaseBuildingKit))
+		g.Expect(statusOf(&scope{it: newIntegration(), waiting: &condition{"PlatformNotReady", "waiting"}}).Phase).
+			To(Equal(camelv1.IntegrationPhaseInitialization))
+	})
+}
