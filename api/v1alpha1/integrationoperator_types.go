@@ -17,8 +17,6 @@ type IntegrationOperatorSpec struct {
 	Default bool `json:"default,omitempty"`
 	// WatchNamespaces limits the operator to these namespaces; empty means all.
 	WatchNamespaces []string `json:"watchNamespaces,omitempty"`
-	// NamespaceSelector limits the operator to the namespaces it selects.
-	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 	// Version is the operator version wanted, if any.
 	Version string `json:"version,omitempty"`
 }

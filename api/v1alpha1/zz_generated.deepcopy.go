@@ -7,7 +7,6 @@
 package v1alpha1
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -77,11 +76,6 @@ func (in *IntegrationOperatorSpec) DeepCopyInto(out *IntegrationOperatorSpec) {
 		in, out := &in.WatchNamespaces, &out.WatchNamespaces
 		*out = make([]string, len(*in))
 		copy(*out, *in)
-	}
-	if in.NamespaceSelector != nil {
-		in, out := &in.NamespaceSelector, &out.NamespaceSelector
-		*out = new(v1.LabelSelector)
-		(*in).DeepCopyInto(*out)
 	}
 }
 

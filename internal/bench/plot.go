@@ -99,6 +99,11 @@ func rolloutPlot(r *RolloutResult) (*plot.Plot, error) {
 	if err := addLine(p, "Caravan (integrations Ready)", steps(r.CaravanCurve), caravanColor); err != nil {
 		return nil, err
 	}
+	if len(r.DeploymentsCurve) > 0 {
+		if err := addLine(p, "Caravan's Deployments ready", steps(r.DeploymentsCurve), otherColor); err != nil {
+			return nil, err
+		}
+	}
 	if err := addLine(p, "floor (bare Deployments ready)", steps(r.FloorCurve), floorColor); err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ var figureHeader = []string{"FIGURE", "CARAVAN", "FLOOR", "RATIO", "TARGET"}
 
 func rolloutTable(r *RolloutResult) Table {
 	a := r.All
-	return Table{
+	t := Table{
 		Title:  fmt.Sprintf("Rollout: %d integrations over %d operators, created in one burst", r.Integrations, r.Operators),
 		Header: figureHeader,
 		Rows: [][]string{
@@ -84,6 +84,21 @@ func rolloutTable(r *RolloutResult) Table {
 			{"busiest operator's time in Integration reconciles", secs(a.ReconcileBusySeconds), "", "", ""},
 		},
 	}
+	names := make([]string, 0, len(r.CaravanControlPlaneCPU))
+	for name := range r.CaravanControlPlaneCPU {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var caravan, floor float64
+	for _, name := range names {
+		c, f := r.CaravanControlPlaneCPU[name], r.FloorControlPlaneCPU[name]
+		caravan, floor = caravan+c, floor+f
+		t.Rows = append(t.Rows, []string{"CPU, " + name, secs(c), secs(f), num(round3(ratio(c, f))) + "x", ""})
+	}
+	if len(names) > 0 {
+		t.Rows = append(t.Rows, []string{"CPU, control plane", secs(caravan), secs(floor), num(round3(ratio(caravan, floor))) + "x", ""})
+	}
+	return t
 }
 
 // writesTable splits the operators' writes per integration by kind.

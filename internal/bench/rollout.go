@@ -37,6 +37,15 @@ type RolloutResult struct {
 	All          OperatorFigures    `json:"all"`
 	FloorCurve   []Point            `json:"floorCurve"`
 	CaravanCurve []Point            `json:"caravanCurve"`
+	// FloorControlPlaneCPU and CaravanControlPlaneCPU are the CPU
+	// seconds each process of the local cluster (etcd, kube-apiserver,
+	// ...) used from the burst until all were ready.
+	FloorControlPlaneCPU   map[string]float64 `json:"floorControlPlaneCPU"`
+	CaravanControlPlaneCPU map[string]float64 `json:"caravanControlPlaneCPU"`
+	// DeploymentsCurve is when the Deployments that Caravan made rolled
+	// out, in the same run: the gap to CaravanCurve is the time the
+	// operators took to see it and report the integrations Ready.
+	DeploymentsCurve []Point `json:"deploymentsCurve"`
 }
 
 // runRollout measures the floor, N bare Deployments with Caravan's pod
@@ -88,6 +97,10 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	}
 	defer t.stop()
 	fmt.Fprintf(e.progress, "rollout: floor, %d Deployments in one burst\n", len(deps))
+	cpu, err := e.controlPlaneCPU()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := createAll(ctx, e.client, deps); err != nil {
 		return err
@@ -97,6 +110,11 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 		return err
 	}
 	res.FloorSeconds = round3(t.last().Sub(start).Seconds())
+	cpuAfter, err := e.controlPlaneCPU()
+	if err != nil {
+		return err
+	}
+	res.FloorControlPlaneCPU = cpuSince(cpu, cpuAfter)
 	res.FloorCurve = Curve(start, values(t.times()))
 	fmt.Fprintf(e.progress, "rollout: floor ready in %.1fs; deleting it\n", res.FloorSeconds)
 	return e.deleteNamespace(ctx, floorNamespace)
@@ -106,7 +124,7 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	if err := e.createNamespace(ctx, rolloutNamespace); err != nil {
 		return err
 	}
-	w, err := newWatcher(ctx, e.config, rolloutNamespace, &camelv1.Integration{})
+	w, err := newWatcher(ctx, e.config, rolloutNamespace, &camelv1.Integration{}, &appsv1.Deployment{})
 	if err != nil {
 		return err
 	}
@@ -117,6 +135,11 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	}
 	t.sweep = w.integrationNames(rolloutNamespace)
 	defer t.stop()
+	deployed, err := w.track(ctx, w.deploymentReady(rolloutNamespace), nil)
+	if err != nil {
+		return err
+	}
+	defer deployed.stop()
 	objs := make([]client.Object, len(its))
 	owner := map[string]int{}
 	owned := make([]int, len(ops))
@@ -133,6 +156,10 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 		op.resetPeaks()
 	}
 	fmt.Fprintf(e.progress, "rollout: Caravan, %d integrations over %d operators in one burst\n", len(its), len(ops))
+	cpu, err := e.controlPlaneCPU()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := createAll(ctx, e.client, objs); err != nil {
 		return err
@@ -142,7 +169,13 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 		return err
 	}
 	res.CaravanSeconds = round3(t.last().Sub(start).Seconds())
+	cpuAfter, err := e.controlPlaneCPU()
+	if err != nil {
+		return err
+	}
+	res.CaravanControlPlaneCPU = cpuSince(cpu, cpuAfter)
 	res.CaravanCurve = Curve(start, values(t.times()))
+	res.DeploymentsCurve = Curve(start, values(deployed.times()))
 	after, err := scrapeAll(ctx, ops)
 	if err != nil {
 		return err

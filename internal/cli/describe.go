@@ -469,12 +469,6 @@ func writeOperatorReport(w io.Writer, r *operatorReport, now time.Time) error {
 	if len(iop.Spec.WatchNamespaces) > 0 {
 		watch = strings.Join(iop.Spec.WatchNamespaces, ", ")
 	}
-	selector := none
-	if iop.Spec.NamespaceSelector != nil {
-		if s, err := metav1.LabelSelectorAsSelector(iop.Spec.NamespaceSelector); err == nil {
-			selector = orNone(s.String())
-		}
-	}
 	heartbeat := none
 	if iop.Status.HeartbeatTime != nil {
 		heartbeat = timeText(iop.Status.HeartbeatTime.Time, now)
@@ -499,7 +493,6 @@ func writeOperatorReport(w io.Writer, r *operatorReport, now time.Time) error {
 		{"Name", iop.Name},
 		{"Default", fmt.Sprint(iop.Spec.Default)},
 		{"Watch namespaces", watch},
-		{"Namespace selector", selector},
 		{"Wanted version", orNone(iop.Spec.Version)},
 		{"Namespace", orNone(iop.Status.Namespace)},
 		{"Version", orNone(iop.Status.Version)},

@@ -82,7 +82,6 @@ func TestDescribeReports(t *testing.T) {
 	iops := testOperators()
 	live, stale := iops[1], iops[2]
 	live.Spec.WatchNamespaces = []string{"apps", "web"}
-	live.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"tenant": "b"}}
 	registered := camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "pre-created", CreationTimestamp: ago(time.Minute)}}
 
 	for _, tc := range []struct {

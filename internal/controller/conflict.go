@@ -26,4 +26,4 @@ func RequeueOnConflict(res reconcile.Result, err error) (reconcile.Result, error
 // once. Reconciles of different objects are independent (each object is
 // only ever in one worker at a time), and most of a reconcile is waiting
 // on the API server, so a handful of workers keep a burst moving.
-const Workers = 8
+const Workers = 16

@@ -1,6 +1,8 @@
 package install
 
 import (
+	"slices"
+
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -17,7 +19,9 @@ import (
 //   - NamespacesPolicy, bound once per operator: an operator limited to
 //     some namespaces is refused resources from the others;
 //   - LabelPolicy: the annotation is mirrored into the label at once, so
-//     the new owner's label-filtered watch sees a move immediately;
+//     the new owner's label-filtered watch sees a move immediately (and
+//     operators other than the default one need no watch of the whole
+//     cluster to mirror it);
 //   - DefaultPolicy: an unassigned resource is stamped with the default
 //     operator's id, and so is judged by AssignmentPolicy against it.
 const (
@@ -32,6 +36,11 @@ const (
 
 // assignable are the resources users assign to operators.
 var assignable = []string{"integrations", "pipes", "kameletbindings", "integrationkits"}
+
+// LabelMirroredResources are the resources whose operator-id label
+// LabelPolicy mirrors: the assignable ones, and Kamelets, which are
+// assigned to an operator to be cached by it.
+var LabelMirroredResources = append(slices.Clone(assignable), "kamelets")
 
 const (
 	assigned = `has(object.metadata.annotations) && 'camel.apache.org/operator.id' in object.metadata.annotations` +
@@ -55,11 +64,15 @@ const (
 )
 
 func rules(ops ...admissionv1.OperationType) *admissionv1.MatchResources {
+	return rulesFor(assignable, ops...)
+}
+
+func rulesFor(resources []string, ops ...admissionv1.OperationType) *admissionv1.MatchResources {
 	return &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 		RuleWithOperations: admissionv1.RuleWithOperations{
 			Operations: ops,
 			Rule: admissionv1.Rule{APIGroups: []string{camelv1.GroupVersion.Group},
-				APIVersions: []string{"*"}, Resources: assignable},
+				APIVersions: []string{"*"}, Resources: slices.Clone(resources)},
 		},
 	}}}
 }
@@ -106,7 +119,7 @@ func admissionManifests(id string) []client.Object {
 			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"), ObjectMeta: vap(LabelPolicy),
 			Spec: admissionv1.MutatingAdmissionPolicySpec{
 				FailurePolicy:      ptr.To(admissionv1.Fail),
-				MatchConstraints:   rules(admissionv1.Create, admissionv1.Update),
+				MatchConstraints:   rulesFor(LabelMirroredResources, admissionv1.Create, admissionv1.Update),
 				ReinvocationPolicy: admissionv1.IfNeededReinvocationPolicy,
 				MatchConditions: []admissionv1.MatchCondition{
 					{Name: "assigned", Expression: assigned}, {Name: "label-differs", Expression: labelDiffers},

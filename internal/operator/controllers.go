@@ -21,8 +21,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller/integration"
 	"github.com/caravan-dev/caravan/internal/controller/integrationkit"
 	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
-	"github.com/caravan-dev/caravan/internal/controller/mirror"
-	"github.com/caravan-dev/caravan/internal/controller/orphan"
 	pipectrl "github.com/caravan-dev/caravan/internal/controller/pipe"
 	"github.com/caravan-dev/caravan/internal/controller/platform"
 	"github.com/caravan-dev/caravan/internal/metrics"
@@ -95,29 +93,11 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("kamelet controller: %w", err)
 	}
-	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces))
-	if err != nil {
+	duties := &clusterDuties{mgr: mgr, direct: direct, reg: reg, o: o}
+	if err := ctrlmetrics.Registry.Register(metrics.NewShareCollector(mgr.GetCache(), duties, o.ID, reg.IsDefault)); err != nil {
 		return err
 	}
-	// Indexes go on the metadata cache before it starts.
-	if err := (&orphan.Reconciler{
-		Meta: metaCache, Registrations: mgr.GetClient(), Client: direct, APIReader: mgr.GetAPIReader(),
-		IsDefault: reg.IsDefault, Clock: clock.RealClock{},
-	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
-		return fmt.Errorf("orphan controller: %w", err)
-	}
-	if err := mgr.Add(metaCache); err != nil {
-		return err
-	}
-	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
-		Client: direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: reg.IsDefault,
-	}); err != nil {
-		return fmt.Errorf("mirror controller: %w", err)
-	}
-	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, direct, o.ID); err != nil {
-		return fmt.Errorf("kamelet mirror controller: %w", err)
-	}
-	return ctrlmetrics.Registry.Register(metrics.NewShareCollector(mgr.GetCache(), metaCache, o.ID, reg.IsDefault))
+	return duties.setup(ctx)
 }
 
 func ensureReaderRole(ctx context.Context, c client.Client) error {

@@ -146,7 +146,14 @@ func (o *Operator) Ready() (bool, string) {
 // Metric returns the sum of the samples of a metric whose label set
 // contains every given name="value" pair, and whether any was found.
 func (o *Operator) Metric(name string, labels ...string) (float64, bool) {
-	resp, err := http.Get(o.MetricsURL)
+	return Metric(o.MetricsURL, name, labels...)
+}
+
+// Metric returns the sum of the samples of a metric served at url whose
+// label set contains every given name="value" pair, and whether any was
+// found.
+func Metric(url, name string, labels ...string) (float64, bool) {
+	resp, err := http.Get(url)
 	if err != nil {
 		return 0, false
 	}

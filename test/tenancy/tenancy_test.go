@@ -20,6 +20,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	installpkg "github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -279,4 +280,46 @@ func TestARegistrationWithoutSpecLimitsNoNamespace(t *testing.T) {
 		}
 		return env.Client.Delete(ctx, it)
 	}, 30*time.Second, time.Second).Should(Succeed())
+}
+
+// TestOnlyTheDefaultOperatorWatchesTheWholeCluster: with the admission
+// policies installed, the API server mirrors the operator-id label, so an
+// operator other than the default one watches nothing beyond its share;
+// the default operator keeps the metadata watch it needs to adopt
+// unassigned resources and mark orphans.
+func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	install(t, ops, "share-only")
+	metricsOf := func(namespace, id string) string {
+		c, err := localcluster.Load(env.Cluster.Dir)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range c.Processes {
+			if p.Name == localcluster.OperatorProcessName(namespace, id) && p.Endpoints != nil {
+				return p.Endpoints.Metrics
+			}
+		}
+		t.Fatalf("no local process for operator %s in %s", id, namespace)
+		return ""
+	}
+	watch := func(url string) func() float64 {
+		return func() float64 {
+			v, _ := harness.Metric(url, "caravan_cluster_watch")
+			return v
+		}
+	}
+	g.Eventually(watch(metricsOf("caravan-system", "camel-k")), timeout, poll).Should(Equal(1.0))
+	g.Eventually(watch(metricsOf(ops, "share-only")), timeout, poll).Should(BeZero())
+	_, found := harness.Metric(metricsOf(ops, "share-only"), "caravan_cluster_watch")
+	g.Expect(found).To(BeTrue(), "the gauge is not served")
+
+	t.Log("the label follows the annotation at admission: a move to share-only works without its metadata watch")
+	it := harness.NewIntegration(apps, "moved-in", "camel-k", 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "camel-k") }, timeout, poll).Should(Succeed())
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"share-only"}}}`, camelv1.OperatorIDAnnotation)
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "share-only") }, timeout, poll).Should(Succeed())
 }

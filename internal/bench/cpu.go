@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat times
+// (100 on every Linux platform Go supports).
+const clockTicks = 100
+
+// processCPU returns the CPU seconds (user and system) a process has used.
+func processCPU(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from the last closing parenthesis. utime and stime are fields 14
+	// and 15 of the line, 12 and 13 after the name.
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(fields))
+	}
+	var ticks float64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return ticks / clockTicks, nil
+}
+
+// controlPlaneCPU returns the CPU seconds each process of the local
+// cluster has used, by name.
+func (e *env) controlPlaneCPU() (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, p := range e.cluster.Processes {
+		s, err := processCPU(p.PID)
+		if err != nil {
+			return nil, fmt.Errorf("cpu of %s: %w", p.Name, err)
+		}
+		out[p.Name] += s
+	}
+	return out, nil
+}
+
+// cpuSince returns, by name, the CPU seconds used since before.
+func cpuSince(before, after map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for name, s := range after {
+		out[name] = round3(s - before[name])
+	}
+	return out
+}

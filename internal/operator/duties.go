@@ -1,0 +1,187 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
+	"github.com/caravan-dev/caravan/internal/controller/mirror"
+	"github.com/caravan-dev/caravan/internal/controller/orphan"
+	"github.com/caravan-dev/caravan/internal/install"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get
+
+// defaultPoll is how often an operator that does not keep the metadata
+// watch checks whether it became the default operator, which needs it.
+const defaultPoll = 5 * time.Second
+
+// clusterDuties are the controllers that read the metadata of every
+// resource of the cluster rather than the operator's share: the label
+// mirror (moves and adoption), the Kamelet label mirror and the orphan
+// marks, on one metadata-only cache.
+//
+// The default operator always runs them: it adopts unassigned resources
+// and marks orphans. Any other operator runs them only when the API server
+// does not mirror the operator-id label itself (the admission policy that
+// `caravan install` installs, DESIGN.md §4): then each operator mirrors
+// the label of the resources moved to it. When the API server does, the
+// other operators watch nothing beyond their share, so that the cost of
+// an operator follows its share and not the size of the cluster.
+type clusterDuties struct {
+	mgr    ctrl.Manager
+	direct client.Client
+	reg    *Registrar
+	o      Options
+
+	once sync.Once
+	err  error
+	// meta is the metadata cache, once the duties run.
+	meta atomic.Pointer[cache.Cache]
+}
+
+// setup starts the duties now, or, when the API server mirrors the label
+// and this operator is not the default one, once it becomes the default.
+func (d *clusterDuties) setup(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx)
+	watching := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "caravan_cluster_watch",
+		Help: "1 when this operator watches the metadata of every assignable resource of the cluster " +
+			"(the default operator, or every operator when the API server does not mirror the operator-id label), else 0.",
+		ConstLabels: prometheus.Labels{"operator_id": d.o.ID},
+	}, func() float64 {
+		if d.meta.Load() == nil {
+			return 0
+		}
+		return 1
+	})
+	if err := ctrlmetrics.Registry.Register(watching); err != nil {
+		return err
+	}
+	mirrored, err := labelsMirrored(ctx, d.direct)
+	if err != nil {
+		// Without the right to look, behave as if it did not: each
+		// operator mirrors the label of its own resources.
+		log.Info("Could not tell whether the API server mirrors the operator-id label; mirroring it here", "error", err.Error())
+	}
+	if !mirrored || d.reg.IsDefault() {
+		return d.start(ctx)
+	}
+	log.Info("The API server mirrors the operator-id label: watching this operator's share only, until it becomes the default operator")
+	return d.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		t := time.NewTicker(defaultPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				if d.reg.IsDefault() {
+					log.Info("Became the default operator: taking on adoption and orphan marks")
+					return d.start(ctx)
+				}
+			}
+		}
+	}))
+}
+
+// start sets up the metadata cache and the controllers that read it, once.
+func (d *clusterDuties) start(ctx context.Context) error {
+	d.once.Do(func() { d.err = d.startOnce(ctx) })
+	return d.err
+}
+
+func (d *clusterDuties) startOnce(ctx context.Context) error {
+	mgr, o := d.mgr, d.o
+	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces))
+	if err != nil {
+		return err
+	}
+	// Indexes go on the metadata cache before it starts.
+	if err := (&orphan.Reconciler{
+		Meta: metaCache, Registrations: mgr.GetClient(), Client: d.direct, APIReader: mgr.GetAPIReader(),
+		IsDefault: d.reg.IsDefault, Clock: clock.RealClock{},
+	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
+		return fmt.Errorf("orphan controller: %w", err)
+	}
+	if err := mgr.Add(metaCache); err != nil {
+		return err
+	}
+	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
+		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: d.reg.IsDefault,
+	}); err != nil {
+		return fmt.Errorf("mirror controller: %w", err)
+	}
+	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID); err != nil {
+		return fmt.Errorf("kamelet mirror controller: %w", err)
+	}
+	d.meta.Store(&metaCache)
+	return nil
+}
+
+// errNoMetadata is the answer of the metadata reader of an operator that
+// does not keep the metadata watch.
+var errNoMetadata = errors.New("this operator does not watch the metadata of the cluster's resources")
+
+// Get reads from the metadata cache, for the share metrics.
+func (d *clusterDuties) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c := d.meta.Load()
+	if c == nil {
+		return errNoMetadata
+	}
+	return (*c).Get(ctx, key, obj, opts...)
+}
+
+// List lists from the metadata cache, for the share metrics.
+func (d *clusterDuties) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c := d.meta.Load()
+	if c == nil {
+		return errNoMetadata
+	}
+	return (*c).List(ctx, list, opts...)
+}
+
+// labelsMirrored reports whether the API server mirrors the operator-id
+// label of every assignable kind and of Kamelets: the label policy that
+// `caravan install` installs exists, with its binding, and matches them.
+func labelsMirrored(ctx context.Context, c client.Reader) (bool, error) {
+	binding := &admissionv1.MutatingAdmissionPolicyBinding{}
+	policy := &admissionv1.MutatingAdmissionPolicy{}
+	for _, obj := range []client.Object{binding, policy} {
+		err := c.Get(ctx, client.ObjectKey{Name: install.LabelPolicy}, obj)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	if binding.Spec.PolicyName != install.LabelPolicy || policy.Spec.MatchConstraints == nil {
+		return false, nil
+	}
+	var resources []string
+	for _, rule := range policy.Spec.MatchConstraints.ResourceRules {
+		resources = append(resources, rule.Resources...)
+	}
+	for _, want := range install.LabelMirroredResources {
+		if !slices.Contains(resources, want) && !slices.Contains(resources, "*") {
+			return false, nil
+		}
+	}
+	return true, nil
+}
