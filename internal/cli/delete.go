@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,18 +18,11 @@ import (
 
 // DeleteOptions are the options of `caravan delete`.
 type DeleteOptions struct {
-	Kube *KubeFlags
-	integrationSelection
-
-	// Set by Complete.
-	namespace string
-	client    client.Client
-
-	genericiooptions.IOStreams
+	selectionCommand
 }
 
 func newCmdDelete(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DeleteOptions{Kube: kube, IOStreams: streams}
+	o := &DeleteOptions{selectionCommand{Kube: kube, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "delete NAME... | --all",
 		Short: "Delete integrations",
@@ -46,76 +37,37 @@ with them; kits stay.`,
 
   # Delete every integration of the operator tenant-a in the namespace apps
   caravan delete --all -x tenant-a -n apps`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Names = args
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
 	}
-	cmd.Flags().BoolVar(&o.All, "all", false, "delete every integration of the namespace (with -x, every one of that operator)")
-	cmd.Flags().StringVarP(&o.OperatorID, "operator-id", "x", "", "only delete integrations assigned to this operator")
-	return cmd
+	return o.bind(cmd, "delete", o.Run)
 }
-
-// Complete resolves the namespace and makes the client.
-func (o *DeleteOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	o.client, err = o.Kube.Client()
-	return err
-}
-
-// Validate checks the arguments and flags.
-func (o *DeleteOptions) Validate() error { return o.validate() }
 
 // Run deletes the selected integrations, then reports the ones that were
 // missing or left alone.
 func (o *DeleteOptions) Run(ctx context.Context) error {
-	c := o.client
-	selected, problems, err := o.resolve(ctx, c, o.namespace)
-	if err != nil {
-		return err
-	}
-	if o.All && len(selected) == 0 {
-		fmt.Fprintf(o.ErrOut, "No integrations to delete in namespace %s%s.\n", o.namespace, o.forOperator())
-	}
-	for i := range selected {
-		it := &selected[i]
+	return o.each(ctx, "delete", func(it *camelv1.Integration) error {
 		if binding := managingBinding(it); binding != "" {
 			msg := fmt.Sprintf("integration %q is made from %s: delete that instead", it.Name, binding)
-			if o.All {
-				fmt.Fprintf(o.ErrOut, "Skipped: %s\n", msg)
-			} else {
-				problems = append(problems, msg)
+			if !o.All {
+				return errors.New(msg)
 			}
-			continue
+			fmt.Fprintf(o.ErrOut, "Skipped: %s\n", msg)
+			return nil
 		}
-		err := o.delete(ctx, c, it)
+		err := o.delete(ctx, o.client, it)
 		switch {
 		case apierrors.IsNotFound(err):
 			if !o.All {
-				problems = append(problems, fmt.Sprintf("integration %q was deleted by someone else", it.Name))
+				return fmt.Errorf("integration %q was deleted by someone else", it.Name)
 			}
 		case errors.Is(err, errMoved):
-			problems = append(problems, err.Error())
+			return err
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("deleting integration %q: %v", it.Name, err))
+			return fmt.Errorf("deleting integration %q: %w", it.Name, err)
 		default:
 			fmt.Fprintf(o.Out, "integration %q deleted\n", it.Name)
 		}
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
+		return nil
+	})
 }
 
 // errMoved marks an integration that left the operator selected with -x.
@@ -141,71 +93,6 @@ func (o *DeleteOptions) delete(ctx context.Context, c client.Client, it *camelv1
 		first = false
 		return c.Delete(ctx, it, client.Preconditions{UID: &it.UID, ResourceVersion: &it.ResourceVersion})
 	})
-}
-
-// integrationSelection picks integrations of a namespace by name or with
-// --all, optionally only those assigned to one operator. delete and
-// rebuild share it.
-type integrationSelection struct {
-	Names      []string
-	All        bool
-	OperatorID string
-}
-
-func (s *integrationSelection) validate() error {
-	switch {
-	case s.All && len(s.Names) > 0:
-		return errors.New("give integration names or --all, not both")
-	case !s.All && len(s.Names) == 0:
-		return errors.New("give the names of the integrations, or --all")
-	}
-	if s.OperatorID != "" {
-		return validateOperatorIDFlag("-x/--operator-id", s.OperatorID)
-	}
-	return nil
-}
-
-func (s *integrationSelection) forOperator() string {
-	if s.OperatorID == "" {
-		return ""
-	}
-	return fmt.Sprintf(" assigned to operator %q", s.OperatorID)
-}
-
-// resolve reads the selected integrations. Named integrations that do not
-// exist, or are assigned to another operator than -x, are problems to
-// report once the others are done.
-func (s *integrationSelection) resolve(ctx context.Context, c client.Reader, ns string) ([]camelv1.Integration, []string, error) {
-	if s.All {
-		list := &camelv1.IntegrationList{}
-		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return nil, nil, fmt.Errorf("listing integrations in namespace %s: %w", ns, err)
-		}
-		items := slices.DeleteFunc(list.Items, func(it camelv1.Integration) bool {
-			return s.OperatorID != "" && it.OperatorID() != s.OperatorID
-		})
-		return items, nil, nil
-	}
-	var selected []camelv1.Integration
-	var missing, problems []string
-	for _, name := range slices.Compact(slices.Sorted(slices.Values(s.Names))) {
-		it := &camelv1.Integration{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, it)
-		switch {
-		case apierrors.IsNotFound(err):
-			missing = append(missing, fmt.Sprintf("%q", name))
-		case err != nil:
-			return nil, nil, fmt.Errorf("reading integration %q: %w", name, err)
-		case s.OperatorID != "" && it.OperatorID() != s.OperatorID:
-			problems = append(problems, fmt.Sprintf("integration %q is assigned to operator %q, not %q: left alone", name, it.OperatorID(), s.OperatorID))
-		default:
-			selected = append(selected, *it)
-		}
-	}
-	if len(missing) > 0 {
-		problems = append([]string{fmt.Sprintf("integrations not found in namespace %s: %s", ns, strings.Join(missing, ", "))}, problems...)
-	}
-	return selected, problems, nil
 }
 
 // managingBinding names the Pipe or KameletBinding that controls the

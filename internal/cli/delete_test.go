@@ -55,8 +55,8 @@ func TestDeleteAllOfOneOperatorLeavesTheOthers(t *testing.T) {
 		assignedIntegration(ns, "b1", "op-b"), assignedIntegration(ns, "none", ""),
 		controlledByPipe(assignedIntegration(ns, "from-pipe", "op-a"), "p"))
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	o := &DeleteOptions{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
-		namespace: ns, client: env.Client, IOStreams: streams}
+	o := &DeleteOptions{selectionCommand{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
+		namespace: ns, client: env.Client, IOStreams: streams}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +78,8 @@ func TestDeleteByNameReportsWhatIsMissingAfterDeletingTheRest(t *testing.T) {
 	ns := env.Namespace(t)
 	create(t, assignedIntegration(ns, "a1", "op-a"), assignedIntegration(ns, "b1", "op-b"))
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	o := &DeleteOptions{integrationSelection: integrationSelection{Names: []string{"gone", "a1", "b1", "lost"}, OperatorID: "op-a"},
-		namespace: ns, client: env.Client, IOStreams: streams}
+	o := &DeleteOptions{selectionCommand{integrationSelection: integrationSelection{Names: []string{"gone", "a1", "b1", "lost"}, OperatorID: "op-a"},
+		namespace: ns, client: env.Client, IOStreams: streams}}
 	err := o.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`integrations not found in namespace %s: "gone", "lost"`, ns)) ||
 		!strings.Contains(err.Error(), `integration "b1" is assigned to operator "op-b", not "op-a": left alone`) {

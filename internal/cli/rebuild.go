@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,19 +22,12 @@ const RebuildRequestedAnnotation = "camel.apache.org/rebuild-requested-at"
 
 // RebuildOptions are the options of `caravan rebuild`.
 type RebuildOptions struct {
-	Kube *KubeFlags
-	integrationSelection
-
-	// Set by Complete.
-	namespace string
-	client    client.Client
-	now       func() time.Time
-
-	genericiooptions.IOStreams
+	selectionCommand
+	now func() time.Time
 }
 
 func newCmdRebuild(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &RebuildOptions{Kube: kube, now: time.Now, IOStreams: streams}
+	o := &RebuildOptions{selectionCommand: selectionCommand{Kube: kube, IOStreams: streams}, now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "rebuild NAME... | --all",
 		Short: "Re-initialise integrations",
@@ -52,63 +43,24 @@ that operator are rebuilt.`,
 
   # Rebuild every integration of the operator tenant-a in the namespace apps
   caravan rebuild --all -x tenant-a -n apps`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Names = args
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
 	}
-	cmd.Flags().BoolVar(&o.All, "all", false, "rebuild every integration of the namespace (with -x, every one of that operator)")
-	cmd.Flags().StringVarP(&o.OperatorID, "operator-id", "x", "", "only rebuild integrations assigned to this operator")
-	return cmd
+	return o.bind(cmd, "rebuild", o.Run)
 }
-
-// Complete resolves the namespace and makes the client.
-func (o *RebuildOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	o.client, err = o.Kube.Client()
-	return err
-}
-
-// Validate checks the arguments and flags.
-func (o *RebuildOptions) Validate() error { return o.validate() }
 
 // Run rebuilds the selected integrations, then reports the ones that were
 // missing or failed.
 func (o *RebuildOptions) Run(ctx context.Context) error {
-	c := o.client
-	selected, problems, err := o.resolve(ctx, c, o.namespace)
-	if err != nil {
-		return err
-	}
-	if o.All && len(selected) == 0 {
-		fmt.Fprintf(o.ErrOut, "No integrations to rebuild in namespace %s%s.\n", o.namespace, o.forOperator())
-	}
-	for i := range selected {
-		it := &selected[i]
-		if err := o.rebuild(ctx, c, it); err != nil {
-			problems = append(problems, fmt.Sprintf("rebuilding integration %q: %v", it.Name, err))
-			continue
+	return o.each(ctx, "rebuild", func(it *camelv1.Integration) error {
+		if err := o.rebuild(ctx, o.client, it); err != nil {
+			return fmt.Errorf("rebuilding integration %q: %w", it.Name, err)
 		}
 		next := "it is re-initialised once an operator adopts it"
 		if id := it.OperatorID(); id != "" {
 			next = fmt.Sprintf("operator %q re-initialises it", id)
 		}
 		fmt.Fprintf(o.Out, "integration %q: digest cleared; %s\n", it.Name, next)
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
+		return nil
+	})
 }
 
 // rebuild clears status.digest with a patch of the status subresource

@@ -21,8 +21,8 @@ func TestRebuildClearsTheDigestAndWakesTheOperator(t *testing.T) {
 	create(t, it, assignedIntegration(ns, "b1", "op-b"))
 	c := env.Client
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	o := &RebuildOptions{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
-		namespace: ns, client: c, now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }, IOStreams: streams}
+	o := &RebuildOptions{selectionCommand: selectionCommand{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
+		namespace: ns, client: c, IOStreams: streams}, now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
 	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
