@@ -132,6 +132,27 @@ func (e *env) bindOperatorRole(ctx context.Context) error {
 	return nil
 }
 
+// grantUse lets operator id assign resources to itself (its kits, the
+// Integrations of its bindings), as the role `caravan install` makes for
+// an operator does: the admission policy asks for the verb use on its id.
+func (e *env) grantUse(ctx context.Context, id string) error {
+	name := "caravan-bench-use-" + id
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
+			Resources: []string{"integrationoperators"}, ResourceNames: []string{id}, Verbs: []string{"use"}}}}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "caravan:operator:" + id}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := e.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("granting operator %s the use of its id: %w", id, err)
+		}
+	}
+	return nil
+}
+
 func (e *env) createNamespace(ctx context.Context, name string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := e.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -191,6 +212,11 @@ func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, e
 // waits until the label policy acts: a server-side dry run of an assigned
 // Integration comes back labelled.
 func (e *env) installAdmission(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		if err := e.grantUse(ctx, id); err != nil {
+			return err
+		}
+	}
 	installer := &install.Installer{Client: e.client, Out: io.Discard}
 	if err := installer.Install(ctx, operatorNamespace, install.AdmissionPolicies(ids...)); err != nil {
 		return fmt.Errorf("installing the admission policies: %w", err)

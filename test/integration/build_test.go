@@ -11,9 +11,12 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -331,4 +334,65 @@ func TestANewKitRollsTheDeployment(t *testing.T) {
 	kits := &camelv1.IntegrationKitList{}
 	g.Expect(env.Client.List(ctx, kits, client.InNamespace(ns))).To(Succeed())
 	g.Expect(kits.Items).To(HaveLen(2), "the old kit outlives the switch")
+}
+
+// TestAKitTheAPIServerRefusesIsAnErrorThatSaysSo: when an admission policy
+// (or RBAC) refuses the operator's kit, the integration is in phase Error
+// with Stalled=True quoting the refusal, and recovers by itself once the
+// refusal is lifted.
+func TestAKitTheAPIServerRefusesIsAnErrorThatSaysSo(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	name := "deny-kits-" + ns
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule: admissionv1.Rule{APIGroups: []string{"camel.apache.org"}, APIVersions: []string{"*"}, Resources: []string{"integrationkits"}}},
+			}}},
+			Validations: []admissionv1.Validation{{
+				Expression: fmt.Sprintf("object.metadata.namespace != %q", ns),
+				Message:    "kits are not allowed in this namespace",
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
+	}
+	g.Eventually(func() error {
+		probe := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}
+		return env.Client.Create(ctx, probe, client.DryRunAll)
+	}, timeout, poll).Should(MatchError(ContainSubstring("kits are not allowed")), "the policy never took effect")
+
+	it := sourceIntegration(ns, "refused", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseError))
+	st, _ := integrationStatus(key)()
+	stalled := meta.FindStatusCondition(st.Conditions, camelv1.ConditionStalled)
+	g.Expect(stalled).NotTo(BeNil())
+	g.Expect(stalled.Reason).To(Equal("KitRefused"))
+	g.Expect(stalled.Message).To(ContainSubstring("kits are not allowed in this namespace"))
+
+	t.Log("once the policy is gone, the kit is made without any change to the integration")
+	g.Expect(env.Client.Delete(ctx, binding)).To(Succeed())
+	g.Eventually(func() error {
+		cur, err := integrationStatus(key)()
+		if err != nil {
+			return err
+		}
+		if cur.Phase == camelv1.IntegrationPhaseError || cur.IntegrationKit == nil {
+			return fmt.Errorf("phase %q, kit %v", cur.Phase, cur.IntegrationKit)
+		}
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cur.IntegrationKit.Name}, &camelv1.IntegrationKit{})
+	}, 3*timeout, poll).Should(Succeed())
 }

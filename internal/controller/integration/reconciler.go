@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -83,6 +84,14 @@ type scope struct {
 	// hold is set by reconcileOwnership while the previous owner has not
 	// released the integration: this reconcile writes nothing.
 	hold bool
+	// retryAfter is set by a step that waits for something no watch
+	// reports: how soon to look again.
+	retryAfter time.Duration
+}
+
+// retry is the result of a step that may have set retryAfter.
+func (s *scope) retry() reconcile.Result {
+	return reconcile.Result{RequeueAfter: s.retryAfter}
 }
 
 // condition is a reason and a message, for a status condition.
@@ -180,7 +189,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	for _, step := range steps {
 		res, err := step(ctx, s)
 		if err != nil || !res.IsZero() || s.failure != nil || s.waiting != nil {
-			if s.failure != nil && err == nil {
+			if s.failure != nil && err == nil && res.IsZero() {
+				// Bad input: nothing changes until the user does.
 				err = reconcile.TerminalError(fmt.Errorf("%s: %s", s.failure.reason, s.failure.message))
 			}
 			return res, err

@@ -28,8 +28,12 @@ import (
 var errNotOurs = errors.New("name taken")
 
 // waitRetry is how soon a step that waits for something without a watch
-// looks again.
-const waitRetry = 5 * time.Second
+// looks again; kitRefusedRetry how soon a kit the API server refused to
+// create is tried again.
+const (
+	waitRetry       = 5 * time.Second
+	kitRefusedRetry = 30 * time.Second
+)
 
 // reconcilePlatform finds the operator's platform, whose trait defaults
 // apply to the integration.
@@ -94,12 +98,13 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		if ns == "" {
 			ns = s.it.Namespace
 		}
-		return reconcile.Result{}, r.useKit(ctx, s, client.ObjectKey{Namespace: ns, Name: ref.Name}, nil)
+		return s.retry(), r.useKit(ctx, s, client.ObjectKey{Namespace: ns, Name: ref.Name}, nil)
 	}
 	spec := kit.ForIntegration(s.it.Spec.Dependencies, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
-	return reconcile.Result{}, r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
+	err := r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
+	return s.retry(), err
 }
 
 // impliedDependencies are the dependencies the traits call for.
@@ -125,7 +130,18 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	case apierrors.IsNotFound(err):
 		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
 		s.waiting = &condition{"KitBuilding", fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name)}
-		return r.createKit(ctx, key, *spec)
+		err := r.createKit(ctx, key, *spec)
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			// Refused by RBAC or an admission policy (whose denials are
+			// Invalid unless the policy says otherwise): an administrator
+			// must act (Error, Stalled); tried again now and then, so
+			// that the integration recovers once they have.
+			s.failure = &condition{"KitRefused", fmt.Sprintf(
+				"the API server refused to create the kit %s of this integration, so it cannot be built: %v", key.Name, err)}
+			s.retryAfter = kitRefusedRetry
+			return nil
+		}
+		return err
 	case err != nil:
 		return err
 	}
