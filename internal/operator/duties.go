@@ -28,8 +28,13 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get
 
 // defaultPoll is how often an operator that does not keep the metadata
-// watch checks whether it became the default operator, which needs it.
-const defaultPoll = 5 * time.Second
+// watch checks whether it became the default operator, which needs it;
+// every mirrorPolls polls, it also checks that the API server still
+// mirrors the label (the admission policies may be uninstalled).
+const (
+	defaultPoll = 5 * time.Second
+	mirrorPolls = 6
+)
 
 // clusterDuties are the controllers that read the metadata of every
 // resource of the cluster rather than the operator's share: the label
@@ -41,7 +46,8 @@ const defaultPoll = 5 * time.Second
 // does not mirror the operator-id label itself (the admission policy that
 // `caravan install` installs, DESIGN.md §4): then each operator mirrors
 // the label of the resources moved to it. When the API server does, the
-// other operators watch nothing beyond their share, so that the cost of
+// other operators watch, beyond their share, only the resources that have
+// no label (written before the policy took effect), so that the cost of
 // an operator follows its share and not the size of the cluster.
 type clusterDuties struct {
 	mgr    ctrl.Manager
@@ -82,19 +88,29 @@ func (d *clusterDuties) setup(ctx context.Context) error {
 	if !mirrored || d.reg.IsDefault() {
 		return d.start(ctx)
 	}
-	log.Info("The API server mirrors the operator-id label: watching this operator's share only, until it becomes the default operator")
+	log.Info("The API server mirrors the operator-id label: watching this operator's share and unlabelled resources only, until it becomes the default operator")
+	if err := d.startUnlabelled(ctx); err != nil {
+		return err
+	}
 	return d.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		t := time.NewTicker(defaultPoll)
 		defer t.Stop()
-		for {
+		for tick := 1; ; tick++ {
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				if d.reg.IsDefault() {
-					log.Info("Became the default operator: taking on adoption and orphan marks")
-					return d.start(ctx)
-				}
+			}
+			if d.reg.IsDefault() {
+				log.Info("Became the default operator: taking on adoption and orphan marks")
+				return d.start(ctx)
+			}
+			if tick%mirrorPolls != 0 {
+				continue
+			}
+			if mirrored, err := labelsMirrored(ctx, d.direct); err == nil && !mirrored {
+				log.Info("The API server no longer mirrors the operator-id label: mirroring it here")
+				return d.start(ctx)
 			}
 		}
 	}))
@@ -106,9 +122,35 @@ func (d *clusterDuties) start(ctx context.Context) error {
 	return d.err
 }
 
+// startUnlabelled mirrors the label of the resources assigned to this
+// operator that have none: those written before the admission policy was
+// installed, or in the moment before it took effect. A server-side
+// selector keeps that watch to the unlabelled resources, which the policy
+// makes rare.
+func (d *clusterDuties) startUnlabelled(ctx context.Context) error {
+	mgr, o := d.mgr, d.o
+	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), true)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(metaCache); err != nil {
+		return err
+	}
+	never := func() bool { return false } // adoption is the default operator's
+	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
+		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: never,
+	}, "mirror-unlabelled"); err != nil {
+		return fmt.Errorf("mirror controller: %w", err)
+	}
+	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, "mirror-unlabelled"); err != nil {
+		return fmt.Errorf("kamelet mirror controller: %w", err)
+	}
+	return nil
+}
+
 func (d *clusterDuties) startOnce(ctx context.Context) error {
 	mgr, o := d.mgr, d.o
-	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces))
+	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), false)
 	if err != nil {
 		return err
 	}
@@ -124,10 +166,10 @@ func (d *clusterDuties) startOnce(ctx context.Context) error {
 	}
 	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
 		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: d.reg.IsDefault,
-	}); err != nil {
+	}, "mirror"); err != nil {
 		return fmt.Errorf("mirror controller: %w", err)
 	}
-	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID); err != nil {
+	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, "mirror"); err != nil {
 		return fmt.Errorf("kamelet mirror controller: %w", err)
 	}
 	d.meta.Store(&metaCache)

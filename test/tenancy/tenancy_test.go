@@ -9,6 +9,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -282,6 +283,23 @@ func TestARegistrationWithoutSpecLimitsNoNamespace(t *testing.T) {
 	}, 30*time.Second, time.Second).Should(Succeed())
 }
 
+// metricsURL is the metrics address of the local process of operator id,
+// installed in namespace.
+func metricsURL(t *testing.T, namespace, id string) string {
+	t.Helper()
+	c, err := localcluster.Load(env.Cluster.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Processes {
+		if p.Name == localcluster.OperatorProcessName(namespace, id) && p.Endpoints != nil {
+			return p.Endpoints.Metrics
+		}
+	}
+	t.Fatalf("no local process for operator %s in %s", id, namespace)
+	return ""
+}
+
 // TestOnlyTheDefaultOperatorWatchesTheWholeCluster: with the admission
 // policies installed, the API server mirrors the operator-id label, so an
 // operator other than the default one watches nothing beyond its share;
@@ -293,17 +311,7 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 	ensureDefault(t)
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	install(t, ops, "share-only")
-	metricsOf := func(namespace, id string) string {
-		c, err := localcluster.Load(env.Cluster.Dir)
-		g.Expect(err).NotTo(HaveOccurred())
-		for _, p := range c.Processes {
-			if p.Name == localcluster.OperatorProcessName(namespace, id) && p.Endpoints != nil {
-				return p.Endpoints.Metrics
-			}
-		}
-		t.Fatalf("no local process for operator %s in %s", id, namespace)
-		return ""
-	}
+	metricsOf := func(namespace, id string) string { return metricsURL(t, namespace, id) }
 	watch := func(url string) func() float64 {
 		return func() float64 {
 			v, _ := harness.Metric(url, "caravan_cluster_watch")
@@ -322,4 +330,48 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"share-only"}}}`, camelv1.OperatorIDAnnotation)
 	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "share-only") }, timeout, poll).Should(Succeed())
+}
+
+// TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes: when the
+// label policy goes away (uninstalled by hand), an operator that relied on
+// it takes the cluster watch on, so that resources assigned to it are
+// still labelled and reconciled.
+func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	install(t, ops, "self-mirror")
+	url := metricsURL(t, ops, "self-mirror")
+	watching := func() float64 { v, _ := harness.Metric(url, "caravan_cluster_watch"); return v }
+	g.Eventually(watching, timeout, poll).Should(BeZero())
+
+	binding := &admissionv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: installpkg.LabelPolicy}}
+	g.Expect(env.Client.Delete(ctx, binding)).To(Succeed())
+	t.Cleanup(func() {
+		installer := &installpkg.Installer{Client: env.Client, Out: io.Discard}
+		if err := installer.Install(ctx, "caravan-system", installpkg.AdmissionPolicies("camel-k")); err != nil {
+			t.Errorf("restoring the admission policies: %v", err)
+		}
+		// The tests that follow rely on the label policy: wait until
+		// the API server applies it again.
+		NewWithT(t).Eventually(func() string {
+			probe := harness.NewIntegration(apps, "probe", "camel-k", 1)
+			_ = env.Client.Create(ctx, probe, client.DryRunAll)
+			return probe.Labels[camelv1.OperatorIDLabel]
+		}, timeout, poll).Should(Equal("camel-k"))
+	})
+
+	t.Log("an integration written without the label is labelled and run by the operator itself")
+	it := harness.NewIntegration(apps, "unlabelled", "self-mirror", 1)
+	g.Eventually(func() string {
+		probe := it.DeepCopy()
+		_ = env.Client.Create(ctx, probe, client.DryRunAll)
+		return probe.Labels[camelv1.OperatorIDLabel]
+	}, timeout, poll).Should(BeEmpty(), "the API server still mirrors the label")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "self-mirror") }, timeout, poll).Should(Succeed())
+
+	t.Log("it takes the whole cluster's watch on, for the moves to it")
+	g.Eventually(watching, timeout, poll).Should(Equal(1.0))
 }

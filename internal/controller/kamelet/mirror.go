@@ -21,7 +21,7 @@ import (
 // catalog Kamelets are shared and stay unassigned. As for the other kinds,
 // the label of a live operator is handed over by that operator (Reconcile
 // releases it) and taken only from an operator that is gone.
-func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, id string) error {
+func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, id, name string) error {
 	gvk := camelv1.GroupVersion.WithKind("Kamelet")
 	never := func() bool { return false }
 	r := &mirror.Reconciler{
@@ -34,7 +34,7 @@ func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Cli
 	})
 	src := source.Kind(metaCache, obj, &handler.TypedEnqueueRequestForObject[*metav1.PartialObjectMetadata]{}, needsLabel)
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("mirror-Kamelet-v1").
+		Named(name + "-Kamelet-v1").
 		WatchesRawSource(src).
 		Complete(r)
 }

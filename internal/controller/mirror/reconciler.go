@@ -17,7 +17,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -58,10 +60,23 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations;pipes;integrationkits;kameletbindings,verbs=get;list;watch;patch
 
-// NewCache returns the metadata cache the mirror reads from.
-func NewCache(mgr ctrl.Manager, namespaces map[string]cache.Config) (cache.Cache, error) {
+// NewCache returns the metadata cache the mirror reads from: of every
+// resource of the kinds, or, with unlabelledOnly, of those without the
+// operator-id label (a server-side selector), which is all an operator
+// needs when the API server mirrors the label of everything written since
+// its admission policy was installed.
+func NewCache(mgr ctrl.Manager, namespaces map[string]cache.Config, unlabelledOnly bool) (cache.Cache, error) {
+	var selector labels.Selector
+	if unlabelledOnly {
+		req, err := labels.NewRequirement(camelv1.OperatorIDLabel, selection.DoesNotExist, nil)
+		if err != nil {
+			return nil, err
+		}
+		selector = labels.NewSelector().Add(*req)
+	}
 	return cache.New(mgr.GetConfig(), cache.Options{
-		DefaultNamespaces: namespaces,
+		DefaultLabelSelector: selector,
+		DefaultNamespaces:    namespaces,
 		HTTPClient:        mgr.GetHTTPClient(),
 		Scheme:            mgr.GetScheme(),
 		Mapper:            mgr.GetRESTMapper(),
@@ -90,7 +105,7 @@ func Trim(in any) (any, error) {
 
 // SetupWithManager starts one controller per kind on the metadata cache.
 // Only events that need a write reach the reconciler.
-func SetupWithManager(mgr ctrl.Manager, metaCache cache.Cache, template Reconciler) error {
+func SetupWithManager(mgr ctrl.Manager, metaCache cache.Cache, template Reconciler, name string) error {
 	for _, gvk := range Kinds {
 		r := template
 		r.GVK = gvk
@@ -102,7 +117,7 @@ func SetupWithManager(mgr ctrl.Manager, metaCache cache.Cache, template Reconcil
 		})
 		src := source.Kind(metaCache, obj, &handler.TypedEnqueueRequestForObject[*metav1.PartialObjectMetadata]{}, needsWrite)
 		err := ctrl.NewControllerManagedBy(mgr).
-			Named("mirror-" + gvk.Kind + "-" + gvk.Version).
+			Named(name + "-" + gvk.Kind + "-" + gvk.Version).
 			WatchesRawSource(src).
 			WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 			Complete(&r)
