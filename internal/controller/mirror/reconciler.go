@@ -77,10 +77,10 @@ func NewCache(mgr ctrl.Manager, namespaces map[string]cache.Config, unlabelledOn
 	return cache.New(mgr.GetConfig(), cache.Options{
 		DefaultLabelSelector: selector,
 		DefaultNamespaces:    namespaces,
-		HTTPClient:        mgr.GetHTTPClient(),
-		Scheme:            mgr.GetScheme(),
-		Mapper:            mgr.GetRESTMapper(),
-		DefaultTransform:  Trim,
+		HTTPClient:           mgr.GetHTTPClient(),
+		Scheme:               mgr.GetScheme(),
+		Mapper:               mgr.GetRESTMapper(),
+		DefaultTransform:     Trim,
 	})
 }
 
