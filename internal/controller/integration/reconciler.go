@@ -72,9 +72,11 @@ type scope struct {
 	// image is set by reconcileImage, once the integration has one to run.
 	image string
 	// deployment is set by reconcileDeployment when the cached Deployment
-	// already matches what the integration wants; replicas is set by it
-	// to the replicas the integration wants.
+	// already matches what the integration wants; otherwise it applies
+	// the Deployment and sets applied. replicas is set by it to the
+	// replicas the integration wants.
 	deployment *appsv1.Deployment
+	applied    bool
 	replicas   int32
 	// waiting is set by a step that waits for something other than the
 	// Deployment (the platform, a kit): reason and message.

@@ -48,10 +48,13 @@ func readiness(s *scope) (ready metav1.Condition, reconciling, stalled *metav1.C
 		return ready, nil, &c
 	case s.waiting != nil:
 		ready = cond(metav1.ConditionFalse, s.waiting.reason, s.waiting.message)
-	case s.deployment == nil:
+	case s.applied:
 		// Just applied: the same condition as when the Deployment is
 		// next seen, rolling out, so that seeing it costs no write.
 		ready = cond(metav1.ConditionFalse, "DeploymentNotReady", rollingOut(s.replicas))
+	case s.deployment == nil:
+		// The steps ended before the Deployment (a transient error).
+		ready = cond(metav1.ConditionFalse, "Deploying", "the Deployment is being applied")
 	default:
 		ok, msg := deploymentReady(s.deployment)
 		if ok {

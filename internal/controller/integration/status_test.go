@@ -36,7 +36,7 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 	}
 	t.Run("the reconcile that applies the Deployment and the next, which sees it rolling out, compute the same status", func(t *testing.T) {
 		g := NewWithT(t)
-		applied := statusOf(&scope{it: newIntegration(), replicas: 2})
+		applied := statusOf(&scope{it: newIntegration(), replicas: 2, applied: true})
 		for _, d := range []*appsv1.Deployment{deployment(0, 0, 0), deployment(1, 1, 0), deployment(2, 2, 1), deployment(3, 1, 2)} {
 			seen := statusOf(&scope{it: newIntegration(), replicas: 2, deployment: d})
 			g.Expect(seen).To(Equal(applied), "Deployment status %+v", d.Status)
@@ -44,6 +44,13 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 		g.Expect(applied.Phase).To(Equal(camelv1.IntegrationPhaseDeploying))
 		g.Expect(applied.Replicas).To(BeNil())
 		g.Expect(meta.IsStatusConditionTrue(applied.Conditions, camelv1.ConditionReconciling)).To(BeTrue())
+	})
+	t.Run("a reconcile that ended before the Deployment does not claim a rollout", func(t *testing.T) {
+		g := NewWithT(t)
+		st := statusOf(&scope{it: newIntegration()})
+		ready := meta.FindStatusCondition(st.Conditions, camelv1.ConditionReady)
+		g.Expect(ready.Reason).To(Equal("Deploying"))
+		g.Expect(ready.Message).NotTo(ContainSubstring("rolling out"))
 	})
 	t.Run("a Deployment with all its pods ready makes the integration Running and counts them", func(t *testing.T) {
 		g := NewWithT(t)

@@ -221,6 +221,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 	if err != nil {
 		return reconcile.Result{}, s.failOnNameTaken(err)
 	}
+	s.deployment, s.applied = nil, !current
 	if current {
 		s.deployment = observed
 	}
