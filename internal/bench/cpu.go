@@ -53,11 +53,16 @@ func (e *env) controlPlaneCPU() (map[string]float64, error) {
 	return out, nil
 }
 
-// cpuSince returns, by name, the CPU seconds used since before.
-func cpuSince(before, after map[string]float64) map[string]float64 {
+// controlPlaneCPUSince returns, by name, the CPU seconds each process of
+// the local cluster has used since before (a controlPlaneCPU reading).
+func (e *env) controlPlaneCPUSince(before map[string]float64) (map[string]float64, error) {
+	after, err := e.controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]float64{}
 	for name, s := range after {
 		out[name] = round3(s - before[name])
 	}
-	return out
+	return out, nil
 }

@@ -137,9 +137,7 @@ func (e *env) bindOperatorRole(ctx context.Context) error {
 // an operator does: the admission policy asks for the verb use on its id.
 func (e *env) grantUse(ctx context.Context, id string) error {
 	name := "caravan-bench-use-" + id
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
-			Resources: []string{"integrationoperators"}, ResourceNames: []string{id}, Verbs: []string{"use"}}}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{install.UseRule(id)}}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},

@@ -110,11 +110,9 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 		return err
 	}
 	res.FloorSeconds = round3(t.last().Sub(start).Seconds())
-	cpuAfter, err := e.controlPlaneCPU()
-	if err != nil {
+	if res.FloorControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
 		return err
 	}
-	res.FloorControlPlaneCPU = cpuSince(cpu, cpuAfter)
 	res.FloorCurve = Curve(start, values(t.times()))
 	fmt.Fprintf(e.progress, "rollout: floor ready in %.1fs; deleting it\n", res.FloorSeconds)
 	return e.deleteNamespace(ctx, floorNamespace)
@@ -169,11 +167,9 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 		return err
 	}
 	res.CaravanSeconds = round3(t.last().Sub(start).Seconds())
-	cpuAfter, err := e.controlPlaneCPU()
-	if err != nil {
+	if res.CaravanControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
 		return err
 	}
-	res.CaravanControlPlaneCPU = cpuSince(cpu, cpuAfter)
 	res.CaravanCurve = Curve(start, values(t.times()))
 	res.DeploymentsCurve = Curve(start, values(deployed.times()))
 	after, err := scrapeAll(ctx, ops)

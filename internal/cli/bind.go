@@ -83,13 +83,7 @@ assignment is left as it is.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Source, o.Sink = args[0], args[1]
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return completeValidateRun(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

@@ -38,7 +38,7 @@ with them; kits stay.`,
   # Delete every integration of the operator tenant-a in the namespace apps
   caravan delete --all -x tenant-a -n apps`,
 	}
-	return o.bind(cmd, "delete", o.Run)
+	return o.bind(cmd, "delete", o)
 }
 
 // Run deletes the selected integrations, then reports the ones that were

@@ -92,13 +92,7 @@ with its ServiceAccount's identity, since simulated nodes run no containers.`,
 			if cmd.Flags().Changed("watch-namespaces") {
 				o.Global = false
 			}
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return completeValidateRun(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

@@ -64,13 +64,7 @@ column shows ?.`,
   caravan operators -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return completeValidateRun(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: name, yaml or json")

@@ -91,13 +91,7 @@ The operator --to must be registered (checked first, unless --force).`,
   caravan reassign --from camel-k --to canary -A --wait`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return completeValidateRun(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

@@ -44,7 +44,7 @@ that operator are rebuilt.`,
   # Rebuild every integration of the operator tenant-a in the namespace apps
   caravan rebuild --all -x tenant-a -n apps`,
 	}
-	return o.bind(cmd, "rebuild", o.Run)
+	return o.bind(cmd, "rebuild", o)
 }
 
 // Run rebuilds the selected integrations, then reports the ones that were

@@ -3,6 +3,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -42,4 +44,23 @@ camel.apache.org/operator.id annotation names it.`,
 		newCmdBench(kube, streams),
 	)
 	return root
+}
+
+// command is what the Options of a command implement, as kubectl's do.
+type command interface {
+	Complete() error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// completeValidateRun runs a command's steps in order, stopping at the
+// first error.
+func completeValidateRun(ctx context.Context, o command) error {
+	if err := o.Complete(); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return o.Run(ctx)
 }

@@ -89,13 +89,7 @@ default operator.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			o.replicasSet = cmd.Flags().Changed("replicas")
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return completeValidateRun(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

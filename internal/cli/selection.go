@@ -29,19 +29,12 @@ type selectionCommand struct {
 	genericiooptions.IOStreams
 }
 
-// bind adds the selection flags to cmd and runs run after Complete and
-// Validate, with the arguments as names; verb names the action in the
-// flags' help.
-func (o *selectionCommand) bind(cmd *cobra.Command, verb string, run func(context.Context) error) *cobra.Command {
+// bind adds the selection flags to cmd and runs c, whose selection o is,
+// with the arguments as names; verb names the action in the flags' help.
+func (o *selectionCommand) bind(cmd *cobra.Command, verb string, c command) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.Names = args
-		if err := o.Complete(); err != nil {
-			return err
-		}
-		if err := o.Validate(); err != nil {
-			return err
-		}
-		return run(cmd.Context())
+		return completeValidateRun(cmd.Context(), c)
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, verb+" every integration of the namespace (with -x, every one of that operator)")
 	cmd.Flags().StringVarP(&o.OperatorID, "operator-id", "x", "", "only "+verb+" integrations assigned to this operator")

@@ -127,6 +127,13 @@ func crdManifests() ([]client.Object, error) {
 	return objs, nil
 }
 
+// UseRule grants the verb use on operator id, which assigning a resource
+// to it needs (AssignmentPolicy).
+func UseRule(id string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group},
+		Resources: []string{"integrationoperators"}, ResourceNames: []string{id}, Verbs: []string{"use"}}
+}
+
 func rbacManifests(c Config) ([]client.Object, error) {
 	rules, err := rbac.OperatorRules()
 	if err != nil {
@@ -137,8 +144,7 @@ func rbacManifests(c Config) ([]client.Object, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
 	// The operator may assign resources to itself (its Integrations made
 	// from Pipes, its kits, its adoptions as the default operator).
-	rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group},
-		Resources: []string{"integrationoperators"}, ResourceNames: []string{c.ID}, Verbs: []string{"use"}})
+	rules = append(rules, UseRule(c.ID))
 	role := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(c.ID)}, Rules: rules}
 	binding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
@@ -147,8 +153,7 @@ func rbacManifests(c Config) ([]client.Object, error) {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: c.Namespace}}}
 	user := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 		ObjectMeta: metav1.ObjectMeta{Name: UserRole(c.ID), Labels: labels(c.ID)},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
-			Resources: []string{"integrationoperators"}, ResourceNames: []string{c.ID}, Verbs: []string{"use"}}}}
+		Rules:      []rbacv1.PolicyRule{UseRule(c.ID)}}
 	reader := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole, Labels: map[string]string{
 			"rbac.authorization.k8s.io/aggregate-to-view":  "true",

@@ -44,6 +44,16 @@ func usePlatformRegistry(t *testing.T, address, secret string) {
 	}
 }
 
+// startPlatformRegistry starts a registry holding the base image and
+// points the operator's platform at it.
+func startPlatformRegistry(t *testing.T) *imagetest.Registry {
+	t.Helper()
+	reg := imagetest.StartRegistry(t)
+	imagetest.PushBase(t, reg, baseRepository)
+	usePlatformRegistry(t, reg.Address, "")
+	return reg
+}
+
 // sourceIntegration has no image: it needs a kit with deps.
 func sourceIntegration(ns, name string, deps ...string) *camelv1.Integration {
 	it := harness.NewIntegration(ns, name, operatorID, 1)
@@ -74,9 +84,7 @@ func buildOf(t *testing.T, ns string, it *camelv1.Integration) func() (*camelv1.
 func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	reg := imagetest.StartRegistry(t)
-	imagetest.PushBase(t, reg, baseRepository)
-	usePlatformRegistry(t, reg.Address, "")
+	reg := startPlatformRegistry(t)
 	ns := env.Namespace(t)
 	first := sourceIntegration(ns, "first", "camel:log", "camel-timer")
 	second := sourceIntegration(ns, "second", "camel:timer", "camel:log")
@@ -125,9 +133,7 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 func TestTwentyIntegrationsOverThreeDependencySetsMakeThreeBuilds(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	reg := imagetest.StartRegistry(t)
-	imagetest.PushBase(t, reg, baseRepository)
-	usePlatformRegistry(t, reg.Address, "")
+	startPlatformRegistry(t)
 	ns := env.Namespace(t)
 	sets := [][]string{{"camel:log"}, {"camel:http"}, {"camel:kafka", "camel:log"}}
 	for i := range 20 {
@@ -160,9 +166,7 @@ func TestTwentyIntegrationsOverThreeDependencySetsMakeThreeBuilds(t *testing.T) 
 func TestABuildRecoversWhenTheRegistryComesBack(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	reg := imagetest.StartRegistry(t)
-	imagetest.PushBase(t, reg, baseRepository)
-	usePlatformRegistry(t, reg.Address, "")
+	reg := startPlatformRegistry(t)
 	reg.Stop()
 	ns := env.Namespace(t)
 	it := sourceIntegration(ns, "patient", "camel:log")
@@ -303,9 +307,7 @@ func TestAPlatformWithoutRegistrySaysWhatToConfigure(t *testing.T) {
 func TestANewKitRollsTheDeployment(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	reg := imagetest.StartRegistry(t)
-	imagetest.PushBase(t, reg, baseRepository)
-	usePlatformRegistry(t, reg.Address, "")
+	startPlatformRegistry(t)
 	ns := env.Namespace(t)
 	it := sourceIntegration(ns, "switcher", "camel:log")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
