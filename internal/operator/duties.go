@@ -128,52 +128,52 @@ func (d *clusterDuties) start(ctx context.Context) error {
 // selector keeps that watch to the unlabelled resources, which the policy
 // makes rare.
 func (d *clusterDuties) startUnlabelled(ctx context.Context) error {
-	mgr, o := d.mgr, d.o
-	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), true)
-	if err != nil {
-		return err
-	}
-	if err := mgr.Add(metaCache); err != nil {
-		return err
-	}
-	never := func() bool { return false } // adoption is the default operator's
-	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
-		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: never,
-	}, "mirror-unlabelled"); err != nil {
-		return fmt.Errorf("mirror controller: %w", err)
-	}
-	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, "mirror-unlabelled"); err != nil {
-		return fmt.Errorf("kamelet mirror controller: %w", err)
-	}
-	return nil
+	_, err := d.mirrorOn(ctx, true)
+	return err
 }
 
 func (d *clusterDuties) startOnce(ctx context.Context) error {
-	mgr, o := d.mgr, d.o
-	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), false)
+	metaCache, err := d.mirrorOn(ctx, false)
 	if err != nil {
 		return err
 	}
-	// Indexes go on the metadata cache before it starts.
-	if err := (&orphan.Reconciler{
+	d.meta.Store(&metaCache)
+	return nil
+}
+
+// mirrorOn starts a metadata cache, of every resource of the mirrored
+// kinds or of the unlabelled ones only, and the label mirrors that read
+// it. The cache of every resource also serves adoption and the orphan
+// controller.
+func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cache.Cache, error) {
+	mgr, o := d.mgr, d.o
+	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), unlabelledOnly)
+	if err != nil {
+		return nil, err
+	}
+	name, isDefault := "mirror", d.reg.IsDefault
+	if unlabelledOnly {
+		// Adoption is the default operator's, on the cache of every resource.
+		name, isDefault = "mirror-unlabelled", func() bool { return false }
+	} else if err := (&orphan.Reconciler{
 		Meta: metaCache, Registrations: mgr.GetClient(), Client: d.direct, APIReader: mgr.GetAPIReader(),
 		IsDefault: d.reg.IsDefault, Clock: clock.RealClock{},
 	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
-		return fmt.Errorf("orphan controller: %w", err)
+		// Its indexes go on the metadata cache before it starts.
+		return nil, fmt.Errorf("orphan controller: %w", err)
 	}
 	if err := mgr.Add(metaCache); err != nil {
-		return err
+		return nil, err
 	}
 	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
-		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: d.reg.IsDefault,
-	}, "mirror"); err != nil {
-		return fmt.Errorf("mirror controller: %w", err)
+		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: isDefault,
+	}, name); err != nil {
+		return nil, fmt.Errorf("mirror controller: %w", err)
 	}
-	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, "mirror"); err != nil {
-		return fmt.Errorf("kamelet mirror controller: %w", err)
+	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, name); err != nil {
+		return nil, fmt.Errorf("kamelet mirror controller: %w", err)
 	}
-	d.meta.Store(&metaCache)
-	return nil
+	return metaCache, nil
 }
 
 // errNoMetadata is the answer of the metadata reader of an operator that

@@ -311,16 +311,15 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 	ensureDefault(t)
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	install(t, ops, "share-only")
-	metricsOf := func(namespace, id string) string { return metricsURL(t, namespace, id) }
 	watch := func(url string) func() float64 {
 		return func() float64 {
 			v, _ := harness.Metric(url, "caravan_cluster_watch")
 			return v
 		}
 	}
-	g.Eventually(watch(metricsOf("caravan-system", "camel-k")), timeout, poll).Should(Equal(1.0))
-	g.Eventually(watch(metricsOf(ops, "share-only")), timeout, poll).Should(BeZero())
-	_, found := harness.Metric(metricsOf(ops, "share-only"), "caravan_cluster_watch")
+	g.Eventually(watch(metricsURL(t, "caravan-system", "camel-k")), timeout, poll).Should(Equal(1.0))
+	g.Eventually(watch(metricsURL(t, ops, "share-only")), timeout, poll).Should(BeZero())
+	_, found := harness.Metric(metricsURL(t, ops, "share-only"), "caravan_cluster_watch")
 	g.Expect(found).To(BeTrue(), "the gauge is not served")
 
 	t.Log("the label follows the annotation at admission: a move to share-only works without its metadata watch")

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,14 +85,6 @@ type scope struct {
 	// hold is set by reconcileOwnership while the previous owner has not
 	// released the integration: this reconcile writes nothing.
 	hold bool
-	// retryAfter is set by a step that waits for something no watch
-	// reports: how soon to look again.
-	retryAfter time.Duration
-}
-
-// retry is the result of a step that may have set retryAfter.
-func (s *scope) retry() reconcile.Result {
-	return reconcile.Result{RequeueAfter: s.retryAfter}
 }
 
 // condition is a reason and a message, for a status condition.

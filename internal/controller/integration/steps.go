@@ -98,13 +98,12 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		if ns == "" {
 			ns = s.it.Namespace
 		}
-		return s.retry(), r.useKit(ctx, s, client.ObjectKey{Namespace: ns, Name: ref.Name}, nil)
+		return r.useKit(ctx, s, client.ObjectKey{Namespace: ns, Name: ref.Name}, nil)
 	}
 	spec := kit.ForIntegration(s.it.Spec.Dependencies, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
-	err := r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
-	return s.retry(), err
+	return r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
 }
 
 // impliedDependencies are the dependencies the traits call for.
@@ -118,7 +117,7 @@ func impliedDependencies(t trait.Traits) []string {
 // useKit takes the image of a kit of this operator. A kit that does not
 // exist is created from spec when one is given (the integration's own
 // kit); a pinned kit (spec nil) must exist.
-func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey, spec *kit.Spec) error {
+func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey, spec *kit.Spec) (reconcile.Result, error) {
 	k := &camelv1.IntegrationKit{}
 	err := r.Client.Get(ctx, key, k)
 	switch {
@@ -126,7 +125,7 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 		s.waiting = &condition{"KitNotFound", fmt.Sprintf(
 			"IntegrationKit %s is not one of operator %s's kits: it does not exist, or it is assigned to another operator",
 			key, r.OperatorID)}
-		return nil
+		return reconcile.Result{}, nil
 	case apierrors.IsNotFound(err):
 		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
 		s.waiting = &condition{"KitBuilding", fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name)}
@@ -138,12 +137,11 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 			// that the integration recovers once they have.
 			s.failure = &condition{"KitRefused", fmt.Sprintf(
 				"the API server refused to create the kit %s of this integration, so it cannot be built: %v", key.Name, err)}
-			s.retryAfter = kitRefusedRetry
-			return nil
+			return reconcile.Result{RequeueAfter: kitRefusedRetry}, nil
 		}
-		return err
+		return reconcile.Result{}, err
 	case err != nil:
-		return err
+		return reconcile.Result{}, err
 	}
 	s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
 	c := k.Status.GetCondition(camelv1.ConditionReady)
@@ -157,7 +155,7 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	default:
 		s.waiting = &condition{"KitNotReady", fmt.Sprintf("waiting for kit %s", key.Name)}
 	}
-	return nil
+	return reconcile.Result{}, nil
 }
 
 // createKit creates a platform kit named by its spec's hash; two
@@ -221,7 +219,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 	if err != nil {
 		return reconcile.Result{}, s.failOnNameTaken(err)
 	}
-	s.deployment, s.applied = nil, !current
+	s.applied = !current
 	if current {
 		s.deployment = observed
 	}
