@@ -22,26 +22,30 @@ type HandoffResult struct {
 	From         string `json:"from"`
 	To           string `json:"to"`
 	// MoveSeconds is, per integration, the time from its annotation patch
-	// to being owned by To, Ready, with its Deployment rolled out to To's
-	// pod template.
+	// to being owned by To, Ready, with its Deployment applied by To and
+	// rolled out.
 	MoveSeconds  Distribution `json:"moveSeconds"`
 	MoveTimes    []float64    `json:"moveTimes"`
 	TotalSeconds float64      `json:"totalSeconds"`
 	// AdoptSeconds is, per integration, the time from its annotation
 	// patch to being owned by To (the release by From and the adoption):
-	// the rest of a move is the rolling update of its Deployment.
+	// the rest of a move is To's apply of the children and its status.
 	AdoptSeconds Distribution `json:"adoptSeconds"`
-	// FloorMoveSeconds is the same rolling update without Caravan: as many
-	// bare Deployments with the same pod template, given the template
-	// change a move makes in one burst; per Deployment, the time from its
-	// patch until it rolled out. FloorMoveTimes holds the times and
-	// P99Ratio is Caravan's p99 over the floor's.
+	// FloorMoveSeconds is the least a move can cost: as many bare
+	// Deployments with the same pod template, given the change a move
+	// makes to an integration's Deployment (its operator-id label and
+	// annotation) in one burst; per Deployment, the time from its patch
+	// until a watch shows it. FloorMoveTimes holds the times and P99Ratio
+	// is Caravan's p99 over the floor's.
 	FloorMoveSeconds Distribution `json:"floorMoveSeconds"`
 	FloorMoveTimes   []float64    `json:"floorMoveTimes"`
 	P99Ratio         float64      `json:"p99Ratio"`
 	// MinReadyPods is the fewest ready (not terminating) pods any moved
-	// integration had during the move, seen on a pod watch.
+	// integration had during the move, seen on a pod watch, and
+	// PodsStarted the pods created during the moves: a move does not
+	// change what the pods run, so it restarts none.
 	MinReadyPods int32 `json:"minReadyPods"`
+	PodsStarted  int   `json:"podsStarted"`
 	// ReleaseWrites and WritesByFromAfterRelease are the writes the old
 	// owner made, by its own identity (API server audit log), to the moved
 	// integrations, their children and Events after each one's annotation
@@ -113,7 +117,10 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 	}
 	res.FromWritesIdle = countersOf(idleAfter).minus(countersOf(idleBefore)).writes
 
-	pods := newPodWatch(w, handoffNamespace)
+	pods, err := newPodWatch(ctx, w, handoffNamespace)
+	if err != nil {
+		return nil, err
+	}
 	moved, err := w.track(ctx, w.runningUnder(handoffNamespace, to.ID), pods.observe)
 	if err != nil {
 		return nil, err
@@ -153,7 +160,7 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 	if err := measureFromWrites(ctx, e, from, objs, patchedAt, res); err != nil {
 		return nil, err
 	}
-	res.MinReadyPods = min(res.MinReadyPods, pods.minimum())
+	res.MinReadyPods, res.PodsStarted = min(res.MinReadyPods, pods.minimum()), pods.started()
 	fmt.Fprintf(e.progress, "hand-off: p99 %.2fs; deleting the integrations\n", res.MoveSeconds.P99)
 	return res, e.deleteNamespace(ctx, handoffNamespace)
 }
@@ -188,7 +195,7 @@ func measureFromWrites(ctx context.Context, e *env, from *Operator, objs []clien
 }
 
 // runningUnder is the check that an integration is owned by id, Ready,
-// and that its Deployment runs id's pod template on all replicas.
+// and that its Deployment is id's and rolled out.
 func (w *watcher) runningUnder(namespace, id string) func(string) bool {
 	return func(name string) bool {
 		key := client.ObjectKey{Namespace: namespace, Name: name}
@@ -203,40 +210,44 @@ func (w *watcher) runningUnder(namespace, id string) func(string) bool {
 		if w.cache.Get(context.Background(), key, d) != nil {
 			return false
 		}
-		return podTemplateOf(d) == id && rolledOut(d)
+		return d.Labels[camelv1.OperatorIDLabel] == id && rolledOut(d)
 	}
-}
-
-// podTemplateOf is the operator id in the Deployment's pod template.
-func podTemplateOf(d *appsv1.Deployment) string {
-	for _, c := range d.Spec.Template.Spec.Containers {
-		for _, env := range c.Env {
-			if env.Name == "CAMEL_OPERATOR_ID" {
-				return env.Value
-			}
-		}
-	}
-	return ""
 }
 
 // podWatch keeps the fewest ready, not terminating, pods any integration
-// had, from the pod events of the watcher.
+// had, from the pod events of the watcher, and the pods that were not
+// there when it started.
 type podWatch struct {
 	w         *watcher
 	namespace string
 	mu        sync.Mutex
 	min       int32
 	seen      bool
+	before    map[types.UID]bool
+	new       map[types.UID]bool
 }
 
-func newPodWatch(w *watcher, namespace string) *podWatch {
-	return &podWatch{w: w, namespace: namespace, min: 1 << 30}
+func newPodWatch(ctx context.Context, w *watcher, namespace string) (*podWatch, error) {
+	p := &podWatch{w: w, namespace: namespace, min: 1 << 30, before: map[types.UID]bool{}, new: map[types.UID]bool{}}
+	list := &corev1.PodList{}
+	if err := w.cache.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		p.before[list.Items[i].UID] = true
+	}
+	return p, nil
 }
 
 func (p *podWatch) observe(obj client.Object) {
 	if _, ok := obj.(*corev1.Pod); !ok {
 		return
 	}
+	p.mu.Lock()
+	if !p.before[obj.GetUID()] {
+		p.new[obj.GetUID()] = true
+	}
+	p.mu.Unlock()
 	name := obj.GetLabels()[camelv1.IntegrationLabel]
 	if name == "" {
 		return
@@ -255,6 +266,12 @@ func (p *podWatch) observe(obj client.Object) {
 	p.mu.Lock()
 	p.min, p.seen = min(p.min, ready), true
 	p.mu.Unlock()
+}
+
+func (p *podWatch) started() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.new)
 }
 
 func (p *podWatch) minimum() int32 {

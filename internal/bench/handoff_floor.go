@@ -13,16 +13,16 @@ import (
 
 const (
 	handoffFloorNamespace = "bench-handoff-floor"
-	// floorMovedID is the operator id the hand-off floor's pod templates
-	// are changed to, as a move changes CAMEL_OPERATOR_ID.
+	// floorMovedID is the operator id the hand-off floor's Deployments
+	// are relabelled with, as a move relabels an integration's Deployment.
 	floorMovedID = "bench-floor-moved"
 )
 
-// runHandoffFloor measures the part of a move that is not Caravan's: n
-// bare Deployments with replicas pods and Caravan's pod template, ready,
-// get the pod-template change a move makes (the operator id in the pod
-// environment) in one burst of patches; per Deployment, the time from its
-// patch until it has rolled the new template out on all replicas.
+// runHandoffFloor measures the least a move can cost: n bare Deployments
+// with replicas pods and Caravan's pod template, ready, get the change a
+// move makes to an integration's Deployment (its operator-id label and
+// annotation; the pods are not touched) in one burst of patches; per
+// Deployment, the time from its patch until a watch shows it, rolled out.
 func runHandoffFloor(ctx context.Context, e *env, n int, replicas int32) ([]float64, error) {
 	if err := e.createNamespace(ctx, handoffFloorNamespace); err != nil {
 		return nil, err
@@ -57,25 +57,26 @@ func runHandoffFloor(ctx context.Context, e *env, n int, replicas int32) ([]floa
 	moved, err := w.track(ctx, func(name string) bool {
 		d := &appsv1.Deployment{}
 		key := client.ObjectKey{Namespace: handoffFloorNamespace, Name: name}
-		return w.cache.Get(ctx, key, d) == nil && podTemplateOf(d) == floorMovedID && rolledOut(d)
+		return w.cache.Get(ctx, key, d) == nil && d.Labels[camelv1.OperatorIDLabel] == floorMovedID && rolledOut(d)
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer moved.stop()
-	fmt.Fprintf(e.progress, "hand-off floor: changing their pod templates in one burst\n")
+	fmt.Fprintf(e.progress, "hand-off floor: relabelling them in one burst\n")
 	patchedAt := make([]time.Time, n)
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
 		d := deps[i].(*appsv1.Deployment)
 		patched := d.DeepCopy()
-		setOperatorEnv(patched, floorMovedID)
+		patched.Labels[camelv1.OperatorIDLabel] = floorMovedID
+		patched.Annotations[camelv1.OperatorIDAnnotation] = floorMovedID
 		patchedAt[i] = time.Now()
 		return e.client.Patch(ctx, patched, client.MergeFrom(d))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("changing the floor's pod templates: %w", err)
+		return nil, fmt.Errorf("relabelling the floor's Deployments: %w", err)
 	}
-	if err := moved.wait(ctx, n, "the floor's rollouts", e.report("rolled out")); err != nil {
+	if err := moved.wait(ctx, n, "the floor's relabelling", e.report("relabelled")); err != nil {
 		return nil, err
 	}
 	done := moved.times()
@@ -85,18 +86,6 @@ func runHandoffFloor(ctx context.Context, e *env, n int, replicas int32) ([]floa
 	}
 	fmt.Fprintf(e.progress, "hand-off floor: p99 %.2fs; deleting it\n", Summarize(times).P99)
 	return times, e.deleteNamespace(ctx, handoffFloorNamespace)
-}
-
-// setOperatorEnv sets the operator id of a rendered pod template.
-func setOperatorEnv(d *appsv1.Deployment, id string) {
-	for i := range d.Spec.Template.Spec.Containers {
-		env := d.Spec.Template.Spec.Containers[i].Env
-		for j := range env {
-			if env[j].Name == "CAMEL_OPERATOR_ID" {
-				env[j].Value = id
-			}
-		}
-	}
 }
 
 // ownedBy is the check that an integration's status names id as owner.

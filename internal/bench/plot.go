@@ -159,7 +159,7 @@ func handoffPlot(r *HandoffResult) (*plot.Plot, error) {
 		return nil, err
 	}
 	if len(r.FloorMoveTimes) > 0 {
-		if err := addLine(p, "floor (the same rolling updates, bare Deployments)", cdf(r.FloorMoveTimes), floorColor); err != nil {
+		if err := addLine(p, "floor (relabelling bare Deployments)", cdf(r.FloorMoveTimes), floorColor); err != nil {
 			return nil, err
 		}
 	}

@@ -151,6 +151,7 @@ func handoffTable(r *HandoffResult) Table {
 			{"release and adoption p50 / p99", secs(r.AdoptSeconds.P50) + " / " + secs(r.AdoptSeconds.P99), "", "", ""},
 			{"all moved", secs(r.TotalSeconds), "", "", ""},
 			{"min ready pods of a moved integration", strconv.Itoa(int(r.MinReadyPods)), "", "", "= " + strconv.Itoa(int(r.Replicas))},
+			{"pods started by the moves", strconv.Itoa(r.PodsStarted), "", "", "0"},
 			{"writes by " + r.From + " for the releases (audit log)", strconv.Itoa(r.ReleaseWrites), "", "", "<= " + strconv.Itoa(2*r.Integrations)},
 			{"writes by " + r.From + " after the releases (audit log)", writes, "", "", "0"},
 			{fmt.Sprintf("writes by %s in %s after / before", r.From, secs(r.SettleSeconds)),

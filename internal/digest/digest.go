@@ -1,8 +1,8 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
 // Package digest computes what defines an integration: a stable hash of the parts of an
-// Integration that decide its kit and its deployment. A change of digest means the
-// integration must be initialised again.
+// Integration that decide its kit and what its pods run. A change of digest means the
+// integration must be initialised again and its pods rolled.
 package digest
 
 import (
@@ -22,12 +22,11 @@ import (
 
 // Version prefixes every digest; it changes when the digested fields change, so that an
 // upgrade re-initialises integrations once instead of comparing unlike digests forever.
-const Version = "v1"
+const Version = "v2"
 
 // inputs are the digested parts of an Integration. Field names and order are part of the
 // digest: renaming or reordering them changes every digest, so bump Version with them.
 type inputs struct {
-	OperatorID         string                      `json:"operatorID,omitempty"`
 	Sources            []camelv1.SourceSpec        `json:"sources,omitempty"`
 	Flows              []any                       `json:"flows,omitempty"`
 	Traits             map[string]any              `json:"traits,omitempty"`
@@ -41,18 +40,18 @@ type inputs struct {
 	Git                any                         `json:"git,omitempty"`
 }
 
-// Integration returns the digest of it: "v1-" followed by the lowercase base32 of a SHA-256
+// Integration returns the digest of it: "v2-" followed by the lowercase base32 of a SHA-256
 // (55 characters, usable as an env var value and as a label value).
 //
 // It covers sources, flows, traits, dependencies, spec.integrationKit, profile, template,
-// configuration, repositories, serviceAccountName, git and the operator id annotation (so
-// a move to another operator re-initialises). It leaves out replicas (scaling must not
-// re-initialise), status, labels and other annotations. Key order inside trait, flow and
+// configuration, repositories, serviceAccountName and git. It leaves out replicas (scaling
+// must not re-initialise), status, labels and annotations, the operator id among them: a
+// move to another operator re-initialises through the adoption, and rolls the pods only
+// when the new owner runs something else (another kit's image, say). Key order inside trait, flow and
 // template trees does not change the digest. It fails only on malformed JSON trees.
 func Integration(it *camelv1.Integration) (string, error) {
 	spec := it.Spec
 	in := inputs{
-		OperatorID:         it.GetAnnotations()[camelv1.OperatorIDAnnotation],
 		Sources:            spec.Sources,
 		Dependencies:       spec.Dependencies,
 		IntegrationKit:     spec.IntegrationKit,

@@ -79,7 +79,7 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 			LocalObjectReference: corev1.LocalObjectReference{Name: cm}, Items: items}}
 	}
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: in.labels()},
+		ObjectMeta: metav1.ObjectMeta{Labels: Selector(in.Integration.Name)},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: in.Integration.Spec.ServiceAccountName,
 			Containers:         []corev1.Container{main},
@@ -115,7 +115,6 @@ func (in Input) container() corev1.Container {
 // identityEnv are the variables the operator sets, in trait.ReservedEnvVars order.
 func (in Input) identityEnv() []corev1.EnvVar {
 	return []corev1.EnvVar{
-		{Name: trait.EnvOperatorID, Value: in.OperatorID},
 		{Name: trait.EnvIntegration, Value: in.Integration.Name},
 		{Name: trait.EnvDigest, Value: in.Digest},
 		{Name: trait.EnvConf, Value: PropertiesPath},

@@ -36,8 +36,7 @@ func TestDeploymentRunsTheIntegration(t *testing.T) {
 	g.Expect(*d.Spec.Replicas).To(Equal(int32(1)))
 	g.Expect(*d.Spec.RevisionHistoryLimit).To(Equal(int32(3)))
 	g.Expect(d.Spec.ProgressDeadlineSeconds).To(BeNil())
-	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{
-		camelv1.IntegrationLabel: "hello", camelv1.OperatorIDLabel: "tenant-a"}))
+	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{camelv1.IntegrationLabel: "hello"}))
 	pod := d.Spec.Template.Spec
 	g.Expect(pod.ServiceAccountName).To(Equal("runner"))
 	g.Expect(pod.Containers).To(HaveLen(1))
@@ -46,7 +45,6 @@ func TestDeploymentRunsTheIntegration(t *testing.T) {
 	g.Expect(c.Image).To(Equal("registry.local/kit@sha256:abc"))
 	g.Expect(c.Command).To(Equal(DefaultRunCommand))
 	g.Expect(c.Env).To(Equal([]corev1.EnvVar{
-		{Name: "CAMEL_OPERATOR_ID", Value: "tenant-a"},
 		{Name: "CAMEL_K_INTEGRATION", Value: "hello"},
 		{Name: "CAMEL_K_DIGEST", Value: "v1-digest"},
 		{Name: "CAMEL_K_CONF", Value: "/etc/camel/application.properties"},
@@ -80,7 +78,7 @@ func TestDeploymentMountsSourcesAndProperties(t *testing.T) {
 	}))
 }
 
-func TestDeploymentSelectsPodsByIntegrationOnly(t *testing.T) {
+func TestAMoveChangesTheDeploymentButNotItsPods(t *testing.T) {
 	g := NewWithT(t)
 	a := mustDeployment(t, input(t, `{}`))
 	in := input(t, `{}`)
@@ -89,8 +87,10 @@ func TestDeploymentSelectsPodsByIntegrationOnly(t *testing.T) {
 
 	g.Expect(a.Spec.Selector).To(Equal(&metav1.LabelSelector{MatchLabels: map[string]string{camelv1.IntegrationLabel: "hello"}}))
 	g.Expect(b.Spec.Selector).To(Equal(a.Spec.Selector), "a move to another operator must not change the immutable selector")
-	g.Expect(b.Spec.Template.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "tenant-b"))
-	g.Expect(b.Spec.Template.Spec.Containers[0].Env[0]).To(Equal(corev1.EnvVar{Name: "CAMEL_OPERATOR_ID", Value: "tenant-b"}))
+	g.Expect(b.Spec.Template).To(Equal(a.Spec.Template), "a move to another operator must not restart the pods")
+	g.Expect(b.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "tenant-b"))
+	g.Expect(b.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, "tenant-b"))
+	g.Expect(b.Annotations[AppliedHashAnnotation]).NotTo(Equal(a.Annotations[AppliedHashAnnotation]), "the new owner applies it")
 }
 
 func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
@@ -175,7 +175,7 @@ func TestDeploymentAppliesThePodTemplate(t *testing.T) {
 	main := pod.Containers[0]
 	g.Expect(main.Image).To(Equal("registry.local/kit@sha256:abc"), "the patch keeps what it does not set")
 	g.Expect(main.Env).To(ContainElements(
-		corev1.EnvVar{Name: "EXTRA", Value: "1"}, corev1.EnvVar{Name: "CAMEL_OPERATOR_ID", Value: "tenant-a"}))
+		corev1.EnvVar{Name: "EXTRA", Value: "1"}, corev1.EnvVar{Name: "CAMEL_K_INTEGRATION", Value: "hello"}))
 	g.Expect(main.Resources).To(Equal(corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}))
@@ -200,9 +200,9 @@ func TestDeploymentTemplateErrors(t *testing.T) {
 		{name: "a container image that is not a string is refused, naming the field",
 			template: `{"spec":{"containers":[{"name":"integration","image":5}]}}`,
 			want:     "spec.template.spec.containers.image: must be a string, got number"},
-		{name: "a template that sets the operator id of the main container is refused",
-			template: `{"spec":{"containers":[{"name":"integration","env":[{"name":"CAMEL_OPERATOR_ID","value":"tenant-b"}]}]}}`,
-			want:     "spec.template: must not set CAMEL_OPERATOR_ID on container integration"},
+		{name: "a template that sets the integration name of the main container is refused",
+			template: `{"spec":{"containers":[{"name":"integration","env":[{"name":"CAMEL_K_INTEGRATION","value":"other"}]}]}}`,
+			want:     "spec.template: must not set CAMEL_K_INTEGRATION on container integration"},
 		{name: "a template that deletes the renamed main container is refused", traits: `{"container":{"name":"main"}}`,
 			template: `{"spec":{"containers":[{"name":"main","$patch":"delete"}]}}`,
 			want:     "spec.template: must not remove container main"},

@@ -87,7 +87,9 @@ func (in Input) check() error {
 	return nil
 }
 
-// labels are the labels of every child and of the pods.
+// labels are the labels of every child. The pods carry only Selector: the
+// operator that owns the integration is not part of what they run, so a
+// move to another operator does not restart them.
 func (in Input) labels() map[string]string {
 	return map[string]string{
 		camelv1.IntegrationLabel: in.Integration.Name,

@@ -15,7 +15,6 @@ import (
 // Environment variables the operator sets on the main container. The environment trait
 // cannot set them: they carry the integration's identity and the runtime contract.
 const (
-	EnvOperatorID  = "CAMEL_OPERATOR_ID"
 	EnvIntegration = "CAMEL_K_INTEGRATION"
 	EnvDigest      = "CAMEL_K_DIGEST"
 	EnvConf        = "CAMEL_K_CONF"
@@ -23,7 +22,7 @@ const (
 )
 
 // ReservedEnvVars lists the variables the environment trait cannot set.
-var ReservedEnvVars = []string{EnvOperatorID, EnvIntegration, EnvDigest, EnvConf, EnvConfD}
+var ReservedEnvVars = []string{EnvIntegration, EnvDigest, EnvConf, EnvConfD}
 
 // Camel is the camel trait: runtime properties and version. With enabled: false it reads
 // as defaults.

@@ -55,7 +55,7 @@ func getDeployment(key client.ObjectKey) (*appsv1.Deployment, error) {
 }
 
 // runningUnder checks that the integration is Running, owned by
-// operatorID, and that its Deployment runs pods of that operator, all
+// operatorID, and that its Deployment is that operator's, with all pods
 // updated and ready.
 func runningUnder(key client.ObjectKey, operatorID string) error {
 	it, err := getIntegration(key)
@@ -69,9 +69,6 @@ func runningUnder(key client.ObjectKey, operatorID string) error {
 	if err != nil {
 		return err
 	}
-	if got := envValue(d, "CAMEL_OPERATOR_ID"); got != operatorID {
-		return fmt.Errorf("deployment %s runs pods of operator %q", key, got)
-	}
 	if d.Labels[camelv1.OperatorIDLabel] != operatorID {
 		return fmt.Errorf("deployment %s is labelled for %q", key, d.Labels[camelv1.OperatorIDLabel])
 	}
@@ -80,17 +77,6 @@ func runningUnder(key client.ObjectKey, operatorID string) error {
 		return fmt.Errorf("deployment %s: %d updated, %d ready of %d", key, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, want)
 	}
 	return nil
-}
-
-func envValue(d *appsv1.Deployment, name string) string {
-	for _, c := range d.Spec.Template.Spec.Containers {
-		for _, e := range c.Env {
-			if e.Name == name {
-				return e.Value
-			}
-		}
-	}
-	return ""
 }
 
 func waitRunningUnder(t *testing.T, key client.ObjectKey, operatorID string) {
@@ -107,17 +93,19 @@ func waitReady(t *testing.T, ops ...*harness.Operator) {
 }
 
 // readyPodWatch samples, until stopped, the number of ready pods of an
-// integration that are not being deleted, and keeps the minimum.
+// integration that are not being deleted, and keeps the minimum and the
+// pods it saw.
 type readyPodWatch struct {
 	stop chan struct{}
 	done chan struct{}
 	mu   sync.Mutex
 	min  int
 	n    int
+	seen map[types.UID]bool
 }
 
 func watchReadyPods(ns, integration string) *readyPodWatch {
-	w := &readyPodWatch{stop: make(chan struct{}), done: make(chan struct{}), min: 1 << 30}
+	w := &readyPodWatch{stop: make(chan struct{}), done: make(chan struct{}), min: 1 << 30, seen: map[types.UID]bool{}}
 	go func() {
 		defer close(w.done)
 		for {
@@ -133,12 +121,13 @@ func watchReadyPods(ns, integration string) *readyPodWatch {
 				continue
 			}
 			ready := 0
+			w.mu.Lock()
 			for _, p := range pods.Items {
 				if p.DeletionTimestamp == nil && podReady(&p) {
 					ready++
 				}
+				w.seen[p.UID] = true
 			}
-			w.mu.Lock()
 			w.min, w.n = min(w.min, ready), w.n+1
 			w.mu.Unlock()
 		}
@@ -153,13 +142,14 @@ func (w *readyPodWatch) Samples() int {
 	return w.n
 }
 
-// Stop ends the sampling and returns the minimum and the sample count.
-func (w *readyPodWatch) Stop() (minimum, samples int) {
+// Stop ends the sampling and returns the minimum, the sample count and
+// the number of distinct pods seen.
+func (w *readyPodWatch) Stop() (minimum, samples, pods int) {
 	close(w.stop)
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.min, w.n
+	return w.min, w.n, len(w.seen)
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -24,7 +24,7 @@ import (
 // TestIntegrationMovesBetweenOperators ports Camel K's multi-operator
 // scenario: an integration for an operator that does not run is left
 // alone; assigned to operator-1 it runs; moved to operator-2 it runs there
-// with the same Deployment, never with fewer ready pods than replicas;
+// with the same Deployment and the same pods, none restarted;
 // it keeps running when operator-1 stops, and across a restart of
 // operator-2 it is not redeployed. Each operator caches only its share.
 func TestIntegrationMovesBetweenOperators(t *testing.T) {
@@ -73,17 +73,20 @@ func TestIntegrationMovesBetweenOperators(t *testing.T) {
 	before, err := getDeployment(key)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	t.Log("moved to operator-2, it runs there with the same Deployment and no loss of ready pods")
+	t.Log("moved to operator-2, it runs there with the same Deployment and the same pods")
 	pods := watchReadyPods(apps, "mover")
 	g.Eventually(pods.Samples, timeout, 10*time.Millisecond).Should(BeNumerically(">=", 3))
 	reassign(t, mover, "operator-2")
 	waitRunningUnder(t, key, "operator-2")
-	minReady, samples := pods.Stop()
+	minReady, samples, seen := pods.Stop()
 	g.Expect(samples).To(BeNumerically(">", 3))
 	g.Expect(minReady).To(BeNumerically(">=", 4), "ready pods fell below the replicas during the move")
+	g.Expect(seen).To(Equal(4), "the move started new pods: the pod template changed")
 	after, err := getDeployment(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(after.UID).To(Equal(before.UID), "the Deployment was recreated")
+	g.Expect(after.Spec.Template).To(Equal(before.Spec.Template), "the move changed the pod template")
+	g.Expect(after.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, "operator-2"))
 	moved, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(moved.Status.Ownership.Epoch).To(BeNumerically(">=", 2))

@@ -127,7 +127,8 @@ func TestChildrenFollowTheRuntimeContract(t *testing.T) {
 	for _, e := range c.Env {
 		vars[e.Name] = e.Value
 	}
-	g.Expect(vars).To(HaveKeyWithValue("CAMEL_OPERATOR_ID", operatorID))
+	g.Expect(vars).NotTo(HaveKey("CAMEL_OPERATOR_ID"), "the pods do not name their operator: a move must not restart them")
+	g.Expect(d.Spec.Template.Labels).To(Equal(map[string]string{camelv1.IntegrationLabel: "contract"}))
 	g.Expect(vars).To(HaveKeyWithValue("CAMEL_K_INTEGRATION", "contract"))
 	g.Expect(vars).To(HaveKeyWithValue("CAMEL_K_DIGEST", st.Digest))
 	mounts := map[string]string{}

@@ -75,7 +75,8 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 
 // reconcileOwnership adopts the integration: at once when it had no
 // owner or its owner released it or is gone, else it waits for the
-// release without writing anything. Adoption grows the epoch.
+// release without writing anything. Adoption grows the epoch and, after
+// another owner, re-initialises the integration.
 func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcile.Result, error) {
 	o := &s.it.Status.Ownership
 	if o.Owner == r.OperatorID {
@@ -90,6 +91,12 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 			s.hold = true
 			return reconcile.Result{RequeueAfter: handoverRetry}, nil
 		}
+	}
+	if o.Owner != "" {
+		// A move re-initialises: the kit chosen by the previous owner is
+		// dropped, this operator reuses or builds one of its own.
+		s.it.Status.IntegrationKit = nil
+		s.it.Status.InitializationTimestamp = &metav1.Time{Time: r.Clock.Now()}
 	}
 	o.Owner = r.OperatorID
 	o.Epoch++

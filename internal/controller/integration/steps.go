@@ -66,8 +66,8 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 }
 
 // reconcileDigest computes what defines the integration. When it changed
-// (a new spec, or a move to this operator), the integration is
-// re-initialised: a kit chosen under the old definition is dropped.
+// (a new spec), the integration is re-initialised: a kit chosen under the
+// old definition is dropped.
 func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Result, error) {
 	d, err := digest.Integration(s.it)
 	if err != nil {
@@ -203,7 +203,8 @@ func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcil
 
 // reconcileDeployment applies the Deployment. Applying the same object
 // over a Deployment another operator made updates it in place: a move
-// rolls the pods, it never recreates the Deployment.
+// changes its labels and owner annotation, never the pods it runs unless
+// the new owner runs another image, and never recreates it.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconcile.Result, error) {
 	want, err := render.Deployment(r.input(s))
 	if err != nil {
