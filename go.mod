@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-containerregistry v0.21.7
+	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
 	github.com/onsi/gomega v1.44.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/spf13/cobra v1.10.2

@@ -221,6 +221,14 @@ func writeOutputs(dir string, res *Results) error {
 	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
+	if r := res.Rollout; r != nil {
+		if err := writeProfile(filepath.Join(dir, "apiserver-floor.pprof"), r.floorProfile); err != nil {
+			return err
+		}
+		if err := writeProfile(filepath.Join(dir, "apiserver-caravan.pprof"), r.caravanProfile); err != nil {
+			return err
+		}
+	}
 	return writePlots(dir, res)
 }
 

@@ -55,7 +55,7 @@ func runBuild(ctx context.Context, e *env, op *Operator, n, sets int) (*BuildRes
 	if err != nil {
 		return nil, err
 	}
-	ready.sweep = w.integrationNames(buildNamespace)
+	ready.sweep = readyIntegrations(e.client, buildNamespace)
 	defer ready.stop()
 	objs := make([]client.Object, n)
 	for i := range objs {
@@ -70,6 +70,7 @@ func runBuild(ctx context.Context, e *env, op *Operator, n, sets int) (*BuildRes
 	if err := ready.wait(ctx, n, "the integrations", e.report("Ready")); err != nil {
 		return nil, err
 	}
+	ready.warnMissed(e.progress, "integrations")
 	res.Seconds = round3(ready.last().Sub(start).Seconds())
 	res.Curve = Curve(start, values(ready.times()))
 	builds := &camelv1.BuildList{}

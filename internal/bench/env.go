@@ -78,7 +78,7 @@ func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, err
 	fmt.Fprintf(progress, "starting a local cluster in %s\n", dir)
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: true, Nodes: 1,
-		Attached: true, AuditPolicy: []byte(auditPolicy), Progress: progress,
+		Attached: true, AuditPolicy: []byte(auditPolicy), Profiling: true, Progress: progress,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

@@ -52,7 +52,7 @@ func WriteTables(w io.Writer, res *Results) {
 func Tables(res *Results) []Table {
 	var out []Table
 	if r := res.Rollout; r != nil {
-		out = append(out, rolloutTable(r), operatorTable(r), writesTable(r))
+		out = append(out, rolloutTable(r), apiServerWorkTable(r), operatorTable(r), writesTable(r))
 	}
 	if r := res.Share; r != nil {
 		out = append(out, shareTable(r))
@@ -98,6 +98,19 @@ func rolloutTable(r *RolloutResult) Table {
 	if len(names) > 0 {
 		t.Rows = append(t.Rows, []string{"CPU, control plane", secs(caravan), secs(floor), num(round3(ratio(caravan, floor))) + "x", ""})
 	}
+	return t
+}
+
+// apiServerWorkTable splits the API server's CPU by kind of work.
+func apiServerWorkTable(r *RolloutResult) Table {
+	t := Table{Title: "Rollout, API server CPU by kind of work (its CPU profiles)",
+		Header: []string{"WORK", "CARAVAN", "FLOOR", "DIFFERENCE"}}
+	var caravan, floor float64
+	for _, w := range r.APIServerCPUByWork {
+		caravan, floor = caravan+w.Caravan, floor+w.Floor
+		t.Rows = append(t.Rows, []string{w.Work, secs(w.Caravan), secs(w.Floor), secs(round3(w.Caravan - w.Floor))})
+	}
+	t.Rows = append(t.Rows, []string{"all", secs(round3(caravan)), secs(round3(floor)), secs(round3(caravan - floor))})
 	return t
 }
 

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/pprof/profile"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,6 +48,12 @@ type RolloutResult struct {
 	// out, in the same run: the gap to CaravanCurve is the time the
 	// operators took to see it and report the integrations Ready.
 	DeploymentsCurve []Point `json:"deploymentsCurve"`
+	// APIServerCPUByWork splits the API server's CPU over the same
+	// periods by kind of work, from its CPU profiles (written next to
+	// bench.json as apiserver-floor.pprof and apiserver-caravan.pprof).
+	APIServerCPUByWork []WorkShare `json:"apiServerCPUByWork"`
+	floorProfile       *profile.Profile
+	caravanProfile     *profile.Profile
 }
 
 // runRollout measures the floor, N bare Deployments with Caravan's pod
@@ -64,6 +72,15 @@ func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutRe
 		return nil, err
 	}
 	res.Ratio = round3(ratio(res.CaravanSeconds, res.FloorSeconds))
+	floor, err := cpuByWork(res.floorProfile)
+	if err != nil {
+		return nil, err
+	}
+	caravan, err := cpuByWork(res.caravanProfile)
+	if err != nil {
+		return nil, err
+	}
+	res.APIServerCPUByWork = workShares(caravan, floor)
 	return res, nil
 }
 
@@ -101,16 +118,23 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	if err != nil {
 		return err
 	}
+	prof, err := startProfile(ctx, e.config)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := createAll(ctx, e.client, deps); err != nil {
-		return err
+		return errors.Join(err, discard(prof))
 	}
 	res.FloorCreateSeconds = round3(time.Since(start).Seconds())
 	if err := t.wait(ctx, len(deps), "the floor's Deployments", e.report("ready")); err != nil {
-		return err
+		return errors.Join(err, discard(prof))
 	}
 	res.FloorSeconds = round3(t.last().Sub(start).Seconds())
 	if res.FloorControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
+		return errors.Join(err, discard(prof))
+	}
+	if res.floorProfile, err = prof.stop(); err != nil {
 		return err
 	}
 	res.FloorCurve = Curve(start, values(t.times()))
@@ -131,7 +155,7 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	if err != nil {
 		return err
 	}
-	t.sweep = w.integrationNames(rolloutNamespace)
+	t.sweep = readyIntegrations(e.client, rolloutNamespace)
 	defer t.stop()
 	deployed, err := w.track(ctx, w.deploymentReady(rolloutNamespace), nil)
 	if err != nil {
@@ -158,16 +182,24 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	if err != nil {
 		return err
 	}
+	prof, err := startProfile(ctx, e.config)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := createAll(ctx, e.client, objs); err != nil {
-		return err
+		return errors.Join(err, discard(prof))
 	}
 	res.CaravanCreateSeconds = round3(time.Since(start).Seconds())
 	if err := t.wait(ctx, len(its), "the integrations", e.report("Ready")); err != nil {
-		return err
+		return errors.Join(err, discard(prof))
 	}
+	t.warnMissed(e.progress, "integrations")
 	res.CaravanSeconds = round3(t.last().Sub(start).Seconds())
 	if res.CaravanControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
+		return errors.Join(err, discard(prof))
+	}
+	if res.caravanProfile, err = prof.stop(); err != nil {
 		return err
 	}
 	res.CaravanCurve = Curve(start, values(t.times()))

@@ -80,12 +80,13 @@ func runShare(ctx context.Context, e *env, n int, split [2]int) (*ShareResult, e
 	if err != nil {
 		return nil, err
 	}
-	ready.sweep = w.integrationNames(shareNamespace)
+	ready.sweep = readyIntegrations(e.client, shareNamespace)
 	fmt.Fprintf(e.progress, "share: %d integrations, %d on %s and %d on %s\n", n, small, a.ID, n-small, b.ID)
 	if err := createAll(ctx, e.client, objs); err != nil {
 		return nil, err
 	}
 	err = ready.wait(ctx, n, "the integrations", e.report("Ready"))
+	ready.warnMissed(e.progress, "integrations")
 	ready.stop()
 	if err != nil {
 		return nil, err

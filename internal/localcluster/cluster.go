@@ -46,6 +46,9 @@ type Options struct {
 	AuditPolicy []byte
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+	// Profiling serves the API server's /debug/pprof (to users allowed
+	// the non-resource URL, the admin among them).
+	Profiling bool
 	// RegistryBinary, when set, runs that registry (see RegistryBinary)
 	// for kit builds, with the default base image pushed into it.
 	RegistryBinary string

@@ -111,7 +111,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 		"--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(opts.Profiling),
 	}
 	if len(opts.AuditPolicy) > 0 {
 		policy := filepath.Join(c.Dir, "audit-policy.yaml")

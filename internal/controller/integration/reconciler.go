@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -90,6 +91,19 @@ type scope struct {
 // condition is a reason and a message, for a status condition.
 type condition struct{ reason, message string }
 
+// kitNamed passes the status write that names the integration's kit. The
+// kit's events reach the integrations that name it through an index of
+// the cache; a kit that became ready after the reconcile that read it
+// and before that write reached the cache found none, and no other event
+// would come: the integration is reconciled again once the index has it.
+var kitNamed = predicate.TypedFuncs[client.Object]{
+	UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
+		old, okOld := e.ObjectOld.(*camelv1.Integration)
+		cur, okNew := e.ObjectNew.(*camelv1.Integration)
+		return okOld && okNew && !equality.Semantic.DeepEqual(old.Status.IntegrationKit, cur.Status.IntegrationKit)
+	},
+}
+
 // SetupWithManager registers the controller and its watches.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &camelv1.Integration{}, kitIndex, func(o client.Object) []string {
@@ -107,11 +121,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		return err
 	}
 	// Status writes (this controller's own) change neither generation,
-	// annotations nor labels, so they do not cause another reconcile; the
-	// previous owner's release, a status write too, does: the new owner
-	// adopts at once.
+	// annotations nor labels, so they do not cause another reconcile;
+	// except the previous owner's release, for the new owner to adopt at
+	// once, and a write that names another kit (see kitNamed).
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
-		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released)
+		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("integration").
 		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).
