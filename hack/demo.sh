@@ -30,6 +30,8 @@ k apply -f hack/demo/hello.yaml
 k wait -n demo --for=jsonpath='{.status.phase}'=Running integration/hello --timeout=120s
 k get integrations -n demo
 uid=$(k get deployment hello -n demo -o jsonpath='{.metadata.uid}')
+pods() { k get pods -n demo -l camel.apache.org/integration=hello -o jsonpath='{.items[*].metadata.name}'; }
+before=$(pods)
 
 step "Moving it to operator-b"
 k annotate integration hello -n demo camel.apache.org/operator.id=operator-b --overwrite
@@ -37,8 +39,11 @@ k wait -n demo --for=jsonpath='{.status.ownership.owner}'=operator-b integration
 k wait -n demo --for=jsonpath='{.status.phase}'=Running integration/hello --timeout=120s
 k get integrations -n demo
 k get deployment hello -n demo \
-  -o jsonpath='{"Deployment "}{.metadata.name}{": same object: "}{.metadata.uid}{", pods of "}{.spec.template.spec.containers[0].env[0].value}{", "}{.status.readyReplicas}{"/"}{.spec.replicas}{" ready"}{"\n"}'
+  -o jsonpath='{"Deployment "}{.metadata.name}{": same object: "}{.metadata.uid}{", operator "}{.metadata.labels.camel\.apache\.org/operator\.id}{", "}{.status.readyReplicas}{"/"}{.spec.replicas}{" ready"}{"\n"}'
+echo "Pods before the move: $before"
+echo "Pods after the move:  $(pods)"
 [ "$(k get deployment hello -n demo -o jsonpath='{.metadata.uid}')" = "$uid" ] || { echo "the Deployment was recreated" >&2; exit 1; }
+[ "$(pods)" = "$before" ] || { echo "the move restarted the pods" >&2; exit 1; }
 
 if command -v docker-registry >/dev/null 2>&1 || [ -x /usr/bin/docker-registry ]; then
   step "An integration built from source: operator-b builds its kit into the local registry"

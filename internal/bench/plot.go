@@ -94,7 +94,6 @@ func rolloutPlot(r *RolloutResult) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("Rollout: %d integrations, %d operators (%.2fx the floor)", r.Integrations, r.Operators, r.Ratio)
 	p.X.Label.Text = "seconds since the creation burst started"
 	p.Y.Label.Text = "ready"
-	p.Legend.Top, p.Legend.Left = false, false
 	p.Add(plotter.NewGrid())
 	if err := addLine(p, "Caravan (integrations Ready)", steps(r.CaravanCurve), caravanColor); err != nil {
 		return nil, err
@@ -107,8 +106,9 @@ func rolloutPlot(r *RolloutResult) (*plot.Plot, error) {
 	if err := addLine(p, "floor (bare Deployments ready)", steps(r.FloorCurve), floorColor); err != nil {
 		return nil, err
 	}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Points(20)
+	// Top left: every curve starts low and the floor's rises first.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(10)
 	return p, nil
 }
 
@@ -167,8 +167,9 @@ func handoffPlot(r *HandoffResult) (*plot.Plot, error) {
 	if err := addLine(p, "target p99 (3 s)", target, otherColor); err != nil {
 		return nil, err
 	}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Points(20)
+	// Top left, right of the floor's curve, which rises first.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(100)
 	return p, nil
 }
 
