@@ -111,8 +111,10 @@ func (o *Options) Validate() error {
 		o.BuildIntegrations < 1 || o.BuildDependencySets < 1 {
 		return errors.New("the share scenario needs at least 10 integrations, and the hand-off and build scenarios at least 1 integration, replica and dependency set")
 	}
-	if slices.Contains(o.Scenarios, Handoff) && o.Operators < 2 {
-		return errors.New("the hand-off scenario needs at least 2 operators")
+	for _, s := range []string{Handoff, Build} {
+		if slices.Contains(o.Scenarios, s) && o.Operators < 2 {
+			return fmt.Errorf("the %s scenario needs at least 2 operators (it moves integrations from one to another)", s)
+		}
 	}
 	return nil
 }
@@ -185,7 +187,7 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *Results)
 		if startErr != nil {
 			return startErr
 		}
-		res.Build, err = runBuild(ctx, e, ops[0], o.BuildIntegrations, o.BuildDependencySets)
+		res.Build, err = runBuild(ctx, e, ops[0], ops[1], o.BuildIntegrations, o.BuildDependencySets)
 	}
 	return err
 }

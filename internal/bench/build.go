@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,11 +28,17 @@ type BuildResult struct {
 	Seconds      float64      `json:"seconds"`
 	BuildSeconds Distribution `json:"buildSeconds"`
 	Curve        []Point      `json:"curve"`
+	// Move is the integrations' move to a second operator, in one burst:
+	// that operator builds kits of its own (MoveBuilds Builds), so the
+	// pods roll to its images.
+	Move       *HandoffResult `json:"move,omitempty"`
+	MoveBuilds int            `json:"moveBuilds"`
 }
 
 // runBuild runs n integrations without an image, over sets dependency
-// sets, on op, whose platform is pointed at a registry the bench starts.
-func runBuild(ctx context.Context, e *env, op *Operator, n, sets int) (*BuildResult, error) {
+// sets, on op, whose platform is pointed at a registry the bench starts;
+// then moves them all to next, whose platform uses the same registry.
+func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*BuildResult, error) {
 	res := &BuildResult{Integrations: n, DependencySets: sets}
 	reg, err := startRegistry(ctx, e.dir)
 	if err != nil {
@@ -40,13 +48,15 @@ func runBuild(ctx context.Context, e *env, op *Operator, n, sets int) (*BuildRes
 	if err := reg.pushBase(ctx, baseRepository+":latest"); err != nil {
 		return nil, err
 	}
-	if err := e.usePlatformRegistry(ctx, op.ID, reg.address); err != nil {
-		return nil, err
+	for _, o := range []*Operator{op, next} {
+		if err := e.usePlatformRegistry(ctx, o.ID, reg.address); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.createNamespace(ctx, buildNamespace); err != nil {
 		return nil, err
 	}
-	w, err := newWatcher(ctx, e.config, buildNamespace, &camelv1.Integration{})
+	w, err := newWatcher(ctx, e.config, buildNamespace, &camelv1.Integration{}, &appsv1.Deployment{}, &corev1.Pod{})
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +95,18 @@ func runBuild(ctx context.Context, e *env, op *Operator, n, sets int) (*BuildRes
 		}
 	}
 	res.BuildSeconds = Summarize(durations)
-	fmt.Fprintln(e.progress, "build: deleting the integrations")
+
+	res.Move = &HandoffResult{Integrations: n, Replicas: 1, From: op.ID, To: next.ID,
+		SettleSeconds: settle.Seconds(), MinReadyPods: 1}
+	if err := moveAll(ctx, e, w, buildNamespace, op, next, objs, res.Move); err != nil {
+		return nil, err
+	}
+	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace),
+		client.MatchingLabels{camelv1.OperatorIDLabel: next.ID}); err != nil {
+		return nil, err
+	}
+	res.MoveBuilds = len(builds.Items)
+	fmt.Fprintf(e.progress, "build: moves p99 %.2fs; deleting the integrations\n", res.Move.MoveSeconds.P99)
 	return res, e.deleteNamespace(ctx, buildNamespace)
 }
 

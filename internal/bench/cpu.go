@@ -39,6 +39,16 @@ func processCPU(pid int) (float64, error) {
 	return ticks / clockTicks, nil
 }
 
+// cpuSince returns the CPU seconds the bench's own process has used since
+// before (a processCPU reading of it).
+func cpuSince(before float64) (float64, error) {
+	now, err := processCPU(os.Getpid())
+	if err != nil {
+		return 0, err
+	}
+	return round3(now - before), nil
+}
+
 // controlPlaneCPU returns the CPU seconds each process of the local
 // cluster has used, by name.
 func (e *env) controlPlaneCPU() (map[string]float64, error) {

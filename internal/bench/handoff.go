@@ -105,34 +105,46 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 	if err != nil {
 		return nil, err
 	}
+	if err := moveAll(ctx, e, w, handoffNamespace, from, to, objs, res); err != nil {
+		return nil, err
+	}
+	res.P99Ratio = round3(ratio(res.MoveSeconds.P99, res.FloorMoveSeconds.P99))
+	fmt.Fprintf(e.progress, "hand-off: p99 %.2fs; deleting the integrations\n", res.MoveSeconds.P99)
+	return res, e.deleteNamespace(ctx, handoffNamespace)
+}
 
+// moveAll moves objs, Running on from in namespace (watched by w: its
+// Integrations, Deployments and Pods), to to in one burst of annotation
+// patches, and records in res how the moves went.
+func moveAll(ctx context.Context, e *env, w *watcher, namespace string, from, to *Operator, objs []client.Object, res *HandoffResult) error {
+	n := len(objs)
 	idleBefore, err := from.Scrape(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sleep(ctx, settle)
 	idleAfter, err := from.Scrape(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.FromWritesIdle = countersOf(idleAfter).minus(countersOf(idleBefore)).writes
 
-	pods, err := newPodWatch(ctx, w, handoffNamespace)
+	pods, err := newPodWatch(ctx, w, namespace)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	moved, err := w.track(ctx, w.runningUnder(handoffNamespace, to.ID), pods.observe)
+	moved, err := w.track(ctx, w.runningUnder(namespace, to.ID), pods.observe)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer moved.stop()
-	adopted, err := w.track(ctx, w.ownedBy(handoffNamespace, to.ID), nil)
+	adopted, err := w.track(ctx, w.ownedBy(namespace, to.ID), nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer adopted.stop()
 	patchedAt := make([]time.Time, n)
-	fmt.Fprintf(e.progress, "hand-off: moving them to %s in one burst\n", to.ID)
+	fmt.Fprintf(e.progress, "moving %d integrations from %s to %s in one burst\n", n, from.ID, to.ID)
 	start := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, to.ID)
@@ -140,10 +152,10 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 		return e.client.Patch(ctx, objs[i], client.RawPatch(types.MergePatchType, []byte(patch)))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("moving the integrations: %w", err)
+		return fmt.Errorf("moving the integrations: %w", err)
 	}
 	if err := moved.wait(ctx, n, "the moves", e.report("moved")); err != nil {
-		return nil, err
+		return err
 	}
 	done, owned := moved.times(), adopted.times()
 	var adoptTimes []float64
@@ -154,21 +166,19 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 		}
 	}
 	res.MoveSeconds, res.AdoptSeconds = Summarize(res.MoveTimes), Summarize(adoptTimes)
-	res.P99Ratio = round3(ratio(res.MoveSeconds.P99, res.FloorMoveSeconds.P99))
 	res.TotalSeconds = round3(moved.last().Sub(start).Seconds())
 
-	if err := measureFromWrites(ctx, e, from, objs, patchedAt, res); err != nil {
-		return nil, err
+	if err := measureFromWrites(ctx, e, namespace, from, objs, patchedAt, res); err != nil {
+		return err
 	}
 	res.MinReadyPods, res.PodsStarted = min(res.MinReadyPods, pods.minimum()), pods.started()
-	fmt.Fprintf(e.progress, "hand-off: p99 %.2fs; deleting the integrations\n", res.MoveSeconds.P99)
-	return res, e.deleteNamespace(ctx, handoffNamespace)
+	return nil
 }
 
 // measureFromWrites counts the old owner's writes after the moves: over
 // a settling period, from its metrics, and per moved integration, from
 // the audit log.
-func measureFromWrites(ctx context.Context, e *env, from *Operator, objs []client.Object, patchedAt []time.Time, res *HandoffResult) error {
+func measureFromWrites(ctx context.Context, e *env, namespace string, from *Operator, objs []client.Object, patchedAt []time.Time, res *HandoffResult) error {
 	before, err := from.Scrape(ctx)
 	if err != nil {
 		return err
@@ -183,7 +193,7 @@ func measureFromWrites(ctx context.Context, e *env, from *Operator, objs []clien
 	for i, obj := range objs {
 		patched[obj.GetName()] = patchedAt[i]
 	}
-	writes, err := writesAfter(e.cluster.AuditLogPath(), from.User, handoffNamespace, patched)
+	writes, err := writesAfter(e.cluster.AuditLogPath(), from.User, namespace, patched)
 	if err != nil {
 		return err
 	}

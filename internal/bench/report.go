@@ -58,10 +58,17 @@ func Tables(res *Results) []Table {
 		out = append(out, shareTable(r))
 	}
 	if r := res.Handoff; r != nil {
-		out = append(out, handoffTable(r))
+		out = append(out, handoffTable(fmt.Sprintf("Hand-off: %d Running integrations (%d replicas) moved %s -> %s in one burst",
+			r.Integrations, r.Replicas, r.From, r.To), r, true))
 	}
 	if r := res.Build; r != nil {
 		out = append(out, buildTable(r))
+		if r.Move != nil {
+			t := handoffTable(fmt.Sprintf("Build, then a move: the %d integrations (%d replica) moved %s -> %s in one burst; %s builds kits of its own",
+				r.Integrations, r.Move.Replicas, r.Move.From, r.Move.To, r.Move.To), r.Move, false)
+			t.Rows = append(t.Rows, []string{"Builds created by " + r.Move.To, strconv.Itoa(r.MoveBuilds), "", "", "= " + strconv.Itoa(r.DependencySets)})
+			out = append(out, t)
+		}
 	}
 	return out
 }
@@ -98,6 +105,7 @@ func rolloutTable(r *RolloutResult) Table {
 	if len(names) > 0 {
 		t.Rows = append(t.Rows, []string{"CPU, control plane", secs(caravan), secs(floor), num(round3(ratio(caravan, floor))) + "x", ""})
 	}
+	t.Rows = append(t.Rows, []string{"CPU, the bench itself (watches, clients)", secs(r.CaravanBenchCPU), secs(r.FloorBenchCPU), "", ""})
 	return t
 }
 
@@ -143,7 +151,9 @@ func operatorTable(r *RolloutResult) Table {
 	return t
 }
 
-func handoffTable(r *HandoffResult) Table {
+// handoffTable shows a move's figures; with targets, the hand-off
+// scenario's (a move of pre-built integrations, which restarts no pod).
+func handoffTable(title string, r *HandoffResult, targets bool) Table {
 	kinds := make([]string, 0, len(r.WritesByFromAfterReleaseByKind))
 	for k, n := range r.WritesByFromAfterReleaseByKind {
 		kinds = append(kinds, fmt.Sprintf("%s: %d", k, n))
@@ -153,18 +163,30 @@ func handoffTable(r *HandoffResult) Table {
 	if len(kinds) > 0 {
 		writes += " (" + strings.Join(kinds, ", ") + ")"
 	}
+	floor := func(v float64) string {
+		if len(r.FloorMoveTimes) == 0 {
+			return ""
+		}
+		return secs(v)
+	}
+	ratio, target, pods := "", "", ""
+	if len(r.FloorMoveTimes) > 0 {
+		ratio = num(r.P99Ratio) + "x"
+	}
+	if targets {
+		target, pods = "<= 3 s", "0"
+	}
 	return Table{
-		Title: fmt.Sprintf("Hand-off: %d Running integrations (%d replicas) moved %s -> %s in one burst",
-			r.Integrations, r.Replicas, r.From, r.To),
+		Title:  title,
 		Header: figureHeader,
 		Rows: [][]string{
-			{"move time p50", secs(r.MoveSeconds.P50), secs(r.FloorMoveSeconds.P50), "", ""},
-			{"move time p99", secs(r.MoveSeconds.P99), secs(r.FloorMoveSeconds.P99), num(r.P99Ratio) + "x", "<= 3 s"},
-			{"move time max", secs(r.MoveSeconds.Max), secs(r.FloorMoveSeconds.Max), "", ""},
+			{"move time p50", secs(r.MoveSeconds.P50), floor(r.FloorMoveSeconds.P50), "", ""},
+			{"move time p99", secs(r.MoveSeconds.P99), floor(r.FloorMoveSeconds.P99), ratio, target},
+			{"move time max", secs(r.MoveSeconds.Max), floor(r.FloorMoveSeconds.Max), "", ""},
 			{"release and adoption p50 / p99", secs(r.AdoptSeconds.P50) + " / " + secs(r.AdoptSeconds.P99), "", "", ""},
 			{"all moved", secs(r.TotalSeconds), "", "", ""},
 			{"min ready pods of a moved integration", strconv.Itoa(int(r.MinReadyPods)), "", "", "= " + strconv.Itoa(int(r.Replicas))},
-			{"pods started by the moves", strconv.Itoa(r.PodsStarted), "", "", "0"},
+			{"pods started by the moves", strconv.Itoa(r.PodsStarted), "", "", pods},
 			{"writes by " + r.From + " for the releases (audit log)", strconv.Itoa(r.ReleaseWrites), "", "", "<= " + strconv.Itoa(2*r.Integrations)},
 			{"writes by " + r.From + " after the releases (audit log)", writes, "", "", "0"},
 			{fmt.Sprintf("writes by %s in %s after / before", r.From, secs(r.SettleSeconds)),

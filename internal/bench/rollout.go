@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -44,6 +45,11 @@ type RolloutResult struct {
 	// ...) used from the burst until all were ready.
 	FloorControlPlaneCPU   map[string]float64 `json:"floorControlPlaneCPU"`
 	CaravanControlPlaneCPU map[string]float64 `json:"caravanControlPlaneCPU"`
+	// FloorBenchCPU and CaravanBenchCPU are the CPU seconds the bench
+	// itself (its watches and clients) used over the same periods, on the
+	// same cores.
+	FloorBenchCPU   float64 `json:"floorBenchCPU"`
+	CaravanBenchCPU float64 `json:"caravanBenchCPU"`
 	// DeploymentsCurve is when the Deployments that Caravan made rolled
 	// out, in the same run: the gap to CaravanCurve is the time the
 	// operators took to see it and report the integrations Ready.
@@ -118,6 +124,10 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	if err != nil {
 		return err
 	}
+	self, err := processCPU(os.Getpid())
+	if err != nil {
+		return err
+	}
 	prof, err := startProfile(ctx, e.config)
 	if err != nil {
 		return err
@@ -132,6 +142,9 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	}
 	res.FloorSeconds = round3(t.last().Sub(start).Seconds())
 	if res.FloorControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
+		return errors.Join(err, discard(prof))
+	}
+	if res.FloorBenchCPU, err = cpuSince(self); err != nil {
 		return errors.Join(err, discard(prof))
 	}
 	if res.floorProfile, err = prof.stop(); err != nil {
@@ -182,6 +195,10 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	if err != nil {
 		return err
 	}
+	self, err := processCPU(os.Getpid())
+	if err != nil {
+		return err
+	}
 	prof, err := startProfile(ctx, e.config)
 	if err != nil {
 		return err
@@ -197,6 +214,9 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	t.warnMissed(e.progress, "integrations")
 	res.CaravanSeconds = round3(t.last().Sub(start).Seconds())
 	if res.CaravanControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
+		return errors.Join(err, discard(prof))
+	}
+	if res.CaravanBenchCPU, err = cpuSince(self); err != nil {
 		return errors.Join(err, discard(prof))
 	}
 	if res.caravanProfile, err = prof.stop(); err != nil {
