@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -48,4 +49,14 @@ func TestOnlyAStatusWriteThatNamesAnotherKitIsReconciledAgain(t *testing.T) {
 			NewWithT(t).Expect(kitNamed.Update(tc.event)).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestTheCreationOfAConfigMapOrServiceIsNotReconciledButItsChangesAre(t *testing.T) {
+	g := NewWithT(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "it-camel", Namespace: "ns"}}
+	changed := cm.DeepCopy()
+	changed.Data = map[string]string{"a": "b"}
+	g.Expect(notCreated.Create(event.TypedCreateEvent[client.Object]{Object: cm})).To(BeFalse())
+	g.Expect(notCreated.Update(event.TypedUpdateEvent[client.Object]{ObjectOld: cm, ObjectNew: changed})).To(BeTrue())
+	g.Expect(notCreated.Delete(event.TypedDeleteEvent[client.Object]{Object: cm})).To(BeTrue())
 }

@@ -104,6 +104,15 @@ var kitNamed = predicate.TypedFuncs[client.Object]{
 	},
 }
 
+// notCreated drops the creation events of the children whose status the
+// integration's does not follow (the ConfigMap, the Service): the
+// reconcile that wrote one has nothing left to do when it appears, and
+// their changes and deletions still come through. The Deployment's do
+// too, as a Deployment that appears may already be rolled out (on a move).
+var notCreated = predicate.TypedFuncs[client.Object]{
+	CreateFunc: func(event.TypedCreateEvent[client.Object]) bool { return false },
+}
+
 // SetupWithManager registers the controller and its watches.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &camelv1.Integration{}, kitIndex, func(o client.Object) []string {
@@ -130,8 +139,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		Named("integration").
 		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).
 		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(notCreated)).
+		Owns(&corev1.Service{}, builder.WithPredicates(notCreated)).
 		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Integration", r))
