@@ -54,14 +54,15 @@ Scenarios:
   rollout  N pre-built-image integrations over M operators, created in one burst,
            against the floor: N bare Deployments with the same pod template.
            Per operator: CPU, peak heap and RSS, reconciles, API reads and writes,
-           Events, per integration.
+           Events, per integration; the API server's CPU by kind of work.
   handoff  Running integrations (2 replicas) moved from one operator to another in
-           one burst: move time p50/p99/max, fewest ready pods, writes by the old
-           owner after the move.
+           one burst: move time p50/p99/max, fewest ready pods, pods started,
+           writes by the old owner after the move.
   share    (opt-in, slow) 5000 integrations split 10/90 between two operators, then
            all on a third: steady-state heaps and heap per owned integration.
   build    (opt-in, needs the docker-registry binary) integrations over dependency
-           sets built into a real registry: builds, time to Ready, build durations.
+           sets built into a real registry: builds, time to Ready, build durations;
+           then moved to a second operator, which builds kits of its own.
 
 Every figure is a ratio or a count measured side by side in the same run. The
 tables go to stdout; bench.json and one PNG per scenario go to --out. The first
@@ -86,7 +87,7 @@ run builds the cluster binaries (several minutes).`,
 	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
-	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off uses the first two)")
+	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off and the build use the first two)")
 	f.StringVar(&o.Share, "share", o.Share, "split of the share scenario between two operators, in percent")
 	f.IntVar(&o.ShareIntegrations, "share-integrations", o.ShareIntegrations, "integrations of the share scenario")
 	f.IntVar(&o.HandoffIntegrations, "handoff-integrations", o.HandoffIntegrations, "integrations moved at once in the hand-off scenario")
