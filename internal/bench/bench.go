@@ -53,6 +53,10 @@ type Options struct {
 	// BuildIntegrations over BuildDependencySets build on one operator.
 	BuildIntegrations   int
 	BuildDependencySets int
+	// SkipAdmission runs the operators without the admission policies
+	// that `caravan install` installs: they mirror the operator-id label
+	// themselves, and every operator watches the whole cluster.
+	SkipAdmission bool
 	// Out receives bench.json and the PNGs.
 	Out string
 	// Progress receives progress lines; Report the tables.
@@ -80,6 +84,9 @@ type ResultOptions struct {
 	Operators    int      `json:"operators"`
 	Share        [2]int   `json:"share"`
 	ShareN       int      `json:"shareIntegrations"`
+	// SkipAdmission is set when the operators ran without the admission
+	// policies.
+	SkipAdmission bool `json:"skipAdmission,omitempty"`
 }
 
 // Machine describes where the figures come from.
@@ -126,7 +133,7 @@ func (o *Options) Validate() error {
 func Run(ctx context.Context, o Options) (*Results, error) {
 	res := &Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
 		Options: ResultOptions{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators,
-			Share: o.ShareSplit, ShareN: o.ShareIntegrations}}
+			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission}}
 	// The bench's own watches log nothing worth reading.
 	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard))))
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -136,6 +143,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.skipAdmission = o.SkipAdmission
 	defer func() {
 		fmt.Fprintln(o.Progress, "stopping the operators and the local cluster")
 		if err := e.stop(); err != nil {

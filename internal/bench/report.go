@@ -78,7 +78,7 @@ var figureHeader = []string{"FIGURE", "CARAVAN", "FLOOR", "RATIO", "TARGET"}
 func rolloutTable(r *RolloutResult) Table {
 	a := r.All
 	t := Table{
-		Title:  fmt.Sprintf("Rollout: %d integrations over %d operators, created in one burst", r.Integrations, r.Operators),
+		Title:  fmt.Sprintf("Rollout: %d integrations over %d operators, created in one burst%s", r.Integrations, r.Operators, admission(r)),
 		Header: figureHeader,
 		Rows: [][]string{
 			{"all Ready", secs(r.CaravanSeconds), secs(r.FloorSeconds), num(r.Ratio) + "x", "<= 1.25x"},
@@ -120,6 +120,14 @@ func apiServerWorkTable(r *RolloutResult) Table {
 	}
 	t.Rows = append(t.Rows, []string{"all", secs(round3(caravan)), secs(round3(floor)), secs(round3(caravan - floor))})
 	return t
+}
+
+// admission says, in a title, who mirrored the operator-id label.
+func admission(r *RolloutResult) string {
+	if r.AdmissionPolicies {
+		return ""
+	}
+	return " (no admission policies: the operators mirror the operator-id label)"
 }
 
 // writesTable splits the operators' writes per integration by kind.

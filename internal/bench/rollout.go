@@ -23,6 +23,10 @@ const (
 type RolloutResult struct {
 	Integrations int `json:"integrations"`
 	Operators    int `json:"operators"`
+	// AdmissionPolicies tells whether the API server mirrored the
+	// operator-id label (the policies of `caravan install`) or the
+	// operators did.
+	AdmissionPolicies bool `json:"admissionPolicies"`
 	// FloorSeconds and CaravanSeconds run from the start of the creation
 	// burst to the moment the last object was ready; Ratio is Caravan's
 	// over the floor's.
@@ -66,7 +70,7 @@ type RolloutResult struct {
 // template, then N pre-built-image integrations spread round-robin over
 // the operators, each created in one burst on the same cluster.
 func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutResult, error) {
-	res := &RolloutResult{Integrations: n, Operators: len(ops)}
+	res := &RolloutResult{Integrations: n, Operators: len(ops), AdmissionPolicies: !e.skipAdmission}
 	its := make([]*camelv1.Integration, n)
 	for i := range its {
 		its[i] = newIntegration(rolloutNamespace, fmt.Sprintf("it-%05d", i), ops[i%len(ops)].ID, 1, Image)

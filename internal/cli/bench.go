@@ -26,6 +26,7 @@ type BenchOptions struct {
 	HandoffReplicas     int32
 	BuildIntegrations   int
 	BuildSets           int
+	SkipAdmission       bool
 	OutDir              string
 	Timeout             time.Duration
 
@@ -87,6 +88,8 @@ run builds the cluster binaries (several minutes).`,
 	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
+	f.BoolVar(&o.SkipAdmission, "skip-admission", false,
+		"run the operators without the admission policies of caravan install: they mirror the operator-id label themselves")
 	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off and the build use the first two)")
 	f.StringVar(&o.Share, "share", o.Share, "split of the share scenario between two operators, in percent")
 	f.IntVar(&o.ShareIntegrations, "share-integrations", o.ShareIntegrations, "integrations of the share scenario")
@@ -122,7 +125,7 @@ func (o *BenchOptions) Complete() error {
 		ShareIntegrations: o.ShareIntegrations, ShareSplit: split,
 		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
 		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
-		Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
+		SkipAdmission: o.SkipAdmission, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
 	}
 	return nil
 }
