@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/image/imagetest"
+)
+
+const baseRepository = "caravan-e2e/base"
+
+// usePlatformRegistry points the platform of operator id (in namespace ns)
+// at a registry holding the base image.
+func usePlatformRegistry(t *testing.T, ns, id, address string) {
+	t.Helper()
+	ctx := context.Background()
+	itp := &camelv1.IntegrationPlatform{}
+	key := client.ObjectKey{Namespace: ns, Name: id}
+	NewWithT(t).Eventually(func() error { return env.Client.Get(ctx, key, itp) }, timeout, poll).Should(Succeed())
+	before := itp.DeepCopy()
+	itp.Spec.Build.Registry = camelv1.RegistrySpec{Address: address, Insecure: true}
+	itp.Spec.Build.BaseImage = baseRepository + ":latest"
+	NewWithT(t).Expect(env.Client.Patch(ctx, itp, client.MergeFrom(before))).To(Succeed())
+}
+
+// TestAKitBuiltIntegrationMovesToTheNewOwnersKit: an integration built
+// from a kit of operator-1, moved to operator-2, runs a kit of
+// operator-2's: its pods roll to that kit's image, never with fewer ready
+// pods than replicas, on the same Deployment.
+func TestAKitBuiltIntegrationMovesToTheNewOwnersKit(t *testing.T) {
+	g := NewWithT(t)
+	ns1, ns2, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	reg := imagetest.StartRegistry(t)
+	imagetest.PushBase(t, reg, baseRepository)
+	op1 := env.StartOperator(t, caravanBin, "operator-1", ns1)
+	op2 := env.StartOperator(t, caravanBin, "operator-2", ns2)
+	waitReady(t, op1, op2)
+	usePlatformRegistry(t, ns1, "operator-1", reg.Address)
+	usePlatformRegistry(t, ns2, "operator-2", reg.Address)
+
+	it := newIntegration(apps, "built", "operator-1", 2)
+	delete(it.Spec.Traits, "container")
+	it.Spec.Dependencies = []string{"camel:timer", "camel:log"}
+	create(t, it)
+	key := client.ObjectKeyFromObject(it)
+	waitRunningUnder(t, key, "operator-1")
+	before, err := getDeployment(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	firstKit := kitOf(t, key, "operator-1")
+	g.Expect(before.Spec.Template.Spec.Containers[0].Image).To(Equal(firstKit.Status.Image))
+
+	t.Log("moved to operator-2, it runs operator-2's kit, rolled without losing a ready pod")
+	pods := watchReadyPods(apps, "built")
+	g.Eventually(pods.Samples, timeout, poll).Should(BeNumerically(">=", 3))
+	reassign(t, it, "operator-2")
+	waitRunningUnder(t, key, "operator-2")
+	minReady, _, seen := pods.Stop()
+	g.Expect(minReady).To(BeNumerically(">=", 2), "ready pods fell below the replicas during the move")
+	g.Expect(seen).To(BeNumerically(">", 2), "the pods did not roll to the new kit")
+	after, err := getDeployment(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after.UID).To(Equal(before.UID), "the Deployment was recreated")
+	secondKit := kitOf(t, key, "operator-2")
+	g.Expect(secondKit.Name).NotTo(Equal(firstKit.Name))
+	g.Expect(after.Spec.Template.Spec.Containers[0].Image).To(Equal(secondKit.Status.Image))
+	g.Expect(secondKit.Status.Image).NotTo(Equal(firstKit.Status.Image))
+}
+
+// kitOf returns the kit the integration's status names, once it is
+// Ready and assigned to operatorID.
+func kitOf(t *testing.T, key client.ObjectKey, operatorID string) *camelv1.IntegrationKit {
+	t.Helper()
+	k := &camelv1.IntegrationKit{}
+	NewWithT(t).Eventually(func() error {
+		it, err := getIntegration(key)
+		if err != nil {
+			return err
+		}
+		ref := it.Status.IntegrationKit
+		if ref == nil {
+			return errorf("integration %s names no kit", key)
+		}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, k); err != nil {
+			return err
+		}
+		if k.Annotations[camelv1.OperatorIDAnnotation] != operatorID || k.Status.Phase != camelv1.IntegrationKitPhaseReady {
+			return errorf("kit %s: operator %q, phase %q", k.Name, k.Annotations[camelv1.OperatorIDAnnotation], k.Status.Phase)
+		}
+		return nil
+	}, timeout, poll).Should(Succeed())
+	return k
+}
+
