@@ -13,20 +13,6 @@ import (
 
 const baseRepository = "caravan-e2e/base"
 
-// usePlatformRegistry points the platform of operator id (in namespace ns)
-// at a registry holding the base image.
-func usePlatformRegistry(t *testing.T, ns, id, address string) {
-	t.Helper()
-	ctx := context.Background()
-	itp := &camelv1.IntegrationPlatform{}
-	key := client.ObjectKey{Namespace: ns, Name: id}
-	NewWithT(t).Eventually(func() error { return env.Client.Get(ctx, key, itp) }, timeout, poll).Should(Succeed())
-	before := itp.DeepCopy()
-	itp.Spec.Build.Registry = camelv1.RegistrySpec{Address: address, Insecure: true}
-	itp.Spec.Build.BaseImage = baseRepository + ":latest"
-	NewWithT(t).Expect(env.Client.Patch(ctx, itp, client.MergeFrom(before))).To(Succeed())
-}
-
 // TestAKitBuiltIntegrationMovesToTheNewOwnersKit: an integration built
 // from a kit of operator-1, moved to operator-2, runs a kit of
 // operator-2's: its pods roll to that kit's image, never with fewer ready
@@ -39,8 +25,9 @@ func TestAKitBuiltIntegrationMovesToTheNewOwnersKit(t *testing.T) {
 	op1 := env.StartOperator(t, caravanBin, "operator-1", ns1)
 	op2 := env.StartOperator(t, caravanBin, "operator-2", ns2)
 	waitReady(t, op1, op2)
-	usePlatformRegistry(t, ns1, "operator-1", reg.Address)
-	usePlatformRegistry(t, ns2, "operator-2", reg.Address)
+	registry := camelv1.RegistrySpec{Address: reg.Address, Insecure: true}
+	env.UsePlatformRegistry(t, ns1, "operator-1", registry, baseRepository+":latest")
+	env.UsePlatformRegistry(t, ns2, "operator-2", registry, baseRepository+":latest")
 
 	it := newIntegration(apps, "built", "operator-1", 2)
 	delete(it.Spec.Traits, "container")
@@ -94,4 +81,3 @@ func kitOf(t *testing.T, key client.ObjectKey, operatorID string) *camelv1.Integ
 	}, timeout, poll).Should(Succeed())
 	return k
 }
-

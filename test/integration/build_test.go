@@ -32,16 +32,8 @@ const baseRepository = "caravan-test/base"
 // credentials Secret, if any) with a base image pushed into it.
 func usePlatformRegistry(t *testing.T, address, secret string) {
 	t.Helper()
-	ctx := context.Background()
-	itp := &camelv1.IntegrationPlatform{}
-	key := client.ObjectKey{Namespace: operatorNamespace, Name: operatorID}
-	NewWithT(t).Eventually(func() error { return env.Client.Get(ctx, key, itp) }, timeout, poll).Should(Succeed())
-	before := itp.DeepCopy()
-	itp.Spec.Build.Registry = camelv1.RegistrySpec{Address: address, Insecure: true, Secret: secret}
-	itp.Spec.Build.BaseImage = baseRepository + ":latest"
-	if err := env.Client.Patch(ctx, itp, client.MergeFrom(before)); err != nil {
-		t.Fatalf("configuring the platform registry: %v", err)
-	}
+	env.UsePlatformRegistry(t, operatorNamespace, operatorID,
+		camelv1.RegistrySpec{Address: address, Insecure: true, Secret: secret}, baseRepository+":latest")
 }
 
 // startPlatformRegistry starts a registry holding the base image and
