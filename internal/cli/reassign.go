@@ -72,7 +72,8 @@ func newCmdReassign(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.
 annotation, as kubectl annotate --overwrite would, with the resourceVersion read
 as a precondition: a resource changed meanwhile is read again and checked again.
 The operators hand the resources over, and the children (Integrations made from
-a Pipe, kits, Deployments) follow.
+a Pipe, kits, Deployments) follow. Running pods keep running: they roll only when
+the new operator runs another image (a kit of its own), never below the replicas.
 
 Name resources as NAME (an Integration), integration/NAME, pipe/NAME or
 kameletbinding/NAME; with --from they must be assigned to that operator. Or move
