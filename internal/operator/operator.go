@@ -51,6 +51,8 @@ type Options struct {
 	// MetricsAddr and ProbeAddr are listen addresses; "0" disables.
 	MetricsAddr string
 	ProbeAddr   string
+	// PprofAddr serves the Go runtime's /debug/pprof; "" or "0" disables.
+	PprofAddr   string
 	LeaderElect bool
 	// HeartbeatInterval is how often the registration is renewed;
 	// StaleAfter is when a registration without renewal counts as gone.
@@ -80,6 +82,7 @@ func Run(ctx context.Context, o Options) error {
 		Cache:                         cacheOptions(o.ID, o.Namespace, o.WatchNamespaces),
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.ProbeAddr,
+		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              o.ID + "-lock",
 		LeaderElectionNamespace:       o.Namespace,
