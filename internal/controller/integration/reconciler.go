@@ -107,8 +107,9 @@ var kitNamed = predicate.TypedFuncs[client.Object]{
 // notCreated drops the creation events of the children whose status the
 // integration's does not follow (the ConfigMap, the Service): the
 // reconcile that wrote one has nothing left to do when it appears, and
-// their changes and deletions still come through. The Deployment's do
-// too, as a Deployment that appears may already be rolled out (on a move).
+// their changes and deletions still come through. The Deployment's
+// creation events do come through: a Deployment that appears may already
+// be rolled out (on a move).
 var notCreated = predicate.TypedFuncs[client.Object]{
 	CreateFunc: func(event.TypedCreateEvent[client.Object]) bool { return false },
 }
