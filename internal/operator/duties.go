@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
 	"github.com/caravan-dev/caravan/internal/controller/mirror"
 	"github.com/caravan-dev/caravan/internal/controller/orphan"
@@ -26,6 +28,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrations,verbs=create
 
 // defaultPoll is how often an operator that does not keep the metadata
 // watch checks whether it became the default operator, which needs it;
@@ -57,6 +60,11 @@ type clusterDuties struct {
 
 	once sync.Once
 	err  error
+	// probedVersion is the resourceVersions of the label policy and its
+	// binding when the label probe last ran, and probed its answer.
+	probeMu       sync.Mutex
+	probedVersion string
+	probed        bool
 	// meta is the metadata cache, once the duties run.
 	meta atomic.Pointer[cache.Cache]
 }
@@ -79,7 +87,7 @@ func (d *clusterDuties) setup(ctx context.Context) error {
 	if err := ctrlmetrics.Registry.Register(watching); err != nil {
 		return err
 	}
-	mirrored, err := labelsMirrored(ctx, d.direct)
+	mirrored, err := d.labelsMirrored(ctx)
 	if err != nil {
 		// Without the right to look, behave as if it did not: each
 		// operator mirrors the label of its own resources.
@@ -108,7 +116,7 @@ func (d *clusterDuties) setup(ctx context.Context) error {
 			if tick%mirrorPolls != 0 {
 				continue
 			}
-			if mirrored, err := labelsMirrored(ctx, d.direct); err == nil && !mirrored {
+			if mirrored, err := d.labelsMirrored(ctx); err == nil && !mirrored {
 				log.Info("The API server no longer mirrors the operator-id label: mirroring it here")
 				return d.start(ctx)
 			}
@@ -200,12 +208,17 @@ func (d *clusterDuties) List(ctx context.Context, list client.ObjectList, opts .
 
 // labelsMirrored reports whether the API server mirrors the operator-id
 // label of every assignable kind and of Kamelets: the label policy that
-// `caravan install` installs exists, with its binding, and matches them.
-func labelsMirrored(ctx context.Context, c client.Reader) (bool, error) {
+// `caravan install` installs exists, with a binding that narrows it to no
+// namespace or object, matches them, and acts: a server-side dry run of an
+// Integration assigned to this operator comes back labelled (the policy's
+// objects can exist on a server that does not apply them, or be edited so
+// that they never match). The dry run's answer is kept until the policy or
+// its binding changes.
+func (d *clusterDuties) labelsMirrored(ctx context.Context) (bool, error) {
 	binding := &admissionv1.MutatingAdmissionPolicyBinding{}
 	policy := &admissionv1.MutatingAdmissionPolicy{}
 	for _, obj := range []client.Object{binding, policy} {
-		err := c.Get(ctx, client.ObjectKey{Name: install.LabelPolicy}, obj)
+		err := d.direct.Get(ctx, client.ObjectKey{Name: install.LabelPolicy}, obj)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -213,7 +226,7 @@ func labelsMirrored(ctx context.Context, c client.Reader) (bool, error) {
 			return false, err
 		}
 	}
-	if binding.Spec.PolicyName != install.LabelPolicy || policy.Spec.MatchConstraints == nil {
+	if binding.Spec.PolicyName != install.LabelPolicy || !bindsEverything(binding) || policy.Spec.MatchConstraints == nil {
 		return false, nil
 	}
 	var resources []string
@@ -225,5 +238,41 @@ func labelsMirrored(ctx context.Context, c client.Reader) (bool, error) {
 			return false, nil
 		}
 	}
-	return true, nil
+	version := policy.ResourceVersion + "/" + binding.ResourceVersion
+	d.probeMu.Lock()
+	defer d.probeMu.Unlock()
+	if d.probedVersion == version {
+		return d.probed, nil
+	}
+	probe := &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{
+		Namespace: probeNamespace(d.o), Name: "caravan-label-probe-" + d.o.ID,
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: d.o.ID},
+	}}
+	if err := d.direct.Create(ctx, probe, client.DryRunAll); err != nil {
+		return false, fmt.Errorf("dry run of an Integration assigned to %s: %w", d.o.ID, err)
+	}
+	d.probedVersion, d.probed = version, probe.Labels[camelv1.OperatorIDLabel] == d.o.ID
+	return d.probed, nil
+}
+
+// bindsEverything tells whether a binding leaves its policy's match
+// constraints as they are: no namespace or object selector, no rules.
+func bindsEverything(b *admissionv1.MutatingAdmissionPolicyBinding) bool {
+	m := b.Spec.MatchResources
+	if m == nil {
+		return true
+	}
+	empty := func(s *metav1.LabelSelector) bool {
+		return s == nil || (len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0)
+	}
+	return empty(m.NamespaceSelector) && empty(m.ObjectSelector) && len(m.ResourceRules) == 0 && len(m.ExcludeResourceRules) == 0
+}
+
+// probeNamespace is where the label probe is dry-run: the operator's
+// namespace, unless it serves only others.
+func probeNamespace(o Options) string {
+	if len(o.WatchNamespaces) == 0 || slices.Contains(o.WatchNamespaces, o.Namespace) {
+		return o.Namespace
+	}
+	return o.WatchNamespaces[0]
 }

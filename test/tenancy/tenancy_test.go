@@ -374,3 +374,55 @@ func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T)
 	t.Log("it takes the whole cluster's watch on, for the moves to it")
 	g.Eventually(watching, timeout, poll).Should(Equal(1.0))
 }
+
+// TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct: the label policy
+// and its binding exist but the policy never matches (as on a server whose
+// admission plugin is off): an operator that relied on it finds out by a
+// dry run, takes the cluster watch on and mirrors the labels itself.
+func TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	install(t, ops, "distrustful")
+	url := metricsURL(t, ops, "distrustful")
+	watching := func() float64 { v, _ := harness.Metric(url, "caravan_cluster_watch"); return v }
+	g.Eventually(watching, timeout, poll).Should(BeZero())
+
+	policy := &admissionv1.MutatingAdmissionPolicy{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: installpkg.LabelPolicy}, policy)).To(Succeed())
+	before := policy.DeepCopy()
+	policy.Spec.MatchConditions = append(policy.Spec.MatchConditions, admissionv1.MatchCondition{Name: "never", Expression: "false"})
+	g.Expect(env.Client.Patch(ctx, policy, client.MergeFrom(before))).To(Succeed())
+	t.Cleanup(func() {
+		// The condition was added by this test's field manager: an
+		// apply by the installer would keep it, so it goes the same way.
+		cur := &admissionv1.MutatingAdmissionPolicy{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: installpkg.LabelPolicy}, cur); err != nil {
+			t.Errorf("restoring the label policy: %v", err)
+			return
+		}
+		restored := cur.DeepCopy()
+		restored.Spec.MatchConditions = before.Spec.MatchConditions
+		if err := env.Client.Patch(ctx, restored, client.MergeFrom(cur)); err != nil {
+			t.Errorf("restoring the label policy: %v", err)
+		}
+		NewWithT(t).Eventually(func() string {
+			probe := harness.NewIntegration(apps, "probe", "camel-k", 1)
+			_ = env.Client.Create(ctx, probe, client.DryRunAll)
+			return probe.Labels[camelv1.OperatorIDLabel]
+		}, timeout, poll).Should(Equal("camel-k"))
+	})
+	it := harness.NewIntegration(apps, "unlabelled", "distrustful", 1)
+	g.Eventually(func() string {
+		probe := it.DeepCopy()
+		_ = env.Client.Create(ctx, probe, client.DryRunAll)
+		return probe.Labels[camelv1.OperatorIDLabel]
+	}, timeout, poll).Should(BeEmpty(), "the API server still mirrors the label")
+
+	t.Log("the policy's objects are all there, yet the operator takes the whole cluster's watch on")
+	g.Eventually(watching, timeout, poll).Should(Equal(1.0))
+	t.Log("and an integration written without the label is labelled and run by the operator itself")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "distrustful") }, timeout, poll).Should(Succeed())
+}
