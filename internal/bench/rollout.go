@@ -256,13 +256,14 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	return e.deleteNamespace(ctx, rolloutNamespace)
 }
 
-// report returns a progress callback that prints at most every five seconds.
+// report returns a progress callback that prints a count other than the
+// last one it printed, at most every five seconds.
 func (e *env) report(what string) func(int) {
-	last := time.Time{}
+	last, printed := time.Time{}, -1
 	return func(done int) {
-		if time.Since(last) >= 5*time.Second {
+		if done != printed && time.Since(last) >= 5*time.Second {
 			fmt.Fprintf(e.progress, "  %d %s\n", done, what)
-			last = time.Now()
+			last, printed = time.Now(), done
 		}
 	}
 }

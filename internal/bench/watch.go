@@ -145,9 +145,11 @@ func (t *tracker) wait(ctx context.Context, n int, what string, progress func(do
 		done := t.count()
 		if done != last {
 			changed = time.Now()
-			if progress != nil {
-				progress(done)
-			}
+		}
+		if progress != nil {
+			// Every time: the report prints a new count at most every
+			// few seconds, so a count that stays is still shown.
+			progress(done)
 		}
 		last = done
 		if done >= n {
