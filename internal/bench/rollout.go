@@ -124,37 +124,13 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	}
 	defer t.stop()
 	fmt.Fprintf(e.progress, "rollout: floor, %d Deployments in one burst\n", len(deps))
-	cpu, err := e.controlPlaneCPU()
+	ph, err := e.measureBurst(ctx, t, deps, "the floor's Deployments", "ready")
 	if err != nil {
 		return err
 	}
-	self, err := processCPU(os.Getpid())
-	if err != nil {
-		return err
-	}
-	prof, err := startProfile(ctx, e.config)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	if err := createAll(ctx, e.client, deps); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	res.FloorCreateSeconds = round3(time.Since(start).Seconds())
-	if err := t.wait(ctx, len(deps), "the floor's Deployments", e.report("ready")); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	res.FloorSeconds = round3(t.last().Sub(start).Seconds())
-	if res.FloorControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	if res.FloorBenchCPU, err = cpuSince(self); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	if res.floorProfile, err = prof.stop(); err != nil {
-		return err
-	}
-	res.FloorCurve = Curve(start, values(t.times()))
+	res.FloorCreateSeconds, res.FloorSeconds = ph.createSeconds, ph.seconds
+	res.FloorControlPlaneCPU, res.FloorBenchCPU, res.floorProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	res.FloorCurve = Curve(ph.start, values(t.times()))
 	fmt.Fprintf(e.progress, "rollout: floor ready in %.1fs; deleting it\n", res.FloorSeconds)
 	return e.deleteNamespace(ctx, floorNamespace)
 }
@@ -195,39 +171,14 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 		op.resetPeaks()
 	}
 	fmt.Fprintf(e.progress, "rollout: Caravan, %d integrations over %d operators in one burst\n", len(its), len(ops))
-	cpu, err := e.controlPlaneCPU()
+	ph, err := e.measureBurst(ctx, t, objs, "the integrations", "Ready")
 	if err != nil {
 		return err
 	}
-	self, err := processCPU(os.Getpid())
-	if err != nil {
-		return err
-	}
-	prof, err := startProfile(ctx, e.config)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	if err := createAll(ctx, e.client, objs); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	res.CaravanCreateSeconds = round3(time.Since(start).Seconds())
-	if err := t.wait(ctx, len(its), "the integrations", e.report("Ready")); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	t.warnMissed(e.progress, "integrations")
-	res.CaravanSeconds = round3(t.last().Sub(start).Seconds())
-	if res.CaravanControlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	if res.CaravanBenchCPU, err = cpuSince(self); err != nil {
-		return errors.Join(err, discard(prof))
-	}
-	if res.caravanProfile, err = prof.stop(); err != nil {
-		return err
-	}
-	res.CaravanCurve = Curve(start, values(t.times()))
-	res.DeploymentsCurve = Curve(start, values(deployed.times()))
+	res.CaravanCreateSeconds, res.CaravanSeconds = ph.createSeconds, ph.seconds
+	res.CaravanControlPlaneCPU, res.CaravanBenchCPU, res.caravanProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	res.CaravanCurve = Curve(ph.start, values(t.times()))
+	res.DeploymentsCurve = Curve(ph.start, values(deployed.times()))
 	after, err := scrapeAll(ctx, ops)
 	if err != nil {
 		return err
@@ -254,6 +205,69 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	}
 	fmt.Fprintf(e.progress, "rollout: Caravan ready in %.1fs; deleting the integrations\n", res.CaravanSeconds)
 	return e.deleteNamespace(ctx, rolloutNamespace)
+}
+
+// phase is what measureBurst measured of one phase of the rollout.
+type phase struct {
+	start time.Time
+	// createSeconds is how long the burst of creations took; seconds runs
+	// from its start until the last object was done.
+	createSeconds, seconds float64
+	// controlPlaneCPU (by process) and benchCPU are the CPU seconds used
+	// over those seconds; profile is the API server's CPU profile.
+	controlPlaneCPU map[string]float64
+	benchCPU        float64
+	profile         *profile.Profile
+}
+
+// measureBurst creates objs in one burst and waits until t has them all
+// done (what names them, done their state, in the progress lines), while
+// it measures the time, the CPU of the control plane and of the bench,
+// and the API server's profile.
+func (e *env) measureBurst(ctx context.Context, t *tracker, objs []client.Object, what, done string) (*phase, error) {
+	cpu, err := e.controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
+	self, err := processCPU(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	prof, err := startProfile(ctx, e.config)
+	if err != nil {
+		return nil, err
+	}
+	ph, err := e.burst(ctx, t, objs, what, done, cpu, self)
+	if err != nil {
+		return nil, errors.Join(err, discard(prof))
+	}
+	if ph.profile, err = prof.stop(); err != nil {
+		return nil, err
+	}
+	return ph, nil
+}
+
+// burst is measureBurst without the profile: cpu and self are the CPU
+// readings of the control plane and of the bench before it.
+func (e *env) burst(ctx context.Context, t *tracker, objs []client.Object, what, done string, cpu map[string]float64, self float64) (*phase, error) {
+	ph := &phase{start: time.Now()}
+	if err := createAll(ctx, e.client, objs); err != nil {
+		return nil, err
+	}
+	ph.createSeconds = round3(time.Since(ph.start).Seconds())
+	if err := t.wait(ctx, len(objs), what, e.report(done)); err != nil {
+		return nil, err
+	}
+	t.warnMissed(e.progress, what)
+	ph.seconds = round3(t.last().Sub(ph.start).Seconds())
+	var err error
+	if ph.controlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
+		return nil, err
+	}
+	if ph.benchCPU, err = cpuSince(self); err != nil {
+		return nil, err
+	}
+	return ph, nil
 }
 
 // report returns a progress callback that prints a count other than the

@@ -189,8 +189,8 @@ func (t *tracker) warnMissed(w io.Writer, what string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.missed > 0 {
-		fmt.Fprintf(w, "warning: no watch event showed %d %s done; the API server did, later (their times are late by up to 5.5 s)\n",
-			t.missed, what)
+		fmt.Fprintf(w, "warning: %s: no watch event showed %d of them done; the API server did, later (their times are late by up to 5.5 s)\n",
+			what, t.missed)
 	}
 }
 
