@@ -311,14 +311,8 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 	ensureDefault(t)
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	install(t, ops, "share-only")
-	watch := func(url string) func() float64 {
-		return func() float64 {
-			v, _ := harness.Metric(url, "caravan_cluster_watch")
-			return v
-		}
-	}
-	g.Eventually(watch(metricsURL(t, "caravan-system", "camel-k")), timeout, poll).Should(Equal(1.0))
-	g.Eventually(watch(metricsURL(t, ops, "share-only")), timeout, poll).Should(BeZero())
+	g.Eventually(clusterWatch(t, "caravan-system", "camel-k"), timeout, poll).Should(Equal(1.0))
+	g.Eventually(clusterWatch(t, ops, "share-only"), timeout, poll).Should(BeZero())
 	_, found := harness.Metric(metricsURL(t, ops, "share-only"), "caravan_cluster_watch")
 	g.Expect(found).To(BeTrue(), "the gauge is not served")
 
@@ -341,8 +335,7 @@ func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T)
 	ensureDefault(t)
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	install(t, ops, "self-mirror")
-	url := metricsURL(t, ops, "self-mirror")
-	watching := func() float64 { v, _ := harness.Metric(url, "caravan_cluster_watch"); return v }
+	watching := clusterWatch(t, ops, "self-mirror")
 	g.Eventually(watching, timeout, poll).Should(BeZero())
 
 	binding := &admissionv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: installpkg.LabelPolicy}}
@@ -354,20 +347,12 @@ func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T)
 		}
 		// The tests that follow rely on the label policy: wait until
 		// the API server applies it again.
-		NewWithT(t).Eventually(func() string {
-			probe := harness.NewIntegration(apps, "probe", "camel-k", 1)
-			_ = env.Client.Create(ctx, probe, client.DryRunAll)
-			return probe.Labels[camelv1.OperatorIDLabel]
-		}, timeout, poll).Should(Equal("camel-k"))
+		waitLabelPolicyActs(t, apps)
 	})
 
 	t.Log("an integration written without the label is labelled and run by the operator itself")
 	it := harness.NewIntegration(apps, "unlabelled", "self-mirror", 1)
-	g.Eventually(func() string {
-		probe := it.DeepCopy()
-		_ = env.Client.Create(ctx, probe, client.DryRunAll)
-		return probe.Labels[camelv1.OperatorIDLabel]
-	}, timeout, poll).Should(BeEmpty(), "the API server still mirrors the label")
+	g.Eventually(func() string { return admittedLabel(it) }, timeout, poll).Should(BeEmpty(), "the API server still mirrors the label")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "self-mirror") }, timeout, poll).Should(Succeed())
 
@@ -385,8 +370,7 @@ func TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct(t *testing.T) {
 	ensureDefault(t)
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	install(t, ops, "distrustful")
-	url := metricsURL(t, ops, "distrustful")
-	watching := func() float64 { v, _ := harness.Metric(url, "caravan_cluster_watch"); return v }
+	watching := clusterWatch(t, ops, "distrustful")
 	g.Eventually(watching, timeout, poll).Should(BeZero())
 
 	policy := &admissionv1.MutatingAdmissionPolicy{}
@@ -407,22 +391,39 @@ func TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct(t *testing.T) {
 		if err := env.Client.Patch(ctx, restored, client.MergeFrom(cur)); err != nil {
 			t.Errorf("restoring the label policy: %v", err)
 		}
-		NewWithT(t).Eventually(func() string {
-			probe := harness.NewIntegration(apps, "probe", "camel-k", 1)
-			_ = env.Client.Create(ctx, probe, client.DryRunAll)
-			return probe.Labels[camelv1.OperatorIDLabel]
-		}, timeout, poll).Should(Equal("camel-k"))
+		waitLabelPolicyActs(t, apps)
 	})
 	it := harness.NewIntegration(apps, "unlabelled", "distrustful", 1)
-	g.Eventually(func() string {
-		probe := it.DeepCopy()
-		_ = env.Client.Create(ctx, probe, client.DryRunAll)
-		return probe.Labels[camelv1.OperatorIDLabel]
-	}, timeout, poll).Should(BeEmpty(), "the API server still mirrors the label")
+	g.Eventually(func() string { return admittedLabel(it) }, timeout, poll).Should(BeEmpty(), "the API server still mirrors the label")
 
 	t.Log("the policy's objects are all there, yet the operator takes the whole cluster's watch on")
 	g.Eventually(watching, timeout, poll).Should(Equal(1.0))
 	t.Log("and an integration written without the label is labelled and run by the operator itself")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "distrustful") }, timeout, poll).Should(Succeed())
+}
+
+// clusterWatch reads the gauge caravan_cluster_watch of operator id.
+func clusterWatch(t *testing.T, ns, id string) func() float64 {
+	url := metricsURL(t, ns, id)
+	return func() float64 {
+		v, _ := harness.Metric(url, "caravan_cluster_watch")
+		return v
+	}
+}
+
+// admittedLabel is the operator-id label the API server gives it at
+// admission, seen by a server-side dry run of its creation.
+func admittedLabel(it *camelv1.Integration) string {
+	probe := it.DeepCopy()
+	_ = env.Client.Create(context.Background(), probe, client.DryRunAll)
+	return probe.Labels[camelv1.OperatorIDLabel]
+}
+
+// waitLabelPolicyActs waits until the API server applies the label policy
+// again (in ns), which the tests that follow rely on.
+func waitLabelPolicyActs(t *testing.T, ns string) {
+	t.Helper()
+	probe := harness.NewIntegration(ns, "probe", "camel-k", 1)
+	NewWithT(t).Eventually(func() string { return admittedLabel(probe) }, timeout, poll).Should(Equal("camel-k"))
 }
