@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -171,5 +170,5 @@ func workShares(caravan, floor map[string]float64) []WorkShare {
 	for _, k := range kinds {
 		out = append(out, WorkShare{Work: k, Caravan: round3(caravan[k]), Floor: round3(floor[k])})
 	}
-	return slices.Clip(out)
+	return out
 }

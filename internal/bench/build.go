@@ -96,9 +96,7 @@ func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*Bu
 	}
 	res.BuildSeconds = Summarize(durations)
 
-	res.Move = &HandoffResult{Integrations: n, Replicas: 1, From: op.ID, To: next.ID,
-		SettleSeconds: settle.Seconds(), MinReadyPods: 1}
-	if err := moveAll(ctx, e, w, buildNamespace, op, next, objs, res.Move); err != nil {
+	if res.Move, err = moveAll(ctx, e, w, buildNamespace, op, next, objs, 1); err != nil {
 		return nil, err
 	}
 	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace),

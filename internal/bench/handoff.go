@@ -73,13 +73,10 @@ const (
 // runHandoff runs n integrations with replicas pods on from, then moves
 // them all to to in one burst of annotation patches.
 func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas int32) (*HandoffResult, error) {
-	res := &HandoffResult{Integrations: n, Replicas: replicas, From: from.ID, To: to.ID,
-		SettleSeconds: settle.Seconds(), MinReadyPods: replicas}
 	floor, err := runHandoffFloor(ctx, e, n, replicas)
 	if err != nil {
 		return nil, err
 	}
-	res.FloorMoveTimes, res.FloorMoveSeconds = floor, Summarize(floor)
 	if err := e.createNamespace(ctx, handoffNamespace); err != nil {
 		return nil, err
 	}
@@ -105,42 +102,46 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 	if err != nil {
 		return nil, err
 	}
-	if err := moveAll(ctx, e, w, handoffNamespace, from, to, objs, res); err != nil {
+	res, err := moveAll(ctx, e, w, handoffNamespace, from, to, objs, replicas)
+	if err != nil {
 		return nil, err
 	}
+	res.FloorMoveTimes, res.FloorMoveSeconds = floor, Summarize(floor)
 	res.P99Ratio = round3(ratio(res.MoveSeconds.P99, res.FloorMoveSeconds.P99))
 	fmt.Fprintf(e.progress, "hand-off: p99 %.2fs; deleting the integrations\n", res.MoveSeconds.P99)
 	return res, e.deleteNamespace(ctx, handoffNamespace)
 }
 
-// moveAll moves objs, Running on from in namespace (watched by w: its
-// Integrations, Deployments and Pods), to to in one burst of annotation
-// patches, and records in res how the moves went.
-func moveAll(ctx context.Context, e *env, w *watcher, namespace string, from, to *Operator, objs []client.Object, res *HandoffResult) error {
+// moveAll moves objs, Running on from with replicas pods each in
+// namespace (watched by w: its Integrations, Deployments and Pods), to to
+// in one burst of annotation patches, and returns how the moves went.
+func moveAll(ctx context.Context, e *env, w *watcher, namespace string, from, to *Operator, objs []client.Object, replicas int32) (*HandoffResult, error) {
 	n := len(objs)
+	res := &HandoffResult{Integrations: n, Replicas: replicas, From: from.ID, To: to.ID,
+		SettleSeconds: settle.Seconds(), MinReadyPods: replicas}
 	idleBefore, err := from.Scrape(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sleep(ctx, settle)
 	idleAfter, err := from.Scrape(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res.FromWritesIdle = countersOf(idleAfter).minus(countersOf(idleBefore)).writes
 
 	pods, err := newPodWatch(ctx, w, namespace)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	moved, err := w.track(ctx, w.runningUnder(namespace, to.ID), pods.observe)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer moved.stop()
 	adopted, err := w.track(ctx, w.ownedBy(namespace, to.ID), nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer adopted.stop()
 	patchedAt := make([]time.Time, n)
@@ -152,10 +153,10 @@ func moveAll(ctx context.Context, e *env, w *watcher, namespace string, from, to
 		return e.client.Patch(ctx, objs[i], client.RawPatch(types.MergePatchType, []byte(patch)))
 	})
 	if err != nil {
-		return fmt.Errorf("moving the integrations: %w", err)
+		return nil, fmt.Errorf("moving the integrations: %w", err)
 	}
 	if err := moved.wait(ctx, n, "the moves", e.report("moved")); err != nil {
-		return err
+		return nil, err
 	}
 	done, owned := moved.times(), adopted.times()
 	var adoptTimes []float64
@@ -169,10 +170,10 @@ func moveAll(ctx context.Context, e *env, w *watcher, namespace string, from, to
 	res.TotalSeconds = round3(moved.last().Sub(start).Seconds())
 
 	if err := measureFromWrites(ctx, e, namespace, from, objs, patchedAt, res); err != nil {
-		return err
+		return nil, err
 	}
 	res.MinReadyPods, res.PodsStarted = min(res.MinReadyPods, pods.minimum()), pods.started()
-	return nil
+	return res, nil
 }
 
 // measureFromWrites counts the old owner's writes after the moves: over
