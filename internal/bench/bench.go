@@ -238,6 +238,9 @@ func writeOutputs(dir string, res *Results) error {
 		if err := writeProfile(filepath.Join(dir, "apiserver-caravan.pprof"), r.caravanProfile); err != nil {
 			return err
 		}
+		if err := writeProfile(filepath.Join(dir, "operators-caravan.pprof"), r.operatorsProfile); err != nil {
+			return err
+		}
 	}
 	return writePlots(dir, res)
 }

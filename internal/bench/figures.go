@@ -27,9 +27,13 @@ type OperatorFigures struct {
 	// the operator's clients (rest_client_requests_total); Events are the
 	// Events about its integrations. All per owned integration.
 	ReconcilesPerIntegration float64 `json:"reconcilesPerIntegration"`
-	ReadsPerIntegration      float64 `json:"readsPerIntegration"`
-	WritesPerIntegration     float64 `json:"writesPerIntegration"`
-	EventsPerIntegration     float64 `json:"eventsPerIntegration"`
+	// RequeuesPerIntegration counts the reconciles among them that ended
+	// in a requeue (a status write that lost an optimistic-lock race to a
+	// newer write, or a wait).
+	RequeuesPerIntegration float64 `json:"requeuesPerIntegration"`
+	ReadsPerIntegration    float64 `json:"readsPerIntegration"`
+	WritesPerIntegration   float64 `json:"writesPerIntegration"`
+	EventsPerIntegration   float64 `json:"eventsPerIntegration"`
 	// ReconcileBusySeconds is the time spent in Integration reconciles
 	// (the sum of camel_k_reconciliation_duration_seconds): close to the
 	// wall time, the controller's workers were the bottleneck.
@@ -38,13 +42,14 @@ type OperatorFigures struct {
 
 // counters are the cumulative figures of one scrape.
 type counters struct {
-	cpu, reconciles, reconcileSeconds, reads, writes float64
+	cpu, reconciles, requeues, reconcileSeconds, reads, writes float64
 }
 
 func countersOf(s Samples) counters {
 	return counters{
 		cpu:              s.Sum("process_cpu_seconds_total"),
 		reconciles:       s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration"),
+		requeues:         s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration", "result", "requeue"),
 		reconcileSeconds: s.Sum("camel_k_reconciliation_duration_seconds_sum", "kind", "Integration"),
 		reads:            s.SumFunc("rest_client_requests_total", isRead),
 		writes:           s.SumFunc("rest_client_requests_total", isWrite),
@@ -52,7 +57,7 @@ func countersOf(s Samples) counters {
 }
 
 func (c counters) minus(o counters) counters {
-	return counters{cpu: c.cpu - o.cpu, reconciles: c.reconciles - o.reconciles,
+	return counters{cpu: c.cpu - o.cpu, reconciles: c.reconciles - o.reconciles, requeues: c.requeues - o.requeues,
 		reconcileSeconds: c.reconcileSeconds - o.reconcileSeconds, reads: c.reads - o.reads, writes: c.writes - o.writes}
 }
 
@@ -82,6 +87,7 @@ func operatorFigures(ops []*Operator, before, after []counters, owned, events []
 			ID: op.ID, Owned: owned[i], CPUSeconds: round3(d.cpu),
 			PeakHeapMiB: round3(heap / mib), PeakRSSMiB: round3(rss / mib),
 			ReconcilesPerIntegration: round3(ratio(d.reconciles, n)),
+			RequeuesPerIntegration:   round3(ratio(d.requeues, n)),
 			ReadsPerIntegration:      round3(ratio(d.reads, n)),
 			WritesPerIntegration:     round3(ratio(d.writes, n)),
 			EventsPerIntegration:     round3(ratio(float64(events[i]), n)),
@@ -102,6 +108,7 @@ func totals(figs []OperatorFigures) OperatorFigures {
 		t.PeakHeapMiB += f.PeakHeapMiB
 		t.PeakRSSMiB += f.PeakRSSMiB
 		t.ReconcilesPerIntegration += f.ReconcilesPerIntegration * n
+		t.RequeuesPerIntegration += f.RequeuesPerIntegration * n
 		t.ReadsPerIntegration += f.ReadsPerIntegration * n
 		t.WritesPerIntegration += f.WritesPerIntegration * n
 		t.EventsPerIntegration += f.EventsPerIntegration * n
@@ -109,6 +116,7 @@ func totals(figs []OperatorFigures) OperatorFigures {
 	n := float64(t.Owned)
 	t.CPUSeconds = round3(t.CPUSeconds)
 	t.ReconcilesPerIntegration = round3(ratio(t.ReconcilesPerIntegration, n))
+	t.RequeuesPerIntegration = round3(ratio(t.RequeuesPerIntegration, n))
 	t.ReadsPerIntegration = round3(ratio(t.ReadsPerIntegration, n))
 	t.WritesPerIntegration = round3(ratio(t.WritesPerIntegration, n))
 	t.EventsPerIntegration = round3(ratio(t.EventsPerIntegration, n))

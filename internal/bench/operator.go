@@ -26,7 +26,9 @@ type Operator struct {
 	User       string
 	MetricsURL string
 	ReadyzURL  string
-	Log        string
+	// PprofURL serves the Go runtime's /debug/pprof.
+	PprofURL string
+	Log      string
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -56,10 +58,15 @@ func (e *env) startOperator(id string) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	pprof, err := localcluster.FreePort()
+	if err != nil {
+		return nil, err
+	}
 	op := &Operator{
 		ID: id, User: user,
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics),
 		ReadyzURL:  fmt.Sprintf("http://127.0.0.1:%d/readyz", probes),
+		PprofURL:   fmt.Sprintf("http://127.0.0.1:%d", pprof),
 		Log:        filepath.Join(e.dir, "operators", id+".log"),
 		exited:     make(chan struct{}),
 	}
@@ -70,7 +77,8 @@ func (e *env) startOperator(id string) (*Operator, error) {
 	op.cmd = exec.Command(e.binary, "operator", "--kubeconfig", kubeconfig, "-n", operatorNamespace,
 		"--operator-id", id,
 		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metrics),
-		"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes))
+		"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes),
+		"--pprof-bind-address", "127.0.0.1:"+strconv.Itoa(pprof))
 	op.cmd.Stdout, op.cmd.Stderr = logFile, logFile
 	op.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := op.cmd.Start(); err != nil {

@@ -86,6 +86,7 @@ func rolloutTable(r *RolloutResult) Table {
 			{"API writes / integration (Events included)", num(a.WritesPerIntegration), "", "", "<= 5"},
 			{"API reads / integration (uncached)", num(a.ReadsPerIntegration), "", "", "<= 1"},
 			{"reconciles / integration", num(a.ReconcilesPerIntegration), "", "", ""},
+			{"of which ended in a requeue", num(a.RequeuesPerIntegration), "", "", ""},
 			{"Events / integration", num(a.EventsPerIntegration), "", "", ""},
 			{"CPU, all operators", secs(a.CPUSeconds), "", "", ""},
 			{"busiest operator's time in Integration reconciles", secs(a.ReconcileBusySeconds), "", "", ""},

@@ -60,10 +60,13 @@ type RolloutResult struct {
 	DeploymentsCurve []Point `json:"deploymentsCurve"`
 	// APIServerCPUByWork splits the API server's CPU over the same
 	// periods by kind of work, from its CPU profiles (written next to
-	// bench.json as apiserver-floor.pprof and apiserver-caravan.pprof).
+	// bench.json as apiserver-floor.pprof and apiserver-caravan.pprof;
+	// the operators' merged profiles of the Caravan phase are
+	// operators-caravan.pprof).
 	APIServerCPUByWork []WorkShare `json:"apiServerCPUByWork"`
 	floorProfile       *profile.Profile
 	caravanProfile     *profile.Profile
+	operatorsProfile   *profile.Profile
 }
 
 // runRollout measures the floor, N bare Deployments with Caravan's pod
@@ -124,7 +127,7 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	}
 	defer t.stop()
 	fmt.Fprintf(e.progress, "rollout: floor, %d Deployments in one burst\n", len(deps))
-	ph, err := e.measureBurst(ctx, t, deps, "the floor's Deployments", "ready")
+	ph, err := e.measureBurst(ctx, t, deps, "the floor's Deployments", "ready", nil)
 	if err != nil {
 		return err
 	}
@@ -171,12 +174,13 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 		op.resetPeaks()
 	}
 	fmt.Fprintf(e.progress, "rollout: Caravan, %d integrations over %d operators in one burst\n", len(its), len(ops))
-	ph, err := e.measureBurst(ctx, t, objs, "the integrations", "Ready")
+	ph, err := e.measureBurst(ctx, t, objs, "the integrations", "Ready", ops)
 	if err != nil {
 		return err
 	}
 	res.CaravanCreateSeconds, res.CaravanSeconds = ph.createSeconds, ph.seconds
 	res.CaravanControlPlaneCPU, res.CaravanBenchCPU, res.caravanProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	res.operatorsProfile = ph.operatorsProfile
 	res.CaravanCurve = Curve(ph.start, values(t.times()))
 	res.DeploymentsCurve = Curve(ph.start, values(deployed.times()))
 	after, err := scrapeAll(ctx, ops)
@@ -218,13 +222,15 @@ type phase struct {
 	controlPlaneCPU map[string]float64
 	benchCPU        float64
 	profile         *profile.Profile
+	// operatorsProfile is the operators' CPU profiles, merged.
+	operatorsProfile *profile.Profile
 }
 
 // measureBurst creates objs in one burst and waits until t has them all
 // done (what names them, done their state, in the progress lines), while
 // it measures the time, the CPU of the control plane and of the bench,
-// and the API server's profile.
-func (e *env) measureBurst(ctx context.Context, t *tracker, objs []client.Object, what, done string) (*phase, error) {
+// and the CPU profiles of the API server and of ops.
+func (e *env) measureBurst(ctx context.Context, t *tracker, objs []client.Object, what, done string, ops []*Operator) (*phase, error) {
 	cpu, err := e.controlPlaneCPU()
 	if err != nil {
 		return nil, err
@@ -233,15 +239,36 @@ func (e *env) measureBurst(ctx context.Context, t *tracker, objs []client.Object
 	if err != nil {
 		return nil, err
 	}
-	prof, err := startProfile(ctx, e.config)
+	api, err := apiServerProfiles(e.config)
 	if err != nil {
 		return nil, err
 	}
+	apiProf := startProfile(ctx, api)
+	opProfs := make([]*profiler, len(ops))
+	for i, op := range ops {
+		opProfs[i] = startProfile(ctx, operatorProfiles(op))
+	}
 	ph, err := e.burst(ctx, t, objs, what, done, cpu, self)
 	if err != nil {
-		return nil, errors.Join(err, discard(prof))
+		errs := []error{err, discard(apiProf)}
+		for _, p := range opProfs {
+			errs = append(errs, discard(p))
+		}
+		return nil, errors.Join(errs...)
 	}
-	if ph.profile, err = prof.stop(); err != nil {
+	if ph.profile, err = apiProf.stop(); err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return ph, nil
+	}
+	merged := make([]*profile.Profile, len(opProfs))
+	for i, p := range opProfs {
+		if merged[i], err = p.stop(); err != nil {
+			return nil, err
+		}
+	}
+	if ph.operatorsProfile, err = profile.Merge(merged); err != nil {
 		return nil, err
 	}
 	return ph, nil

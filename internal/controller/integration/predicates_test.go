@@ -4,12 +4,15 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/render"
 )
 
 func TestOnlyAStatusWriteThatNamesAnotherKitIsReconciledAgain(t *testing.T) {
@@ -59,4 +62,57 @@ func TestTheCreationOfAConfigMapOrServiceIsNotReconciledButItsChangesAre(t *test
 	g.Expect(notCreated.Create(event.TypedCreateEvent[client.Object]{Object: cm})).To(BeFalse())
 	g.Expect(notCreated.Update(event.TypedUpdateEvent[client.Object]{ObjectOld: cm, ObjectNew: changed})).To(BeTrue())
 	g.Expect(notCreated.Delete(event.TypedDeleteEvent[client.Object]{Object: cm})).To(BeTrue())
+}
+
+func TestOnlyTheDeploymentChangesThatTheIntegrationFollowsAreReconciled(t *testing.T) {
+	rolling := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "it", Namespace: "ns", Generation: 1,
+		Labels:      map[string]string{"a": "b"},
+		Annotations: map[string]string{render.AppliedHashAnnotation: "1", camelv1.OperatorIDAnnotation: "a"}},
+		Spec:   appsv1.DeploymentSpec{Replicas: ptr.To(int32(2))},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2}}
+	cases := []struct {
+		name   string
+		change func(*appsv1.Deployment)
+		want   bool
+	}{
+		{"the controller observes the generation", func(d *appsv1.Deployment) {
+			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue}}
+		}, false},
+		{"one pod of two is ready", func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 }, false},
+		{"both pods are ready", func(d *appsv1.Deployment) {
+			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 2, 2
+		}, true},
+		{"a new spec", func(d *appsv1.Deployment) { d.Generation = 2 }, true},
+		{"another label", func(d *appsv1.Deployment) { d.Labels = map[string]string{"a": "c"} }, true},
+		{"the Deployment controller's revision", func(d *appsv1.Deployment) {
+			d.Annotations["deployment.kubernetes.io/revision"] = "1"
+		}, false},
+		{"another applied hash", func(d *appsv1.Deployment) { d.Annotations[render.AppliedHashAnnotation] = "2" }, true},
+		{"another operator", func(d *appsv1.Deployment) { d.Annotations[camelv1.OperatorIDAnnotation] = "b" }, true},
+		{"another owner", func(d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{Name: "other", UID: "u"}}
+		}, true},
+		{"deletion", func(d *appsv1.Deployment) { d.DeletionTimestamp = ptr.To(metav1.Now()) }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := rolling.DeepCopy()
+			tc.change(cur)
+			got := rolloutSeen.Update(event.TypedUpdateEvent[client.Object]{ObjectOld: rolling, ObjectNew: cur})
+			NewWithT(t).Expect(got).To(Equal(tc.want))
+		})
+	}
+
+	g := NewWithT(t)
+	ready := rolling.DeepCopy()
+	ready.Status.ReadyReplicas, ready.Status.AvailableReplicas = 2, 2
+	unready := ready.DeepCopy()
+	unready.Status.ReadyReplicas, unready.Status.AvailableReplicas = 1, 1
+	g.Expect(rolloutSeen.Update(event.TypedUpdateEvent[client.Object]{ObjectOld: ready, ObjectNew: unready})).
+		To(BeTrue(), "a pod of a rolled-out Deployment that is no longer ready")
+	g.Expect(rolloutSeen.Create(event.TypedCreateEvent[client.Object]{Object: rolling})).
+		To(BeFalse(), "the appearance of a Deployment still rolling out")
+	g.Expect(rolloutSeen.Create(event.TypedCreateEvent[client.Object]{Object: ready})).
+		To(BeTrue(), "the appearance of a rolled-out Deployment")
+	g.Expect(rolloutSeen.Delete(event.TypedDeleteEvent[client.Object]{Object: rolling})).To(BeTrue())
 }

@@ -6,6 +6,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -114,6 +116,48 @@ var notCreated = predicate.TypedFuncs[client.Object]{
 	CreateFunc: func(event.TypedCreateEvent[client.Object]) bool { return false },
 }
 
+// rolloutSeen passes the Deployment events the integration follows: its
+// deletion; its appearance when it is rolled out already (on a move, the
+// new owner's cache gains it rolled out); a change of its spec, labels,
+// owners or of the annotations the operator sets (its id, the applied
+// hash); and a change of what its rollout tells (ready or not, and the
+// message the Ready condition carries). The rest changes nothing the
+// integration shows, and a reconcile for each would find nothing to do:
+// the appearance of a Deployment still rolling out (the reconcile that
+// applied it reported that), and the Deployment controller's other
+// writes (its revision annotation, observed generation, conditions, one
+// pod of several).
+var rolloutSeen = predicate.TypedFuncs[client.Object]{
+	CreateFunc: func(e event.TypedCreateEvent[client.Object]) bool {
+		d, ok := e.Object.(*appsv1.Deployment)
+		if !ok {
+			return true
+		}
+		ready, _ := deploymentReady(d)
+		return ready
+	},
+	UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
+		old, okOld := e.ObjectOld.(*appsv1.Deployment)
+		cur, okNew := e.ObjectNew.(*appsv1.Deployment)
+		if !okOld || !okNew {
+			return true
+		}
+		if old.Generation != cur.Generation || !cur.DeletionTimestamp.IsZero() ||
+			!maps.Equal(old.Labels, cur.Labels) ||
+			!equality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences) {
+			return true
+		}
+		for _, k := range []string{camelv1.OperatorIDAnnotation, render.AppliedHashAnnotation} {
+			if old.Annotations[k] != cur.Annotations[k] {
+				return true
+			}
+		}
+		wasReady, was := deploymentReady(old)
+		isReady, is := deploymentReady(cur)
+		return wasReady != isReady || was != is
+	},
+}
+
 // SetupWithManager registers the controller and its watches.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &camelv1.Integration{}, kitIndex, func(o client.Object) []string {
@@ -139,7 +183,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("integration").
 		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).
-		Owns(&appsv1.Deployment{}).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(rolloutSeen)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(notCreated)).
 		Owns(&corev1.Service{}, builder.WithPredicates(notCreated)).
 		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -47,45 +49,80 @@ var workKinds = []struct {
 
 const otherWork = "other (HTTP, TLS, authentication, audit log, flow control, ...)"
 
-// profiler collects the API server's CPU profile while a phase runs, in
-// chunks of profileChunk seconds, until stopped.
+// profileSource fetches a CPU profile of the given seconds from one
+// process.
+type profileSource struct {
+	name  string
+	fetch func(ctx context.Context, seconds int) ([]byte, error)
+}
+
+// apiServerProfiles fetches the API server's profiles behind cfg (which
+// must allow /debug/pprof: the local cluster runs with --profiling).
+func apiServerProfiles(cfg *rest.Config) (profileSource, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return profileSource{}, err
+	}
+	c := cs.CoreV1().RESTClient()
+	return profileSource{name: "the API server", fetch: func(ctx context.Context, seconds int) ([]byte, error) {
+		return c.Get().AbsPath("/debug/pprof/profile").Param("seconds", fmt.Sprint(seconds)).DoRaw(ctx)
+	}}, nil
+}
+
+// operatorProfiles fetches an operator's profiles from the /debug/pprof it
+// serves (caravan operator --pprof-bind-address).
+func operatorProfiles(o *Operator) profileSource {
+	return profileSource{name: "operator " + o.ID, fetch: func(ctx context.Context, seconds int) ([]byte, error) {
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", o.PprofURL, seconds)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		return io.ReadAll(resp.Body)
+	}}
+}
+
+// profiler collects a process's CPU profile while a phase runs, in chunks
+// of profileChunk seconds, until stopped.
 type profiler struct {
+	name   string
 	cancel context.CancelFunc
 	done   chan struct{}
 	chunks []*profile.Profile
 	err    error
 }
 
-// startProfile starts profiling the API server behind cfg (which must
-// allow /debug/pprof: the local cluster runs with --profiling).
-func startProfile(ctx context.Context, cfg *rest.Config) (*profiler, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	c := cs.CoreV1().RESTClient()
+// startProfile starts profiling the process of src.
+func startProfile(ctx context.Context, src profileSource) *profiler {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &profiler{cancel: cancel, done: make(chan struct{})}
+	p := &profiler{name: src.name, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		for ctx.Err() == nil {
 			// The chunk runs to its end even when the phase ends during
 			// it: the request is not tied to ctx.
-			data, err := c.Get().AbsPath("/debug/pprof/profile").
-				Param("seconds", fmt.Sprint(profileChunk)).DoRaw(context.WithoutCancel(ctx))
+			data, err := src.fetch(context.WithoutCancel(ctx), profileChunk)
 			if err != nil {
-				p.err = fmt.Errorf("profiling the API server: %w", err)
+				p.err = fmt.Errorf("profiling %s: %w", src.name, err)
 				return
 			}
 			prof, err := profile.Parse(bytes.NewReader(data))
 			if err != nil {
-				p.err = fmt.Errorf("reading the API server's profile: %w", err)
+				p.err = fmt.Errorf("reading the profile of %s: %w", src.name, err)
 				return
 			}
 			p.chunks = append(p.chunks, prof)
 		}
 	}()
-	return p, nil
+	return p
 }
 
 // stop ends the profiling once the running chunk is complete and returns
@@ -97,7 +134,7 @@ func (p *profiler) stop() (*profile.Profile, error) {
 		return nil, p.err
 	}
 	if len(p.chunks) == 0 {
-		return nil, errors.New("profiling the API server: no profile")
+		return nil, fmt.Errorf("profiling %s: no profile", p.name)
 	}
 	return profile.Merge(p.chunks)
 }
