@@ -26,3 +26,17 @@ func Configuration(obj runtime.Object) (runtime.ApplyConfiguration, error) {
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	return client.ApplyConfigurationFromUnstructured(u), nil
 }
+
+// Stored converts into obj what an apply of cfg answered with: the object
+// as the API server stored it, status included. cfg must come from
+// Configuration and have been applied.
+func Stored(cfg runtime.ApplyConfiguration, obj runtime.Object) error {
+	u, ok := cfg.(runtime.Unstructured)
+	if !ok {
+		return fmt.Errorf("reading an applied object: %T does not hold one", cfg)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), obj); err != nil {
+		return fmt.Errorf("reading the applied %s: %w", u.GetObjectKind().GroupVersionKind().Kind, err)
+	}
+	return nil
+}

@@ -33,8 +33,8 @@ type HandoffResult struct {
 	AdoptSeconds Distribution `json:"adoptSeconds"`
 	// FloorMoveSeconds is the least a move can cost: as many bare
 	// Deployments with the same pod template, given the change a move
-	// makes to an integration's Deployment (its operator-id label and
-	// annotation) in one burst; per Deployment, the time from its patch
+	// makes to an integration's Deployment (its operator-id label) in one
+	// burst; per Deployment, the time from its patch
 	// until a watch shows it. FloorMoveTimes holds the times and P99Ratio
 	// is Caravan's p99 over the floor's.
 	FloorMoveSeconds Distribution `json:"floorMoveSeconds"`

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,9 +21,15 @@ import (
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
-// AppliedHashAnnotation holds Hash of a rendered child, computed before the annotation is
-// added, so that a reconciler can skip applying a child that has not changed.
+// AppliedHashAnnotation holds Hash of a resource a reconciler applies, computed before the
+// annotation is added, so that it can skip applying one that has not changed.
 const AppliedHashAnnotation = "camel.apache.org/applied-hash"
+
+// AppliedHashLabel is AppliedHashAnnotation on the children of an integration. The children
+// carry what the operator stamps (its id, the hash) as labels: a change of a Deployment's
+// annotations makes a new generation for its controller to observe, so a move, which changes
+// them, would show the Deployment rolling out although its pods stay as they are.
+const AppliedHashLabel = AppliedHashAnnotation
 
 // The runtime contract: where the pod finds sources, flows and properties.
 const (
@@ -42,7 +49,7 @@ type Input struct {
 	Integration *camelv1.Integration
 	// Traits are the parsed traits, platform defaults merged.
 	Traits trait.Traits
-	// OperatorID is the owner's id, copied to every child's label and annotation.
+	// OperatorID is the owner's id, copied to every child's label.
 	OperatorID string
 	// Image is the image to run (the kit image or container.image).
 	Image string
@@ -97,15 +104,14 @@ func (in Input) labels() map[string]string {
 	}
 }
 
-// objectMeta is the metadata of a child named name: labels, the operator id annotation
+// objectMeta is the metadata of a child named name: labels (the operator id among them)
 // and a controller reference to the integration.
 func (in Input) objectMeta(name string) metav1.ObjectMeta {
 	it := in.Integration
 	return metav1.ObjectMeta{
-		Name:        name,
-		Namespace:   it.Namespace,
-		Labels:      in.labels(),
-		Annotations: map[string]string{camelv1.OperatorIDAnnotation: in.OperatorID},
+		Name:      name,
+		Namespace: it.Namespace,
+		Labels:    in.labels(),
 		OwnerReferences: []metav1.OwnerReference{{
 			APIVersion:         camelv1.GroupVersion.String(),
 			Kind:               "Integration",
@@ -125,15 +131,15 @@ func (in Input) runCommand() []string {
 	return slices.Clone(in.RunCommand)
 }
 
-// stampHash sets AppliedHashAnnotation on a rendered child, hashing it first.
+// stampHash sets AppliedHashLabel on a rendered child, hashing it first.
 func stampHash(obj metav1.Object) {
 	h := Hash(obj)
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
+	labels := maps.Clone(obj.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
 	}
-	annotations[AppliedHashAnnotation] = h
-	obj.SetAnnotations(annotations)
+	labels[AppliedHashLabel] = h
+	obj.SetLabels(labels)
 }
 
 func ptr[T any](v T) *T { return &v }

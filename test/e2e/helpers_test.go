@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -173,3 +174,48 @@ func metric(op *harness.Operator, name string, labels ...string) float64 {
 }
 
 func crdObject() client.Object { return &apiextensionsv1.CustomResourceDefinition{} }
+
+// statusWatch records every status of one integration that a watch
+// delivers, from its start until Stop.
+type statusWatch struct {
+	w    watch.Interface
+	done chan struct{}
+	mu   sync.Mutex
+	seen []camelv1.IntegrationStatus
+}
+
+// watchStatus starts watching the integration key; it fails the test when
+// the watch cannot start.
+func watchStatus(t *testing.T, key client.ObjectKey) *statusWatch {
+	t.Helper()
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Watch(context.Background(), &camelv1.IntegrationList{}, client.InNamespace(key.Namespace),
+		client.MatchingFields{"metadata.name": key.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &statusWatch{w: w, done: make(chan struct{})}
+	go func() {
+		defer close(sw.done)
+		for ev := range w.ResultChan() {
+			if it, ok := ev.Object.(*camelv1.Integration); ok {
+				sw.mu.Lock()
+				sw.seen = append(sw.seen, it.Status)
+				sw.mu.Unlock()
+			}
+		}
+	}()
+	return sw
+}
+
+// Stop ends the watch and returns the statuses it delivered.
+func (sw *statusWatch) Stop() []camelv1.IntegrationStatus {
+	sw.w.Stop()
+	<-sw.done
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.seen
+}

@@ -73,12 +73,22 @@ func TestIntegrationMovesBetweenOperators(t *testing.T) {
 	before, err := getDeployment(key)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	t.Log("moved to operator-2, it runs there with the same Deployment and the same pods")
+	t.Log("moved to operator-2, it runs there with the same Deployment and the same pods, Running throughout")
 	pods := watchReadyPods(apps, "mover")
 	g.Eventually(pods.Samples, timeout, 10*time.Millisecond).Should(BeNumerically(">=", 3))
+	statuses := watchStatus(t, key)
 	reassign(t, mover, "operator-2")
 	waitRunningUnder(t, key, "operator-2")
 	minReady, samples, seen := pods.Stop()
+	owners := map[string]bool{}
+	for _, st := range statuses.Stop() {
+		owners[st.Ownership.Owner] = true
+		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseRunning), "a status written during the move: owner %q, conditions %v",
+			st.Ownership.Owner, st.Conditions)
+		g.Expect(meta.IsStatusConditionTrue(st.Conditions, camelv1.ConditionReady)).To(BeTrue(),
+			"a status written during the move: %v", st.Conditions)
+	}
+	g.Expect(owners).To(HaveKey("operator-2"), "the watch saw no status of the new owner")
 	g.Expect(samples).To(BeNumerically(">", 3))
 	g.Expect(minReady).To(BeNumerically(">=", 4), "ready pods fell below the replicas during the move")
 	g.Expect(seen).To(Equal(4), "the move started new pods: the pod template changed")
@@ -86,10 +96,25 @@ func TestIntegrationMovesBetweenOperators(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(after.UID).To(Equal(before.UID), "the Deployment was recreated")
 	g.Expect(after.Spec.Template).To(Equal(before.Spec.Template), "the move changed the pod template")
-	g.Expect(after.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, "operator-2"))
+	g.Expect(after.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "operator-2"))
+	g.Expect(after.Generation).To(Equal(before.Generation), "the move made a new generation of the Deployment to roll out")
 	moved, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(moved.Status.Ownership.Epoch).To(BeNumerically(">=", 2))
+	g.Eventually(func() []string {
+		events := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, events, client.InNamespace(apps)); err != nil {
+			return nil
+		}
+		var adopted []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == "mover" && e.Reason == "Adopted" {
+				adopted = append(adopted, e.Note)
+			}
+		}
+		return adopted
+	}, timeout, poll).Should(ContainElement(And(ContainSubstring("by operator operator-2"),
+		ContainSubstring("from operator operator-1"))), "the Event of the adoption")
 
 	t.Log("each operator's cache holds only its own integrations and children")
 	g.Eventually(func() []float64 {

@@ -66,8 +66,8 @@ func TestTheCreationOfAConfigMapOrServiceIsNotReconciledButItsChangesAre(t *test
 
 func TestOnlyTheDeploymentChangesThatTheIntegrationFollowsAreReconciled(t *testing.T) {
 	rolling := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "it", Namespace: "ns", Generation: 1,
-		Labels:      map[string]string{"a": "b"},
-		Annotations: map[string]string{render.AppliedHashAnnotation: "1", camelv1.OperatorIDAnnotation: "a"}},
+		Labels:      map[string]string{render.AppliedHashLabel: "1", camelv1.OperatorIDLabel: "a"},
+		Annotations: map[string]string{}},
 		Spec:   appsv1.DeploymentSpec{Replicas: ptr.To(int32(2))},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2}}
 	cases := []struct {
@@ -83,12 +83,11 @@ func TestOnlyTheDeploymentChangesThatTheIntegrationFollowsAreReconciled(t *testi
 			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 2, 2
 		}, true},
 		{"a new spec", func(d *appsv1.Deployment) { d.Generation = 2 }, true},
-		{"another label", func(d *appsv1.Deployment) { d.Labels = map[string]string{"a": "c"} }, true},
 		{"the Deployment controller's revision", func(d *appsv1.Deployment) {
 			d.Annotations["deployment.kubernetes.io/revision"] = "1"
 		}, false},
-		{"another applied hash", func(d *appsv1.Deployment) { d.Annotations[render.AppliedHashAnnotation] = "2" }, true},
-		{"another operator", func(d *appsv1.Deployment) { d.Annotations[camelv1.OperatorIDAnnotation] = "b" }, true},
+		{"another applied hash", func(d *appsv1.Deployment) { d.Labels[render.AppliedHashLabel] = "2" }, true},
+		{"another operator", func(d *appsv1.Deployment) { d.Labels[camelv1.OperatorIDLabel] = "b" }, true},
 		{"another owner", func(d *appsv1.Deployment) {
 			d.OwnerReferences = []metav1.OwnerReference{{Name: "other", UID: "u"}}
 		}, true},

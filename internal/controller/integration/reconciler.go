@@ -28,7 +28,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/ownership"
-	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -73,13 +72,9 @@ type scope struct {
 	digest string
 	// image is set by reconcileImage, once the integration has one to run.
 	image string
-	// deployment is set by reconcileDeployment when the cached Deployment
-	// already matches what the integration wants; otherwise it applies
-	// the Deployment and sets applied. replicas is set by it to the
-	// replicas the integration wants.
+	// deployment is set by reconcileDeployment: the Deployment as cached
+	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment
-	applied    bool
-	replicas   int32
 	// waiting is set by a step that waits for something other than the
 	// Deployment (the platform, a kit): reason and message.
 	waiting *condition
@@ -118,12 +113,12 @@ var notCreated = predicate.TypedFuncs[client.Object]{
 
 // rolloutSeen passes the Deployment events the integration follows: its
 // deletion; its appearance when it is rolled out already (on a move, the
-// new owner's cache gains it rolled out); a change of its spec, labels,
-// owners or of the annotations the operator sets (its id, the applied
-// hash); and a change of what its rollout tells (ready or not, and the
-// message the Ready condition carries). The rest changes nothing the
-// integration shows, and a reconcile for each would find nothing to do:
-// the appearance of a Deployment still rolling out (the reconcile that
+// new owner's cache gains it rolled out); a change of its spec, of its
+// labels (the operator's id and applied hash among them) or owners; and
+// a change of what its rollout tells (ready or not, and the message the
+// Ready condition carries). The rest changes nothing the integration
+// shows, and a reconcile for each would find nothing to do: the
+// appearance of a Deployment still rolling out (the reconcile that
 // applied it reported that), and the Deployment controller's other
 // writes (its revision annotation, observed generation, conditions, one
 // pod of several).
@@ -146,11 +141,6 @@ var rolloutSeen = predicate.TypedFuncs[client.Object]{
 			!maps.Equal(old.Labels, cur.Labels) ||
 			!equality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences) {
 			return true
-		}
-		for _, k := range []string{camelv1.OperatorIDAnnotation, render.AppliedHashAnnotation} {
-			if old.Annotations[k] != cur.Annotations[k] {
-				return true
-			}
 		}
 		wasReady, was := deploymentReady(old)
 		isReady, is := deploymentReady(cur)

@@ -48,10 +48,6 @@ func readiness(s *scope) (ready metav1.Condition, reconciling, stalled *metav1.C
 		return ready, nil, &c
 	case s.waiting != nil:
 		ready = cond(metav1.ConditionFalse, s.waiting.reason, s.waiting.message)
-	case s.applied:
-		// Just applied: the same condition as when the Deployment is
-		// next seen, rolling out, so that seeing it costs no write.
-		ready = cond(metav1.ConditionFalse, "DeploymentNotReady", rollingOut(s.replicas))
 	case s.deployment == nil:
 		// The steps ended before the Deployment (a transient error).
 		ready = cond(metav1.ConditionFalse, "Deploying", "the Deployment is being applied")
@@ -131,9 +127,15 @@ func transient(p camelv1.IntegrationPhase) bool {
 	return p == camelv1.IntegrationPhaseInitialization || p == camelv1.IntegrationPhaseDeploying
 }
 
-// recordTransition emits an Event when the phase changed, and observes
-// the time to first readiness.
+// recordTransition emits an Event when another operator's integration was
+// adopted and when the phase changed, and observes the time to first
+// readiness.
 func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
+	prev, cur := before.Status.Ownership, after.Status.Ownership
+	if prev.Owner != "" && prev.Owner != cur.Owner {
+		r.Recorder.Eventf(after, nil, "Normal", "Adopted", "Adopt",
+			"Integration %s adopted by operator %s from operator %s (epoch %d)", after.Name, cur.Owner, prev.Owner, cur.Epoch)
+	}
 	if before.Status.Phase == after.Status.Phase || transient(after.Status.Phase) {
 		return
 	}

@@ -34,11 +34,14 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 	newIntegration := func() *camelv1.Integration {
 		return &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Name: "it", Generation: 1}}
 	}
-	t.Run("the reconcile that applies the Deployment and the next, which sees it rolling out, compute the same status", func(t *testing.T) {
+	t.Run("the reconcile that creates the Deployment and the next, which see it rolling out, compute the same status", func(t *testing.T) {
 		g := NewWithT(t)
-		applied := statusOf(&scope{it: newIntegration(), replicas: 2, applied: true})
+		// What the API server answers to the apply that creates it.
+		created := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 1},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(2))}}
+		applied := statusOf(&scope{it: newIntegration(), deployment: created})
 		for _, d := range []*appsv1.Deployment{deployment(0, 0, 0), deployment(1, 1, 0), deployment(2, 2, 1), deployment(3, 1, 2)} {
-			seen := statusOf(&scope{it: newIntegration(), replicas: 2, deployment: d})
+			seen := statusOf(&scope{it: newIntegration(), deployment: d})
 			g.Expect(seen).To(Equal(applied), "Deployment status %+v", d.Status)
 		}
 		g.Expect(applied.Phase).To(Equal(camelv1.IntegrationPhaseDeploying))
@@ -54,17 +57,26 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 	})
 	t.Run("a Deployment with all its pods ready makes the integration Running and counts them", func(t *testing.T) {
 		g := NewWithT(t)
-		st := statusOf(&scope{it: newIntegration(), replicas: 2, deployment: deployment(2, 2, 2)})
+		st := statusOf(&scope{it: newIntegration(), deployment: deployment(2, 2, 2)})
 		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
 		g.Expect(st.Replicas).To(Equal(ptr.To(int32(2))))
 		g.Expect(meta.IsStatusConditionTrue(st.Conditions, camelv1.ConditionReady)).To(BeTrue())
 		g.Expect(meta.FindStatusCondition(st.Conditions, camelv1.ConditionReconciling)).To(BeNil())
 	})
+	t.Run("an apply that changes the Deployment's metadata alone (a move) keeps the integration Running", func(t *testing.T) {
+		g := NewWithT(t)
+		// The apply's answer: same generation, the pods still ready.
+		moved := deployment(2, 2, 2)
+		moved.Labels = map[string]string{camelv1.OperatorIDLabel: "b"}
+		st := statusOf(&scope{it: newIntegration(), deployment: moved})
+		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
+		g.Expect(meta.IsStatusConditionTrue(st.Conditions, camelv1.ConditionReady)).To(BeTrue())
+	})
 	t.Run("a later rollout keeps the count of the last time all pods were ready", func(t *testing.T) {
 		g := NewWithT(t)
 		it := newIntegration()
 		it.Status.Replicas = ptr.To(int32(2))
-		st := statusOf(&scope{it: it, replicas: 2, deployment: deployment(3, 1, 2)})
+		st := statusOf(&scope{it: it, deployment: deployment(3, 1, 2)})
 		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseDeploying))
 		g.Expect(st.Replicas).To(Equal(ptr.To(int32(2))))
 	})

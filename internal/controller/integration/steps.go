@@ -197,33 +197,26 @@ func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcil
 		s.failure = &condition{"InvalidSource", err.Error()}
 		return reconcile.Result{}, nil
 	}
-	_, err = r.applyIfChanged(ctx, cm, &corev1.ConfigMap{})
+	err = r.applyIfChanged(ctx, cm, &corev1.ConfigMap{})
 	return reconcile.Result{}, s.failOnNameTaken(err)
 }
 
 // reconcileDeployment applies the Deployment. Applying the same object
 // over a Deployment another operator made updates it in place: a move
-// changes its labels and owner annotation, never the pods it runs unless
-// the new owner runs another image, and never recreates it.
+// changes its labels (the owner's id, the applied hash), never the pods
+// it runs unless the new owner runs another image, and never recreates
+// it.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconcile.Result, error) {
 	want, err := render.Deployment(r.input(s))
 	if err != nil {
 		s.failure = &condition{"InvalidSpec", err.Error()}
 		return reconcile.Result{}, nil
 	}
-	s.replicas = 1
-	if want.Spec.Replicas != nil {
-		s.replicas = *want.Spec.Replicas
-	}
 	observed := &appsv1.Deployment{}
-	current, err := r.applyIfChanged(ctx, want, observed)
-	if err != nil {
+	if err := r.applyIfChanged(ctx, want, observed); err != nil {
 		return reconcile.Result{}, s.failOnNameTaken(err)
 	}
-	s.applied = !current
-	if current {
-		s.deployment = observed
-	}
+	s.deployment = observed
 	return reconcile.Result{}, nil
 }
 
@@ -236,8 +229,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.
 		return reconcile.Result{}, nil
 	}
 	if want != nil {
-		_, err := r.applyIfChanged(ctx, want, &corev1.Service{})
-		return reconcile.Result{}, s.failOnNameTaken(err)
+		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &corev1.Service{}))
 	}
 	svc := &corev1.Service{}
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), svc)
@@ -253,21 +245,22 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.
 	return reconcile.Result{}, nil
 }
 
-// applyIfChanged applies want unless the cached object (read into
-// observed) already carries want's hash, which render stamps on every
-// child. It reports whether the cached object was current, in which case
-// observed holds it.
-func (r *Reconciler) applyIfChanged(ctx context.Context, want, observed client.Object) (bool, error) {
+// applyIfChanged applies want unless the cached object already carries
+// want's hash, which render stamps on every child's labels. observed is then the
+// object as cached or, when applied, as the API server stored it (status
+// included: a Deployment whose metadata alone changed, on a move, is
+// still rolled out).
+func (r *Reconciler) applyIfChanged(ctx context.Context, want, observed client.Object) error {
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), observed)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return false, err
+		return err
 	}
-	if err == nil && observed.GetAnnotations()[render.AppliedHashAnnotation] == want.GetAnnotations()[render.AppliedHashAnnotation] {
-		return true, nil
+	if err == nil && observed.GetLabels()[render.AppliedHashLabel] == want.GetLabels()[render.AppliedHashLabel] {
+		return nil
 	}
 	cfg, err := apply.Configuration(want)
 	if err != nil {
-		return false, err
+		return err
 	}
 	err = r.Client.Apply(ctx, cfg, client.FieldOwner(r.FieldManager))
 	if apierrors.IsConflict(err) {
@@ -276,9 +269,9 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, want, observed client.O
 		err = r.forceApply(ctx, cfg, want, observed)
 	}
 	if err != nil {
-		return false, fmt.Errorf("applying %T %s: %w", want, want.GetName(), err)
+		return fmt.Errorf("applying %T %s: %w", want, want.GetName(), err)
 	}
-	return false, nil
+	return apply.Stored(cfg, observed)
 }
 
 func (r *Reconciler) forceApply(ctx context.Context, cfg runtime.ApplyConfiguration, want, observed client.Object) error {
