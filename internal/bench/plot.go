@@ -167,9 +167,10 @@ func handoffPlot(r *HandoffResult) (*plot.Plot, error) {
 	if err := addLine(p, "target p99 (3 s)", target, otherColor); err != nil {
 		return nil, err
 	}
-	// Top left, right of the floor's curve, which rises first.
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(100)
+	// Bottom right, left of the target: both curves rise from the left
+	// and are high by the time they get there.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-20), vg.Points(20)
 	return p, nil
 }
 
