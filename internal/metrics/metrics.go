@@ -6,6 +6,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +21,24 @@ type Metrics struct {
 	buildDuration     *prometheus.HistogramVec
 	buildQueue        prometheus.Observer
 	buildRecoveries   prometheus.Counter
+	releases          prometheus.Counter
+	adoptions         *prometheus.CounterVec
+	awaitingRelease   prometheus.Gauge
+
+	mu sync.Mutex
+	// awaiting holds the integrations assigned to this operator whose
+	// previous owner has not released them yet.
+	awaiting map[string]bool
 }
+
+// How an operator came to adopt an integration another operator owned.
+const (
+	// AfterRelease: the previous owner recorded its release.
+	AfterRelease = "release"
+	// AfterExpiry: the previous owner's registration expired without a
+	// release (it was gone).
+	AfterExpiry = "expiry"
+)
 
 // New registers the operator's collectors with reg.
 func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
@@ -50,13 +68,51 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 		Name: "camel_k_build_recovery_attempts_total", Help: "Build attempts that retried a failed one.",
 		ConstLabels: constLabels,
 	})
-	for _, c := range []prometheus.Collector{reconcileDuration, firstReadiness, buildDuration, buildQueue, buildRecoveries} {
+	releases := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "caravan_integration_releases_total", ConstLabels: constLabels,
+		Help: "Integrations this operator released to another operator.",
+	})
+	adoptions := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "caravan_integration_adoptions_total", ConstLabels: constLabels,
+		Help: "Integrations this operator adopted from another operator, by what it waited for: " +
+			"the previous owner's release, or the expiry of its registration (it was gone).",
+	}, []string{"after"})
+	awaitingRelease := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "caravan_integrations_awaiting_release", ConstLabels: constLabels,
+		Help: "Integrations assigned to this operator whose previous owner, still live, has not released them yet.",
+	})
+	for _, c := range []prometheus.Collector{reconcileDuration, firstReadiness, buildDuration, buildQueue, buildRecoveries,
+		releases, adoptions, awaitingRelease} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
+	for _, after := range []string{AfterRelease, AfterExpiry} {
+		adoptions.WithLabelValues(after) // both series exist from the start, at 0
+	}
 	return &Metrics{reconcileDuration: reconcileDuration, firstReadiness: firstReadiness,
-		buildDuration: buildDuration, buildQueue: buildQueue, buildRecoveries: buildRecoveries}, nil
+		buildDuration: buildDuration, buildQueue: buildQueue, buildRecoveries: buildRecoveries,
+		releases: releases, adoptions: adoptions, awaitingRelease: awaitingRelease, awaiting: map[string]bool{}}, nil
+}
+
+// Released counts a release of an integration to another operator.
+func (m *Metrics) Released() { m.releases.Inc() }
+
+// Adopted counts an adoption of another operator's integration, after
+// AfterRelease or AfterExpiry.
+func (m *Metrics) Adopted(after string) { m.adoptions.WithLabelValues(after).Inc() }
+
+// AwaitingRelease records whether the integration key waits for its
+// previous owner's release.
+func (m *Metrics) AwaitingRelease(key string, waiting bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if waiting {
+		m.awaiting[key] = true
+	} else {
+		delete(m.awaiting, key)
+	}
+	m.awaitingRelease.Set(float64(len(m.awaiting)))
 }
 
 // ObserveBuild records one ended build attempt: queue time, duration,

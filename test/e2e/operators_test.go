@@ -115,6 +115,10 @@ func TestIntegrationMovesBetweenOperators(t *testing.T) {
 		return adopted
 	}, timeout, poll).Should(ContainElement(And(ContainSubstring("by operator operator-2"),
 		ContainSubstring("from operator operator-1"))), "the Event of the adoption")
+	g.Expect(metric(op1, "caravan_integration_releases_total")).To(Equal(1.0))
+	g.Expect(metric(op2, "caravan_integration_adoptions_total", `after="release"`)).To(Equal(1.0))
+	g.Expect(metric(op2, "caravan_integration_adoptions_total", `after="expiry"`)).To(BeZero())
+	g.Expect(metric(op2, "caravan_integrations_awaiting_release")).To(BeZero())
 
 	t.Log("each operator's cache holds only its own integrations and children")
 	g.Eventually(func() []float64 {

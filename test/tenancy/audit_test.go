@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -176,7 +178,33 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 	for _, it := range its {
 		g.Expect(annotate(env.Client, it, "heir-b")).To(Succeed())
 	}
+	heir := metricsURL(t, ops, "heir-b")
+	metric := func(name string, labels ...string) func() float64 {
+		return func() float64 {
+			v, _ := harness.Metric(heir, name, labels...)
+			return v
+		}
+	}
+	g.Expect(time.Until(expiry)).To(BeNumerically(">", 5*time.Second), "A's registration expires too soon to see B wait")
+	g.Eventually(metric("caravan_integrations_awaiting_release"), time.Until(expiry), poll).Should(Equal(5.0),
+		"B shows the integrations that wait for a release")
 	waitAllRunningUnder(t, its, "heir-b")
+	g.Eventually(metric("caravan_integrations_awaiting_release"), timeout, poll).Should(BeZero())
+	g.Expect(metric("caravan_integration_adoptions_total", `after="expiry"`)()).To(Equal(5.0))
+	g.Expect(metric("caravan_integration_adoptions_total", `after="release"`)()).To(BeZero())
+	g.Eventually(func() (int, error) {
+		events := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, events, client.InNamespace(apps)); err != nil {
+			return 0, err
+		}
+		takeovers := 0
+		for _, e := range events.Items {
+			if e.Reason == "Adopted" && e.Type == "Warning" && strings.Contains(e.Note, "expired without a release") {
+				takeovers++
+			}
+		}
+		return takeovers, nil
+	}, timeout, poll).Should(Equal(5), "a Warning Event for each integration taken over from a gone operator")
 	byB := writesOf(t, apps, operatorUser(ops, "heir-b"))
 	for _, it := range its {
 		first := firstReceived(byB[it.Name])

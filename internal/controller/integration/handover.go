@@ -65,6 +65,7 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 		if err := r.Client.Status().Patch(ctx, it, patch); err != nil {
 			return fmt.Errorf("recording the release: %w", err)
 		}
+		r.Metrics.Released()
 		ctrl.LoggerFrom(ctx).Info("Released integration", "to", ownership.AssignedID(it.Annotations), "epoch", o.Epoch)
 	}
 	if it.Labels[camelv1.OperatorIDLabel] != r.OperatorID {

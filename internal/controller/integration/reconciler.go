@@ -208,19 +208,23 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 			// Not in this operator's cache: deleted, or assigned to
 			// another operator. Neither calls for a cleanup; a move
 			// calls for a release.
+			r.Metrics.AwaitingRelease(req.String(), false)
 			return reconcile.Result{}, r.releaseIfMoved(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
 	if !it.DeletionTimestamp.IsZero() {
+		r.Metrics.AwaitingRelease(req.String(), false)
 		return reconcile.Result{}, nil
 	}
 	if !ownership.Owns(it.Annotations, r.OperatorID) {
+		r.Metrics.AwaitingRelease(req.String(), false)
 		return reconcile.Result{}, r.release(ctx, it)
 	}
 	before := it.DeepCopy()
 	s := &scope{it: it}
 	defer func() {
+		r.Metrics.AwaitingRelease(req.String(), s.hold)
 		if err := r.patchStatus(ctx, before, s); err != nil {
 			// The status must land: a failed write is retried, even
 			// when the steps ended in a terminal error.

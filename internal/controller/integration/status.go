@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
 // computeStatus derives the phase and conditions from what the steps
@@ -132,9 +133,18 @@ func transient(p camelv1.IntegrationPhase) bool {
 // readiness.
 func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
 	prev, cur := before.Status.Ownership, after.Status.Ownership
-	if prev.Owner != "" && prev.Owner != cur.Owner {
+	switch {
+	case prev.Owner == "" || prev.Owner == cur.Owner:
+	case prev.ReleasedAt != nil:
+		r.Metrics.Adopted(metrics.AfterRelease)
 		r.Recorder.Eventf(after, nil, "Normal", "Adopted", "Adopt",
 			"Integration %s adopted by operator %s from operator %s (epoch %d)", after.Name, cur.Owner, prev.Owner, cur.Epoch)
+	default:
+		// A takeover: the previous owner is gone, it released nothing.
+		r.Metrics.Adopted(metrics.AfterExpiry)
+		r.Recorder.Eventf(after, nil, "Warning", "Adopted", "Adopt",
+			"Integration %s adopted by operator %s from operator %s, whose registration expired without a release (epoch %d)",
+			after.Name, cur.Owner, prev.Owner, cur.Epoch)
 	}
 	if before.Status.Phase == after.Status.Phase || transient(after.Status.Phase) {
 		return
