@@ -19,6 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/operator"
+	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -228,6 +231,41 @@ func TestAnIntegrationThatLeavesIsNotCleanedUp(t *testing.T) {
 		}
 		return nil
 	}, 5*time.Second, 250*time.Millisecond).Should(Succeed())
+}
+
+// TestChildrenOfAnEarlierVersionAreUpgradedInPlace: a Deployment as an
+// earlier Caravan applied it (its owner and applied hash as annotations,
+// no hash label) is applied again: the annotations go, the labels come,
+// and the pod template stays.
+func TestChildrenOfAnEarlierVersionAreUpgradedInPlace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "upgraded", operatorID, 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	current := get(t, key, &appsv1.Deployment{})
+	g.Expect(current.Labels).To(HaveKey(render.AppliedHashLabel))
+
+	earlier := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: current.Name, Namespace: ns, OwnerReferences: current.OwnerReferences,
+			Labels: map[string]string{camelv1.IntegrationLabel: "upgraded", camelv1.OperatorIDLabel: operatorID},
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: operatorID,
+				render.AppliedHashAnnotation: "0123456789abcdef"}},
+		Spec: current.Spec}
+	cfg, err := apply.Configuration(earlier)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Apply(ctx, cfg, client.FieldOwner(operator.FieldManager), client.ForceOwnership)).To(Succeed())
+
+	g.Eventually(func() (*appsv1.Deployment, error) {
+		d := &appsv1.Deployment{}
+		return d, env.Client.Get(ctx, key, d)
+	}, timeout, poll).Should(And(
+		HaveField("Labels", HaveKeyWithValue(render.AppliedHashLabel, current.Labels[render.AppliedHashLabel])),
+		HaveField("Annotations", And(Not(HaveKey(camelv1.OperatorIDAnnotation)), Not(HaveKey(render.AppliedHashAnnotation)))),
+		HaveField("Spec.Template", Equal(current.Spec.Template)),
+	))
 }
 
 // TestPhaseChangesAreRecordedAsEvents: a phase a user must act on gets an
