@@ -40,9 +40,11 @@ type Options struct {
 	// operators.
 	Binary    string
 	Scenarios []string
-	// Integrations is N of the rollout; Operators is M.
+	// Integrations is N of the rollout; Operators is M. RolloutRuns is
+	// how many times the rollout runs (floor and Caravan each time).
 	Integrations int
 	Operators    int
+	RolloutRuns  int
 	// ShareIntegrations are split between two operators by ShareSplit
 	// (percent each).
 	ShareIntegrations int
@@ -82,6 +84,7 @@ type ResultOptions struct {
 	Scenarios    []string `json:"scenarios"`
 	Integrations int      `json:"integrations"`
 	Operators    int      `json:"operators"`
+	RolloutRuns  int      `json:"rolloutRuns"`
 	Share        [2]int   `json:"share"`
 	ShareN       int      `json:"shareIntegrations"`
 	// SkipAdmission is set when the operators ran without the admission
@@ -111,6 +114,9 @@ func (o *Options) Validate() error {
 	if o.Integrations < 1 || o.Operators < 1 || o.Operators > 20 {
 		return fmt.Errorf("need at least 1 integration and 1 to 20 operators, got %d and %d", o.Integrations, o.Operators)
 	}
+	if o.RolloutRuns < 1 || o.RolloutRuns > 9 {
+		return fmt.Errorf("the rollout runs 1 to 9 times, got %d", o.RolloutRuns)
+	}
 	if o.ShareSplit[0] <= 0 || o.ShareSplit[1] <= 0 || o.ShareSplit[0]+o.ShareSplit[1] != 100 {
 		return fmt.Errorf("the share split must be two positive percentages adding up to 100, got %v", o.ShareSplit)
 	}
@@ -132,7 +138,7 @@ func (o *Options) Validate() error {
 // fails is reported and the next one runs.
 func Run(ctx context.Context, o Options) (*Results, error) {
 	res := &Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
-		Options: ResultOptions{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators,
+		Options: ResultOptions{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
 			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission}}
 	// The bench's own watches log nothing worth reading.
 	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard))))
@@ -181,7 +187,7 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *Results)
 		if startErr != nil {
 			return startErr
 		}
-		res.Rollout, err = runRollout(ctx, e, ops, o.Integrations)
+		res.Rollout, err = runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
 	case Share:
 		res.Share, err = runShare(ctx, e, o.ShareIntegrations, o.ShareSplit)
 	case Handoff:

@@ -221,3 +221,46 @@ func TestWritesAfterSeparatesTheReleaseFromLaterWrites(t *testing.T) {
 		t.Errorf("writes after the release = %v, want %v", got.beyond, want)
 	}
 }
+
+func TestSeveralRolloutRunsReportTheMedianRunAndEveryRun(t *testing.T) {
+	run := func(caravan, floor float64) *RolloutResult {
+		return &RolloutResult{Integrations: 10, Operators: 2, CaravanSeconds: caravan, FloorSeconds: floor, Ratio: caravan / floor}
+	}
+	odd := medianRun([]*RolloutResult{run(19, 10), run(17, 10), run(42, 20)})
+	if odd.Ratio != 1.9 || len(odd.Runs) != 3 || odd.Runs[1].Ratio != 1.7 || odd.Runs[2].FloorSeconds != 20 {
+		t.Errorf("median of three: ratio %v, runs %+v", odd.Ratio, odd.Runs)
+	}
+	even := medianRun([]*RolloutResult{run(20, 10), run(15, 10)})
+	if even.Ratio != 1.5 {
+		t.Errorf("median of two is the lower middle one: got ratio %v", even.Ratio)
+	}
+
+	var buf bytes.Buffer
+	WriteTables(&buf, &Results{Rollout: odd})
+	for _, want := range []string{"all Ready (median of 3 runs)", "Rollout, every run", "42 s", "2.1x"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the tables lack %q:\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	WriteTables(&buf, &Results{Rollout: run(3, 2)})
+	if strings.Contains(buf.String(), "every run") || strings.Contains(buf.String(), "median") {
+		t.Errorf("one run shows a runs table:\n%s", buf.String())
+	}
+}
+
+func TestOptionsRefuseARolloutThatRunsNeverOrTooOften(t *testing.T) {
+	valid := Options{Scenarios: []string{Rollout}, Integrations: 10, Operators: 3, RolloutRuns: 3,
+		ShareIntegrations: 100, ShareSplit: [2]int{10, 90}, HandoffIntegrations: 1, HandoffReplicas: 1,
+		BuildIntegrations: 1, BuildDependencySets: 1}
+	if err := valid.Validate(); err != nil {
+		t.Fatalf("valid options refused: %v", err)
+	}
+	for _, runs := range []int{0, 10} {
+		o := valid
+		o.RolloutRuns = runs
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "1 to 9 times") {
+			t.Errorf("%d runs: got %v", runs, err)
+		}
+	}
+}

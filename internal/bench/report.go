@@ -52,7 +52,11 @@ func WriteTables(w io.Writer, res *Results) {
 func Tables(res *Results) []Table {
 	var out []Table
 	if r := res.Rollout; r != nil {
-		out = append(out, rolloutTable(r), apiServerWorkTable(r), operatorTable(r), writesTable(r))
+		out = append(out, rolloutTable(r))
+		if len(r.Runs) > 0 {
+			out = append(out, runsTable(r))
+		}
+		out = append(out, apiServerWorkTable(r), operatorTable(r), writesTable(r))
 	}
 	if r := res.Share; r != nil {
 		out = append(out, shareTable(r))
@@ -81,7 +85,7 @@ func rolloutTable(r *RolloutResult) Table {
 		Title:  fmt.Sprintf("Rollout: %d integrations over %d operators, created in one burst%s", r.Integrations, r.Operators, admission(r)),
 		Header: figureHeader,
 		Rows: [][]string{
-			{"all Ready", secs(r.CaravanSeconds), secs(r.FloorSeconds), num(r.Ratio) + "x", "<= 1.25x"},
+			{"all Ready" + medianOf(r), secs(r.CaravanSeconds), secs(r.FloorSeconds), num(r.Ratio) + "x", "<= 1.25x"},
 			{"creation burst", secs(r.CaravanCreateSeconds), secs(r.FloorCreateSeconds), "", ""},
 			{"API writes / integration (Events included)", num(a.WritesPerIntegration), "", "", "<= 5"},
 			{"API reads / integration (uncached)", num(a.ReadsPerIntegration), "", "", "<= 1"},
@@ -124,6 +128,24 @@ func apiServerWorkTable(r *RolloutResult) Table {
 }
 
 // admission says, in a title, who mirrored the operator-id label.
+// medianOf says which run a rollout's figures come from when it ran more
+// than once.
+func medianOf(r *RolloutResult) string {
+	if len(r.Runs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (median of %d runs)", len(r.Runs))
+}
+
+// runsTable lists the times of every run of the rollout.
+func runsTable(r *RolloutResult) Table {
+	t := Table{Title: "Rollout, every run", Header: []string{"RUN", "CARAVAN", "FLOOR", "RATIO"}}
+	for i, run := range r.Runs {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), secs(run.CaravanSeconds), secs(run.FloorSeconds), num(run.Ratio) + "x"})
+	}
+	return t
+}
+
 func admission(r *RolloutResult) string {
 	if r.AdmissionPolicies {
 		return ""

@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -33,6 +35,10 @@ type RolloutResult struct {
 	FloorSeconds   float64 `json:"floorSeconds"`
 	CaravanSeconds float64 `json:"caravanSeconds"`
 	Ratio          float64 `json:"ratio"`
+	// Runs are the times of every run, in order, when the rollout ran
+	// more than once; the other figures are those of the run whose ratio
+	// is the median.
+	Runs []RolloutRun `json:"runs,omitempty"`
 	// FloorCreateSeconds and CaravanCreateSeconds are how long the bursts
 	// of creations took.
 	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
@@ -67,6 +73,46 @@ type RolloutResult struct {
 	floorProfile       *profile.Profile
 	caravanProfile     *profile.Profile
 	operatorsProfile   *profile.Profile
+}
+
+// RolloutRun is what one run of the rollout took.
+type RolloutRun struct {
+	FloorSeconds   float64 `json:"floorSeconds"`
+	CaravanSeconds float64 `json:"caravanSeconds"`
+	Ratio          float64 `json:"ratio"`
+}
+
+// runRollouts runs the rollout runs times on the same cluster and returns
+// the run whose ratio is the median (the lower of the two middle ones),
+// with the times of all runs: one run's ratio moves by a quarter from one
+// run to the next on a shared machine.
+func runRollouts(ctx context.Context, e *env, ops []*Operator, n, runs int) (*RolloutResult, error) {
+	if runs == 1 {
+		return runRollout(ctx, e, ops, n)
+	}
+	results := make([]*RolloutResult, 0, runs)
+	for i := range runs {
+		fmt.Fprintf(e.progress, "rollout: run %d of %d\n", i+1, runs)
+		r, err := runRollout(ctx, e, ops, n)
+		if err != nil {
+			return nil, fmt.Errorf("run %d of %d: %w", i+1, runs, err)
+		}
+		results = append(results, r)
+	}
+	return medianRun(results), nil
+}
+
+// medianRun returns the result whose ratio is the median (the lower of
+// the two middle ones), with the times of all results in their order.
+func medianRun(results []*RolloutResult) *RolloutResult {
+	all := make([]RolloutRun, len(results))
+	for i, r := range results {
+		all[i] = RolloutRun{FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, Ratio: r.Ratio}
+	}
+	sorted := slices.SortedStableFunc(slices.Values(results), func(a, b *RolloutResult) int { return cmp.Compare(a.Ratio, b.Ratio) })
+	median := sorted[(len(sorted)-1)/2]
+	median.Runs = all
+	return median
 }
 
 // runRollout measures the floor, N bare Deployments with Caravan's pod

@@ -19,6 +19,7 @@ import (
 type BenchOptions struct {
 	Scenarios           []string
 	Integrations        int
+	RolloutRuns         int
 	Operators           int
 	Share               string
 	ShareIntegrations   int
@@ -40,7 +41,7 @@ type BenchOptions struct {
 // bench brings up a cluster of its own.
 func newCmdBench(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &BenchOptions{
-		Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, Operators: 3, Share: "10,90",
+		Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, RolloutRuns: 1, Operators: 3, Share: "10,90",
 		ShareIntegrations: 5000, HandoffIntegrations: 100, HandoffReplicas: 2,
 		BuildIntegrations: 50, BuildSets: 5, Timeout: time.Hour, IOStreams: streams,
 	}
@@ -88,6 +89,8 @@ run builds the cluster binaries (several minutes).`,
 	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
+	f.IntVar(&o.RolloutRuns, "rollout-runs", o.RolloutRuns,
+		"times the rollout runs (floor and Caravan each time); the figures are the median run's, with every run's times")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false,
 		"run the operators without the admission policies of caravan install: they mirror the operator-id label themselves")
 	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off and the build use the first two)")
@@ -121,7 +124,7 @@ func (o *BenchOptions) Complete() error {
 		}
 	}
 	o.opts = bench.Options{
-		Binary: binary, Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators,
+		Binary: binary, Scenarios: o.Scenarios, Integrations: o.Integrations, RolloutRuns: o.RolloutRuns, Operators: o.Operators,
 		ShareIntegrations: o.ShareIntegrations, ShareSplit: split,
 		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
 		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
