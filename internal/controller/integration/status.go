@@ -135,6 +135,7 @@ func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
 	prev, cur := before.Status.Ownership, after.Status.Ownership
 	switch {
 	case prev.Owner == "" || prev.Owner == cur.Owner:
+		// Not an adoption from another operator.
 	case prev.ReleasedAt != nil:
 		r.Metrics.Adopted(metrics.AfterRelease)
 		r.Recorder.Eventf(after, nil, "Normal", "Adopted", "Adopt",
