@@ -29,11 +29,12 @@ type auditEvent struct {
 }
 
 // writesByKind counts the successful writes the bench's operators made
-// in namespace, by "verb resource[/subresource]".
-func writesByKind(path, namespace string) (map[string]int, error) {
+// in namespace since a moment, by "verb resource[/subresource]".
+func writesByKind(path, namespace string, since time.Time) (map[string]int, error) {
 	out := map[string]int{}
 	err := readAudit(path, func(ev auditEvent) {
-		if ev.ObjectRef.Namespace == namespace && strings.HasPrefix(ev.User.Username, "caravan:operator:") {
+		if ev.ObjectRef.Namespace == namespace && strings.HasPrefix(ev.User.Username, "caravan:operator:") &&
+			!ev.StageTimestamp.Before(since) {
 			out[ev.what()]++
 		}
 	})

@@ -185,30 +185,59 @@ func TestFloorObjectsHaveNoOwnerAndTheFloorID(t *testing.T) {
 	}
 }
 
-func TestWritesAfterSeparatesTheReleaseFromLaterWrites(t *testing.T) {
-	patched := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	line := func(user, verb, resource, sub, name string, at time.Time, code int) string {
-		return fmt.Sprintf(`{"stage":"ResponseComplete","verb":%q,"user":{"username":%q},`+
-			`"objectRef":{"resource":%q,"subresource":%q,"namespace":"ns","name":%q},`+
-			`"responseStatus":{"code":%d},"stageTimestamp":%q}`,
-			verb, user, resource, sub, name, code, at.Format(time.RFC3339Nano))
-	}
-	a, b := "caravan:operator:a", "caravan:operator:b"
-	after := patched.Add(time.Second)
-	log := strings.Join([]string{
-		line(a, "patch", "deployments", "", "it", patched.Add(-time.Second), 200), // before the move
-		line(a, "patch", "integrations", "status", "it", after, 200),              // release
-		line(a, "patch", "integrations", "", "it", after, 200),                    // label handover
-		line(a, "patch", "integrations", "", "it", after, 409),                    // refused
-		line(b, "patch", "deployments", "", "it", after, 200),                     // the new owner
-		line(a, "patch", "deployments", "", "it", after, 200),                     // after the release
-		line(a, "create", "events", "", "it.abc123", after, 201),                  // after the release
-		line(a, "patch", "deployments", "", "other", after, 200),                  // not moved
-	}, "\n")
+// auditLine is one write of an audit log, in namespace ns.
+func auditLine(user, verb, resource, sub, name string, at time.Time, code int) string {
+	return fmt.Sprintf(`{"stage":"ResponseComplete","verb":%q,"user":{"username":%q},`+
+		`"objectRef":{"resource":%q,"subresource":%q,"namespace":"ns","name":%q},`+
+		`"responseStatus":{"code":%d},"stageTimestamp":%q}`,
+		verb, user, resource, sub, name, code, at.Format(time.RFC3339Nano))
+}
+
+// writeAudit writes lines as an audit log and returns its path.
+func writeAudit(t *testing.T, lines ...string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(log+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+func TestWritesByKindCountsTheOperatorsWritesOfOneRun(t *testing.T) {
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	a := "caravan:operator:a"
+	path := writeAudit(t,
+		auditLine(a, "patch", "integrations", "status", "it", start.Add(-time.Minute), 200), // an earlier run
+		auditLine(a, "patch", "integrations", "status", "it", start.Add(time.Second), 200),
+		auditLine(a, "patch", "integrations", "status", "it", start.Add(2*time.Second), 200),
+		auditLine(a, "patch", "integrations", "status", "it", start.Add(2*time.Second), 409), // refused
+		auditLine(a, "patch", "deployments", "", "it", start.Add(time.Second), 200),
+		auditLine("admin", "create", "integrations", "", "it", start, 201), // not an operator
+	)
+	got, err := writesByKind(path, "ns", start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"patch integrations/status": 2, "patch deployments": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("writes = %v, want %v", got, want)
+	}
+}
+
+func TestWritesAfterSeparatesTheReleaseFromLaterWrites(t *testing.T) {
+	patched := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	a, b := "caravan:operator:a", "caravan:operator:b"
+	after := patched.Add(time.Second)
+	path := writeAudit(t,
+		auditLine(a, "patch", "deployments", "", "it", patched.Add(-time.Second), 200), // before the move
+		auditLine(a, "patch", "integrations", "status", "it", after, 200),              // release
+		auditLine(a, "patch", "integrations", "", "it", after, 200),                    // label handover
+		auditLine(a, "patch", "integrations", "", "it", after, 409),                    // refused
+		auditLine(b, "patch", "deployments", "", "it", after, 200),                     // the new owner
+		auditLine(a, "patch", "deployments", "", "it", after, 200),                     // after the release
+		auditLine(a, "create", "events", "", "it.abc123", after, 201),                  // after the release
+		auditLine(a, "patch", "deployments", "", "other", after, 200),                  // not moved
+	)
 	got, err := writesAfter(path, a, "ns", map[string]time.Time{"it": patched})
 	if err != nil {
 		t.Fatal(err)

@@ -245,7 +245,8 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	}
 	res.PerOperator = operatorFigures(ops, before, after, owned, events)
 	res.All = totals(res.PerOperator)
-	kinds, err := writesByKind(e.cluster.AuditLogPath(), rolloutNamespace)
+	// The namespace is the same in every run: the writes are this run's.
+	kinds, err := writesByKind(e.cluster.AuditLogPath(), rolloutNamespace, ph.start)
 	if err != nil {
 		return err
 	}

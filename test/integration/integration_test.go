@@ -268,6 +268,34 @@ func TestChildrenOfAnEarlierVersionAreUpgradedInPlace(t *testing.T) {
 	))
 }
 
+// TestAnIntegrationInATerminatingNamespaceIsLeftToGo: once its namespace
+// is being deleted, an integration whose Deployment went first (the
+// namespace controller deletes in no particular order) is neither
+// redeployed nor reported Deploying: the API server refuses the apply,
+// and the operator writes nothing more.
+func TestAnIntegrationInATerminatingNamespaceIsLeftToGo(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "going", operatorID, 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	// No namespace controller runs here: the namespace stays Terminating
+	// and keeps what it holds until the test deletes it.
+	before := get(t, key, &camelv1.Integration{})
+	g.Expect(env.Client.Delete(ctx, get(t, key, &appsv1.Deployment{}))).To(Succeed())
+
+	g.Consistently(func() (string, error) {
+		now := &camelv1.Integration{}
+		err := env.Client.Get(ctx, key, now)
+		return now.ResourceVersion, err
+	}, 5*time.Second, 250*time.Millisecond).Should(Equal(before.ResourceVersion), "the integration was written")
+	err := env.Client.Get(ctx, key, &appsv1.Deployment{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Deployment is back: %v", err)
+}
+
 // TestPhaseChangesAreRecordedAsEvents: a phase a user must act on gets an
 // Event saying why (transient phases do not: the status shows them).
 func TestPhaseChangesAreRecordedAsEvents(t *testing.T) {

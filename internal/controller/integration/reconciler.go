@@ -83,6 +83,10 @@ type scope struct {
 	// hold is set by reconcileOwnership while the previous owner has not
 	// released the integration: this reconcile writes nothing.
 	hold bool
+	// ending is set when the namespace is being deleted, and the
+	// integration with it: its children cannot be applied any more, and
+	// this reconcile writes nothing.
+	ending bool
 }
 
 // condition is a reason and a message, for a status condition.
@@ -243,6 +247,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	for _, step := range steps {
 		res, err := step(ctx, s)
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			s.ending = true
+			return reconcile.Result{}, nil
+		}
 		if err != nil || !res.IsZero() || s.failure != nil || s.waiting != nil {
 			if s.failure != nil && err == nil && res.IsZero() {
 				// Bad input: nothing changes until the user does.
@@ -258,8 +266,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 // precondition on the resourceVersion read, so a status computed from a
 // stale read never overwrites a newer one.
 func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Integration, s *scope) error {
-	if s.hold {
-		return nil // waiting for the previous owner's release: no write
+	if s.hold || s.ending {
+		return nil // waiting for the previous owner's release, or going: no write
 	}
 	computeStatus(s)
 	if equality.Semantic.DeepEqual(before.Status, s.it.Status) {
