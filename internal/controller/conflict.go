@@ -4,6 +4,7 @@ package controller
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -20,6 +21,14 @@ func RequeueOnConflict(res reconcile.Result, err error) (reconcile.Result, error
 		return reconcile.Result{RequeueAfter: conflictRetry}, nil
 	}
 	return res, err
+}
+
+// NamespaceEnding tells whether err is the API server refusing to create
+// an object in a namespace that is being deleted: the resource that wanted
+// it goes with the namespace, and nothing about it is worth a retry or a
+// status write.
+func NamespaceEnding(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
 
 // Workers is how many objects of one kind a controller reconciles at

@@ -347,6 +347,34 @@ func TestPipeThatLeavesIsNotTouched(t *testing.T) {
 	}, 3*time.Second, 250*time.Millisecond).Should(Succeed())
 }
 
+// TestPipeInATerminatingNamespaceIsLeftToGo: once its namespace is being
+// deleted, a Pipe whose Integration went first is neither applied again
+// nor written.
+func TestPipeInATerminatingNamespaceIsLeftToGo(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	p := newPipe(ns, "going", operatorID, timerToLog())
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Status.Phase", camelv1.IntegrationPhaseDeploying))
+	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.PipePhaseCreating))
+	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	// No namespace controller runs here: the namespace stays Terminating.
+	g.Expect(env.Client.Get(ctx, key, p)).To(Succeed())
+	it, err := integrationOf(key)()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Delete(ctx, it)).To(Succeed())
+
+	g.Consistently(func() (string, error) {
+		now := &camelv1.Pipe{}
+		err := env.Client.Get(ctx, key, now)
+		return now.ResourceVersion, err
+	}, 5*time.Second, 250*time.Millisecond).Should(Equal(p.ResourceVersion), "the Pipe was written")
+	g.Expect(noIntegration(key)()).To(Succeed())
+}
+
 func equalSpec(a, b *camelv1.Integration) bool {
 	return a.Generation == b.Generation && a.Annotations["camel.apache.org/applied-hash"] == b.Annotations["camel.apache.org/applied-hash"]
 }

@@ -247,7 +247,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	for _, step := range steps {
 		res, err := step(ctx, s)
-		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		if controller.NamespaceEnding(err) {
 			s.ending = true
 			return reconcile.Result{}, nil
 		}

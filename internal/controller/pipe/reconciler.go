@@ -100,6 +100,10 @@ type scope struct {
 	// released is set by a step that found, on a fresh read, that the
 	// binding is no longer this operator's: nothing more is written.
 	released bool
+	// ending is set when the namespace is being deleted, and the binding
+	// with it: its Integration cannot be applied any more, and this
+	// reconcile writes nothing.
+	ending bool
 }
 
 // condition is a reason and a message, for a status condition.
@@ -188,7 +192,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 			result, retErr = reconcile.Result{}, err
 			return
 		}
-		if retErr == nil && result.IsZero() && !s.released && s.status.Phase == camelv1.PipePhaseCreating {
+		if retErr == nil && result.IsZero() && !s.released && !s.ending && s.status.Phase == camelv1.PipePhaseCreating {
 			// The Integration's own changes bring the binding up to
 			// date; a look now and then makes sure none is missed.
 			result = reconcile.Result{RequeueAfter: creatingRecheck}
@@ -201,6 +205,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	for _, step := range steps {
 		res, err := step(ctx, s)
+		if controller.NamespaceEnding(err) {
+			s.ending = true
+			return reconcile.Result{}, nil
+		}
 		if err != nil || !res.IsZero() || s.failure != nil || s.waiting != nil || s.released {
 			if s.failure != nil && err == nil && res.IsZero() {
 				err = reconcile.TerminalError(fmt.Errorf("%s: %s", s.failure.reason, s.failure.message))
@@ -215,7 +223,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 // precondition on the resourceVersion read, so a status computed from a
 // stale read never overwrites a newer one.
 func (r *Reconciler) patchStatus(ctx context.Context, before client.Object, s *scope) error {
-	if s.released {
+	if s.released || s.ending {
 		return nil
 	}
 	computeStatus(s)
