@@ -44,6 +44,7 @@ echo "Pods before the move: $before"
 echo "Pods after the move:  $(pods)"
 [ "$(k get deployment hello -n demo -o jsonpath='{.metadata.uid}')" = "$uid" ] || { echo "the Deployment was recreated" >&2; exit 1; }
 [ "$(pods)" = "$before" ] || { echo "the move restarted the pods" >&2; exit 1; }
+k get events -n demo --field-selector reason=Adopted -o custom-columns=REASON:.reason,MESSAGE:.message
 
 if command -v docker-registry >/dev/null 2>&1 || [ -x /usr/bin/docker-registry ]; then
   step "An integration built from source: operator-b builds its kit into the local registry"
