@@ -6,7 +6,6 @@ package metrics
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,11 +23,6 @@ type Metrics struct {
 	releases          prometheus.Counter
 	adoptions         *prometheus.CounterVec
 	awaitingRelease   prometheus.Gauge
-
-	mu sync.Mutex
-	// awaiting holds the integrations assigned to this operator whose
-	// previous owner has not released them yet.
-	awaiting map[string]bool
 }
 
 // How an operator came to adopt an integration another operator owned.
@@ -92,7 +86,7 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 	}
 	return &Metrics{reconcileDuration: reconcileDuration, firstReadiness: firstReadiness,
 		buildDuration: buildDuration, buildQueue: buildQueue, buildRecoveries: buildRecoveries,
-		releases: releases, adoptions: adoptions, awaitingRelease: awaitingRelease, awaiting: map[string]bool{}}, nil
+		releases: releases, adoptions: adoptions, awaitingRelease: awaitingRelease}, nil
 }
 
 // Released counts a release of an integration to another operator.
@@ -102,18 +96,9 @@ func (m *Metrics) Released() { m.releases.Inc() }
 // AfterRelease or AfterExpiry.
 func (m *Metrics) Adopted(after string) { m.adoptions.WithLabelValues(after).Inc() }
 
-// AwaitingRelease records whether the integration key waits for its
+// SetAwaitingRelease records how many integrations wait for their
 // previous owner's release.
-func (m *Metrics) AwaitingRelease(key string, waiting bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if waiting {
-		m.awaiting[key] = true
-	} else {
-		delete(m.awaiting, key)
-	}
-	m.awaitingRelease.Set(float64(len(m.awaiting)))
-}
+func (m *Metrics) SetAwaitingRelease(n int) { m.awaitingRelease.Set(float64(n)) }
 
 // ObserveBuild records one ended build attempt: queue time, duration,
 // result, and whether it was a retry.

@@ -192,19 +192,25 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 	g.Eventually(metric("caravan_integrations_awaiting_release"), timeout, poll).Should(BeZero())
 	g.Expect(metric("caravan_integration_adoptions_total", `after="expiry"`)()).To(Equal(5.0))
 	g.Expect(metric("caravan_integration_adoptions_total", `after="release"`)()).To(BeZero())
-	g.Eventually(func() (int, error) {
+	// Per integration: a Warning that B waited long for A, then one that
+	// B took it over.
+	g.Eventually(func() (map[string]int, error) {
 		events := &eventsv1.EventList{}
 		if err := env.Client.List(ctx, events, client.InNamespace(apps)); err != nil {
-			return 0, err
+			return nil, err
 		}
-		takeovers := 0
+		warnings := map[string]int{}
 		for _, e := range events.Items {
-			if e.Reason == "Adopted" && e.Type == "Warning" && strings.Contains(e.Note, "expired without a release") {
-				takeovers++
+			switch {
+			case e.Type != "Warning":
+			case e.Reason == "Adopted" && strings.Contains(e.Note, "expired without a release"):
+				warnings["takeover"]++
+			case e.Reason == "AwaitingRelease" && strings.Contains(e.Note, "for operator killed-a to release it"):
+				warnings["long wait"]++
 			}
 		}
-		return takeovers, nil
-	}, timeout, poll).Should(Equal(5), "a Warning Event for each integration taken over from a gone operator")
+		return warnings, nil
+	}, timeout, poll).Should(Equal(map[string]int{"takeover": 5, "long wait": 5}))
 	byB := writesOf(t, apps, operatorUser(ops, "heir-b"))
 	for _, it := range its {
 		first := firstReceived(byB[it.Name])

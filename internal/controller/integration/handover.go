@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,4 +104,62 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 	o.Epoch++
 	o.ReleasedAt = nil
 	return reconcile.Result{}, nil
+}
+
+// holdWarnAfter is how long an integration may wait for the release of a
+// previous owner that is still live before a Warning Event says so: a
+// release normally follows the assignment within a second.
+const holdWarnAfter = 10 * time.Second
+
+// holds are the integrations that wait for their previous owner's
+// release: since when, and whether the wait was reported.
+type holds struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]*hold
+}
+
+type hold struct {
+	since    time.Time
+	reported bool
+}
+
+// track records whether key waits at now. It returns how long key has
+// waited when that passed holdWarnAfter for the first time (else 0), and
+// how many integrations wait.
+func (h *holds) track(key types.NamespacedName, waiting bool, now time.Time) (report time.Duration, n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !waiting {
+		delete(h.m, key)
+		return 0, len(h.m)
+	}
+	if h.m == nil {
+		h.m = map[types.NamespacedName]*hold{}
+	}
+	w, ok := h.m[key]
+	if !ok {
+		w = &hold{since: now}
+		h.m[key] = w
+	}
+	if waited := now.Sub(w.since); waited >= holdWarnAfter && !w.reported {
+		w.reported = true
+		return waited, len(h.m)
+	}
+	return 0, len(h.m)
+}
+
+// trackHold records whether the integration key waits for its previous
+// owner's release, in the gauge and, once a wait has lasted
+// holdWarnAfter, in a Warning Event about it (an Event is not a write to
+// the integration: the previous owner's writes and this operator's still
+// do not interleave).
+func (r *Reconciler) trackHold(key types.NamespacedName, it *camelv1.Integration, waiting bool) {
+	waited, n := r.holds.track(key, waiting, r.Clock.Now())
+	r.Metrics.SetAwaitingRelease(n)
+	if waited > 0 {
+		prev := it.Status.Ownership.Owner
+		r.Recorder.Eventf(it, nil, "Warning", "AwaitingRelease", "Adopt",
+			"Integration %s is assigned to operator %s, which has waited %s for operator %s to release it; operator %s is live and has not",
+			it.Name, r.OperatorID, waited.Round(time.Second), prev, prev)
+	}
 }

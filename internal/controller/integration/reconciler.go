@@ -51,6 +51,8 @@ type Reconciler struct {
 
 	// firstReady holds the UIDs whose first readiness was observed.
 	firstReady sync.Map
+	// holds are the integrations that wait for their previous owner.
+	holds holds
 }
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations,verbs=get;list;watch;update;patch
@@ -212,23 +214,23 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 			// Not in this operator's cache: deleted, or assigned to
 			// another operator. Neither calls for a cleanup; a move
 			// calls for a release.
-			r.Metrics.AwaitingRelease(req.String(), false)
+			r.trackHold(req.NamespacedName, nil, false)
 			return reconcile.Result{}, r.releaseIfMoved(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
 	if !it.DeletionTimestamp.IsZero() {
-		r.Metrics.AwaitingRelease(req.String(), false)
+		r.trackHold(req.NamespacedName, it, false)
 		return reconcile.Result{}, nil
 	}
 	if !ownership.Owns(it.Annotations, r.OperatorID) {
-		r.Metrics.AwaitingRelease(req.String(), false)
+		r.trackHold(req.NamespacedName, it, false)
 		return reconcile.Result{}, r.release(ctx, it)
 	}
 	before := it.DeepCopy()
 	s := &scope{it: it}
 	defer func() {
-		r.Metrics.AwaitingRelease(req.String(), s.hold)
+		r.trackHold(req.NamespacedName, it, s.hold)
 		if err := r.patchStatus(ctx, before, s); err != nil {
 			// The status must land: a failed write is retried, even
 			// when the steps ended in a terminal error.
