@@ -29,6 +29,22 @@ type shareCollector struct {
 	cached, owned, unregistered *prometheus.Desc
 }
 
+// NewClusterWatch returns the gauge caravan_cluster_watch of operatorID,
+// which asks watching at each scrape.
+func NewClusterWatch(operatorID string, watching func() bool) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "caravan_cluster_watch",
+		Help: "1 when this operator watches the metadata of every assignable resource of the cluster " +
+			"(the default operator, or every operator when the API server does not mirror the operator-id label), else 0.",
+		ConstLabels: prometheus.Labels{"operator_id": operatorID},
+	}, func() float64 {
+		if watching() {
+			return 1
+		}
+		return 0
+	})
+}
+
 // NewShareCollector returns the collector; cache is the operator's own
 // (label-filtered) cache, metaCache the unfiltered metadata cache.
 func NewShareCollector(cache, metaCache client.Reader, operatorID string, isDefault func() bool) prometheus.Collector {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +24,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller/mirror"
 	"github.com/caravan-dev/caravan/internal/controller/orphan"
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get
@@ -73,17 +73,7 @@ type clusterDuties struct {
 // and this operator is not the default one, once it becomes the default.
 func (d *clusterDuties) setup(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx)
-	watching := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "caravan_cluster_watch",
-		Help: "1 when this operator watches the metadata of every assignable resource of the cluster " +
-			"(the default operator, or every operator when the API server does not mirror the operator-id label), else 0.",
-		ConstLabels: prometheus.Labels{"operator_id": d.o.ID},
-	}, func() float64 {
-		if d.meta.Load() == nil {
-			return 0
-		}
-		return 1
-	})
+	watching := metrics.NewClusterWatch(d.o.ID, func() bool { return d.meta.Load() != nil })
 	if err := ctrlmetrics.Registry.Register(watching); err != nil {
 		return err
 	}
