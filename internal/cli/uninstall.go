@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/install"
@@ -29,7 +30,9 @@ func newCmdUninstall(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra
 		Short: "Remove one operator's objects",
 		Long: `Remove one operator's objects: its Deployment (or local process), roles,
 ServiceAccount, platform and registration. Integrations it owned stay in place
-and show as orphans (caravan get --orphaned) until another operator takes them.
+and show as orphans (caravan get --orphaned) until another operator takes them;
+the command says how many it leaves behind, and how to move them
+(caravan reassign --from ID --to OTHER -A, best run before the uninstall).
 The CRDs stay unless --all, which removes them and every Caravan resource.`,
 		Example: `  caravan uninstall -n operators -x tenant-a`,
 		Args:    cobra.NoArgs,
@@ -74,5 +77,24 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return (&install.Installer{Client: cl, Out: o.Out}).Uninstall(ctx, o.ID, o.namespace, o.All)
+	if err := (&install.Installer{Client: cl, Out: o.Out}).Uninstall(ctx, o.ID, o.namespace, o.All); err != nil {
+		return err
+	}
+	if !o.All { // --all removed the integrations with the CRDs
+		o.reportLeftBehind(ctx, cl)
+	}
+	return nil
+}
+
+// reportLeftBehind says how many integrations the operator leaves as
+// orphans, and how to move them.
+func (o *UninstallOptions) reportLeftBehind(ctx context.Context, c client.Client) {
+	counts, err := countOwnedIntegrations(ctx, c, []string{o.ID})
+	switch {
+	case err != nil:
+		fmt.Fprintf(o.ErrOut, "could not tell which integrations operator %s leaves behind: %v\n", o.ID, err)
+	case counts[o.ID] > 0:
+		fmt.Fprintf(o.ErrOut, "operator %s leaves %d integration(s) behind: they keep running, unreconciled, as orphans "+
+			"(caravan get --orphaned -A); move them with: caravan reassign --from %s --to ID -A\n", o.ID, counts[o.ID], o.ID)
+	}
 }

@@ -183,6 +183,8 @@ func TestOrphansAreMarkedAndRecover(t *testing.T) {
 
 	_, errOut, err := cli(t, admin, "uninstall", "-n", ops, "-x", "leaving")
 	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(errOut).To(ContainSubstring("operator leaving leaves 1 integration(s) behind"))
+	g.Expect(errOut).To(ContainSubstring("caravan reassign --from leaving --to ID -A"))
 	g.Eventually(func() string {
 		cur := &camelv1.Integration{}
 		_ = env.Client.Get(ctx, key, cur)
