@@ -247,13 +247,18 @@ func writeIntegrationReport(w io.Writer, r *integrationReport, now time.Time) er
 		{"Name", it.Name}, {"Namespace", it.Namespace},
 		{"Operator", operatorOf(it)},
 		{"Owner", ownerText(it.Status.Ownership, now)},
+	}
+	if move := moveText(it, now); move != "" {
+		fields = append(fields, field{"Move", move})
+	}
+	fields = append(fields, []field{
 		{"Phase", orNone(string(it.Status.Phase))},
 		{"Digest", orNone(it.Status.Digest)},
 		{"Image", orNone(it.Status.Image)},
 		{"Kit", kit},
 		{"Replicas", int32OrNone(it.Spec.Replicas)},
 		{"Created", timeText(it.CreationTimestamp.Time, now)},
-	}
+	}...)
 	children := newTable("KIND", "NAME", "STATUS", "AGE")
 	for _, d := range r.deployments {
 		want := int32(1)
@@ -272,6 +277,20 @@ func writeIntegrationReport(w io.Writer, r *integrationReport, now time.Time) er
 }
 
 // ownerText shows the owning operator, the epoch and any release.
+// moveText tells where a move of the integration to another operator
+// stands, or "" when none is in flight (its owner is the operator it is
+// assigned to, or it has none yet).
+func moveText(it *camelv1.Integration, now time.Time) string {
+	o, to := it.Status.Ownership, it.Annotations[camelv1.OperatorIDAnnotation]
+	if o.Owner == "" || to == "" || o.Owner == to {
+		return ""
+	}
+	if o.ReleasedAt == nil {
+		return fmt.Sprintf("to %s: waiting for %s to release it", to, o.Owner)
+	}
+	return fmt.Sprintf("to %s: released by %s %s ago, waiting for %s to adopt it", to, o.Owner, age(o.ReleasedAt.Time, now), to)
+}
+
 func ownerText(o camelv1.Ownership, now time.Time) string {
 	if o.Owner == "" && o.Epoch == 0 {
 		return none

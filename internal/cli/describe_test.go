@@ -57,6 +57,15 @@ func TestDescribeReports(t *testing.T) {
 	bare := &integrationReport{it: testIntegrations()[2]}
 	noEvents := integrationReportFixture()
 	noEvents.events, noEvents.eventsErr = nil, forbidden
+	// Assigned to tenant-b, released by tenant-a, not adopted yet; and
+	// assigned to tenant-b, not released yet.
+	released, waiting := integrationReportFixture(), integrationReportFixture()
+	for _, r := range []*integrationReport{released, waiting} {
+		r.it = r.it.DeepCopy()
+		r.it.Annotations[camelv1.OperatorIDAnnotation] = "tenant-b"
+		r.it.Status.Ownership = camelv1.Ownership{Owner: "tenant-a", Epoch: 3}
+	}
+	released.it.Status.Ownership.ReleasedAt = ptr.To(ago(20 * time.Second))
 
 	pipe := &camelv1.Pipe{ObjectMeta: objectMeta("apps", "timer-to-http", "tenant-a", 10*time.Minute)}
 	pipe.Spec.Source = camelv1.Endpoint{Ref: &corev1.ObjectReference{Kind: "Kamelet", Name: "timer-source"}}
@@ -91,6 +100,8 @@ func TestDescribeReports(t *testing.T) {
 		{"integration", func(b *bytes.Buffer) error { return writeIntegrationReport(b, integrationReportFixture(), testNow) }},
 		{"integration-without-status", func(b *bytes.Buffer) error { return writeIntegrationReport(b, bare, testNow) }},
 		{"integration-events-forbidden", func(b *bytes.Buffer) error { return writeIntegrationReport(b, noEvents, testNow) }},
+		{"integration-moving-released", func(b *bytes.Buffer) error { return writeIntegrationReport(b, released, testNow) }},
+		{"integration-moving-waiting", func(b *bytes.Buffer) error { return writeIntegrationReport(b, waiting, testNow) }},
 		{"pipe", func(b *bytes.Buffer) error {
 			return writePipeReport(b, &pipeReport{pipe: pipe, integration: made}, testNow)
 		}},
