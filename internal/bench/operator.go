@@ -1,9 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,19 +131,11 @@ func (o *Operator) stop() {
 func (o *Operator) Scrape(ctx context.Context) (Samples, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.MetricsURL, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	data, err := httpGet(ctx, o.MetricsURL)
 	if err != nil {
 		return nil, fmt.Errorf("scraping operator %s: %w", o.ID, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scraping operator %s: %s", o.ID, resp.Status)
-	}
-	return ParseMetrics(resp.Body)
+	return ParseMetrics(bytes.NewReader(data))
 }
 
 // sampleMemory scrapes the operator every interval until ctx ends,

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 
@@ -73,20 +71,7 @@ func apiServerProfiles(cfg *rest.Config) (profileSource, error) {
 // serves (caravan operator --pprof-bind-address).
 func operatorProfiles(o *Operator) profileSource {
 	return profileSource{name: "operator " + o.ID, fetch: func(ctx context.Context, seconds int) ([]byte, error) {
-		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", o.PprofURL, seconds)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-		}
-		return io.ReadAll(resp.Body)
+		return httpGet(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", o.PprofURL, seconds))
 	}}
 }
 
