@@ -42,8 +42,10 @@ func (r *registered) Register(c prometheus.Collector) error {
 	r.collectors = append(r.collectors, c)
 	return nil
 }
-func (r *registered) MustRegister(cs ...prometheus.Collector) { r.collectors = append(r.collectors, cs...) }
-func (r *registered) Unregister(prometheus.Collector) bool    { return false }
+func (r *registered) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+func (r *registered) Unregister(prometheus.Collector) bool { return false }
 
 func TestEveryMetricIsInTheOperationsReference(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/operations.md")
