@@ -46,6 +46,21 @@ func integrationStatus(key client.ObjectKey) func() (camelv1.IntegrationStatus, 
 	}
 }
 
+// deploying creates a one-replica integration called name, for the test
+// operator, in a namespace of its own, and waits until it is Deploying
+// (its Deployment never becomes ready here).
+func deploying(t *testing.T, name string) (ns string, it *camelv1.Integration, key client.ObjectKey) {
+	t.Helper()
+	ns = env.Namespace(t)
+	it = harness.NewIntegration(ns, name, operatorID, 1)
+	if err := env.Client.Create(context.Background(), it); err != nil {
+		t.Fatalf("creating integration %s: %v", name, err)
+	}
+	key = client.ObjectKeyFromObject(it)
+	NewWithT(t).Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	return ns, it, key
+}
+
 // TestBadInputGivesAnErrorAUserCanActOn: each kind of bad input leaves
 // the integration in phase Error, with Ready=False and Stalled=True whose
 // message says what to fix, and no Deployment.
@@ -158,11 +173,7 @@ func TestChildrenFollowTheRuntimeContract(t *testing.T) {
 func TestScalingDoesNotReinitialise(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := env.Namespace(t)
-	it := harness.NewIntegration(ns, "scaled", operatorID, 1)
-	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	key := client.ObjectKeyFromObject(it)
-	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	_, it, key := deploying(t, "scaled")
 	st, _ := integrationStatus(key)()
 	digest := st.Digest
 
@@ -197,11 +208,7 @@ func TestScalingDoesNotReinitialise(t *testing.T) {
 func TestAnIntegrationThatLeavesIsNotCleanedUp(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := env.Namespace(t)
-	it := harness.NewIntegration(ns, "leaver", operatorID, 1)
-	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	key := client.ObjectKeyFromObject(it)
-	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	ns, it, key := deploying(t, "leaver")
 	d := get(t, key, &appsv1.Deployment{})
 	cm := get(t, client.ObjectKey{Namespace: ns, Name: "leaver-camel"}, &corev1.ConfigMap{})
 
@@ -240,11 +247,7 @@ func TestAnIntegrationThatLeavesIsNotCleanedUp(t *testing.T) {
 func TestChildrenOfAnEarlierVersionAreUpgradedInPlace(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := env.Namespace(t)
-	it := harness.NewIntegration(ns, "upgraded", operatorID, 1)
-	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	key := client.ObjectKeyFromObject(it)
-	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	ns, _, key := deploying(t, "upgraded")
 	current := get(t, key, &appsv1.Deployment{})
 	g.Expect(current.Labels).To(HaveKey(render.AppliedHashLabel))
 
@@ -276,11 +279,7 @@ func TestChildrenOfAnEarlierVersionAreUpgradedInPlace(t *testing.T) {
 func TestAnIntegrationInATerminatingNamespaceIsLeftToGo(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := env.Namespace(t)
-	it := harness.NewIntegration(ns, "going", operatorID, 1)
-	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	key := client.ObjectKeyFromObject(it)
-	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	ns, _, key := deploying(t, "going")
 	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	// No namespace controller runs here: the namespace stays Terminating
 	// and keeps what it holds until the test deletes it.

@@ -103,6 +103,22 @@ func noIntegration(key client.ObjectKey) func() error {
 	}
 }
 
+// creatingPipe creates a timer-to-log Pipe called name, for the test
+// operator, in a namespace of its own with the Kamelet catalog, and waits
+// until its Integration is Deploying.
+func creatingPipe(t *testing.T, name string) (ns string, p *camelv1.Pipe, key client.ObjectKey) {
+	t.Helper()
+	ns = env.Namespace(t)
+	installCatalog(t, ns)
+	p = newPipe(ns, name, operatorID, timerToLog())
+	if err := env.Client.Create(context.Background(), p); err != nil {
+		t.Fatalf("creating pipe %s: %v", name, err)
+	}
+	key = client.ObjectKeyFromObject(p)
+	NewWithT(t).Eventually(integrationOf(key), timeout, poll).Should(HaveField("Status.Phase", camelv1.IntegrationPhaseDeploying))
+	return ns, p, key
+}
+
 // TestPipeAndKameletBindingGenerateAnIntegration: a timer-source →
 // log-sink binding of either kind generates an Integration of its name,
 // controlled by it, with its annotations (the operator id first) and
@@ -314,13 +330,8 @@ func TestPipeGeneratedIntegrationDriftIsReverted(t *testing.T) {
 func TestPipeThatLeavesIsNotTouched(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := env.Namespace(t)
-	installCatalog(t, ns)
-	p := newPipe(ns, "leaver", operatorID, timerToLog())
-	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
-	key := client.ObjectKeyFromObject(p)
+	_, p, key := creatingPipe(t, "leaver")
 	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Selector", Not(BeEmpty())))
-	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Status.Phase", camelv1.IntegrationPhaseDeploying))
 
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"nobody-runs-this"}}}`, camelv1.OperatorIDAnnotation)
 	g.Expect(env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
@@ -353,12 +364,7 @@ func TestPipeThatLeavesIsNotTouched(t *testing.T) {
 func TestPipeInATerminatingNamespaceIsLeftToGo(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := env.Namespace(t)
-	installCatalog(t, ns)
-	p := newPipe(ns, "going", operatorID, timerToLog())
-	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
-	key := client.ObjectKeyFromObject(p)
-	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Status.Phase", camelv1.IntegrationPhaseDeploying))
+	ns, p, key := creatingPipe(t, "going")
 	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.PipePhaseCreating))
 	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	// No namespace controller runs here: the namespace stays Terminating.
