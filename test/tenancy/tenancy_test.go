@@ -327,6 +327,21 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "share-only") }, timeout, poll).Should(Succeed())
 }
 
+// installRelyingOnLabelPolicy installs operator id, with the default
+// operator, in a namespace of its own, and waits until it relies on the
+// label policy (it keeps no cluster watch). It returns a namespace for
+// the apps and the operator's cluster-watch gauge.
+func installRelyingOnLabelPolicy(t *testing.T, id string) (apps string, watching func() float64) {
+	t.Helper()
+	ensureDefault(t)
+	ops := env.Namespace(t)
+	apps = env.Namespace(t)
+	install(t, ops, id)
+	watching = clusterWatch(t, ops, id)
+	NewWithT(t).Eventually(watching, timeout, poll).Should(BeZero())
+	return apps, watching
+}
+
 // TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes: when the
 // label policy goes away (uninstalled by hand), an operator that relied on
 // it takes the cluster watch on, so that resources assigned to it are
@@ -334,11 +349,7 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ensureDefault(t)
-	ops, apps := env.Namespace(t), env.Namespace(t)
-	install(t, ops, "self-mirror")
-	watching := clusterWatch(t, ops, "self-mirror")
-	g.Eventually(watching, timeout, poll).Should(BeZero())
+	apps, watching := installRelyingOnLabelPolicy(t, "self-mirror")
 
 	binding := &admissionv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: installpkg.LabelPolicy}}
 	g.Expect(env.Client.Delete(ctx, binding)).To(Succeed())
@@ -369,11 +380,7 @@ func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T)
 func TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ensureDefault(t)
-	ops, apps := env.Namespace(t), env.Namespace(t)
-	install(t, ops, "distrustful")
-	watching := clusterWatch(t, ops, "distrustful")
-	g.Eventually(watching, timeout, poll).Should(BeZero())
+	apps, watching := installRelyingOnLabelPolicy(t, "distrustful")
 
 	policy := &admissionv1.MutatingAdmissionPolicy{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: installpkg.LabelPolicy}, policy)).To(Succeed())
