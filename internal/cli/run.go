@@ -61,13 +61,17 @@ type RunOptions struct {
 func newCmdRun(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &RunOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "run FILE...",
-		Short: "Create or update an Integration from source and flow files",
+		Use:   "run [FILE...]",
+		Short: "Create or update an Integration from source and flow files, or from a pre-built image",
 		Long: `Create or update an Integration from files of Camel routes.
 
 A .yaml or .yml file that holds a list of routes goes into spec.flows; any other
 YAML file, and .java, .groovy, .xml, .js, .jsh and .kts files, become sources.
 The name defaults to the first file's name, in lowercase words joined by '-'.
+
+Without files, --image runs a pre-built image that holds its routes (a
+sourceless integration): no kit is built and the image's own entrypoint runs.
+The name then defaults to the image's last path element.
 
 The integration is applied with the field manager "caravan": fields others set
 (a kubectl scale, an annotation) are kept. With -x/--operator-id it is assigned
@@ -77,6 +81,9 @@ default operator.`,
 		Example: `  # Run a YAML DSL route on a pre-built image, with the default operator
   caravan run routes.yaml --image quay.io/me/camel-app:1.0
 
+  # Run an application built and packaged elsewhere (its routes are in the image)
+  caravan run --image quay.io/me/orders:2.3 -x tenant-a
+
   # Run a Java route on the operator tenant-a and wait until it runs
   caravan run MyRoute.java -x tenant-a --wait
 
@@ -85,7 +92,6 @@ default operator.`,
 
   # Print the Integration instead of applying it (no cluster needed)
   caravan run routes.yaml -x tenant-a --dry-run -o yaml`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			o.replicasSet = cmd.Flags().Changed("replicas")
@@ -117,8 +123,16 @@ func (o *RunOptions) Complete() error {
 		return err
 	}
 	o.namespace = ns
-	if o.Name == "" {
+	if len(o.Files) == 0 && o.Image == "" {
+		return errors.New("give the files of the routes to run, or --image to run a pre-built image that holds them")
+	}
+	if o.Name == "" && len(o.Files) > 0 {
 		o.Name = nameFromFile(o.Files[0])
+	}
+	if o.Name == "" {
+		if o.Name = nameFromImage(o.Image); o.Name == "" {
+			return fmt.Errorf("cannot make an integration name from the image %q: set one with --name", o.Image)
+		}
 	}
 	spec, err := o.spec()
 	if err != nil {
@@ -302,6 +316,15 @@ func nameFromFile(path string) string {
 	base = acronymBoundary.ReplaceAllString(base, "${1}-${2}")
 	base = camelBoundary.ReplaceAllString(base, "${1}-${2}")
 	return sanitizeResourceName(base)
+}
+
+// nameFromImage is the last path element of an image reference, without
+// its tag or digest, as a resource name.
+func nameFromImage(image string) string {
+	ref, _, _ := strings.Cut(image, "@")
+	ref = ref[strings.LastIndex(ref, "/")+1:]
+	ref, _, _ = strings.Cut(ref, ":")
+	return sanitizeResourceName(ref)
 }
 
 // sanitizeResourceName lowercases s, turns every run of characters other

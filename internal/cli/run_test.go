@@ -82,6 +82,30 @@ func TestNameFromFile(t *testing.T) {
 	}
 }
 
+func TestNameFromImage(t *testing.T) {
+	cases := map[string]string{
+		"quay.io/me/orders:2.3":                    "orders",
+		"localhost:5000/team/Orders_App":           "orders-app",
+		"orders@sha256:" + strings.Repeat("a", 64): "orders",
+		"registry:5000/a/b/c:1@sha256:abc":         "c",
+		":1":                                       "",
+	}
+	for image, want := range cases {
+		if got := nameFromImage(image); got != want {
+			t.Errorf("nameFromImage(%q) = %q, want %q", image, got, want)
+		}
+	}
+}
+
+func TestRunAPreBuiltImageWithoutFiles(t *testing.T) {
+	out, errOut, err := execMutateCommand(t, newCmdRun, append([]string{"run", "--image", "quay.io/me/orders:2.3",
+		"-n", "apps", "-x", "tenant-a", "-p", "greeting=hello", "--dry-run", "-o", "yaml"}, unreachable...)...)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	checkGolden(t, "run/sourceless.golden.yaml", out)
+}
+
 func TestBuildTraits(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -269,7 +293,8 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 		{name: "--wait with --dry-run", args: []string{"testdata/run/routes.yaml", "--wait", "--dry-run"}, wantErr: "--wait cannot be used with --dry-run"},
 		{name: "--force without -x", args: []string{"testdata/run/routes.yaml", "--force"}, wantErr: "--force only applies with -x"},
 		{name: "a missing file", args: []string{"testdata/run/nope.yaml"}, wantErr: "reading testdata/run/nope.yaml"},
-		{name: "no file", args: nil, wantErr: "requires at least 1 arg"},
+		{name: "no file and no image", args: nil, wantErr: "give the files of the routes to run, or --image"},
+		{name: "an image that makes no name", args: []string{"--image", ":1"}, wantErr: `cannot make an integration name from the image ":1": set one with --name`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

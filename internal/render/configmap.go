@@ -29,12 +29,16 @@ type file struct {
 
 // ConfigMap renders the ConfigMap <integration>-camel: each source under its name, the
 // flows as one YAML list under flows.yaml, and application.properties from the camel
-// trait. It refuses an integration without sources and flows, with an invalid, duplicate
-// or reserved source name, an unknown language, a contentRef source, or more data than a
-// ConfigMap holds.
+// trait. A sourceless integration (a pre-built image) has a ConfigMap only when it has
+// properties, and then with application.properties alone: ConfigMap returns nil when
+// there is nothing to hold. It refuses an invalid, duplicate or reserved source name, an
+// unknown language, a contentRef source, or more data than a ConfigMap holds.
 func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	if err := in.check(); err != nil {
 		return nil, err
+	}
+	if !in.hasConfigMap() {
+		return nil, nil
 	}
 	files, err := integrationFiles(in.Integration)
 	if err != nil {
@@ -67,11 +71,16 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	return cm, nil
 }
 
-// integrationFiles are the sources then flows.yaml, validated, in spec order.
+// Sourceless reports whether the integration has no sources and no flows: it runs a
+// pre-built image (the container trait's image) that holds its routes, with the image's
+// own entrypoint.
+func Sourceless(it *camelv1.Integration) bool {
+	return len(it.Spec.Sources) == 0 && len(it.Spec.Flows) == 0
+}
+
+// integrationFiles are the sources then flows.yaml, validated, in spec order; none for a
+// sourceless integration.
 func integrationFiles(it *camelv1.Integration) ([]file, error) {
-	if len(it.Spec.Sources) == 0 && len(it.Spec.Flows) == 0 {
-		return nil, errors.New("the integration has no sources and no flows")
-	}
 	var files []file
 	var errs []error
 	seen := map[string]bool{}

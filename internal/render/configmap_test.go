@@ -95,11 +95,8 @@ func TestSourceErrors(t *testing.T) {
 	cases := []struct {
 		name    string
 		sources []camelv1.SourceSpec
-		noFlows bool
 		want    string
 	}{
-		{name: "an integration with no sources and no flows is refused", noFlows: true,
-			want: "the integration has no sources and no flows"},
 		{name: "a source with an unknown extension is refused, listing the known languages",
 			sources: []camelv1.SourceSpec{java("hello.rb")},
 			want:    `source hello.rb: unknown language "rb" (known: yaml, xml, java, groovy, js, kts, jsh)`},
@@ -134,9 +131,6 @@ func TestSourceErrors(t *testing.T) {
 			g := NewWithT(t)
 			in := input(t, `{}`)
 			in.Integration.Spec.Sources = tc.sources
-			if tc.noFlows {
-				in.Integration.Spec.Flows = nil
-			}
 			_, err := ConfigMap(in)
 			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
 			_, err = Deployment(in)

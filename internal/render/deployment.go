@@ -23,7 +23,9 @@ const RevisionHistoryLimit = int32(3)
 
 // Deployment renders the Deployment <integration>: one container running Input.Image with
 // the run command, the identity and runtime env, the ConfigMap mounted at SourcesDir and
-// PropertiesPath, then the user's spec.template applied as a strategic merge patch.
+// PropertiesPath, then the user's spec.template applied as a strategic merge patch. A
+// sourceless integration runs the image's own entrypoint, with the properties mounted
+// when it has some.
 // It fails on the same source errors as ConfigMap, on a missing image and on a malformed
 // template.
 func Deployment(in Input) (*appsv1.Deployment, error) {
@@ -70,23 +72,28 @@ func Deployment(in Input) (*appsv1.Deployment, error) {
 // ConfigMap volumes and the service account.
 func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTemplateSpec {
 	cm := ConfigMapName(in.Integration.Name)
-	sources := make([]corev1.KeyToPath, len(files))
-	for i, f := range files {
-		sources[i] = corev1.KeyToPath{Key: f.key, Path: f.key}
-	}
 	configMap := func(items []corev1.KeyToPath) corev1.VolumeSource {
 		return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: cm}, Items: items}}
+	}
+	var volumes []corev1.Volume
+	if len(files) > 0 {
+		sources := make([]corev1.KeyToPath, len(files))
+		for i, f := range files {
+			sources[i] = corev1.KeyToPath{Key: f.key, Path: f.key}
+		}
+		volumes = append(volumes, corev1.Volume{Name: SourcesVolume, VolumeSource: configMap(sources)})
+	}
+	if in.hasConfigMap() {
+		volumes = append(volumes, corev1.Volume{Name: PropertiesVolume,
+			VolumeSource: configMap([]corev1.KeyToPath{{Key: PropertiesKey, Path: PropertiesKey}})})
 	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: Selector(in.Integration.Name)},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: in.Integration.Spec.ServiceAccountName,
 			Containers:         []corev1.Container{main},
-			Volumes: []corev1.Volume{
-				{Name: SourcesVolume, VolumeSource: configMap(sources)},
-				{Name: PropertiesVolume, VolumeSource: configMap([]corev1.KeyToPath{{Key: PropertiesKey, Path: PropertiesKey}})},
-			},
+			Volumes:            volumes,
 		},
 	}
 }
@@ -97,14 +104,17 @@ func (in Input) container() corev1.Container {
 	c := corev1.Container{
 		Name:            t.Container.Name(),
 		Image:           in.Image,
-		Command:         in.runCommand(),
 		Env:             append(in.identityEnv(), t.Environment.Vars()...),
 		Resources:       t.Container.Resources(),
 		ImagePullPolicy: t.Container.ImagePullPolicy(),
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: SourcesVolume, MountPath: SourcesDir, ReadOnly: true},
-			{Name: PropertiesVolume, MountPath: PropertiesPath, SubPath: PropertiesKey, ReadOnly: true},
-		},
+	}
+	if !Sourceless(in.Integration) {
+		c.Command = in.runCommand()
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: SourcesDir, ReadOnly: true})
+	}
+	if in.hasConfigMap() {
+		c.VolumeMounts = append(c.VolumeMounts,
+			corev1.VolumeMount{Name: PropertiesVolume, MountPath: PropertiesPath, SubPath: PropertiesKey, ReadOnly: true})
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
@@ -112,14 +122,17 @@ func (in Input) container() corev1.Container {
 	return c
 }
 
-// identityEnv are the variables the operator sets, in trait.ReservedEnvVars order.
+// identityEnv are the variables the operator sets, in trait.ReservedEnvVars order;
+// the properties file's only when it is mounted.
 func (in Input) identityEnv() []corev1.EnvVar {
-	return []corev1.EnvVar{
+	env := []corev1.EnvVar{
 		{Name: trait.EnvIntegration, Value: in.Integration.Name},
 		{Name: trait.EnvDigest, Value: in.Digest},
-		{Name: trait.EnvConf, Value: PropertiesPath},
-		{Name: trait.EnvConfD, Value: ConfDDir},
 	}
+	if in.hasConfigMap() {
+		env = append(env, corev1.EnvVar{Name: trait.EnvConf, Value: PropertiesPath})
+	}
+	return append(env, corev1.EnvVar{Name: trait.EnvConfD, Value: ConfDDir})
 }
 
 // checkIdentity refuses a template that removed the main container or changed the

@@ -78,6 +78,56 @@ func TestDeploymentMountsSourcesAndProperties(t *testing.T) {
 	}))
 }
 
+// sourceless is input without sources and flows: a pre-built image.
+func sourceless(t *testing.T, traits string) Input {
+	t.Helper()
+	in := input(t, traits)
+	in.Integration.Spec.Sources, in.Integration.Spec.Flows = nil, nil
+	in.Image = "example/camel-app:1.0"
+	return in
+}
+
+func TestASourcelessIntegrationRunsItsImageAsItIs(t *testing.T) {
+	g := NewWithT(t)
+	in := sourceless(t, `{}`)
+
+	cm, err := ConfigMap(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cm).To(BeNil(), "nothing to hold: no ConfigMap")
+	d := mustDeployment(t, in)
+	pod := d.Spec.Template.Spec
+	g.Expect(pod.Volumes).To(BeEmpty())
+	c := pod.Containers[0]
+	g.Expect(c.Image).To(Equal("example/camel-app:1.0"))
+	g.Expect(c.Command).To(BeNil(), "the image's own entrypoint")
+	g.Expect(c.VolumeMounts).To(BeEmpty())
+	g.Expect(c.Env).To(Equal([]corev1.EnvVar{
+		{Name: "CAMEL_K_INTEGRATION", Value: "hello"},
+		{Name: "CAMEL_K_DIGEST", Value: "v1-digest"},
+		{Name: "CAMEL_K_CONF_D", Value: "/etc/camel/conf.d"},
+	}))
+}
+
+func TestASourcelessIntegrationWithPropertiesMountsThemAlone(t *testing.T) {
+	g := NewWithT(t)
+	in := sourceless(t, `{"camel":{"properties":["greeting=hi"]}}`)
+
+	cm, err := ConfigMap(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cm.Data).To(Equal(map[string]string{"application.properties": "greeting=hi\n"}))
+	d := mustDeployment(t, in)
+	pod := d.Spec.Template.Spec
+	g.Expect(pod.Volumes).To(Equal([]corev1.Volume{{Name: "camel-properties", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "hello-camel"},
+			Items: []corev1.KeyToPath{{Key: "application.properties", Path: "application.properties"}}}}}}))
+	c := pod.Containers[0]
+	g.Expect(c.Command).To(BeNil())
+	g.Expect(c.VolumeMounts).To(Equal([]corev1.VolumeMount{
+		{Name: "camel-properties", MountPath: "/etc/camel/application.properties", SubPath: "application.properties", ReadOnly: true},
+	}))
+	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "CAMEL_K_CONF", Value: "/etc/camel/application.properties"}))
+}
+
 func TestAMoveChangesTheDeploymentButNotItsPods(t *testing.T) {
 	g := NewWithT(t)
 	a := mustDeployment(t, input(t, `{}`))

@@ -2,7 +2,9 @@
 
 // Package render builds the children of a Running integration, following Camel K's runtime
 // contract: a ConfigMap with the sources, flows and properties, a Deployment that mounts
-// it, and a Service when the integration exposes a port. Rendering is pure and
+// it, and a Service when the integration exposes a port. A sourceless integration (a
+// pre-built image holding its routes) has no sources to mount and a ConfigMap only for
+// its properties. Rendering is pure and
 // deterministic: the same Input gives byte-identical JSON, ready for server-side apply.
 package render
 
@@ -121,6 +123,12 @@ func (in Input) objectMeta(name string) metav1.ObjectMeta {
 			BlockOwnerDeletion: ptr(true),
 		}},
 	}
+}
+
+// hasConfigMap reports whether the integration has a ConfigMap: it has sources or flows,
+// or properties.
+func (in Input) hasConfigMap() bool {
+	return !Sourceless(in.Integration) || len(in.Traits.Camel.Properties()) > 0
 }
 
 // runCommand is the command of the main container.

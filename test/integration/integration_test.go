@@ -72,8 +72,8 @@ func TestBadInputGivesAnErrorAUserCanActOn(t *testing.T) {
 		reason  string
 		message string
 	}{
-		{name: "an integration with no sources and no flows", reason: "InvalidSource", message: "no sources and no flows",
-			mutate: func(it *camelv1.Integration) { it.Spec.Flows = nil }},
+		{name: "an integration with no sources, no flows and no image to run", reason: "NoSources", message: "no sources and no flows",
+			mutate: func(it *camelv1.Integration) { it.Spec.Flows, it.Spec.Traits = nil, nil }},
 		{name: "a source in an unknown language", reason: "InvalidSource", message: `unknown language "rb"`,
 			mutate: func(it *camelv1.Integration) {
 				it.Spec.Sources = []camelv1.SourceSpec{{Name: "routes.rb", Content: "from('timer:x')"}}
@@ -102,8 +102,50 @@ func TestBadInputGivesAnErrorAUserCanActOn(t *testing.T) {
 			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
 			err := env.Client.Get(context.Background(), key, &appsv1.Deployment{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment was created for bad input")
+			kits := &camelv1.IntegrationKitList{}
+			g.Expect(env.Client.List(context.Background(), kits, client.InNamespace(ns))).To(Succeed())
+			g.Expect(kits.Items).To(BeEmpty(), "a kit was made for bad input")
 		})
 	}
+}
+
+// TestASourcelessIntegrationRunsItsImage: an integration without sources
+// and flows runs its pre-built image with the image's own entrypoint and
+// no ConfigMap; given flows it gets one, mounted, and loses it again when
+// they go.
+func TestASourcelessIntegrationRunsItsImage(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "prebuilt", operatorID, 1)
+	it.Spec.Flows = nil
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	cmKey := client.ObjectKey{Namespace: ns, Name: render.ConfigMapName(it.Name)}
+	noConfigMap := func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, cmKey, &corev1.ConfigMap{})) }
+
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying))
+	g.Expect(get(t, key, &camelv1.Integration{}).Status.Image).To(Equal(harness.TestImage))
+	pod := get(t, key, &appsv1.Deployment{}).Spec.Template.Spec
+	g.Expect(pod.Containers[0].Image).To(Equal(harness.TestImage))
+	g.Expect(pod.Containers[0].Command).To(BeNil(), "the image's own entrypoint runs")
+	g.Expect(pod.Volumes).To(BeEmpty())
+	g.Expect(noConfigMap()).To(BeTrue(), "a sourceless integration without properties has no ConfigMap")
+
+	t.Log("with flows, the ConfigMap is made and mounted, and the runtime's command runs them")
+	flows := `{"spec":{"flows":[{"from":{"uri":"timer:tick","steps":[{"to":"log:info"}]}}]}}`
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(flows)))).To(Succeed())
+	g.Eventually(func() []string {
+		return get(t, key, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Command
+	}, timeout, poll).Should(Equal(render.DefaultRunCommand))
+	g.Expect(get(t, cmKey, &corev1.ConfigMap{}).Data).To(HaveKey("flows.yaml"))
+
+	t.Log("without them again, the ConfigMap goes")
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"flows":null}}`)))).To(Succeed())
+	g.Eventually(noConfigMap, timeout, poll).Should(BeTrue())
+	g.Eventually(func() []corev1.Volume {
+		return get(t, key, &appsv1.Deployment{}).Spec.Template.Spec.Volumes
+	}, timeout, poll).Should(BeEmpty())
 }
 
 // TestChildrenFollowTheRuntimeContract: sources and properties in a

@@ -92,6 +92,13 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		s.image = img
 		return reconcile.Result{}, nil
 	}
+	if render.Sourceless(s.it) {
+		// A kit holds dependencies, not routes: without sources the
+		// integration must bring its own image.
+		s.failure = &condition{"NoSources", "the integration has no sources and no flows: " +
+			"add some, or set the container trait's image to run a pre-built image that holds the routes"}
+		return reconcile.Result{}, nil
+	}
 	ref := s.it.Spec.IntegrationKit
 	if ref != nil && ref.Name != "" {
 		ns := ref.Namespace
@@ -190,12 +197,17 @@ func (r *Reconciler) input(s *scope) render.Input {
 	}
 }
 
-// reconcileConfigMap applies the sources and properties.
+// reconcileConfigMap applies the sources and properties, and deletes
+// the ConfigMap it made when there are none any more (a sourceless
+// integration without properties).
 func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcile.Result, error) {
 	cm, err := render.ConfigMap(r.input(s))
 	if err != nil {
 		s.failure = &condition{"InvalidSource", err.Error()}
 		return reconcile.Result{}, nil
+	}
+	if cm == nil {
+		return reconcile.Result{}, r.removeChild(ctx, s, render.ConfigMapName(s.it.Name), &corev1.ConfigMap{})
 	}
 	err = r.applyIfChanged(ctx, cm, &corev1.ConfigMap{})
 	return reconcile.Result{}, s.failOnNameTaken(err)
@@ -231,18 +243,25 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.
 	if want != nil {
 		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &corev1.Service{}))
 	}
-	svc := &corev1.Service{}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), svc)
+	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &corev1.Service{})
+}
+
+// removeChild deletes the child named name, of obj's kind, when the
+// integration controls it: one it made and no longer needs. The lookup
+// is cached, so a child that never existed costs no request.
+func (r *Reconciler) removeChild(ctx context.Context, s *scope, name string, obj client.Object) error {
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.it.Namespace, Name: name}, obj)
 	if apierrors.IsNotFound(err) {
-		return reconcile.Result{}, nil
+		return nil
 	}
 	if err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
-	if metav1.IsControlledBy(svc, s.it) {
-		return reconcile.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, svc, client.Preconditions{UID: &svc.UID}))
+	if !metav1.IsControlledBy(obj, s.it) {
+		return nil
 	}
-	return reconcile.Result{}, nil
+	uid := obj.GetUID()
+	return client.IgnoreNotFound(r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}))
 }
 
 // applyIfChanged applies want unless the cached object already carries
