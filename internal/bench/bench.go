@@ -59,6 +59,9 @@ type Options struct {
 	// that `caravan install` installs: they mirror the operator-id label
 	// themselves, and every operator watches the whole cluster.
 	SkipAdmission bool
+	// RolloutFlows gives the rollout's integrations flows, a ConfigMap
+	// each, instead of running a pre-built image alone.
+	RolloutFlows bool
 	// Out receives bench.json and the PNGs.
 	Out string
 	// Progress receives progress lines; Report the tables.
@@ -90,6 +93,8 @@ type ResultOptions struct {
 	// SkipAdmission is set when the operators ran without the admission
 	// policies.
 	SkipAdmission bool `json:"skipAdmission,omitempty"`
+	// RolloutFlows is set when the rollout's integrations had flows.
+	RolloutFlows bool `json:"rolloutFlows,omitempty"`
 }
 
 // Machine describes where the figures come from.
@@ -139,7 +144,8 @@ func (o *Options) Validate() error {
 func Run(ctx context.Context, o Options) (*Results, error) {
 	res := &Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
 		Options: ResultOptions{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
-			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission}}
+			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission,
+			RolloutFlows: o.RolloutFlows}}
 	// The bench's own watches log nothing worth reading.
 	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard))))
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -149,7 +155,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.skipAdmission = o.SkipAdmission
+	e.skipAdmission, e.rolloutFlows = o.SkipAdmission, o.RolloutFlows
 	defer func() {
 		fmt.Fprintln(o.Progress, "stopping the operators and the local cluster")
 		if err := e.stop(); err != nil {

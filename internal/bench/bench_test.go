@@ -145,7 +145,7 @@ func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	WriteTables(&buf, res)
-	for _, want := range []string{"Rollout: 10 integrations over 2 operators", "1.5x", "Hand-off: 4 Running",
+	for _, want := range []string{"Rollout: 10 pre-built-image (sourceless) integrations over 2 operators", "1.5x", "Hand-off: 4 Running",
 		"2 (patch deployments: 2)"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the tables lack %q:\n%s", want, buf.String())
@@ -168,6 +168,19 @@ func TestIntegrationOfNamesTheOwningIntegration(t *testing.T) {
 		if got := integrationOf(in[0], in[1]); got != want {
 			t.Errorf("integrationOf(%s, %s) = %q, want %q", in[0], in[1], got, want)
 		}
+	}
+}
+
+func TestTheFloorOfASourcelessIntegrationIsItsDeploymentAlone(t *testing.T) {
+	cm, dep, err := floorObjects(prebuilt("ns", "it-1", "bench-0", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm != nil {
+		t.Errorf("a ConfigMap for a sourceless integration: %v", cm)
+	}
+	if len(dep.GetOwnerReferences()) != 0 || dep.GetLabels()["camel.apache.org/operator.id"] != floorID {
+		t.Errorf("floor Deployment with owners or the wrong id: %v %v", dep.GetOwnerReferences(), dep.GetLabels())
 	}
 }
 

@@ -60,6 +60,8 @@ type env struct {
 	// skipAdmission leaves the admission policies out (see
 	// Options.SkipAdmission).
 	skipAdmission bool
+	// rolloutFlows gives the rollout's integrations flows.
+	rolloutFlows bool
 }
 
 // startEnv starts a full local cluster in a new temporary directory,

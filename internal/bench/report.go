@@ -82,7 +82,8 @@ var figureHeader = []string{"FIGURE", "CARAVAN", "FLOOR", "RATIO", "TARGET"}
 func rolloutTable(r *RolloutResult) Table {
 	a := r.All
 	t := Table{
-		Title:  fmt.Sprintf("Rollout: %d integrations over %d operators, created in one burst%s", r.Integrations, r.Operators, admission(r)),
+		Title: fmt.Sprintf("Rollout: %d %s integrations over %d operators, created in one burst%s",
+			r.Integrations, workloadKind(r), r.Operators, admission(r)),
 		Header: figureHeader,
 		Rows: [][]string{
 			{"all Ready" + medianOf(r), secs(r.CaravanSeconds), secs(r.FloorSeconds), num(r.Ratio) + "x", "<= 1.25x"},
@@ -144,6 +145,14 @@ func runsTable(r *RolloutResult) Table {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), secs(run.CaravanSeconds), secs(run.FloorSeconds), num(run.Ratio) + "x"})
 	}
 	return t
+}
+
+// workloadKind says what the rollout's integrations were.
+func workloadKind(r *RolloutResult) string {
+	if r.Flows {
+		return "pre-built-image (with flows)"
+	}
+	return "pre-built-image (sourceless)"
 }
 
 func admission(r *RolloutResult) string {

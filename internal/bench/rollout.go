@@ -29,6 +29,9 @@ type RolloutResult struct {
 	// operator-id label (the policies of `caravan install`) or the
 	// operators did.
 	AdmissionPolicies bool `json:"admissionPolicies"`
+	// Flows tells whether the integrations had flows (a ConfigMap each)
+	// rather than being sourceless pre-built images.
+	Flows bool `json:"flows,omitempty"`
 	// FloorSeconds and CaravanSeconds run from the start of the creation
 	// burst to the moment the last object was ready; Ratio is Caravan's
 	// over the floor's.
@@ -116,13 +119,18 @@ func medianRun(results []*RolloutResult) *RolloutResult {
 }
 
 // runRollout measures the floor, N bare Deployments with Caravan's pod
-// template, then N pre-built-image integrations spread round-robin over
-// the operators, each created in one burst on the same cluster.
+// template, then N pre-built-image integrations (sourceless or, with
+// e.rolloutFlows, with flows) spread round-robin over the operators, each
+// created in one burst on the same cluster.
 func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutResult, error) {
-	res := &RolloutResult{Integrations: n, Operators: len(ops), AdmissionPolicies: !e.skipAdmission}
+	res := &RolloutResult{Integrations: n, Operators: len(ops), AdmissionPolicies: !e.skipAdmission, Flows: e.rolloutFlows}
 	its := make([]*camelv1.Integration, n)
 	for i := range its {
-		its[i] = newIntegration(rolloutNamespace, fmt.Sprintf("it-%05d", i), ops[i%len(ops)].ID, 1, Image)
+		name, id := fmt.Sprintf("it-%05d", i), ops[i%len(ops)].ID
+		its[i] = prebuilt(rolloutNamespace, name, id, 1)
+		if e.rolloutFlows {
+			its[i] = newIntegration(rolloutNamespace, name, id, 1, Image)
+		}
 	}
 	if err := runFloor(ctx, e, its, res); err != nil {
 		return nil, err
@@ -155,7 +163,10 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 		if err != nil {
 			return err
 		}
-		cms, deps = append(cms, cm), append(deps, dep)
+		if cm != nil {
+			cms = append(cms, cm)
+		}
+		deps = append(deps, dep)
 	}
 	// The ConfigMaps the pods mount exist before the burst: the floor is
 	// the Deployments alone.

@@ -27,9 +27,17 @@ const floorID = "bench-floor"
 // workers is how many requests a burst sends at once.
 const workers = 50
 
+// prebuilt is a sourceless integration: Image, which holds its routes,
+// run as it is (no kit build, no ConfigMap); assigned to operatorID.
+func prebuilt(ns, name, operatorID string, replicas int32) *camelv1.Integration {
+	it := newIntegration(ns, name, operatorID, replicas, Image)
+	it.Spec.Flows = nil
+	return it
+}
+
 // newIntegration is a timer-to-log flow, like the end-to-end tests', on
-// Image (pre-built: no kit build) or, with image "", on a kit built from
-// deps; assigned to operatorID.
+// Image (no kit build) or, with image "", on a kit built from deps;
+// assigned to operatorID.
 func newIntegration(ns, name, operatorID string, replicas int32, image string, deps ...string) *camelv1.Integration {
 	it := &camelv1.Integration{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
@@ -57,11 +65,11 @@ func raw(v any) camelv1.RawObject {
 	return camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: data}}
 }
 
-// floorObjects renders, with internal/render, the ConfigMap and the
-// Deployment an operator would make for it: same pod template (image,
-// command, env, volumes, labels). They are labelled with floorID and
-// have no owner, so neither an operator nor the garbage collector acts
-// on them.
+// floorObjects renders, with internal/render, the ConfigMap (nil when the
+// integration has none) and the Deployment an operator would make for
+// it: same pod template (image, command, env, volumes, labels). They are
+// labelled with floorID and have no owner, so neither an operator nor
+// the garbage collector acts on them.
 func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error) {
 	traits, err := trait.Parse(it.Spec.Traits)
 	if err != nil {
@@ -81,7 +89,11 @@ func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	cm.OwnerReferences, dep.OwnerReferences = nil, nil
+	dep.OwnerReferences = nil
+	if cm == nil {
+		return nil, dep, nil
+	}
+	cm.OwnerReferences = nil
 	return cm, dep, nil
 }
 

@@ -28,6 +28,7 @@ type BenchOptions struct {
 	BuildIntegrations   int
 	BuildSets           int
 	SkipAdmission       bool
+	RolloutFlows        bool
 	OutDir              string
 	Timeout             time.Duration
 
@@ -93,6 +94,8 @@ run builds the cluster binaries (several minutes).`,
 		"times the rollout runs (floor and Caravan each time); the figures are the median run's, with every run's times")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false,
 		"run the operators without the admission policies of caravan install: they mirror the operator-id label themselves")
+	f.BoolVar(&o.RolloutFlows, "rollout-flows", false,
+		"give the rollout's integrations flows (a ConfigMap each) instead of running the pre-built image alone")
 	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off and the build use the first two)")
 	f.StringVar(&o.Share, "share", o.Share, "split of the share scenario between two operators, in percent")
 	f.IntVar(&o.ShareIntegrations, "share-integrations", o.ShareIntegrations, "integrations of the share scenario")
@@ -128,7 +131,7 @@ func (o *BenchOptions) Complete() error {
 		ShareIntegrations: o.ShareIntegrations, ShareSplit: split,
 		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
 		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
-		SkipAdmission: o.SkipAdmission, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
+		SkipAdmission: o.SkipAdmission, RolloutFlows: o.RolloutFlows, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
 	}
 	return nil
 }
