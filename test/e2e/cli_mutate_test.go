@@ -9,6 +9,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -169,6 +172,23 @@ func TestCLIRun(t *testing.T) {
 		}
 		return nil
 	}, timeout, poll).Should(Succeed())
+
+	t.Log("run --image without files runs the pre-built image as it is: named after it, no ConfigMap")
+	out, errOut, err = run("run", "--image", "example/orders:2.3", "-x", "cli-run", "--wait", "--timeout", "2m")
+	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	g.Expect(out).To(HavePrefix("integration \"orders\" created\n"))
+	g.Expect(out).To(HaveSuffix("integration orders: Running\n"))
+	orders := client.ObjectKey{Namespace: apps, Name: "orders"}
+	waitRunningUnder(t, orders, "cli-run")
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, orders, d)).To(Succeed())
+	g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("example/orders:2.3"))
+	g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(BeNil())
+	err = env.Client.Get(ctx, client.ObjectKey{Namespace: apps, Name: "orders-camel"}, &corev1.ConfigMap{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a ConfigMap for a sourceless integration: %v", err)
+	_, errOut, err = run("run", "-x", "cli-run")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring("give the files of the routes to run, or --image"))
 
 	t.Log("run without -x writes no operator-id annotation")
 	out, errOut, err = run("run", timerToLog, "--name", "unassigned", "--image", harness.TestImage)

@@ -73,7 +73,10 @@ func runningUnder(key client.ObjectKey, operatorID string) error {
 	if d.Labels[camelv1.OperatorIDLabel] != operatorID {
 		return fmt.Errorf("deployment %s is labelled for %q", key, d.Labels[camelv1.OperatorIDLabel])
 	}
-	want := *it.Spec.Replicas
+	want := int32(1)
+	if it.Spec.Replicas != nil {
+		want = *it.Spec.Replicas
+	}
 	if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want {
 		return fmt.Errorf("deployment %s: %d updated, %d ready of %d", key, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, want)
 	}
