@@ -343,7 +343,7 @@ func TestPhaseChangesAreRecordedAsEvents(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.Namespace(t)
 	it := harness.NewIntegration(ns, "evented", operatorID, 1)
-	it.Spec.Flows = nil
+	it.Spec.Flows, it.Spec.Traits = nil, nil // nothing to run
 	g.Expect(env.Client.Create(context.Background(), it)).To(Succeed())
 	g.Eventually(func() []string {
 		events := &eventsv1.EventList{}
