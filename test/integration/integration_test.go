@@ -244,6 +244,41 @@ func TestScalingDoesNotReinitialise(t *testing.T) {
 	}, timeout, poll).Should(ContainElement(corev1.EnvVar{Name: "TZ", Value: "UTC"}))
 }
 
+// TestAnAdoptionRemovesTheChildrenThePreviousOwnerMadeAndThisOneDoesNot:
+// the previous owner's children carry its id, out of this operator's
+// cache; a Service the previous owner made for a port that went while the
+// integration moved is found in the API server and deleted on adoption.
+func TestAnAdoptionRemovesTheChildrenThePreviousOwnerMadeAndThisOneDoesNot(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	const gone = "gone-operator"
+	it := harness.NewIntegration(ns, "adopted", gone, 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+
+	t.Log("the previous owner's Service, labelled with its id, and its release")
+	controller := true
+	stale := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: it.Name,
+		Labels: map[string]string{camelv1.OperatorIDLabel: gone, camelv1.IntegrationLabel: it.Name},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: camelv1.GroupVersion.String(), Kind: "Integration",
+			Name: it.Name, UID: it.UID, Controller: &controller}}},
+		Spec: corev1.ServiceSpec{Selector: render.Selector(it.Name), Ports: []corev1.ServicePort{{Port: 80}}}}
+	g.Expect(env.Client.Create(ctx, stale)).To(Succeed())
+	it.Status.Ownership = camelv1.Ownership{Owner: gone, Epoch: 1, ReleasedAt: &metav1.Time{Time: time.Now()}}
+	g.Expect(env.Client.Status().Update(ctx, it)).To(Succeed())
+
+	t.Log("assigned to this operator, which adopts it")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, operatorID)
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(integrationStatus(key), timeout, poll).Should(And(
+		HaveField("Ownership.Owner", operatorID), HaveField("Ownership.Epoch", int64(2)),
+		HaveField("Phase", camelv1.IntegrationPhaseDeploying)))
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, key, &corev1.Service{}))
+	}, timeout, poll).Should(BeTrue(), "the previous owner's Service is still there")
+}
+
 // TestAnIntegrationThatLeavesIsNotCleanedUp: moved to an operator that
 // does not run, an integration is released (its last write by this
 // operator) and its children stay as they are, untouched.

@@ -89,6 +89,9 @@ type scope struct {
 	// integration with it: its children cannot be applied any more, and
 	// this reconcile writes nothing.
 	ending bool
+	// foreign tells, once previousOwnersChildren has looked, whether the
+	// children may still be a previous owner's (see there).
+	foreign *bool
 }
 
 // condition is a reason and a message, for a status condition.
@@ -244,8 +247,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileDigest,
 		r.reconcileImage,
 		r.reconcileConfigMap,
-		r.reconcileDeployment,
 		r.reconcileService,
+		// Last: once the Deployment carries this operator's id, the
+		// children no longer look like a previous owner's.
+		r.reconcileDeployment,
 	}
 	for _, step := range steps {
 		res, err := step(ctx, s)

@@ -248,9 +248,18 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.
 
 // removeChild deletes the child named name, of obj's kind, when the
 // integration controls it: one it made and no longer needs. The lookup
-// is cached, so a child that never existed costs no request.
+// is cached, so a child that never existed costs no request, unless the
+// children may still be a previous owner's.
 func (r *Reconciler) removeChild(ctx context.Context, s *scope, name string, obj client.Object) error {
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.it.Namespace, Name: name}, obj)
+	foreign, err := r.previousOwnersChildren(ctx, s)
+	if err != nil {
+		return err
+	}
+	var reader client.Reader = r.Client
+	if foreign {
+		reader = r.APIReader
+	}
+	err = reader.Get(ctx, client.ObjectKey{Namespace: s.it.Namespace, Name: name}, obj)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -262,6 +271,30 @@ func (r *Reconciler) removeChild(ctx context.Context, s *scope, name string, obj
 	}
 	uid := obj.GetUID()
 	return client.IgnoreNotFound(r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}))
+}
+
+// previousOwnersChildren tells whether the integration's children may
+// still be those of an operator that owned it before: they carry that
+// operator's id, so this operator's cache, filtered by its own, does not
+// hold them, and a child this one no longer makes (a Service whose port
+// went while the integration moved) must be looked up in the API server.
+// That is the case after a handover until this operator has applied the
+// Deployment, which the steps do last: a lookup or a removal that fails
+// is retried before it. Looking costs a cached read.
+func (r *Reconciler) previousOwnersChildren(ctx context.Context, s *scope) (bool, error) {
+	if s.foreign != nil {
+		return *s.foreign, nil
+	}
+	foreign := false
+	if s.it.Status.Ownership.Epoch > 1 {
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), &appsv1.Deployment{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		foreign = apierrors.IsNotFound(err)
+	}
+	s.foreign = &foreign
+	return foreign, nil
 }
 
 // applyIfChanged applies want unless the cached object already carries
