@@ -127,9 +127,10 @@ func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutRe
 	its := make([]*camelv1.Integration, n)
 	for i := range its {
 		name, id := fmt.Sprintf("it-%05d", i), ops[i%len(ops)].ID
-		its[i] = prebuilt(rolloutNamespace, name, id, 1)
 		if e.rolloutFlows {
 			its[i] = newIntegration(rolloutNamespace, name, id, 1, Image)
+		} else {
+			its[i] = prebuilt(rolloutNamespace, name, id, 1)
 		}
 	}
 	if err := runFloor(ctx, e, its, res); err != nil {
