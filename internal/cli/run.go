@@ -181,6 +181,9 @@ func (o *RunOptions) Validate() error {
 			return err
 		}
 	}
+	if o.Image != "" && len(o.Dependencies) > 0 {
+		return errors.New("-d/--dependency cannot be used with --image: a pre-built image is run as it is, so it must hold its dependencies")
+	}
 	if o.Force && o.OperatorID == "" {
 		return errors.New("--force only applies with -x/--operator-id")
 	}

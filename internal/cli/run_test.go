@@ -253,7 +253,7 @@ func TestLoadRunFiles(t *testing.T) {
 func TestRunDryRunPrintsTheIntegration(t *testing.T) {
 	args := append([]string{"run", "testdata/run/routes.yaml", "testdata/run/Hello.java", "-n", "apps",
 		"-x", "tenant-a", "--image", "example/app:1", "-t", "container.port=8080", "-t", "service.enabled=true",
-		"-p", "greeting=hello", "-d", "camel:http", "--replicas", "2", "--dry-run"}, unreachable...)
+		"-p", "greeting=hello", "--replicas", "2", "--dry-run"}, unreachable...)
 	for _, format := range []string{"yaml", "json"} {
 		t.Run(format, func(t *testing.T) {
 			out, errOut, err := execMutateCommand(t, newCmdRun, append(args, "-o", format)...)
@@ -263,6 +263,16 @@ func TestRunDryRunPrintsTheIntegration(t *testing.T) {
 			checkGolden(t, "run/dry-run.golden."+format, out)
 		})
 	}
+	t.Run("without --image, the dependencies go into the spec, for the kit", func(t *testing.T) {
+		out, errOut, err := execMutateCommand(t, newCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps",
+			"-d", "camel:http", "-d", "mvn:org.example:lib:1.0", "--dry-run", "-o", "yaml"}, unreachable...)...)
+		if err != nil {
+			t.Fatalf("%v: %s", err, errOut)
+		}
+		if !strings.Contains(out, "  dependencies:\n  - camel:http\n  - mvn:org.example:lib:1.0\n") {
+			t.Fatalf("no dependencies in:\n%s", out)
+		}
+	})
 	t.Run("without -x there is no annotation, and without -o a line", func(t *testing.T) {
 		out, errOut, err := execMutateCommand(t, newCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps", "--dry-run"}, unreachable...)...)
 		if err != nil {
@@ -293,6 +303,8 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 		{name: "--wait with --dry-run", args: []string{"testdata/run/routes.yaml", "--wait", "--dry-run"}, wantErr: "--wait cannot be used with --dry-run"},
 		{name: "--force without -x", args: []string{"testdata/run/routes.yaml", "--force"}, wantErr: "--force only applies with -x"},
 		{name: "a missing file", args: []string{"testdata/run/nope.yaml"}, wantErr: "reading testdata/run/nope.yaml"},
+		{name: "dependencies with a pre-built image", args: []string{"testdata/run/routes.yaml", "--image", "example/app:1", "-d", "camel:http"},
+			wantErr: "-d/--dependency cannot be used with --image: a pre-built image is run as it is"},
 		{name: "no file and no image", args: nil, wantErr: "give the files of the routes to run, or --image"},
 		{name: "an image that makes no name", args: []string{"--image", ":1"}, wantErr: `cannot make an integration name from the image ":1": set one with --name`},
 	}
