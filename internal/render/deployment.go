@@ -77,7 +77,7 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 			LocalObjectReference: corev1.LocalObjectReference{Name: cm}, Items: items}}
 	}
 	var volumes []corev1.Volume
-	if len(files) > 0 {
+	if !Sourceless(in.Integration) {
 		sources := make([]corev1.KeyToPath, len(files))
 		for i, f := range files {
 			sources[i] = corev1.KeyToPath{Key: f.key, Path: f.key}

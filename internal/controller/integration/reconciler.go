@@ -89,9 +89,6 @@ type scope struct {
 	// integration with it: its children cannot be applied any more, and
 	// this reconcile writes nothing.
 	ending bool
-	// foreign tells, once previousOwnersChildren has looked, whether the
-	// children may still be a previous owner's (see there).
-	foreign *bool
 }
 
 // condition is a reason and a message, for a status condition.

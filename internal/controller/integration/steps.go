@@ -282,19 +282,14 @@ func (r *Reconciler) removeChild(ctx context.Context, s *scope, name string, obj
 // Deployment, which the steps do last: a lookup or a removal that fails
 // is retried before it. Looking costs a cached read.
 func (r *Reconciler) previousOwnersChildren(ctx context.Context, s *scope) (bool, error) {
-	if s.foreign != nil {
-		return *s.foreign, nil
+	if s.it.Status.Ownership.Epoch <= 1 {
+		return false, nil
 	}
-	foreign := false
-	if s.it.Status.Ownership.Epoch > 1 {
-		err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), &appsv1.Deployment{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return false, err
-		}
-		foreign = apierrors.IsNotFound(err)
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), &appsv1.Deployment{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
 	}
-	s.foreign = &foreign
-	return foreign, nil
+	return false, err
 }
 
 // applyIfChanged applies want unless the cached object already carries
