@@ -276,12 +276,11 @@ func writeIntegrationReport(w io.Writer, r *integrationReport, now time.Time) er
 	return writeReport(w, fields, it.Status.Conditions, &tableSection{"Children", children, r.childrenErr}, r.events, r.eventsErr, now)
 }
 
-// ownerText shows the owning operator, the epoch and any release.
 // moveText tells where a move of the integration to another operator
 // stands, or "" when none is in flight (its owner is the operator it is
 // assigned to, or it has none yet).
 func moveText(it *camelv1.Integration, now time.Time) string {
-	o, to := it.Status.Ownership, it.Annotations[camelv1.OperatorIDAnnotation]
+	o, to := it.Status.Ownership, it.OperatorID()
 	if o.Owner == "" || to == "" || o.Owner == to {
 		return ""
 	}
@@ -291,6 +290,7 @@ func moveText(it *camelv1.Integration, now time.Time) string {
 	return fmt.Sprintf("to %s: released by %s %s ago, waiting for %s to adopt it", to, o.Owner, age(o.ReleasedAt.Time, now), to)
 }
 
+// ownerText shows the owning operator, the epoch and any release.
 func ownerText(o camelv1.Ownership, now time.Time) string {
 	if o.Owner == "" && o.Epoch == 0 {
 		return none
