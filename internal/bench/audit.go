@@ -28,12 +28,20 @@ type auditEvent struct {
 	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
-// writesByKind counts the successful writes the bench's operators made
-// in namespace since a moment, by "verb resource[/subresource]".
-func writesByKind(path, namespace string, since time.Time) (map[string]int, error) {
+// operatorUserPrefix begins the user names of the bench's Caravan
+// operators; bareUser is the bare operator's.
+const (
+	operatorUserPrefix = "caravan:operator:"
+	bareUser           = "caravan:bare:" + BareID
+)
+
+// writesByKind counts the successful writes that users whose names begin
+// with userPrefix made in namespace since a moment, by "verb
+// resource[/subresource]".
+func writesByKind(path, namespace, userPrefix string, since time.Time) (map[string]int, error) {
 	out := map[string]int{}
 	err := readAudit(path, func(ev auditEvent) {
-		if ev.ObjectRef.Namespace == namespace && strings.HasPrefix(ev.User.Username, "caravan:operator:") &&
+		if ev.ObjectRef.Namespace == namespace && strings.HasPrefix(ev.User.Username, userPrefix) &&
 			!ev.StageTimestamp.Before(since) {
 			out[ev.what()]++
 		}

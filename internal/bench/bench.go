@@ -247,6 +247,9 @@ func writeOutputs(dir string, res *Results) error {
 		if err := writeProfile(filepath.Join(dir, "apiserver-floor.pprof"), r.floorProfile); err != nil {
 			return err
 		}
+		if err := writeProfile(filepath.Join(dir, "apiserver-bare.pprof"), r.bareProfile); err != nil {
+			return err
+		}
 		if err := writeProfile(filepath.Join(dir, "apiserver-caravan.pprof"), r.caravanProfile); err != nil {
 			return err
 		}

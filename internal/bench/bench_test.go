@@ -139,6 +139,7 @@ func TestNumPrintsAtMostTwoDecimals(t *testing.T) {
 func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 	res := &Results{
 		Rollout: &RolloutResult{Integrations: 10, Operators: 2, CaravanSeconds: 3, FloorSeconds: 2, Ratio: 1.5,
+			Bare: BareRollout{Seconds: 2.5, Ratio: 1.25, WritesByKind: map[string]float64{"create deployments": 1}},
 			PerOperator: []OperatorFigures{{ID: "a", Owned: 5}, {ID: "b", Owned: 5}}},
 		Handoff: &HandoffResult{Integrations: 4, Replicas: 2, From: "a", To: "b",
 			WritesByFromAfterReleaseByKind: map[string]int{"patch deployments": 2}, WritesByFromAfterRelease: 2},
@@ -146,6 +147,7 @@ func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 	var buf bytes.Buffer
 	WriteTables(&buf, res)
 	for _, want := range []string{"Rollout: 10 pre-built-image (sourceless) integrations over 2 operators", "1.5x", "Hand-off: 4 Running",
+		"the least an operator can do", "1.25x", "writes / integration: create deployments",
 		"2 (patch deployments: 2)"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the tables lack %q:\n%s", want, buf.String())
@@ -226,14 +228,24 @@ func TestWritesByKindCountsTheOperatorsWritesOfOneRun(t *testing.T) {
 		auditLine(a, "patch", "integrations", "status", "it", start.Add(2*time.Second), 409), // refused
 		auditLine(a, "patch", "deployments", "", "it", start.Add(time.Second), 200),
 		auditLine("admin", "create", "integrations", "", "it", start, 201), // not an operator
+		auditLine(bareUser, "create", "deployments", "", "it", start.Add(time.Second), 201),
+		auditLine(bareUser, "patch", "integrations", "status", "it", start.Add(2*time.Second), 200),
 	)
-	got, err := writesByKind(path, "ns", start)
+	got, err := writesByKind(path, "ns", operatorUserPrefix, start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int{"patch integrations/status": 2, "patch deployments": 1}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("writes = %v, want %v", got, want)
+		t.Errorf("Caravan's operators' writes = %v, want %v", got, want)
+	}
+	got, err = writesByKind(path, "ns", bareUser, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int{"patch integrations/status": 1, "create deployments": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the bare operator's writes = %v, want %v", got, want)
 	}
 }
 
@@ -266,10 +278,12 @@ func TestWritesAfterSeparatesTheReleaseFromLaterWrites(t *testing.T) {
 
 func TestSeveralRolloutRunsReportTheMedianRunAndEveryRun(t *testing.T) {
 	run := func(caravan, floor float64) *RolloutResult {
-		return &RolloutResult{Integrations: 10, Operators: 2, CaravanSeconds: caravan, FloorSeconds: floor, Ratio: caravan / floor}
+		return &RolloutResult{Integrations: 10, Operators: 2, CaravanSeconds: caravan, FloorSeconds: floor, Ratio: caravan / floor,
+			Bare: BareRollout{Seconds: floor + 1, Ratio: (floor + 1) / floor}}
 	}
 	odd := medianRun([]*RolloutResult{run(19, 10), run(17, 10), run(42, 20)})
-	if odd.Ratio != 1.9 || len(odd.Runs) != 3 || odd.Runs[1].Ratio != 1.7 || odd.Runs[2].FloorSeconds != 20 {
+	if odd.Ratio != 1.9 || len(odd.Runs) != 3 || odd.Runs[1].Ratio != 1.7 || odd.Runs[2].FloorSeconds != 20 ||
+		odd.Runs[2].BareSeconds != 21 || odd.Runs[0].BareRatio != 1.1 {
 		t.Errorf("median of three: ratio %v, runs %+v", odd.Ratio, odd.Runs)
 	}
 	even := medianRun([]*RolloutResult{run(20, 10), run(15, 10)})
@@ -279,7 +293,7 @@ func TestSeveralRolloutRunsReportTheMedianRunAndEveryRun(t *testing.T) {
 
 	var buf bytes.Buffer
 	WriteTables(&buf, &Results{Rollout: odd})
-	for _, want := range []string{"all Ready (median of 3 runs)", "Rollout, every run", "42 s", "2.1x"} {
+	for _, want := range []string{"all Ready (median of 3 runs)", "Rollout, every run", "42 s", "2.1x", "1.05x"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the tables lack %q:\n%s", want, buf.String())
 		}

@@ -146,7 +146,7 @@ func (e *env) grantUse(ctx context.Context, id string) error {
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "caravan:operator:" + id}},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUserPrefix + id}},
 	}
 	for _, obj := range []client.Object{role, binding} {
 		if err := e.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -42,7 +42,7 @@ type Operator struct {
 // namespace. The process dies with the bench (Pdeathsig) and is stopped
 // by stop.
 func (e *env) startOperator(id string) (*Operator, error) {
-	user := "caravan:operator:" + id
+	user := operatorUserPrefix + id
 	kubeconfig := filepath.Join(e.dir, "operators", id+".kubeconfig")
 	if err := os.MkdirAll(filepath.Dir(kubeconfig), 0o700); err != nil {
 		return nil, err

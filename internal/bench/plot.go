@@ -15,6 +15,7 @@ var (
 	caravanColor = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 	floorColor   = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
 	otherColor   = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	bareColor    = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
 )
 
 // writePlots draws one PNG per scenario that ran.
@@ -103,7 +104,12 @@ func rolloutPlot(r *RolloutResult) (*plot.Plot, error) {
 			return nil, err
 		}
 	}
-	if err := addLine(p, "floor (bare Deployments ready)", steps(r.FloorCurve), floorColor); err != nil {
+	if len(r.Bare.Curve) > 0 {
+		if err := addLine(p, fmt.Sprintf("bare operator (Ready; %.2fx)", r.Bare.Ratio), steps(r.Bare.Curve), bareColor); err != nil {
+			return nil, err
+		}
+	}
+	if err := addLine(p, "floor (the Deployments alone, ready)", steps(r.FloorCurve), floorColor); err != nil {
 		return nil, err
 	}
 	// Top left: every curve starts low and the floor's rises first.

@@ -22,6 +22,7 @@ const profileChunk = 2
 type WorkShare struct {
 	Work    string  `json:"work"`
 	Caravan float64 `json:"caravan"`
+	Bare    float64 `json:"bare"`
 	Floor   float64 `json:"floor"`
 }
 
@@ -180,9 +181,9 @@ func workOf(s *profile.Sample) string {
 	return otherWork
 }
 
-// workShares lines up Caravan's and the floor's CPU by kind of work, in
-// the order of workKinds, other last.
-func workShares(caravan, floor map[string]float64) []WorkShare {
+// workShares lines up Caravan's, the bare operator's and the floor's CPU
+// by kind of work, in the order of workKinds, other last.
+func workShares(caravan, bare, floor map[string]float64) []WorkShare {
 	kinds := make([]string, 0, len(workKinds)+1)
 	for _, k := range workKinds {
 		kinds = append(kinds, k.work)
@@ -190,7 +191,7 @@ func workShares(caravan, floor map[string]float64) []WorkShare {
 	kinds = append(kinds, otherWork)
 	out := make([]WorkShare, 0, len(kinds))
 	for _, k := range kinds {
-		out = append(out, WorkShare{Work: k, Caravan: round3(caravan[k]), Floor: round3(floor[k])})
+		out = append(out, WorkShare{Work: k, Caravan: round3(caravan[k]), Bare: round3(bare[k]), Floor: round3(floor[k])})
 	}
 	return out
 }

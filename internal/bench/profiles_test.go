@@ -74,12 +74,12 @@ func TestAPIServerCPUIsSplitByKindOfWork(t *testing.T) {
 		}
 	}
 
-	shares := workShares(got, map[string]float64{"server-side applies": 1})
+	shares := workShares(got, map[string]float64{"server-side applies": 0.5}, map[string]float64{"server-side applies": 1})
 	if len(shares) != len(workKinds)+1 || shares[len(shares)-1].Work != otherWork {
 		t.Fatalf("shares = %+v, want every kind of work in order, other last", shares)
 	}
-	if s := shares[2]; s.Work != "server-side applies" || s.Caravan != 0.25 || s.Floor != 1 {
-		t.Errorf("shares[2] = %+v, want server-side applies 0.25 s / 1 s", s)
+	if s := shares[2]; s.Work != "server-side applies" || s.Caravan != 0.25 || s.Bare != 0.5 || s.Floor != 1 {
+		t.Errorf("shares[2] = %+v, want server-side applies 0.25 s / 0.5 s / 1 s", s)
 	}
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +57,7 @@ func Tables(res *Results) []Table {
 		if len(r.Runs) > 0 {
 			out = append(out, runsTable(r))
 		}
-		out = append(out, apiServerWorkTable(r), operatorTable(r), writesTable(r))
+		out = append(out, bareTable(r), apiServerWorkTable(r), operatorTable(r), writesTable(r))
 	}
 	if r := res.Share; r != nil {
 		out = append(out, shareTable(r))
@@ -118,17 +119,16 @@ func rolloutTable(r *RolloutResult) Table {
 // apiServerWorkTable splits the API server's CPU by kind of work.
 func apiServerWorkTable(r *RolloutResult) Table {
 	t := Table{Title: "Rollout, API server CPU by kind of work (its CPU profiles)",
-		Header: []string{"WORK", "CARAVAN", "FLOOR", "DIFFERENCE"}}
-	var caravan, floor float64
+		Header: []string{"WORK", "CARAVAN", "BARE OPERATOR", "FLOOR", "CARAVAN - FLOOR"}}
+	var caravan, bare, floor float64
 	for _, w := range r.APIServerCPUByWork {
-		caravan, floor = caravan+w.Caravan, floor+w.Floor
-		t.Rows = append(t.Rows, []string{w.Work, secs(w.Caravan), secs(w.Floor), secs(round3(w.Caravan - w.Floor))})
+		caravan, bare, floor = caravan+w.Caravan, bare+w.Bare, floor+w.Floor
+		t.Rows = append(t.Rows, []string{w.Work, secs(w.Caravan), secs(w.Bare), secs(w.Floor), secs(round3(w.Caravan - w.Floor))})
 	}
-	t.Rows = append(t.Rows, []string{"all", secs(round3(caravan)), secs(round3(floor)), secs(round3(caravan - floor))})
+	t.Rows = append(t.Rows, []string{"all", secs(round3(caravan)), secs(round3(bare)), secs(round3(floor)), secs(round3(caravan - floor))})
 	return t
 }
 
-// admission says, in a title, who mirrored the operator-id label.
 // medianOf says which run a rollout's figures come from when it ran more
 // than once.
 func medianOf(r *RolloutResult) string {
@@ -140,10 +140,38 @@ func medianOf(r *RolloutResult) string {
 
 // runsTable lists the times of every run of the rollout.
 func runsTable(r *RolloutResult) Table {
-	t := Table{Title: "Rollout, every run", Header: []string{"RUN", "CARAVAN", "FLOOR", "RATIO"}}
+	t := Table{Title: "Rollout, every run", Header: []string{"RUN", "CARAVAN", "FLOOR", "RATIO", "BARE OPERATOR", "RATIO"}}
 	for i, run := range r.Runs {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), secs(run.CaravanSeconds), secs(run.FloorSeconds), num(run.Ratio) + "x"})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), secs(run.CaravanSeconds), secs(run.FloorSeconds), num(run.Ratio) + "x",
+			secs(run.BareSeconds), num(run.BareRatio) + "x"})
 	}
+	return t
+}
+
+// bareTable shows what the bare operator, the least an operator can do,
+// reached in the same run.
+func bareTable(r *RolloutResult) Table {
+	b := r.Bare
+	t := Table{
+		Title:  "Rollout, the least an operator can do (the bare operator: creates the Deployment, writes the status once), same run",
+		Header: []string{"FIGURE", "BARE OPERATOR", "FLOOR", "RATIO"},
+		Rows: [][]string{
+			{"all Ready", secs(b.Seconds), secs(r.FloorSeconds), num(b.Ratio) + "x"},
+			{"all its Deployments ready", secs(b.DeploymentsSeconds), secs(r.FloorSeconds), num(b.DeploymentsRatio) + "x"},
+			{"creation burst", secs(b.CreateSeconds), secs(r.FloorCreateSeconds), ""},
+		},
+	}
+	kinds := slices.Sorted(maps.Keys(b.WritesByKind))
+	for _, k := range kinds {
+		t.Rows = append(t.Rows, []string{"writes / integration: " + k, num(b.WritesByKind[k]), "", ""})
+	}
+	var bare, floor float64
+	for name, c := range b.ControlPlaneCPU {
+		bare, floor = bare+c, floor+r.FloorControlPlaneCPU[name]
+	}
+	t.Rows = append(t.Rows,
+		[]string{"CPU, control plane", secs(round3(bare)), secs(round3(floor)), num(round3(ratio(bare, floor))) + "x"},
+		[]string{"CPU, the bench and the bare operator in it", secs(b.BenchCPU), secs(r.FloorBenchCPU), ""})
 	return t
 }
 
@@ -155,6 +183,7 @@ func workloadKind(r *RolloutResult) string {
 	return "pre-built-image (sourceless)"
 }
 
+// admission says, in a title, who mirrored the operator-id label.
 func admission(r *RolloutResult) string {
 	if r.AdmissionPolicies {
 		return ""
@@ -166,12 +195,7 @@ func admission(r *RolloutResult) string {
 func writesTable(r *RolloutResult) Table {
 	t := Table{Title: "Rollout, operators' writes per integration by kind (API server audit log)",
 		Header: []string{"WRITE", "PER INTEGRATION"}}
-	kinds := make([]string, 0, len(r.WritesByKind))
-	for k := range r.WritesByKind {
-		kinds = append(kinds, k)
-	}
-	slices.Sort(kinds)
-	for _, k := range kinds {
+	for _, k := range slices.Sorted(maps.Keys(r.WritesByKind)) {
 		t.Rows = append(t.Rows, []string{k, num(r.WritesByKind[k])})
 	}
 	return t

@@ -18,6 +18,7 @@ import (
 
 const (
 	floorNamespace   = "bench-floor"
+	bareNamespace    = "bench-bare"
 	rolloutNamespace = "bench-rollout"
 )
 
@@ -38,6 +39,9 @@ type RolloutResult struct {
 	FloorSeconds   float64 `json:"floorSeconds"`
 	CaravanSeconds float64 `json:"caravanSeconds"`
 	Ratio          float64 `json:"ratio"`
+	// Bare is the same rollout, in the same run, of integrations run by
+	// the bare operator: the least an operator can do (see bareOperator).
+	Bare BareRollout `json:"bare"`
 	// Runs are the times of every run, in order, when the rollout ran
 	// more than once; the other figures are those of the run whose ratio
 	// is the median.
@@ -69,13 +73,36 @@ type RolloutResult struct {
 	DeploymentsCurve []Point `json:"deploymentsCurve"`
 	// APIServerCPUByWork splits the API server's CPU over the same
 	// periods by kind of work, from its CPU profiles (written next to
-	// bench.json as apiserver-floor.pprof and apiserver-caravan.pprof;
+	// bench.json as apiserver-floor.pprof, apiserver-bare.pprof and
+	// apiserver-caravan.pprof;
 	// the operators' merged profiles of the Caravan phase are
 	// operators-caravan.pprof).
 	APIServerCPUByWork []WorkShare `json:"apiServerCPUByWork"`
 	floorProfile       *profile.Profile
+	bareProfile        *profile.Profile
 	caravanProfile     *profile.Profile
 	operatorsProfile   *profile.Profile
+}
+
+// BareRollout is the rollout's phase run by the bare operator.
+type BareRollout struct {
+	// Seconds runs from the start of the burst to the moment the last
+	// integration was Ready; Ratio is over the floor's.
+	Seconds float64 `json:"seconds"`
+	Ratio   float64 `json:"ratio"`
+	// DeploymentsSeconds is when the last of its Deployments had rolled
+	// out, DeploymentsRatio the same over the floor's.
+	DeploymentsSeconds float64 `json:"deploymentsSeconds"`
+	DeploymentsRatio   float64 `json:"deploymentsRatio"`
+	CreateSeconds      float64 `json:"createSeconds"`
+	// WritesByKind are the bare operator's writes per integration, by
+	// "verb resource[/subresource]", from the API server's audit log.
+	WritesByKind map[string]float64 `json:"writesByKind"`
+	Curve        []Point            `json:"curve"`
+	// ControlPlaneCPU is by process; BenchCPU is the bench's own, the
+	// bare operator's included (it runs in the bench).
+	ControlPlaneCPU map[string]float64 `json:"controlPlaneCPU"`
+	BenchCPU        float64            `json:"benchCPU"`
 }
 
 // RolloutRun is what one run of the rollout took.
@@ -83,6 +110,8 @@ type RolloutRun struct {
 	FloorSeconds   float64 `json:"floorSeconds"`
 	CaravanSeconds float64 `json:"caravanSeconds"`
 	Ratio          float64 `json:"ratio"`
+	BareSeconds    float64 `json:"bareSeconds"`
+	BareRatio      float64 `json:"bareRatio"`
 }
 
 // runRollouts runs the rollout runs times on the same cluster and returns
@@ -110,7 +139,8 @@ func runRollouts(ctx context.Context, e *env, ops []*Operator, n, runs int) (*Ro
 func medianRun(results []*RolloutResult) *RolloutResult {
 	all := make([]RolloutRun, len(results))
 	for i, r := range results {
-		all[i] = RolloutRun{FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, Ratio: r.Ratio}
+		all[i] = RolloutRun{FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, Ratio: r.Ratio,
+			BareSeconds: r.Bare.Seconds, BareRatio: r.Bare.Ratio}
 	}
 	sorted := slices.SortedStableFunc(slices.Values(results), func(a, b *RolloutResult) int { return cmp.Compare(a.Ratio, b.Ratio) })
 	median := sorted[(len(sorted)-1)/2]
@@ -120,8 +150,9 @@ func medianRun(results []*RolloutResult) *RolloutResult {
 
 // runRollout measures the floor, N bare Deployments with Caravan's pod
 // template, then N pre-built-image integrations (sourceless or, with
-// e.rolloutFlows, with flows) spread round-robin over the operators, each
-// created in one burst on the same cluster.
+// e.rolloutFlows, with flows) run by the bare operator, then the same
+// spread round-robin over Caravan's operators, each created in one burst
+// on the same cluster.
 func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutResult, error) {
 	res := &RolloutResult{Integrations: n, Operators: len(ops), AdmissionPolicies: !e.skipAdmission, Flows: e.rolloutFlows}
 	its := make([]*camelv1.Integration, n)
@@ -136,11 +167,20 @@ func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutRe
 	if err := runFloor(ctx, e, its, res); err != nil {
 		return nil, err
 	}
+	if err := runBareRollout(ctx, e, its, res); err != nil {
+		return nil, err
+	}
 	if err := runCaravanRollout(ctx, e, ops, its, res); err != nil {
 		return nil, err
 	}
 	res.Ratio = round3(ratio(res.CaravanSeconds, res.FloorSeconds))
+	res.Bare.Ratio = round3(ratio(res.Bare.Seconds, res.FloorSeconds))
+	res.Bare.DeploymentsRatio = round3(ratio(res.Bare.DeploymentsSeconds, res.FloorSeconds))
 	floor, err := cpuByWork(res.floorProfile)
+	if err != nil {
+		return nil, err
+	}
+	bare, err := cpuByWork(res.bareProfile)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +188,7 @@ func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutRe
 	if err != nil {
 		return nil, err
 	}
-	res.APIServerCPUByWork = workShares(caravan, floor)
+	res.APIServerCPUByWork = workShares(caravan, bare, floor)
 	return res, nil
 }
 
@@ -194,6 +234,65 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	res.FloorCurve = Curve(ph.start, values(t.times()))
 	fmt.Fprintf(e.progress, "rollout: floor ready in %.1fs; deleting it\n", res.FloorSeconds)
 	return e.deleteNamespace(ctx, floorNamespace)
+}
+
+// runBareRollout measures the integrations its run by the bare operator
+// in a namespace of their own.
+func runBareRollout(ctx context.Context, e *env, its []*camelv1.Integration, res *RolloutResult) error {
+	if err := e.createNamespace(ctx, bareNamespace); err != nil {
+		return err
+	}
+	cfg, err := e.cluster.UserConfig(bareUser, operatorGroup)
+	if err != nil {
+		return err
+	}
+	stopOperator, err := StartBareOperator(ctx, cfg, bareNamespace)
+	if err != nil {
+		return err
+	}
+	defer stopOperator()
+	w, err := newWatcher(ctx, e.config, bareNamespace, &camelv1.Integration{}, &appsv1.Deployment{})
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+	t, err := w.track(ctx, w.integrationReady(bareNamespace), nil)
+	if err != nil {
+		return err
+	}
+	t.sweep = readyIntegrations(e.client, bareNamespace)
+	defer t.stop()
+	deployed, err := w.track(ctx, w.deploymentReady(bareNamespace), nil)
+	if err != nil {
+		return err
+	}
+	defer deployed.stop()
+	objs := make([]client.Object, len(its))
+	for i, it := range its {
+		bare := it.DeepCopy()
+		bare.Namespace = bareNamespace
+		bare.Annotations[camelv1.OperatorIDAnnotation] = BareID
+		objs[i] = bare
+	}
+	fmt.Fprintf(e.progress, "rollout: the bare operator, %d integrations in one burst\n", len(objs))
+	ph, err := e.measureBurst(ctx, t, objs, "the bare operator's integrations", "Ready", nil)
+	if err != nil {
+		return err
+	}
+	b := &res.Bare
+	b.CreateSeconds, b.Seconds = ph.createSeconds, ph.seconds
+	b.ControlPlaneCPU, b.BenchCPU, res.bareProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	b.Curve = Curve(ph.start, values(t.times()))
+	if last := deployed.last(); !last.IsZero() {
+		b.DeploymentsSeconds = round3(last.Sub(ph.start).Seconds())
+	}
+	kinds, err := writesByKind(e.cluster.AuditLogPath(), bareNamespace, bareUser, ph.start)
+	if err != nil {
+		return err
+	}
+	b.WritesByKind = perIntegration(kinds, len(its))
+	fmt.Fprintf(e.progress, "rollout: the bare operator ready in %.1fs; deleting its integrations\n", b.Seconds)
+	return e.deleteNamespace(ctx, bareNamespace)
 }
 
 func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*camelv1.Integration, res *RolloutResult) error {
@@ -258,14 +357,11 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	res.PerOperator = operatorFigures(ops, before, after, owned, events)
 	res.All = totals(res.PerOperator)
 	// The namespace is the same in every run: the writes are this run's.
-	kinds, err := writesByKind(e.cluster.AuditLogPath(), rolloutNamespace, ph.start)
+	kinds, err := writesByKind(e.cluster.AuditLogPath(), rolloutNamespace, operatorUserPrefix, ph.start)
 	if err != nil {
 		return err
 	}
-	res.WritesByKind = map[string]float64{}
-	for k, v := range kinds {
-		res.WritesByKind[k] = round3(float64(v) / float64(len(its)))
-	}
+	res.WritesByKind = perIntegration(kinds, len(its))
 	fmt.Fprintf(e.progress, "rollout: Caravan ready in %.1fs; deleting the integrations\n", res.CaravanSeconds)
 	return e.deleteNamespace(ctx, rolloutNamespace)
 }
@@ -366,6 +462,15 @@ func (e *env) report(what string) func(int) {
 			last, printed = time.Now(), done
 		}
 	}
+}
+
+// perIntegration divides counts by n.
+func perIntegration(counts map[string]int, n int) map[string]float64 {
+	out := make(map[string]float64, len(counts))
+	for k, v := range counts {
+		out[k] = round3(float64(v) / float64(n))
+	}
+	return out
 }
 
 func values(m map[string]time.Time) []time.Time {

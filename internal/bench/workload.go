@@ -71,6 +71,22 @@ func raw(v any) camelv1.RawObject {
 // labelled with floorID and have no owner, so neither an operator nor
 // the garbage collector acts on them.
 func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error) {
+	cm, dep, err := renderedChildren(it, floorID)
+	if err != nil {
+		return nil, nil, err
+	}
+	dep.SetOwnerReferences(nil)
+	if cm == nil {
+		return nil, dep, nil
+	}
+	cm.SetOwnerReferences(nil)
+	return cm, dep, nil
+}
+
+// renderedChildren renders, with internal/render, the ConfigMap (nil when
+// the integration has none) and the Deployment that an operator with the
+// id operatorID makes for it, owned by it.
+func renderedChildren(it *camelv1.Integration, operatorID string) (client.Object, client.Object, error) {
 	traits, err := trait.Parse(it.Spec.Traits)
 	if err != nil {
 		return nil, nil, err
@@ -79,7 +95,7 @@ func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	in := render.Input{Integration: it, Traits: traits, OperatorID: floorID, Image: traits.Container.Image(),
+	in := render.Input{Integration: it, Traits: traits, OperatorID: operatorID, Image: traits.Container.Image(),
 		Digest: d, RunCommand: render.DefaultRunCommand}
 	cm, err := render.ConfigMap(in)
 	if err != nil {
@@ -89,11 +105,9 @@ func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	dep.OwnerReferences = nil
 	if cm == nil {
 		return nil, dep, nil
 	}
-	cm.OwnerReferences = nil
 	return cm, dep, nil
 }
 

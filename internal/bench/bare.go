@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/scheme"
+)
+
+// BareID is the operator id of the integrations the bare operator runs:
+// no Caravan operator runs with it.
+const BareID = "bench-bare"
+
+// bareOperator is the least an operator of Integrations can do and still
+// tell its users when an integration is Ready: for each Integration of
+// its namespace it creates the rendered children (the Deployment, and the
+// ConfigMap when there is one, owned by the integration), and once the
+// Deployment has rolled out it writes the status once (Ready, Running).
+// It records no owner, no epoch, no digest, no Event, and never updates
+// a child: it measures, in the same run as the floor and Caravan, what
+// the custom resource and one status write cost on this cluster.
+type bareOperator struct {
+	client client.Client
+}
+
+// StartBareOperator runs the bare operator on the integrations of
+// namespace, with its own connection to the API server (cfg, its rate
+// limits those of Caravan's operators), until ctx ends or stop is called.
+func StartBareOperator(ctx context.Context, cfg *rest.Config, namespace string) (stop func(), err error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 300, 600
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme.New(),
+		Logger:                 logr.Discard(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache: cache.Options{
+			DefaultNamespaces: map[string]cache.Config{namespace: {}},
+			DefaultTransform:  cache.TransformStripManagedFields(),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the bare operator: %w", err)
+	}
+	r := &bareOperator{client: mgr.GetClient()}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("bare-integration").
+		For(&camelv1.Integration{}).
+		Owns(&appsv1.Deployment{}).
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers, SkipNameValidation: ptr.To(true)}).
+		Complete(r)
+	if err != nil {
+		return nil, fmt.Errorf("the bare operator: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, errors.Join(errors.New("the bare operator: caches did not sync"), <-done)
+	}
+	return func() { cancel(); <-done }, nil
+}
+
+func (r *bareOperator) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var it camelv1.Integration
+	if err := r.client.Get(ctx, req.NamespacedName, &it); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if it.DeletionTimestamp != nil || meta.IsStatusConditionTrue(it.Status.Conditions, camelv1.ConditionReady) {
+		return reconcile.Result{}, nil
+	}
+	var dep appsv1.Deployment
+	err := r.client.Get(ctx, req.NamespacedName, &dep)
+	switch {
+	case apierrors.IsNotFound(err):
+		return reconcile.Result{}, r.createChildren(ctx, &it)
+	case err != nil:
+		return reconcile.Result{}, err
+	case !rolledOut(&dep):
+		return reconcile.Result{}, nil
+	}
+	base := it.DeepCopy()
+	it.Status.Phase = camelv1.IntegrationPhaseRunning
+	it.Status.ObservedGeneration = it.Generation
+	meta.SetStatusCondition(&it.Status.Conditions, metav1.Condition{
+		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: it.Generation,
+		Reason: "DeploymentReady", Message: "the Deployment has rolled out",
+	})
+	return reconcile.Result{}, r.client.Status().Patch(ctx, &it, client.MergeFrom(base))
+}
+
+// createChildren creates the integration's ConfigMap (when it has one) and
+// Deployment, as rendered for BareID; a child that already exists (a
+// Deployment the cache has not shown yet) is left as it is.
+func (r *bareOperator) createChildren(ctx context.Context, it *camelv1.Integration) error {
+	cm, dep, err := renderedChildren(it, BareID)
+	if err != nil {
+		return err
+	}
+	for _, obj := range []client.Object{cm, dep} {
+		if obj == nil {
+			continue
+		}
+		if err := r.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
