@@ -139,7 +139,7 @@ func TestNumPrintsAtMostTwoDecimals(t *testing.T) {
 func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 	res := &Results{
 		Rollout: &RolloutResult{Integrations: 10, Operators: 2, CaravanSeconds: 3, FloorSeconds: 2, Ratio: 1.5,
-			Bare: BareRollout{Seconds: 2.5, Ratio: 1.25, WritesByKind: map[string]float64{"create deployments": 1}},
+			Bare:        BareRollout{Seconds: 2.5, Ratio: 1.25, WritesByKind: map[string]float64{"create deployments": 1}},
 			PerOperator: []OperatorFigures{{ID: "a", Owned: 5}, {ID: "b", Owned: 5}}},
 		Handoff: &HandoffResult{Integrations: 4, Replicas: 2, From: "a", To: "b",
 			WritesByFromAfterReleaseByKind: map[string]int{"patch deployments": 2}, WritesByFromAfterRelease: 2},
