@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
@@ -42,7 +43,8 @@ type bareOperator struct {
 
 // StartBareOperator runs the bare operator on the integrations of
 // namespace, with its own connection to the API server (cfg, its rate
-// limits those of Caravan's operators), until ctx ends or stop is called.
+// limits those of Caravan's operators), until ctx ends or stop (which
+// may be called more than once) is called.
 func StartBareOperator(ctx context.Context, cfg *rest.Config, namespace string) (stop func(), err error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 300, 600
@@ -76,7 +78,8 @@ func StartBareOperator(ctx context.Context, cfg *rest.Config, namespace string) 
 		cancel()
 		return nil, errors.Join(errors.New("the bare operator: caches did not sync"), <-done)
 	}
-	return func() { cancel(); <-done }, nil
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }, nil
 }
 
 func (r *bareOperator) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

@@ -295,6 +295,9 @@ func runBareRollout(ctx context.Context, e *env, its []*camelv1.Integration, res
 	}
 	b.WritesByKind = perIntegration(kinds, len(its))
 	fmt.Fprintf(e.progress, "rollout: the bare operator ready in %.1fs; deleting its integrations\n", b.Seconds)
+	// Stopped first: it would recreate the Deployments that the garbage
+	// collector removes before their integrations.
+	stopOperator()
 	return e.deleteNamespace(ctx, bareNamespace)
 }
 
