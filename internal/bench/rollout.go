@@ -167,13 +167,22 @@ func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutRe
 	if err := runFloor(ctx, e, its, res); err != nil {
 		return nil, err
 	}
+	// Copied before Caravan's burst, which writes what the API server
+	// answers (resourceVersion, uid, labels) into its objects.
+	bareObjs := make([]client.Object, len(its))
+	for i, it := range its {
+		b := it.DeepCopy()
+		b.Namespace = bareNamespace
+		b.Annotations[camelv1.OperatorIDAnnotation] = BareID
+		bareObjs[i] = b
+	}
 	if err := runCaravanRollout(ctx, e, ops, its, res); err != nil {
 		return nil, err
 	}
 	// After Caravan's: a phase that comes later finds more in etcd (the
 	// Events of the phases before live an hour), so the bare operator's
 	// figure errs on the slow side, not Caravan's.
-	if err := runBareRollout(ctx, e, its, res); err != nil {
+	if err := runBareRollout(ctx, e, bareObjs, res); err != nil {
 		return nil, err
 	}
 	res.Ratio = round3(ratio(res.CaravanSeconds, res.FloorSeconds))
@@ -239,9 +248,9 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	return e.deleteNamespace(ctx, floorNamespace)
 }
 
-// runBareRollout measures the integrations its run by the bare operator
-// in a namespace of their own.
-func runBareRollout(ctx context.Context, e *env, its []*camelv1.Integration, res *RolloutResult) error {
+// runBareRollout measures objs, integrations of bareNamespace assigned to
+// BareID, run by the bare operator.
+func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *RolloutResult) error {
 	if err := e.createNamespace(ctx, bareNamespace); err != nil {
 		return err
 	}
@@ -270,13 +279,6 @@ func runBareRollout(ctx context.Context, e *env, its []*camelv1.Integration, res
 		return err
 	}
 	defer deployed.stop()
-	objs := make([]client.Object, len(its))
-	for i, it := range its {
-		bare := it.DeepCopy()
-		bare.Namespace = bareNamespace
-		bare.Annotations[camelv1.OperatorIDAnnotation] = BareID
-		objs[i] = bare
-	}
 	fmt.Fprintf(e.progress, "rollout: the bare operator, %d integrations in one burst\n", len(objs))
 	ph, err := e.measureBurst(ctx, t, objs, "the bare operator's integrations", "Ready", nil)
 	if err != nil {
@@ -293,7 +295,7 @@ func runBareRollout(ctx context.Context, e *env, its []*camelv1.Integration, res
 	if err != nil {
 		return err
 	}
-	b.WritesByKind = perIntegration(kinds, len(its))
+	b.WritesByKind = perIntegration(kinds, len(objs))
 	fmt.Fprintf(e.progress, "rollout: the bare operator ready in %.1fs; deleting its integrations\n", b.Seconds)
 	// Stopped first: it would recreate the Deployments that the garbage
 	// collector removes before their integrations.
