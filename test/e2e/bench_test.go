@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/caravan-dev/caravan/internal/bench"
+)
+
+// clusterDir finds, in the bench's progress, the directory of the local
+// cluster it started.
+var clusterDir = regexp.MustCompile(`starting a local cluster in (\S+)`)
+
+// The bench at a small scale: every phase of the rollout (the floor,
+// Caravan, the bare operator) and the hand-off run for real on a cluster
+// of its own, the figures are written, and nothing is left behind.
+func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T) {
+	g := NewWithT(t)
+	out := t.TempDir()
+	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff", "-N", "12", "--operators", "2",
+		"--handoff-integrations", "4", "--out", out, "--timeout", "10m")
+	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
+
+	data, err := os.ReadFile(filepath.Join(out, "bench.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var res bench.Results
+	g.Expect(json.Unmarshal(data, &res)).To(Succeed())
+	r := res.Rollout
+	g.Expect(r).NotTo(BeNil())
+	g.Expect(r.FloorSeconds).To(BeNumerically(">", 0))
+	g.Expect(r.CaravanSeconds).To(BeNumerically(">", 0))
+	g.Expect(r.CaravanCurve).NotTo(BeEmpty())
+	g.Expect(r.CaravanCurve[len(r.CaravanCurve)-1].Count).To(Equal(12), "all integrations Ready")
+	g.Expect(r.WritesByKind).To(HaveKeyWithValue("patch deployments", BeNumerically(">=", 1)))
+	b := r.Bare
+	g.Expect(b.Seconds).To(BeNumerically(">", 0))
+	g.Expect(b.Curve).NotTo(BeEmpty())
+	g.Expect(b.Curve[len(b.Curve)-1].Count).To(Equal(12), "all the bare operator's integrations Ready")
+	g.Expect(b.WritesByKind).To(Equal(map[string]float64{"create deployments": 1, "patch integrations/status": 1}),
+		"the bare operator makes the Deployment and writes the status once, nothing else")
+	g.Expect(r.APIServerCPUByWork).NotTo(BeEmpty())
+	h := res.Handoff
+	g.Expect(h).NotTo(BeNil())
+	g.Expect(h.MoveTimes).To(HaveLen(4))
+	g.Expect(h.PodsStarted).To(BeZero(), "a move restarts no pod")
+	for _, f := range []string{"rollout.png", "handoff.png", "apiserver-floor.pprof", "apiserver-bare.pprof", "apiserver-caravan.pprof"} {
+		g.Expect(filepath.Join(out, f)).To(BeAnExistingFile())
+	}
+
+	m := clusterDir.FindStringSubmatch(stdout + stderr)
+	g.Expect(m).NotTo(BeNil(), "the bench says where its cluster is")
+	g.Expect(m[1]).NotTo(BeADirectory(), "the bench removed its cluster")
+}
+
+func TestAnInterruptedBenchStopsItsClusterAndOperators(t *testing.T) {
+	g := NewWithT(t)
+	cmd := exec.Command(caravanBin, "bench", "--scenarios", "rollout", "-N", "200", "--operators", "2",
+		"--out", t.TempDir(), "--timeout", "10m")
+	progress, err := cmd.StderrPipe()
+	g.Expect(err).NotTo(HaveOccurred())
+	cmd.Stdout = io.Discard
+	g.Expect(cmd.Start()).To(Succeed())
+	defer func() { _ = cmd.Process.Kill() }()
+
+	// Read the progress until the rollout is under way, noting where the
+	// cluster is.
+	var dir string
+	lines := bufio.NewScanner(progress)
+	for lines.Scan() {
+		line := lines.Text()
+		if m := clusterDir.FindStringSubmatch(line); m != nil {
+			dir = m[1]
+		}
+		if strings.HasPrefix(line, "rollout: floor,") {
+			break
+		}
+	}
+	g.Expect(dir).NotTo(BeEmpty(), "the bench never said where its cluster is")
+	pids := processesMentioning(dir)
+	// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok
+	// and the two operators.
+	g.Expect(len(pids)).To(BeNumerically(">=", 7), "the bench's processes: %v", pids)
+
+	g.Expect(cmd.Process.Signal(syscall.SIGINT)).To(Succeed())
+	go func() { _, _ = io.Copy(io.Discard, progress) }()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		g.Expect(err).To(HaveOccurred(), "an interrupted bench reports that it did not finish")
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the bench did not stop within 2 minutes of an interrupt")
+	}
+	g.Expect(dir).NotTo(BeADirectory(), "the bench removed its cluster")
+	for _, pid := range pids {
+		g.Eventually(func() bool { return running(pid) }, 10*time.Second, 100*time.Millisecond).Should(BeFalse(),
+			"process %d of the bench's cluster still runs", pid)
+	}
+}
