@@ -393,6 +393,44 @@ func TestPhaseChangesAreRecordedAsEvents(t *testing.T) {
 	}, timeout, poll).Should(ContainElement(And(ContainSubstring(`phase "Error"`), ContainSubstring("no sources and no flows"))))
 }
 
+func TestDependenciesThatAnImageRunsWithoutAreAWarning(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "prebuilt-deps", operatorID, 1)
+	it.Spec.Dependencies = []string{"camel:kafka"}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+
+	warnings := func() []string {
+		events := &eventsv1.EventList{}
+		_ = env.Client.List(ctx, events, client.InNamespace(ns))
+		var notes []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == it.Name && e.Reason == "DependenciesNotBuilt" && e.Type == "Warning" {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}
+	g.Eventually(warnings, timeout, poll).Should(ConsistOf(And(ContainSubstring(harness.TestImage), ContainSubstring("camel:kafka"))))
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying),
+		"the image runs: the warning does not stop it")
+	kits := &camelv1.IntegrationKitList{}
+	g.Expect(env.Client.List(ctx, kits, client.InNamespace(ns))).To(Succeed())
+	g.Expect(kits.Items).To(BeEmpty(), "no kit is built for an integration with an image")
+
+	t.Log("once per generation: a later reconcile of the same spec (its Deployment deleted and made again) does not warn again")
+	dep := get(t, key, &appsv1.Deployment{})
+	g.Expect(env.Client.Delete(ctx, dep)).To(Succeed())
+	g.Eventually(func() (types.UID, error) {
+		again := &appsv1.Deployment{}
+		err := env.Client.Get(ctx, key, again)
+		return again.UID, err
+	}, timeout, poll).ShouldNot(Equal(dep.UID))
+	g.Consistently(warnings, time.Second, poll).Should(HaveLen(1))
+}
+
 // TestThePlatformIsRecreatedWithItsDefaults.
 func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	g := NewWithT(t)

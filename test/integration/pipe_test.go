@@ -161,6 +161,18 @@ func TestPipeAndKameletBindingGenerateAnIntegration(t *testing.T) {
 				ContainSubstring("camel.kamelet.timer-source.source.period=2000"),
 				ContainSubstring("camel.kamelet.log-sink.sink.showHeaders=false")))
 			g.Expect(it.Spec.Dependencies).To(ContainElements("camel:kamelet", "camel:timer", "camel:log"))
+			g.Consistently(func() []string {
+				events := &eventsv1.EventList{}
+				_ = env.Client.List(context.Background(), events, client.InNamespace(ns))
+				var reasons []string
+				for _, e := range events.Items {
+					if e.Regarding.Name == it.Name && e.Type == "Warning" {
+						reasons = append(reasons, e.Reason)
+					}
+				}
+				return reasons
+			}, time.Second, poll).ShouldNot(ContainElement("DependenciesNotBuilt"),
+				"the Kamelets' dependencies of a generated integration on an image are no user's mistake")
 
 			t.Log("the binding mirrors its Integration: Creating until it runs, Ready copied, selector")
 			status := func() (camelv1.PipeStatus, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -90,6 +91,7 @@ func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Res
 func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if img := s.traits.Container.Image(); img != "" {
 		s.image = img
+		r.warnUnbuiltDependencies(s)
 		return reconcile.Result{}, nil
 	}
 	if render.Sourceless(s.it) {
@@ -111,6 +113,23 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
 	return r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
+}
+
+// warnUnbuiltDependencies tells the user, with a Warning Event once per
+// generation, that the dependencies an integration lists are not in the
+// container trait's image it runs: no kit is built for such an
+// integration, so they would otherwise be dropped without a word. An
+// integration that a Pipe or a KameletBinding generated is left out: its
+// dependencies are the Kamelets', not the user's.
+func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
+	it := s.it
+	if len(it.Spec.Dependencies) == 0 || it.Status.ObservedGeneration == it.Generation || metav1.GetControllerOf(it) != nil {
+		return
+	}
+	r.Recorder.Eventf(it, nil, "Warning", "DependenciesNotBuilt", "Reconcile",
+		"the container trait's image %s runs as it is, and no kit is built for it: the dependencies %s are not added to it; "+
+			"remove them, or remove the image to have a kit built with them",
+		s.image, strings.Join(it.Spec.Dependencies, ", "))
 }
 
 // impliedDependencies are the dependencies the traits call for.
