@@ -148,7 +148,7 @@ func medianRun(results []*RolloutResult) *RolloutResult {
 	return median
 }
 
-// runRollout measures the floor, N bare Deployments with Caravan's pod
+// runRollout measures the floor, N Deployments alone with Caravan's pod
 // template, then N pre-built-image integrations (sourceless or, with
 // e.rolloutFlows, with flows) spread round-robin over Caravan's
 // operators, then the same run by the bare operator, each created in one
