@@ -107,7 +107,10 @@ func (r *bareOperator) Reconcile(ctx context.Context, req reconcile.Request) (re
 		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: it.Generation,
 		Reason: "DeploymentReady", Message: "the Deployment has rolled out",
 	})
-	return reconcile.Result{}, r.client.Status().Patch(ctx, &it, client.MergeFrom(base))
+	// With the resourceVersion read: a reconcile that read the integration
+	// before its own write reached the cache is refused (and retried)
+	// rather than writing Ready a second time.
+	return reconcile.Result{}, r.client.Status().Patch(ctx, &it, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 // createChildren creates the integration's ConfigMap (when it has one) and
