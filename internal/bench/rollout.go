@@ -248,6 +248,28 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	return e.deleteNamespace(ctx, floorNamespace)
 }
 
+// trackRollout watches the Integrations and Deployments of namespace and
+// tracks when each integration is Ready (t, with a sweep of the API server
+// as a safety net) and when each Deployment has rolled out (deployed);
+// stop ends the watches.
+func (e *env) trackRollout(ctx context.Context, namespace string) (t, deployed *tracker, stop func(), err error) {
+	w, err := newWatcher(ctx, e.config, namespace, &camelv1.Integration{}, &appsv1.Deployment{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if t, err = w.track(ctx, w.integrationReady(namespace), nil); err != nil {
+		w.stop()
+		return nil, nil, nil, err
+	}
+	t.sweep = readyIntegrations(e.client, namespace)
+	if deployed, err = w.track(ctx, w.deploymentReady(namespace), nil); err != nil {
+		t.stop()
+		w.stop()
+		return nil, nil, nil, err
+	}
+	return t, deployed, func() { deployed.stop(); t.stop(); w.stop() }, nil
+}
+
 // runBareRollout measures objs, integrations of bareNamespace assigned to
 // BareID, run by the bare operator.
 func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *RolloutResult) error {
@@ -263,22 +285,11 @@ func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *Roll
 		return err
 	}
 	defer stopOperator()
-	w, err := newWatcher(ctx, e.config, bareNamespace, &camelv1.Integration{}, &appsv1.Deployment{})
+	t, deployed, stopTracking, err := e.trackRollout(ctx, bareNamespace)
 	if err != nil {
 		return err
 	}
-	defer w.stop()
-	t, err := w.track(ctx, w.integrationReady(bareNamespace), nil)
-	if err != nil {
-		return err
-	}
-	t.sweep = readyIntegrations(e.client, bareNamespace)
-	defer t.stop()
-	deployed, err := w.track(ctx, w.deploymentReady(bareNamespace), nil)
-	if err != nil {
-		return err
-	}
-	defer deployed.stop()
+	defer stopTracking()
 	fmt.Fprintf(e.progress, "rollout: the bare operator, %d integrations in one burst\n", len(objs))
 	ph, err := e.measureBurst(ctx, t, objs, "the bare operator's integrations", "Ready", nil)
 	if err != nil {
@@ -307,22 +318,11 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	if err := e.createNamespace(ctx, rolloutNamespace); err != nil {
 		return err
 	}
-	w, err := newWatcher(ctx, e.config, rolloutNamespace, &camelv1.Integration{}, &appsv1.Deployment{})
+	t, deployed, stopTracking, err := e.trackRollout(ctx, rolloutNamespace)
 	if err != nil {
 		return err
 	}
-	defer w.stop()
-	t, err := w.track(ctx, w.integrationReady(rolloutNamespace), nil)
-	if err != nil {
-		return err
-	}
-	t.sweep = readyIntegrations(e.client, rolloutNamespace)
-	defer t.stop()
-	deployed, err := w.track(ctx, w.deploymentReady(rolloutNamespace), nil)
-	if err != nil {
-		return err
-	}
-	defer deployed.stop()
+	defer stopTracking()
 	objs := make([]client.Object, len(its))
 	owner := map[string]int{}
 	owned := make([]int, len(ops))
