@@ -46,6 +46,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The build backoff (1s, 2s, 4s, 8s between attempts) leaves a test
+	// that restarts a stopped registry 15s before the last attempt.
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(0)))
 	ctrl.SetLogger(logger)
 	done := make(chan error, 1)
@@ -53,7 +55,7 @@ func run(m *testing.M) int {
 		done <- operator.Run(ctrl.LoggerInto(ctx, logger), operator.Options{
 			ID: operatorID, Namespace: operatorNamespace, Version: "test", Config: env.Config,
 			MetricsAddr: "0", ProbeAddr: "0", LeaderElect: true,
-			HeartbeatInterval: time.Second, StaleAfter: 3 * time.Second, BuildBackoff: 200 * time.Millisecond,
+			HeartbeatInterval: time.Second, StaleAfter: 3 * time.Second, BuildBackoff: time.Second,
 		})
 	}()
 	code := m.Run()
