@@ -83,8 +83,8 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, first)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, second)).To(Succeed())
 
-	g.Eventually(buildOf(t, ns, first), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseSucceeded))
-	b, _ := buildOf(t, ns, first)()
+	var b *camelv1.Build
+	g.Eventually(last(buildOf(t, ns, first), &b), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseSucceeded))
 	k := &camelv1.IntegrationKit{}
 	g.Eventually(func() camelv1.IntegrationKitPhase {
 		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(b), k)
@@ -201,9 +201,9 @@ func TestWrongCredentialsEndInAnErrorThatSaysSo(t *testing.T) {
 	it := sourceIntegration(ns, "locked-out", "camel:log")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
-	g.Eventually(buildOf(t, ns, it), 2*timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseError))
-	b, _ := buildOf(t, ns, it)()
-	g.Expect(b.Status.Failure.Recovery.Attempt).To(Equal(int32(5)))
+	g.Eventually(buildOf(t, ns, it), 2*timeout, poll).Should(And(
+		HaveField("Status.Phase", camelv1.BuildPhaseError),
+		HaveField("Status.Failure.Recovery.Attempt", int32(5))))
 	g.Eventually(func() (string, error) {
 		cur := &camelv1.Integration{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur); err != nil {
@@ -237,10 +237,10 @@ func TestDeletingAKitCancelsItsBuild(t *testing.T) {
 	ns := env.Namespace(t)
 	it := sourceIntegration(ns, "stuck", "camel:log")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	g.Eventually(buildOf(t, ns, it), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseRunning))
+	var b *camelv1.Build
+	g.Eventually(last(buildOf(t, ns, it), &b), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseRunning))
 	g.Eventually(open.Load, timeout, poll).Should(BeNumerically(">", 0))
 
-	b, _ := buildOf(t, ns, it)()
 	g.Expect(env.Client.Delete(ctx, &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Name}})).To(Succeed())
 	g.Eventually(open.Load, timeout, poll).Should(BeZero(), "the build kept its connections after its kit was deleted")
 }

@@ -38,6 +38,18 @@ func get[T client.Object](t *testing.T, key client.ObjectKey, obj T) T {
 	return obj
 }
 
+// last wraps a poll of Eventually so that *seen holds what the last poll
+// returned: once the wait is over, the value that satisfied it, which
+// the test asserts on rather than on a second read that the operator
+// may have moved on from.
+func last[T any](poll func() (T, error), seen *T) func() (T, error) {
+	return func() (T, error) {
+		v, err := poll()
+		*seen = v
+		return v, err
+	}
+}
+
 func integrationStatus(key client.ObjectKey) func() (camelv1.IntegrationStatus, error) {
 	return func() (camelv1.IntegrationStatus, error) {
 		it := &camelv1.Integration{}
