@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -13,27 +14,36 @@ import (
 // UsePlatformRegistry points the platform of operator id (the
 // IntegrationPlatform id in namespace, which the operator makes at start)
 // at registry, with baseImage as the kits' base, waiting up to a minute
-// for the platform to exist.
+// for the platform to exist and then for the operator to have seen the
+// change (the platform's status observes its generation): a build the
+// test starts afterwards uses this registry, not the one before.
 func (e *Env) UsePlatformRegistry(t testing.TB, namespace, id string, registry camelv1.RegistrySpec, baseImage string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	itp := &camelv1.IntegrationPlatform{}
 	key := client.ObjectKey{Namespace: namespace, Name: id}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := e.Client.Get(ctx, key, itp)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the platform %s never appeared: %v", key, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var lastErr error
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		lastErr = e.Client.Get(ctx, key, itp)
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the platform %s never appeared: %v", key, lastErr)
 	}
 	before := itp.DeepCopy()
 	itp.Spec.Build.Registry = registry
 	itp.Spec.Build.BaseImage = baseImage
 	if err := e.Client.Patch(ctx, itp, client.MergeFrom(before)); err != nil {
 		t.Fatalf("configuring the registry of platform %s: %v", key, err)
+	}
+	generation := itp.Generation
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		lastErr = e.Client.Get(ctx, key, itp)
+		return lastErr == nil && itp.Status.ObservedGeneration >= generation, nil
+	})
+	if err != nil {
+		t.Fatalf("the operator never observed generation %d of the platform %s (observed %d, error %v)",
+			generation, key, itp.Status.ObservedGeneration, lastErr)
 	}
 }
