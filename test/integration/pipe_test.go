@@ -86,13 +86,6 @@ func condition(st camelv1.PipeStatus, t string) metav1.Condition {
 	return metav1.Condition{}
 }
 
-func integrationOf(key client.ObjectKey) func() (*camelv1.Integration, error) {
-	return func() (*camelv1.Integration, error) {
-		it := &camelv1.Integration{}
-		return it, env.Client.Get(context.Background(), key, it)
-	}
-}
-
 func noIntegration(key client.ObjectKey) func() error {
 	return func() error {
 		err := env.Client.Get(context.Background(), key, &camelv1.Integration{})
