@@ -53,8 +53,9 @@ func TestTheBenchBareOperatorMakesTheDeploymentAndReportsReadyOnceItRollsOut(t *
 	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 2, UpdatedReplicas: 2,
 		ReadyReplicas: 2, AvailableReplicas: 2}
 	g.Expect(env.Client.Status().Update(ctx, dep)).To(Succeed())
-	g.Eventually(ready, timeout, poll).Should(BeTrue())
-	got := get(t, key, &camelv1.Integration{})
+	var got *camelv1.Integration
+	g.Eventually(last(integrationOf(key), &got), timeout, poll).Should(HaveField("Status.Conditions",
+		ContainElement(And(HaveField("Type", camelv1.ConditionReady), HaveField("Status", metav1.ConditionTrue)))))
 	g.Expect(got.Status.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
 	g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 }
