@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,21 +155,26 @@ func TestCLIRun(t *testing.T) {
 	it, err = getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	initialized := it.Status.InitializationTimestamp.Time
-	// The timestamp has a precision of a second.
-	time.Sleep(time.Until(initialized.Add(1100 * time.Millisecond)))
+	// The timestamp has a precision of a second: a re-initialisation is
+	// told by the statuses a watch delivers, the digest cleared and then
+	// written again, rather than by a later timestamp after a sleep.
+	statuses := watchStatus(t, key)
+	defer statuses.Stop()
 	out, errOut, err = run("rebuild", "timer-to-log")
 	g.Expect(err).NotTo(HaveOccurred(), errOut)
 	g.Expect(out).To(Equal("integration \"timer-to-log\": digest cleared; operator \"cli-run\" re-initialises it\n"))
 	g.Eventually(func() error {
-		it, err := getIntegration(key)
-		if err != nil {
-			return err
+		seen := statuses.Seen()
+		cleared := slices.IndexFunc(seen, func(st camelv1.IntegrationStatus) bool { return st.Digest == "" })
+		if cleared < 0 {
+			return fmt.Errorf("the watch saw no status with the digest cleared (%d statuses)", len(seen))
 		}
-		if it.Status.InitializationTimestamp == nil || !it.Status.InitializationTimestamp.After(initialized) || it.Status.Digest == "" {
-			return fmt.Errorf("not re-initialised: digest %q, initialised %v", it.Status.Digest, it.Status.InitializationTimestamp)
+		st := seen[len(seen)-1]
+		if len(seen)-1 == cleared || st.Digest == "" || st.InitializationTimestamp == nil || st.InitializationTimestamp.Before(&metav1.Time{Time: initialized}) {
+			return fmt.Errorf("not re-initialised: digest %q, initialised %v", st.Digest, st.InitializationTimestamp)
 		}
-		if it.Status.Ownership.Owner != "cli-run" || !meta.IsStatusConditionTrue(it.Status.Conditions, camelv1.ConditionReady) {
-			return fmt.Errorf("owner %q, conditions %v", it.Status.Ownership.Owner, it.Status.Conditions)
+		if st.Ownership.Owner != "cli-run" || !meta.IsStatusConditionTrue(st.Conditions, camelv1.ConditionReady) {
+			return fmt.Errorf("owner %q, conditions %v", st.Ownership.Owner, st.Conditions)
 		}
 		return nil
 	}, timeout, poll).Should(Succeed())

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -212,6 +213,13 @@ func watchStatus(t *testing.T, key client.ObjectKey) *statusWatch {
 		}
 	}()
 	return sw
+}
+
+// Seen returns the statuses the watch has delivered so far.
+func (sw *statusWatch) Seen() []camelv1.IntegrationStatus {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return slices.Clone(sw.seen)
 }
 
 // Stop ends the watch and returns the statuses it delivered.
