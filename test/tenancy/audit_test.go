@@ -169,11 +169,17 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 		}
 	}
 	g.Expect(killed).To(BeTrue(), "no local process for killed-a")
-	time.Sleep(time.Second)
-	iop := &camelv1alpha1.IntegrationOperator{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "killed-a"}, iop)).To(Succeed())
-	reg := ownership.FromOperator(iop)
-	expiry := reg.Heartbeat.Add(reg.StaleAfter)
+	expiryOfA := func() time.Time {
+		iop := &camelv1alpha1.IntegrationOperator{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "killed-a"}, iop)).To(Succeed())
+		reg := ownership.FromOperator(iop)
+		return reg.Heartbeat.Add(reg.StaleAfter)
+	}
+	// A heartbeat A sent just before it died may land after this read:
+	// this expiry can only be earlier than the real one, which makes the
+	// window in which B must be seen waiting shorter, never longer. B's
+	// writes are compared with the real expiry, read again at the end.
+	expiry := expiryOfA()
 
 	for _, it := range its {
 		g.Expect(annotate(env.Client, it, "heir-b")).To(Succeed())
@@ -211,6 +217,7 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 		}
 		return warnings, nil
 	}, timeout, poll).Should(Equal(map[string]int{"takeover": 5, "long wait": 5}))
+	expiry = expiryOfA()
 	byB := writesOf(t, apps, operatorUser(ops, "heir-b"))
 	for _, it := range its {
 		first := firstReceived(byB[it.Name])
