@@ -1,7 +1,7 @@
 # Caravan's everyday commands. The README's two commands are hack/demo.sh
 # and hack/test.sh; these targets are shortcuts.
 
-.PHONY: help demo test generate build
+.PHONY: help demo test flake generate build
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -11,6 +11,9 @@ demo: ## Start the local cluster and show Caravan on it
 
 test: ## Run every test (builds the cluster binaries on first use)
 	./hack/test.sh
+
+flake: ## Run the control-plane tests N times and once with -race (make flake N=10)
+	./hack/flake.sh $(N)
 
 generate: ## Regenerate deepcopy code and CRDs after changing api/
 	go tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
