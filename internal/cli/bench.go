@@ -1,3 +1,5 @@
+//go:build !operatorimage
+
 package cli
 
 import (

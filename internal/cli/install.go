@@ -10,10 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -45,8 +48,16 @@ type InstallOptions struct {
 	Timeout         time.Duration
 	SkipAdmission   bool
 	SkipKamelets    bool
+	Replicas        int32
+	Requests        map[string]string
+	Limits          map[string]string
+	NodeSelector    map[string]string
+	Tolerations     []string
+	PullSecrets     []string
 
 	// Set by Complete.
+	resources        corev1.ResourceRequirements
+	tolerations      []corev1.Toleration
 	defaultSet       bool
 	registryInsecure bool
 	namespace        string
@@ -109,6 +120,12 @@ with its ServiceAccount's identity, since simulated nodes run no containers.`,
 	f.BoolVar(&o.Wait, "wait", false, "wait until the operator has registered and is ready")
 	f.BoolVar(&o.SkipKamelets, "skip-kamelets", false, "do not install the Kamelet catalog (timer-source, log-sink, ...) into the operator namespace")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
+	f.Int32Var(&o.Replicas, "replicas", 1, "replicas of the operator Deployment (one leads, on the Lease <id>-lock)")
+	f.StringToStringVar(&o.Requests, "requests", nil, "resource requests of the operator container, as cpu=100m,memory=64Mi (default cpu=100m,memory=64Mi)")
+	f.StringToStringVar(&o.Limits, "limits", nil, "resource limits of the operator container, as cpu=1,memory=512Mi (default cpu=1,memory=512Mi)")
+	f.StringToStringVar(&o.NodeSelector, "node-selector", nil, "node labels the operator pod must run on, as key=value")
+	f.StringSliceVar(&o.Tolerations, "tolerations", nil, "taints the operator pod tolerates, as key[=value]:Effect[:seconds] or key:Exists:Effect")
+	f.StringSliceVar(&o.PullSecrets, "image-pull-secret", nil, "Secrets, in the operator namespace, to pull the operator image with")
 	return cmd
 }
 
@@ -150,6 +167,21 @@ func (o *InstallOptions) Validate() error {
 	if o.Image == "" {
 		return errors.New("--image must not be empty")
 	}
+	if o.Replicas < 0 {
+		return fmt.Errorf("--replicas must not be negative, got %d", o.Replicas)
+	}
+	var err error
+	if o.resources, err = install.ParseResources(o.Requests, o.Limits); err != nil {
+		return err
+	}
+	if o.tolerations, err = install.ParseTolerations(o.Tolerations); err != nil {
+		return err
+	}
+	for _, s := range o.PullSecrets {
+		if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
+			return fmt.Errorf("--image-pull-secret %q: %s", s, strings.Join(msgs, "; "))
+		}
+	}
 	return nil
 }
 
@@ -159,6 +191,8 @@ func (o *InstallOptions) installConfig() install.Config {
 		Image: o.Image, Registry: o.Registry, Version: version.Get(), Local: o.local != nil,
 		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
 		SkipKamelets: o.SkipKamelets,
+		Replicas:     ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,
+		Tolerations: o.tolerations, ImagePullSecrets: o.PullSecrets,
 	}
 }
 
@@ -190,6 +224,9 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 			}
 		}
 	}
+	if err := o.checkServerVersion(); err != nil {
+		return err
+	}
 	if err := installer.Check(ctx, o.installConfig(), o.Force); err != nil {
 		return err
 	}
@@ -206,6 +243,23 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return o.waitReady(ctx, c)
 	}
 	return nil
+}
+
+// checkServerVersion refuses, before anything is written, to install the
+// admission policies on a cluster that cannot serve them.
+func (o *InstallOptions) checkServerVersion() error {
+	if o.SkipAdmission {
+		return nil
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(o.config)
+	if err != nil {
+		return err
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading the cluster's Kubernetes version: %w", err)
+	}
+	return install.CheckServerVersion(info.GitVersion)
 }
 
 // startLocal runs the operator as a process of the local cluster, with a

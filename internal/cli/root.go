@@ -7,8 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	"github.com/caravan-dev/caravan/internal/cli/local"
 )
 
 // NewRootCommand builds the caravan command tree.
@@ -26,23 +24,7 @@ camel.apache.org/operator.id annotation names it.`,
 	kube.AddFlags(root.PersistentFlags())
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.AddCommand(
-		local.NewCmdLocal(streams),
-		newCmdOperator(kube, streams),
-		newCmdRun(kube, streams),
-		newCmdBind(kube, streams),
-		newCmdDelete(kube, streams),
-		newCmdRebuild(kube, streams),
-		newCmdReassign(kube, streams),
-		newCmdInstall(kube, streams),
-		newCmdUninstall(kube, streams),
-		newCmdGet(kube, streams),
-		newCmdDescribe(kube, streams),
-		newCmdOperators(kube, streams),
-		newCmdCompletion(kube, streams),
-		newCmdVersion(kube, streams),
-		newCmdBench(kube, streams),
-	)
+	root.AddCommand(commands(kube, streams)...)
 	return root
 }
 

@@ -83,3 +83,19 @@ func ListFiles(img v1.Image) (map[string][]byte, error) {
 		files[path.Join("/", hdr.Name)] = content
 	}
 }
+
+// PushIndex writes the image index idx, and every image it holds, to ref (a
+// name without a registry host is pushed to reg). Every error is an *Error.
+func PushIndex(ctx context.Context, reg Registry, ref string, idx v1.ImageIndex) error {
+	if err := ctx.Err(); err != nil {
+		return reg.classify(ctx, opPush, ref, err)
+	}
+	parsed, err := reg.parse(ref)
+	if err != nil {
+		return reg.invalid(ref, err)
+	}
+	if err := remote.WriteIndex(parsed, idx, reg.options(ctx, parsed)...); err != nil {
+		return reg.classify(ctx, opPush, parsed.Name(), err)
+	}
+	return nil
+}

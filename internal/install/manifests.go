@@ -3,10 +3,12 @@ package install
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -49,7 +51,18 @@ type Config struct {
 	SkipAdmission bool
 	// SkipKamelets leaves the Kamelet catalog out.
 	SkipKamelets bool
+	// Replicas of the operator Deployment (one leads); 1 when nil.
+	Replicas *int32
+	// Resources of the operator container; DefaultResources when empty.
+	Resources corev1.ResourceRequirements
+	// NodeSelector, Tolerations and ImagePullSecrets go into the operator's pod.
+	NodeSelector     map[string]string
+	Tolerations      []corev1.Toleration
+	ImagePullSecrets []string
 }
+
+// OperatorUID is the non-root user the operator image runs as.
+const OperatorUID = 65532
 
 // Names of what an operator installs, all derived from its id so that
 // several operators can share a namespace.
@@ -84,7 +97,7 @@ func Manifests(c Config) ([]client.Object, error) {
 	}
 	objs = append(objs, registration(c), platform(c))
 	if !c.Local {
-		objs = append(objs, deployment(c))
+		objs = append(objs, deployment(c), metricsService(c))
 	}
 	if !c.SkipKamelets {
 		catalog, err := kameletManifests(c)
@@ -196,38 +209,143 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 	return p
 }
 
+// Ports the operator container serves.
+const (
+	MetricsPort = 8080
+	ProbesPort  = 8081
+)
+
+// MetricsServiceName names the Service in front of operator id's metrics.
+func MetricsServiceName(id string) string { return operatorName(id) + "-metrics" }
+
+// DefaultResources are the operator container's requests and limits when
+// none are given.
+func DefaultResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+	}
+}
+
+// operatorArgs are the container's arguments: the endpoints on the pod's
+// address, and what the operator serves.
+func operatorArgs(c Config) []string {
+	args := []string{"operator",
+		fmt.Sprintf("--metrics-bind-address=$(POD_IP):%d", MetricsPort),
+		fmt.Sprintf("--health-probe-bind-address=$(POD_IP):%d", ProbesPort),
+		"--leader-elect=true"}
+	if c.Default {
+		args = append(args, "--default")
+	}
+	if len(c.WatchNamespaces) > 0 {
+		ns := append([]string(nil), c.WatchNamespaces...)
+		sort.Strings(ns)
+		args = append(args, "--watch-namespaces="+strings.Join(ns, ","))
+	}
+	return args
+}
+
+// operatorEnv names the operator (as Camel K's OPERATOR_ID and
+// KAMEL_OPERATOR_ID) and gives it its namespace and address from the
+// downward API.
+func operatorEnv(c Config) []corev1.EnvVar {
+	field := func(path string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}
+	}
+	return []corev1.EnvVar{
+		{Name: "OPERATOR_ID", Value: c.ID},
+		{Name: "KAMEL_OPERATOR_ID", Value: c.ID},
+		{Name: "POD_NAMESPACE", ValueFrom: field("metadata.namespace")},
+		{Name: "POD_NAME", ValueFrom: field("metadata.name")},
+		{Name: "POD_IP", ValueFrom: field("status.podIP")},
+	}
+}
+
+// restricted is a container security context that PodSecurity "restricted"
+// admits: non-root, read-only root filesystem, no capabilities, no
+// privilege escalation, the runtime's default seccomp profile.
+func restricted() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
 func deployment(c Config) *appsv1.Deployment {
 	name := operatorName(c.ID)
-	probe := func(path string) *corev1.Probe {
+	probe := func(path string, failures int32) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path: path, Port: intstr.FromString("probes")}}, PeriodSeconds: 10}
+			Path: path, Port: intstr.FromString("probes")}},
+			InitialDelaySeconds: 2, PeriodSeconds: 5, TimeoutSeconds: 2, FailureThreshold: failures}
+	}
+	resources := c.Resources
+	if resources.Requests == nil && resources.Limits == nil {
+		resources = DefaultResources()
+	}
+	replicas := c.Replicas
+	if replicas == nil {
+		replicas = ptr.To[int32](1)
+	}
+	var pullSecrets []corev1.LocalObjectReference
+	for _, s := range c.ImagePullSecrets {
+		pullSecrets = append(pullSecrets, corev1.LocalObjectReference{Name: s})
 	}
 	return &appsv1.Deployment{
 		TypeMeta:   typeMeta("apps/v1", "Deployment"),
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
+			Replicas: replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels(c.ID)},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels(c.ID)},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels(c.ID),
+					Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "operator"}},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: name,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](OperatorUID),
+						RunAsGroup:     ptr.To[int64](OperatorUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					NodeSelector:     c.NodeSelector,
+					Tolerations:      c.Tolerations,
+					ImagePullSecrets: pullSecrets,
 					Containers: []corev1.Container{{
-						Name:  "operator",
-						Image: c.Image,
-						Args:  []string{"operator", "--operator-id", c.ID},
-						Env: []corev1.EnvVar{{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{
-							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}},
+						Name:            "operator",
+						Image:           c.Image,
+						ImagePullPolicy: corev1.PullIfNotPresent,
+						Args:            operatorArgs(c),
+						Env:             operatorEnv(c),
 						Ports: []corev1.ContainerPort{
-							{Name: "metrics", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
-							{Name: "probes", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
+							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
+							{Name: "probes", ContainerPort: ProbesPort, Protocol: corev1.ProtocolTCP},
 						},
-						LivenessProbe:  probe("/healthz"),
-						ReadinessProbe: probe("/readyz"),
+						LivenessProbe:   probe("/healthz", 6),
+						ReadinessProbe:  probe("/readyz", 3),
+						Resources:       resources,
+						SecurityContext: restricted(),
+						VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 					}},
+					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				},
 			},
+		},
+	}
+}
+
+// metricsService exposes the operator's metrics for scraping.
+func metricsService(c Config) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   typeMeta("v1", "Service"),
+		ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(c.ID), Namespace: c.Namespace, Labels: labels(c.ID)},
+		Spec: corev1.ServiceSpec{
+			Selector: labels(c.ID),
+			Ports: []corev1.ServicePort{{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromString("metrics"),
+				Protocol: corev1.ProtocolTCP}},
 		},
 	}
 }

@@ -1,7 +1,6 @@
 package localcluster
 
 import (
-	"bufio"
 	"context"
 	"embed"
 	"errors"
@@ -11,9 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
-	"time"
+
+	"github.com/caravan-dev/caravan/internal/gobuild"
 )
 
 // Versions of the local-cluster components. A change of version changes
@@ -207,7 +206,7 @@ func (c component) build(ctx context.Context, cacheDir string, out io.Writer) er
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = srcDir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
-	if err := runWithProgress(cmd, c.name, out); err != nil {
+	if err := gobuild.Run(cmd, c.name, out); err != nil {
 		return fmt.Errorf("building %s %s: %w", c.name, c.version, err)
 	}
 	if c.after != nil {
@@ -244,50 +243,6 @@ func writeToolSource(name, dir string) error {
 		}
 	}
 	return nil
-}
-
-// runWithProgress runs a `go build -v` and prints a line with the number of
-// packages compiled so far every 20 seconds, instead of the package list.
-func runWithProgress(cmd *exec.Cmd, name string, out io.Writer) error {
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	var compiled atomic.Int64
-	var tail []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			compiled.Add(1)
-			tail = append(tail, line)
-			if len(tail) > 40 {
-				tail = tail[1:]
-			}
-		}
-	}()
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	ticker := time.NewTicker(20 * time.Second)
-	defer ticker.Stop()
-	waitErr := make(chan error, 1)
-	go func() { <-done; waitErr <- cmd.Wait() }()
-	for {
-		select {
-		case err := <-waitErr:
-			if err != nil {
-				return fmt.Errorf("%w:\n%s", err, strings.Join(tail, "\n"))
-			}
-			return nil
-		case <-ticker.C:
-			fmt.Fprintf(out, "  %s: %d packages compiled, %s elapsed\n",
-				name, compiled.Load(), time.Since(start).Round(time.Second))
-		}
-	}
 }
 
 func writeKwokStages(ctx context.Context, srcDir, outDir string) error {

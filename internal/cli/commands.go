@@ -1,0 +1,32 @@
+//go:build !operatorimage
+
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/cli/local"
+)
+
+// commands are every command of the caravan CLI.
+func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Command {
+	return []*cobra.Command{
+		local.NewCmdLocal(streams),
+		newCmdOperator(kube, streams),
+		newCmdRun(kube, streams),
+		newCmdBind(kube, streams),
+		newCmdDelete(kube, streams),
+		newCmdRebuild(kube, streams),
+		newCmdReassign(kube, streams),
+		newCmdInstall(kube, streams),
+		newCmdUninstall(kube, streams),
+		newCmdGet(kube, streams),
+		newCmdDescribe(kube, streams),
+		newCmdOperators(kube, streams),
+		newCmdCompletion(kube, streams),
+		newCmdVersion(kube, streams),
+		newCmdBench(kube, streams),
+		newCmdImage(kube, streams),
+	}
+}

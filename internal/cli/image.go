@@ -1,0 +1,156 @@
+//go:build !operatorimage
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/version"
+)
+
+func newCmdImage(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "image",
+		Short: "Build and push the operator image",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newCmdImagePush(streams))
+	return cmd
+}
+
+// ImagePushOptions are the options of `caravan image push`.
+type ImagePushOptions struct {
+	Target    string
+	Tag       string
+	Version   string
+	Platforms []string
+	Insecure  bool
+	SourceDir string
+	CABundle  string
+
+	// Set by Complete.
+	options operatorimage.Options
+
+	genericiooptions.IOStreams
+}
+
+func newCmdImagePush(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ImagePushOptions{Platforms: platformNames(operatorimage.Platforms), SourceDir: ".", IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "push REGISTRY[/REPOSITORY]",
+		Short: "Build the operator image from this source tree and push it by digest",
+		Long: `Build the operator image from Caravan's source tree and push it: a static
+caravan binary per platform (CGO disabled, cross-compiled with the go command)
+on a minimal root filesystem (CA certificates, the non-root user 65532, /tmp),
+as an OCI index for linux/amd64 and linux/arm64. The repository defaults to
+caravan/operator and the tag to the version. Credentials come from the docker
+configuration (~/.docker/config.json), as for docker push.
+
+It prints the image by digest, for caravan install --image.`,
+		Example: `  # Push to a registry, then install an operator running that image
+  caravan image push registry.example:5000
+  caravan install -n operators -x tenant-a --image registry.example:5000/caravan/operator@sha256:...
+
+  # Another repository and version, one platform
+  caravan image push registry.example:5000/platform/caravan --version v1.2.0 --platform linux/amd64`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Target = args[0]
+			return completeValidateRun(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Tag, "tag", "", "tag of the pushed index (default the version)")
+	f.StringVar(&o.Version, "version", version.Get(), "version stamped into the binary and the image labels")
+	f.StringSliceVar(&o.Platforms, "platform", o.Platforms, "platforms of the index, os/arch[/variant]")
+	f.BoolVar(&o.Insecure, "insecure", false, "reach the registry over plain HTTP or with an unverified certificate")
+	f.StringVar(&o.SourceDir, "source", o.SourceDir, "a directory inside Caravan's source tree")
+	f.StringVar(&o.CABundle, "ca-certificates", operatorimage.HostCACertificates, "the CA bundle the image carries")
+	return cmd
+}
+
+// Complete finds the source tree and the registry's credentials.
+func (o *ImagePushOptions) Complete() error {
+	host, repo, _ := strings.Cut(strings.TrimSuffix(o.Target, "/"), "/")
+	reg, err := name.NewRegistry(host)
+	if err != nil {
+		return fmt.Errorf("registry %q: %w", host, err)
+	}
+	auth, err := authn.DefaultKeychain.Resolve(reg)
+	if err != nil {
+		return fmt.Errorf("reading the credentials of %s: %w", host, err)
+	}
+	platforms, err := operatorimage.ParsePlatforms(o.Platforms)
+	if err != nil {
+		return err
+	}
+	src, err := operatorimage.FindSource(context.Background(), o.SourceDir)
+	if err != nil {
+		return err
+	}
+	src.Version = o.Version
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		return err
+	}
+	o.options = operatorimage.Options{Source: src, Platforms: platforms,
+		Registry:   image.Registry{Address: host, Insecure: o.Insecure, Auth: auth},
+		Repository: repo, Tag: o.Tag, BinDir: operatorimage.DefaultBinDir(cacheDir),
+		CABundle: o.CABundle, Progress: o.ErrOut}
+	return nil
+}
+
+// Validate checks the target and the platforms.
+func (o *ImagePushOptions) Validate() error {
+	if o.Target == "" || strings.HasPrefix(o.Target, "/") {
+		return errors.New("give the registry to push to, as REGISTRY[/REPOSITORY]")
+	}
+	if len(o.options.Platforms) == 0 {
+		return errors.New("--platform: give at least one platform")
+	}
+	if _, err := os.Stat(o.options.CABundle); err != nil {
+		return fmt.Errorf("--ca-certificates: %w", err)
+	}
+	return nil
+}
+
+// Run builds and pushes, then prints the image by digest.
+func (o *ImagePushOptions) Run(ctx context.Context) error {
+	res, err := operatorimage.BuildAndPush(ctx, o.options)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(res.CompressedSize))
+	for p := range res.CompressedSize {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		fmt.Fprintf(o.ErrOut, "%s: %.1f MiB compressed\n", p, float64(res.CompressedSize[p])/(1<<20))
+	}
+	fmt.Fprintf(o.ErrOut, "pushed %s\n", res.Tagged)
+	fmt.Fprintln(o.Out, res.Reference)
+	return nil
+}
+
+func platformNames(ps []v1.Platform) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}

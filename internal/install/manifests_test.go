@@ -1,0 +1,160 @@
+package install
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+)
+
+func operatorDeployment(t *testing.T, c Config) *appsv1.Deployment {
+	t.Helper()
+	objs, err := Manifests(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			return d
+		}
+	}
+	t.Fatal("the manifests hold no Deployment")
+	return nil
+}
+
+func TestTheOperatorContainerIsWhatPodSecurityRestrictedAdmits(t *testing.T) {
+	g := NewWithT(t)
+	d := operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
+	pod := d.Spec.Template.Spec
+	g.Expect(pod.SecurityContext.RunAsNonRoot).To(Equal(ptr.To(true)))
+	g.Expect(pod.SecurityContext.RunAsUser).To(Equal(ptr.To[int64](OperatorUID)))
+	g.Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+	c := pod.Containers[0]
+	g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(Equal(ptr.To(true)))
+	g.Expect(c.SecurityContext.AllowPrivilegeEscalation).To(Equal(ptr.To(false)))
+	g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+	g.Expect(c.VolumeMounts).To(ContainElement(HaveField("MountPath", "/tmp")), "no writable /tmp")
+	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+	g.Expect(c.Resources).To(Equal(DefaultResources()))
+}
+
+func TestTheIdDefaultAndWatchNamespacesReachTheContainer(t *testing.T) {
+	g := NewWithT(t)
+	d := operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img", Default: true,
+		WatchNamespaces: []string{"b", "a"}})
+	c := d.Spec.Template.Spec.Containers[0]
+	g.Expect(c.Args).To(ContainElements("--default", "--watch-namespaces=a,b"))
+	g.Expect(c.Env).To(ContainElements(
+		corev1.EnvVar{Name: "OPERATOR_ID", Value: "tenant-a"},
+		corev1.EnvVar{Name: "KAMEL_OPERATOR_ID", Value: "tenant-a"},
+		HaveField("Name", "POD_NAMESPACE")))
+	for _, e := range c.Env {
+		if e.Name == "POD_NAMESPACE" {
+			g.Expect(e.ValueFrom.FieldRef.FieldPath).To(Equal("metadata.namespace"))
+		}
+	}
+
+	d = operatorDeployment(t, Config{ID: "tenant-b", Namespace: "ops", Image: "img"})
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		g.Expect(a).NotTo(HavePrefix("--watch-namespaces"), "an operator of every namespace is limited")
+		g.Expect(a).NotTo(Equal("--default"))
+	}
+}
+
+func TestTheInstallCarriesReplicasSchedulingAndPullSecrets(t *testing.T) {
+	g := NewWithT(t)
+	tol := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ops", Effect: corev1.TaintEffectNoSchedule}
+	d := operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img", Replicas: ptr.To[int32](2),
+		NodeSelector: map[string]string{"pool": "ops"}, Tolerations: []corev1.Toleration{tol},
+		ImagePullSecrets: []string{"regcred"}})
+	g.Expect(*d.Spec.Replicas).To(Equal(int32(2)))
+	pod := d.Spec.Template.Spec
+	g.Expect(pod.NodeSelector).To(Equal(map[string]string{"pool": "ops"}))
+	g.Expect(pod.Tolerations).To(Equal([]corev1.Toleration{tol}))
+	g.Expect(pod.ImagePullSecrets).To(Equal([]corev1.LocalObjectReference{{Name: "regcred"}}))
+}
+
+func TestTheMetricsServiceSelectsTheOperatorPods(t *testing.T) {
+	g := NewWithT(t)
+	objs, err := Manifests(Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
+	g.Expect(err).NotTo(HaveOccurred())
+	d := operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
+	var svc *corev1.Service
+	for _, o := range objs {
+		if s, ok := o.(*corev1.Service); ok {
+			svc = s
+		}
+	}
+	g.Expect(svc).NotTo(BeNil(), "no metrics Service")
+	g.Expect(svc.Name).To(Equal("tenant-a-operator-metrics"))
+	g.Expect(svc.Spec.Selector).To(Equal(d.Spec.Template.Labels))
+	g.Expect(svc.Spec.Ports[0].TargetPort.StrVal).To(Equal("metrics"))
+}
+
+func TestResourcesReplaceTheDefaultsByNameAndRefuseNonsense(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		requests, limit map[string]string
+		wantErr         string
+		wantMemLimit    string
+	}{
+		{name: "no flags give the defaults", wantMemLimit: "512Mi"},
+		{name: "a memory limit replaces only the memory limit", limit: map[string]string{"memory": "1Gi"}, wantMemLimit: "1Gi"},
+		{name: "an unparsable quantity is refused", requests: map[string]string{"cpu": "lots"}, wantErr: `--requests cpu="lots"`},
+		{name: "an unknown resource is refused", limit: map[string]string{"gpu": "1"}, wantErr: `unknown resource "gpu"`},
+		{name: "a limit below its request is refused", limit: map[string]string{"memory": "32Mi"}, wantErr: "the memory limit 32Mi is below its request 64Mi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			res, err := ParseResources(tc.requests, tc.limit)
+			if tc.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Limits[corev1.ResourceMemory]).To(Equal(resource.MustParse(tc.wantMemLimit)))
+		})
+	}
+}
+
+func TestTolerationsAreParsedOrRefusedWithTheForm(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		want    corev1.Toleration
+		wantErr string
+	}{
+		{spec: "dedicated=ops:NoSchedule", want: corev1.Toleration{Key: "dedicated", Value: "ops", Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoSchedule}},
+		{spec: "gone:NoExecute:30", want: corev1.Toleration{Key: "gone", Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)}},
+		{spec: "any:Exists", want: corev1.Toleration{Key: "any", Operator: corev1.TolerationOpExists}},
+		{spec: "any:Exists:NoSchedule", want: corev1.Toleration{Key: "any", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		{spec: "dedicated", wantErr: "want key[=value]:Effect"},
+		{spec: "k=v:Sometimes", wantErr: `effect "Sometimes"`},
+		{spec: "k:NoSchedule:30", wantErr: "only with NoExecute"},
+		{spec: "k=v:Exists", wantErr: "takes no value"},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := ParseTolerations([]string{tc.spec})
+			if tc.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal([]corev1.Toleration{tc.want}))
+		})
+	}
+}
+
+func TestAnOlderClusterIsRefusedWithWhatToDo(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(CheckServerVersion("v1.37.2")).To(Succeed())
+	g.Expect(CheckServerVersion("v1.36.0-gke.1")).To(Succeed())
+	err := CheckServerVersion("v1.35.4")
+	g.Expect(err).To(MatchError(ContainSubstring("need 1.36 or later")))
+	g.Expect(err).To(MatchError(ContainSubstring("--skip-admission")))
+	g.Expect(CheckServerVersion("not-a-version")).To(MatchError(ContainSubstring("cannot be read")))
+}

@@ -1,0 +1,139 @@
+// Package operatorimage builds the operator's container image without a
+// daemon: static caravan binaries cross-compiled from Caravan's source tree,
+// on a minimal non-root filesystem, as an OCI index for several platforms,
+// with go-containerregistry.
+package operatorimage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/caravan-dev/caravan/internal/gobuild"
+)
+
+// ModulePath is Caravan's Go module, whose source tree the image is built from.
+const ModulePath = "github.com/caravan-dev/caravan"
+
+// BuildTag leaves out of the image's binary the commands an operator never
+// runs (the bench, the local cluster, the user commands).
+const BuildTag = "operatorimage"
+
+// Platforms are the platforms the image is built for by default.
+var Platforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
+
+// Source is a Caravan source tree and what to stamp into its build.
+type Source struct {
+	// Dir is the root of the tree (where go.mod is).
+	Dir string
+	// Version is stamped into the binary and the image label; "dev" when empty.
+	Version string
+	// Revision is the tree's git commit, with "-dirty" when it has changes; "" outside git.
+	Revision string
+}
+
+// FindSource walks up from dir to the root of Caravan's source tree, and
+// reads its git revision.
+func FindSource(ctx context.Context, dir string) (Source, error) {
+	start, err := filepath.Abs(dir)
+	if err != nil {
+		return Source{}, err
+	}
+	for d := start; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && moduleOf(data) == ModulePath {
+			return Source{Dir: d, Revision: revision(ctx, d)}, nil
+		}
+		if filepath.Dir(d) == d {
+			return Source{}, fmt.Errorf("no Caravan source tree (go.mod of module %s) in %s or above it: the operator image is built from the source; run from a checkout, or pass an image that was pushed already", ModulePath, start)
+		}
+	}
+}
+
+// moduleOf returns the module path a go.mod declares.
+func moduleOf(gomod []byte) string {
+	for line := range strings.SplitSeq(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// revision returns the commit of the git tree at dir, "-dirty" appended
+// when it has uncommitted changes, or "" when dir is not in a git tree.
+func revision(ctx context.Context, dir string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	rev := strings.TrimSpace(string(out))
+	status, err := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output()
+	if err == nil && len(bytes.TrimSpace(status)) > 0 {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+func (s Source) version() string {
+	if s.Version == "" {
+		return "dev"
+	}
+	return s.Version
+}
+
+// Build compiles the static caravan binary for platform into outDir and
+// returns its path. The go command skips the link when the binary there is
+// up to date, so a rebuild of an unchanged tree takes seconds.
+func (s Source) Build(ctx context.Context, p v1.Platform, outDir string, progress io.Writer) (string, error) {
+	if p.OS != "linux" {
+		return "", fmt.Errorf("platform %s: the operator image is built for linux only", p.String())
+	}
+	dir := filepath.Join(outDir, p.OS+"-"+p.Architecture+platformVariant(p))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
+	}
+	bin := filepath.Join(dir, "caravan")
+	ldflags := "-s -w -X " + ModulePath + "/internal/version.Version=" + s.version()
+	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath", "-tags", BuildTag,
+		"-ldflags", ldflags, "-o", bin, "./cmd/caravan")
+	cmd.Dir = s.Dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOWORK=off", "GOFLAGS=")
+	if p.Architecture == "arm" && p.Variant != "" {
+		cmd.Env = append(cmd.Env, "GOARM="+strings.TrimPrefix(p.Variant, "v"))
+	}
+	if err := gobuild.Run(cmd, "caravan "+p.String(), progress); err != nil {
+		return "", fmt.Errorf("building caravan for %s: %w", p.String(), err)
+	}
+	return bin, nil
+}
+
+func platformVariant(p v1.Platform) string {
+	if p.Variant == "" {
+		return ""
+	}
+	return "-" + p.Variant
+}
+
+// ParsePlatforms parses a list of os/arch[/variant].
+func ParsePlatforms(list []string) ([]v1.Platform, error) {
+	var out []v1.Platform
+	var errs []error
+	for _, s := range list {
+		p, err := v1.ParsePlatform(s)
+		if err != nil || p.OS == "" || p.Architecture == "" {
+			errs = append(errs, fmt.Errorf("platform %q is not os/arch[/variant] (for example linux/amd64)", s))
+			continue
+		}
+		out = append(out, *p)
+	}
+	return out, errors.Join(errs...)
+}
