@@ -1,32 +1,36 @@
+//go:build !operatorimage
+
 package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"runtime"
 	"strings"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/local"
+	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/version"
 )
@@ -59,6 +63,7 @@ type InstallOptions struct {
 	resources        corev1.ResourceRequirements
 	tolerations      []corev1.Toleration
 	defaultSet       bool
+	imageSet         bool
 	registryInsecure bool
 	namespace        string
 	config           *rest.Config
@@ -86,8 +91,9 @@ An id already registered is refused; --force reinstalls or upgrades it in the
 same namespace, and never takes over an id registered in another namespace.
 A failed install removes what it created.
 
-On the local cluster (caravan local up), the operator runs as a local process
-with its ServiceAccount's identity, since simulated nodes run no containers.`,
+On the local cluster (caravan local up), unless --image is given, install
+builds the operator image from this source tree and pushes it to the local
+registry; the local cluster's process node runs the operator pod from it.`,
 		Example: `  # The default operator, camel-k, in namespace camel-k
   caravan install -n camel-k
 
@@ -100,6 +106,7 @@ with its ServiceAccount's identity, since simulated nodes run no containers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.defaultSet = cmd.Flags().Changed("default")
+			o.imageSet = cmd.Flags().Changed("image")
 			if cmd.Flags().Changed("watch-namespaces") {
 				o.Global = false
 			}
@@ -145,6 +152,8 @@ func (o *InstallOptions) Complete() error {
 	if o.config, err = o.Kube.RESTConfig(); err != nil {
 		return err
 	}
+	// Building the local image takes minutes; the client's logs go to klog.
+	ctrllog.SetLogger(klog.NewKlogr())
 	o.local = local.Running(o.config.Host)
 	if o.local != nil && o.Registry == "" && o.local.RegistryAddress != "" {
 		// The local cluster's own registry, over plain HTTP on loopback.
@@ -188,7 +197,7 @@ func (o *InstallOptions) Validate() error {
 func (o *InstallOptions) installConfig() install.Config {
 	return install.Config{
 		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: o.WatchNamespaces,
-		Image: o.Image, Registry: o.Registry, Version: version.Get(), Local: o.local != nil,
+		Image: o.Image, Registry: o.Registry, Version: version.Get(),
 		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
 		SkipKamelets: o.SkipKamelets,
 		Replicas:     ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,
@@ -198,6 +207,11 @@ func (o *InstallOptions) installConfig() install.Config {
 
 // Run installs, or prints the manifests.
 func (o *InstallOptions) Run(ctx context.Context) error {
+	if o.local != nil && !o.imageSet {
+		if err := o.pushLocalImage(ctx); err != nil {
+			return err
+		}
+	}
 	objs, err := install.Manifests(o.installConfig())
 	if err != nil {
 		return err
@@ -233,12 +247,6 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err := installer.Install(ctx, o.namespace, objs); err != nil {
 		return fmt.Errorf("installing operator %s: %w", o.ID, err)
 	}
-	if o.local != nil {
-		if err := o.startLocal(ctx); err != nil {
-			return errors.Join(fmt.Errorf("starting operator %s on the local cluster: %w", o.ID, err),
-				installer.Uninstall(ctx, o.ID, o.namespace, false))
-		}
-	}
 	if o.Wait {
 		return o.waitReady(ctx, c)
 	}
@@ -259,35 +267,39 @@ func (o *InstallOptions) checkServerVersion() error {
 	if err != nil {
 		return fmt.Errorf("reading the cluster's Kubernetes version: %w", err)
 	}
-	return install.CheckServerVersion(info.GitVersion)
+	served := false
+	if list, err := dc.ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1"); err == nil {
+		for _, r := range list.APIResources {
+			served = served || r.Name == "mutatingadmissionpolicies"
+		}
+	}
+	return install.CheckAdmissionServed(info.GitVersion, served)
 }
 
-// startLocal runs the operator as a process of the local cluster, with a
-// token of its ServiceAccount, so it acts with exactly the operator's rights.
-func (o *InstallOptions) startLocal(ctx context.Context) error {
-	cs, err := kubernetes.NewForConfig(o.config)
+// pushLocalImage builds the operator image of this source tree for this
+// machine and pushes it to the local cluster's registry, for its process
+// node to pull.
+func (o *InstallOptions) pushLocalImage(ctx context.Context) error {
+	if o.local.RegistryAddress == "" {
+		return errors.New("the local cluster runs no registry to push the operator image to (install Debian's docker-registry and start it again), or pass --image")
+	}
+	src, err := operatorimage.FindSource(ctx, ".")
+	if err != nil {
+		return fmt.Errorf("the local cluster runs the operator image built from Caravan's source tree: %w", err)
+	}
+	src.Version = version.Get()
+	cacheDir, err := localcluster.DefaultCacheDir()
 	if err != nil {
 		return err
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(o.namespace).CreateToken(ctx, o.ID+"-operator",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](365 * 24 * 3600)}},
-		metav1.CreateOptions{})
+	res, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src,
+		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
+		Registry:  image.Registry{Address: o.local.RegistryAddress, Insecure: true},
+		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: o.ErrOut})
 	if err != nil {
-		return fmt.Errorf("requesting a token for the operator's ServiceAccount: %w", err)
+		return fmt.Errorf("pushing the operator image to the local registry: %w", err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	var args []string
-	if len(o.WatchNamespaces) > 0 {
-		args = append(args, "--watch-namespaces", strings.Join(o.WatchNamespaces, ","))
-	}
-	p, err := o.local.StartOperator(self, o.ID, o.namespace, tr.Status.Token, args...)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(o.Out, "operator %s runs as a local process (pid %d), log %s\n", o.ID, p.PID, p.Log)
+	o.Image = res.Reference
 	return nil
 }
 
@@ -307,7 +319,8 @@ func (o *InstallOptions) waitReady(ctx context.Context, c client.Client) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("operator %s did not become ready within %s", o.ID, o.Timeout)
+			return fmt.Errorf("operator %s did not become ready within %s: see its pod (kubectl describe pods -n %s -l app.kubernetes.io/instance=%s) and its log (kubectl logs -n %s deployment/%s-operator)",
+				o.ID, o.Timeout, o.namespace, o.ID, o.namespace, o.ID)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

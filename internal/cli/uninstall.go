@@ -1,3 +1,5 @@
+//go:build !operatorimage
+
 package cli
 
 import (
@@ -8,7 +10,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
@@ -58,21 +59,8 @@ func (o *UninstallOptions) Complete() error {
 	return err
 }
 
-// Run stops a local operator process, then deletes the objects.
+// Run deletes the operator (its Deployment first, waited for), then its objects.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	cfg, err := o.Kube.RESTConfig()
-	if err != nil {
-		return err
-	}
-	if c := local.Running(cfg.Host); c != nil {
-		stopped, err := c.StopOperator(o.ID, o.namespace)
-		if err != nil {
-			return err
-		}
-		if stopped {
-			fmt.Fprintf(o.Out, "stopped the local process of operator %s\n", o.ID)
-		}
-	}
 	cl, err := o.Kube.Client()
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,10 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 	fail := func(err error) error {
 		return errors.Join(err, i.rollback(ctx, created))
 	}
-	ns := &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	// A namespace it creates enforces PodSecurity restricted, which the
+	// operator's pod meets; an existing namespace keeps its labels.
+	ns := &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: namespace,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
 	if err := i.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
 		if err := i.Client.Create(ctx, ns); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", namespace, err)
@@ -167,8 +171,13 @@ func (i *Installer) rollback(ctx context.Context, created []client.Object) error
 // role go too, and with them every Caravan resource of the cluster.
 func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all bool) error {
 	name := operatorName(id)
+	// The operator goes first, and is waited for: a running operator would
+	// register again.
+	if err := i.stopOperator(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}); err != nil {
+		return err
+	}
 	objs := []client.Object{
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(id), Namespace: namespace}},
 		&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace}},
 		&camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}},
@@ -205,4 +214,31 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stopOperator deletes the operator's Deployment with its pods (foreground
+// deletion) and waits until they are gone.
+func (i *Installer) stopOperator(ctx context.Context, d *appsv1.Deployment) error {
+	err := i.Client.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting Deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		err := i.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+		if apierrors.IsNotFound(err) {
+			fmt.Fprintf(i.Out, "Deployment %s/%s deleted, with its pods\n", d.Namespace, d.Name)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the operator's Deployment %s/%s is still there after 2m: see its events and its pods' (kubectl describe deployment -n %s %s)",
+				d.Namespace, d.Name, d.Namespace, d.Name)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

@@ -42,9 +42,6 @@ type Config struct {
 	// RegistryInsecure lets the operator reach the registry over plain HTTP.
 	RegistryInsecure bool
 	Version          string
-	// Local leaves the operator Deployment out: on the local cluster the
-	// operator runs as a local process.
-	Local bool
 	// SkipAdmission leaves out the admission policies that enforce who
 	// may assign resources to which operator (for clusters that cannot
 	// run them; the operators still mirror labels themselves).
@@ -96,9 +93,7 @@ func Manifests(c Config) ([]client.Object, error) {
 		objs = append(objs, admissionManifests(c.ID)...)
 	}
 	objs = append(objs, registration(c), platform(c))
-	if !c.Local {
-		objs = append(objs, deployment(c), metricsService(c))
-	}
+	objs = append(objs, deployment(c), metricsService(c))
 	if !c.SkipKamelets {
 		catalog, err := kameletManifests(c)
 		if err != nil {

@@ -151,10 +151,10 @@ func TestTolerationsAreParsedOrRefusedWithTheForm(t *testing.T) {
 
 func TestAnOlderClusterIsRefusedWithWhatToDo(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(CheckServerVersion("v1.37.2")).To(Succeed())
-	g.Expect(CheckServerVersion("v1.36.0-gke.1")).To(Succeed())
-	err := CheckServerVersion("v1.35.4")
+	g.Expect(CheckAdmissionServed("v1.37.2", true)).To(Succeed())
+	g.Expect(CheckAdmissionServed("v0.0.0-master+$Format:%H$", true)).To(Succeed(), "a source build that serves the policies")
+	err := CheckAdmissionServed("v1.35.4", false)
 	g.Expect(err).To(MatchError(ContainSubstring("need 1.36 or later")))
 	g.Expect(err).To(MatchError(ContainSubstring("--skip-admission")))
-	g.Expect(CheckServerVersion("not-a-version")).To(MatchError(ContainSubstring("cannot be read")))
+	g.Expect(CheckAdmissionServed("v1.36.1", false)).To(MatchError(ContainSubstring("does not serve MutatingAdmissionPolicy")))
 }

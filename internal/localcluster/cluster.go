@@ -49,6 +49,9 @@ type Options struct {
 	// Profiling serves the API server's /debug/pprof (to users allowed
 	// the non-resource URL, the admin among them).
 	Profiling bool
+	// NodeBinary, when set with Full, is the caravan binary that runs the
+	// process node (caravan local node), on which operator pods run.
+	NodeBinary string
 	// RegistryBinary, when set, runs that registry (see RegistryBinary)
 	// for kit builds, with the default base image pushed into it.
 	RegistryBinary string
@@ -123,6 +126,9 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		steps = append(steps,
 			step{"controllers, scheduler and kwok", c.startControllers},
 			step{"nodes", c.registerNodes})
+		if opts.NodeBinary != "" {
+			steps = append(steps, step{"process node", c.startProcessNode})
+		}
 	}
 	if opts.RegistryBinary != "" {
 		steps = append(steps, step{"registry", c.startRegistry})

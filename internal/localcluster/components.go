@@ -27,6 +27,7 @@ var controllers = []string{
 	"job-controller",
 	"node-lifecycle-controller",
 	"endpointslice-controller",
+	"root-ca-certificate-publisher-controller",
 }
 
 // ContextName is the kubeconfig context of a local cluster.
@@ -110,6 +111,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
+		"--kubelet-preferred-address-types=InternalIP",
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
 		"--profiling=" + strconv.FormatBool(opts.Profiling),
 	}

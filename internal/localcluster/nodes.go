@@ -62,7 +62,7 @@ func simulatedNode(name string) *corev1.Node {
 		corev1.ResourceMemory: resource.MustParse("1Ti"),
 		corev1.ResourcePods:   resource.MustParse("20000"),
 	}
-	return &corev1.Node{
+	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Annotations: map[string]string{kwokNodeAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
@@ -73,6 +73,8 @@ func simulatedNode(name string) *corev1.Node {
 		},
 		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 	}
+	kwokKindLabel(n)
+	return n
 }
 
 func nodeSchedulable(node *corev1.Node) bool {

@@ -19,8 +19,6 @@ type Process struct {
 	Binary string   `json:"binary"`
 	Args   []string `json:"args"`
 	Log    string   `json:"log"`
-	// Endpoints are set for operator processes.
-	Endpoints *OperatorEndpoints `json:"endpoints,omitempty"`
 }
 
 // startProcess starts a component in its own session, with output going to

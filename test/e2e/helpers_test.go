@@ -230,3 +230,8 @@ func (sw *statusWatch) Stop() []camelv1.IntegrationStatus {
 	defer sw.mu.Unlock()
 	return sw.seen
 }
+
+// operatorPods lists the pods of installed operator id in namespace.
+func operatorPods(t *testing.T, namespace, id string) []corev1.Pod {
+	return env.OperatorPods(t, namespace, id)
+}

@@ -37,7 +37,7 @@ func uninstallOnCleanup(t *testing.T, kubeconfig, ns, id string) {
 }
 
 // TestCLIInstall: operators installed side by side in one namespace and
-// in another run as local processes with their own identities and
+// in another run as pods of the process node with their own identities and
 // reconcile their integrations; a duplicate install is refused, --force
 // upgrades in place only, a failed install leaves nothing behind, and
 // uninstall removes the operator but not its integrations nor the CRDs.
@@ -52,12 +52,10 @@ func TestCLIInstall(t *testing.T) {
 		// a cluster of their own.
 		out, errOut, err := cli(t, admin, "install", "-n", inst.ns, "-x", inst.id, "--wait", "--skip-admission")
 		g.Expect(err).NotTo(HaveOccurred(), "install %s: %s\n%s", inst.id, out, errOut)
-		g.Expect(out).To(ContainSubstring("runs as a local process"))
+		g.Expect(out).To(ContainSubstring("Deployment " + inst.ns + "/" + inst.id + "-operator created"))
 		g.Expect(out).To(ContainSubstring("operator " + inst.id + " is ready"))
 	}
-	status, _, err := cli(t, admin, "local", "status", "--dir", env.Cluster.Dir)
-	g.Expect(err).NotTo(HaveOccurred(), status)
-	g.Expect(status).To(MatchRegexp(`operator/%s/inst-a\s+\d+\s+running`, shared))
+	g.Expect(operatorPods(t, shared, "inst-a")).To(HaveLen(1), "inst-a runs no pod")
 
 	t.Log("each operator reconciles its own integration, as its ServiceAccount")
 	for _, id := range []string{"inst-a", "inst-b", "inst-c"} {
@@ -98,13 +96,12 @@ func TestCLIInstall(t *testing.T) {
 	t.Log("uninstall removes the operator, not its integrations nor the CRDs")
 	out, errOut, err = cli(t, admin, "uninstall", "-n", shared, "-x", "inst-b")
 	g.Expect(err).NotTo(HaveOccurred(), errOut)
-	g.Expect(out).To(ContainSubstring("stopped the local process of operator inst-b"))
+	g.Expect(out).To(ContainSubstring("Deployment " + shared + "/inst-b-operator deleted, with its pods"))
+	g.Expect(operatorPods(t, shared, "inst-b")).To(BeEmpty(), "uninstall left the operator's pods")
 	err = env.Client.Get(ctx, client.ObjectKey{Name: "inst-b"}, &camelv1alpha1.IntegrationOperator{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: apps, Name: "app-of-inst-b"}, &camelv1.Integration{})).To(Succeed())
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "integrations.camel.apache.org"}, crdObject())).To(Succeed())
-	status, _, _ = cli(t, admin, "local", "status", "--dir", env.Cluster.Dir)
-	g.Expect(status).NotTo(ContainSubstring("operator/" + shared + "/inst-b"))
 }
 
 // TestCLIInstallThatFailsRemovesWhatItCreated: a user who may do

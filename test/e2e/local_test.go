@@ -88,7 +88,7 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	out, errOut, err := caravan("local", "up", "--dir", dir, "--nodes", "2")
 	g.Expect(err).NotTo(HaveOccurred(), "local up: %s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("The local cluster is running"))
-	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "process-node"}
 	if localcluster.RegistryBinary() != "" {
 		// A registry for kit builds runs when docker-registry is installed.
 		components = append(components, "registry")

@@ -35,7 +35,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	env, err = harness.Start(context.Background(), harness.Options{Full: true})
+	env, err = harness.Start(context.Background(), harness.Options{Full: true, Caravan: caravanBin})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
 		return 1

@@ -43,6 +43,10 @@ type Options struct {
 	AuditPolicy []byte
 	// SkipCRDs leaves Caravan's CustomResourceDefinitions out.
 	SkipCRDs bool
+	// Caravan, with Full, is the caravan binary that runs the process node,
+	// on which installed operators run as pods, and the cluster gets a
+	// registry for their image.
+	Caravan string
 }
 
 // Env is a running control plane shared by the tests of one binary.
@@ -92,10 +96,17 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cluster, err := localcluster.Start(ctx, localcluster.Options{
+	lo := localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: opts.Full, Nodes: 1,
 		Attached: true, AuditPolicy: opts.AuditPolicy,
-	})
+	}
+	if opts.Full && opts.Caravan != "" {
+		lo.NodeBinary = opts.Caravan
+		if lo.RegistryBinary = localcluster.RegistryBinary(); lo.RegistryBinary == "" {
+			return nil, fmt.Errorf("installed operators run from their image, pushed to a registry: install Debian's docker-registry")
+		}
+	}
+	cluster, err := localcluster.Start(ctx, lo)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

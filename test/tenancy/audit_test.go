@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
-	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -159,16 +157,7 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 	its := createMany(t, apps, "inherited", "killed-a", 5)
 	waitAllRunningUnder(t, its, "killed-a")
 
-	state, err := localcluster.Load(env.Cluster.Dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	killed := false
-	for _, p := range state.Processes {
-		if p.Name == localcluster.OperatorProcessName(ops, "killed-a") {
-			g.Expect(syscall.Kill(p.PID, syscall.SIGKILL)).To(Succeed())
-			killed = true
-		}
-	}
-	g.Expect(killed).To(BeTrue(), "no local process for killed-a")
+	env.KillOperator(t, ops, "killed-a")
 	expiryOfA := func() time.Time {
 		iop := &camelv1alpha1.IntegrationOperator{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "killed-a"}, iop)).To(Succeed())
@@ -184,7 +173,7 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 	for _, it := range its {
 		g.Expect(annotate(env.Client, it, "heir-b")).To(Succeed())
 	}
-	heir := metricsURL(t, ops, "heir-b")
+	heir := env.OperatorMetricsURL(t, ops, "heir-b")
 	metric := func(name string, labels ...string) func() float64 {
 		return func() float64 {
 			v, _ := harness.Metric(heir, name, labels...)

@@ -52,7 +52,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	env, err = harness.Start(context.Background(), harness.Options{Full: true, AuditPolicy: auditPolicy})
+	env, err = harness.Start(context.Background(), harness.Options{Full: true, AuditPolicy: auditPolicy, Caravan: caravanBin})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
 		return 1

@@ -21,7 +21,6 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	installpkg "github.com/caravan-dev/caravan/internal/install"
-	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -285,23 +284,6 @@ func TestARegistrationWithoutSpecLimitsNoNamespace(t *testing.T) {
 	}, 30*time.Second, time.Second).Should(Succeed())
 }
 
-// metricsURL is the metrics address of the local process of operator id,
-// installed in namespace.
-func metricsURL(t *testing.T, namespace, id string) string {
-	t.Helper()
-	c, err := localcluster.Load(env.Cluster.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range c.Processes {
-		if p.Name == localcluster.OperatorProcessName(namespace, id) && p.Endpoints != nil {
-			return p.Endpoints.Metrics
-		}
-	}
-	t.Fatalf("no local process for operator %s in %s", id, namespace)
-	return ""
-}
-
 // TestOnlyTheDefaultOperatorWatchesTheWholeCluster: with the admission
 // policies installed, the API server mirrors the operator-id label, so an
 // operator other than the default one watches nothing beyond its share;
@@ -315,7 +297,7 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 	install(t, ops, "share-only")
 	g.Eventually(clusterWatch(t, "caravan-system", "camel-k"), timeout, poll).Should(Equal(1.0))
 	g.Eventually(clusterWatch(t, ops, "share-only"), timeout, poll).Should(BeZero())
-	_, found := harness.Metric(metricsURL(t, ops, "share-only"), "caravan_cluster_watch")
+	_, found := harness.Metric(env.OperatorMetricsURL(t, ops, "share-only"), "caravan_cluster_watch")
 	g.Expect(found).To(BeTrue(), "the gauge is not served")
 
 	t.Log("the label follows the annotation at admission: a move to share-only works without its metadata watch")
@@ -414,7 +396,7 @@ func TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct(t *testing.T) {
 
 // clusterWatch reads the gauge caravan_cluster_watch of operator id.
 func clusterWatch(t *testing.T, ns, id string) func() float64 {
-	url := metricsURL(t, ns, id)
+	url := env.OperatorMetricsURL(t, ns, id)
 	return func() float64 {
 		v, _ := harness.Metric(url, "caravan_cluster_watch")
 		return v

@@ -37,6 +37,8 @@ cluster's state lives in CARAVAN_LOCAL_DIR (default ~/.local/state/caravan/local
 		newCmdKubeconfig(streams),
 		newCmdBuild(streams),
 		newCmdKubectl(streams),
+		newCmdNode(),
+		newCmdContainerInit(),
 	)
 	return cmd
 }

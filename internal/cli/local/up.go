@@ -90,8 +90,13 @@ func (o *UpOptions) Run(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(o.ErrOut, "starting the local cluster in %s\n", o.Dir)
+	self, err := executable()
+	if err != nil {
+		return err
+	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, RegistryBinary: registry,
+		NodeBinary: self,
 	})
 	if err != nil {
 		return err
@@ -125,10 +130,10 @@ func installCRDs(ctx context.Context, c *localcluster.Cluster) error {
 func printUsage(out io.Writer, c *localcluster.Cluster) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "  server:\t%s\n", c.Server)
-	fmt.Fprintf(w, "  nodes:\t%d simulated (kwok)\n", c.Nodes)
+	fmt.Fprintf(w, "  nodes:\t%d simulated (kwok), and %s (runs operator pods as processes)\n", c.Nodes, localcluster.ProcessNodeName)
 	fmt.Fprintf(w, "  kubeconfig:\t%s\n", c.Kubeconfig)
 	if c.RegistryAddress != "" {
-		fmt.Fprintf(w, "  registry:\t%s (kits are built and pushed here)\n", c.RegistryAddress)
+		fmt.Fprintf(w, "  registry:\t%s (the operator image and kits are pushed here)\n", c.RegistryAddress)
 	}
 	_ = w.Flush()
 	fmt.Fprintf(out, `

@@ -1,0 +1,108 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/caravan-dev/caravan/internal/procnode"
+)
+
+// ProcessNodeName is the node that runs the local cluster's operator pods
+// as processes of the machine.
+const ProcessNodeName = "caravan-process-node"
+
+// KindKwok is procnode.KindLabel's value on the simulated nodes.
+const KindKwok = "kwok"
+
+// PlacementPolicy is the local cluster's own admission policy that sends
+// operator pods to the process node and every other pod to the simulated
+// nodes: the images of integrations cannot run here, the operator's can.
+const PlacementPolicy = "caravan-local-pod-placement"
+
+// OperatorPodLabel is the label, with value OperatorPodValue, of the pods
+// that run on the process node.
+const (
+	OperatorPodLabel = "app.kubernetes.io/name"
+	OperatorPodValue = "caravan-operator"
+)
+
+// startProcessNode starts `caravan local node` and the placement policy,
+// and waits until the node is Ready and schedulable.
+func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := applyPlacementPolicy(ctx, cs); err != nil {
+		return err
+	}
+	p, err := c.launch(opts, "process-node", opts.NodeBinary, []string{"local", "node",
+		"--name", ProcessNodeName, "--dir", filepath.Join(c.Dir, "process-node"), "--kubeconfig", c.Kubeconfig,
+		"--tls-cert-file", c.pki("apiserver.crt"), "--tls-private-key-file", c.pki("apiserver.key")})
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, p, 60*time.Second, func(ctx context.Context) (bool, error) {
+		node, err := cs.CoreV1().Nodes().Get(ctx, ProcessNodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !nodeSchedulable(node) {
+			return false, fmt.Errorf("node %s is not schedulable yet", ProcessNodeName)
+		}
+		return true, nil
+	})
+}
+
+// applyPlacementPolicy creates the placement policy and its binding.
+func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface) error {
+	isOperator := fmt.Sprintf(`object.metadata.?labels[?%q].orValue("") == %q`, OperatorPodLabel, OperatorPodValue)
+	policy := &admissionv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: PlacementPolicy},
+		Spec: admissionv1.MutatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}}},
+			MatchConditions:    []admissionv1.MatchCondition{{Name: "not-bound", Expression: `!has(object.spec.nodeName) || object.spec.nodeName == ""`}},
+			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
+			Variables: []admissionv1.Variable{{Name: "kind",
+				Expression: fmt.Sprintf(`(%s) ? %q : %q`, isOperator, procnode.KindProcess, KindKwok)}},
+			// nodeSelector is an atomic map: a JSON patch adds the key to it.
+			Mutations: []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionv1.JSONPatch{Expression: fmt.Sprintf(`has(object.spec.nodeSelector) ? `+
+					`[JSONPatch{op: "add", path: "/spec/nodeSelector/" + jsonpatch.escapeKey(%q), value: variables.kind}] : `+
+					`[JSONPatch{op: "add", path: "/spec/nodeSelector", value: {%q: variables.kind}}]`,
+					procnode.KindLabel, procnode.KindLabel)}}},
+		},
+	}
+	binding := &admissionv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: PlacementPolicy},
+		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: PlacementPolicy},
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the pod placement policy: %w", err)
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the pod placement policy binding: %w", err)
+	}
+	return nil
+}
+
+// kwokKindLabel marks a simulated node, which every pod but the operators' goes to.
+func kwokKindLabel(n *corev1.Node) {
+	n.Labels[procnode.KindLabel] = KindKwok
+}

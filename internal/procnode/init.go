@@ -1,0 +1,158 @@
+// Package procnode is a Kubernetes node whose pods' containers run as
+// processes of the machine: each image is pulled from its registry and
+// unpacked, and each container runs confined to its own copy of it (a
+// mount namespace and chroot, as the image's non-root user), with the
+// pod's command, environment, volumes and projected ServiceAccount token.
+// It is built on virtual-kubelet's node library, which registers the node
+// and syncs pods with the API server; this package is the provider that
+// runs them. The local cluster runs operator pods on it.
+package procnode
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// containerSpec is what the node hands to the container's init: the
+// process to start and its confinement. It is written as JSON to a file.
+type containerSpec struct {
+	// Root is the host path of the container's root filesystem.
+	Root string `json:"root"`
+	// ReadOnlyRoot remounts Root read-only once the mounts are in place.
+	ReadOnlyRoot bool    `json:"readOnlyRoot"`
+	Mounts       []mount `json:"mounts"`
+	UID          int     `json:"uid"`
+	GID          int     `json:"gid"`
+	// Hostname is the container's host name (the pod's name), in a UTS
+	// namespace of its own.
+	Hostname string `json:"hostname"`
+	// Dir is the working directory inside the container.
+	Dir  string   `json:"dir"`
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+	// UserNamespace says the init runs in a user namespace of its own, as
+	// root there and the node's user outside: it keeps that user.
+	UserNamespace bool `json:"userNamespace"`
+}
+
+// mount binds a host path into the container.
+type mount struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"` // path inside the container
+	ReadOnly bool   `json:"readOnly"`
+}
+
+// InitCommand is the hidden caravan command that runs Init.
+const InitCommand = "container-init"
+
+// Init confines the calling process as specPath says and replaces it with
+// the container's process. It runs in a fresh mount namespace (the node
+// starts it so); it returns only on failure.
+func Init(specPath string) error {
+	data, err := os.ReadFile(specPath)
+	if err != nil {
+		return fmt.Errorf("reading the container spec: %w", err)
+	}
+	var s containerSpec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("reading the container spec: %w", err)
+	}
+	if len(s.Args) == 0 {
+		return errors.New("the container has no command")
+	}
+	if err := confine(s); err != nil {
+		return err
+	}
+	path, err := lookPath(s.Args[0], s.Env)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Exec(path, s.Args, s.Env); err != nil {
+		return fmt.Errorf("starting %s: %w", s.Args[0], err)
+	}
+	return nil
+}
+
+// confine mounts the volumes, makes the root read-only when asked, enters
+// it and drops to the container's user.
+func confine(s containerSpec) error {
+	if err := syscall.Sethostname([]byte(s.Hostname)); err != nil {
+		return fmt.Errorf("setting the host name: %w", err)
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	if err := syscall.Mount(s.Root, s.Root, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding the root filesystem: %w", err)
+	}
+	if s.ReadOnlyRoot {
+		if err := syscall.Mount("", s.Root, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("making the root filesystem read-only: %w", err)
+		}
+	}
+	for _, m := range s.Mounts {
+		target := filepath.Join(s.Root, m.Target)
+		if err := syscall.Mount(m.Source, target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+			return fmt.Errorf("mounting %s: %w", m.Target, err)
+		}
+		if m.ReadOnly {
+			if err := syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+				return fmt.Errorf("making %s read-only: %w", m.Target, err)
+			}
+		}
+	}
+	if err := syscall.Chroot(s.Root); err != nil {
+		return fmt.Errorf("entering the root filesystem: %w", err)
+	}
+	if err := syscall.Chdir(orRoot(s.Dir)); err != nil {
+		return fmt.Errorf("entering the working directory %s: %w", s.Dir, err)
+	}
+	if s.UserNamespace {
+		return nil
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		return fmt.Errorf("dropping the supplementary groups: %w", err)
+	}
+	if err := syscall.Setgid(s.GID); err != nil {
+		return fmt.Errorf("becoming group %d: %w", s.GID, err)
+	}
+	if err := syscall.Setuid(s.UID); err != nil {
+		return fmt.Errorf("becoming user %d: %w", s.UID, err)
+	}
+	// A change of user clears the parent-death signal: set it again, so that
+	// the container dies with its node.
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	return nil
+}
+
+func orRoot(dir string) string {
+	if dir == "" {
+		return "/"
+	}
+	return dir
+}
+
+// lookPath finds name in the container's PATH when it has no slash.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path = v
+		}
+	}
+	for dir := range strings.SplitSeq(path, ":") {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("executable %q not found in the container's PATH %s", name, path)
+}

@@ -1,0 +1,273 @@
+package procnode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
+	"github.com/virtual-kubelet/virtual-kubelet/node/api"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// CreatePod starts a pod: its address and volumes, then each container,
+// pulled and confined, in the background.
+func (n *Node) CreatePod(ctx context.Context, pod *corev1.Pod) error {
+	k := key(pod.Namespace, pod.Name)
+	n.mu.Lock()
+	if _, ok := n.pods[k]; ok {
+		n.mu.Unlock()
+		return nil
+	}
+	ip, err := n.allocateIP(pod)
+	if err != nil {
+		n.mu.Unlock()
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	r := &podRun{ip: ip, dir: filepath.Join(n.cfg.Dir, "pods", string(pod.UID)), cancel: cancel,
+		done: make(chan struct{}), notify: n.report, pod: pod.DeepCopy(), started: time.Now()}
+	for _, c := range pod.Spec.Containers {
+		r.containers = append(r.containers, &container{pod: r, spec: c, dir: filepath.Join(r.dir, "containers", c.Name),
+			status: corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}})
+	}
+	n.pods[k] = r
+	n.mu.Unlock()
+	if len(pod.Spec.InitContainers) > 0 {
+		r.fail("Unsupported", "this node does not run init containers")
+		close(r.done)
+		return nil
+	}
+	r.report()
+	go n.runPod(runCtx, r)
+	return nil
+}
+
+// runPod prepares the volumes and runs the containers until the pod is deleted.
+func (n *Node) runPod(ctx context.Context, r *podRun) {
+	defer close(r.done)
+	volumes, err := n.volumes.prepare(ctx, r.withIPs(), filepath.Join(r.dir, "volumes"))
+	if err != nil {
+		n.event(r.pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+		r.fail("FailedMount", err.Error())
+		return
+	}
+	go n.refreshTokens(ctx, r)
+	grace := func() time.Duration {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if g := r.pod.DeletionGracePeriodSeconds; g != nil {
+			return time.Duration(*g) * time.Second
+		}
+		if g := r.pod.Spec.TerminationGracePeriodSeconds; g != nil {
+			return time.Duration(*g) * time.Second
+		}
+		return 30 * time.Second
+	}
+	var wg sync.WaitGroup
+	for _, c := range r.containers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.runContainer(ctx, c, volumes, grace)
+		}()
+	}
+	wg.Wait()
+}
+
+// runContainer prepares c, retrying a failed pull with back-off, then runs it.
+func (n *Node) runContainer(ctx context.Context, c *container, volumes map[string]string, grace func() time.Duration) {
+	wait := backoffStart
+	for {
+		err := c.prepare(ctx, n, volumes)
+		if err == nil {
+			n.event(c.pod.pod, corev1.EventTypeNormal, "Started", "Started container "+c.spec.Name)
+			c.run(ctx, n, grace)
+			return
+		}
+		n.event(c.pod.pod, corev1.EventTypeWarning, "Failed", err.Error())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, backoffMax)
+	}
+}
+
+// refreshTokens writes the pod's projected volumes again every ten minutes,
+// so that its ServiceAccount token is renewed long before it expires.
+func (n *Node) refreshTokens(ctx context.Context, r *podRun) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := n.volumes.prepare(ctx, r.withIPs(), filepath.Join(r.dir, "volumes")); err != nil {
+				n.event(r.pod, corev1.EventTypeWarning, "FailedMount", "renewing the volumes: "+err.Error())
+			}
+		}
+	}
+}
+
+// DeletePod stops a pod's containers within its grace period, reports
+// them terminated and forgets the pod.
+func (n *Node) DeletePod(_ context.Context, pod *corev1.Pod) error {
+	k := key(pod.Namespace, pod.Name)
+	n.mu.Lock()
+	r, ok := n.pods[k]
+	n.mu.Unlock()
+	if !ok {
+		return errdefs.NotFoundf("pod %s is not on this node", k)
+	}
+	r.mu.Lock()
+	r.deleting = true
+	r.pod.DeletionGracePeriodSeconds = pod.DeletionGracePeriodSeconds
+	r.mu.Unlock()
+	r.cancel()
+	go func() {
+		<-r.done
+		r.mu.Lock()
+		for _, c := range r.containers {
+			if c.status.State.Terminated == nil {
+				c.status.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 0, Reason: "Completed", FinishedAt: now()}}
+				c.status.Ready = false
+			}
+		}
+		r.mu.Unlock()
+		r.report()
+		n.mu.Lock()
+		delete(n.pods, k)
+		delete(n.ips, r.ip)
+		n.mu.Unlock()
+		_ = os.RemoveAll(r.dir)
+	}()
+	return nil
+}
+
+// stopAll stops every pod, when the node stops.
+func (n *Node) stopAll() {
+	n.mu.Lock()
+	runs := make([]*podRun, 0, len(n.pods))
+	for _, r := range n.pods {
+		runs = append(runs, r)
+	}
+	n.mu.Unlock()
+	for _, r := range runs {
+		r.cancel()
+	}
+	for _, r := range runs {
+		<-r.done
+	}
+}
+
+// containerLogs serves kubectl logs: the container's current log, or its
+// previous one, tailed, limited, and followed while the container runs.
+func (n *Node) containerLogs(ctx context.Context, namespace, podName, name string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
+	n.mu.Lock()
+	r, ok := n.pods[key(namespace, podName)]
+	n.mu.Unlock()
+	if !ok {
+		return nil, errdefs.NotFoundf("pod %s/%s is not on this node", namespace, podName)
+	}
+	var c *container
+	for _, cc := range r.containers {
+		if cc.spec.Name == name {
+			c = cc
+		}
+	}
+	if c == nil {
+		return nil, errdefs.NotFoundf("pod %s/%s has no container %s", namespace, podName, name)
+	}
+	restart := r.restartCount(c)
+	if opts.Previous {
+		if restart == 0 {
+			return nil, errdefs.InvalidInputf("previous terminated container %s in pod %s/%s not found", name, namespace, podName)
+		}
+		restart--
+	}
+	data, err := os.ReadFile(c.logPath(restart))
+	if err != nil {
+		return nil, errdefs.NotFoundf("container %s has no log yet", name)
+	}
+	data = tail(data, opts.Tail)
+	if opts.LimitBytes > 0 && len(data) > opts.LimitBytes {
+		data = data[:opts.LimitBytes]
+	}
+	if !opts.Follow || opts.Previous {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}
+	pr, pw := io.Pipe()
+	go follow(ctx, pw, data, c.logPath(restart), func() bool { return r.restartCount(c) == restart && ctx.Err() == nil })
+	return pr, nil
+}
+
+// tail keeps the last n lines of data (all when n is 0).
+func tail(data []byte, n int) []byte {
+	if n <= 0 {
+		return data
+	}
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, append(append([]byte(nil), sc.Bytes()...), '\n'))
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return bytes.Join(lines, nil)
+}
+
+// follow writes data, then what is appended to path, while more says so.
+func follow(ctx context.Context, w *io.PipeWriter, data []byte, path string, more func() bool) {
+	if _, err := w.Write(data); err != nil {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		_ = w.CloseWithError(err)
+		return
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	if _, err := f.Seek(st.Size(), io.SeekStart); err != nil {
+		_ = w.CloseWithError(err)
+		return
+	}
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err == io.EOF {
+			if !more() {
+				_ = w.Close()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				_ = w.Close()
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			_ = w.CloseWithError(fmt.Errorf("reading the log: %w", err))
+			return
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package procnode
+
+import (
+	"context"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// podRun is a pod the node runs: its containers and the status they give.
+type podRun struct {
+	// ip is the pod's address, a loopback address of its own.
+	ip string
+	// dir holds the pod's volumes and containers.
+	dir    string
+	cancel context.CancelFunc
+	// done is closed when every container has stopped.
+	done chan struct{}
+	// notify reports a status change to the API server.
+	notify func(*corev1.Pod)
+
+	mu         sync.Mutex // guards the fields below and the containers' status
+	pod        *corev1.Pod
+	containers []*container
+	started    time.Time
+	deleting   bool
+	// failure, when set, fails the whole pod (bad input the node cannot run).
+	failure *corev1.PodStatus
+	// conditions are the last reported, whose transition times are kept.
+	conditions []corev1.PodCondition
+}
+
+// withIPs returns the pod with its addresses in the status, for the
+// downward API.
+func (r *podRun) withIPs() *corev1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pod.DeepCopy()
+	p.Status.PodIP, p.Status.HostIP = r.ip, nodeIP
+	return p
+}
+
+func (r *podRun) update(c *container, f func(s *corev1.ContainerStatus)) {
+	r.mu.Lock()
+	f(&c.status)
+	r.mu.Unlock()
+	r.report()
+}
+
+func (r *podRun) setWaiting(c *container, reason, message string) {
+	r.update(c, func(s *corev1.ContainerStatus) {
+		if s.State.Terminated != nil {
+			s.LastTerminationState = corev1.ContainerState{Terminated: s.State.Terminated}
+		}
+		s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
+		s.Ready, s.Started = false, ptr.To(false)
+	})
+}
+
+func (r *podRun) setRunning(c *container, p *os.Process) {
+	r.update(c, func(s *corev1.ContainerStatus) {
+		c.process = p
+		s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now()}}
+		s.Started, s.Ready = ptr.To(true), false
+		s.ImageID, s.ContainerID = c.image.Digest, "caravan://"+string(r.pod.UID)+"/"+c.spec.Name
+	})
+}
+
+func (r *podRun) setTerminated(c *container, state *os.ProcessState) {
+	r.update(c, func(s *corev1.ContainerStatus) {
+		code, reason := int32(0), "Completed"
+		if state != nil {
+			if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int32(ws.Signal())
+			} else {
+				code = int32(state.ExitCode())
+			}
+		}
+		if code != 0 {
+			reason = "Error"
+		}
+		var startedAt = now()
+		if s.State.Running != nil {
+			startedAt = s.State.Running.StartedAt
+		}
+		s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: reason, StartedAt: startedAt, FinishedAt: now(), ContainerID: s.ContainerID}}
+		s.Ready, s.Started = false, ptr.To(false)
+		c.process = nil
+	})
+}
+
+// restarted counts a restart of c (its last termination was kept when it
+// started waiting).
+func (r *podRun) restarted(c *container) {
+	r.update(c, func(s *corev1.ContainerStatus) { s.RestartCount++ })
+}
+
+func (r *podRun) setReady(c *container, ready bool) {
+	r.update(c, func(s *corev1.ContainerStatus) {
+		if s.State.Running != nil {
+			s.Ready = ready
+		}
+	})
+}
+
+func (r *podRun) exitCode(c *container) int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := c.status.State.Terminated; t != nil {
+		return t.ExitCode
+	}
+	if t := c.status.LastTerminationState.Terminated; t != nil {
+		return t.ExitCode
+	}
+	return 0
+}
+
+func (r *podRun) restartCount(c *container) int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return c.status.RestartCount
+}
+
+// pid is the container's current process, 0 when none runs.
+func (r *podRun) pid(c *container) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.process == nil {
+		return 0
+	}
+	return c.process.Pid
+}
+
+// fail ends the pod: the node cannot run it as it is.
+func (r *podRun) fail(reason, message string) {
+	r.mu.Lock()
+	r.failure = &corev1.PodStatus{Phase: corev1.PodFailed, Reason: reason, Message: message}
+	r.mu.Unlock()
+	r.report()
+}
+
+// report sends the current status.
+func (r *podRun) report() {
+	r.notify(r.snapshot())
+}
+
+// snapshot is the pod with its current status.
+func (r *podRun) snapshot() *corev1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pod.DeepCopy()
+	p.Status = r.statusLocked()
+	return p
+}
+
+// statusLocked computes the pod status from its containers' statuses.
+func (r *podRun) statusLocked() corev1.PodStatus {
+	st := corev1.PodStatus{HostIP: nodeIP, HostIPs: []corev1.HostIP{{IP: nodeIP}},
+		PodIP: r.ip, PodIPs: []corev1.PodIP{{IP: r.ip}}, StartTime: ptr.To(metaTime(r.started)),
+		QOSClass: r.pod.Status.QOSClass}
+	if r.failure != nil {
+		st.Phase, st.Reason, st.Message = r.failure.Phase, r.failure.Reason, r.failure.Message
+	}
+	running, terminated, failed, ready := 0, 0, 0, 0
+	for _, c := range r.containers {
+		s := c.status
+		s.Name, s.Image = c.spec.Name, c.spec.Image
+		st.ContainerStatuses = append(st.ContainerStatuses, s)
+		switch {
+		case s.State.Running != nil:
+			running++
+		case s.State.Terminated != nil:
+			terminated++
+			if s.State.Terminated.ExitCode != 0 {
+				failed++
+			}
+		}
+		if s.Ready {
+			ready++
+		}
+	}
+	n := len(r.containers)
+	if st.Phase == "" {
+		st.Phase = corev1.PodPending
+		switch {
+		case terminated == n && n > 0 && (r.pod.Spec.RestartPolicy == corev1.RestartPolicyNever || r.deleting ||
+			(r.pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && failed == 0)):
+			st.Phase = corev1.PodSucceeded
+			if failed > 0 {
+				st.Phase = corev1.PodFailed
+			}
+		case running > 0 || terminated > 0:
+			st.Phase = corev1.PodRunning
+		}
+	}
+	allReady := corev1.ConditionFalse
+	if ready == n && n > 0 && !r.deleting {
+		allReady = corev1.ConditionTrue
+	}
+	t := now()
+	st.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metaTime(r.started)},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: metaTime(r.started)},
+		{Type: corev1.ContainersReady, Status: allReady, LastTransitionTime: t},
+		{Type: corev1.PodReady, Status: allReady, LastTransitionTime: t},
+	}
+	r.keepTransitionTimes(st.Conditions)
+	r.conditions = st.Conditions
+	return st
+}
+
+// keepTransitionTimes keeps the last transition time of the conditions
+// whose status did not change since the last report.
+func (r *podRun) keepTransitionTimes(conds []corev1.PodCondition) {
+	for i := range conds {
+		for _, old := range r.conditions {
+			if old.Type == conds[i].Type && old.Status == conds[i].Status && !old.LastTransitionTime.IsZero() {
+				conds[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+}
+
+func metaTime(t time.Time) metav1.Time { return metav1.NewTime(t) }
