@@ -18,11 +18,13 @@ bin/caravan local up
 KUBECONFIG="$(bin/caravan local kubeconfig)"
 export KUBECONFIG
 
-step "Installing two operators, operator-a and operator-b, side by side in namespace caravan"
+step "Installing two operators, operator-a and operator-b, side by side in namespace caravan (the first run builds the operator image)"
 for id in operator-a operator-b; do
   bin/caravan install -n caravan -x "$id" --force --wait
 done
 k get integrationoperators
+echo "Each operator is a pod of the process node, running the operator image built from this tree:"
+k get pods -n caravan -o wide
 
 step "An integration assigned to operator-a"
 k create namespace demo --dry-run=client -o yaml | k apply -f -
