@@ -14,6 +14,9 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // CreatePod starts a pod: its address and volumes, then each container,
@@ -145,6 +148,7 @@ func (n *Node) DeletePod(_ context.Context, pod *corev1.Pod) error {
 		}
 		r.mu.Unlock()
 		r.report()
+		n.finishDeletion(pod)
 		n.mu.Lock()
 		delete(n.pods, k)
 		delete(n.ips, r.ip)
@@ -152,6 +156,18 @@ func (n *Node) DeletePod(_ context.Context, pod *corev1.Pod) error {
 		_ = os.RemoveAll(r.dir)
 	}()
 	return nil
+}
+
+// finishDeletion removes a pod whose containers have all stopped from the
+// API server, as a kubelet does, rather than after its whole grace period.
+func (n *Node) finishDeletion(pod *corev1.Pod) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := n.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		n.event(pod, corev1.EventTypeWarning, "FailedDelete", "removing the stopped pod: "+err.Error())
+	}
 }
 
 // stopAll stops every pod, when the node stops.
