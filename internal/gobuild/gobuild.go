@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -57,4 +59,22 @@ func Run(cmd *exec.Cmd, name string, out io.Writer) error {
 				name, compiled.Load(), time.Since(start).Round(time.Second))
 		}
 	}
+}
+
+// Lock takes an exclusive lock on the file at path (created if missing),
+// waiting for it, so that concurrent builds into one directory take turns.
+// The returned function releases it.
+func Lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening build lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}, nil
 }

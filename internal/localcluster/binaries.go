@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/caravan-dev/caravan/internal/gobuild"
 )
@@ -150,7 +149,7 @@ func EnsureBinaries(ctx context.Context, cacheDir string, out io.Writer) (Binari
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return Binaries{}, fmt.Errorf("creating cache directory: %w", err)
 	}
-	unlock, err := lockFile(filepath.Join(cacheDir, "build.lock"))
+	unlock, err := gobuild.Lock(filepath.Join(cacheDir, "build.lock"))
 	if err != nil {
 		return Binaries{}, err
 	}
@@ -168,21 +167,6 @@ func EnsureBinaries(ctx context.Context, cacheDir string, out io.Writer) (Binari
 		return Binaries{}, fmt.Errorf("binaries still missing after build: %s", strings.Join(missing, ", "))
 	}
 	return bins, nil
-}
-
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening build lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
 }
 
 // build writes the tools module to the cache, builds it into a temporary

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/caravan-dev/caravan/internal/gobuild"
 	"github.com/caravan-dev/caravan/internal/image"
 )
 
@@ -81,7 +81,10 @@ func BuildAndPush(ctx context.Context, o Options) (Result, error) {
 		progress = io.Discard
 	}
 	// Concurrent builds (installs side by side) share the binaries: one at a time.
-	unlock, err := lock(o.BinDir)
+	if err := os.MkdirAll(o.BinDir, 0o755); err != nil {
+		return Result{}, err
+	}
+	unlock, err := gobuild.Lock(filepath.Join(o.BinDir, "build.lock"))
 	if err != nil {
 		return Result{}, err
 	}
@@ -137,20 +140,4 @@ func compressedSize(img v1.Image) int64 {
 // DefaultBinDir is where the operator binaries are kept under the cache directory.
 func DefaultBinDir(cacheDir string) string {
 	return filepath.Join(cacheDir, "operator-image")
-}
-
-// lock takes an exclusive lock on dir's build.lock, waiting for it.
-func lock(dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
-	}
-	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); _ = f.Close() }, nil
 }
