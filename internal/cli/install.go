@@ -58,6 +58,9 @@ type InstallOptions struct {
 	NodeSelector    map[string]string
 	Tolerations     []string
 	PullSecrets     []string
+	Heartbeat       time.Duration
+	Verbosity       int
+	Pprof           bool
 
 	// Set by Complete.
 	resources        corev1.ResourceRequirements
@@ -133,6 +136,9 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringToStringVar(&o.NodeSelector, "node-selector", nil, "node labels the operator pod must run on, as key=value")
 	f.StringSliceVar(&o.Tolerations, "tolerations", nil, "taints the operator pod tolerates, as key[=value]:Effect[:seconds] or key:Exists:Effect")
 	f.StringSliceVar(&o.PullSecrets, "image-pull-secret", nil, "Secrets, in the operator namespace, to pull the operator image with")
+	f.DurationVar(&o.Heartbeat, "heartbeat-interval", 0, "how often the operator renews its registration, between 1s and 30s; it counts as gone after three missed renewals (default 10s)")
+	f.IntVar(&o.Verbosity, "log-verbosity", 0, "the operator's log verbosity")
+	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof on port 8082 of the operator pod, for profiling")
 	return cmd
 }
 
@@ -179,6 +185,14 @@ func (o *InstallOptions) Validate() error {
 	if o.Replicas < 0 {
 		return fmt.Errorf("--replicas must not be negative, got %d", o.Replicas)
 	}
+	if o.Heartbeat != 0 {
+		if err := ownership.ValidateHeartbeatInterval(o.Heartbeat); err != nil {
+			return err
+		}
+	}
+	if o.Verbosity < 0 {
+		return fmt.Errorf("--log-verbosity must not be negative, got %d", o.Verbosity)
+	}
 	var err error
 	if o.resources, err = install.ParseResources(o.Requests, o.Limits); err != nil {
 		return err
@@ -202,6 +216,7 @@ func (o *InstallOptions) installConfig() install.Config {
 		SkipKamelets: o.SkipKamelets,
 		Replicas:     ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,
 		Tolerations: o.tolerations, ImagePullSecrets: o.PullSecrets,
+		HeartbeatInterval: o.Heartbeat, Verbosity: o.Verbosity, Pprof: o.Pprof,
 	}
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
@@ -97,8 +96,8 @@ func (o *OperatorOptions) Complete() error {
 	if !o.defaultSet {
 		o.Default = id == ownership.DefaultID
 	}
-	if o.HeartbeatInterval < time.Second || o.HeartbeatInterval > 30*time.Second {
-		return fmt.Errorf("--heartbeat-interval must be between 1s and 30s, got %s", o.HeartbeatInterval)
+	if err := ownership.ValidateHeartbeatInterval(o.HeartbeatInterval); err != nil {
+		return err
 	}
 	o.namespace = firstNonEmpty(*o.Kube.ConfigFlags.Namespace, os.Getenv("NAMESPACE"), os.Getenv("POD_NAMESPACE"))
 	if o.namespace == "" {

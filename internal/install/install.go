@@ -32,17 +32,11 @@ type Installer struct {
 // same namespace unless force (a reinstall or upgrade). It also refuses a
 // second default operator.
 func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
-	iop := &camelv1alpha1.IntegrationOperator{}
-	err := i.Client.Get(ctx, client.ObjectKey{Name: c.ID}, iop)
+	ns, err := i.registeredNamespace(ctx, c.ID)
 	switch {
-	case apierrors.IsNotFound(err):
 	case err != nil:
-		return fmt.Errorf("checking whether operator id %q is registered: %w", c.ID, err)
-	default:
-		ns := iop.Status.Namespace
-		if ns == "" {
-			ns = iop.Annotations[InstalledNamespaceAnnotation]
-		}
+		return err
+	case ns != "":
 		if ns != c.Namespace {
 			return fmt.Errorf("operator id %q is registered to namespace %q: uninstall it there first (caravan uninstall -x %s -n %s) or choose another id; --force never moves an id between namespaces",
 				c.ID, ns, c.ID, ns)
@@ -63,6 +57,24 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 			other, c.ID, other)
 	}
 	return nil
+}
+
+// registeredNamespace returns the namespace operator id is registered to,
+// or was installed into before its first registration; "" when the id is
+// not registered.
+func (i *Installer) registeredNamespace(ctx context.Context, id string) (string, error) {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := i.Client.Get(ctx, client.ObjectKey{Name: id}, iop)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("checking whether operator id %q is registered: %w", id, err)
+	}
+	if iop.Status.Namespace != "" {
+		return iop.Status.Namespace, nil
+	}
+	return iop.Annotations[InstalledNamespaceAnnotation], nil
 }
 
 // OtherDefault returns the id of the default operator, if it is not id.
@@ -179,12 +191,22 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 	objs := []client.Object{
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(id), Namespace: namespace}},
 		&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace}},
-		&camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(id, namespace)}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(id, namespace)}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
-		namespacesBinding(id),
+	}
+	// The registration, the user role and the admission binding belong to
+	// the id: they stay when the id is registered to another namespace,
+	// whose operator still uses them.
+	registered, err := i.registeredNamespace(ctx, id)
+	if err != nil {
+		return err
+	}
+	if registered == "" || registered == namespace {
+		objs = append(objs, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}}, namespacesBinding(id))
+	} else {
+		fmt.Fprintf(i.Out, "IntegrationOperator %s kept: it is registered to namespace %s\n", id, registered)
 	}
 	if all {
 		objs = append(objs, admissionManifests(id)...)

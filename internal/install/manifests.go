@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,14 @@ type Config struct {
 	NodeSelector     map[string]string
 	Tolerations      []corev1.Toleration
 	ImagePullSecrets []string
+	// HeartbeatInterval is how often the operator renews its registration;
+	// the operator's default (10s) when zero.
+	HeartbeatInterval time.Duration
+	// Verbosity is the operator's log verbosity (0 logs the least).
+	Verbosity int
+	// Pprof serves the Go runtime's /debug/pprof on PprofPort of the pod,
+	// for profiling.
+	Pprof bool
 }
 
 // OperatorUID is the non-root user the operator image runs as.
@@ -64,6 +73,13 @@ const OperatorUID = 65532
 // Names of what an operator installs, all derived from its id so that
 // several operators can share a namespace.
 func operatorName(id string) string { return id + "-operator" }
+
+// ClusterRoleName names the ClusterRole and ClusterRoleBinding of operator
+// id installed in namespace. They carry the namespace, so that an install
+// of the same id in another namespace never rebinds this one's rights.
+func ClusterRoleName(id, namespace string) string {
+	return "caravan:operator:" + namespace + ":" + id
+}
 
 // UserRole is the ClusterRole that grants the verb use on the operator:
 // bound to a user, it lets them assign resources to this operator.
@@ -147,17 +163,17 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := operatorName(c.ID)
+	name, clusterName := operatorName(c.ID), ClusterRoleName(c.ID, c.Namespace)
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
 	// The operator may assign resources to itself (its Integrations made
 	// from Pipes, its kits, its adoptions as the default operator).
 	rules = append(rules, UseRule(c.ID))
 	role := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(c.ID)}, Rules: rules}
+		ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels(c.ID)}, Rules: rules}
 	binding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(c.ID)},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels(c.ID)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: c.Namespace}}}
 	user := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 		ObjectMeta: metav1.ObjectMeta{Name: UserRole(c.ID), Labels: labels(c.ID)},
@@ -208,6 +224,8 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 const (
 	MetricsPort = 8080
 	ProbesPort  = 8081
+	// PprofPort serves /debug/pprof when Config.Pprof is set.
+	PprofPort = 8082
 )
 
 // MetricsServiceName names the Service in front of operator id's metrics.
@@ -231,6 +249,15 @@ func operatorArgs(c Config) []string {
 		"--leader-elect=true"}
 	if c.Default {
 		args = append(args, "--default")
+	}
+	if c.HeartbeatInterval > 0 {
+		args = append(args, "--heartbeat-interval="+c.HeartbeatInterval.String())
+	}
+	if c.Verbosity > 0 {
+		args = append(args, fmt.Sprintf("--verbosity=%d", c.Verbosity))
+	}
+	if c.Pprof {
+		args = append(args, fmt.Sprintf("--pprof-bind-address=$(POD_IP):%d", PprofPort))
 	}
 	if len(c.WatchNamespaces) > 0 {
 		ns := append([]string(nil), c.WatchNamespaces...)

@@ -2,10 +2,12 @@ package install
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 )
@@ -157,4 +159,34 @@ func TestAnOlderClusterIsRefusedWithWhatToDo(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("need 1.36 or later")))
 	g.Expect(err).To(MatchError(ContainSubstring("--skip-admission")))
 	g.Expect(CheckAdmissionServed("v1.36.1", false)).To(MatchError(ContainSubstring("does not serve MutatingAdmissionPolicy")))
+}
+
+func TestTheHeartbeatVerbosityAndPprofReachTheContainerOnlyWhenSet(t *testing.T) {
+	g := NewWithT(t)
+	d := operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img",
+		HeartbeatInterval: 2 * time.Second, Verbosity: 1, Pprof: true})
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--heartbeat-interval=2s", "--verbosity=1",
+		"--pprof-bind-address=$(POD_IP):8082"))
+	d = operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		g.Expect(a).NotTo(Or(HavePrefix("--heartbeat-interval"), HavePrefix("--verbosity"), HavePrefix("--pprof")))
+	}
+}
+
+func TestTheSameIdInTwoNamespacesHasTwoClusterBindings(t *testing.T) {
+	g := NewWithT(t)
+	names := map[string]string{}
+	for _, ns := range []string{"ops-a", "ops-b"} {
+		objs, err := Manifests(Config{ID: "dup", Namespace: ns, Image: "img"})
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, o := range objs {
+			if b, ok := o.(*rbacv1.ClusterRoleBinding); ok && b.RoleRef.Name != ReaderRole {
+				g.Expect(b.Subjects).To(ConsistOf(HaveField("Namespace", ns)))
+				g.Expect(b.RoleRef.Name).To(Equal(b.Name))
+				names[ns] = b.Name
+			}
+		}
+	}
+	g.Expect(names).To(HaveLen(2))
+	g.Expect(names["ops-a"]).NotTo(Equal(names["ops-b"]), "one install would rebind the other's rights")
 }

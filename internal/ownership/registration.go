@@ -24,6 +24,22 @@ type Registration struct {
 // long it stays valid.
 const DefaultStaleAfter = 30 * time.Second
 
+// Bounds of an operator's heartbeat interval: its registration counts as
+// gone after three missed renewals.
+const (
+	MinHeartbeatInterval = time.Second
+	MaxHeartbeatInterval = 30 * time.Second
+)
+
+// ValidateHeartbeatInterval refuses an interval outside
+// [MinHeartbeatInterval, MaxHeartbeatInterval].
+func ValidateHeartbeatInterval(d time.Duration) error {
+	if d < MinHeartbeatInterval || d > MaxHeartbeatInterval {
+		return fmt.Errorf("--heartbeat-interval must be between %s and %s, got %s", MinHeartbeatInterval, MaxHeartbeatInterval, d)
+	}
+	return nil
+}
+
 // FromOperator reads the registration in an IntegrationOperator's status.
 func FromOperator(iop *camelv1alpha1.IntegrationOperator) Registration {
 	r := Registration{Namespace: iop.Status.Namespace, Leader: iop.Status.Leader,

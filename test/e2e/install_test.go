@@ -17,11 +17,12 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	installpkg "github.com/caravan-dev/caravan/internal/install"
 )
 
 // cli runs the built binary against the test cluster as kubeconfig's user,
-// with the test cluster as "the local cluster", so that installed
-// operators run as its local processes.
+// with the test cluster as "the local cluster", so that install pushes
+// the operator image of this tree to its registry.
 func cli(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -135,11 +136,11 @@ func TestCLIInstallThatFailsRemovesWhatItCreated(t *testing.T) {
 
 	out, errOut, err := cli(t, env.Kubeconfig(t, "half-admin"), "install", "-n", ns, "-x", "inst-fail", "--skip-admission")
 	g.Expect(err).To(HaveOccurred(), out)
-	g.Expect(errOut).To(ContainSubstring("ClusterRoleBinding inst-fail-operator"))
+	g.Expect(errOut).To(ContainSubstring("ClusterRoleBinding " + installpkg.ClusterRoleName("inst-fail", ns)))
 	g.Expect(out).To(ContainSubstring("removed (the install failed)"))
 	for _, obj := range []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "inst-fail-operator"}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "inst-fail-operator"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: installpkg.ClusterRoleName("inst-fail", ns)}},
 		&camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "inst-fail"}},
 	} {
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
