@@ -28,12 +28,8 @@ type auditEvent struct {
 	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
-// operatorUserPrefix begins the user names of the bench's Caravan
-// operators; bareUser is the bare operator's.
-const (
-	operatorUserPrefix = "caravan:operator:"
-	bareUser           = "caravan:bare:" + BareID
-)
+// bareUser is the bare operator's user name.
+const bareUser = "caravan:bare:" + BareID
 
 // writesByKind counts the successful writes that users whose names begin
 // with userPrefix made in namespace since a moment, by "verb

@@ -220,7 +220,7 @@ func writeAudit(t *testing.T, lines ...string) string {
 
 func TestWritesByKindCountsTheOperatorsWritesOfOneRun(t *testing.T) {
 	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	a := "caravan:operator:a"
+	a := operatorUserPrefix + "a-operator"
 	path := writeAudit(t,
 		auditLine(a, "patch", "integrations", "status", "it", start.Add(-time.Minute), 200), // an earlier run
 		auditLine(a, "patch", "integrations", "status", "it", start.Add(time.Second), 200),

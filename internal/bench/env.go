@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +28,8 @@ import (
 // leases and registrations live there).
 const operatorNamespace = "bench-system"
 
-// operatorRole is the ClusterRole the bench binds its operators to.
+// operatorRole is the ClusterRole the bench binds the bare operator to
+// (installed operators get their own, from `caravan install`).
 const operatorRole = "caravan-operator"
 
 // The API server writes the operators' writes, and nothing else, to its
@@ -40,13 +40,13 @@ kind: Policy
 omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
-  userGroups: ["` + operatorGroup + `"]
+  userGroups: ["` + operatorGroup + `", "system:serviceaccounts:` + operatorNamespace + `"]
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
 - level: None
 `
 
 // env is the bench's own local cluster, its administrator client and the
-// operator processes it started.
+// operators it installed.
 type env struct {
 	dir       string
 	binary    string
@@ -54,6 +54,8 @@ type env struct {
 	config    *rest.Config
 	client    client.Client
 	operators []*Operator
+	// image is the operator image, once pushed.
+	image string
 	// sets are the operators started by operatorSet, by set name.
 	sets     map[string][]*Operator
 	progress io.Writer
@@ -76,6 +78,10 @@ func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, err
 	if err != nil {
 		return nil, err
 	}
+	registry := localcluster.RegistryBinary()
+	if registry == "" {
+		return nil, errors.New("the bench runs operators from their image, pushed to the cluster's registry: install Debian's docker-registry")
+	}
 	dir, err := os.MkdirTemp("", "caravan-bench-")
 	if err != nil {
 		return nil, err
@@ -84,6 +90,7 @@ func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, err
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: true, Nodes: 1,
 		Attached: true, AuditPolicy: []byte(auditPolicy), Profiling: true, Progress: progress,
+		NodeBinary: binary, RegistryBinary: registry,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -117,7 +124,7 @@ func (e *env) connect(ctx context.Context) error {
 }
 
 // bindOperatorRole installs the operator ClusterRole generated under
-// config/rbac and binds it to the group of the bench's operators.
+// config/rbac and binds it to the group of the bare operator.
 func (e *env) bindOperatorRole(ctx context.Context) error {
 	rules, err := rbac.OperatorRules()
 	if err != nil {
@@ -132,25 +139,6 @@ func (e *env) bindOperatorRole(ctx context.Context) error {
 	for _, obj := range []client.Object{role, binding} {
 		if err := e.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("binding the operator role: %w", err)
-		}
-	}
-	return nil
-}
-
-// grantUse lets operator id assign resources to itself (its kits, the
-// Integrations of its bindings), as the role `caravan install` makes for
-// an operator does: the admission policy asks for the verb use on its id.
-func (e *env) grantUse(ctx context.Context, id string) error {
-	name := "caravan-bench-use-" + id
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{install.UseRule(id)}}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUserPrefix + id}},
-	}
-	for _, obj := range []client.Object{role, binding} {
-		if err := e.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("granting operator %s the use of its id: %w", id, err)
 		}
 	}
 	return nil
@@ -197,7 +185,7 @@ func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, e
 	}
 	ops := make([]*Operator, 0, len(ids))
 	for _, id := range ids {
-		op, err := e.startOperator(id)
+		op, err := e.startOperator(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -217,11 +205,6 @@ func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, e
 // waits until the label policy acts: a server-side dry run of an assigned
 // Integration comes back labelled.
 func (e *env) installAdmission(ctx context.Context, ids []string) error {
-	for _, id := range ids {
-		if err := e.grantUse(ctx, id); err != nil {
-			return err
-		}
-	}
 	installer := &install.Installer{Client: e.client, Out: io.Discard}
 	if err := installer.Install(ctx, operatorNamespace, install.AdmissionPolicies(ids...)); err != nil {
 		return fmt.Errorf("installing the admission policies: %w", err)
@@ -282,13 +265,4 @@ func httpGet(ctx context.Context, url string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return io.ReadAll(resp.Body)
-}
-
-func tail(path string, n int) string {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -4,126 +4,182 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
+	"io"
+	"runtime"
 	"sync"
-	"syscall"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/version"
 )
 
-// operatorGroup is the group of every operator identity the bench mints;
-// it is bound to the operator ClusterRole.
+// operatorGroup is the group of the bare operator's identity; it is bound
+// to the operator ClusterRole.
 const operatorGroup = "caravan:operators"
 
-// Operator is one `caravan operator` process started by the bench, with
-// its own client certificate (user caravan:operator:<id>).
+// operatorUserPrefix begins the user names of the bench's installed
+// operators: the ServiceAccounts of the operator namespace.
+const operatorUserPrefix = "system:serviceaccount:" + operatorNamespace + ":"
+
+// Operator is one operator the bench installed, as `caravan install`
+// does: a Deployment in operatorNamespace whose pod runs the operator
+// image on the process node, as its ServiceAccount <id>-operator.
 type Operator struct {
-	ID         string
-	User       string
+	ID   string
+	User string
+	// Pod runs the operator; MetricsURL, ReadyzURL and PprofURL are its
+	// endpoints.
+	Pod        string
 	MetricsURL string
 	ReadyzURL  string
 	// PprofURL serves the Go runtime's /debug/pprof.
 	PprofURL string
-	Log      string
 
-	cmd    *exec.Cmd
-	exited chan struct{}
+	env *env
 
 	mu       sync.Mutex
 	peakHeap float64
 	peakRSS  float64
 }
 
-// startOperator runs the current binary's operator command for id in
-// namespace. The process dies with the bench (Pdeathsig) and is stopped
-// by stop.
-func (e *env) startOperator(id string) (*Operator, error) {
-	user := operatorUserPrefix + id
-	kubeconfig := filepath.Join(e.dir, "operators", id+".kubeconfig")
-	if err := os.MkdirAll(filepath.Dir(kubeconfig), 0o700); err != nil {
-		return nil, err
+// operatorImage builds the operator image of the source tree the bench
+// runs in, for this machine, and pushes it to the cluster's registry once.
+func (e *env) operatorImage(ctx context.Context) (string, error) {
+	if e.image != "" {
+		return e.image, nil
 	}
-	if err := e.cluster.WriteKubeconfig(kubeconfig, user, operatorGroup); err != nil {
-		return nil, err
+	src, err := operatorimage.FindSource(ctx, ".")
+	if err != nil {
+		return "", fmt.Errorf("the bench runs operators from the image of Caravan's source tree: %w", err)
 	}
-	metrics, err := localcluster.FreePort()
+	src.Version = version.Get()
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintln(e.progress, "building the operator image of this source tree")
+	res, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src,
+		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
+		Registry:  image.Registry{Address: e.cluster.RegistryAddress, Insecure: true},
+		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: e.progress})
+	if err != nil {
+		return "", fmt.Errorf("pushing the operator image: %w", err)
+	}
+	e.image = res.Reference
+	return e.image, nil
+}
+
+// startOperator installs operator id in operatorNamespace, with the
+// objects of `caravan install` but the admission policies (see
+// installAdmission) and the Kamelet catalog, and /debug/pprof served.
+// Its pod starts in the background: see waitReady.
+func (e *env) startOperator(ctx context.Context, id string) (*Operator, error) {
+	img, err := e.operatorImage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	probes, err := localcluster.FreePort()
+	objs, err := install.Manifests(install.Config{ID: id, Namespace: operatorNamespace, Image: img,
+		Version: version.Get(), SkipAdmission: true, SkipKamelets: true, Pprof: true})
 	if err != nil {
 		return nil, err
 	}
-	pprof, err := localcluster.FreePort()
-	if err != nil {
-		return nil, err
+	if err := (&install.Installer{Client: e.client, Out: io.Discard}).Install(ctx, operatorNamespace, objs); err != nil {
+		return nil, fmt.Errorf("installing operator %s: %w", id, err)
 	}
-	op := &Operator{
-		ID: id, User: user,
-		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics),
-		ReadyzURL:  fmt.Sprintf("http://127.0.0.1:%d/readyz", probes),
-		PprofURL:   fmt.Sprintf("http://127.0.0.1:%d", pprof),
-		Log:        filepath.Join(e.dir, "operators", id+".log"),
-		exited:     make(chan struct{}),
-	}
-	logFile, err := os.Create(op.Log)
-	if err != nil {
-		return nil, err
-	}
-	op.cmd = exec.Command(e.binary, "operator", "--kubeconfig", kubeconfig, "-n", operatorNamespace,
-		"--operator-id", id,
-		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metrics),
-		"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(probes),
-		"--pprof-bind-address", "127.0.0.1:"+strconv.Itoa(pprof))
-	op.cmd.Stdout, op.cmd.Stderr = logFile, logFile
-	op.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := op.cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting operator %s: %w", id, err)
-	}
-	go func() { _ = op.cmd.Wait(); _ = logFile.Close(); close(op.exited) }()
+	op := &Operator{ID: id, User: operatorUserPrefix + id + "-operator", env: e}
 	e.operators = append(e.operators, op)
 	return op, nil
 }
 
-// waitReady waits until the operator's /readyz answers 200.
+// operatorPods lists the pods of operator id.
+func (e *env) operatorPods(ctx context.Context, id string) ([]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	err := e.client.List(ctx, pods, client.InNamespace(operatorNamespace),
+		client.MatchingLabels{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/instance": id})
+	return pods.Items, err
+}
+
+// waitReady waits until the operator's pod runs and its /readyz answers
+// 200, and points the operator's endpoints at it.
 func (o *Operator) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		select {
-		case <-o.exited:
-			return fmt.Errorf("operator %s exited; see %s:\n%s", o.ID, o.Log, tail(o.Log, 20))
-		default:
+		pods, err := o.env.operatorPods(ctx, o.ID)
+		if err == nil {
+			for _, p := range pods {
+				if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || p.DeletionTimestamp != nil {
+					continue
+				}
+				o.Pod = p.Name
+				o.MetricsURL = fmt.Sprintf("http://%s:%d/metrics", p.Status.PodIP, install.MetricsPort)
+				o.ReadyzURL = fmt.Sprintf("http://%s:%d/readyz", p.Status.PodIP, install.ProbesPort)
+				o.PprofURL = fmt.Sprintf("http://%s:%d", p.Status.PodIP, install.PprofPort)
+			}
 		}
-		if httpOK(ctx, o.ReadyzURL) {
+		if o.ReadyzURL != "" && httpOK(ctx, o.ReadyzURL) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("operator %s not ready after %s; see %s:\n%s", o.ID, timeout, o.Log, tail(o.Log, 20))
+			return fmt.Errorf("operator %s not ready after %s (pod %q):\n%s", o.ID, timeout, o.Pod, o.logTail(20))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
 
-// stop sends SIGTERM, then SIGKILL after a grace period.
-func (o *Operator) stop() {
-	select {
-	case <-o.exited:
-		return
-	default:
+// logTail is the end of the operator pod's log, as `kubectl logs` gives it.
+func (o *Operator) logTail(n int64) string {
+	if o.Pod == "" {
+		return "(no pod ran)"
 	}
-	_ = o.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-o.exited:
-	case <-time.After(15 * time.Second):
-		_ = o.cmd.Process.Kill()
-		<-o.exited
+	cs, err := kubernetes.NewForConfig(o.env.config)
+	if err != nil {
+		return err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	data, err := cs.CoreV1().Pods(operatorNamespace).GetLogs(o.Pod, &corev1.PodLogOptions{TailLines: &n}).DoRaw(ctx)
+	if err != nil {
+		return fmt.Sprintf("(log of pod %s: %v)", o.Pod, err)
+	}
+	return string(data)
+}
+
+// stop scales the operator to 0 and waits, for a grace period, until its
+// pod is gone. It needs no context: it also runs after the bench was
+// interrupted.
+func (o *Operator) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d := &appsv1.Deployment{}
+	if err := o.env.client.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: o.ID + "-operator"}, d); err != nil {
+		return
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Replicas = ptr.To[int32](0)
+	if err := o.env.client.Patch(ctx, d, patch); err != nil {
+		return
+	}
+	for {
+		if pods, err := o.env.operatorPods(ctx, o.ID); err == nil && len(pods) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 

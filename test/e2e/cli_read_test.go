@@ -10,19 +10,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/test/harness"
 )
 
 // TestCLIReadShowsOwnershipOrphansAndOperators drives the read commands
-// of the CLI against operators running as processes: an integration for
+// of the CLI against installed operators: an integration for
 // each of two live operators, one unassigned, one for an id nobody
 // registered and one whose operator stopped and went stale. get's filters
 // return exactly the right sets; operators, version and describe show the
 // registrations, versions, conditions, children and Events.
 func TestCLIReadShowsOwnershipOrphansAndOperators(t *testing.T) {
 	nsA, nsB, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
-	a := env.StartOperator(t, caravanBin, "read-a", nsA)
-	b := env.StartOperator(t, caravanBin, "read-b", nsB)
-	gone := env.StartOperator(t, caravanBin, "read-gone", nsA)
+	a := env.InstallOperator(t, "read-a", nsA, harness.OperatorOptions{})
+	b := env.InstallOperator(t, "read-b", nsB, harness.OperatorOptions{})
+	gone := env.InstallOperator(t, "read-gone", nsA, harness.OperatorOptions{})
 	waitReady(t, a, b, gone)
 	admin := env.Kubeconfig(t, "admin", "system:masters")
 	cli := func(args ...string) (string, string, error) {

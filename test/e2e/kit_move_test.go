@@ -9,6 +9,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
+	"github.com/caravan-dev/caravan/test/harness"
 )
 
 const baseRepository = "caravan-e2e/base"
@@ -22,8 +23,8 @@ func TestAKitBuiltIntegrationMovesToTheNewOwnersKit(t *testing.T) {
 	ns1, ns2, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
 	reg := imagetest.StartRegistry(t)
 	imagetest.PushBase(t, reg, baseRepository)
-	op1 := env.StartOperator(t, caravanBin, "operator-1", ns1)
-	op2 := env.StartOperator(t, caravanBin, "operator-2", ns2)
+	op1 := env.InstallOperator(t, "operator-1", ns1, harness.OperatorOptions{})
+	op2 := env.InstallOperator(t, "operator-2", ns2, harness.OperatorOptions{})
 	waitReady(t, op1, op2)
 	registry := camelv1.RegistrySpec{Address: reg.Address, Insecure: true}
 	env.UsePlatformRegistry(t, ns1, "operator-1", registry, baseRepository+":latest")

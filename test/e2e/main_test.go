@@ -1,6 +1,7 @@
-// Package e2e drives Caravan end to end: its built binary, operators as
-// separate processes with their own identities, and a full local cluster
-// (controllers, scheduler, kwok) on which pods reach Running.
+// Package e2e drives Caravan end to end: its built binary, operators
+// installed as pods of the operator image built from this tree, each with
+// its own ServiceAccount, and a full local cluster (controllers,
+// scheduler, kwok, the process node) on which pods reach Running.
 package e2e
 
 import (

@@ -60,6 +60,8 @@ type Env struct {
 	Binaries localcluster.Binaries
 	// dir is the temporary directory that holds the cluster's state.
 	dir string
+	// image is the operator image of this tree, once pushed.
+	image operatorImage
 }
 
 // Main starts the control plane, publishes it in *env, runs the tests and

@@ -7,124 +7,247 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/version"
 )
 
-// OperatorRole is the ClusterRole, generated from the controllers' RBAC
-// markers, that operators started by the harness are bound to.
-const OperatorRole = "caravan-operator"
+// HeartbeatInterval is how often the harness's operators renew their
+// registration, so that a gone operator counts as gone within seconds.
+const HeartbeatInterval = 2 * time.Second
 
-// Operator is a `caravan operator` process started by a test, running as
-// its own user (caravan:operator:<id>) with only the operator's
-// ClusterRole.
+// OperatorOptions say how InstallOperator installs an operator.
+type OperatorOptions struct {
+	// Default makes it the default operator (camel-k always is).
+	Default bool
+	// WatchNamespaces limits it; empty means every namespace.
+	WatchNamespaces []string
+	// Replicas of its Deployment; 1 when 0.
+	Replicas int32
+	// Verbosity is its log verbosity.
+	Verbosity int
+}
+
+// Operator is an operator installed by a test as `caravan install`
+// installs it: a Deployment whose pods run the operator image, built from
+// this tree, on the local cluster's process node.
 type Operator struct {
 	ID        string
 	Namespace string
-	User      string
-	// MetricsURL and ReadyzURL are the operator's endpoints.
-	MetricsURL string
-	ReadyzURL  string
-	Log        string
 
-	cmd    *exec.Cmd
-	exited chan struct{}
+	env      *Env
+	replicas int32
 }
 
-// StartOperator starts an operator process with the given id in
-// namespace (which must exist) and stops it when the test ends. Extra
-// arguments go to `caravan operator`.
-func (e *Env) StartOperator(t testing.TB, caravan, id, namespace string, args ...string) *Operator {
+// operatorImage is the operator image of this tree in the cluster's registry,
+// built and pushed once per test binary.
+type operatorImage struct {
+	once sync.Once
+	ref  string
+	err  error
+}
+
+// OperatorImage builds the operator image of this source tree for this
+// machine's platform, pushes it to the cluster's registry once, and
+// returns it by digest.
+func (e *Env) OperatorImage(t testing.TB) string {
 	t.Helper()
-	e.bindOperatorRole(t)
-	user := "caravan:operator:" + id
-	cfgPath := filepath.Join(t.TempDir(), id+".kubeconfig")
-	if err := e.Cluster.WriteKubeconfig(cfgPath, user, "caravan:operators"); err != nil {
-		t.Fatal(err)
+	e.image.once.Do(func() {
+		e.image.ref, e.image.err = e.pushOperatorImage()
+	})
+	if e.image.err != nil {
+		t.Fatalf("the operator image: %v", e.image.err)
 	}
-	metricsPort, probePort := freePort(t), freePort(t)
-	op := &Operator{
-		ID: id, Namespace: namespace, User: user,
-		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
-		ReadyzURL:  fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort),
-		Log:        filepath.Join(t.TempDir(), id+"-"+namespace+".log"),
-		exited:     make(chan struct{}),
+	return e.image.ref
+}
+
+func (e *Env) pushOperatorImage() (string, error) {
+	if e.Cluster.RegistryAddress == "" {
+		return "", fmt.Errorf("the cluster runs no registry: start it with Options.Caravan")
 	}
-	all := append([]string{"operator", "--kubeconfig", cfgPath, "-n", namespace, "--operator-id", id,
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metricsPort),
-		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort),
-		"--heartbeat-interval", "2s"}, args...)
-	logFile, err := os.Create(op.Log)
+	ctx := context.Background()
+	src, err := operatorimage.FindSource(ctx, sourceRoot())
+	if err != nil {
+		return "", err
+	}
+	src.Version = version.Get()
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		return "", err
+	}
+	res, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src,
+		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
+		Registry:  image.Registry{Address: e.Cluster.RegistryAddress, Insecure: true},
+		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: os.Stderr})
+	if err != nil {
+		return "", err
+	}
+	return res.Reference, nil
+}
+
+// InstallOperator installs operator id into namespace (which must exist)
+// with the objects of `caravan install` (no admission policies), running
+// the operator image of this tree, and uninstalls it when the test ends.
+// Its pods start in the background: see Operator.Ready.
+func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorOptions) *Operator {
+	t.Helper()
+	replicas := opts.Replicas
+	if replicas == 0 {
+		replicas = 1
+	}
+	objs, err := install.Manifests(install.Config{
+		ID: id, Namespace: namespace, Default: opts.Default || id == ownership.DefaultID, WatchNamespaces: opts.WatchNamespaces,
+		Image: e.OperatorImage(t), Registry: e.Cluster.RegistryAddress, RegistryInsecure: true,
+		Version: version.Get(), SkipAdmission: true, Replicas: ptr.To(replicas),
+		HeartbeatInterval: HeartbeatInterval, Verbosity: opts.Verbosity,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	op.cmd = exec.Command(caravan, all...)
-	op.cmd.Stdout, op.cmd.Stderr = logFile, logFile
-	op.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := op.cmd.Start(); err != nil {
-		t.Fatalf("starting operator %s: %v", id, err)
+	installer := &install.Installer{Client: e.Client, Out: io.Discard}
+	if err := installer.Install(context.Background(), namespace, objs); err != nil {
+		t.Fatalf("installing operator %s in %s: %v", id, namespace, err)
 	}
-	go func() { _ = op.cmd.Wait(); _ = logFile.Close(); close(op.exited) }()
+	op := &Operator{ID: id, Namespace: namespace, env: e, replicas: replicas}
 	t.Cleanup(func() {
-		op.Stop(t)
 		if t.Failed() {
-			t.Logf("log of operator %s in %s:\n%s", id, namespace, tail(op.Log, 40))
+			t.Logf("log of operator %s in %s:\n%s", id, namespace, op.logTail(40))
+		}
+		if err := installer.Uninstall(context.Background(), id, namespace, false); err != nil {
+			t.Errorf("uninstalling operator %s from %s: %v", id, namespace, err)
 		}
 	})
 	return op
 }
 
-// Stop sends SIGTERM and waits for the process to exit.
+// Pods are the operator's pods that are running, have an address and are
+// not being deleted, oldest first.
+func (o *Operator) Pods(t testing.TB) []corev1.Pod {
+	t.Helper()
+	return running(o.env.OperatorPods(t, o.Namespace, o.ID))
+}
+
+// running keeps the pods that are running, have an address and are not
+// being deleted, oldest first.
+func running(pods []corev1.Pod) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp) })
+	return out
+}
+
+// address is the address of the operator's newest running pod, "" when
+// none runs.
+func (o *Operator) address() string {
+	pods, err := o.env.operatorPods(o.Namespace, o.ID)
+	if err != nil {
+		return ""
+	}
+	pods = running(pods)
+	if len(pods) == 0 {
+		return ""
+	}
+	return pods[len(pods)-1].Status.PodIP
+}
+
+// MetricsURL is the metrics endpoint of the operator's newest running pod.
+func (o *Operator) MetricsURL() string {
+	return PodMetricsURL(o.address())
+}
+
+// PodMetricsURL is the metrics endpoint of an operator pod at address.
+func PodMetricsURL(address string) string {
+	return fmt.Sprintf("http://%s:%d/metrics", address, install.MetricsPort)
+}
+
+func (o *Operator) probeURL(path string) string {
+	return fmt.Sprintf("http://%s:%d%s", o.address(), install.ProbesPort, path)
+}
+
+// Stop scales the operator to 0 and waits until its pods are gone: a
+// graceful stop, which releases its leader lease.
 func (o *Operator) Stop(t testing.TB) {
 	t.Helper()
-	o.signal(syscall.SIGTERM)
-	select {
-	case <-o.exited:
-	case <-time.After(30 * time.Second):
-		o.signal(syscall.SIGKILL)
-		<-o.exited
+	o.env.ScaleOperator(t, o.Namespace, o.ID, 0)
+	o.waitNoPods(t)
+}
+
+// Start scales the operator back to its replicas.
+func (o *Operator) Start(t testing.TB) {
+	t.Helper()
+	o.env.ScaleOperator(t, o.Namespace, o.ID, o.replicas)
+}
+
+// Kill stops the operator as a crash does: SIGKILL to its processes, no
+// release of anything; its Deployment is scaled to 0 so that it stays
+// down, and Kill waits until its pods are gone.
+func (o *Operator) Kill(t testing.TB) {
+	t.Helper()
+	o.env.KillOperator(t, o.Namespace, o.ID)
+	o.waitNoPods(t)
+}
+
+func (o *Operator) waitNoPods(t testing.TB) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true,
+		func(context.Context) (bool, error) {
+			pods, err := o.env.operatorPods(o.Namespace, o.ID)
+			return err == nil && len(pods) == 0, nil
+		})
+	if err != nil {
+		t.Fatalf("the pods of operator %s are still there: %v", o.ID, err)
 	}
 }
 
-// Kill stops the process with SIGKILL: no graceful release of anything.
-func (o *Operator) Kill() {
-	o.signal(syscall.SIGKILL)
-	<-o.exited
-}
-
-func (o *Operator) signal(sig syscall.Signal) {
-	select {
-	case <-o.exited:
-	default:
-		_ = o.cmd.Process.Signal(sig)
+// ScaleOperator sets the replicas of installed operator id's Deployment.
+func (e *Env) ScaleOperator(t testing.TB, namespace, id string, replicas int32) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	key := client.ObjectKey{Namespace: namespace, Name: id + "-operator"}
+	if err := e.Client.Get(context.Background(), key, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Replicas = ptr.To(replicas)
+	if err := e.Client.Patch(context.Background(), d, patch); err != nil {
+		t.Fatalf("scaling operator %s to %d: %v", id, replicas, err)
 	}
 }
 
-// Running reports whether the process is still running.
+// Running reports whether a pod of the operator runs.
 func (o *Operator) Running() bool {
-	select {
-	case <-o.exited:
-		return false
-	default:
-		return true
-	}
+	return o.address() != ""
 }
 
 // Healthy reports whether the operator's /healthz answers 200.
 func (o *Operator) Healthy() bool {
-	resp, err := http.Get(strings.TrimSuffix(o.ReadyzURL, "/readyz") + "/healthz")
+	if !o.Running() {
+		return false
+	}
+	resp, err := http.Get(o.probeURL("/healthz"))
 	if err != nil {
 		return false
 	}
@@ -134,7 +257,10 @@ func (o *Operator) Healthy() bool {
 
 // Ready reports whether the operator's /readyz answers 200, and its body.
 func (o *Operator) Ready() (bool, string) {
-	resp, err := http.Get(o.ReadyzURL + "?verbose")
+	if !o.Running() {
+		return false, "no pod of operator " + o.ID + " runs"
+	}
+	resp, err := http.Get(o.probeURL("/readyz?verbose"))
 	if err != nil {
 		return false, err.Error()
 	}
@@ -144,9 +270,13 @@ func (o *Operator) Ready() (bool, string) {
 }
 
 // Metric returns the sum of the samples of a metric whose label set
-// contains every given name="value" pair, and whether any was found.
+// contains every given name="value" pair, and whether any was found, from
+// the operator's newest running pod.
 func (o *Operator) Metric(name string, labels ...string) (float64, bool) {
-	return Metric(o.MetricsURL, name, labels...)
+	if !o.Running() {
+		return 0, false
+	}
+	return Metric(o.MetricsURL(), name, labels...)
 }
 
 // Metric returns the sum of the samples of a metric served at url whose
@@ -180,20 +310,49 @@ func Metric(url, name string, labels ...string) (float64, bool) {
 	return sum, found
 }
 
+// Log is the log of the operator's pods, as `kubectl logs` gives it, one
+// pod after the other.
+func (o *Operator) Log() string {
+	cs, err := kubernetes.NewForConfig(o.env.Config)
+	if err != nil {
+		return err.Error()
+	}
+	pods, err := o.env.operatorPods(o.Namespace, o.ID)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods {
+		data, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+		if err != nil {
+			fmt.Fprintf(&b, "(log of pod %s: %v)\n", p.Name, err)
+			continue
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
+
 // LogContains reports whether the operator's log contains s.
 func (o *Operator) LogContains(s string) bool {
-	data, _ := os.ReadFile(o.Log)
-	return strings.Contains(string(data), s)
+	return strings.Contains(o.Log(), s)
 }
 
 // LogLines returns the lines of the operator's log that contain s.
 func (o *Operator) LogLines(s string) string {
-	data, _ := os.ReadFile(o.Log)
 	var lines []string
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range strings.Split(o.Log(), "\n") {
 		if strings.Contains(line, s) {
 			lines = append(lines, line)
 		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (o *Operator) logTail(n int) string {
+	lines := strings.Split(strings.TrimRight(o.Log(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }
@@ -205,52 +364,4 @@ func containsAll(line string, labels []string) bool {
 		}
 	}
 	return true
-}
-
-// bindOperatorRole installs the operator ClusterRole (generated under
-// config/rbac) and binds it to the group of the harness's operators.
-func (e *Env) bindOperatorRole(t testing.TB) {
-	t.Helper()
-	ctx := context.Background()
-	data, err := os.ReadFile(filepath.Join(sourceRoot(), "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatalf("reading the operator role: %v", err)
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(data, role); err != nil {
-		t.Fatalf("decoding the operator role: %v", err)
-	}
-	// As installed, each operator may assign resources to itself; the
-	// harness's operators share one role, so they may use any id.
-	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"camel.apache.org"},
-		Resources: []string{"integrationoperators"}, Verbs: []string{"use"}})
-	if err := e.Client.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "caravan-operators"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "caravan:operators"}},
-	}
-	if err := e.Client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	port, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
-func tail(path string, n int) string {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,244 @@
+package e2e
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+// leaderOf reads the leader named by operator id's registration.
+func leaderOf(t *testing.T, id string) string {
+	t.Helper()
+	iop := &camelv1alpha1.IntegrationOperator{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: id}, iop); err != nil {
+		return ""
+	}
+	return iop.Status.Leader
+}
+
+// readyPods waits until operator op has n ready pods and returns them.
+func readyPods(t *testing.T, op *harness.Operator, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	NewWithT(t).Eventually(func() int {
+		pods = pods[:0]
+		for _, p := range op.Pods(t) {
+			if podReady(&p) {
+				pods = append(pods, p)
+			}
+		}
+		return len(pods)
+	}, timeout, poll).Should(Equal(n), "operator %s never had %d ready pods", op.ID, n)
+	return pods
+}
+
+// TestAnOperatorOfTwoReplicasHasOneLeaderThatReconciles: of two ready
+// replicas, the metrics say exactly one holds the Lease <id>-lock, and
+// only that one reconciles; the registration names it. When its pod is
+// deleted a live replica takes over, and the integration keeps its pods.
+func TestAnOperatorOfTwoReplicasHasOneLeaderThatReconciles(t *testing.T) {
+	g := NewWithT(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	op := env.InstallOperator(t, "two-replicas", ops, harness.OperatorOptions{Replicas: 2})
+	pods := readyPods(t, op, 2)
+
+	it := newIntegration(apps, "led", "two-replicas", 1)
+	create(t, it)
+	key := client.ObjectKeyFromObject(it)
+	waitRunningUnder(t, key, "two-replicas")
+
+	t.Log("exactly one replica leads, and only it reconciled the integration")
+	var leader, standby corev1.Pod
+	for _, p := range pods {
+		url := harness.PodMetricsURL(p.Status.PodIP)
+		leads, _ := harness.Metric(url, "leader_election_master_status", `name="two-replicas-lock"`)
+		_, reconciled := harness.Metric(url, "camel_k_reconciliation_duration_seconds_count", `kind="Integration"`)
+		if leads == 1 {
+			g.Expect(leader.Name).To(BeEmpty(), "both replicas lead")
+			g.Expect(reconciled).To(BeTrue(), "the leader %s reconciled nothing", p.Name)
+			leader = p
+			continue
+		}
+		g.Expect(reconciled).To(BeFalse(), "the standby %s reconciled an integration", p.Name)
+		standby = p
+	}
+	g.Expect(leader.Name).NotTo(BeEmpty(), "no replica leads")
+	g.Expect(standby.Name).NotTo(BeEmpty())
+	g.Expect(leaderOf(t, "two-replicas")).To(HavePrefix(leader.Name + "_"))
+
+	t.Log("the leader's pod goes; a live replica takes over and the integration keeps its pods")
+	before := integrationPods(t, apps, "led")
+	g.Expect(env.Client.Delete(context.Background(), &leader)).To(Succeed())
+	g.Eventually(func() string { return leaderOf(t, "two-replicas") }, timeout, poll).
+		ShouldNot(Or(BeEmpty(), HavePrefix(leader.Name+"_")))
+	// The standby and the pod that replaces the deleted one race for the
+	// Lease; either may win, and exactly one leads.
+	g.Eventually(func() []string {
+		var leaders []string
+		for _, p := range readyPods(t, op, 2) {
+			if v, _ := harness.Metric(harness.PodMetricsURL(p.Status.PodIP), "leader_election_master_status",
+				`name="two-replicas-lock"`); v == 1 {
+				leaders = append(leaders, p.Name)
+			}
+		}
+		return leaders
+	}, timeout, poll).Should(ConsistOf(WithTransform(func(name string) bool {
+		return strings.HasPrefix(leaderOf(t, "two-replicas"), name+"_")
+	}, BeTrue())))
+	waitRunningUnder(t, key, "two-replicas")
+	g.Expect(integrationPods(t, apps, "led")).To(Equal(before), "the takeover restarted the integration's pods")
+}
+
+// runningIntegration waits until op is ready, then runs integration name
+// of apps under it, and returns its key, its Deployment's generation and
+// its pods.
+func runningIntegration(t *testing.T, op *harness.Operator, apps, name string) (client.ObjectKey, int64, []string) {
+	t.Helper()
+	waitReady(t, op)
+	it := newIntegration(apps, name, op.ID, 1)
+	create(t, it)
+	key := client.ObjectKeyFromObject(it)
+	waitRunningUnder(t, key, op.ID)
+	d, err := getDeployment(key)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return key, d.Generation, integrationPods(t, apps, name)
+}
+
+// operatorAvailable is the reason of the integration's
+// OperatorAvailable=False condition, "" when it has none.
+func operatorAvailable(key client.ObjectKey) string {
+	it, err := getIntegration(key)
+	if err != nil {
+		return ""
+	}
+	if c := meta.FindStatusCondition(it.Status.Conditions, camelv1.ConditionOperatorAvailable); c != nil && c.Status == metav1.ConditionFalse {
+		return c.Reason
+	}
+	return ""
+}
+
+// TestAnOperatorScaledToZeroLeavesMarkedOrphansThatRecover: scaled to 0,
+// an operator's integrations become orphans that the default operator
+// marks, with their pods kept; scaled back to 1, it clears the mark and
+// redeploys nothing.
+func TestAnOperatorScaledToZeroLeavesMarkedOrphansThatRecover(t *testing.T) {
+	g := NewWithT(t)
+	defNS, ops, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	def := env.InstallOperator(t, ownership.DefaultID, defNS, harness.OperatorOptions{})
+	op := env.InstallOperator(t, "scaled", ops, harness.OperatorOptions{})
+	waitReady(t, def)
+	key, generation, before := runningIntegration(t, op, apps, "scaled-app")
+
+	t.Log("scaled to 0, the operator's integration is marked an orphan and keeps its pods")
+	op.Stop(t)
+	g.Eventually(func() string { return operatorAvailable(key) }, timeout, poll).Should(Equal(ownership.ReasonHeartbeatStale))
+	out, _, err := cli(t, env.Kubeconfig(t, "admin", "system:masters"), "get", "--orphaned", "-n", apps)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(ContainSubstring("scaled-app"))
+	g.Expect(integrationPods(t, apps, "scaled-app")).To(Equal(before))
+
+	t.Log("scaled back to 1, the operator clears the mark and redeploys nothing")
+	op.Start(t)
+	waitReady(t, op)
+	g.Eventually(func() string { return operatorAvailable(key) }, timeout, poll).Should(BeEmpty())
+	waitRunningUnder(t, key, "scaled")
+	d, err := getDeployment(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(d.Generation).To(Equal(generation), "the returning operator redeployed the integration")
+	g.Expect(integrationPods(t, apps, "scaled-app")).To(Equal(before))
+}
+
+// TestAnOperatorRollsToAnotherImage: `caravan image push` builds the
+// operator with another version stamped; `caravan install --force
+// --image` rolls the operator's Deployment to it; the registration shows
+// the new version and the integration keeps its pods and generation.
+func TestAnOperatorRollsToAnotherImage(t *testing.T) {
+	g := NewWithT(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	op := env.InstallOperator(t, "rolling", ops, harness.OperatorOptions{})
+	key, generation, before := runningIntegration(t, op, apps, "rolled-app")
+	oldPod := readyPods(t, op, 1)[0]
+
+	const rolled = "v0.0.0-rolled"
+	out, errOut, err := cli(t, admin, "image", "push", env.Cluster.RegistryAddress+"/caravan/rolled",
+		"--version", rolled, "--platform", "linux/"+runtime.GOARCH, "--insecure")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	ref := strings.TrimSpace(out)
+	g.Expect(ref).To(ContainSubstring("/caravan/rolled@sha256:"))
+
+	out, errOut, err = cli(t, admin, "install", "-n", ops, "-x", "rolling", "--force", "--skip-admission", "--image", ref)
+	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+
+	t.Log("the Deployment rolls to the new image, and the registration shows its version")
+	g.Eventually(func() (string, error) {
+		cur := &appsv1.Deployment{}
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ops, Name: "rolling-operator"}, cur)
+		return cur.Spec.Template.Spec.Containers[0].Image, err
+	}, timeout, poll).Should(Equal(ref))
+	g.Eventually(func() string {
+		iop := &camelv1alpha1.IntegrationOperator{}
+		_ = env.Client.Get(context.Background(), client.ObjectKey{Name: "rolling"}, iop)
+		return iop.Status.Version
+	}, 2*timeout, poll).Should(Equal(rolled))
+	newPod := readyPods(t, op, 1)[0]
+	g.Expect(newPod.Name).NotTo(Equal(oldPod.Name))
+	g.Expect(newPod.Spec.Containers[0].Image).To(Equal(ref))
+	g.Expect(leaderOf(t, "rolling")).To(HavePrefix(newPod.Name + "_"))
+
+	t.Log("the integration kept its pods, and the new operator redeployed nothing")
+	waitRunningUnder(t, key, "rolling")
+	g.Expect(integrationPods(t, apps, "rolled-app")).To(Equal(before), "the roll restarted the integration's pods")
+	d, err := getDeployment(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(d.Generation).To(Equal(generation))
+}
+
+// TestAnOperatorOfTwoNamespacesLeavesAThirdAlone: an operator installed
+// with --watch-namespaces a,b has a pod whose args say so; it reconciles
+// an integration of b and never one of c, which it does not serve.
+func TestAnOperatorOfTwoNamespacesLeavesAThirdAlone(t *testing.T) {
+	g := NewWithT(t)
+	ops, a, b, c := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	uninstallOnCleanup(t, admin, ops, "two-ns")
+	out, errOut, err := cli(t, admin, "install", "-n", ops, "-x", "two-ns", "--watch-namespaces", a+","+b,
+		"--skip-admission", "--skip-kamelets", "--wait")
+	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	pod := runningPod(t, ops, "two-ns")
+	g.Expect(pod.Spec.Containers[0].Args).To(ContainElement("--watch-namespaces=" + strings.Join(sortedPair(a, b), ",")))
+
+	t.Log("an integration of c, then one of b: the one of b runs, the one of c is never touched")
+	inC := newIntegration(c, "not-served", "two-ns", 1)
+	create(t, inC)
+	inB := newIntegration(b, "served", "two-ns", 1)
+	create(t, inB)
+	waitRunningUnder(t, client.ObjectKeyFromObject(inB), "two-ns")
+	g.Consistently(func() error {
+		cur, err := getIntegration(client.ObjectKeyFromObject(inC))
+		if err != nil {
+			return err
+		}
+		if cur.Status.Phase != "" || cur.Status.Ownership.Owner != "" {
+			return errorf("the operator reconciled the integration of %s: %+v", c, cur.Status)
+		}
+		if _, err := getDeployment(client.ObjectKeyFromObject(inC)); err == nil {
+			return errorf("the operator deployed the integration of %s", c)
+		}
+		return nil
+	}, 5*time.Second, 500*time.Millisecond).Should(Succeed())
+}
