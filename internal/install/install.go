@@ -30,7 +30,7 @@ type Installer struct {
 // Check refuses an installation that would take an id over: an id
 // registered in another namespace is refused always, one installed in the
 // same namespace unless force (a reinstall or upgrade). It also refuses a
-// second default operator.
+// second default operator, and watched namespaces that do not exist.
 func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 	ns, err := i.registeredNamespace(ctx, c.ID)
 	switch {
@@ -43,6 +43,15 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 		}
 		if !force {
 			return fmt.Errorf("operator id %q is already installed in namespace %s; use --force to reinstall or upgrade it", c.ID, ns)
+		}
+	}
+	for _, ns := range c.WatchNamespaces {
+		err := i.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace %s, which --watch-namespaces names, does not exist: create it first (the operator gets its rights there)", ns)
+		}
+		if err != nil {
+			return fmt.Errorf("reading namespace %s: %w", ns, err)
 		}
 	}
 	if !c.Default {
@@ -91,9 +100,13 @@ func (i *Installer) OtherDefault(ctx context.Context, id string) (string, error)
 	return "", nil
 }
 
-// Install applies objs in order with server-side apply. When a step
-// fails, it deletes every object it created (not those it only updated)
-// and returns the error.
+// Install applies objs in order with server-side apply, except two: the
+// IntegrationOperator, which it creates to claim the id (refused when
+// the id is registered to another namespace), and the
+// IntegrationPlatform, which it creates only when absent, so that a
+// re-install keeps what a user set on it. When a step fails, it deletes
+// every object it created (not those it only updated, never a CRD) and
+// returns the error.
 func (i *Installer) Install(ctx context.Context, namespace string, objs []client.Object) error {
 	var created []client.Object
 	fail := func(err error) error {
@@ -120,7 +133,16 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 			}
 			crdsReady = true
 		}
-		isNew, err := i.applyOne(ctx, obj)
+		var isNew bool
+		var err error
+		switch o := obj.(type) {
+		case *camelv1alpha1.IntegrationOperator:
+			isNew, err = i.claim(ctx, namespace, o)
+		case *camelv1.IntegrationPlatform:
+			isNew, err = i.createIfAbsent(ctx, o)
+		default:
+			isNew, err = i.applyOne(ctx, obj)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -128,7 +150,55 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 			created = append(created, obj)
 		}
 	}
+	for _, obj := range objs {
+		if iop, ok := obj.(*camelv1alpha1.IntegrationOperator); ok {
+			if err := i.pruneRBAC(ctx, iop.Name, namespace, objs); err != nil {
+				return fail(err)
+			}
+		}
+	}
 	return nil
+}
+
+// claim makes this installation the holder of the id: it creates the
+// registration iop when absent, which only one of concurrent installs
+// can do, before anything cluster-scoped of the operator exists. An id
+// registered, or being installed, in another namespace is refused; the
+// registration of this namespace is applied as any object.
+func (i *Installer) claim(ctx context.Context, namespace string, iop *camelv1alpha1.IntegrationOperator) (bool, error) {
+	err := i.Client.Create(ctx, iop.DeepCopy(), client.FieldOwner(FieldManager))
+	if err == nil {
+		fmt.Fprintf(i.Out, "%s created\n", describe(iop))
+		return true, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("registering operator id %q: %w", iop.Name, err)
+	}
+	holder, err := i.registeredNamespace(ctx, iop.Name)
+	if err != nil {
+		return false, err
+	}
+	if holder != "" && holder != namespace {
+		return false, fmt.Errorf("operator id %q is registered to namespace %q: uninstall it there first (caravan uninstall -x %s -n %s) or choose another id",
+			iop.Name, holder, iop.Name, holder)
+	}
+	return i.applyOne(ctx, iop)
+}
+
+// createIfAbsent creates obj when it does not exist and otherwise leaves
+// it as it is: what a user set on it survives a re-install.
+func (i *Installer) createIfAbsent(ctx context.Context, obj client.Object) (bool, error) {
+	err := i.Client.Create(ctx, obj.DeepCopyObject().(client.Object), client.FieldOwner(FieldManager))
+	switch {
+	case err == nil:
+		fmt.Fprintf(i.Out, "%s created\n", describe(obj))
+		return true, nil
+	case apierrors.IsAlreadyExists(err):
+		fmt.Fprintf(i.Out, "%s kept as it is\n", describe(obj))
+		return false, nil
+	default:
+		return false, fmt.Errorf("creating %s: %w", describe(obj), err)
+	}
 }
 
 func (i *Installer) applyOne(ctx context.Context, obj client.Object) (bool, error) {
@@ -168,6 +238,11 @@ func (i *Installer) rollback(ctx context.Context, created []client.Object) error
 	var errs []error
 	for k := len(created) - 1; k >= 0; k-- {
 		obj := created[k]
+		if _, isCRD := obj.(*apiextensionsv1.CustomResourceDefinition); isCRD {
+			// Shared by every operator, maybe one installed at the same
+			// time: removing a CRD removes all its resources.
+			continue
+		}
 		if err := i.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("removing %s after the failed install: %w", describe(obj), err))
 			continue
@@ -191,10 +266,13 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 	objs := []client.Object{
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(id), Namespace: namespace}},
 		&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(id, namespace)}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(id, namespace)}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
 	}
+	rights, err := i.installedRBAC(ctx, id, namespace)
+	if err != nil {
+		return err
+	}
+	objs = append(objs, rights...)
 	// The registration, the user role and the admission binding belong to
 	// the id: they stay when the id is registered to another namespace,
 	// whose operator still uses them.

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -19,7 +18,6 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/config/crd"
 	"github.com/caravan-dev/caravan/config/kamelets"
-	"github.com/caravan-dev/caravan/config/rbac"
 )
 
 // InstalledNamespaceAnnotation records, on an IntegrationOperator, the
@@ -74,13 +72,6 @@ const OperatorUID = 65532
 // several operators can share a namespace.
 func operatorName(id string) string { return id + "-operator" }
 
-// ClusterRoleName names the ClusterRole and ClusterRoleBinding of operator
-// id installed in namespace. They carry the namespace, so that an install
-// of the same id in another namespace never rebinds this one's rights.
-func ClusterRoleName(id, namespace string) string {
-	return "caravan:operator:" + namespace + ":" + id
-}
-
 // UserRole is the ClusterRole that grants the verb use on the operator:
 // bound to a user, it lets them assign resources to this operator.
 func UserRole(id string) string { return id + "-operator-user" }
@@ -104,11 +95,14 @@ func Manifests(c Config) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The registration comes first: creating it claims the id (see
+	// Installer.Install).
+	objs = append(objs, registration(c))
 	objs = append(objs, rbacObjs...)
 	if !c.SkipAdmission {
 		objs = append(objs, admissionManifests(c.ID)...)
 	}
-	objs = append(objs, registration(c), platform(c))
+	objs = append(objs, platform(c))
 	objs = append(objs, deployment(c), metricsService(c))
 	if !c.SkipKamelets {
 		catalog, err := kameletManifests(c)
@@ -149,48 +143,6 @@ func crdManifests() ([]client.Object, error) {
 		objs = append(objs, d)
 	}
 	return objs, nil
-}
-
-// UseRule grants the verb use on operator id, which assigning a resource
-// to it needs (AssignmentPolicy).
-func UseRule(id string) rbacv1.PolicyRule {
-	return rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group},
-		Resources: []string{"integrationoperators"}, ResourceNames: []string{id}, Verbs: []string{"use"}}
-}
-
-func rbacManifests(c Config) ([]client.Object, error) {
-	rules, err := rbac.OperatorRules()
-	if err != nil {
-		return nil, err
-	}
-	name, clusterName := operatorName(c.ID), ClusterRoleName(c.ID, c.Namespace)
-	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
-	// The operator may assign resources to itself (its Integrations made
-	// from Pipes, its kits, its adoptions as the default operator).
-	rules = append(rules, UseRule(c.ID))
-	role := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-		ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels(c.ID)}, Rules: rules}
-	binding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: labels(c.ID)},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: c.Namespace}}}
-	user := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-		ObjectMeta: metav1.ObjectMeta{Name: UserRole(c.ID), Labels: labels(c.ID)},
-		Rules:      []rbacv1.PolicyRule{UseRule(c.ID)}}
-	reader := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole, Labels: map[string]string{
-			"rbac.authorization.k8s.io/aggregate-to-view":  "true",
-			"rbac.authorization.k8s.io/aggregate-to-edit":  "true",
-			"rbac.authorization.k8s.io/aggregate-to-admin": "true",
-		}},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
-			Resources: []string{"integrationplatforms", "integrationoperators"}, Verbs: []string{"get", "list", "watch"}}}}
-	readerBinding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReaderRole},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:authenticated"}}}
-	return []client.Object{sa, role, binding, user, reader, readerBinding}, nil
 }
 
 func registration(c Config) *camelv1alpha1.IntegrationOperator {

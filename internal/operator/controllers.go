@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -15,7 +14,6 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
-	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/build"
 	buildctrl "github.com/caravan-dev/caravan/internal/controller/build"
 	"github.com/caravan-dev/caravan/internal/controller/integration"
@@ -27,24 +25,12 @@ import (
 	platformpkg "github.com/caravan-dev/caravan/internal/platform"
 )
 
-// ReaderClusterRole lets every authenticated user read platforms and
-// operator registrations, so that `caravan operators` and `run -x` work
-// without cluster-wide rights on anything else.
-const ReaderClusterRole = "caravan-operator-reader"
-
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationoperators,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationoperators/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;create;patch
 
 // startControllers runs once the operator holds its registration.
 func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Client, reg *Registrar, m *metrics.Metrics, o Options) error {
-	log := ctrl.LoggerFrom(ctx)
-	if err := ensureReaderRole(ctx, direct); err != nil {
-		// Installers normally create it; an operator without the right to
-		// does its own job all the same.
-		log.Info("Could not ensure the reader ClusterRole", "clusterRole", ReaderClusterRole, "error", err.Error())
-	}
 	// Registrations are few; handovers and orphan checks read them from
 	// the cache, which must watch them before any controller runs.
 	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {
@@ -98,36 +84,4 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		return err
 	}
 	return duties.setup(ctx)
-}
-
-func ensureReaderRole(ctx context.Context, c client.Client) error {
-	role := &rbacv1.ClusterRole{
-		TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{Name: ReaderClusterRole, Labels: map[string]string{
-			"rbac.authorization.k8s.io/aggregate-to-view":  "true",
-			"rbac.authorization.k8s.io/aggregate-to-edit":  "true",
-			"rbac.authorization.k8s.io/aggregate-to-admin": "true",
-		}},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{camelv1.GroupVersion.Group},
-			Resources: []string{"integrationplatforms", "integrationoperators"},
-			Verbs:     []string{"get", "list", "watch"},
-		}},
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: ReaderClusterRole},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReaderClusterRole},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:authenticated"}},
-	}
-	for _, obj := range []client.Object{role, binding} {
-		cfg, err := apply.Configuration(obj)
-		if err != nil {
-			return err
-		}
-		if err := c.Apply(ctx, cfg, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
-		}
-	}
-	return nil
 }

@@ -3,12 +3,15 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,8 +75,17 @@ func TestCLIInstall(t *testing.T) {
 	_, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring(`operator id "inst-a" is already installed in namespace ` + shared))
+	platform := &camelv1.IntegrationPlatform{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: shared, Name: "inst-a"}, platform)).To(Succeed())
+	edited := platform.DeepCopy()
+	edited.Spec.Build.Registry.Organization = "team-a"
+	g.Expect(env.Client.Patch(ctx, edited, client.MergeFrom(platform))).To(Succeed())
 	out, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a", "--force", "--wait", "--skip-admission")
 	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("IntegrationPlatform " + shared + "/inst-a kept as it is"))
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(platform), platform)).To(Succeed())
+	g.Expect(platform.Spec.Build.Registry.Organization).To(Equal("team-a"), "the re-install reset the user's platform setting")
+	g.Expect(platform.Spec.Build.Registry.Address).To(Equal(env.Cluster.RegistryAddress))
 	_, errOut, err = cli(t, admin, "install", "-n", other, "-x", "inst-a", "--force")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring(`operator id "inst-a" is registered to namespace "` + shared + `"`))
@@ -147,4 +159,56 @@ func TestCLIInstallThatFailsRemovesWhatItCreated(t *testing.T) {
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s left behind", obj, obj.GetName())
 	}
 	g.Expect(strings.Count(out, "removed (the install failed)")).To(BeNumerically(">=", 2))
+}
+
+// TestConcurrentInstallsOfOneIDLeaveOneWinner: two installs of one id in
+// two namespaces at once, round after round: exactly one succeeds; the
+// other fails, names the namespace that holds the id, and leaves nothing
+// of its own behind.
+func TestConcurrentInstallsOfOneIDLeaveOneWinner(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	img := env.OperatorImage(t)
+	for round := range 4 {
+		id := fmt.Sprintf("race-%d", round)
+		namespaces := []string{env.Namespace(t), env.Namespace(t)}
+		type result struct {
+			errOut string
+			err    error
+		}
+		results := make([]result, 2)
+		var wg sync.WaitGroup
+		for k, ns := range namespaces {
+			uninstallOnCleanup(t, admin, ns, id)
+			wg.Go(func() {
+				_, errOut, err := cli(t, admin, "install", "-n", ns, "-x", id, "--image", img, "--skip-admission", "--skip-kamelets")
+				results[k] = result{errOut, err}
+			})
+		}
+		wg.Wait()
+		var winners []int
+		for k, r := range results {
+			if r.err == nil {
+				winners = append(winners, k)
+			}
+		}
+		g.Expect(winners).To(HaveLen(1), "round %d: %d installs succeeded: %+v", round, len(winners), results)
+		won, lost := namespaces[winners[0]], namespaces[1-winners[0]]
+		g.Expect(results[1-winners[0]].errOut).To(ContainSubstring(`operator id "` + id + `" is registered to namespace "` + won + `"`))
+		iop := &camelv1alpha1.IntegrationOperator{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: id}, iop)).To(Succeed())
+		g.Expect(iop.Annotations).To(HaveKeyWithValue(installpkg.InstalledNamespaceAnnotation, won))
+		for _, obj := range []client.Object{
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: lost, Name: id + "-operator"}},
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: lost, Name: id + "-operator"}},
+			&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: lost, Name: id}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: installpkg.ClusterRoleName(id, lost)}},
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: installpkg.ClusterRoleName(id, lost)}},
+		} {
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "round %d: the refused install left %T %s", round, obj, obj.GetName())
+		}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: won, Name: id + "-operator"}, &appsv1.Deployment{})).To(Succeed())
+	}
 }

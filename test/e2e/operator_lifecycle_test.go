@@ -9,13 +9,16 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	installpkg "github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -241,4 +244,61 @@ func TestAnOperatorOfTwoNamespacesLeavesAThirdAlone(t *testing.T) {
 		}
 		return nil
 	}, 5*time.Second, 500*time.Millisecond).Should(Succeed())
+}
+
+// allowed asks the API server whether user may do verb on resource (of
+// group) in namespace ("" for every namespace).
+func allowed(t *testing.T, user, verb, group, resource, namespace string) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               user,
+		Groups:             []string{"system:serviceaccounts", "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Namespace: namespace},
+	}}
+	if err := env.Client.Create(context.Background(), sar); err != nil {
+		t.Fatal(err)
+	}
+	return sar.Status.Allowed
+}
+
+// TestALimitedOperatorHasRightsOnlyWhereItServes: an operator installed
+// with --watch-namespaces a,b may write Deployments in a, b and its own
+// namespace only, read no Secret elsewhere and list nothing cluster-wide;
+// re-installed for a alone, its rights in b are pruned; uninstalled, none
+// are left.
+func TestALimitedOperatorHasRightsOnlyWhereItServes(t *testing.T) {
+	g := NewWithT(t)
+	ops, a, b, c := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	img := env.OperatorImage(t)
+	uninstallOnCleanup(t, admin, ops, "least")
+	out, errOut, err := cli(t, admin, "install", "-n", ops, "-x", "least", "--watch-namespaces", a+","+b,
+		"--image", img, "--skip-admission", "--skip-kamelets")
+	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	sa := "system:serviceaccount:" + ops + ":least-operator"
+	for _, ns := range []string{ops, a, b} {
+		g.Expect(allowed(t, sa, "update", "apps", "deployments", ns)).To(BeTrue(), "no right on Deployments in %s", ns)
+	}
+	g.Expect(allowed(t, sa, "update", "apps", "deployments", c)).To(BeFalse(), "a right on Deployments in %s, not served", c)
+	g.Expect(allowed(t, sa, "get", "", "secrets", c)).To(BeFalse(), "reads Secrets in %s, not served", c)
+	g.Expect(allowed(t, sa, "list", "camel.apache.org", "integrations", "")).To(BeFalse(), "lists Integrations cluster-wide")
+	g.Expect(allowed(t, sa, "update", "camel.apache.org", "integrationoperators", "")).To(BeTrue(), "cannot renew its registration")
+
+	t.Log("re-installed for a alone, its rights in b go")
+	out, errOut, err = cli(t, admin, "install", "-n", ops, "-x", "least", "--watch-namespaces", a, "--force",
+		"--image", img, "--skip-admission", "--skip-kamelets")
+	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("RoleBinding " + b + "/" + installpkg.ClusterRoleName("least", ops) + " pruned"))
+	// The API server's authorizer sees RBAC changes through its informers.
+	g.Eventually(func() bool { return allowed(t, sa, "update", "apps", "deployments", b) }, timeout, poll).
+		Should(BeFalse(), "the right in %s survived the re-install", b)
+	g.Expect(allowed(t, sa, "update", "apps", "deployments", a)).To(BeTrue())
+
+	t.Log("uninstalled, no right is left")
+	_, errOut, err = cli(t, admin, "uninstall", "-n", ops, "-x", "least")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	bindings := &rbacv1.RoleBindingList{}
+	g.Expect(env.Client.List(context.Background(), bindings, client.MatchingLabels{"app.kubernetes.io/instance": "least"})).To(Succeed())
+	g.Expect(bindings.Items).To(BeEmpty())
+	g.Eventually(func() bool { return allowed(t, sa, "update", "apps", "deployments", a) }, timeout, poll).Should(BeFalse())
 }

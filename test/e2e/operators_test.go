@@ -259,7 +259,7 @@ func TestDuplicateOperatorIDIsRefused(t *testing.T) {
 	nsA, nsB, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
 	first := env.InstallOperator(t, "dup", nsA, harness.OperatorOptions{})
 	waitReady(t, first)
-	second := env.InstallOperator(t, "dup", nsB, harness.OperatorOptions{})
+	second := env.InstallOperator(t, "dup", nsB, harness.OperatorOptions{Unregistered: true})
 
 	g.Eventually(func() bool {
 		return second.LogContains("Refusing to reconcile") &&

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
@@ -45,6 +47,10 @@ type OperatorOptions struct {
 	Replicas int32
 	// Verbosity is its log verbosity.
 	Verbosity int
+	// Unregistered leaves the IntegrationOperator out, as an install by
+	// hand that copies another namespace's objects would: the id is not
+	// claimed, and the operator finds out itself who holds it.
+	Unregistered bool
 }
 
 // Operator is an operator installed by a test as `caravan install`
@@ -122,6 +128,12 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.Unregistered {
+		objs = slices.DeleteFunc(objs, func(o client.Object) bool {
+			_, isRegistration := o.(*camelv1alpha1.IntegrationOperator)
+			return isRegistration
+		})
 	}
 	installer := &install.Installer{Client: e.Client, Out: io.Discard}
 	if err := installer.Install(context.Background(), namespace, objs); err != nil {

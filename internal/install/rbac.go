@@ -1,0 +1,206 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/config/rbac"
+)
+
+// OperatorNamespaceLabel marks the RBAC objects of one installation with
+// the namespace it was installed into (app.kubernetes.io/instance holds
+// the id), so that uninstall and re-installs find all of them.
+const OperatorNamespaceLabel = "caravan.dev/operator-namespace"
+
+// ClusterRoleName names the ClusterRole and ClusterRoleBinding of operator
+// id installed in namespace, and its RoleBindings in the namespaces it
+// serves. They carry the namespace, so that an install of the same id in
+// another namespace never rebinds this one's rights.
+func ClusterRoleName(id, namespace string) string {
+	return "caravan:operator:" + namespace + ":" + id
+}
+
+// NamespacedRoleName names the ClusterRole that holds the rights on
+// namespaced resources of an operator limited to some namespaces; only
+// RoleBindings in those namespaces grant it.
+func NamespacedRoleName(id, namespace string) string {
+	return ClusterRoleName(id, namespace) + ":namespaced"
+}
+
+// clusterScoped are the cluster-scoped resources of the operator's rules.
+var clusterScoped = map[string]bool{
+	"integrationoperators": true, "integrationoperators/status": true,
+	"mutatingadmissionpolicies": true, "mutatingadmissionpolicybindings": true,
+}
+
+// IsClusterScoped tells whether resource (as a rule names it, with its
+// subresource) of the operator's rules is cluster-scoped.
+func IsClusterScoped(resource string) bool { return clusterScoped[resource] }
+
+// splitRules splits rules into the rules on cluster-scoped resources and
+// those on namespaced ones.
+func splitRules(rules []rbacv1.PolicyRule) (cluster, namespaced []rbacv1.PolicyRule) {
+	for _, r := range rules {
+		c, n := r, r
+		c.Resources, n.Resources = nil, nil
+		for _, res := range r.Resources {
+			if clusterScoped[res] {
+				c.Resources = append(c.Resources, res)
+			} else {
+				n.Resources = append(n.Resources, res)
+			}
+		}
+		if len(c.Resources) > 0 {
+			cluster = append(cluster, c)
+		}
+		if len(n.Resources) > 0 {
+			namespaced = append(namespaced, n)
+		}
+	}
+	return cluster, namespaced
+}
+
+// UseRule grants the verb use on operator id, which assigning a resource
+// to it needs (AssignmentPolicy).
+func UseRule(id string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group},
+		Resources: []string{"integrationoperators"}, ResourceNames: []string{id}, Verbs: []string{"use"}}
+}
+
+// servedNamespaces are the namespaces a limited operator gets rights in:
+// its own and those it watches, sorted.
+func servedNamespaces(c Config) []string {
+	ns := append([]string{c.Namespace}, c.WatchNamespaces...)
+	sort.Strings(ns)
+	return slices.Compact(ns)
+}
+
+func rbacLabels(c Config) map[string]string {
+	l := labels(c.ID)
+	l[OperatorNamespaceLabel] = c.Namespace
+	return l
+}
+
+// rbacManifests are the operator's ServiceAccount and rights. An operator
+// of every namespace gets one ClusterRole, bound cluster-wide. An operator
+// limited to namespaces gets its rights on cluster-scoped resources
+// cluster-wide, and those on namespaced resources only in its own
+// namespace and the ones it watches, by RoleBindings there.
+func rbacManifests(c Config) ([]client.Object, error) {
+	rules, err := rbac.OperatorRules()
+	if err != nil {
+		return nil, err
+	}
+	name, clusterName := operatorName(c.ID), ClusterRoleName(c.ID, c.Namespace)
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: c.Namespace}}
+	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
+	objs := []client.Object{sa}
+	clusterRules, namespacedRules := rules, []rbacv1.PolicyRule(nil)
+	if len(c.WatchNamespaces) > 0 {
+		clusterRules, namespacedRules = splitRules(rules)
+	}
+	// The operator may assign resources to itself (its Integrations made
+	// from Pipes, its kits, its adoptions as the default operator).
+	clusterRules = append(clusterRules, UseRule(c.ID))
+	objs = append(objs,
+		&rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: rbacLabels(c)}, Rules: clusterRules},
+		&rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: rbacLabels(c)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
+			Subjects:   subjects})
+	if len(namespacedRules) > 0 {
+		nsRole := NamespacedRoleName(c.ID, c.Namespace)
+		objs = append(objs, &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: nsRole, Labels: rbacLabels(c)}, Rules: namespacedRules})
+		for _, ns := range servedNamespaces(c) {
+			objs = append(objs, &rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+				ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: ns, Labels: rbacLabels(c)},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: nsRole},
+				Subjects:   subjects})
+		}
+	}
+	user := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+		ObjectMeta: metav1.ObjectMeta{Name: UserRole(c.ID), Labels: labels(c.ID)},
+		Rules:      []rbacv1.PolicyRule{UseRule(c.ID)}}
+	reader := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole, Labels: map[string]string{
+			"rbac.authorization.k8s.io/aggregate-to-view":  "true",
+			"rbac.authorization.k8s.io/aggregate-to-edit":  "true",
+			"rbac.authorization.k8s.io/aggregate-to-admin": "true",
+		}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
+			Resources: []string{"integrationplatforms", "integrationoperators"}, Verbs: []string{"get", "list", "watch"}}}}
+	readerBinding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReaderRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:authenticated"}}}
+	return append(objs, user, reader, readerBinding), nil
+}
+
+// installedRBAC lists the RBAC objects of the installation of id in
+// namespace that exist, by their labels: ClusterRoles,
+// ClusterRoleBindings, and RoleBindings in any namespace.
+func (i *Installer) installedRBAC(ctx context.Context, id, namespace string) ([]client.Object, error) {
+	sel := client.MatchingLabels{"app.kubernetes.io/instance": id, OperatorNamespaceLabel: namespace}
+	var out []client.Object
+	roles := &rbacv1.ClusterRoleList{}
+	if err := i.Client.List(ctx, roles, sel); err != nil {
+		return nil, fmt.Errorf("listing the ClusterRoles of operator %s: %w", id, err)
+	}
+	for k := range roles.Items {
+		roles.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole")
+		out = append(out, &roles.Items[k])
+	}
+	bindings := &rbacv1.ClusterRoleBindingList{}
+	if err := i.Client.List(ctx, bindings, sel); err != nil {
+		return nil, fmt.Errorf("listing the ClusterRoleBindings of operator %s: %w", id, err)
+	}
+	for k := range bindings.Items {
+		bindings.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
+		out = append(out, &bindings.Items[k])
+	}
+	roleBindings := &rbacv1.RoleBindingList{}
+	if err := i.Client.List(ctx, roleBindings, sel); err != nil {
+		return nil, fmt.Errorf("listing the RoleBindings of operator %s: %w", id, err)
+	}
+	for k := range roleBindings.Items {
+		roleBindings.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding")
+		out = append(out, &roleBindings.Items[k])
+	}
+	return out, nil
+}
+
+// pruneRBAC deletes the RBAC objects of the installation of id in
+// namespace that objs no longer hold: the RoleBindings of namespaces it
+// stopped watching, the namespaced role of an operator that now serves
+// every namespace.
+func (i *Installer) pruneRBAC(ctx context.Context, id, namespace string, objs []client.Object) error {
+	existing, err := i.installedRBAC(ctx, id, namespace)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, o := range objs {
+		want[describe(o)] = true
+	}
+	for _, o := range existing {
+		if want[describe(o)] {
+			continue
+		}
+		if err := client.IgnoreNotFound(i.Client.Delete(ctx, o)); err != nil {
+			return fmt.Errorf("pruning %s: %w", describe(o), err)
+		}
+		fmt.Fprintf(i.Out, "%s pruned\n", describe(o))
+	}
+	return nil
+}
