@@ -13,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -45,6 +46,7 @@ type InstallOptions struct {
 	Global          bool
 	Force           bool
 	DryRun          bool
+	CRDs            string
 	Output          string
 	Image           string
 	Registry        string
@@ -122,7 +124,8 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringSliceVar(&o.WatchNamespaces, "watch-namespaces", nil, "serve only these namespaces")
 	f.BoolVar(&o.Global, "global", o.Global, "serve every namespace (the default unless --watch-namespaces is set)")
 	f.BoolVar(&o.Force, "force", false, "reinstall or upgrade an operator already installed in this namespace")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the manifests instead of applying them")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the manifests instead of applying them: the namespace first, then the CRDs, then the operator's objects")
+	f.StringVar(&o.CRDs, "crds", "include", "with --dry-run, include the CRDs, skip them, or print only them (include, skip or only): kubectl apply needs the CRDs established before the objects of their kinds")
 	f.StringVarP(&o.Output, "output", "o", "yaml", "format of --dry-run: yaml or json")
 	f.StringVar(&o.Image, "image", "caravan/operator:"+version.Get(), "operator container image")
 	f.StringVar(&o.Registry, "registry", "", "address of the registry kits are pushed to (the platform's spec.build.registry.address)")
@@ -175,6 +178,12 @@ func (o *InstallOptions) Validate() error {
 	}
 	if o.Global && len(o.WatchNamespaces) > 0 {
 		return errors.New("--global and --watch-namespaces exclude each other")
+	}
+	if o.CRDs != "include" && o.CRDs != "skip" && o.CRDs != "only" {
+		return fmt.Errorf("--crds must be include, skip or only, got %q", o.CRDs)
+	}
+	if o.CRDs != "include" && !o.DryRun {
+		return errors.New("--crds is for --dry-run: an install applies the CRDs first and waits until they are established")
 	}
 	if o.DryRun && o.Output != "yaml" && o.Output != "json" {
 		return fmt.Errorf("--output must be yaml or json, got %q", o.Output)
@@ -232,7 +241,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.DryRun {
-		return printManifests(objs, o.Output, o.IOStreams)
+		return printManifests(o.dryRunObjects(objs), o.Output, o.IOStreams)
 	}
 	c, err := o.Kube.Client()
 	if err != nil {
@@ -339,6 +348,26 @@ func (o *InstallOptions) waitReady(ctx context.Context, c client.Client) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// dryRunObjects are what --dry-run prints: the namespace and the
+// operator's objects, with the CRDs as --crds says.
+func (o *InstallOptions) dryRunObjects(objs []client.Object) []client.Object {
+	var crds, rest []client.Object
+	for _, obj := range objs {
+		if _, isCRD := obj.(*apiextensionsv1.CustomResourceDefinition); isCRD {
+			crds = append(crds, obj)
+		} else {
+			rest = append(rest, obj)
+		}
+	}
+	switch o.CRDs {
+	case "only":
+		return crds
+	case "skip":
+		crds = nil
+	}
+	return append(append([]client.Object{install.Namespace(o.namespace)}, crds...), rest...)
 }
 
 func printManifests(objs []client.Object, format string, streams genericiooptions.IOStreams) error {

@@ -100,6 +100,13 @@ func (i *Installer) OtherDefault(ctx context.Context, id string) (string, error)
 	return "", nil
 }
 
+// Namespace is the operator namespace as an install creates it: it
+// enforces PodSecurity restricted, which the operator's pod meets.
+func Namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+}
+
 // Install applies objs in order with server-side apply, except two: the
 // IntegrationOperator, which it creates to claim the id (refused when
 // the id is registered to another namespace), and the
@@ -112,10 +119,8 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 	fail := func(err error) error {
 		return errors.Join(err, i.rollback(ctx, created))
 	}
-	// A namespace it creates enforces PodSecurity restricted, which the
-	// operator's pod meets; an existing namespace keeps its labels.
-	ns := &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: namespace,
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+	// An existing namespace keeps its labels.
+	ns := Namespace(namespace)
 	if err := i.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
 		if err := i.Client.Create(ctx, ns); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", namespace, err)

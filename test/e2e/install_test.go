@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -211,4 +212,57 @@ func TestConcurrentInstallsOfOneIDLeaveOneWinner(t *testing.T) {
 		}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: won, Name: id + "-operator"}, &appsv1.Deployment{})).To(Succeed())
 	}
+}
+
+// kubectlApply applies manifests with the local cluster's kubectl, as
+// the administrator, server-side.
+func kubectlApply(t *testing.T, manifests string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(env.Binaries.Kubectl, "--kubeconfig", env.Cluster.Kubeconfig, "apply", "--server-side", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifests)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestTheDryRunOutputAppliesAsItIs: `install --dry-run -o yaml`, the CRDs
+// first (--crds=only), then the rest (--crds=skip), applied by kubectl to
+// a namespace that does not exist yet, gives a running, registered
+// operator.
+func TestTheDryRunOutputAppliesAsItIs(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	ns := namespaceFor(t, "gitops")
+	uninstallOnCleanup(t, admin, ns, "gitops")
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	args := []string{"install", "--dry-run", "-o", "yaml", "-n", ns, "-x", "gitops", "--image", env.OperatorImage(t),
+		"--skip-admission", "--skip-kamelets"}
+	for _, crds := range []string{"only", "skip"} {
+		out, errOut, err := cli(t, admin, append(args, "--crds="+crds)...)
+		g.Expect(err).NotTo(HaveOccurred(), errOut)
+		if crds == "only" {
+			g.Expect(out).NotTo(ContainSubstring("kind: Deployment"))
+		} else {
+			g.Expect(out).To(HavePrefix("apiVersion: v1\nkind: Namespace\n"))
+			g.Expect(out).NotTo(ContainSubstring("kind: CustomResourceDefinition"))
+		}
+		applied, err := kubectlApply(t, out)
+		g.Expect(err).NotTo(HaveOccurred(), applied)
+	}
+	runningPod(t, ns, "gitops")
+	g.Eventually(func() string {
+		iop := &camelv1alpha1.IntegrationOperator{}
+		_ = env.Client.Get(ctx, client.ObjectKey{Name: "gitops"}, iop)
+		return iop.Status.Namespace
+	}, timeout, poll).Should(Equal(ns))
+
+	_, errOut, err := cli(t, admin, "install", "-n", ns, "-x", "gitops", "--crds=skip")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring("--crds is for --dry-run"))
+}
+
+// namespaceFor is a fresh namespace name for the test, not created.
+func namespaceFor(t *testing.T, prefix string) string {
+	t.Helper()
+	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
 }

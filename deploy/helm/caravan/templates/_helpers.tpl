@@ -1,0 +1,40 @@
+{{/* caravan.id is the operator id, refused unless it is a DNS-1123 label. */}}
+{{- define "caravan.id" -}}
+{{- $id := .Values.operatorId | toString -}}
+{{- if or (gt (len $id) 63) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $id)) -}}
+{{- fail (printf "operatorId %q must be a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit" $id) -}}
+{{- end -}}
+{{- $id -}}
+{{- end }}
+
+{{/* caravan.default is "true" when the operator is the default one. */}}
+{{- define "caravan.default" -}}
+{{- if kindIs "invalid" .Values.default -}}
+{{- eq (include "caravan.id" .) "camel-k" -}}
+{{- else -}}
+{{- .Values.default -}}
+{{- end -}}
+{{- end }}
+
+{{- define "caravan.labels" -}}
+app.kubernetes.io/instance: {{ include "caravan.id" . }}
+app.kubernetes.io/name: caravan-operator
+{{- end }}
+
+{{/* caravan.rbacLabels mark the RBAC objects of this release, which uninstall and re-installs find by them. */}}
+{{- define "caravan.rbacLabels" -}}
+{{ include "caravan.labels" . }}
+caravan.dev/operator-namespace: {{ .Release.Namespace }}
+{{- end }}
+
+{{- define "caravan.name" -}}
+{{ include "caravan.id" . }}-operator
+{{- end }}
+
+{{- define "caravan.clusterName" -}}
+caravan:operator:{{ .Release.Namespace }}:{{ include "caravan.id" . }}
+{{- end }}
+
+{{- define "caravan.image" -}}
+{{- .Values.image | default (printf "caravan/operator:%s" .Chart.AppVersion) -}}
+{{- end }}

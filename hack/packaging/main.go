@@ -1,0 +1,47 @@
+// Command packaging writes the generated files of Caravan's Helm chart
+// (see internal/packaging), from the root of the source tree:
+//
+//	go run ./hack/packaging
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/caravan-dev/caravan/internal/packaging"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	files, err := packaging.Generated()
+	if err != nil {
+		return err
+	}
+	// A CRD that is gone must not stay in the chart.
+	stale, err := filepath.Glob(filepath.Join(packaging.ChartDir, "crds", "*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	for path, data := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("wrote %d files under %s\n", len(files), packaging.ChartDir)
+	return nil
+}

@@ -1,0 +1,263 @@
+package packaging
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/caravan-dev/caravan/internal/install"
+)
+
+// sourceRoot is the root of the source tree.
+func sourceRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func TestTheGeneratedChartFilesAreUpToDate(t *testing.T) {
+	g := NewWithT(t)
+	files, err := Generated()
+	g.Expect(err).NotTo(HaveOccurred())
+	for path, want := range files {
+		got, err := os.ReadFile(filepath.Join(sourceRoot(), path))
+		g.Expect(err).NotTo(HaveOccurred(), "run make generate")
+		g.Expect(string(got)).To(Equal(string(want)), "%s is out of date: run make generate", path)
+	}
+	crds, err := filepath.Glob(filepath.Join(sourceRoot(), ChartDir, "crds", "*.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range crds {
+		rel, _ := filepath.Rel(sourceRoot(), f)
+		g.Expect(files).To(HaveKey(rel), "%s is no CRD of the project any more: run make generate", rel)
+	}
+}
+
+// normalized decodes YAML documents into objects keyed by
+// kind/namespace/name, without the empty fields that marshalling typed
+// objects writes (creationTimestamp: null, status: {}).
+func normalized(t *testing.T, docs []string) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for _, doc := range docs {
+		for _, part := range strings.Split(doc, "\n---") {
+			var obj map[string]any
+			if err := yaml.Unmarshal([]byte(part), &obj); err != nil {
+				t.Fatalf("decoding %q: %v", part, err)
+			}
+			if len(obj) == 0 {
+				continue
+			}
+			delete(obj, "status")
+			meta, _ := obj["metadata"].(map[string]any)
+			key := fmt.Sprintf("%v %v/%v", obj["kind"], meta["namespace"], meta["name"])
+			if _, dup := out[key]; dup {
+				t.Fatalf("%s twice", key)
+			}
+			out[key] = prune(obj)
+		}
+	}
+	return out
+}
+
+// prune removes nil values and empty maps and lists, recursively.
+func prune(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			x = prune(x)
+			if empty(x) {
+				delete(v, k)
+				continue
+			}
+			v[k] = x
+		}
+		return v
+	case []any:
+		for i := range v {
+			v[i] = prune(v[i])
+		}
+		return v
+	}
+	return v
+}
+
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// manifests are install's objects for c, CRDs apart, as YAML documents.
+func manifests(t *testing.T, c install.Config) (objs, crds []string) {
+	t.Helper()
+	all, err := install.Manifests(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range all {
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
+			crds = append(crds, string(data))
+			continue
+		}
+		objs = append(objs, string(data))
+	}
+	return objs, crds
+}
+
+// render renders the chart with values, as release namespace ns.
+func render(t *testing.T, values map[string]any, ns string) (objs, crds []string) {
+	t.Helper()
+	ch, err := LoadChart(sourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "caravan", Namespace: ns, IsInstall: true},
+		chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatalf("rendering the chart: %v", err)
+	}
+	names := make([]string, 0, len(out))
+	for name := range out {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if strings.HasSuffix(name, ".yaml") {
+			objs = append(objs, out[name])
+		}
+	}
+	for _, f := range ch.CRDObjects() {
+		crds = append(crds, string(f.File.Data))
+	}
+	return objs, crds
+}
+
+// mustResources are the container's resources as `caravan install
+// --requests --limits` makes them: the defaults, with the given names
+// replaced (as Helm merges values into the chart's defaults).
+func mustResources(requests, limits map[string]string) corev1.ResourceRequirements {
+	r, err := install.ParseResources(requests, limits)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// settings are the same installation, as install's Config and as the
+// chart's values.
+var settings = []struct {
+	name   string
+	config install.Config
+	values map[string]any
+}{
+	{
+		name:   "the default operator, every default",
+		config: install.Config{ID: "camel-k", Default: true},
+		values: map[string]any{},
+	},
+	{
+		name: "a limited tenant operator with every setting",
+		config: install.Config{ID: "tenant-a", WatchNamespaces: []string{"team-b", "team-a"}, Image: "registry.invalid/caravan@sha256:0",
+			Registry: "kits.invalid:5000", RegistryInsecure: true, SkipAdmission: true, SkipKamelets: true, Replicas: ptr.To[int32](2),
+			Resources:    mustResources(map[string]string{"cpu": "50m", "memory": "32Mi"}, map[string]string{"memory": "256Mi"}),
+			NodeSelector: map[string]string{"pool": "operators"},
+			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "operators",
+				Effect: corev1.TaintEffectNoSchedule}},
+			ImagePullSecrets: []string{"pull"}, HeartbeatInterval: 5 * time.Second, Verbosity: 2, Pprof: true},
+		values: map[string]any{"operatorId": "tenant-a", "watchNamespaces": []any{"team-b", "team-a"},
+			"image": "registry.invalid/caravan@sha256:0", "registry": map[string]any{"address": "kits.invalid:5000", "insecure": true},
+			"skipAdmission": true, "skipKamelets": true, "replicas": 2,
+			"resources": map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "32Mi"},
+				"limits": map[string]any{"memory": "256Mi"}},
+			"nodeSelector":     map[string]any{"pool": "operators"},
+			"tolerations":      []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "operators", "effect": "NoSchedule"}},
+			"imagePullSecrets": []any{"pull"}, "heartbeatInterval": "5s", "logVerbosity": 2, "pprof": true},
+	},
+	{
+		name:   "a second default operator named otherwise, limited to its own namespace",
+		config: install.Config{ID: "tenant-b", Default: true, WatchNamespaces: []string{"ops"}},
+		values: map[string]any{"operatorId": "tenant-b", "default": true, "watchNamespaces": []any{"ops"}},
+	},
+}
+
+func TestTheChartRendersWhatInstallApplies(t *testing.T) {
+	ch, err := LoadChart(sourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings {
+		t.Run(s.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := s.config
+			c.Namespace, c.Version = "ops", ch.Metadata.AppVersion
+			if c.Image == "" {
+				c.Image = "caravan/operator:" + ch.Metadata.AppVersion
+			}
+			wantObjs, wantCRDs := manifests(t, c)
+			gotObjs, gotCRDs := render(t, s.values, "ops")
+			want, got := normalized(t, wantObjs), normalized(t, gotObjs)
+			for key := range want {
+				g.Expect(got).To(HaveKey(key), "the chart lacks %s", key)
+			}
+			for key := range got {
+				g.Expect(want).To(HaveKey(key), "the chart has %s, which install does not apply", key)
+			}
+			for key, w := range want {
+				if d := cmp.Diff(w, got[key]); d != "" {
+					t.Errorf("%s differs from install's (-install +chart):\n%s", key, d)
+				}
+			}
+			g.Expect(normalized(t, gotCRDs)).To(Equal(normalized(t, wantCRDs)))
+		})
+	}
+}
+
+func TestTheChartRefusesAnInvalidOperatorID(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := LoadChart(sourceRoot())
+	g.Expect(err).NotTo(HaveOccurred())
+	vals, err := chartutil.ToRenderValues(ch, map[string]any{"operatorId": "Tenant_A"},
+		chartutil.ReleaseOptions{Name: "caravan", Namespace: "ops", IsInstall: true}, chartutil.DefaultCapabilities)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = engine.Render(ch, vals)
+	g.Expect(err).To(MatchError(ContainSubstring(`operatorId "Tenant_A" must be a DNS-1123 label`)))
+}
+
+func TestTheChartPassesHelmLint(t *testing.T) {
+	g := NewWithT(t)
+	kube := &chartutil.KubeVersion{Version: "v1.36.0", Major: "1", Minor: "36"}
+	for _, s := range settings {
+		result := lint.AllWithKubeVersion(filepath.Join(sourceRoot(), ChartDir), s.values, "ops", kube)
+		for _, m := range result.Messages {
+			g.Expect(m.Severity).To(BeNumerically("<", support.WarningSev), "%s: helm lint: %s", s.name, m)
+		}
+	}
+}
