@@ -52,7 +52,7 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 	inst.ReleaseName, inst.Namespace = "from-helm", ops
 	rel, err := inst.RunWithContext(ctx, ch, map[string]any{
 		"operatorId": "from-helm", "image": env.OperatorImage(t), "skipAdmission": true, "skipKamelets": true,
-		"registry": map[string]any{"address": env.Cluster.RegistryAddress, "insecure": true},
+		"registry":          map[string]any{"address": env.Cluster.RegistryAddress, "insecure": true},
 		"heartbeatInterval": "2s",
 	})
 	g.Expect(err).NotTo(HaveOccurred())
