@@ -35,6 +35,17 @@ func NamespacedRoleName(id, namespace string) string {
 	return ClusterRoleName(id, namespace) + ":namespaced"
 }
 
+// SecretsRoleName names the Role, in the operator's namespace, that lets
+// it read Secrets there (the registry Secret its platform names), and
+// its RoleBinding: the operator reads no Secret anywhere else.
+func SecretsRoleName(id, namespace string) string {
+	return ClusterRoleName(id, namespace) + ":secrets"
+}
+
+// ownNamespaceOnly are the resources of the operator's rules it gets
+// rights on in its own namespace only.
+var ownNamespaceOnly = map[string]bool{"secrets": true}
+
 // clusterScoped are the cluster-scoped resources of the operator's rules.
 var clusterScoped = map[string]bool{
 	"integrationoperators": true, "integrationoperators/status": true,
@@ -45,27 +56,26 @@ var clusterScoped = map[string]bool{
 // subresource) of the operator's rules is cluster-scoped.
 func IsClusterScoped(resource string) bool { return clusterScoped[resource] }
 
-// splitRules splits rules into the rules on cluster-scoped resources and
-// those on namespaced ones.
-func splitRules(rules []rbacv1.PolicyRule) (cluster, namespaced []rbacv1.PolicyRule) {
+// splitRules splits rules in two by whether in tells a resource apart.
+func splitRules(rules []rbacv1.PolicyRule, in map[string]bool) (matching, rest []rbacv1.PolicyRule) {
 	for _, r := range rules {
-		c, n := r, r
-		c.Resources, n.Resources = nil, nil
+		m, o := r, r
+		m.Resources, o.Resources = nil, nil
 		for _, res := range r.Resources {
-			if clusterScoped[res] {
-				c.Resources = append(c.Resources, res)
+			if in[res] {
+				m.Resources = append(m.Resources, res)
 			} else {
-				n.Resources = append(n.Resources, res)
+				o.Resources = append(o.Resources, res)
 			}
 		}
-		if len(c.Resources) > 0 {
-			cluster = append(cluster, c)
+		if len(m.Resources) > 0 {
+			matching = append(matching, m)
 		}
-		if len(n.Resources) > 0 {
-			namespaced = append(namespaced, n)
+		if len(o.Resources) > 0 {
+			rest = append(rest, o)
 		}
 	}
-	return cluster, namespaced
+	return matching, rest
 }
 
 // UseRule grants the verb use on operator id, which assigning a resource
@@ -89,11 +99,13 @@ func rbacLabels(c Config) map[string]string {
 	return l
 }
 
-// rbacManifests are the operator's ServiceAccount and rights. An operator
-// of every namespace gets one ClusterRole, bound cluster-wide. An operator
-// limited to namespaces gets its rights on cluster-scoped resources
-// cluster-wide, and those on namespaced resources only in its own
-// namespace and the ones it watches, by RoleBindings there.
+// rbacManifests are the operator's ServiceAccount and rights. It reads
+// Secrets in its own namespace only, by a Role there. An operator of every
+// namespace gets its other rights from one ClusterRole, bound
+// cluster-wide. An operator limited to namespaces gets its rights on
+// cluster-scoped resources cluster-wide, and those on namespaced
+// resources only in its own namespace and the ones it watches, by
+// RoleBindings there.
 func rbacManifests(c Config) ([]client.Object, error) {
 	rules, err := rbac.OperatorRules()
 	if err != nil {
@@ -104,10 +116,19 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
 	objs := []client.Object{sa}
+	ownRules, rules := splitRules(rules, ownNamespaceOnly)
 	clusterRules, namespacedRules := rules, []rbacv1.PolicyRule(nil)
 	if len(c.WatchNamespaces) > 0 {
-		clusterRules, namespacedRules = splitRules(rules)
+		clusterRules, namespacedRules = splitRules(rules, clusterScoped)
 	}
+	secrets := SecretsRoleName(c.ID, c.Namespace)
+	objs = append(objs,
+		&rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"),
+			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)}, Rules: ownRules},
+		&rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: secrets},
+			Subjects:   subjects})
 	// The operator may assign resources to itself (its Integrations made
 	// from Pipes, its kits, its adoptions as the default operator).
 	clusterRules = append(clusterRules, UseRule(c.ID))
@@ -149,7 +170,7 @@ func rbacManifests(c Config) ([]client.Object, error) {
 
 // installedRBAC lists the RBAC objects of the installation of id in
 // namespace that exist, by their labels: ClusterRoles,
-// ClusterRoleBindings, and RoleBindings in any namespace.
+// ClusterRoleBindings, and Roles and RoleBindings in any namespace.
 func (i *Installer) installedRBAC(ctx context.Context, id, namespace string) ([]client.Object, error) {
 	sel := client.MatchingLabels{"app.kubernetes.io/instance": id, OperatorNamespaceLabel: namespace}
 	var out []client.Object
@@ -168,6 +189,14 @@ func (i *Installer) installedRBAC(ctx context.Context, id, namespace string) ([]
 	for k := range bindings.Items {
 		bindings.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
 		out = append(out, &bindings.Items[k])
+	}
+	nsRoles := &rbacv1.RoleList{}
+	if err := i.Client.List(ctx, nsRoles, sel); err != nil {
+		return nil, fmt.Errorf("listing the Roles of operator %s: %w", id, err)
+	}
+	for k := range nsRoles.Items {
+		nsRoles.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "Role")
+		out = append(out, &nsRoles.Items[k])
 	}
 	roleBindings := &rbacv1.RoleBindingList{}
 	if err := i.Client.List(ctx, roleBindings, sel); err != nil {

@@ -52,7 +52,19 @@ func TestALimitedOperatorHasItsNamespacedRightsOnlyWhereItServes(t *testing.T) {
 		}
 	}
 	var served []string
+	var secrets []rbacv1.PolicyRule
+	for _, o := range objs {
+		if r, ok := o.(*rbacv1.Role); ok {
+			g.Expect(r.Name).To(Equal(SecretsRoleName("tenant-a", "ops")))
+			g.Expect(r.Namespace).To(Equal("ops"))
+			secrets = r.Rules
+		}
+	}
 	for _, b := range roleBindings {
+		if b.RoleRef.Kind == "Role" {
+			g.Expect(b.Namespace).To(Equal("ops"), "Secrets are read outside the operator's namespace")
+			continue
+		}
 		g.Expect(b.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: NamespacedRoleName("tenant-a", "ops")}))
 		g.Expect(b.Subjects).To(ConsistOf(HaveField("Namespace", "ops")))
 		served = append(served, b.Namespace)
@@ -62,20 +74,24 @@ func TestALimitedOperatorHasItsNamespacedRightsOnlyWhereItServes(t *testing.T) {
 	t.Log("split or not, the operator keeps every right of its rules")
 	want, err := rbac.OperatorRules()
 	g.Expect(err).NotTo(HaveOccurred())
-	got := grants(append(roles[ClusterRoleName("tenant-a", "ops")].Rules, roles[NamespacedRoleName("tenant-a", "ops")].Rules...))
+	got := grants(append(append(roles[ClusterRoleName("tenant-a", "ops")].Rules, roles[NamespacedRoleName("tenant-a", "ops")].Rules...), secrets...))
+	g.Expect(grants(roles[NamespacedRoleName("tenant-a", "ops")].Rules)).NotTo(HaveKey("/secrets get"))
 	for right := range grants(want) {
 		g.Expect(got).To(HaveKey(right))
 	}
 }
 
-func TestAnOperatorOfEveryNamespaceHasOneClusterRoleAndNoRoleBinding(t *testing.T) {
+func TestAnOperatorOfEveryNamespaceHasOneClusterRoleAndReadsSecretsOnlyInItsNamespace(t *testing.T) {
 	g := NewWithT(t)
 	objs, err := Manifests(Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, o := range objs {
-		g.Expect(o).NotTo(BeAssignableToTypeOf(&rbacv1.RoleBinding{}))
+		if b, ok := o.(*rbacv1.RoleBinding); ok {
+			g.Expect(b.Name).To(Equal(SecretsRoleName("tenant-a", "ops")), "a RoleBinding other than the Secrets one")
+		}
 		if r, ok := o.(*rbacv1.ClusterRole); ok {
 			g.Expect(r.Name).NotTo(Equal(NamespacedRoleName("tenant-a", "ops")))
+			g.Expect(grants(r.Rules)).NotTo(HaveKey("/secrets get"), "%s reads Secrets cluster-wide", r.Name)
 		}
 	}
 }

@@ -143,18 +143,25 @@ func templateOf(objs []client.Object, cond string) ([]byte, error) {
 }
 
 // rulesTemplate defines the operator's rules as named templates:
-// caravan.rules.all for an operator of every namespace, and
+// caravan.rules.all for an operator of every namespace,
 // caravan.rules.cluster and caravan.rules.namespaced for one limited to
-// some namespaces.
+// some namespaces, and caravan.rules.secrets for its own namespace.
 func rulesTemplate(global, limited []client.Object) ([]byte, error) {
 	clusterName := install.ClusterRoleName(idPlaceholder, namespacePlaceholder)
-	find := func(objs []client.Object, name string) (*rbacv1.ClusterRole, error) {
+	find := func(objs []client.Object, name string) ([]rbacv1.PolicyRule, error) {
 		for _, o := range objs {
-			if r, ok := o.(*rbacv1.ClusterRole); ok && r.Name == name {
-				return r, nil
+			switch r := o.(type) {
+			case *rbacv1.ClusterRole:
+				if r.Name == name {
+					return r.Rules, nil
+				}
+			case *rbacv1.Role:
+				if r.Name == name {
+					return r.Rules, nil
+				}
 			}
 		}
-		return nil, fmt.Errorf("the manifests hold no ClusterRole %s", name)
+		return nil, fmt.Errorf("the manifests hold no role %s", name)
 	}
 	var b bytes.Buffer
 	b.WriteString(header)
@@ -166,12 +173,13 @@ func rulesTemplate(global, limited []client.Object) ([]byte, error) {
 		{"caravan.rules.all", global, clusterName},
 		{"caravan.rules.cluster", limited, clusterName},
 		{"caravan.rules.namespaced", limited, install.NamespacedRoleName(idPlaceholder, namespacePlaceholder)},
+		{"caravan.rules.secrets", global, install.SecretsRoleName(idPlaceholder, namespacePlaceholder)},
 	} {
-		role, err := find(d.objs, d.role)
+		rules, err := find(d.objs, d.role)
 		if err != nil {
 			return nil, err
 		}
-		data, err := yaml.Marshal(role.Rules)
+		data, err := yaml.Marshal(rules)
 		if err != nil {
 			return nil, err
 		}

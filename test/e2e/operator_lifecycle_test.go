@@ -263,7 +263,8 @@ func allowed(t *testing.T, user, verb, group, resource, namespace string) bool {
 
 // TestALimitedOperatorHasRightsOnlyWhereItServes: an operator installed
 // with --watch-namespaces a,b may write Deployments in a, b and its own
-// namespace only, read no Secret elsewhere and list nothing cluster-wide;
+// namespace only, read Secrets in its own namespace only and list
+// nothing cluster-wide;
 // re-installed for a alone, its rights in b are pruned; uninstalled, none
 // are left.
 func TestALimitedOperatorHasRightsOnlyWhereItServes(t *testing.T) {
@@ -280,7 +281,10 @@ func TestALimitedOperatorHasRightsOnlyWhereItServes(t *testing.T) {
 		g.Expect(allowed(t, sa, "update", "apps", "deployments", ns)).To(BeTrue(), "no right on Deployments in %s", ns)
 	}
 	g.Expect(allowed(t, sa, "update", "apps", "deployments", c)).To(BeFalse(), "a right on Deployments in %s, not served", c)
-	g.Expect(allowed(t, sa, "get", "", "secrets", c)).To(BeFalse(), "reads Secrets in %s, not served", c)
+	g.Expect(allowed(t, sa, "get", "", "secrets", ops)).To(BeTrue(), "cannot read its platform's registry Secret")
+	for _, ns := range []string{a, c, ""} {
+		g.Expect(allowed(t, sa, "get", "", "secrets", ns)).To(BeFalse(), "reads Secrets in %q, not its own namespace", ns)
+	}
 	g.Expect(allowed(t, sa, "list", "camel.apache.org", "integrations", "")).To(BeFalse(), "lists Integrations cluster-wide")
 	g.Expect(allowed(t, sa, "update", "camel.apache.org", "integrationoperators", "")).To(BeTrue(), "cannot renew its registration")
 

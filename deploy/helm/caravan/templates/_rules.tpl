@@ -15,12 +15,6 @@
   - watch
 - apiGroups:
   - ""
-  resources:
-  - secrets
-  verbs:
-  - get
-- apiGroups:
-  - ""
   - events.k8s.io
   resources:
   - events
@@ -177,12 +171,6 @@
   - watch
 - apiGroups:
   - ""
-  resources:
-  - secrets
-  verbs:
-  - get
-- apiGroups:
-  - ""
   - events.k8s.io
   resources:
   - events
@@ -269,4 +257,12 @@
   - patch
   - update
   - watch
+{{- end }}
+{{- define "caravan.rules.secrets" }}
+- apiGroups:
+  - ""
+  resources:
+  - secrets
+  verbs:
+  - get
 {{- end }}
