@@ -1,5 +1,6 @@
 // Command packaging writes the generated files of Caravan's Helm chart
-// (see internal/packaging), from the root of the source tree:
+// and kustomize base (see internal/packaging), for the chart's
+// appVersion, from the root of the source tree:
 //
 //	go run ./hack/packaging
 package main
@@ -20,7 +21,11 @@ func main() {
 }
 
 func run() error {
-	files, err := packaging.Generated()
+	ch, err := packaging.LoadChart(".")
+	if err != nil {
+		return err
+	}
+	files, err := packaging.Generated(ch.Metadata.AppVersion)
 	if err != nil {
 		return err
 	}
@@ -42,6 +47,6 @@ func run() error {
 			return err
 		}
 	}
-	fmt.Printf("wrote %d files under %s\n", len(files), packaging.ChartDir)
+	fmt.Printf("wrote %d files under %s and %s\n", len(files), packaging.ChartDir, packaging.KustomizeDir)
 	return nil
 }

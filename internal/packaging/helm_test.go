@@ -31,7 +31,9 @@ func sourceRoot() string {
 
 func TestTheGeneratedChartFilesAreUpToDate(t *testing.T) {
 	g := NewWithT(t)
-	files, err := Generated()
+	ch, err := LoadChart(sourceRoot())
+	g.Expect(err).NotTo(HaveOccurred())
+	files, err := Generated(ch.Metadata.AppVersion)
 	g.Expect(err).NotTo(HaveOccurred())
 	for path, want := range files {
 		got, err := os.ReadFile(filepath.Join(sourceRoot(), path))

@@ -1,0 +1,72 @@
+package packaging
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/caravan-dev/caravan/internal/install"
+)
+
+// build renders the kustomization in dir (relative to KustomizeDir) with
+// kustomize's library.
+func build(t *testing.T, dir string) []string {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(sourceRoot(), KustomizeDir, dir))
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	data, err := res.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{string(data)}
+}
+
+func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
+	ch, err := LoadChart(sourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := ch.Metadata.AppVersion
+	pinned := Base(version)
+	pinned.Image = "REGISTRY/caravan/operator@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	pinned.Replicas, pinned.Registry = ptr.To[int32](2), "REGISTRY"
+	bare := Base(version)
+	bare.SkipAdmission = true
+	for _, tc := range []struct {
+		dir    string
+		config install.Config
+	}{
+		{"base", Base(version)},
+		{"overlays/pinned", pinned},
+		{"overlays/without-admission", bare},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			g := NewWithT(t)
+			objs, crds := manifests(t, tc.config)
+			ns, err := yaml.Marshal(install.Namespace(tc.config.Namespace))
+			g.Expect(err).NotTo(HaveOccurred())
+			want := normalized(t, append(append(objs, crds...), string(ns)))
+			got := normalized(t, build(t, tc.dir))
+			for key := range want {
+				g.Expect(got).To(HaveKey(key), "the kustomization lacks %s", key)
+			}
+			for key := range got {
+				g.Expect(want).To(HaveKey(key), "the kustomization has %s, which install does not apply", key)
+			}
+			for key, w := range want {
+				if d := cmp.Diff(w, got[key]); d != "" {
+					t.Errorf("%s differs from install's (-install +kustomize):\n%s", key, d)
+				}
+			}
+		})
+	}
+}
