@@ -29,10 +29,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	// A CRD that is gone must not stay in the chart.
-	stale, err := filepath.Glob(filepath.Join(packaging.ChartDir, "crds", "*.yaml"))
-	if err != nil {
-		return err
+	// A CRD that is gone must not stay in the chart or the bundle.
+	var stale []string
+	for _, dir := range []string{filepath.Join(packaging.ChartDir, "crds"), filepath.Join(packaging.BundleDir, "manifests")} {
+		found, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			return err
+		}
+		stale = append(stale, found...)
 	}
 	for _, f := range stale {
 		if err := os.Remove(f); err != nil {
@@ -47,6 +51,6 @@ func run() error {
 			return err
 		}
 	}
-	fmt.Printf("wrote %d files under %s and %s\n", len(files), packaging.ChartDir, packaging.KustomizeDir)
+	fmt.Printf("wrote %d files under %s, %s and %s\n", len(files), packaging.ChartDir, packaging.KustomizeDir, packaging.BundleDir)
 	return nil
 }

@@ -113,6 +113,9 @@ func Generated(version string) (map[string][]byte, error) {
 	if err := kustomizeBase(files, version); err != nil {
 		return nil, err
 	}
+	if err := olmBundle(files, version); err != nil {
+		return nil, err
+	}
 	return files, nil
 }
 

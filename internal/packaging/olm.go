@@ -1,0 +1,166 @@
+package packaging
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	opversion "github.com/operator-framework/api/pkg/lib/version"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/caravan-dev/caravan/internal/install"
+)
+
+// BundleDir is the OLM bundle's directory.
+const BundleDir = "deploy/olm/bundle"
+
+// OLMConfig is what the OLM bundle installs: the default operator,
+// camel-k, of every namespace. OLM installs no admission policy and no
+// Kamelet; the operator registers itself and creates its platform.
+func OLMConfig(version string) install.Config {
+	c := Base(version)
+	c.Namespace, c.SkipAdmission, c.SkipKamelets = "placeholder", true, true
+	return c
+}
+
+// bundleVersion is version as the semantic version a ClusterServiceVersion
+// needs: v1.2.3 gives 1.2.3, anything else 0.0.0-<version>.
+func bundleVersion(version string) (semver.Version, error) {
+	if v, err := semver.ParseTolerant(version); err == nil {
+		return v, nil
+	}
+	return semver.Parse("0.0.0-" + strings.ReplaceAll(version, "_", "-"))
+}
+
+// olmBundle adds the OLM bundle to files: the ClusterServiceVersion (the
+// Deployment and rights of OLMConfig), the CRDs, the objects OLM installs
+// as they are (the metrics Service, the user and reader roles), and the
+// bundle's annotations.
+func olmBundle(files map[string][]byte, version string) error {
+	v, err := bundleVersion(version)
+	if err != nil {
+		return fmt.Errorf("the bundle version of %q: %w", version, err)
+	}
+	c := OLMConfig(version)
+	objs, err := install.Manifests(c)
+	if err != nil {
+		return err
+	}
+	strategy := operatorsv1alpha1.StrategyDetailsDeployment{}
+	var owned []operatorsv1alpha1.CRDDescription
+	manifests := path.Join(BundleDir, "manifests")
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *apiextensionsv1.CustomResourceDefinition:
+			owned = append(owned, crdDescription(o))
+			if err := addDocument(files, path.Join(manifests, o.Name+".yaml"), o); err != nil {
+				return err
+			}
+		case *appsv1.Deployment:
+			strategy.DeploymentSpecs = append(strategy.DeploymentSpecs,
+				operatorsv1alpha1.StrategyDeploymentSpec{Name: o.Name, Label: o.Labels, Spec: o.Spec})
+		case *rbacv1.ClusterRole:
+			switch o.Name {
+			case install.ClusterRoleName(c.ID, c.Namespace):
+				strategy.ClusterPermissions = append(strategy.ClusterPermissions,
+					operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: o.Rules})
+			default:
+				if err := addDocument(files, path.Join(manifests, strings.ReplaceAll(o.Name, ":", "-")+".clusterrole.yaml"), o); err != nil {
+					return err
+				}
+			}
+		case *rbacv1.Role:
+			strategy.Permissions = append(strategy.Permissions,
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: o.Rules})
+		case *rbacv1.ClusterRoleBinding:
+			if o.Name == install.ReaderRole {
+				if err := addDocument(files, path.Join(manifests, o.Name+".clusterrolebinding.yaml"), o); err != nil {
+					return err
+				}
+			}
+		case *corev1.Service:
+			svc := o.DeepCopy()
+			svc.Namespace = ""
+			if err := addDocument(files, path.Join(manifests, o.Name+".service.yaml"), svc); err != nil {
+				return err
+			}
+		}
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{
+		TypeMeta: metav1.TypeMeta{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: operatorsv1alpha1.ClusterServiceVersionKind},
+		ObjectMeta: metav1.ObjectMeta{Name: "caravan.v" + v.String(), Annotations: map[string]string{
+			"capabilities":   "Basic Install",
+			"categories":     "Integration & Delivery",
+			"containerImage": c.Image,
+			"description":    "Runs Apache Camel integrations the way Camel K does, with many operators on one cluster",
+		}},
+		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{
+			DisplayName: "Caravan",
+			Description: "Caravan runs Apache Camel integrations (Camel K's Integration, Pipe and Kamelet resources) " +
+				"with many operators on one cluster: each resource is owned by the operator its " +
+				"camel.apache.org/operator.id annotation names. This bundle installs the default operator, " +
+				"camel-k (OPERATOR_ID and KAMEL_OPERATOR_ID), which serves every namespace.",
+			Version:        opversion.OperatorVersion{Version: v},
+			Maturity:       "alpha",
+			MinKubeVersion: "1.36.0",
+			Keywords:       []string{"camel", "camel-k", "integration", "operator"},
+			Provider:       operatorsv1alpha1.AppLink{Name: "The Caravan Authors"},
+			Maintainers:    []operatorsv1alpha1.Maintainer{{Name: "The Caravan Authors"}},
+			InstallModes: []operatorsv1alpha1.InstallMode{
+				{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: false},
+				{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: false},
+				{Type: operatorsv1alpha1.InstallModeTypeMultiNamespace, Supported: false},
+				{Type: operatorsv1alpha1.InstallModeTypeAllNamespaces, Supported: true},
+			},
+			InstallStrategy:           operatorsv1alpha1.NamedInstallStrategy{StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment, StrategySpec: strategy},
+			CustomResourceDefinitions: operatorsv1alpha1.CustomResourceDefinitions{Owned: owned},
+		},
+	}
+	if err := addDocument(files, path.Join(manifests, "caravan.clusterserviceversion.yaml"), csv); err != nil {
+		return err
+	}
+	files[path.Join(BundleDir, "metadata", "annotations.yaml")] = []byte(header + `annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: caravan
+  operators.operatorframework.io.bundle.channels.v1: alpha
+  operators.operatorframework.io.bundle.channel.default.v1: alpha
+`)
+	return nil
+}
+
+// crdDescription describes an owned CRD by its storage version.
+func crdDescription(d *apiextensionsv1.CustomResourceDefinition) operatorsv1alpha1.CRDDescription {
+	desc := operatorsv1alpha1.CRDDescription{Name: d.Name, Kind: d.Spec.Names.Kind, DisplayName: d.Spec.Names.Kind}
+	for _, v := range d.Spec.Versions {
+		if v.Storage {
+			desc.Version = v.Name
+			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+				desc.Description = v.Schema.OpenAPIV3Schema.Description
+			}
+		}
+	}
+	if desc.Description == "" {
+		desc.Description = d.Spec.Names.Kind + " of Camel K's API"
+	}
+	return desc
+}
+
+// addDocument adds obj as a YAML file of one document at p.
+func addDocument(files map[string][]byte, p string, obj client.Object) error {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", obj.GetName(), err)
+	}
+	files[p] = append([]byte(header), data...)
+	return nil
+}

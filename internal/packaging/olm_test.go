@@ -1,0 +1,61 @@
+package packaging
+
+import (
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	olmmanifests "github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/api/pkg/validation"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/caravan-dev/caravan/internal/install"
+)
+
+func TestTheOLMBundlePassesOperatorFrameworkValidation(t *testing.T) {
+	g := NewWithT(t)
+	bundle, err := olmmanifests.GetBundleFromDir(filepath.Join(sourceRoot(), BundleDir))
+	g.Expect(err).NotTo(HaveOccurred())
+	results := validation.DefaultBundleValidators.Validate(bundle)
+	checked := 0
+	for _, r := range results {
+		checked++
+		for _, e := range r.Errors {
+			t.Errorf("%s: %s", r.Name, e)
+		}
+		for _, w := range r.Warnings {
+			t.Errorf("%s: warning: %s", r.Name, w)
+		}
+	}
+	g.Expect(checked).To(BeNumerically(">", 0))
+	g.Expect(bundle.V1CRDs).To(HaveLen(8))
+}
+
+func TestTheOLMBundleRunsWhatInstallRuns(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := LoadChart(sourceRoot())
+	g.Expect(err).NotTo(HaveOccurred())
+	bundle, err := olmmanifests.GetBundleFromDir(filepath.Join(sourceRoot(), BundleDir))
+	g.Expect(err).NotTo(HaveOccurred())
+	c := OLMConfig(ch.Metadata.AppVersion)
+	objs, err := install.Manifests(c)
+	g.Expect(err).NotTo(HaveOccurred())
+	strategy := bundle.CSV.Spec.InstallStrategy.StrategySpec
+	g.Expect(strategy.DeploymentSpecs).To(HaveLen(1))
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			g.Expect(strategy.DeploymentSpecs[0].Spec).To(Equal(o.Spec))
+			env := o.Spec.Template.Spec.Containers[0].Env
+			g.Expect(env).To(ContainElements(HaveField("Name", "OPERATOR_ID"), HaveField("Name", "KAMEL_OPERATOR_ID")))
+			g.Expect(env[0].Value).To(Equal("camel-k"))
+		case *rbacv1.ClusterRole:
+			if o.Name == install.ClusterRoleName(c.ID, c.Namespace) {
+				g.Expect(strategy.ClusterPermissions[0].Rules).To(Equal(o.Rules))
+			}
+		case *rbacv1.Role:
+			g.Expect(strategy.Permissions[0].Rules).To(Equal(o.Rules))
+		}
+	}
+}
