@@ -21,6 +21,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdReassign(kube, streams),
 		newCmdInstall(kube, streams),
 		newCmdUninstall(kube, streams),
+		newCmdUpgrade(kube, streams),
 		newCmdGet(kube, streams),
 		newCmdDescribe(kube, streams),
 		newCmdOperators(kube, streams),

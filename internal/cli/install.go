@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"time"
@@ -304,27 +305,38 @@ func (o *InstallOptions) checkServerVersion() error {
 // machine and pushes it to the local cluster's registry, for its process
 // node to pull.
 func (o *InstallOptions) pushLocalImage(ctx context.Context) error {
-	if o.local.RegistryAddress == "" {
-		return errors.New("the local cluster runs no registry to push the operator image to (install Debian's docker-registry and start it again), or pass --image")
+	ref, err := pushLocalImage(ctx, o.local, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	o.Image = ref
+	return nil
+}
+
+// pushLocalImage builds the operator image of this source tree, of this
+// CLI's version, for this machine and pushes it to the registry of the
+// local cluster; it returns the image by digest.
+func pushLocalImage(ctx context.Context, cluster *localcluster.Cluster, progress io.Writer) (string, error) {
+	if cluster.RegistryAddress == "" {
+		return "", errors.New("the local cluster runs no registry to push the operator image to (install Debian's docker-registry and start it again), or pass --image")
 	}
 	src, err := operatorimage.FindSource(ctx, ".")
 	if err != nil {
-		return fmt.Errorf("the local cluster runs the operator image built from Caravan's source tree: %w", err)
+		return "", fmt.Errorf("the local cluster runs the operator image built from Caravan's source tree: %w", err)
 	}
 	src.Version = version.Get()
 	cacheDir, err := localcluster.DefaultCacheDir()
 	if err != nil {
-		return err
+		return "", err
 	}
 	res, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src,
 		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
-		Registry:  image.Registry{Address: o.local.RegistryAddress, Insecure: true},
-		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: o.ErrOut})
+		Registry:  image.Registry{Address: cluster.RegistryAddress, Insecure: true},
+		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: progress})
 	if err != nil {
-		return fmt.Errorf("pushing the operator image to the local registry: %w", err)
+		return "", fmt.Errorf("pushing the operator image to the local registry: %w", err)
 	}
-	o.Image = res.Reference
-	return nil
+	return res.Reference, nil
 }
 
 // waitReady waits until the registration names this namespace, is live

@@ -190,3 +190,16 @@ func TestTheSameIdInTwoNamespacesHasTwoClusterBindings(t *testing.T) {
 	g.Expect(names).To(HaveLen(2))
 	g.Expect(names["ops-a"]).NotTo(Equal(names["ops-b"]), "one install would rebind the other's rights")
 }
+
+func TestTheDeploymentGivesBackTheSettingsInstallWroteIntoIt(t *testing.T) {
+	g := NewWithT(t)
+	in := Config{ID: "tenant-a", Namespace: "ops", Image: "img@sha256:1", Replicas: ptr.To[int32](2),
+		Resources:        DefaultResources(),
+		NodeSelector:     map[string]string{"pool": "ops"},
+		Tolerations:      []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		ImagePullSecrets: []string{"pull"}, HeartbeatInterval: 3 * time.Second, Verbosity: 2, Pprof: true}
+	out, err := configFromDeployment(operatorDeployment(t, in))
+	g.Expect(err).NotTo(HaveOccurred())
+	out.ID, out.Namespace = in.ID, in.Namespace
+	g.Expect(out).To(Equal(in))
+}

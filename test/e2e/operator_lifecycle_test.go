@@ -166,9 +166,10 @@ func TestAnOperatorScaledToZeroLeavesMarkedOrphansThatRecover(t *testing.T) {
 }
 
 // TestAnOperatorRollsToAnotherImage: `caravan image push` builds the
-// operator with another version stamped; `caravan install --force
-// --image` rolls the operator's Deployment to it; the registration shows
-// the new version and the integration keeps its pods and generation.
+// operator with another version stamped; `caravan upgrade --image` rolls
+// the operator's Deployment to it, keeping the install's settings, and
+// waits; the registration shows the new version and the integration
+// keeps its pods and generation.
 func TestAnOperatorRollsToAnotherImage(t *testing.T) {
 	g := NewWithT(t)
 	ops, apps := env.Namespace(t), env.Namespace(t)
@@ -184,8 +185,9 @@ func TestAnOperatorRollsToAnotherImage(t *testing.T) {
 	ref := strings.TrimSpace(out)
 	g.Expect(ref).To(ContainSubstring("/caravan/rolled@sha256:"))
 
-	out, errOut, err = cli(t, admin, "install", "-n", ops, "-x", "rolling", "--force", "--skip-admission", "--image", ref)
+	out, errOut, err = cli(t, admin, "upgrade", "-n", ops, "-x", "rolling", "--image", ref)
 	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("operator rolling rolled out: image " + ref + ", version " + rolled))
 
 	t.Log("the Deployment rolls to the new image, and the registration shows its version")
 	g.Eventually(func() (string, error) {
@@ -201,6 +203,8 @@ func TestAnOperatorRollsToAnotherImage(t *testing.T) {
 	newPod := readyPods(t, op, 1)[0]
 	g.Expect(newPod.Name).NotTo(Equal(oldPod.Name))
 	g.Expect(newPod.Spec.Containers[0].Image).To(Equal(ref))
+	g.Expect(newPod.Spec.Containers[0].Args).To(ContainElement("--heartbeat-interval="+harness.HeartbeatInterval.String()),
+		"the upgrade lost a setting of the install")
 	g.Expect(leaderOf(t, "rolling")).To(HavePrefix(newPod.Name + "_"))
 
 	t.Log("the integration kept its pods, and the new operator redeployed nothing")

@@ -1,0 +1,97 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+)
+
+// Installed reads the settings of operator id installed in namespace
+// back from what install applied: its Deployment (image, replicas,
+// resources, scheduling, pull secrets and the arguments install wrote),
+// its registration (default, watched namespaces) and which of the
+// admission binding and the Kamelet catalog exist. An upgrade applies
+// them again with another image, so that it changes nothing else.
+func (i *Installer) Installed(ctx context.Context, id, namespace string) (Config, error) {
+	d := &appsv1.Deployment{}
+	if err := i.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: operatorName(id)}, d); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Config{}, fmt.Errorf("operator %s is not installed in namespace %s (no Deployment %s): install it with caravan install", id, namespace, operatorName(id))
+		}
+		return Config{}, fmt.Errorf("reading the operator's Deployment: %w", err)
+	}
+	c, err := configFromDeployment(d)
+	if err != nil {
+		return Config{}, err
+	}
+	c.ID, c.Namespace = id, namespace
+	iop := &camelv1alpha1.IntegrationOperator{}
+	if err := i.Client.Get(ctx, client.ObjectKey{Name: id}, iop); err != nil {
+		return Config{}, fmt.Errorf("reading the registration of operator %s: %w", id, err)
+	}
+	c.Default = iop.Spec.Default
+	c.WatchNamespaces = append([]string(nil), iop.Spec.WatchNamespaces...)
+	err = i.Client.Get(ctx, client.ObjectKeyFromObject(namespacesBinding(id)), namespacesBinding(id))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return Config{}, fmt.Errorf("reading the admission binding of operator %s: %w", id, err)
+	}
+	c.SkipAdmission = apierrors.IsNotFound(err)
+	catalog, err := kameletManifests(c)
+	if err != nil {
+		return Config{}, err
+	}
+	c.SkipKamelets = true
+	if len(catalog) > 0 {
+		err := i.Client.Get(ctx, client.ObjectKeyFromObject(catalog[0]), &camelv1.Kamelet{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return Config{}, fmt.Errorf("reading the Kamelet catalog: %w", err)
+		}
+		c.SkipKamelets = apierrors.IsNotFound(err)
+	}
+	return c, nil
+}
+
+// configFromDeployment reads back the settings that deployment(c) wrote
+// into d.
+func configFromDeployment(d *appsv1.Deployment) (Config, error) {
+	pod := d.Spec.Template.Spec
+	if len(pod.Containers) == 0 {
+		return Config{}, fmt.Errorf("the Deployment %s/%s has no container", d.Namespace, d.Name)
+	}
+	ctr := pod.Containers[0]
+	c := Config{Image: ctr.Image, Replicas: ptr.To(ptr.Deref(d.Spec.Replicas, 1)), Resources: ctr.Resources,
+		NodeSelector: pod.NodeSelector, Tolerations: pod.Tolerations}
+	for _, s := range pod.ImagePullSecrets {
+		c.ImagePullSecrets = append(c.ImagePullSecrets, s.Name)
+	}
+	for _, arg := range ctr.Args {
+		name, value, _ := strings.Cut(arg, "=")
+		switch name {
+		case "--heartbeat-interval":
+			hb, err := time.ParseDuration(value)
+			if err != nil {
+				return Config{}, fmt.Errorf("the Deployment's %s: %w", arg, err)
+			}
+			c.HeartbeatInterval = hb
+		case "--verbosity":
+			v, err := strconv.Atoi(value)
+			if err != nil {
+				return Config{}, fmt.Errorf("the Deployment's %s: %w", arg, err)
+			}
+			c.Verbosity = v
+		case "--pprof-bind-address":
+			c.Pprof = true
+		}
+	}
+	return c, nil
+}
