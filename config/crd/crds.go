@@ -24,7 +24,15 @@ import (
 //go:embed bases/*.yaml
 var bases embed.FS
 
-// CustomResourceDefinitions returns the CRDs of all Caravan kinds, sorted by name.
+// PartOfLabel marks a CRD as Caravan's, so that an install tells it from
+// another installer's CRD of the same name (Camel K's).
+const PartOfLabel = "app.kubernetes.io/part-of"
+
+// PartOf is PartOfLabel's value on Caravan's CRDs.
+const PartOf = "caravan"
+
+// CustomResourceDefinitions returns the CRDs of all Caravan kinds, sorted
+// by name, labelled as Caravan's (PartOfLabel).
 func CustomResourceDefinitions() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	files, err := fs.Glob(bases, "bases/*.yaml")
 	if err != nil {
@@ -40,6 +48,10 @@ func CustomResourceDefinitions() ([]*apiextensionsv1.CustomResourceDefinition, e
 		if err := yaml.UnmarshalStrict(data, d); err != nil {
 			return nil, fmt.Errorf("decoding %s: %w", f, err)
 		}
+		if d.Labels == nil {
+			d.Labels = map[string]string{}
+		}
+		d.Labels[PartOfLabel] = PartOf
 		crds = append(crds, d)
 	}
 	sort.Slice(crds, func(i, j int) bool { return crds[i].Name < crds[j].Name })

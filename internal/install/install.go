@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +19,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/config/crd"
 	"github.com/caravan-dev/caravan/internal/apply"
 )
 
@@ -32,6 +35,11 @@ type Installer struct {
 // same namespace unless force (a reinstall or upgrade). It also refuses a
 // second default operator, and watched namespaces that do not exist.
 func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
+	if !force {
+		if err := i.checkCRDs(ctx); err != nil {
+			return err
+		}
+	}
 	ns, err := i.registeredNamespace(ctx, c.ID)
 	switch {
 	case err != nil:
@@ -64,6 +72,38 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 	if other != "" {
 		return fmt.Errorf("operator %q is already the default operator; there can be only one: install %q without --default, or uninstall %q first",
 			other, c.ID, other)
+	}
+	return nil
+}
+
+// checkCRDs refuses to replace a CRD of Caravan's names that is not
+// Caravan's (Camel K's, whose operator relies on its schema).
+func (i *Installer) checkCRDs(ctx context.Context) error {
+	crds, err := crd.CustomResourceDefinitions()
+	if err != nil {
+		return err
+	}
+	for _, d := range crds {
+		existing := &apiextensionsv1.CustomResourceDefinition{}
+		err := i.Client.Get(ctx, client.ObjectKey{Name: d.Name}, existing)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading CustomResourceDefinition %s: %w", d.Name, err)
+		}
+		if existing.Labels[crd.PartOfLabel] == crd.PartOf {
+			continue
+		}
+		var managers []string
+		for _, m := range existing.ManagedFields {
+			if m.Subresource == "" && !slices.Contains(managers, m.Manager) {
+				managers = append(managers, m.Manager)
+			}
+		}
+		return fmt.Errorf("CustomResourceDefinition %s exists and is not Caravan's (written by %s): installing would replace its schema, "+
+			"which another operator (Camel K's?) relies on; install Caravan where no other installer owns these CRDs, or pass --force to take them over",
+			d.Name, strings.Join(managers, ", "))
 	}
 	return nil
 }
