@@ -121,14 +121,6 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	if len(c.WatchNamespaces) > 0 {
 		clusterRules, namespacedRules = splitRules(rules, clusterScoped)
 	}
-	secrets := SecretsRoleName(c.ID, c.Namespace)
-	objs = append(objs,
-		&rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"),
-			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)}, Rules: ownRules},
-		&rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
-			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: secrets},
-			Subjects:   subjects})
 	// The operator may assign resources to itself (its Integrations made
 	// from Pipes, its kits, its adoptions as the default operator).
 	clusterRules = append(clusterRules, UseRule(c.ID))
@@ -138,6 +130,14 @@ func rbacManifests(c Config) ([]client.Object, error) {
 		&rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
 			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: rbacLabels(c)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
+			Subjects:   subjects})
+	secrets := SecretsRoleName(c.ID, c.Namespace)
+	objs = append(objs,
+		&rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"),
+			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)}, Rules: ownRules},
+		&rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: secrets},
 			Subjects:   subjects})
 	if len(namespacedRules) > 0 {
 		nsRole := NamespacedRoleName(c.ID, c.Namespace)

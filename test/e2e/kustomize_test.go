@@ -30,6 +30,9 @@ func TestAnOperatorInstalledFromTheKustomizeBaseRunsIntegrations(t *testing.T) {
 	img := env.OperatorImage(t)
 	name, digest, _ := strings.Cut(img, "@")
 	overlay := t.TempDir()
+	// kustomize takes the bases of an overlay by relative path only.
+	base, err = filepath.Rel(overlay, base)
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
