@@ -69,11 +69,16 @@ func Generated(version string) (map[string][]byte, error) {
 		return nil, err
 	}
 	files := map[string][]byte{}
-	var admission, kamelets, reader []client.Object
+	var admission, binding, kamelets, reader []client.Object
 	for _, o := range global {
 		switch o := o.(type) {
-		case *admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding,
-			*admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding:
+		case *admissionv1.ValidatingAdmissionPolicyBinding:
+			if strings.HasPrefix(o.Name, install.NamespacesPolicy+"-") {
+				binding = append(binding, o) // the id's own
+			} else {
+				admission = append(admission, o)
+			}
+		case *admissionv1.ValidatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding:
 			admission = append(admission, o)
 		case *camelv1.Kamelet:
 			kamelets = append(kamelets, o)
@@ -95,9 +100,10 @@ func Generated(version string) (map[string][]byte, error) {
 		objs []client.Object
 		cond string
 	}{
-		"admission.yaml": {admission, "{{- if not .Values.skipAdmission }}"},
-		"kamelets.yaml":  {kamelets, "{{- if not .Values.skipKamelets }}"},
-		"reader.yaml":    {reader, ""},
+		"admission.yaml":         {admission, "{{- if and (not .Values.skipAdmission) .Values.sharedResources }}"},
+		"admission-binding.yaml": {binding, "{{- if not .Values.skipAdmission }}"},
+		"kamelets.yaml":          {kamelets, "{{- if not .Values.skipKamelets }}"},
+		"reader.yaml":            {reader, "{{- if .Values.sharedResources }}"},
 	} {
 		data, err := templateOf(parts.objs, parts.cond)
 		if err != nil {

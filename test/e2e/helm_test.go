@@ -54,6 +54,8 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 		"operatorId": "from-helm", "image": env.OperatorImage(t), "skipAdmission": true, "skipKamelets": true,
 		"registry":          map[string]any{"address": env.Cluster.RegistryAddress, "insecure": true},
 		"heartbeatInterval": "2s",
+		// Other tests' installs made the shared objects already.
+		"sharedResources": false,
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	uninstalled := false
