@@ -20,16 +20,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// Reasons why a resource is an orphan, in the REASON column of
-// `caravan get --orphaned`.
-const (
-	// ReasonNotRegistered: no IntegrationOperator has the id the resource names.
-	ReasonNotRegistered = "NotRegistered"
-	// ReasonHeartbeatStale: the operator registered with the id stopped
-	// renewing its registration.
-	ReasonHeartbeatStale = "HeartbeatStale"
-)
-
 // GetOptions are the options of `caravan get`.
 type GetOptions struct {
 	Kube *KubeFlags
@@ -257,22 +247,16 @@ func (o *GetOptions) print(objs []client.Object, reasons map[client.ObjectKey]st
 	}
 }
 
-// orphanReason says why a resource assigned to the operator id is an
-// orphan, or returns "" when it is not one: it names no operator, or its
-// operator is registered and renews its registration.
-func orphanReason(id string, operators map[string]*camelv1alpha1.IntegrationOperator, now time.Time) string {
+// orphanReason says why a resource of namespace assigned to the operator
+// id is an orphan, by the rule the operators apply (ownership.Orphaned),
+// or returns "" when it is not one: it names no operator, or its operator
+// is registered, live and serves namespace.
+func orphanReason(id, namespace string, operators map[string]*camelv1alpha1.IntegrationOperator, now time.Time) string {
 	if id == "" {
 		return ""
 	}
-	iop, ok := operators[id]
-	switch {
-	case !ok:
-		return ReasonNotRegistered
-	case !ownership.FromOperator(iop).Live(now):
-		return ReasonHeartbeatStale
-	default:
-		return ""
-	}
+	reason, _ := ownership.Orphaned(id, namespace, operators[id], now)
+	return reason
 }
 
 // orphanReasons decides, for each object, why it is an orphan ("" for
@@ -280,7 +264,7 @@ func orphanReason(id string, operators map[string]*camelv1alpha1.IntegrationOper
 func orphanReasons(objs []client.Object, operators map[string]*camelv1alpha1.IntegrationOperator, now time.Time) map[client.ObjectKey]string {
 	reasons := make(map[client.ObjectKey]string, len(objs))
 	for _, obj := range objs {
-		reasons[client.ObjectKeyFromObject(obj)] = orphanReason(ownership.AssignedID(obj.GetAnnotations()), operators, now)
+		reasons[client.ObjectKeyFromObject(obj)] = orphanReason(ownership.AssignedID(obj.GetAnnotations()), obj.GetNamespace(), operators, now)
 	}
 	return reasons
 }

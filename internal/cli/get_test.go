@@ -15,6 +15,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
 func mustResource(t *testing.T, name string) resourceType {
@@ -94,21 +95,31 @@ func TestOrphanReason(t *testing.T) {
 	neverBeat := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "never"}}
 	slow := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "slow"}}
 	slow.Status.HeartbeatTime = ptr.To(ago(20 * time.Second))
-	operators["never"], operators["slow"] = neverBeat, slow
+	limited := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "limited"},
+		Spec: camelv1alpha1.IntegrationOperatorSpec{WatchNamespaces: []string{"team-a"}}}
+	limited.Status.HeartbeatTime = ptr.To(ago(time.Second))
+	operators["never"], operators["slow"], operators["limited"] = neverBeat, slow, limited
 	for _, tc := range []struct {
 		name string
 		id   string
+		ns   string
 		want string
 	}{
 		{name: "a resource that names no operator is unassigned, not an orphan", id: "", want: ""},
 		{name: "a resource for a live operator is not an orphan", id: "tenant-a", want: ""},
-		{name: "a resource for an id without an IntegrationOperator is an orphan", id: "gone", want: ReasonNotRegistered},
-		{name: "a resource for an operator whose heartbeat is older than its staleAfterSeconds is an orphan", id: "tenant-c", want: ReasonHeartbeatStale},
-		{name: "a resource for an operator that never renewed its registration is an orphan", id: "never", want: ReasonHeartbeatStale},
+		{name: "a resource for an id without an IntegrationOperator is an orphan", id: "gone", want: ownership.ReasonNotRegistered},
+		{name: "a resource for an operator whose heartbeat is older than its staleAfterSeconds is an orphan", id: "tenant-c", want: ownership.ReasonHeartbeatStale},
+		{name: "a resource for an operator that never renewed its registration is an orphan", id: "never", want: ownership.ReasonHeartbeatStale},
 		{name: "a registration without staleAfterSeconds stays live for the default 30s", id: "slow", want: ""},
+		{name: "a resource of a namespace its live operator does not serve is an orphan", id: "limited", want: ownership.ReasonNotServingNamespace},
+		{name: "a resource of a namespace its live operator serves is not an orphan", id: "limited", ns: "team-a", want: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := orphanReason(tc.id, operators, testNow); got != tc.want {
+			ns := tc.ns
+			if ns == "" {
+				ns = "apps"
+			}
+			if got := orphanReason(tc.id, ns, operators, testNow); got != tc.want {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -280,8 +291,8 @@ func TestGetRunOrphanedShowsTheReason(t *testing.T) {
 		got = append(got, strings.Join([]string{row["NAMESPACE"], row["NAME"], row["PHASE"], row["OPERATOR"], row["REASON"]}, " "))
 	}
 	want := []string{
-		f.other + " left-behind Running tenant-c " + ReasonHeartbeatStale,
-		f.other + " lost <none> gone " + ReasonNotRegistered,
+		f.other + " left-behind Running tenant-c " + ownership.ReasonHeartbeatStale,
+		f.other + " lost <none> gone " + ownership.ReasonNotRegistered,
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got rows\n%s\nwant\n%s\nfrom\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), out)

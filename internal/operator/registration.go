@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,7 +99,7 @@ func (r *Registrar) beat(ctx context.Context) (bool, error) {
 		return false, r.refuse(ctx, iop, message)
 	}
 	if reason == ownership.ReasonStaleTakenOver {
-		r.Recorder.Eventf(iop, nil, "Warning", reason, "Register", message)
+		r.Recorder.Eventf(iop, nil, corev1.EventTypeWarning, reason, "Register", message)
 	}
 	iop.Status.Namespace = r.Namespace
 	iop.Status.Version = r.Version
@@ -159,7 +160,7 @@ func (r *Registrar) refuse(ctx context.Context, iop *camelv1alpha1.IntegrationOp
 		return nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Refusing to reconcile: operator id already registered", "operatorID", r.ID, "reason", message)
-	r.Recorder.Eventf(iop, nil, "Warning", ownership.ReasonConflict, "Register", message)
+	r.Recorder.Eventf(iop, nil, corev1.EventTypeWarning, ownership.ReasonConflict, "Register", message)
 	meta.SetStatusCondition(&iop.Status.Conditions, metav1.Condition{
 		Type: camelv1alpha1.ConditionConflict, Status: metav1.ConditionTrue,
 		Reason: ownership.ReasonConflict, Message: message, ObservedGeneration: iop.Generation,

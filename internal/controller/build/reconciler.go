@@ -273,9 +273,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, b *camelv1.Build) 
 		return fmt.Errorf("patching build status: %w", err)
 	}
 	if before.Status.Phase != b.Status.Phase {
-		kind := "Normal"
+		kind := corev1.EventTypeNormal
 		if b.Status.Phase == camelv1.BuildPhaseFailed || b.Status.Phase == camelv1.BuildPhaseError {
-			kind = "Warning"
+			kind = corev1.EventTypeWarning
 		}
 		c := b.Status.GetCondition(camelv1.ConditionReady)
 		r.Recorder.Eventf(b, nil, kind, "BuildPhaseUpdated", "Build", "Build %s in phase %q: %s", b.Name, b.Status.Phase, c.Message)

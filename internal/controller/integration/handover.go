@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -158,7 +159,7 @@ func (r *Reconciler) trackHold(key types.NamespacedName, it *camelv1.Integration
 	r.Metrics.SetAwaitingRelease(n)
 	if waited > 0 {
 		prev := it.Status.Ownership.Owner
-		r.Recorder.Eventf(it, nil, "Warning", "AwaitingRelease", "Adopt",
+		r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "AwaitingRelease", "Adopt",
 			"Integration %s is assigned to operator %s, which has waited %s for operator %s to release it; operator %s is live and has not",
 			it.Name, r.OperatorID, waited.Round(time.Second), prev, prev)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -138,25 +139,25 @@ func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
 		// Not an adoption from another operator.
 	case prev.ReleasedAt != nil:
 		r.Metrics.Adopted(metrics.AfterRelease)
-		r.Recorder.Eventf(after, nil, "Normal", "Adopted", "Adopt",
+		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "Adopted", "Adopt",
 			"Integration %s adopted by operator %s from operator %s (epoch %d)", after.Name, cur.Owner, prev.Owner, cur.Epoch)
 	default:
 		// A takeover: the previous owner is gone, it released nothing.
 		r.Metrics.Adopted(metrics.AfterExpiry)
-		r.Recorder.Eventf(after, nil, "Warning", "Adopted", "Adopt",
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "Adopted", "Adopt",
 			"Integration %s adopted by operator %s from operator %s, whose registration expired without a release (epoch %d)",
 			after.Name, cur.Owner, prev.Owner, cur.Epoch)
 	}
 	if before.Status.Phase == after.Status.Phase || transient(after.Status.Phase) {
 		return
 	}
-	kind := "Normal"
+	kind := corev1.EventTypeNormal
 	note := fmt.Sprintf("Integration %s in phase %q", after.Name, after.Status.Phase)
 	if c := meta.FindStatusCondition(after.Status.Conditions, camelv1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
 		note += ": " + c.Message
 	}
 	if after.Status.Phase == camelv1.IntegrationPhaseError {
-		kind = "Warning"
+		kind = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(after, nil, kind, "IntegrationPhaseUpdated", "Reconcile", note)
 	if after.Status.Phase == camelv1.IntegrationPhaseRunning && after.Status.Ownership.Epoch <= 1 {

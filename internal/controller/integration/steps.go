@@ -126,7 +126,7 @@ func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
 	if len(it.Spec.Dependencies) == 0 || it.Status.ObservedGeneration == it.Generation || metav1.GetControllerOf(it) != nil {
 		return
 	}
-	r.Recorder.Eventf(it, nil, "Warning", "DependenciesNotBuilt", "Reconcile",
+	r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "DependenciesNotBuilt", "Reconcile",
 		"the container trait's image %s runs as it is, and no kit is built for it: the dependencies %s are not added to it; "+
 			"remove them, or remove the image to have a kit built with them",
 		s.image, strings.Join(it.Spec.Dependencies, ", "))

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,9 +100,9 @@ func (r *Reconciler) release(ctx context.Context, k *camelv1.Kamelet) error {
 }
 
 func (r *Reconciler) recordTransition(k *camelv1.Kamelet) {
-	kind, note := "Normal", fmt.Sprintf("Kamelet %s in phase %q", k.Name, k.Status.Phase)
+	kind, note := corev1.EventTypeNormal, fmt.Sprintf("Kamelet %s in phase %q", k.Name, k.Status.Phase)
 	if k.Status.Phase == camelv1.KameletPhaseError {
-		kind = "Warning"
+		kind = corev1.EventTypeWarning
 		note += ": " + k.Status.GetCondition(camelv1.ConditionReady).Message
 	}
 	if len(note) > 1024 { // an Event's note holds at most 1 kB

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -243,9 +244,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, before client.Object, s *s
 
 // recordTransition emits an Event when the phase changed.
 func (r *Reconciler) recordTransition(s *scope) {
-	kind := "Normal"
+	kind := corev1.EventTypeNormal
 	if s.status.Phase == camelv1.PipePhaseError {
-		kind = "Warning"
+		kind = corev1.EventTypeWarning
 	}
 	note := fmt.Sprintf("%s %s in phase %q", r.Kind.GVK.Kind, s.binding.GetName(), s.status.Phase)
 	if c := s.status.GetCondition(camelv1.ConditionReady); c != nil && c.Status != "True" {
