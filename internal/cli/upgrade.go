@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -127,8 +129,8 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 }
 
 // waitRolledOut waits until the operator's Deployment is Current by
-// kstatus and its registration is live, renewed since started by a pod of
-// the new image.
+// kstatus and its registration is live, renewed since started, and led
+// by a pod of the new image.
 func (o *UpgradeOptions) waitRolledOut(ctx context.Context, c client.Client, started time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -175,6 +177,14 @@ func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started
 	reg := ownership.FromOperator(iop)
 	if !reg.Live(time.Now()) || reg.Heartbeat.Before(started) || iop.Status.Namespace != o.namespace {
 		return false, "the operator has not registered from the new pod yet", nil
+	}
+	// A new pod is ready as soon as the old one's registration is live:
+	// the roll is done once the leader is a pod of the new image.
+	leaderPod, _, _ := strings.Cut(iop.Status.Leader, "_")
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: leaderPod}, pod); err != nil ||
+		pod.DeletionTimestamp != nil || len(pod.Spec.Containers) == 0 || pod.Spec.Containers[0].Image != o.Image {
+		return false, fmt.Sprintf("the leader is still %q, no pod of the new image", iop.Status.Leader), nil
 	}
 	return true, fmt.Sprintf("operator %s rolled out: image %s, version %s", o.ID, o.Image, iop.Status.Version), nil
 }
