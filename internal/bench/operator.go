@@ -5,18 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -58,24 +55,16 @@ func (e *env) operatorImage(ctx context.Context) (string, error) {
 	if e.image != "" {
 		return e.image, nil
 	}
-	src, err := operatorimage.FindSource(ctx, ".")
-	if err != nil {
-		return "", fmt.Errorf("the bench runs operators from the image of Caravan's source tree: %w", err)
-	}
-	src.Version = version.Get()
 	cacheDir, err := localcluster.DefaultCacheDir()
 	if err != nil {
 		return "", err
 	}
 	fmt.Fprintln(e.progress, "building the operator image of this source tree")
-	res, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src,
-		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
-		Registry:  image.Registry{Address: e.cluster.RegistryAddress, Insecure: true},
-		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: e.progress})
+	ref, err := operatorimage.PushLocal(ctx, ".", version.Get(), e.cluster.RegistryAddress, cacheDir, e.progress)
 	if err != nil {
-		return "", fmt.Errorf("pushing the operator image: %w", err)
+		return "", fmt.Errorf("the bench runs operators from the image of Caravan's source tree: %w", err)
 	}
-	e.image = res.Reference
+	e.image = ref
 	return e.image, nil
 }
 

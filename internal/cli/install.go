@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -29,7 +27,6 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/local"
-	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -320,23 +317,15 @@ func pushLocalImage(ctx context.Context, cluster *localcluster.Cluster, progress
 	if cluster.RegistryAddress == "" {
 		return "", errors.New("the local cluster runs no registry to push the operator image to (install Debian's docker-registry and start it again), or pass --image")
 	}
-	src, err := operatorimage.FindSource(ctx, ".")
-	if err != nil {
-		return "", fmt.Errorf("the local cluster runs the operator image built from Caravan's source tree: %w", err)
-	}
-	src.Version = version.Get()
 	cacheDir, err := localcluster.DefaultCacheDir()
 	if err != nil {
 		return "", err
 	}
-	res, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src,
-		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
-		Registry:  image.Registry{Address: cluster.RegistryAddress, Insecure: true},
-		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: progress})
+	ref, err := operatorimage.PushLocal(ctx, ".", version.Get(), cluster.RegistryAddress, cacheDir, progress)
 	if err != nil {
-		return "", fmt.Errorf("pushing the operator image to the local registry: %w", err)
+		return "", fmt.Errorf("the local cluster runs the operator image built from Caravan's source tree: %w", err)
 	}
-	return res.Reference, nil
+	return ref, nil
 }
 
 // waitReady waits until the registration names this namespace, is live

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -140,4 +141,24 @@ func compressedSize(img v1.Image) int64 {
 // DefaultBinDir is where the operator binaries are kept under the cache directory.
 func DefaultBinDir(cacheDir string) string {
 	return filepath.Join(cacheDir, "operator-image")
+}
+
+// PushLocal builds the operator image of the source tree around dir, of
+// version, for this machine's platform, into the binaries under cacheDir,
+// and pushes it over plain HTTP to registry (a local cluster's); it
+// returns the image by digest.
+func PushLocal(ctx context.Context, dir, version, registry, cacheDir string, progress io.Writer) (string, error) {
+	src, err := FindSource(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	src.Version = version
+	res, err := BuildAndPush(ctx, Options{Source: src,
+		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
+		Registry:  image.Registry{Address: registry, Insecure: true},
+		BinDir:    DefaultBinDir(cacheDir), Progress: progress})
+	if err != nil {
+		return "", err
+	}
+	return res.Reference, nil
 }

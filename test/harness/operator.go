@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -25,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
-	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -90,24 +87,11 @@ func (e *Env) pushOperatorImage() (string, error) {
 	if e.Cluster.RegistryAddress == "" {
 		return "", fmt.Errorf("the cluster runs no registry: start it with Options.Caravan")
 	}
-	ctx := context.Background()
-	src, err := operatorimage.FindSource(ctx, sourceRoot())
-	if err != nil {
-		return "", err
-	}
-	src.Version = version.Get()
 	cacheDir, err := localcluster.DefaultCacheDir()
 	if err != nil {
 		return "", err
 	}
-	res, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src,
-		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
-		Registry:  image.Registry{Address: e.Cluster.RegistryAddress, Insecure: true},
-		BinDir:    operatorimage.DefaultBinDir(cacheDir), Progress: os.Stderr})
-	if err != nil {
-		return "", err
-	}
-	return res.Reference, nil
+	return operatorimage.PushLocal(context.Background(), sourceRoot(), version.Get(), e.Cluster.RegistryAddress, cacheDir, os.Stderr)
 }
 
 // InstallOperator installs operator id into namespace (which must exist)
