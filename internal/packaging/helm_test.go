@@ -210,6 +210,24 @@ var settings = []struct {
 	},
 }
 
+// expectSameObjects fails the test unless got, rendered by what, holds
+// exactly the objects of want, install's, each equal to install's.
+func expectSameObjects(t *testing.T, want, got map[string]any, what string) {
+	t.Helper()
+	g := NewWithT(t)
+	for key := range want {
+		g.Expect(got).To(HaveKey(key), "%s lacks %s", what, key)
+	}
+	for key := range got {
+		g.Expect(want).To(HaveKey(key), "%s has %s, which install does not apply", what, key)
+	}
+	for key, w := range want {
+		if d := cmp.Diff(w, got[key]); d != "" {
+			t.Errorf("%s differs from install's (-install +%s):\n%s", key, what, d)
+		}
+	}
+}
+
 // shared tells whether the object of key (kind namespace/name) is one
 // that every operator of a cluster shares, which only the first release
 // renders.
@@ -245,17 +263,7 @@ func TestTheChartRendersWhatInstallApplies(t *testing.T) {
 					}
 				}
 			}
-			for key := range want {
-				g.Expect(got).To(HaveKey(key), "the chart lacks %s", key)
-			}
-			for key := range got {
-				g.Expect(want).To(HaveKey(key), "the chart has %s, which install does not apply", key)
-			}
-			for key, w := range want {
-				if d := cmp.Diff(w, got[key]); d != "" {
-					t.Errorf("%s differs from install's (-install +chart):\n%s", key, d)
-				}
-			}
+			expectSameObjects(t, want, got, "the chart")
 			g.Expect(normalized(t, gotCRDs)).To(Equal(normalized(t, wantCRDs)))
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -56,17 +55,7 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			want := normalized(t, append(append(objs, crds...), string(ns)))
 			got := normalized(t, build(t, tc.dir))
-			for key := range want {
-				g.Expect(got).To(HaveKey(key), "the kustomization lacks %s", key)
-			}
-			for key := range got {
-				g.Expect(want).To(HaveKey(key), "the kustomization has %s, which install does not apply", key)
-			}
-			for key, w := range want {
-				if d := cmp.Diff(w, got[key]); d != "" {
-					t.Errorf("%s differs from install's (-install +kustomize):\n%s", key, d)
-				}
-			}
+			expectSameObjects(t, want, got, "the kustomization")
 		})
 	}
 }
