@@ -23,7 +23,9 @@ import (
 //     operators other than the default one need no watch of the whole
 //     cluster to mirror it);
 //   - DefaultPolicy: an unassigned resource is stamped with the default
-//     operator's id, and so is judged by AssignmentPolicy against it.
+//     operator's id, and so is judged by AssignmentPolicy against it;
+//   - ConfinementPolicy: an operator's own identity may write only its
+//     share (see confinement.go).
 const (
 	AssignmentPolicy = "caravan-operator-assignment"
 	NamespacesPolicy = "caravan-operator-namespaces"
@@ -115,6 +117,8 @@ func admissionManifests(id string) []client.Object {
 			},
 		},
 		namespacesBinding(id),
+		confinementPolicy(),
+		confinementBinding(),
 		&admissionv1.MutatingAdmissionPolicy{
 			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"), ObjectMeta: vap(LabelPolicy),
 			Spec: admissionv1.MutatingAdmissionPolicySpec{

@@ -7,12 +7,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -21,33 +19,6 @@ import (
 	"github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/test/harness"
 )
-
-// pipeTimerToLog is a binding spec from the catalog: timer-source →
-// log-sink, one replica of the test image (no kit to build).
-func pipeTimerToLog() camelv1.PipeSpec {
-	kamelet := func(name string, props map[string]any) camelv1.Endpoint {
-		e := camelv1.Endpoint{Ref: &corev1.ObjectReference{APIVersion: "camel.apache.org/v1", Kind: "Kamelet", Name: name}}
-		if props != nil {
-			raw := harness.Raw(props)
-			e.Properties = &raw
-		}
-		return e
-	}
-	return camelv1.PipeSpec{
-		Source:   kamelet("timer-source", map[string]any{"message": "hello"}),
-		Sink:     kamelet("log-sink", nil),
-		Replicas: ptr.To[int32](1),
-		Traits:   camelv1.Traits{"container": harness.Raw(map[string]any{"image": harness.TestImage})},
-	}
-}
-
-func newPipe(ns, name, operatorID string) *camelv1.Pipe {
-	return &camelv1.Pipe{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Annotations: map[string]string{camelv1.OperatorIDAnnotation: operatorID}},
-		Spec: pipeTimerToLog(),
-	}
-}
 
 // bindingStatus reads the status of a Pipe or a KameletBinding.
 func bindingStatus(obj client.Object) (camelv1.PipeStatus, error) {
@@ -136,8 +107,8 @@ func TestPipeAndKameletBindingReachReady(t *testing.T) {
 		g.Expect(k.Labels).NotTo(HaveKey(camelv1.OperatorIDLabel))
 	}
 
-	p := newPipe(apps, "pipe-ticker", "pipe-ready")
-	old := newPipe(apps, "binding-ticker", "pipe-ready")
+	p := harness.NewPipe(apps, "pipe-ticker", "pipe-ready")
+	old := harness.NewPipe(apps, "binding-ticker", "pipe-ready")
 	kb := &camelv1alpha1.KameletBinding{ObjectMeta: old.ObjectMeta, Spec: old.Spec}
 	create(t, p)
 	create(t, kb)
@@ -165,7 +136,7 @@ func TestPipeScopedBindings(t *testing.T) {
 		create(t, k)
 	}
 
-	p := newPipe(apps, "scoped", "pipe-not-running")
+	p := harness.NewPipe(apps, "scoped", "pipe-not-running")
 	create(t, p)
 	key := client.ObjectKeyFromObject(p)
 	t.Cleanup(func() {

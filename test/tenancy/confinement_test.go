@@ -1,0 +1,259 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/scheme"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+// serviceAccountClient authenticates as the ServiceAccount ns/name with a
+// token the API server issues for it, as the operator's pod does.
+func serviceAccountClient(t *testing.T, ns, name string) client.Client {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token for %s/%s: %v", ns, name, err)
+	}
+	cfg := rest.AnonymousClientConfig(env.Config)
+	cfg.BearerToken = tr.Status.Token
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// attack is one write or read that operator A's identity tries and the
+// API server must refuse: want is a part of the refusal's message.
+type attack struct {
+	what string
+	try  func(ctx context.Context, c client.Client) error
+	want string
+}
+
+func mergePatch(c client.Client, obj client.Object, patch string, opts ...client.PatchOption) error {
+	return c.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch)), opts...)
+}
+
+func statusPatch(c client.Client, obj client.Object, patch string) error {
+	return c.Status().Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch)))
+}
+
+func labelledConfigMap(ns, name, id string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if id != "" {
+		cm.Labels = map[string]string{camelv1.OperatorIDLabel: id}
+	}
+	return cm
+}
+
+// TestAnOperatorsIdentityIsConfinedToItsShare acts as operator conf-a's
+// ServiceAccount, with a token, and tries to change what is not its own:
+// operator conf-b's Integration and Deployment in a namespace both serve,
+// objects in a namespace conf-a does not serve, objects no operator owns,
+// Secrets it has no use for. The API server refuses every try, by RBAC or
+// by the confinement policy, with a message; conf-a's writes to its own
+// share still go through.
+func TestAnOperatorsIdentityIsConfinedToItsShare(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	opsA, opsB, shared, onlyA, onlyB := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	install(t, opsA, "conf-a", "--watch-namespaces", onlyA+","+shared)
+	install(t, opsB, "conf-b", "--watch-namespaces", onlyB+","+shared)
+
+	theirs := harness.NewIntegration(shared, "theirs", "conf-b", 1)
+	far := harness.NewIntegration(onlyB, "far", "conf-b", 1)
+	for _, it := range []*camelv1.Integration{theirs, far} {
+		g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	}
+	for _, it := range []*camelv1.Integration{theirs, far} {
+		g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "conf-b") }, timeout, poll).Should(Succeed())
+	}
+	users := labelledConfigMap(onlyA, "users-own", "")
+	g.Expect(env.Client.Create(ctx, users)).To(Succeed())
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: onlyA, Name: "credentials"}, StringData: map[string]string{"k": "v"}}
+	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
+
+	a := serviceAccountClient(t, opsA, "conf-a-operator")
+	deployment := func(it *camelv1.Integration) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: it.Namespace, Name: it.Name}}
+	}
+	t.Log("the policy is in effect for conf-a's identity")
+	g.Eventually(func() error {
+		err := a.Create(ctx, labelledConfigMap(shared, "probe", "conf-b"))
+		if err == nil {
+			_ = env.Client.Delete(ctx, labelledConfigMap(shared, "probe", ""))
+			return fmt.Errorf("created")
+		}
+		return nil
+	}, 30*time.Second, time.Second).Should(Succeed())
+
+	attacks := []attack{
+		{"change conf-b's Integration", func(ctx context.Context, c client.Client) error {
+			return mergePatch(c, theirs.DeepCopy(), `{"spec":{"replicas":5}}`)
+		}, "may change Integration theirs only while it is labelled camel.apache.org/operator.id=conf-a, and it is labelled conf-b"},
+		{"assign conf-b's Integration to conf-a", func(ctx context.Context, c client.Client) error {
+			return annotate(c, theirs.DeepCopy(), "conf-a")
+		}, "it is labelled conf-b (the change labels it conf-a)"},
+		{"write conf-b's Integration status", func(ctx context.Context, c client.Client) error {
+			return statusPatch(c, theirs.DeepCopy(), `{"status":{"phase":"Error"}}`)
+		}, "may change Integration theirs only while"},
+		{"delete conf-b's Integration", func(ctx context.Context, c client.Client) error {
+			return c.Delete(ctx, theirs.DeepCopy())
+		}, `cannot delete resource "integrations"`},
+		{"create an Integration for conf-b", func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, harness.NewIntegration(shared, "for-b", "conf-b", 1))
+		}, "needs the verb use on integrationoperators/conf-b"},
+		{"scale conf-b's Deployment", func(ctx context.Context, c client.Client) error {
+			return mergePatch(c, deployment(theirs), `{"spec":{"replicas":3}}`)
+		}, "may change Deployment theirs only while it is labelled camel.apache.org/operator.id=conf-a, and it is labelled conf-b"},
+		{"take conf-b's Deployment away from its Integration", func(ctx context.Context, c client.Client) error {
+			return mergePatch(c, deployment(theirs), `{"metadata":{"ownerReferences":null,"labels":{"camel.apache.org/operator.id":"conf-a"}}}`)
+		}, "(the change labels it conf-a)"},
+		{"delete conf-b's Deployment", func(ctx context.Context, c client.Client) error {
+			return c.Delete(ctx, deployment(theirs))
+		}, "may delete Deployment theirs only while it is labelled camel.apache.org/operator.id=conf-a, and it is labelled conf-b"},
+		{"create a ConfigMap labelled for conf-b", func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, labelledConfigMap(shared, "for-b", "conf-b"))
+		}, "may create ConfigMap only labelled camel.apache.org/operator.id=conf-a, and for-b is labelled conf-b"},
+		{"create an unlabelled Service", func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: onlyA, Name: "unlabelled"},
+				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
+		}, "and unlabelled is not labelled"},
+		{"label a user's ConfigMap as its own", func(ctx context.Context, c client.Client) error {
+			return mergePatch(c, users.DeepCopy(), `{"metadata":{"labels":{"camel.apache.org/operator.id":"conf-a"}}}`)
+		}, "may change ConfigMap users-own only while it is labelled camel.apache.org/operator.id=conf-a, and it is not labelled"},
+		{"delete a user's ConfigMap", func(ctx context.Context, c client.Client) error {
+			return c.Delete(ctx, users.DeepCopy())
+		}, "may delete ConfigMap users-own only while it is labelled camel.apache.org/operator.id=conf-a, and it is not labelled"},
+		{"change a Deployment in a namespace conf-a does not serve", func(ctx context.Context, c client.Client) error {
+			return mergePatch(c, deployment(far), `{"spec":{"replicas":3}}`)
+		}, `cannot patch resource "deployments" in API group "apps" in the namespace "` + onlyB + `"`},
+		{"create a Deployment in a namespace conf-a does not serve", func(ctx context.Context, c client.Client) error {
+			d := deployment(far)
+			d.Name, d.Labels = "mine-there", map[string]string{camelv1.OperatorIDLabel: "conf-a"}
+			return c.Create(ctx, d)
+		}, `cannot create resource "deployments" in API group "apps" in the namespace "` + onlyB + `"`},
+		{"read a Secret of a namespace it serves", func(ctx context.Context, c client.Client) error {
+			return c.Get(ctx, client.ObjectKeyFromObject(secret), &corev1.Secret{})
+		}, `cannot get resource "secrets" in API group "" in the namespace "` + onlyA + `"`},
+		{"read a Secret of another namespace", func(ctx context.Context, c client.Client) error {
+			return c.Get(ctx, client.ObjectKey{Namespace: "caravan-system", Name: "anything"}, &corev1.Secret{})
+		}, `cannot get resource "secrets" in API group "" in the namespace "caravan-system"`},
+		{"create a Secret", func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: opsA, Name: "planted"}})
+		}, `cannot create resource "secrets"`},
+	}
+	refusedBy := map[string]int{}
+	for _, at := range attacks {
+		err := at.try(ctx, a)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: want Forbidden, got %v", at.what, err)
+		g.Expect(err.Error()).To(ContainSubstring(at.want), at.what)
+		layer := "the confinement policy"
+		switch {
+		case strings.Contains(err.Error(), "cannot "):
+			layer = "RBAC"
+		case strings.Contains(err.Error(), "needs the verb use"):
+			layer = "the assignment policy"
+		}
+		refusedBy[layer]++
+		t.Logf("refused (%s): %s: %v", layer, at.what, err)
+	}
+
+	t.Log("nothing changed: conf-b's objects are as they were, the user's ConfigMap is unlabelled")
+	cur := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(theirs), cur)).To(Succeed())
+	g.Expect(cur.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, "conf-b"))
+	g.Expect(cur.Spec.Replicas).To(Equal(ptr.To[int32](1)))
+	d := deployment(theirs)
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
+	g.Expect(d.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "conf-b"))
+	g.Expect(metav1.GetControllerOf(d)).NotTo(BeNil())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(users), users)).To(Succeed())
+	g.Expect(users.Labels).NotTo(HaveKey(camelv1.OperatorIDLabel))
+
+	t.Log("conf-a's identity still writes its own share")
+	own := labelledConfigMap(shared, "own", "conf-a")
+	g.Expect(a.Create(ctx, own)).To(Succeed())
+	g.Expect(mergePatch(a, own, `{"data":{"k":"v"}}`)).To(Succeed())
+	g.Expect(a.Delete(ctx, own)).To(Succeed())
+
+	t.Log("the policy judges the namespaces itself: with the registration narrowed to " + onlyA +
+		", as a re-install writes it before it prunes the RoleBindings, a write in " + shared + " is refused though RBAC allows it")
+	iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "conf-a"}}
+	g.Expect(mergePatch(env.Client, iop, fmt.Sprintf(`{"spec":{"watchNamespaces":[%q]}}`, onlyA))).To(Succeed())
+	var err error
+	g.Eventually(func() error {
+		late := labelledConfigMap(shared, "late", "conf-a")
+		if err = a.Create(ctx, late); err == nil {
+			_ = env.Client.Delete(ctx, late)
+			return fmt.Errorf("created")
+		}
+		return nil
+	}, 30*time.Second, time.Second).Should(Succeed())
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("the identity of operator conf-a may write configmaps only in the namespaces it serves, and " + shared + " is not one of them"))
+	refusedBy["the confinement policy"]++
+	tries := len(attacks) + 1
+	t.Logf("%d tries, %d refused: %v", tries, tries, refusedBy)
+}
+
+// TestAPipeMovesBetweenConfinedOperators: a Pipe moved from one operator
+// to another that serves its namespace too runs under the new one, with
+// the same Deployment: the confinement policy lets the new owner take the
+// Pipe's Integration and its Deployment over, and the previous owner
+// record its release.
+func TestAPipeMovesBetweenConfinedOperators(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	opsA, opsB, shared := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	install(t, opsA, "pipe-a", "--watch-namespaces", shared)
+	install(t, opsB, "pipe-b", "--watch-namespaces", shared)
+	p := harness.NewPipe(shared, "ticker", "pipe-a")
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+	g.Eventually(func() error { return runningUnder(key, "pipe-a") }, timeout, poll).Should(Succeed())
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
+	uid := d.UID
+
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"pipe-b"}}}`, camelv1.OperatorIDAnnotation)
+	g.Expect(mergePatch(env.Client, p, patch)).To(Succeed())
+	g.Eventually(func() error { return runningUnder(key, "pipe-b") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() (map[string]string, error) {
+		err := env.Client.Get(ctx, key, d)
+		return d.Labels, err
+	}, timeout, poll).Should(HaveKeyWithValue(camelv1.OperatorIDLabel, "pipe-b"))
+	g.Expect(d.UID).To(Equal(uid), "the Deployment was replaced, not taken over")
+	it := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, key, it)).To(Succeed())
+	g.Expect(it.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "pipe-b"))
+	g.Expect(it.Status.Ownership.Epoch).To(BeNumerically(">=", 2))
+}
