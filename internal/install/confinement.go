@@ -121,7 +121,9 @@ func confinementRules() *admissionv1.MatchResources {
 
 func confinementPolicy() client.Object {
 	forbidden := ptr.To(metav1.StatusReasonForbidden)
-	v := func(name, expr string) admissionv1.Variable { return admissionv1.Variable{Name: name, Expression: expr} }
+	v := func(name, expr string) admissionv1.Variable {
+		return admissionv1.Variable{Name: name, Expression: expr}
+	}
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
 		ObjectMeta: metav1.ObjectMeta{Name: ConfinementPolicy},
