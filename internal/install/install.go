@@ -197,7 +197,7 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 	}
 	for _, obj := range objs {
 		if iop, ok := obj.(*camelv1alpha1.IntegrationOperator); ok {
-			if err := i.pruneRBAC(ctx, iop.Name, namespace, objs); err != nil {
+			if err := i.prune(ctx, iop.Name, namespace, objs); err != nil {
 				return fail(err)
 			}
 		}
@@ -308,16 +308,18 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 	if err := i.stopOperator(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}); err != nil {
 		return err
 	}
+	// By name, and by the inventory's labels: an install by an earlier
+	// version labelled its ServiceAccount and Service with the id only.
 	objs := []client.Object{
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(id), Namespace: namespace}},
 		&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
 	}
-	rights, err := i.installedRBAC(ctx, id, namespace)
+	owned, err := i.inventory(ctx, id, namespace)
 	if err != nil {
 		return err
 	}
-	objs = append(objs, rights...)
+	objs = append(objs, owned...)
 	// The registration, the user role and the admission binding belong to
 	// the id: they stay when the id is registered to another namespace,
 	// whose operator still uses them.

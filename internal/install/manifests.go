@@ -84,6 +84,15 @@ func labels(id string) map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/instance": id}
 }
 
+// installationLabels mark what the installation of c.ID in c.Namespace
+// owns alone (its ServiceAccount, Deployment, metrics Service and RBAC):
+// the inventory that uninstall, re-installs and upgrades find it by.
+func installationLabels(c Config) map[string]string {
+	l := labels(c.ID)
+	l[OperatorNamespaceLabel] = c.Namespace
+	return l
+}
+
 // Manifests returns every object of an installation, CRDs first, in the
 // order they are applied.
 func Manifests(c Config) ([]client.Object, error) {
@@ -269,7 +278,7 @@ func deployment(c Config) *appsv1.Deployment {
 	}
 	return &appsv1.Deployment{
 		TypeMeta:   typeMeta("apps/v1", "Deployment"),
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: installationLabels(c)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels(c.ID)},
@@ -315,7 +324,7 @@ func deployment(c Config) *appsv1.Deployment {
 func metricsService(c Config) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   typeMeta("v1", "Service"),
-		ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(c.ID), Namespace: c.Namespace, Labels: labels(c.ID)},
+		ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(c.ID), Namespace: c.Namespace, Labels: installationLabels(c)},
 		Spec: corev1.ServiceSpec{
 			Selector: labels(c.ID),
 			Ports: []corev1.ServicePort{{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromString("metrics"),

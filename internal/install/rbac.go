@@ -1,8 +1,6 @@
 package install
 
 import (
-	"context"
-	"fmt"
 	"slices"
 	"sort"
 
@@ -15,9 +13,9 @@ import (
 	"github.com/caravan-dev/caravan/config/rbac"
 )
 
-// OperatorNamespaceLabel marks the RBAC objects of one installation with
-// the namespace it was installed into (app.kubernetes.io/instance holds
-// the id), so that uninstall and re-installs find all of them.
+// OperatorNamespaceLabel marks what one installation owns alone with the
+// namespace it was installed into (app.kubernetes.io/instance holds the
+// id), so that uninstall, re-installs and upgrades find all of it.
 const OperatorNamespaceLabel = "caravan.dev/operator-namespace"
 
 // ClusterRoleName names the ClusterRole and ClusterRoleBinding of operator
@@ -93,11 +91,6 @@ func servedNamespaces(c Config) []string {
 	return slices.Compact(ns)
 }
 
-func rbacLabels(c Config) map[string]string {
-	l := labels(c.ID)
-	l[OperatorNamespaceLabel] = c.Namespace
-	return l
-}
 
 // rbacManifests are the operator's ServiceAccount and rights. It reads
 // Secrets in its own namespace only, by a Role there. An operator of every
@@ -114,7 +107,7 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	name, clusterName := operatorName(c.ID), ClusterRoleName(c.ID, c.Namespace)
 	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: c.Namespace}}
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c.ID)}}
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: installationLabels(c)}}
 	objs := []client.Object{sa}
 	ownRules, rules := splitRules(rules, ownNamespaceOnly)
 	clusterRules, namespacedRules := rules, []rbacv1.PolicyRule(nil)
@@ -126,26 +119,26 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	clusterRules = append(clusterRules, UseRule(c.ID))
 	objs = append(objs,
 		&rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: rbacLabels(c)}, Rules: clusterRules},
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: installationLabels(c)}, Rules: clusterRules},
 		&rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: rbacLabels(c)},
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Labels: installationLabels(c)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
 			Subjects:   subjects})
 	secrets := SecretsRoleName(c.ID, c.Namespace)
 	objs = append(objs,
 		&rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"),
-			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)}, Rules: ownRules},
+			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: installationLabels(c)}, Rules: ownRules},
 		&rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
-			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: rbacLabels(c)},
+			ObjectMeta: metav1.ObjectMeta{Name: secrets, Namespace: c.Namespace, Labels: installationLabels(c)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: secrets},
 			Subjects:   subjects})
 	if len(namespacedRules) > 0 {
 		nsRole := NamespacedRoleName(c.ID, c.Namespace)
 		objs = append(objs, &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-			ObjectMeta: metav1.ObjectMeta{Name: nsRole, Labels: rbacLabels(c)}, Rules: namespacedRules})
+			ObjectMeta: metav1.ObjectMeta{Name: nsRole, Labels: installationLabels(c)}, Rules: namespacedRules})
 		for _, ns := range servedNamespaces(c) {
 			objs = append(objs, &rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
-				ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: ns, Labels: rbacLabels(c)},
+				ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: ns, Labels: installationLabels(c)},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: nsRole},
 				Subjects:   subjects})
 		}
@@ -168,68 +161,21 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	return append(objs, user, reader, readerBinding), nil
 }
 
-// installedRBAC lists the RBAC objects of the installation of id in
-// namespace that exist, by their labels: ClusterRoles,
-// ClusterRoleBindings, and Roles and RoleBindings in any namespace.
-func (i *Installer) installedRBAC(ctx context.Context, id, namespace string) ([]client.Object, error) {
-	sel := client.MatchingLabels{"app.kubernetes.io/instance": id, OperatorNamespaceLabel: namespace}
-	var out []client.Object
-	roles := &rbacv1.ClusterRoleList{}
-	if err := i.Client.List(ctx, roles, sel); err != nil {
-		return nil, fmt.Errorf("listing the ClusterRoles of operator %s: %w", id, err)
-	}
-	for k := range roles.Items {
-		roles.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole")
-		out = append(out, &roles.Items[k])
-	}
-	bindings := &rbacv1.ClusterRoleBindingList{}
-	if err := i.Client.List(ctx, bindings, sel); err != nil {
-		return nil, fmt.Errorf("listing the ClusterRoleBindings of operator %s: %w", id, err)
-	}
-	for k := range bindings.Items {
-		bindings.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
-		out = append(out, &bindings.Items[k])
-	}
-	nsRoles := &rbacv1.RoleList{}
-	if err := i.Client.List(ctx, nsRoles, sel); err != nil {
-		return nil, fmt.Errorf("listing the Roles of operator %s: %w", id, err)
-	}
-	for k := range nsRoles.Items {
-		nsRoles.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "Role")
-		out = append(out, &nsRoles.Items[k])
-	}
-	roleBindings := &rbacv1.RoleBindingList{}
-	if err := i.Client.List(ctx, roleBindings, sel); err != nil {
-		return nil, fmt.Errorf("listing the RoleBindings of operator %s: %w", id, err)
-	}
-	for k := range roleBindings.Items {
-		roleBindings.Items[k].TypeMeta = typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding")
-		out = append(out, &roleBindings.Items[k])
-	}
-	return out, nil
-}
-
-// pruneRBAC deletes the RBAC objects of the installation of id in
-// namespace that objs no longer hold: the RoleBindings of namespaces it
-// stopped watching, the namespaced role of an operator that now serves
-// every namespace.
-func (i *Installer) pruneRBAC(ctx context.Context, id, namespace string, objs []client.Object) error {
-	existing, err := i.installedRBAC(ctx, id, namespace)
+// RequiredRules are the rules operator id, installed in namespace own,
+// needs in namespace ns, which it serves: every rule of the operator in
+// its own namespace; in a namespace it watches, those on namespaced
+// resources other than Secrets. They are what rbacManifests grants there,
+// and what the operator checks that it holds.
+func RequiredRules(id, own, ns string) ([]rbacv1.PolicyRule, error) {
+	rules, err := rbac.OperatorRules()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	want := map[string]bool{}
-	for _, o := range objs {
-		want[describe(o)] = true
+	rules = append(rules, UseRule(id))
+	if ns == own {
+		return rules, nil
 	}
-	for _, o := range existing {
-		if want[describe(o)] {
-			continue
-		}
-		if err := client.IgnoreNotFound(i.Client.Delete(ctx, o)); err != nil {
-			return fmt.Errorf("pruning %s: %w", describe(o), err)
-		}
-		fmt.Fprintf(i.Out, "%s pruned\n", describe(o))
-	}
-	return nil
+	_, rules = splitRules(rules, ownNamespaceOnly)
+	_, rules = splitRules(rules, clusterScoped)
+	return rules, nil
 }

@@ -12,6 +12,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -185,9 +186,32 @@ func TestAnOperatorRollsToAnotherImage(t *testing.T) {
 	ref := strings.TrimSpace(out)
 	g.Expect(ref).To(ContainSubstring("/caravan/rolled@sha256:"))
 
+	t.Log("what an earlier version made and the new manifests do not hold is pruned; a user's object stays")
+	owned := map[string]string{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/instance": "rolling",
+		installpkg.OperatorNamespaceLabel: ops}
+	port := []corev1.ServicePort{{Port: 443}}
+	legacy := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "rolling-operator-webhook", Labels: owned},
+		Spec: corev1.ServiceSpec{Ports: port}}
+	stale := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "caravan:operator:" + ops + ":rolling", Labels: owned},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ops, Name: "rolling-operator"}}}
+	users := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "users-service",
+		Labels: map[string]string{"app.kubernetes.io/instance": "rolling"}}, Spec: corev1.ServiceSpec{Ports: port}}
+	for _, obj := range []client.Object{legacy, stale, users} {
+		create(t, obj)
+	}
+
 	out, errOut, err = cli(t, admin, "upgrade", "-n", ops, "-x", "rolling", "--image", ref)
 	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("operator rolling rolled out: image " + ref + ", version " + rolled))
+	g.Expect(out).To(ContainSubstring("Service " + ops + "/rolling-operator-webhook pruned"))
+	g.Expect(out).To(ContainSubstring("RoleBinding " + apps + "/caravan:operator:" + ops + ":rolling pruned"))
+	for _, obj := range []client.Object{legacy, stale} {
+		g.Expect(apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj))).
+			To(BeTrue(), "%s was not pruned", obj.GetName())
+	}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(users), users)).To(Succeed(), "a user's Service was pruned")
+	g.Expect(out).NotTo(ContainSubstring("ServiceAccount " + ops + "/rolling-operator pruned"))
 
 	t.Log("the Deployment rolls to the new image, and the registration shows its version")
 	g.Eventually(func() (string, error) {

@@ -21,8 +21,8 @@ app.kubernetes.io/instance: {{ include "caravan.id" . }}
 app.kubernetes.io/name: caravan-operator
 {{- end }}
 
-{{/* caravan.rbacLabels mark the RBAC objects of this release, which uninstall and re-installs find by them. */}}
-{{- define "caravan.rbacLabels" -}}
+{{/* caravan.installationLabels mark what this release owns alone (its ServiceAccount, Deployment, metrics Service and RBAC), which uninstall, re-installs and upgrades find by them. */}}
+{{- define "caravan.installationLabels" -}}
 {{ include "caravan.labels" . }}
 caravan.dev/operator-namespace: {{ .Release.Namespace }}
 {{- end }}

@@ -1,0 +1,69 @@
+package install
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// inventoryKinds are the kinds of what an installation owns alone,
+// labelled with installationLabels. The registration, the platform, the
+// Kamelet catalog and what every operator shares are not among them:
+// nothing prunes those.
+var inventoryKinds = []schema.GroupVersionKind{
+	{Version: "v1", Kind: "ServiceAccount"},
+	{Version: "v1", Kind: "Service"},
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"},
+}
+
+// inventory lists, by their labels and in every namespace, the objects
+// that the installation of id in namespace owns alone and that exist.
+func (i *Installer) inventory(ctx context.Context, id, namespace string) ([]client.Object, error) {
+	sel := client.MatchingLabels(installationLabels(Config{ID: id, Namespace: namespace}))
+	var out []client.Object
+	for _, gvk := range inventoryKinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := i.Client.List(ctx, list, sel); err != nil {
+			return nil, fmt.Errorf("listing the %ss of operator %s: %w", gvk.Kind, id, err)
+		}
+		for k := range list.Items {
+			list.Items[k].SetGroupVersionKind(gvk)
+			out = append(out, &list.Items[k])
+		}
+	}
+	return out, nil
+}
+
+// prune deletes what the installation of id in namespace owns and objs,
+// the manifests just applied, no longer hold: the RoleBindings of a
+// namespace no longer watched, the namespaced role of an operator that
+// now serves every namespace, an object an earlier version made and this
+// one does not.
+func (i *Installer) prune(ctx context.Context, id, namespace string, objs []client.Object) error {
+	existing, err := i.inventory(ctx, id, namespace)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, o := range objs {
+		want[describe(o)] = true
+	}
+	for _, o := range existing {
+		if want[describe(o)] {
+			continue
+		}
+		if err := client.IgnoreNotFound(i.Client.Delete(ctx, o)); err != nil {
+			return fmt.Errorf("pruning %s: %w", describe(o), err)
+		}
+		fmt.Fprintf(i.Out, "%s pruned\n", describe(o))
+	}
+	return nil
+}
