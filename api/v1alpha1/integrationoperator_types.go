@@ -11,6 +11,10 @@ import (
 // ConditionConflict is True when another live operator already holds this id.
 const ConditionConflict = "Conflict"
 
+// ConditionMissingRights is True while the operator's identity lacks a right
+// it needs in a namespace it serves; its message names them.
+const ConditionMissingRights = "MissingRights"
+
 // IntegrationOperatorSpec is how the platform team configures one operator.
 type IntegrationOperatorSpec struct {
 	// Default makes this operator adopt resources that name no operator. At most one is default.

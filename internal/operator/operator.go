@@ -104,6 +104,12 @@ func Run(ctx context.Context, o Options) error {
 		Interval: o.HeartbeatInterval, StaleAfter: o.StaleAfter, Clock: clock.RealClock{},
 		Recorder: mgr.GetEventRecorder("caravan-operator"),
 	}
+	rights := &RightsCheck{Client: direct, ID: o.ID, Namespace: o.Namespace, WatchNamespaces: o.WatchNamespaces,
+		PodName: os.Getenv("POD_NAME"), Recorder: registrar.Recorder, Interval: rightsEvery * o.HeartbeatInterval}
+	registrar.Rights = rights
+	if err := mgr.Add(rights); err != nil {
+		return err
+	}
 	registrar.OnRegistered = func(ctx context.Context) error {
 		return startControllers(ctx, mgr, direct, registrar, m, o)
 	}
@@ -114,6 +120,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("registration", registrar.ReadyCheck); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("rights", rights.ReadyCheck); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr)); err != nil {

@@ -47,6 +47,9 @@ type Registrar struct {
 	StaleAfter time.Duration
 	Clock      clock.Clock
 	Recorder   events.EventRecorder
+	// Rights, when set, says what rights the operator lacks: the
+	// registration is then not Ready.
+	Rights interface{ Missing() string }
 	// OnRegistered runs once, after the first successful claim.
 	OnRegistered func(ctx context.Context) error
 
@@ -107,10 +110,14 @@ func (r *Registrar) beat(ctx context.Context) (bool, error) {
 	iop.Status.HeartbeatTime = &metav1.Time{Time: now}
 	iop.Status.StaleAfterSeconds = int32(r.StaleAfter / time.Second)
 	iop.Status.ObservedGeneration = iop.Generation
-	meta.SetStatusCondition(&iop.Status.Conditions, metav1.Condition{
-		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason, Message: message,
-		ObservedGeneration: iop.Generation,
-	})
+	ready := metav1.Condition{Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason, Message: message,
+		ObservedGeneration: iop.Generation}
+	if r.Rights != nil {
+		if missing := r.Rights.Missing(); missing != "" {
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, reasonMissingRights, missing
+		}
+	}
+	meta.SetStatusCondition(&iop.Status.Conditions, ready)
 	if c := meta.FindStatusCondition(iop.Status.Conditions, camelv1alpha1.ConditionConflict); c != nil &&
 		ownership.RefusedNamespace(c.Message) == r.Namespace {
 		// This operator was refused before and now holds the id.

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -333,4 +334,68 @@ func TestALimitedOperatorHasRightsOnlyWhereItServes(t *testing.T) {
 	g.Expect(env.Client.List(context.Background(), bindings, client.MatchingLabels{"app.kubernetes.io/instance": "least"})).To(Succeed())
 	g.Expect(bindings.Items).To(BeEmpty())
 	g.Eventually(func() bool { return allowed(t, sa, "update", "apps", "deployments", a) }, timeout, poll).Should(BeFalse())
+}
+
+// TestAnOperatorMissingRightsSaysSo: an operator limited to a namespace
+// whose RoleBinding there is removed says so instead of looping on
+// "forbidden": its /readyz fails, its registration gets MissingRights,
+// naming the namespace and the rights, and is not Ready, and a Warning
+// Event in its namespace says the same. Once the binding is back, all of
+// it clears.
+func TestAnOperatorMissingRightsSaysSo(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	op := env.InstallOperator(t, "rightless", ops, harness.OperatorOptions{WatchNamespaces: []string{apps}})
+	g.Eventually(func() bool { ok, _ := op.Ready(); return ok }, timeout, poll).Should(BeTrue())
+
+	binding := &rbacv1.RoleBinding{}
+	key := client.ObjectKey{Namespace: apps, Name: installpkg.ClusterRoleName("rightless", ops)}
+	g.Expect(env.Client.Get(ctx, key, binding)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, binding)).To(Succeed())
+
+	condition := func() *metav1.Condition {
+		iop := &camelv1alpha1.IntegrationOperator{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "rightless"}, iop); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(iop.Status.Conditions, camelv1alpha1.ConditionMissingRights)
+	}
+	t.Log("the registration says which rights lack where, and is not Ready")
+	g.Eventually(func() string {
+		if c := condition(); c != nil {
+			return c.Message
+		}
+		return ""
+	}, 2*timeout, poll).Should(And(ContainSubstring("in namespace "+apps+": "),
+		ContainSubstring("create,delete,get,list,patch,update,watch deployments.apps"),
+		Not(ContainSubstring("secrets")), Not(ContainSubstring("in namespace "+ops))))
+	g.Eventually(func() string {
+		iop := &camelv1alpha1.IntegrationOperator{}
+		_ = env.Client.Get(ctx, client.ObjectKey{Name: "rightless"}, iop)
+		if c := meta.FindStatusCondition(iop.Status.Conditions, camelv1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
+			return c.Reason
+		}
+		return ""
+	}, timeout, poll).Should(Equal("MissingRights"))
+	ready, body := op.Ready()
+	g.Expect(ready).To(BeFalse(), body)
+	g.Expect(body).To(ContainSubstring("[-]rights failed"))
+	g.Eventually(func() []string {
+		list := &eventsv1.EventList{}
+		_ = env.Client.List(ctx, list, client.InNamespace(ops))
+		var notes []string
+		for _, e := range list.Items {
+			if e.Reason == "MissingRights" && e.Type == corev1.EventTypeWarning {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}, timeout, poll).Should(ContainElement(ContainSubstring("deployments.apps")))
+
+	t.Log("with the binding back, the condition goes and the operator is ready again")
+	binding.ResourceVersion, binding.UID = "", ""
+	create(t, binding)
+	g.Eventually(condition, 2*timeout, poll).Should(BeNil())
+	g.Eventually(func() bool { ok, _ := op.Ready(); return ok }, timeout, poll).Should(BeTrue())
 }
