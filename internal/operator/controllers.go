@@ -15,14 +15,14 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/build"
-	buildctrl "github.com/caravan-dev/caravan/internal/controller/build"
-	"github.com/caravan-dev/caravan/internal/controller/integration"
-	"github.com/caravan-dev/caravan/internal/controller/integrationkit"
-	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
-	pipectrl "github.com/caravan-dev/caravan/internal/controller/pipe"
-	"github.com/caravan-dev/caravan/internal/controller/platform"
+	"github.com/caravan-dev/caravan/internal/controller/buildcontroller"
+	"github.com/caravan-dev/caravan/internal/controller/integrationcontroller"
+	"github.com/caravan-dev/caravan/internal/controller/integrationkitcontroller"
+	"github.com/caravan-dev/caravan/internal/controller/kameletcontroller"
+	"github.com/caravan-dev/caravan/internal/controller/pipecontroller"
+	"github.com/caravan-dev/caravan/internal/controller/platformcontroller"
 	"github.com/caravan-dev/caravan/internal/metrics"
-	platformpkg "github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/platform"
 )
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationoperators,verbs=get;list;watch;create;update;patch
@@ -38,7 +38,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}
 	wrap := m.Instrument
 	recorder := mgr.GetEventRecorder("caravan-operator")
-	if err := (&platform.Reconciler{
+	if err := (&platformcontroller.Reconciler{
 		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Version: o.Version, FieldManager: FieldManager,
 	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("platform controller: %w", err)
@@ -48,33 +48,33 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		buildEvents <- event.GenericEvent{Object: &camelv1.Build{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 	}, func(st build.Status) {
 		m.ObserveBuild(st.Queued, st.Started, st.Finished, st.Attempt, st.Err != nil)
-	}, clock.RealClock{}, platformpkg.DefaultMaxRunningBuilds)
-	if err := (&buildctrl.Reconciler{
+	}, clock.RealClock{}, platform.DefaultMaxRunningBuilds)
+	if err := (&buildcontroller.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
 		Runner: runner, Events: buildEvents, Recorder: recorder, Clock: clock.RealClock{}, BackoffBase: o.BuildBackoff,
 	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("build controller: %w", err)
 	}
-	if err := (&integrationkit.Reconciler{
+	if err := (&integrationkitcontroller.Reconciler{
 		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Runner: runner,
 	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("kit controller: %w", err)
 	}
-	if err := (&integration.Reconciler{
+	if err := (&integrationcontroller.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
 		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{},
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
 	}
-	for _, kind := range []pipectrl.Kind{pipectrl.Pipe, pipectrl.KameletBinding} {
-		if err := (&pipectrl.Reconciler{
+	for _, kind := range []pipecontroller.Kind{pipecontroller.Pipe, pipecontroller.KameletBinding} {
+		if err := (&pipecontroller.Reconciler{
 			Kind: kind, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
 			FieldManager: FieldManager, Recorder: recorder,
 		}).SetupWithManager(ctx, mgr, wrap); err != nil {
 			return fmt.Errorf("%s controller: %w", kind.GVK.Kind, err)
 		}
 	}
-	if err := (&kameletctrl.Reconciler{
+	if err := (&kameletcontroller.Reconciler{
 		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Recorder: recorder,
 	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("kamelet controller: %w", err)

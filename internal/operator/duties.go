@@ -20,9 +20,9 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
-	"github.com/caravan-dev/caravan/internal/controller/mirror"
-	"github.com/caravan-dev/caravan/internal/controller/orphan"
+	"github.com/caravan-dev/caravan/internal/controller/kameletcontroller"
+	"github.com/caravan-dev/caravan/internal/controller/mirrorcontroller"
+	"github.com/caravan-dev/caravan/internal/controller/orphancontroller"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/metrics"
 )
@@ -145,7 +145,7 @@ func (d *clusterDuties) startOnce(ctx context.Context) error {
 // controller.
 func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cache.Cache, error) {
 	mgr, o := d.mgr, d.o
-	metaCache, err := mirror.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), unlabelledOnly)
+	metaCache, err := mirrorcontroller.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), unlabelledOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cach
 	if unlabelledOnly {
 		// Adoption is the default operator's, on the cache of every resource.
 		name, isDefault = "mirror-unlabelled", func() bool { return false }
-	} else if err := (&orphan.Reconciler{
+	} else if err := (&orphancontroller.Reconciler{
 		Meta: metaCache, Registrations: mgr.GetClient(), Client: d.direct, APIReader: mgr.GetAPIReader(),
 		IsDefault: d.reg.IsDefault, Clock: clock.RealClock{},
 	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
@@ -163,12 +163,12 @@ func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cach
 	if err := mgr.Add(metaCache); err != nil {
 		return nil, err
 	}
-	if err := mirror.SetupWithManager(mgr, metaCache, mirror.Reconciler{
+	if err := mirrorcontroller.SetupWithManager(mgr, metaCache, mirrorcontroller.Reconciler{
 		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: isDefault,
 	}, name); err != nil {
 		return nil, fmt.Errorf("mirror controller: %w", err)
 	}
-	if err := kameletctrl.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, name); err != nil {
+	if err := kameletcontroller.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, name); err != nil {
 		return nil, fmt.Errorf("kamelet mirror controller: %w", err)
 	}
 	return metaCache, nil

@@ -27,7 +27,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
-	kameletctrl "github.com/caravan-dev/caravan/internal/controller/kamelet"
+	"github.com/caravan-dev/caravan/internal/controller/kameletcontroller"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
@@ -153,7 +153,7 @@ func cacheOptions(id, namespace string, watch []string) cache.Options {
 			&camelv1.Build{}:                     mine,
 			&camelv1.Pipe{}:                      mine,
 			&camelv1alpha1.KameletBinding{}:      mine,
-			&camelv1.Kamelet{}:                   kameletctrl.CacheByObject(id, namespace, watch),
+			&camelv1.Kamelet{}:                   kameletcontroller.CacheByObject(id, namespace, watch),
 			&camelv1.IntegrationPlatform{}:       platform,
 			&appsv1.Deployment{}:                 mine,
 			&corev1.ConfigMap{}:                  mine,

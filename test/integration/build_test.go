@@ -14,6 +14,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,16 @@ import (
 )
 
 const baseRepository = "caravan-test/base"
+
+// kstatusOf is which of kstatus's Reconciling and Stalled conditions are
+// True in conditions, and the status of Ready.
+func kstatusOf(conditions []metav1.Condition) (ready metav1.ConditionStatus, reconciling, stalled bool) {
+	if c := meta.FindStatusCondition(conditions, camelv1.ConditionReady); c != nil {
+		ready = c.Status
+	}
+	return ready, meta.IsStatusConditionTrue(conditions, camelv1.ConditionReconciling),
+		meta.IsStatusConditionTrue(conditions, camelv1.ConditionStalled)
+}
 
 // usePlatformRegistry points the operator's platform at a registry (and
 // credentials Secret, if any) with a base image pushed into it.
@@ -91,6 +102,10 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	}, timeout, poll).Should(Equal(camelv1.IntegrationKitPhaseReady))
 	g.Expect(k.Status.Image).To(HavePrefix(reg.Address + "/"))
 	g.Expect(k.Status.Image).To(ContainSubstring("@sha256:"))
+	for _, conditions := range [][]metav1.Condition{k.Status.Conditions, b.Status.Conditions} {
+		ready, reconciling, stalled := kstatusOf(conditions)
+		g.Expect([]any{ready, reconciling, stalled}).To(Equal([]any{metav1.ConditionTrue, false, false}), "kstatus Current")
+	}
 	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.IntegrationKitTypeLabel, camelv1.IntegrationKitTypePlatform))
 	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
 
@@ -200,9 +215,18 @@ func TestWrongCredentialsEndInAnErrorThatSaysSo(t *testing.T) {
 	it := sourceIntegration(ns, "locked-out", "camel:log")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
-	g.Eventually(buildOf(t, ns, it), 2*timeout, poll).Should(And(
+	var b *camelv1.Build
+	g.Eventually(last(buildOf(t, ns, it), &b), 2*timeout, poll).Should(And(
 		HaveField("Status.Phase", camelv1.BuildPhaseError),
 		HaveField("Status.Failure.Recovery.Attempt", int32(5))))
+	ready, reconciling, stalled := kstatusOf(b.Status.Conditions)
+	g.Expect([]any{ready, reconciling, stalled}).To(Equal([]any{metav1.ConditionFalse, false, true}), "a build in Error is Stalled")
+	k := &camelv1.IntegrationKit{}
+	g.Eventually(func() []any {
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(b), k)
+		ready, reconciling, stalled := kstatusOf(k.Status.Conditions)
+		return []any{ready, reconciling, stalled}
+	}, timeout, poll).Should(Equal([]any{metav1.ConditionFalse, false, true}), "the kit of a build in Error is Stalled")
 	g.Eventually(func() (string, error) {
 		cur := &camelv1.Integration{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur); err != nil {
@@ -239,6 +263,14 @@ func TestDeletingAKitCancelsItsBuild(t *testing.T) {
 	var b *camelv1.Build
 	g.Eventually(last(buildOf(t, ns, it), &b), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseRunning))
 	g.Eventually(open.Load, timeout, poll).Should(BeNumerically(">", 0))
+	ready, reconciling, stalled := kstatusOf(b.Status.Conditions)
+	g.Expect([]any{ready, reconciling, stalled}).To(Equal([]any{metav1.ConditionFalse, true, false}), "a running build is Reconciling")
+	k := &camelv1.IntegrationKit{}
+	g.Eventually(func() []any {
+		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(b), k)
+		ready, reconciling, stalled := kstatusOf(k.Status.Conditions)
+		return []any{ready, reconciling, stalled}
+	}, timeout, poll).Should(Equal([]any{metav1.ConditionFalse, true, false}), "the kit of a running build is Reconciling")
 
 	g.Expect(env.Client.Delete(ctx, &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Name}})).To(Succeed())
 	g.Eventually(open.Load, timeout, poll).Should(BeZero(), "the build kept its connections after its kit was deleted")

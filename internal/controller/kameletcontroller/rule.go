@@ -1,4 +1,4 @@
-package kamelet
+package kameletcontroller
 
 import (
 	"k8s.io/apimachinery/pkg/labels"

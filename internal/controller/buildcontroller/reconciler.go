@@ -2,7 +2,7 @@
 // attempt to the operator's build runner, records what the runner
 // observed, and retries failures with exponential backoff, at most
 // build.MaxAttempts times.
-package build
+package buildcontroller
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -260,17 +259,24 @@ func (r *Reconciler) fail(b *camelv1.Build, reason, message string, final bool) 
 func setPhase(b *camelv1.Build, phase camelv1.BuildPhase, ready metav1.ConditionStatus, reason, message string) {
 	b.Status.Phase = phase
 	b.Status.ObservedGeneration = b.Generation
-	b.Status.SetCondition(metav1.Condition{Type: camelv1.ConditionReady, Status: ready, Reason: reason,
-		Message: message, ObservedGeneration: b.Generation})
+	held := controller.Cond(metav1.ConditionTrue, controller.Reason(reason), message)
+	var reconciling, stalled *metav1.Condition
+	switch phase {
+	case camelv1.BuildPhaseSucceeded:
+	case camelv1.BuildPhaseError:
+		stalled = &held
+	default:
+		// Scheduling, queued, running, or failed and to be retried.
+		reconciling = &held
+	}
+	controller.SetConditions(&b.Status.Conditions, b.Generation, controller.Cond(ready, controller.Reason(reason), message),
+		reconciling, stalled)
 }
 
 func (r *Reconciler) patchStatus(ctx context.Context, before, b *camelv1.Build) error {
-	if equality.Semantic.DeepEqual(before.Status, b.Status) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, b, patch); err != nil {
-		return fmt.Errorf("patching build status: %w", err)
+	wrote, err := controller.PatchStatus(ctx, r.Client, before, b, before.Status, b.Status)
+	if !wrote {
+		return err
 	}
 	if before.Status.Phase != b.Status.Phase {
 		kind := corev1.EventTypeNormal

@@ -1,4 +1,4 @@
-package pipe
+package pipecontroller
 
 import (
 	"context"
@@ -21,10 +21,14 @@ import (
 
 // Reasons of the binding's own conditions.
 const (
-	ReasonKameletNotFound = "KameletNotFound"
-	ReasonInvalidBinding  = "InvalidBinding"
-	ReasonNameConflict    = "NameConflict"
-	ReasonPreviousDeleted = "PreviousIntegrationDeleting"
+	ReasonKameletNotFound controller.Reason = "KameletNotFound"
+	ReasonInvalidBinding  controller.Reason = "InvalidBinding"
+	ReasonNameConflict    controller.Reason = "NameConflict"
+	ReasonPreviousDeleted controller.Reason = "PreviousIntegrationDeleting"
+	// Waits for the generated Integration.
+	ReasonIntegrationApplied     controller.Reason = "IntegrationApplied"
+	ReasonIntegrationReconciling controller.Reason = "IntegrationReconciling"
+	ReasonIntegrationNotReady    controller.Reason = "IntegrationNotReady"
 )
 
 // observeIntegration reads the generated Integration from the cache, which
@@ -52,10 +56,10 @@ func (r *Reconciler) compile(ctx context.Context, s *scope) (reconcile.Result, e
 	case res.err != nil:
 		return reconcile.Result{}, fmt.Errorf("looking up kamelets: %w", res.err)
 	case errors.Is(err, pipe.ErrKameletNotFound):
-		s.waiting = &condition{ReasonKameletNotFound, err.Error()}
+		s.Waiting = controller.Because(ReasonKameletNotFound, err.Error())
 		return reconcile.Result{RequeueAfter: kameletRetry}, nil
 	case err != nil:
-		s.failure = &condition{ReasonInvalidBinding, err.Error()}
+		s.Failure = controller.Because(ReasonInvalidBinding, err.Error())
 		if res.uncached {
 			// The fix may be to a Kamelet that no watch reports.
 			return reconcile.Result{RequeueAfter: kameletRecheck}, nil
@@ -85,7 +89,7 @@ func (r *Reconciler) applyIntegration(ctx context.Context, s *scope) (reconcile.
 	}
 	s.desired = desiredIntegration(r.Kind, s.binding, *s.compiled, integrationLabel(s.binding, observed))
 	if observed != nil {
-		if res := r.checkControl(s, observed); !res.IsZero() || s.failure != nil {
+		if res := r.checkControl(s, observed); !res.IsZero() || s.Failure != nil {
 			return res, nil
 		}
 		if s.integration != nil && current(s.desired, observed) {
@@ -96,7 +100,7 @@ func (r *Reconciler) applyIntegration(ctx context.Context, s *scope) (reconcile.
 	// Integration back from the operator the binding moved to: a fresh
 	// read confirms the binding is still this operator's first.
 	if mine, err := r.stillMine(ctx, s.binding); err != nil || !mine {
-		s.released = !mine
+		s.Quiet = !mine
 		return reconcile.Result{}, err
 	}
 	cfg, err := apply.Configuration(s.desired)
@@ -120,17 +124,17 @@ func (r *Reconciler) checkControl(s *scope, it *camelv1.Integration) reconcile.R
 	case owner != nil && owner.UID == s.binding.GetUID():
 		return reconcile.Result{}
 	case owner != nil && owner.Kind == r.Kind.GVK.Kind && owner.Name == s.binding.GetName():
-		s.waiting = &condition{ReasonPreviousDeleted, fmt.Sprintf(
-			"waiting for Integration %s of a previous %s of the same name to be deleted", it.Name, r.Kind.GVK.Kind)}
+		s.Waiting = controller.Because(ReasonPreviousDeleted, fmt.Sprintf(
+			"waiting for Integration %s of a previous %s of the same name to be deleted", it.Name, r.Kind.GVK.Kind))
 		return reconcile.Result{RequeueAfter: deletionRetry}
 	}
 	by := "no controller"
 	if owner != nil {
 		by = fmt.Sprintf("%s %s", owner.Kind, owner.Name)
 	}
-	s.failure = &condition{ReasonNameConflict, fmt.Sprintf(
+	s.Failure = controller.Because(ReasonNameConflict, fmt.Sprintf(
 		"Integration %s/%s exists and is controlled by %s, not by this %s: rename the %s or delete the Integration",
-		it.Namespace, it.Name, by, r.Kind.GVK.Kind, r.Kind.GVK.Kind)}
+		it.Namespace, it.Name, by, r.Kind.GVK.Kind, r.Kind.GVK.Kind))
 	return reconcile.Result{RequeueAfter: nameTakenRetry}
 }
 

@@ -1,4 +1,4 @@
-package pipe
+package pipecontroller
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"

@@ -1,4 +1,4 @@
-package kamelet
+package kameletcontroller
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package integration
+package integrationcontroller
 
 import (
 	"testing"

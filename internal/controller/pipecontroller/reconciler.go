@@ -11,7 +11,7 @@
 // annotation, which is the Integration's own move, carried out by the
 // Integration controllers (A releases it and hands its label over, B
 // adopts it; the Deployment is updated in place).
-package pipe
+package pipecontroller
 
 import (
 	"context"
@@ -20,7 +20,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -95,20 +94,12 @@ type scope struct {
 	desired *camelv1.Integration
 	// applied is set by applyIntegration when it wrote the Integration.
 	applied bool
-	// waiting and failure are set by a step that waits, or found bad input.
-	waiting *condition
-	failure *condition
-	// released is set by a step that found, on a fresh read, that the
-	// binding is no longer this operator's: nothing more is written.
-	released bool
-	// ending is set when the namespace is being deleted, and the binding
-	// with it: its Integration cannot be applied any more, and this
-	// reconcile writes nothing.
-	ending bool
+	// Outcome is set by a step that waits, found bad input, found on a
+	// fresh read that the binding is no longer this operator's, or found
+	// that the namespace is being deleted, and the binding with it (its
+	// Integration cannot be applied any more). The last two write nothing.
+	controller.Outcome
 }
-
-// condition is a reason and a message, for a status condition.
-type condition struct{ reason, message string }
 
 // SetupWithManager registers the controller for r.Kind, its watches and
 // its index of Kamelet names.
@@ -193,53 +184,34 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 			result, retErr = reconcile.Result{}, err
 			return
 		}
-		if retErr == nil && result.IsZero() && !s.released && !s.ending && s.status.Phase == camelv1.PipePhaseCreating {
+		if retErr == nil && result.IsZero() && !s.Quiet && s.status.Phase == camelv1.PipePhaseCreating {
 			// The Integration's own changes bring the binding up to
 			// date; a look now and then makes sure none is missed.
 			result = reconcile.Result{RequeueAfter: creatingRecheck}
 		}
 	}()
-	steps := []func(context.Context, *scope) (reconcile.Result, error){
+	steps := []controller.Step[*scope]{
 		r.observeIntegration,
 		r.compile,
 		r.applyIntegration,
 	}
-	for _, step := range steps {
-		res, err := step(ctx, s)
-		if controller.NamespaceEnding(err) {
-			s.ending = true
-			return reconcile.Result{}, nil
-		}
-		if err != nil || !res.IsZero() || s.failure != nil || s.waiting != nil || s.released {
-			if s.failure != nil && err == nil && res.IsZero() {
-				err = reconcile.TerminalError(fmt.Errorf("%s: %s", s.failure.reason, s.failure.message))
-			}
-			return res, err
-		}
-	}
-	return reconcile.Result{}, nil
+	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
 
 // patchStatus computes the status and writes it when it changed, with a
 // precondition on the resourceVersion read, so a status computed from a
 // stale read never overwrites a newer one.
 func (r *Reconciler) patchStatus(ctx context.Context, before client.Object, s *scope) error {
-	if s.released || s.ending {
+	if s.Quiet {
 		return nil
 	}
 	computeStatus(s)
 	_, old := r.Kind.Parts(before)
-	if equality.Semantic.DeepEqual(*old, *s.status) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, s.binding, patch); err != nil {
-		return fmt.Errorf("patching status: %w", err)
-	}
-	if old.Phase != s.status.Phase {
+	wrote, err := controller.PatchStatus(ctx, r.Client, before, s.binding, *old, *s.status)
+	if wrote && old.Phase != s.status.Phase {
 		r.recordTransition(s)
 	}
-	return nil
+	return err
 }
 
 // recordTransition emits an Event when the phase changed.

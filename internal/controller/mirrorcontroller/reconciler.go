@@ -7,7 +7,7 @@
 // through a cache of its own whose objects are trimmed to the few fields
 // it reads: that watch costs little memory even on a large cluster, and it
 // is what makes moves work when no admission policy mirrors the label.
-package mirror
+package mirrorcontroller
 
 import (
 	"context"

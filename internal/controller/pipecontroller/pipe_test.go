@@ -1,4 +1,4 @@
-package pipe
+package pipecontroller
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/render"
 )
 
@@ -178,14 +179,14 @@ func TestTheBindingsStatusFollowsWhatWasObserved(t *testing.T) {
 		scope       scope
 		phase       camelv1.PipePhase
 		ready       metav1.ConditionStatus
-		reason      string
+		reason      controller.Reason
 		reconciling bool
 		stalled     bool
 	}{
 		{name: "bad input is an Error that stalls", phase: camelv1.PipePhaseError, ready: "False", reason: ReasonInvalidBinding, stalled: true,
-			scope: scope{failure: &condition{ReasonInvalidBinding, "sink: kamelet log-sink: missing required property"}}},
+			scope: scope{Outcome: controller.Outcome{Failure: controller.Because(ReasonInvalidBinding, "sink: kamelet log-sink: missing required property")}}},
 		{name: "a missing Kamelet is waited for", phase: camelv1.PipePhaseCreating, ready: "False", reason: ReasonKameletNotFound, reconciling: true,
-			scope: scope{waiting: &condition{ReasonKameletNotFound, "kamelet not found"}}},
+			scope: scope{Outcome: controller.Outcome{Waiting: controller.Because(ReasonKameletNotFound, "kamelet not found")}}},
 		{name: "an Integration just applied is being created", phase: camelv1.PipePhaseCreating, ready: "False", reason: "IntegrationApplied", reconciling: true,
 			scope: scope{applied: true}},
 		{name: "a Running Integration makes the binding Ready", phase: camelv1.PipePhaseReady, ready: "True", reason: "DeploymentReady",
@@ -212,7 +213,7 @@ func TestTheBindingsStatusFollowsWhatWasObserved(t *testing.T) {
 			ready := meta.FindStatusCondition(p.Status.Conditions, "Ready")
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Status).To(Equal(tc.ready))
-			g.Expect(ready.Reason).To(Equal(tc.reason))
+			g.Expect(ready.Reason).To(Equal(string(tc.reason)))
 			g.Expect(ready.ObservedGeneration).To(Equal(int64(4)))
 			g.Expect(meta.IsStatusConditionTrue(p.Status.Conditions, "Reconciling")).To(Equal(tc.reconciling))
 			g.Expect(meta.FindStatusCondition(p.Status.Conditions, "Reconciling") != nil).To(Equal(tc.reconciling))

@@ -2,13 +2,12 @@
 // An external kit (spec.image set) is Ready as soon as it is seen. A
 // platform kit gets one Build, owned by the kit, and takes its image, by
 // digest, from that Build once it succeeds.
-package integrationkit
+package integrationkitcontroller
 
 import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,7 +19,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/controller"
-	buildctrl "github.com/caravan-dev/caravan/internal/controller/build"
+	"github.com/caravan-dev/caravan/internal/controller/buildcontroller"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/platform"
@@ -75,12 +74,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	before := k.DeepCopy()
 	err := r.reconcileKit(ctx, k)
-	if equality.Semantic.DeepEqual(before.Status, k.Status) {
-		return reconcile.Result{}, err
-	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if perr := r.Client.Status().Patch(ctx, k, patch); perr != nil {
-		return reconcile.Result{}, fmt.Errorf("patching kit status: %w", perr)
+	if _, perr := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status); perr != nil {
+		return reconcile.Result{}, perr
 	}
 	return reconcile.Result{}, err
 }
@@ -114,7 +109,7 @@ func (r *Reconciler) reconcileKit(ctx context.Context, k *camelv1.IntegrationKit
 // createBuild creates the kit's Build; its name is the kit's, so a kit
 // never has two.
 func (r *Reconciler) createBuild(ctx context.Context, k *camelv1.IntegrationKit, spec kit.Spec) error {
-	task, err := buildctrl.Task(spec)
+	task, err := buildcontroller.Task(spec)
 	if err != nil {
 		return err
 	}
@@ -178,7 +173,15 @@ func artifacts(spec kit.Spec) []camelv1.Artifact {
 
 func setStatus(k *camelv1.IntegrationKit, phase camelv1.IntegrationKitPhase, status metav1.ConditionStatus, reason, message string) {
 	k.Status.Phase = phase
-	k.Status.SetCondition(metav1.Condition{
-		Type: camelv1.ConditionReady, Status: status, Reason: reason, Message: message, ObservedGeneration: k.Generation,
-	})
+	ready := controller.Cond(status, controller.Reason(reason), message)
+	held := controller.Cond(metav1.ConditionTrue, controller.Reason(reason), message)
+	var reconciling, stalled *metav1.Condition
+	switch phase {
+	case camelv1.IntegrationKitPhaseReady:
+	case camelv1.IntegrationKitPhaseError:
+		stalled = &held
+	default:
+		reconciling = &held
+	}
+	controller.SetConditions(&k.Status.Conditions, k.Generation, ready, reconciling, stalled)
 }

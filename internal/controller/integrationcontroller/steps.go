@@ -1,4 +1,4 @@
-package integration
+package integrationcontroller
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/digest"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/platform"
@@ -44,8 +45,8 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 	itp := &camelv1.IntegrationPlatform{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.OperatorID}, itp)
 	if apierrors.IsNotFound(err) {
-		s.waiting = &condition{"PlatformNotReady", fmt.Sprintf(
-			"waiting for the IntegrationPlatform %s/%s of operator %s", r.Namespace, r.OperatorID, r.OperatorID)}
+		s.Waiting = controller.Because(ReasonPlatformNotReady, fmt.Sprintf(
+			"waiting for the IntegrationPlatform %s/%s of operator %s", r.Namespace, r.OperatorID, r.OperatorID))
 		return reconcile.Result{RequeueAfter: waitRetry}, nil
 	}
 	if err != nil {
@@ -61,7 +62,7 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Result, error) {
 	traits, err := trait.Parse(trait.Merge(s.platform.Spec.Traits, s.it.Spec.Traits))
 	if err != nil {
-		s.failure = &condition{"InvalidTrait", err.Error()}
+		s.Failure = controller.Because(ReasonInvalidTrait, err.Error())
 		return reconcile.Result{}, nil
 	}
 	s.traits = traits
@@ -74,7 +75,7 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Result, error) {
 	d, err := digest.Integration(s.it)
 	if err != nil {
-		s.failure = &condition{"InvalidSpec", err.Error()}
+		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
 		return reconcile.Result{}, nil
 	}
 	s.digest = d
@@ -99,8 +100,8 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 	if render.Sourceless(s.it) {
 		// A kit holds dependencies, not routes: without sources the
 		// integration must bring its own image.
-		s.failure = &condition{"NoSources", "the integration has no sources and no flows: " +
-			"add some, or set the container trait's image to run a pre-built image that holds the routes"}
+		s.Failure = controller.Because(ReasonNoSources, "the integration has no sources and no flows: "+
+			"add some, or set the container trait's image to run a pre-built image that holds the routes")
 		return reconcile.Result{}, nil
 	}
 	ref := s.it.Spec.IntegrationKit
@@ -150,21 +151,21 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	err := r.Client.Get(ctx, key, k)
 	switch {
 	case apierrors.IsNotFound(err) && spec == nil:
-		s.waiting = &condition{"KitNotFound", fmt.Sprintf(
+		s.Waiting = controller.Because(ReasonKitNotFound, fmt.Sprintf(
 			"IntegrationKit %s is not one of operator %s's kits: it does not exist, or it is assigned to another operator",
-			key, r.OperatorID)}
+			key, r.OperatorID))
 		return reconcile.Result{}, nil
 	case apierrors.IsNotFound(err):
 		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
-		s.waiting = &condition{"KitBuilding", fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name)}
+		s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name))
 		err := r.createKit(ctx, key, *spec)
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			// Refused by RBAC or an admission policy (whose denials are
 			// Invalid unless the policy says otherwise): an administrator
 			// must act (Error, Stalled); tried again now and then, so
 			// that the integration recovers once they have.
-			s.failure = &condition{"KitRefused", fmt.Sprintf(
-				"the API server refused to create the kit %s of this integration, so it cannot be built: %v", key.Name, err)}
+			s.Failure = controller.Because(ReasonKitRefused, fmt.Sprintf(
+				"the API server refused to create the kit %s of this integration, so it cannot be built: %v", key.Name, err))
 			return reconcile.Result{RequeueAfter: kitRefusedRetry}, nil
 		}
 		return reconcile.Result{}, err
@@ -177,11 +178,11 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	case k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != "":
 		s.image = k.Status.Image
 	case k.Status.Phase == camelv1.IntegrationKitPhaseError && c != nil:
-		s.failure = &condition{c.Reason, fmt.Sprintf("kit %s failed: %s", key.Name, c.Message)}
+		s.Failure = controller.Because(controller.Reason(c.Reason), fmt.Sprintf("kit %s failed: %s", key.Name, c.Message))
 	case c != nil:
-		s.waiting = &condition{"KitNotReady", fmt.Sprintf("kit %s is in phase %q: %s", key.Name, k.Status.Phase, c.Message)}
+		s.Waiting = controller.Because(ReasonKitNotReady, fmt.Sprintf("kit %s is in phase %q: %s", key.Name, k.Status.Phase, c.Message))
 	default:
-		s.waiting = &condition{"KitNotReady", fmt.Sprintf("waiting for kit %s", key.Name)}
+		s.Waiting = controller.Because(ReasonKitNotReady, fmt.Sprintf("waiting for kit %s", key.Name))
 	}
 	return reconcile.Result{}, nil
 }
@@ -224,7 +225,7 @@ func (r *Reconciler) input(s *scope) render.Input {
 func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcile.Result, error) {
 	cm, err := render.ConfigMap(r.input(s))
 	if err != nil {
-		s.failure = &condition{"InvalidSource", err.Error()}
+		s.Failure = controller.Because(ReasonInvalidSource, err.Error())
 		return reconcile.Result{}, nil
 	}
 	if cm == nil {
@@ -242,7 +243,7 @@ func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcil
 func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconcile.Result, error) {
 	want, err := render.Deployment(r.input(s))
 	if err != nil {
-		s.failure = &condition{"InvalidSpec", err.Error()}
+		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
 		return reconcile.Result{}, nil
 	}
 	observed := &appsv1.Deployment{}
@@ -258,7 +259,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.Result, error) {
 	want, err := render.Service(r.input(s))
 	if err != nil {
-		s.failure = &condition{"InvalidSpec", err.Error()}
+		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
 		return reconcile.Result{}, nil
 	}
 	if want != nil {
@@ -382,7 +383,7 @@ func (r *Reconciler) forceApply(ctx context.Context, cfg runtime.ApplyConfigurat
 // input the user must resolve; other errors are returned for a retry.
 func (s *scope) failOnNameTaken(err error) error {
 	if errors.Is(err, errNotOurs) {
-		s.failure = &condition{"NameConflict", err.Error()}
+		s.Failure = controller.Because(ReasonNameConflict, err.Error())
 		return nil
 	}
 	return err

@@ -2,7 +2,7 @@
 // template (internal/kamelet.Validate) become a Ready or Error status with
 // the reason and a message a user can act on. Which operator validates
 // which Kamelet is the rule of Validates.
-package kamelet
+package kameletcontroller
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -79,14 +78,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	before := k.DeepCopy()
 	computeStatus(k, kamelet.Validate(k))
-	if equality.Semantic.DeepEqual(before.Status, k.Status) {
-		return reconcile.Result{}, nil
+	wrote, err := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, k, patch); err != nil {
-		return reconcile.Result{}, fmt.Errorf("patching kamelet status: %w", err)
-	}
-	if before.Status.Phase != k.Status.Phase {
+	if wrote && before.Status.Phase != k.Status.Phase {
 		r.recordTransition(k)
 	}
 	return reconcile.Result{}, nil

@@ -1,4 +1,4 @@
-package kamelet
+package kameletcontroller
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	"github.com/caravan-dev/caravan/internal/controller/mirror"
+	"github.com/caravan-dev/caravan/internal/controller/mirrorcontroller"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -24,7 +24,7 @@ import (
 func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, id, name string) error {
 	gvk := camelv1.GroupVersion.WithKind("Kamelet")
 	never := func() bool { return false }
-	r := &mirror.Reconciler{
+	r := &mirrorcontroller.Reconciler{
 		Client: direct, Reader: metaCache, Registrations: mgr.GetClient(), GVK: gvk, OperatorID: id, IsDefault: never,
 	}
 	obj := &metav1.PartialObjectMetadata{}

@@ -8,7 +8,7 @@
 // It works per operator id: registrations change (heartbeats) and
 // resources are assigned, and each id's resources are judged at once from
 // the metadata cache, which the default operator keeps for adoption.
-package orphan
+package orphancontroller
 
 import (
 	"context"

@@ -1,11 +1,10 @@
 // Package integration reconciles the Integrations an operator owns into a
 // ConfigMap of sources and properties, a Deployment and, when the
 // integration exposes a port, a Service.
-package integration
+package integrationcontroller
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"sync"
 
@@ -77,22 +76,15 @@ type scope struct {
 	// deployment is set by reconcileDeployment: the Deployment as cached
 	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment
-	// waiting is set by a step that waits for something other than the
-	// Deployment (the platform, a kit): reason and message.
-	waiting *condition
-	// failure is set by a step that found bad input: reason and message.
-	failure *condition
+	// Outcome is set by a step that waits for something other than the
+	// Deployment (the platform, a kit), found bad input, or found that
+	// the namespace is being deleted, and the integration with it (its
+	// children cannot be applied any more: this reconcile writes nothing).
+	controller.Outcome
 	// hold is set by reconcileOwnership while the previous owner has not
 	// released the integration: this reconcile writes nothing.
 	hold bool
-	// ending is set when the namespace is being deleted, and the
-	// integration with it: its children cannot be applied any more, and
-	// this reconcile writes nothing.
-	ending bool
 }
-
-// condition is a reason and a message, for a status condition.
-type condition struct{ reason, message string }
 
 // kitNamed passes the status write that names the integration's kit. The
 // kit's events reach the integrations that name it through an index of
@@ -237,7 +229,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 			retErr = err
 		}
 	}()
-	steps := []func(context.Context, *scope) (reconcile.Result, error){
+	steps := []controller.Step[*scope]{
 		r.reconcileOwnership,
 		r.reconcilePlatform,
 		r.reconcileTraits,
@@ -249,38 +241,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		// children no longer look like a previous owner's.
 		r.reconcileDeployment,
 	}
-	for _, step := range steps {
-		res, err := step(ctx, s)
-		if controller.NamespaceEnding(err) {
-			s.ending = true
-			return reconcile.Result{}, nil
-		}
-		if err != nil || !res.IsZero() || s.failure != nil || s.waiting != nil {
-			if s.failure != nil && err == nil && res.IsZero() {
-				// Bad input: nothing changes until the user does.
-				err = reconcile.TerminalError(fmt.Errorf("%s: %s", s.failure.reason, s.failure.message))
-			}
-			return res, err
-		}
-	}
-	return reconcile.Result{}, nil
+	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
 
 // patchStatus computes the status and writes it when it changed, with a
 // precondition on the resourceVersion read, so a status computed from a
 // stale read never overwrites a newer one.
 func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Integration, s *scope) error {
-	if s.hold || s.ending {
+	if s.hold || s.Quiet {
 		return nil // waiting for the previous owner's release, or going: no write
 	}
 	computeStatus(s)
-	if equality.Semantic.DeepEqual(before.Status, s.it.Status) {
-		return nil
+	wrote, err := controller.PatchStatus(ctx, r.Client, before, s.it, before.Status, s.it.Status)
+	if wrote {
+		r.recordTransition(before, s.it)
 	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, s.it, patch); err != nil {
-		return fmt.Errorf("patching status: %w", err)
-	}
-	r.recordTransition(before, s.it)
-	return nil
+	return err
 }

@@ -1,4 +1,4 @@
-package pipe
+package pipecontroller
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package pipe
+package pipecontroller
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
 )
 
 // computeStatus derives the binding's phase and conditions from what the
@@ -32,10 +33,7 @@ func computeStatus(s *scope) {
 		c.Status = metav1.ConditionTrue
 		reconciling = &c
 	}
-	gen := st.ObservedGeneration
-	setCondition(st, camelv1.ConditionReady, &ready, gen)
-	setCondition(st, camelv1.ConditionReconciling, reconciling, gen)
-	setCondition(st, camelv1.ConditionStalled, stalled, gen)
+	controller.SetConditions(&st.Conditions, st.ObservedGeneration, ready, reconciling, stalled)
 	// The orphan controller marks bindings whose operator is missing; the
 	// owner reconciling it is the proof that it is not.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
@@ -44,12 +42,12 @@ func computeStatus(s *scope) {
 // readiness returns the phase and the Ready condition.
 func readiness(s *scope) (camelv1.PipePhase, metav1.Condition) {
 	switch {
-	case s.failure != nil:
-		return camelv1.PipePhaseError, cond(metav1.ConditionFalse, s.failure.reason, s.failure.message)
-	case s.waiting != nil:
-		return camelv1.PipePhaseCreating, cond(metav1.ConditionFalse, s.waiting.reason, s.waiting.message)
+	case s.Failure != nil:
+		return camelv1.PipePhaseError, controller.Cond(metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
+	case s.Waiting != nil:
+		return camelv1.PipePhaseCreating, controller.Cond(metav1.ConditionFalse, s.Waiting.Reason, s.Waiting.Message)
 	case s.integration == nil || s.applied:
-		return camelv1.PipePhaseCreating, cond(metav1.ConditionFalse, "IntegrationApplied",
+		return camelv1.PipePhaseCreating, controller.Cond(metav1.ConditionFalse, ReasonIntegrationApplied,
 			fmt.Sprintf("Integration %s is being created or updated", s.binding.GetName()))
 	}
 	return integrationReadiness(s.integration)
@@ -60,13 +58,13 @@ func readiness(s *scope) (camelv1.PipePhase, metav1.Condition) {
 // Error, else Creating; the Ready condition is the Integration's.
 func integrationReadiness(it *camelv1.Integration) (camelv1.PipePhase, metav1.Condition) {
 	if it.Status.ObservedGeneration < it.Generation {
-		return camelv1.PipePhaseCreating, cond(metav1.ConditionFalse, "IntegrationReconciling",
+		return camelv1.PipePhaseCreating, controller.Cond(metav1.ConditionFalse, ReasonIntegrationReconciling,
 			fmt.Sprintf("waiting for Integration %s to act on its latest spec", it.Name))
 	}
-	ready := cond(metav1.ConditionFalse, "IntegrationNotReady",
+	ready := controller.Cond(metav1.ConditionFalse, ReasonIntegrationNotReady,
 		fmt.Sprintf("Integration %s is in phase %q", it.Name, it.Status.Phase))
 	if c := meta.FindStatusCondition(it.Status.Conditions, camelv1.ConditionReady); c != nil {
-		ready = cond(c.Status, c.Reason, fmt.Sprintf("Integration %s: %s", it.Name, c.Message))
+		ready = controller.Cond(c.Status, controller.Reason(c.Reason), fmt.Sprintf("Integration %s: %s", it.Name, c.Message))
 	}
 	switch it.Status.Phase {
 	case camelv1.IntegrationPhaseRunning:
@@ -79,19 +77,4 @@ func integrationReadiness(it *camelv1.Integration) (camelv1.PipePhase, metav1.Co
 	}
 	ready.Status = metav1.ConditionFalse
 	return camelv1.PipePhaseCreating, ready
-}
-
-func cond(status metav1.ConditionStatus, reason, message string) metav1.Condition {
-	return metav1.Condition{Status: status, Reason: reason, Message: message}
-}
-
-// setCondition sets the condition t, or removes it when c is nil (kstatus
-// sets Reconciling and Stalled only while they hold).
-func setCondition(st *camelv1.PipeStatus, t string, c *metav1.Condition, gen int64) {
-	if c == nil {
-		meta.RemoveStatusCondition(&st.Conditions, t)
-		return
-	}
-	c.Type, c.ObservedGeneration = t, gen
-	meta.SetStatusCondition(&st.Conditions, *c)
 }

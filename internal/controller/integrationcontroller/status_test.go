@@ -1,4 +1,4 @@
-package integration
+package integrationcontroller
 
 import (
 	"testing"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
 )
 
 func deployment(replicas, updated, ready int32) *appsv1.Deployment {
@@ -82,7 +83,7 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 	})
 	t.Run("bad input is an Error phase with a Stalled condition that says why", func(t *testing.T) {
 		g := NewWithT(t)
-		st := statusOf(&scope{it: newIntegration(), failure: &condition{"InvalidTrait", "container.port: not a number"}})
+		st := statusOf(&scope{it: newIntegration(), Outcome: controller.Outcome{Failure: controller.Because(ReasonInvalidTrait, "container.port: not a number")}})
 		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseError))
 		stalled := meta.FindStatusCondition(st.Conditions, camelv1.ConditionStalled)
 		g.Expect(stalled).NotTo(BeNil())
@@ -90,9 +91,9 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 	})
 	t.Run("waiting for a kit is BuildingKit, waiting for anything else is Initialization", func(t *testing.T) {
 		g := NewWithT(t)
-		g.Expect(statusOf(&scope{it: newIntegration(), waiting: &condition{"KitBuilding", "building"}}).Phase).
+		g.Expect(statusOf(&scope{it: newIntegration(), Outcome: controller.Outcome{Waiting: controller.Because(ReasonKitBuilding, "building")}}).Phase).
 			To(Equal(camelv1.IntegrationPhaseBuildingKit))
-		g.Expect(statusOf(&scope{it: newIntegration(), waiting: &condition{"PlatformNotReady", "waiting"}}).Phase).
+		g.Expect(statusOf(&scope{it: newIntegration(), Outcome: controller.Outcome{Waiting: controller.Because(ReasonPlatformNotReady, "waiting")}}).Phase).
 			To(Equal(camelv1.IntegrationPhaseInitialization))
 	})
 }

@@ -1,8 +1,7 @@
-package integration
+package integrationcontroller
 
 import (
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
@@ -32,10 +32,7 @@ func computeStatus(s *scope) {
 		st.Replicas = &replicas
 	}
 	st.Phase = phase(s, ready)
-	gen := s.it.Generation
-	setCondition(st, camelv1.ConditionReady, ready, gen)
-	setOptional(st, camelv1.ConditionReconciling, reconciling, gen)
-	setOptional(st, camelv1.ConditionStalled, stalled, gen)
+	controller.SetConditions(&st.Conditions, s.it.Generation, ready, reconciling, stalled)
 	// The owner reconciles it: it is no orphan.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
 }
@@ -44,23 +41,24 @@ func computeStatus(s *scope) {
 // Stalled condition (kstatus sets those only while they hold).
 func readiness(s *scope) (ready metav1.Condition, reconciling, stalled *metav1.Condition) {
 	switch {
-	case s.failure != nil:
-		ready = cond(metav1.ConditionFalse, s.failure.reason, s.failure.message)
-		c := cond(metav1.ConditionTrue, s.failure.reason, s.failure.message)
+	case s.Failure != nil:
+		ready = controller.Cond(metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
+		c := controller.Cond(metav1.ConditionTrue, s.Failure.Reason, s.Failure.Message)
 		return ready, nil, &c
-	case s.waiting != nil:
-		ready = cond(metav1.ConditionFalse, s.waiting.reason, s.waiting.message)
+	case s.Waiting != nil:
+		ready = controller.Cond(metav1.ConditionFalse, s.Waiting.Reason, s.Waiting.Message)
 	case s.deployment == nil:
 		// The steps ended before the Deployment (a transient error).
-		ready = cond(metav1.ConditionFalse, "Deploying", "the Deployment is being applied")
+		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploying, "the Deployment is being applied")
 	default:
 		ok, msg := deploymentReady(s.deployment)
 		if ok {
-			return cond(metav1.ConditionTrue, "DeploymentReady", msg), nil, nil
+			return controller.Cond(metav1.ConditionTrue, ReasonDeploymentReady, msg), nil, nil
 		}
-		ready = cond(metav1.ConditionFalse, "DeploymentNotReady", msg)
+		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploymentNotReady, msg)
 	}
-	c := cond(metav1.ConditionTrue, ready.Reason, ready.Message)
+	c := ready
+	c.Status = metav1.ConditionTrue
 	return ready, &c, nil
 }
 
@@ -92,34 +90,17 @@ func rollingOut(replicas int32) string {
 // reconcile, which sees the Deployment, does.
 func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 	switch {
-	case s.failure != nil:
+	case s.Failure != nil:
 		return camelv1.IntegrationPhaseError
-	case s.waiting != nil && strings.HasPrefix(s.waiting.reason, "Kit"):
+	case s.Waiting != nil && awaitsKit[s.Waiting.Reason]:
 		return camelv1.IntegrationPhaseBuildingKit
 	case ready.Status == metav1.ConditionTrue:
 		return camelv1.IntegrationPhaseRunning
-	case s.waiting != nil:
+	case s.Waiting != nil:
 		return camelv1.IntegrationPhaseInitialization
 	default:
 		return camelv1.IntegrationPhaseDeploying
 	}
-}
-
-func cond(status metav1.ConditionStatus, reason, message string) metav1.Condition {
-	return metav1.Condition{Status: status, Reason: reason, Message: message}
-}
-
-func setCondition(st *camelv1.IntegrationStatus, t string, c metav1.Condition, gen int64) {
-	c.Type, c.ObservedGeneration = t, gen
-	meta.SetStatusCondition(&st.Conditions, c)
-}
-
-func setOptional(st *camelv1.IntegrationStatus, t string, c *metav1.Condition, gen int64) {
-	if c == nil {
-		meta.RemoveStatusCondition(&st.Conditions, t)
-		return
-	}
-	setCondition(st, t, *c, gen)
 }
 
 // transient phases pass on their own within a reconcile or two; the

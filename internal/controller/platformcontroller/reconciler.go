@@ -1,13 +1,12 @@
 // Package platform reconciles the operator's own IntegrationPlatform: it
 // exists in the operator's namespace, is named by the operator id, carries
 // the id, and has its defaults resolved into status.
-package platform
+package platformcontroller
 
 import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +19,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
@@ -75,11 +75,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Resolved",
 		Message: fmt.Sprintf("platform of operator %s", r.OperatorID), ObservedGeneration: itp.Generation,
 	})
-	if equality.Semantic.DeepEqual(before.Status, itp.Status) {
-		return ctrl.Result{}, nil
-	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	return ctrl.Result{}, r.Client.Status().Patch(ctx, itp, patch)
+	_, err = controller.PatchStatus(ctx, r.Client, before, itp, before.Status, itp.Status)
+	return ctrl.Result{}, err
 }
 
 // ensure applies the platform's identity (name, operator-id annotation

@@ -1,0 +1,27 @@
+package integrationcontroller
+
+import "github.com/caravan-dev/caravan/internal/controller"
+
+// The reasons of an Integration's conditions.
+const (
+	// Waits.
+	ReasonPlatformNotReady controller.Reason = "PlatformNotReady"
+	ReasonKitNotFound      controller.Reason = "KitNotFound"
+	ReasonKitBuilding      controller.Reason = "KitBuilding"
+	ReasonKitNotReady      controller.Reason = "KitNotReady"
+	// Bad input, or a refusal an administrator must resolve.
+	ReasonInvalidTrait  controller.Reason = "InvalidTrait"
+	ReasonInvalidSpec   controller.Reason = "InvalidSpec"
+	ReasonInvalidSource controller.Reason = "InvalidSource"
+	ReasonNoSources     controller.Reason = "NoSources"
+	ReasonKitRefused    controller.Reason = "KitRefused"
+	ReasonNameConflict  controller.Reason = "NameConflict"
+	// The Deployment's rollout.
+	ReasonDeploying          controller.Reason = "Deploying"
+	ReasonDeploymentReady    controller.Reason = "DeploymentReady"
+	ReasonDeploymentNotReady controller.Reason = "DeploymentNotReady"
+)
+
+// awaitsKit are the waits that show as phase Building Kit: the
+// integration's kit is awaited.
+var awaitsKit = map[controller.Reason]bool{ReasonKitNotFound: true, ReasonKitBuilding: true, ReasonKitNotReady: true}
