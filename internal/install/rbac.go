@@ -91,7 +91,6 @@ func servedNamespaces(c Config) []string {
 	return slices.Compact(ns)
 }
 
-
 // rbacManifests are the operator's ServiceAccount and rights. It reads
 // Secrets in its own namespace only, by a Role there. An operator of every
 // namespace gets its other rights from one ClusterRole, bound

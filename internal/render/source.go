@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -39,13 +40,25 @@ func SourceLanguage(s camelv1.SourceSpec) (camelv1.Language, error) {
 		return "", fmt.Errorf("source %s: unknown language %q (known: %s)", s.Name, s.Language, knownList())
 	}
 	ext := path.Ext(s.Name)
-	if l, ok := extensions[strings.ToLower(ext)]; ok {
+	if l, ok := LanguageOf(s.Name); ok {
 		return l, nil
 	}
 	if ext == "" {
 		return "", fmt.Errorf("source %s: no language and no file extension: set language (known: %s)", s.Name, knownList())
 	}
 	return "", fmt.Errorf("source %s: unknown language %q (known: %s)", s.Name, strings.TrimPrefix(ext, "."), knownList())
+}
+
+// LanguageOf is the language that the extension of file name names, and
+// whether it names one.
+func LanguageOf(name string) (camelv1.Language, bool) {
+	l, ok := extensions[strings.ToLower(path.Ext(name))]
+	return l, ok
+}
+
+// Extensions are the file extensions that name a language, sorted.
+func Extensions() []string {
+	return slices.Sorted(maps.Keys(extensions))
 }
 
 func knownList() string {

@@ -1,0 +1,166 @@
+package trait
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+// listTraitKeys are the Camel K trait fields that hold lists of strings:
+// each -t adds one item, as in kamel.
+var listTraitKeys = map[string]bool{
+	"camel.properties": true, "environment.vars": true, "jvm.options": true, "jolokia.options": true,
+	"mount.configs": true, "mount.resources": true, "mount.volumes": true, "mount.emptyDirs": true,
+	"builder.properties": true, "builder.tasks": true, "builder.mavenProfiles": true,
+	"affinity.nodeAffinityLabels": true, "affinity.podAffinityLabels": true, "affinity.podAntiAffinityLabels": true,
+	"toleration.taints": true, "owner.targetAnnotations": true, "owner.targetLabels": true,
+	"knative.channelSources": true, "knative.channelSinks": true, "knative.endpointSources": true,
+	"knative.endpointSinks": true, "knative.eventSources": true, "knative.eventSinks": true, "knative.filters": true,
+	"service-binding.services": true, "openapi.configmaps": true, "quarkus.buildMode": true,
+}
+
+// stringTraitKeys are Camel K trait fields that hold strings which may
+// look like numbers.
+var stringTraitKeys = map[string]bool{
+	"container.requestCPU": true, "container.requestMemory": true, "container.limitCPU": true, "container.limitMemory": true,
+	"builder.requestCPU": true, "builder.requestMemory": true, "builder.limitCPU": true, "builder.limitMemory": true,
+	"camel.runtimeVersion": true,
+}
+
+var traitNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// FromFlags turns the -t TRAIT.KEY=VALUE settings, -p KEY=VALUE
+// properties and the --image of `run` into trait trees, as kamel does, and
+// checks the traits Caravan acts on as the operator will.
+func FromFlags(settings, properties []string, image string) (camelv1.Traits, error) {
+	tree := map[string]any{}
+	for _, s := range settings {
+		if err := setTrait(tree, s); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range properties {
+		key, _, ok := strings.Cut(p, "=")
+		if !ok || strings.TrimSpace(key) == "" {
+			return nil, fmt.Errorf("-p %s: a property must be KEY=VALUE", p)
+		}
+		if err := setTraitPath(tree, []string{"camel", "properties"}, p, []any{p}); err != nil {
+			return nil, err
+		}
+	}
+	if image != "" {
+		if c, ok := tree["container"].(map[string]any); ok && c["image"] != nil {
+			return nil, errors.New("--image and -t container.image both set the image: use one")
+		}
+		if err := setTraitPath(tree, []string{"container", "image"}, "--image "+image, image); err != nil {
+			return nil, err
+		}
+	}
+	if len(tree) == 0 {
+		return nil, nil
+	}
+	traits := make(camelv1.Traits, len(tree))
+	for name, v := range tree {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encoding trait %s: %w", name, err)
+		}
+		traits[name] = camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: raw}}
+	}
+	if _, err := Parse(traits); err != nil {
+		return nil, fmt.Errorf("invalid traits: %w", err)
+	}
+	return traits, nil
+}
+
+// setTrait adds one TRAIT.KEY[.KEY...]=VALUE setting to tree.
+func setTrait(tree map[string]any, setting string) error {
+	path, value, ok := strings.Cut(setting, "=")
+	keys := strings.Split(path, ".")
+	if !ok || len(keys) < 2 || slices.Contains(keys, "") {
+		return fmt.Errorf("-t %s: a trait setting must be TRAIT.KEY=VALUE, such as container.port=8080", setting)
+	}
+	if !traitNamePattern.MatchString(keys[0]) {
+		return fmt.Errorf("-t %s: %q is not a trait name: use lowercase letters, digits and '-'", setting, keys[0])
+	}
+	return setTraitPath(tree, keys, "-t "+setting, traitValue(path, value))
+}
+
+// traitValue types a value: [a,b] is a list; in a list field every item
+// is a string; otherwise true and false are booleans, integers are numbers
+// and anything else a string.
+func traitValue(path, value string) any {
+	asString := listTraitKeys[path] || stringTraitKeys[path]
+	typed := func(v string) any {
+		if asString {
+			return v
+		}
+		if v == "true" || v == "false" {
+			return v == "true"
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && strconv.FormatInt(n, 10) == v {
+			return n
+		}
+		return v
+	}
+	if len(value) >= 2 && value[0] == '[' && value[len(value)-1] == ']' {
+		items := []any{}
+		if inner := strings.TrimSpace(value[1 : len(value)-1]); inner != "" {
+			for _, item := range strings.Split(inner, ",") {
+				items = append(items, typed(strings.TrimSpace(item)))
+			}
+		}
+		return items
+	}
+	if listTraitKeys[path] {
+		return []any{value}
+	}
+	return typed(value)
+}
+
+// setTraitPath sets the value at keys in tree. Setting a key twice makes
+// a list of the values, as kamel does for list fields.
+func setTraitPath(tree map[string]any, keys []string, flag string, value any) error {
+	node := tree
+	for i, k := range keys[:len(keys)-1] {
+		child, ok := node[k]
+		if !ok {
+			m := map[string]any{}
+			node[k], node = m, m
+			continue
+		}
+		m, isMap := child.(map[string]any)
+		if !isMap {
+			return fmt.Errorf("%s: %s is already set to a value, it cannot also hold keys", flag, strings.Join(keys[:i+1], "."))
+		}
+		node = m
+	}
+	last := keys[len(keys)-1]
+	old, exists := node[last]
+	switch {
+	case !exists:
+		node[last] = value
+	case isTraitObject(old):
+		return fmt.Errorf("%s: %s already holds keys, it cannot also be set to a value", flag, strings.Join(keys, "."))
+	default:
+		node[last] = append(asList(old), asList(value)...)
+	}
+	return nil
+}
+
+func isTraitObject(v any) bool { _, ok := v.(map[string]any); return ok }
+
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return []any{v}
+}

@@ -1,0 +1,93 @@
+package trait
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRunFlagsBecomeTraitTrees(t *testing.T) {
+	cases := []struct {
+		name       string
+		traits     []string
+		properties []string
+		image      string
+		want       map[string]string
+		wantErr    string
+	}{
+		{name: "integers, booleans and strings are typed",
+			traits: []string{"container.port=8080", "service.enabled=true", "container.name=main", "container.imagePullPolicy=Always"},
+			want: map[string]string{
+				"container": `{"imagePullPolicy":"Always","name":"main","port":8080}`,
+				"service":   `{"enabled":true}`,
+			}},
+		{name: "a number with leading zeros or a fraction stays a string",
+			traits: []string{"my-trait.code=007", "my-trait.ratio=0.5", "my-trait.negative=-3"},
+			want:   map[string]string{"my-trait": `{"code":"007","negative":-3,"ratio":"0.5"}`}},
+		{name: "quantities stay strings even when they look like numbers",
+			traits: []string{"container.limitMemory=1024", "container.requestCPU=1"},
+			want:   map[string]string{"container": `{"limitMemory":"1024","requestCPU":"1"}`}},
+		{name: "nested keys make nested objects",
+			traits: []string{"addons.master.enabled=true", "addons.master.resourceName=lock"},
+			want:   map[string]string{"addons": `{"master":{"enabled":true,"resourceName":"lock"}}`}},
+		{name: "a bracketed value is a list of typed items",
+			traits: []string{"my-trait.items=[a, 2, true]", "my-trait.none=[]"},
+			want:   map[string]string{"my-trait": `{"items":["a",2,true],"none":[]}`}},
+		{name: "a list field gets a list from one setting, and one item per repeat",
+			traits: []string{"environment.vars=A=1", "environment.vars=B=2", "mount.configs=configmap:cm"},
+			want: map[string]string{
+				"environment": `{"vars":["A=1","B=2"]}`,
+				"mount":       `{"configs":["configmap:cm"]}`,
+			}},
+		{name: "a repeated key of another field becomes a list",
+			traits: []string{"my-trait.x=1", "my-trait.x=two"},
+			want:   map[string]string{"my-trait": `{"x":[1,"two"]}`}},
+		{name: "properties go into the camel trait after -t ones",
+			traits:     []string{"camel.properties=a=1"},
+			properties: []string{"greeting=hello world", "empty="},
+			want:       map[string]string{"camel": `{"properties":["a=1","greeting=hello world","empty="]}`}},
+		{name: "--image sets container.image",
+			traits: []string{"container.port=8080"}, image: "example/app:1",
+			want: map[string]string{"container": `{"image":"example/app:1","port":8080}`}},
+		{name: "no settings give no traits", want: nil},
+		{name: "a setting without = is refused", traits: []string{"container.port"}, wantErr: "-t container.port: a trait setting must be TRAIT.KEY=VALUE"},
+		{name: "a setting without a key is refused", traits: []string{"container=x"}, wantErr: "must be TRAIT.KEY=VALUE"},
+		{name: "an empty key segment is refused", traits: []string{"container..port=1"}, wantErr: "must be TRAIT.KEY=VALUE"},
+		{name: "an upper-case trait name is refused", traits: []string{"Container.port=1"}, wantErr: `"Container" is not a trait name`},
+		{name: "a value cannot also hold keys", traits: []string{"a.b=1", "a.b.c=2"}, wantErr: "-t a.b.c=2: a.b is already set to a value"},
+		{name: "keys cannot also be a value", traits: []string{"a.b.c=2", "a.b=1"}, wantErr: "-t a.b=1: a.b already holds keys"},
+		{name: "a port that is not a number is refused as the operator would",
+			traits: []string{"container.port=http"}, wantErr: "trait container.port: must be an integer between 1 and 65535"},
+		{name: "a bad quantity is refused as the operator would",
+			traits: []string{"container.limitMemory=lots"}, wantErr: "trait container.limitMemory"},
+		{name: "--image and -t container.image together are refused",
+			traits: []string{"container.image=a"}, image: "b", wantErr: "--image and -t container.image both set the image"},
+		{name: "a property without = is refused", properties: []string{"greeting"}, wantErr: "-p greeting: a property must be KEY=VALUE"},
+		{name: "a property without a key is refused", properties: []string{"=x"}, wantErr: "a property must be KEY=VALUE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			traits, err := FromFlags(tc.traits, tc.properties, tc.image)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for name, raw := range traits {
+				got[name] = string(raw.Raw)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got traits %v, want %v", got, tc.want)
+			}
+			for name, want := range tc.want {
+				if got[name] != want {
+					t.Errorf("trait %s: got %s, want %s", name, got[name], want)
+				}
+			}
+		})
+	}
+}
