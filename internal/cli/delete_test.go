@@ -38,7 +38,7 @@ func controlledByPipe(it *camelv1.Integration, pipe string) *camelv1.Integration
 func remainingIntegrations(t *testing.T, ns string) []string {
 	t.Helper()
 	list := &camelv1.IntegrationList{}
-	if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+	if err := cluster(t).Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -50,13 +50,13 @@ func remainingIntegrations(t *testing.T, ns string) []string {
 }
 
 func TestDeleteAllOfOneOperatorLeavesTheOthers(t *testing.T) {
-	ns := env.Namespace(t)
+	ns := cluster(t).Namespace(t)
 	create(t, assignedIntegration(ns, "a1", "op-a"), assignedIntegration(ns, "a2", "op-a"),
 		assignedIntegration(ns, "b1", "op-b"), assignedIntegration(ns, "none", ""),
 		controlledByPipe(assignedIntegration(ns, "from-pipe", "op-a"), "p"))
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	o := &DeleteOptions{selectionCommand{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
-		namespace: ns, client: env.Client, IOStreams: streams}}
+		namespace: ns, client: cluster(t).Client, IOStreams: streams}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +75,11 @@ func TestDeleteAllOfOneOperatorLeavesTheOthers(t *testing.T) {
 }
 
 func TestDeleteByNameReportsWhatIsMissingAfterDeletingTheRest(t *testing.T) {
-	ns := env.Namespace(t)
+	ns := cluster(t).Namespace(t)
 	create(t, assignedIntegration(ns, "a1", "op-a"), assignedIntegration(ns, "b1", "op-b"))
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
 	o := &DeleteOptions{selectionCommand{integrationSelection: integrationSelection{Names: []string{"gone", "a1", "b1", "lost"}, OperatorID: "op-a"},
-		namespace: ns, client: env.Client, IOStreams: streams}}
+		namespace: ns, client: cluster(t).Client, IOStreams: streams}}
 	err := o.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`integrations not found in namespace %s: "gone", "lost"`, ns)) ||
 		!strings.Contains(err.Error(), `integration "b1" is assigned to operator "op-b", not "op-a": left alone`) {

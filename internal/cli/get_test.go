@@ -179,7 +179,7 @@ type getFixture struct {
 
 func newGetFixture(t *testing.T) getFixture {
 	t.Helper()
-	f := getFixture{apps: env.Namespace(t), other: env.Namespace(t)}
+	f := getFixture{apps: cluster(t).Namespace(t), other: cluster(t).Namespace(t)}
 	for _, it := range testIntegrations() {
 		it.Namespace = map[string]string{"apps": f.apps, "other": f.other}[it.Namespace]
 		create(t, it)
@@ -196,7 +196,7 @@ func (f getFixture) get(t *testing.T, o GetOptions, resource string) (string, st
 	t.Helper()
 	var out, errOut bytes.Buffer
 	o.IOStreams = genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
-	o.client, o.scheme, o.now = env.Client, env.Client.Scheme(), func() time.Time { return testNow }
+	o.client, o.scheme, o.now = cluster(t).Client, cluster(t).Client.Scheme(), func() time.Time { return testNow }
 	o.resource = mustResource(t, resource)
 	if o.namespace == "" {
 		o.namespace = f.apps
@@ -301,7 +301,7 @@ func TestGetRunOrphanedShowsTheReason(t *testing.T) {
 
 func TestGetRunSaysWhenNothingIsFound(t *testing.T) {
 	f := newGetFixture(t)
-	empty := env.Namespace(t)
+	empty := cluster(t).Namespace(t)
 	out, errOut, err := f.get(t, GetOptions{namespace: empty}, "it")
 	if err != nil || out != "" || errOut != "No resources found in "+empty+" namespace.\n" {
 		t.Fatalf("got %q, %q, %v", out, errOut, err)

@@ -42,7 +42,7 @@ func runTestOperators(t *testing.T, o OperatorsOptions) (string, string) {
 	t.Helper()
 	newGetFixture(t)
 	var out, errOut bytes.Buffer
-	o.client = env.Client
+	o.client = cluster(t).Client
 	o.now = func() time.Time { return testNow }
 	o.IOStreams = genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
 	if err := o.Validate(); err != nil {

@@ -24,7 +24,7 @@ func assignedPipe(ns, name, operatorID string) *camelv1.Pipe {
 func operatorOfIntegration(t *testing.T, ns, name string) (id, resourceVersion string) {
 	t.Helper()
 	it := &camelv1.Integration{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, it); err != nil {
+	if err := cluster(t).Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, it); err != nil {
 		t.Fatal(err)
 	}
 	return it.OperatorID(), it.ResourceVersion
@@ -38,7 +38,7 @@ func newReassign(t *testing.T, ns string, o ReassignOptions) (*ReassignOptions, 
 }
 
 func TestReassignFromMovesOnlyWhatTheOperatorHas(t *testing.T) {
-	ns := env.Namespace(t)
+	ns := cluster(t).Namespace(t)
 	// The label says op-a but the annotation already moved to op-c: not op-a's any more.
 	stale := assignedIntegration(ns, "moved-away", "op-c")
 	stale.Labels[camelv1.OperatorIDLabel] = "op-a"
@@ -89,13 +89,13 @@ func TestReassignFromMovesOnlyWhatTheOperatorHas(t *testing.T) {
 		}
 	}
 	pipe := &camelv1.Pipe{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "p1"}, pipe); err != nil || pipe.OperatorID() != "op-b" {
+	if err := cluster(t).Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "p1"}, pipe); err != nil || pipe.OperatorID() != "op-b" {
 		t.Fatalf("the pipe is on %q (%v)", pipe.OperatorID(), err)
 	}
 }
 
 func TestReassignByName(t *testing.T) {
-	ns := env.Namespace(t)
+	ns := cluster(t).Namespace(t)
 	create(t, registeredOperator("op-b", time.Now()),
 		assignedIntegration(ns, "a1", "op-a"), assignedIntegration(ns, "c1", "op-c"), assignedIntegration(ns, "b1", "op-b"),
 		assignedIntegration(ns, "none", ""), controlledByPipe(assignedIntegration(ns, "from-pipe", "op-a"), "p1"),
@@ -131,7 +131,7 @@ func TestReassignByName(t *testing.T) {
 }
 
 func TestReassignRefusesAnUnregisteredTarget(t *testing.T) {
-	ns := env.Namespace(t)
+	ns := cluster(t).Namespace(t)
 	create(t, registeredOperator("op-b", time.Now()), assignedIntegration(ns, "a1", "op-a"))
 	o, _ := newReassign(t, ns, ReassignOptions{From: "op-a", To: "op-x"})
 	err := o.Run(context.Background())

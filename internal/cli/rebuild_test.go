@@ -14,12 +14,12 @@ import (
 )
 
 func TestRebuildClearsTheDigestAndWakesTheOperator(t *testing.T) {
-	ns := env.Namespace(t)
+	ns := cluster(t).Namespace(t)
 	it := assignedIntegration(ns, "a1", "op-a")
 	it.Status.Digest = "v1-abc"
 	it.Status.Phase = camelv1.IntegrationPhaseRunning
 	create(t, it, assignedIntegration(ns, "b1", "op-b"))
-	c := env.Client
+	c := cluster(t).Client
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
 	o := &RebuildOptions{selectionCommand: selectionCommand{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
 		namespace: ns, client: c, IOStreams: streams}, now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}

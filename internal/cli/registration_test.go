@@ -31,7 +31,7 @@ func registeredOperator(id string, heartbeat time.Time) *camelv1alpha1.Integrati
 // applies the grant.
 func operatorsUser(t *testing.T, name string, verbs ...string) client.Client {
 	t.Helper()
-	c := env.UserClient(t, name)
+	c := cluster(t).UserClient(t, name)
 	if len(verbs) == 0 {
 		return c
 	}
@@ -56,7 +56,7 @@ func operatorsUser(t *testing.T, name string, verbs ...string) client.Client {
 
 func TestCheckOperatorRegistered(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	admin := func(*testing.T) client.Reader { return env.Client }
+	admin := func(*testing.T) client.Reader { return cluster(t).Client }
 	cases := []struct {
 		name     string
 		objects  []client.Object
@@ -128,7 +128,7 @@ func (r *countingReader) List(ctx context.Context, list client.ObjectList, opts 
 func TestCheckOperatorRegisteredIsOneGetWhenRegistered(t *testing.T) {
 	now := time.Now()
 	create(t, registeredOperator("tenant-a", now))
-	r := &countingReader{Reader: env.Client}
+	r := &countingReader{Reader: cluster(t).Client}
 	if err := checkOperatorRegistered(context.Background(), r, "tenant-a", now, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
