@@ -15,11 +15,12 @@ test: ## Run every test (builds the cluster binaries on first use)
 flake: ## Run the control-plane tests N times and once with -race (make flake N=10)
 	./hack/flake.sh $(N)
 
-generate: ## Regenerate deepcopy code, CRDs, the operator's RBAC and the Helm chart's generated files
+generate: ## Regenerate deepcopy code, CRDs, the operator's RBAC, the packagings' generated files and the architecture diagram
 	go tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	go tool controller-gen rbac:roleName=caravan-operator 'paths=./internal/operator/...;./internal/controller/...' output:rbac:artifacts:config=config/rbac
 	go run ./hack/packaging
+	cd hack/diagram && go run . ../../docs/architecture.dot ../../docs/architecture.svg
 
 build: ## Build bin/caravan, and bin/kubectl-caravan to use it as a kubectl plugin
 	go build -o bin/caravan ./cmd/caravan

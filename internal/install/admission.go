@@ -13,7 +13,7 @@ import (
 )
 
 // The API server itself enforces who may assign work to which operator
-// (DESIGN.md §4), with admission policies and no webhook:
+// (docs/architecture.md, Authorisation), with admission policies and no webhook:
 //   - AssignmentPolicy: setting or changing the operator-id annotation
 //     needs the verb use on integrationoperators/<id>;
 //   - NamespacesPolicy, bound once per operator: an operator limited to

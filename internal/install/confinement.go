@@ -19,7 +19,7 @@ import (
 //
 // The writes of the protocol that touch another operator's object stay
 // allowed, each for the one case that needs it:
-//   - the release (DESIGN.md §5): the previous owner records it in the
+//   - the release (docs/architecture.md, Handover): the previous owner records it in the
 //     status of an integration that status still says is its own, and
 //     hands the label over to the id the annotation names;
 //   - adoption: a resource that names no operator is stamped with the

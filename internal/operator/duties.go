@@ -47,7 +47,7 @@ const (
 // The default operator always runs them: it adopts unassigned resources
 // and marks orphans. Any other operator runs them only when the API server
 // does not mirror the operator-id label itself (the admission policy that
-// `caravan install` installs, DESIGN.md §4): then each operator mirrors
+// `caravan install` installs, docs/architecture.md, Authorisation): then each operator mirrors
 // the label of the resources moved to it. When the API server does, the
 // other operators watch, beyond their share, only the resources that have
 // no label (written before the policy took effect), so that the cost of

@@ -20,7 +20,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// A move from operator A to operator B is a handover (DESIGN.md §5).
+// A move from operator A to operator B is a handover (docs/architecture.md, Handover).
 // A, once it sees that the integration is no longer assigned to it,
 // records the release in status.ownership, then hands the label over:
 // those are its last writes. B adopts only after the release, or after

@@ -60,7 +60,7 @@ func desiredIntegration(k Kind, b client.Object, spec camelv1.IntegrationSpec, l
 // integrationLabel is the operator-id label of the generated Integration:
 // the binding's operator id, except while the Integration is still
 // labelled for another operator. That operator hands the label over
-// itself once it has released the Integration (DESIGN.md §5), or the
+// itself once it has released the Integration (docs/architecture.md, Handover), or the
 // label mirror takes it when that operator is gone; until then the label
 // stays as it is, and the binding's new operator only changes the
 // assignment (the annotation), as a user moving the Integration would.
