@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/bench"
 )
 
@@ -78,15 +79,7 @@ run builds the cluster binaries (several minutes).`,
   # Everything, smaller, into a directory of your choice
   caravan bench --scenarios rollout,share,handoff,build -N 200 --share-integrations 1000 --out /tmp/perf`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.opts.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(o),
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build")
@@ -111,6 +104,9 @@ run builds the cluster binaries (several minutes).`,
 }
 
 // Complete resolves the binary, the share split and the output directory.
+// Validate checks the bench's options against each other.
+func (o *BenchOptions) Validate() error { return o.opts.Validate() }
+
 func (o *BenchOptions) Complete() error {
 	binary, err := os.Executable()
 	if err != nil {

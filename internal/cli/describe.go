@@ -21,6 +21,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -30,6 +31,8 @@ const maxEvents = 10
 // DescribeOptions are the options of `caravan describe`.
 type DescribeOptions struct {
 	Kube *KubeFlags
+	// args are TYPE NAME.
+	args []string
 
 	// Set by Complete.
 	kind      describeType
@@ -66,31 +69,35 @@ TYPE is one of:
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: completeDescribeArgs(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			o.args = args
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	return cmd
 }
 
 // Complete resolves the type, the namespace and the client.
-func (o *DescribeOptions) Complete(args []string) error {
+func (o *DescribeOptions) Complete() error {
 	var err error
-	if o.kind, err = lookupDescribeType(args[0]); err != nil {
+	if o.kind, err = lookupDescribeType(o.args[0]); err != nil {
 		return err
 	}
-	o.name = args[1]
+	o.name = o.args[1]
 	if o.kind.namespaced {
 		if o.namespace, err = o.Kube.Namespace(); err != nil {
 			return err
 		}
-	} else if err := ownership.ValidateID(o.name); err != nil {
-		return err
 	}
 	o.client, err = o.Kube.Client()
 	return err
+}
+
+// Validate checks the name of an operator, which is its id.
+func (o *DescribeOptions) Validate() error {
+	if o.kind.namespaced {
+		return nil
+	}
+	return ownership.ValidateID(o.name)
 }
 
 // Run reads the resource and what belongs to it, and prints the report.

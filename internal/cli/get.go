@@ -17,12 +17,15 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
 // GetOptions are the options of `caravan get`.
 type GetOptions struct {
 	Kube *KubeFlags
+	// args are [TYPE [NAME...]].
+	args []string
 
 	Output        string
 	AllNamespaces bool
@@ -83,13 +86,8 @@ Filters, at most one at a time:
   caravan get kit kit-abc123 -o yaml`,
 		ValidArgsFunction: completeGetArgs(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			o.args = args
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: wide, name, yaml or json")
@@ -104,10 +102,10 @@ Filters, at most one at a time:
 }
 
 // Complete resolves the resource type, the names, the namespace and the client.
-func (o *GetOptions) Complete(args []string) error {
+func (o *GetOptions) Complete() error {
 	rt, names := "integrations", []string(nil)
-	if len(args) > 0 {
-		rt, names = args[0], args[1:]
+	if len(o.args) > 0 {
+		rt, names = o.args[0], o.args[1:]
 	}
 	var err error
 	if o.resource, err = lookupResource(rt); err != nil {

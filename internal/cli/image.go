@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -70,7 +71,7 @@ It prints the image by digest, for caravan install --image.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Target = args[0]
-			return completeValidateRun(cmd.Context(), o)
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

@@ -26,6 +26,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
@@ -113,7 +114,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 			if cmd.Flags().Changed("watch-namespaces") {
 				o.Global = false
 			}
-			return completeValidateRun(cmd.Context(), o)
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/operator"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/version"
@@ -67,10 +68,7 @@ context.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.defaultSet = cmd.Flags().Changed("default")
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.IDFlag, "operator-id", "x", "", "the operator id (default $OPERATOR_ID, $KAMEL_OPERATOR_ID or camel-k)")
@@ -96,9 +94,6 @@ func (o *OperatorOptions) Complete() error {
 	if !o.defaultSet {
 		o.Default = id == ownership.DefaultID
 	}
-	if err := ownership.ValidateHeartbeatInterval(o.HeartbeatInterval); err != nil {
-		return err
-	}
 	o.namespace = firstNonEmpty(*o.Kube.ConfigFlags.Namespace, os.Getenv("NAMESPACE"), os.Getenv("POD_NAMESPACE"))
 	if o.namespace == "" {
 		if o.namespace, err = o.Kube.Namespace(); err != nil {
@@ -110,6 +105,12 @@ func (o *OperatorOptions) Complete() error {
 	}
 	o.config.QPS, o.config.Burst = 300, 600
 	return nil
+}
+
+// Validate checks the heartbeat interval (the id is checked as it is
+// resolved).
+func (o *OperatorOptions) Validate() error {
+	return ownership.ValidateHeartbeatInterval(o.HeartbeatInterval)
 }
 
 // Run runs the operator until the command is interrupted.

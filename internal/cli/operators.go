@@ -17,6 +17,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -64,7 +65,7 @@ column shows ?.`,
   caravan operators -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return completeValidateRun(cmd.Context(), o)
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: name, yaml or json")

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 )
 
@@ -92,7 +93,7 @@ The operator --to must be registered (checked first, unless --force).`,
   caravan reassign --from camel-k --to canary -A --wait`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
-			return completeValidateRun(cmd.Context(), o)
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

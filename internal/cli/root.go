@@ -1,9 +1,9 @@
 // Package cli holds Caravan's commands. Each command is an Options struct
-// with Complete, Validate and Run, built by a NewCmdX function.
+// with Complete, Validate and Run (cmdutil.Command), built by a newCmdX
+// function whose RunE runs them with cmdutil.Run.
 package cli
 
 import (
-	"context"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -28,21 +28,3 @@ camel.apache.org/operator.id annotation names it.`,
 	return root
 }
 
-// command is what the Options of a command implement, as kubectl's do.
-type command interface {
-	Complete() error
-	Validate() error
-	Run(ctx context.Context) error
-}
-
-// completeValidateRun runs a command's steps in order, stopping at the
-// first error.
-func completeValidateRun(ctx context.Context, o command) error {
-	if err := o.Complete(); err != nil {
-		return err
-	}
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	return o.Run(ctx)
-}

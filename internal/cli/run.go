@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
@@ -93,7 +94,7 @@ default operator.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			o.replicasSet = cmd.Flags().Changed("replicas")
-			return completeValidateRun(cmd.Context(), o)
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 // selectionCommand is what the commands that act on integrations picked by
@@ -31,10 +32,10 @@ type selectionCommand struct {
 
 // bind adds the selection flags to cmd and runs c, whose selection o is,
 // with the arguments as names; verb names the action in the flags' help.
-func (o *selectionCommand) bind(cmd *cobra.Command, verb string, c command) *cobra.Command {
+func (o *selectionCommand) bind(cmd *cobra.Command, verb string, c cmdutil.Command) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.Names = args
-		return completeValidateRun(cmd.Context(), c)
+		return cmdutil.Run(cmd.Context(), c)
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, verb+" every integration of the namespace (with -x, every one of that operator)")
 	cmd.Flags().StringVarP(&o.OperatorID, "operator-id", "x", "", "only "+verb+" integrations assigned to this operator")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
@@ -37,27 +38,22 @@ the command says how many it leaves behind, and how to move them
 The CRDs stay unless --all, which removes them and every Caravan resource.`,
 		Example: `  caravan uninstall -n operators -x tenant-a`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(o),
 	}
 	cmd.Flags().StringVarP(&o.ID, "operator-id", "x", o.ID, "the operator id")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also remove the CRDs, and with them every Caravan resource of the cluster")
 	return cmd
 }
 
-// Complete validates the id and resolves the namespace.
+// Complete resolves the namespace.
 func (o *UninstallOptions) Complete() error {
-	if err := ownership.ValidateID(o.ID); err != nil {
-		return err
-	}
 	ns, err := o.Kube.Namespace()
 	o.namespace = ns
 	return err
 }
+
+// Validate checks the id.
+func (o *UninstallOptions) Validate() error { return ownership.ValidateID(o.ID) }
 
 // Run deletes the operator (its Deployment first, waited for), then its objects.
 func (o *UninstallOptions) Run(ctx context.Context) error {

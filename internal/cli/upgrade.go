@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
@@ -57,7 +58,7 @@ On the local cluster, without --image, it pushes the image of this source tree.`
 		Example: `  caravan upgrade -n operators -x tenant-a --image registry.example:5000/caravan/operator@sha256:...`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return completeValidateRun(cmd.Context(), o)
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/version"
 )
@@ -51,15 +52,7 @@ Without either flag the cluster is not contacted.`,
   # Print the versions of all registered operators
   caravan version --all`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(o),
 	}
 	cmd.Flags().StringVarP(&o.OperatorID, "operator-id", "x", "", "also print the version of the operator with this id")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also print the versions of every registered operator")
@@ -80,7 +73,8 @@ func (o *VersionOptions) Validate() error {
 	return nil
 }
 
-// Complete builds the client when an operator's version is asked for.
+// Complete builds the client when an operator's version is asked for
+// (building it does not reach the cluster yet).
 func (o *VersionOptions) Complete() error {
 	if o.OperatorID == "" && !o.All {
 		return nil

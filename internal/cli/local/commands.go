@@ -11,45 +11,25 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
-// runner is what every local subcommand's Options implement.
-type runner interface {
-	Complete() error
-	Run(ctx context.Context) error
-}
-
-func runE(o runner) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, _ []string) error {
-		if err := o.Complete(); err != nil {
-			return err
-		}
-		return o.Run(cmd.Context())
-	}
-}
-
 // DownOptions are the options of `caravan local down`.
-type DownOptions struct {
-	dirFlags
-	genericiooptions.IOStreams
-}
+type DownOptions struct{ dirOptions }
 
 func newCmdDown(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DownOptions{IOStreams: streams}
+	o := &DownOptions{dirOptions{IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:     "down",
 		Short:   "Stop the local cluster and remove its state",
 		Example: "  caravan local down",
 		Args:    cobra.NoArgs,
-		RunE:    runE(o),
+		RunE:    cmdutil.RunE(o),
 	}
 	o.add(cmd)
 	return cmd
 }
-
-// Complete fills in default directories.
-func (o *DownOptions) Complete() error { return o.complete() }
 
 // Run stops every process of the cluster and removes its directory.
 func (o *DownOptions) Run(context.Context) error {
@@ -69,13 +49,10 @@ func (o *DownOptions) Run(context.Context) error {
 }
 
 // StatusOptions are the options of `caravan local status`.
-type StatusOptions struct {
-	dirFlags
-	genericiooptions.IOStreams
-}
+type StatusOptions struct{ dirOptions }
 
 func newCmdStatus(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &StatusOptions{IOStreams: streams}
+	o := &StatusOptions{dirOptions{IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show which processes of the local cluster run",
@@ -83,14 +60,11 @@ func newCmdStatus(streams genericiooptions.IOStreams) *cobra.Command {
 when there is no cluster or when one of its processes has stopped.`,
 		Example: "  caravan local status",
 		Args:    cobra.NoArgs,
-		RunE:    runE(o),
+		RunE:    cmdutil.RunE(o),
 	}
 	o.add(cmd)
 	return cmd
 }
-
-// Complete fills in default directories.
-func (o *StatusOptions) Complete() error { return o.complete() }
 
 // Run prints one line per component.
 func (o *StatusOptions) Run(context.Context) error {
@@ -121,26 +95,20 @@ func (o *StatusOptions) Run(context.Context) error {
 }
 
 // KubeconfigOptions are the options of `caravan local kubeconfig`.
-type KubeconfigOptions struct {
-	dirFlags
-	genericiooptions.IOStreams
-}
+type KubeconfigOptions struct{ dirOptions }
 
 func newCmdKubeconfig(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &KubeconfigOptions{IOStreams: streams}
+	o := &KubeconfigOptions{dirOptions{IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:     "kubeconfig",
 		Short:   "Print the path of the local cluster's kubeconfig file",
 		Example: "  export KUBECONFIG=$(caravan local kubeconfig)",
 		Args:    cobra.NoArgs,
-		RunE:    runE(o),
+		RunE:    cmdutil.RunE(o),
 	}
 	o.add(cmd)
 	return cmd
 }
-
-// Complete fills in default directories.
-func (o *KubeconfigOptions) Complete() error { return o.complete() }
 
 // Run prints the path.
 func (o *KubeconfigOptions) Run(context.Context) error {
@@ -153,27 +121,21 @@ func (o *KubeconfigOptions) Run(context.Context) error {
 }
 
 // BuildOptions are the options of `caravan local build`.
-type BuildOptions struct {
-	dirFlags
-	genericiooptions.IOStreams
-}
+type BuildOptions struct{ dirOptions }
 
 func newCmdBuild(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &BuildOptions{IOStreams: streams}
+	o := &BuildOptions{dirOptions{IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the local cluster's binaries into the cache, without starting anything",
 		Example: `  # Prepare a machine (for example in CI) before running tests
   caravan local build`,
 		Args: cobra.NoArgs,
-		RunE: runE(o),
+		RunE: cmdutil.RunE(o),
 	}
 	o.add(cmd)
 	return cmd
 }
-
-// Complete fills in default directories.
-func (o *BuildOptions) Complete() error { return o.complete() }
 
 // Run builds what is missing and prints where each binary is.
 func (o *BuildOptions) Run(ctx context.Context) error {
@@ -194,13 +156,12 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 
 // KubectlOptions are the options of `caravan local kubectl`.
 type KubectlOptions struct {
-	dirFlags
+	dirOptions
 	Args []string
-	genericiooptions.IOStreams
 }
 
 func newCmdKubectl(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &KubectlOptions{IOStreams: streams}
+	o := &KubectlOptions{dirOptions: dirOptions{IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "kubectl -- ARGS...",
 		Short: "Run the kubectl built with the local cluster against it",
@@ -208,15 +169,12 @@ func newCmdKubectl(streams genericiooptions.IOStreams) *cobra.Command {
   caravan local kubectl -- get integrations -A`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
-			return runE(o)(cmd, args)
+			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	o.add(cmd)
 	return cmd
 }
-
-// Complete fills in default directories.
-func (o *KubectlOptions) Complete() error { return o.complete() }
 
 // Run runs kubectl with the cluster's kubeconfig; its exit status becomes
 // the command's error.

@@ -43,6 +43,20 @@ cluster's state lives in CARAVAN_LOCAL_DIR (default ~/.local/state/caravan/local
 	return cmd
 }
 
+// dirOptions are what every local subcommand's Options start from: the
+// directories of the cluster and of the binary cache, and the streams.
+type dirOptions struct {
+	dirFlags
+	genericiooptions.IOStreams
+}
+
+// Complete fills in the default directories.
+func (o *dirOptions) Complete() error { return o.complete() }
+
+// Validate accepts any directories: a missing cluster or cache is
+// reported, with what to run, when the command reads it.
+func (o *dirOptions) Validate() error { return nil }
+
 // dirFlags are the flags that locate the cluster and the binary cache.
 type dirFlags struct {
 	Dir      string

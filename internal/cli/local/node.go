@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/procnode"
 )
 
@@ -20,6 +21,9 @@ type NodeOptions struct {
 	Kubeconfig  string
 	ServingCert string
 	ServingKey  string
+
+	// Set by Complete: this binary.
+	self string
 }
 
 func newCmdNode() *cobra.Command {
@@ -29,12 +33,7 @@ func newCmdNode() *cobra.Command {
 		Short:  "Run the local cluster's process node (started by local up)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Name == "" || o.Dir == "" || o.Kubeconfig == "" {
-				return errors.New("--name, --dir and --kubeconfig are required")
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Name, "name", "", "name of the Node")
@@ -45,18 +44,29 @@ func newCmdNode() *cobra.Command {
 	return cmd
 }
 
+// Complete finds this binary, which each pod's processes start from.
+func (o *NodeOptions) Complete() error {
+	var err error
+	o.self, err = executable()
+	return err
+}
+
+// Validate checks that the flags local up passes are all there.
+func (o *NodeOptions) Validate() error {
+	if o.Name == "" || o.Dir == "" || o.Kubeconfig == "" {
+		return errors.New("--name, --dir and --kubeconfig are required")
+	}
+	return nil
+}
+
 // Run runs the node until ctx ends.
 func (o *NodeOptions) Run(ctx context.Context) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	self, err := executable()
-	if err != nil {
-		return err
-	}
 	return procnode.Run(ctx, procnode.Config{Name: o.Name, Dir: o.Dir, RESTConfig: cfg,
-		InitBinary: self, InitArgs: []string{"local", procnode.InitCommand},
+		InitBinary: o.self, InitArgs: []string{"local", procnode.InitCommand},
 		ServingCert: o.ServingCert, ServingKey: o.ServingKey})
 }
 

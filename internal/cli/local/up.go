@@ -14,19 +14,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
 // UpOptions are the options of `caravan local up`.
 type UpOptions struct {
-	dirFlags
+	dirOptions
 	Nodes    int
 	Registry bool
-	genericiooptions.IOStreams
 }
 
 func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UpOptions{Nodes: 1, Registry: true, IOStreams: streams}
+	o := &UpOptions{dirOptions: dirOptions{IOStreams: streams}, Nodes: 1, Registry: true}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local cluster (building its binaries on first use)",
@@ -37,24 +37,13 @@ func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
   # Start a cluster with three nodes in a directory of your own
   caravan local up --nodes 3 --dir /tmp/caravan-local`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE: cmdutil.RunE(o),
 	}
 	o.add(cmd)
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "number of simulated (kwok) nodes")
 	cmd.Flags().BoolVar(&o.Registry, "registry", o.Registry, "run a local registry for kit builds (needs Debian's docker-registry)")
 	return cmd
 }
-
-// Complete fills in default directories.
-func (o *UpOptions) Complete() error { return o.complete() }
 
 // Validate checks the flags.
 func (o *UpOptions) Validate() error {
