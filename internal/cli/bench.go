@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/bench"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 // BenchOptions are the options of `caravan bench`.

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 // assignableKind is a kind whose operator-id annotation users write.

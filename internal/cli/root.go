@@ -4,7 +4,6 @@
 package cli
 
 import (
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -27,4 +26,3 @@ camel.apache.org/operator.id annotation names it.`,
 	root.AddCommand(commands(kube, streams)...)
 	return root
 }
-

@@ -38,7 +38,7 @@ the command says how many it leaves behind, and how to move them
 The CRDs stay unless --all, which removes them and every Caravan resource.`,
 		Example: `  caravan uninstall -n operators -x tenant-a`,
 		Args:    cobra.NoArgs,
-		RunE: cmdutil.RunE(o),
+		RunE:    cmdutil.RunE(o),
 	}
 	cmd.Flags().StringVarP(&o.ID, "operator-id", "x", o.ID, "the operator id")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also remove the CRDs, and with them every Caravan resource of the cluster")

@@ -33,7 +33,7 @@ func newCmdNode() *cobra.Command {
 		Short:  "Run the local cluster's process node (started by local up)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: cmdutil.RunE(o),
+		RunE:   cmdutil.RunE(o),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Name, "name", "", "name of the Node")

@@ -13,8 +13,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
