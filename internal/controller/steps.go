@@ -95,6 +95,44 @@ func Cond(status metav1.ConditionStatus, reason Reason, message string) metav1.C
 	return metav1.Condition{Status: status, Reason: string(reason), Message: message}
 }
 
+// Progress is where a resource stands, as kstatus reads it.
+type Progress int
+
+const (
+	// Current: done, or as done as it gets; neither Reconciling nor Stalled.
+	Current Progress = iota
+	// InProgress: on its way; Reconciling.
+	InProgress
+	// Stuck: it cannot get there without a change; Stalled.
+	Stuck
+)
+
+// ProgressOf is the progress of a resource in phase: Current in its done
+// phase, Stuck in its stuck one, else InProgress.
+func ProgressOf[P comparable](phase, done, stuck P) Progress {
+	switch phase {
+	case done:
+		return Current
+	case stuck:
+		return Stuck
+	}
+	return InProgress
+}
+
+// SetProgress sets Ready with status, reason and message and, by
+// progress, Reconciling or Stalled with the same reason and message.
+func SetProgress(conditions *[]metav1.Condition, gen int64, status metav1.ConditionStatus, progress Progress, reason Reason, message string) {
+	held := Cond(metav1.ConditionTrue, reason, message)
+	var reconciling, stalled *metav1.Condition
+	switch progress {
+	case InProgress:
+		reconciling = &held
+	case Stuck:
+		stalled = &held
+	}
+	SetConditions(conditions, gen, Cond(status, reason, message), reconciling, stalled)
+}
+
 // SetConditions sets the kstatus conditions, observed at generation gen:
 // Ready always, Reconciling and Stalled only while they hold (nil removes
 // them), as kstatus reads them.

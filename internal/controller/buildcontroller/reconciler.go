@@ -259,18 +259,9 @@ func (r *Reconciler) fail(b *camelv1.Build, reason, message string, final bool) 
 func setPhase(b *camelv1.Build, phase camelv1.BuildPhase, ready metav1.ConditionStatus, reason, message string) {
 	b.Status.Phase = phase
 	b.Status.ObservedGeneration = b.Generation
-	held := controller.Cond(metav1.ConditionTrue, controller.Reason(reason), message)
-	var reconciling, stalled *metav1.Condition
-	switch phase {
-	case camelv1.BuildPhaseSucceeded:
-	case camelv1.BuildPhaseError:
-		stalled = &held
-	default:
-		// Scheduling, queued, running, or failed and to be retried.
-		reconciling = &held
-	}
-	controller.SetConditions(&b.Status.Conditions, b.Generation, controller.Cond(ready, controller.Reason(reason), message),
-		reconciling, stalled)
+	// Scheduling, queued, running, or failed and to be retried: in progress.
+	progress := controller.ProgressOf(phase, camelv1.BuildPhaseSucceeded, camelv1.BuildPhaseError)
+	controller.SetProgress(&b.Status.Conditions, b.Generation, ready, progress, controller.Reason(reason), message)
 }
 
 func (r *Reconciler) patchStatus(ctx context.Context, before, b *camelv1.Build) error {

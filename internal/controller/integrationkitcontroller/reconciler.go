@@ -173,15 +173,6 @@ func artifacts(spec kit.Spec) []camelv1.Artifact {
 
 func setStatus(k *camelv1.IntegrationKit, phase camelv1.IntegrationKitPhase, status metav1.ConditionStatus, reason, message string) {
 	k.Status.Phase = phase
-	ready := controller.Cond(status, controller.Reason(reason), message)
-	held := controller.Cond(metav1.ConditionTrue, controller.Reason(reason), message)
-	var reconciling, stalled *metav1.Condition
-	switch phase {
-	case camelv1.IntegrationKitPhaseReady:
-	case camelv1.IntegrationKitPhaseError:
-		stalled = &held
-	default:
-		reconciling = &held
-	}
-	controller.SetConditions(&k.Status.Conditions, k.Generation, ready, reconciling, stalled)
+	progress := controller.ProgressOf(phase, camelv1.IntegrationKitPhaseReady, camelv1.IntegrationKitPhaseError)
+	controller.SetProgress(&k.Status.Conditions, k.Generation, status, progress, controller.Reason(reason), message)
 }
