@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
 func TestPercentile(t *testing.T) {
@@ -59,61 +61,12 @@ func TestCurveCountsReadyObjectsOverTime(t *testing.T) {
 	}
 }
 
-const exposition = `# HELP rest_client_requests_total Number of HTTP requests, partitioned by status code, method, and host.
-# TYPE rest_client_requests_total counter
-rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 12
-rest_client_requests_total{code="201",host="127.0.0.1:6443",method="POST"} 3
-rest_client_requests_total{code="200",host="127.0.0.1:6443",method="PATCH"} 4
-rest_client_requests_total{code="409",host="127.0.0.1:6443",method="PUT"} 1
-camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="success"} 7
-camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="requeue"} 2
-camel_k_reconciliation_duration_seconds_count{kind="Build",operator_id="a",result="success"} 5
-weird{msg="a \"quoted\", comma, } brace"} 1.5e3
-go_memstats_heap_alloc_bytes 2.5e+07
-process_cpu_seconds_total 1.25 1712345678000
-`
-
-func TestParseMetrics(t *testing.T) {
-	s, err := ParseMetrics(strings.NewReader(exposition))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name string
-		got  float64
-		want float64
-	}{
-		{"a series without labels is read", s.Sum("go_memstats_heap_alloc_bytes"), 25e6},
-		{"a timestamp after the value is ignored", s.Sum("process_cpu_seconds_total"), 1.25},
-		{"series are summed over the labels not asked for", s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration"), 9},
-		{"reads are GET requests", s.SumFunc("rest_client_requests_total", isRead), 12},
-		{"writes are POST, PUT, PATCH and DELETE requests", s.SumFunc("rest_client_requests_total", isWrite), 8},
-		{"quoted label values may hold commas, braces and escaped quotes", s.Sum("weird", "msg", `a "quoted", comma, } brace`), 1500},
-		{"an absent series sums to zero", s.Sum("absent"), 0},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if c.got != c.want {
-				t.Errorf("got %v, want %v", c.got, c.want)
-			}
-		})
-	}
-}
-
-func TestParseMetricsRefusesAMalformedLine(t *testing.T) {
-	for _, line := range []string{`x{a="1"`, `x{a=1} 2`, `x`, `x{a="1"} notanumber`} {
-		if _, err := ParseMetrics(strings.NewReader(line + "\n")); err == nil {
-			t.Errorf("ParseMetrics(%q) succeeded", line)
-		}
-	}
-}
-
 func TestLiveHeapIsTheHeapGoalOverGOGC(t *testing.T) {
-	s := Samples{{Name: "go_memstats_next_gc_bytes", Value: 40}}
+	s := metrics.Samples{{Name: "go_memstats_next_gc_bytes", Value: 40}}
 	if got := liveHeap(s); got != 20 {
 		t.Errorf("liveHeap with the default GOGC = %v, want 20", got)
 	}
-	s = append(s, Sample{Name: "go_gc_gogc_percent", Value: 300})
+	s = append(s, metrics.Sample{Name: "go_gc_gogc_percent", Value: 300})
 	if got := liveHeap(s); got != 10 {
 		t.Errorf("liveHeap with GOGC=300 = %v, want 10", got)
 	}

@@ -7,6 +7,8 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
 const mib = 1024 * 1024
@@ -45,7 +47,7 @@ type counters struct {
 	cpu, reconciles, requeues, reconcileSeconds, reads, writes float64
 }
 
-func countersOf(s Samples) counters {
+func countersOf(s metrics.Samples) counters {
 	return counters{
 		cpu:              s.Sum("process_cpu_seconds_total"),
 		reconciles:       s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration"),

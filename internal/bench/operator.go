@@ -16,6 +16,7 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
 	"github.com/caravan-dev/caravan/internal/version"
 )
@@ -173,14 +174,14 @@ func (o *Operator) stop() {
 }
 
 // Scrape reads the operator's metrics.
-func (o *Operator) Scrape(ctx context.Context) (Samples, error) {
+func (o *Operator) Scrape(ctx context.Context) (metrics.Samples, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	data, err := httpGet(ctx, o.MetricsURL)
 	if err != nil {
 		return nil, fmt.Errorf("scraping operator %s: %w", o.ID, err)
 	}
-	return ParseMetrics(bytes.NewReader(data))
+	return metrics.ParseText(bytes.NewReader(data))
 }
 
 // sampleMemory scrapes the operator every interval until ctx ends,
@@ -241,7 +242,7 @@ func (o *Operator) steadyHeap(ctx context.Context, maxWait time.Duration) (float
 }
 
 // liveHeap is the heap kept by the last garbage collection.
-func liveHeap(s Samples) float64 {
+func liveHeap(s metrics.Samples) float64 {
 	gogc := 100.0
 	for _, x := range s {
 		if x.Name == "go_gc_gogc_percent" {

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -25,6 +24,7 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/version"
@@ -284,26 +284,20 @@ func Metric(url, name string, labels ...string) (float64, bool) {
 		return 0, false
 	}
 	defer resp.Body.Close()
-	var sum float64
-	found := false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		if !containsAll(line, labels) {
-			continue
-		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err == nil {
-			sum += v
-			found = true
-		}
+	samples, err := metrics.ParseText(resp.Body)
+	if err != nil {
+		return 0, false
 	}
-	return sum, found
+	pairs := make([]string, 0, 2*len(labels))
+	for _, l := range labels {
+		k, quoted, _ := strings.Cut(l, "=")
+		v, err := strconv.Unquote(quoted)
+		if err != nil {
+			return 0, false
+		}
+		pairs = append(pairs, k, v)
+	}
+	return samples.Find(name, pairs...)
 }
 
 // Log is the log of the operator's pods, as `kubectl logs` gives it, one
@@ -351,13 +345,4 @@ func (o *Operator) logTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func containsAll(line string, labels []string) bool {
-	for _, l := range labels {
-		if !strings.Contains(line, l) {
-			return false
-		}
-	}
-	return true
 }
