@@ -1,5 +1,3 @@
-//go:build !operatorimage
-
 package cli
 
 import (
@@ -7,13 +5,14 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/local"
+	"github.com/caravan-dev/caravan/internal/cli/operatorcmd"
 )
 
 // commands are every command of the caravan CLI.
 func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		local.NewCmdLocal(streams),
-		newCmdOperator(kube, streams),
+		operatorcmd.NewCmd(kube, streams),
 		newCmdRun(kube, streams),
 		newCmdBind(kube, streams),
 		newCmdDelete(kube, streams),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -450,9 +451,9 @@ func writePlatformReport(w io.Writer, r *platformReport, now time.Time) error {
 		{"Operator", operatorOf(p)},
 		{"Phase", orNone(string(p.Status.Phase))},
 		{"Version", orNone(p.Status.Version)},
-		{"Registry", orNone(firstNonEmpty(build.Registry.Address, p.Spec.Build.Registry.Address))},
-		{"Base image", orNone(firstNonEmpty(build.BaseImage, p.Spec.Build.BaseImage))},
-		{"Runtime version", orNone(firstNonEmpty(build.RuntimeVersion, p.Spec.Build.RuntimeVersion))},
+		{"Registry", orNone(cmp.Or(build.Registry.Address, p.Spec.Build.Registry.Address))},
+		{"Base image", orNone(cmp.Or(build.BaseImage, p.Spec.Build.BaseImage))},
+		{"Runtime version", orNone(cmp.Or(build.RuntimeVersion, p.Spec.Build.RuntimeVersion))},
 		{"Created", timeText(p.CreationTimestamp.Time, now)},
 	}
 	return writeReport(w, fields, p.Status.Conditions, nil, r.events, r.eventsErr, now)

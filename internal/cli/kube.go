@@ -52,3 +52,6 @@ func (f *KubeFlags) Namespace() (string, error) {
 	}
 	return ns, nil
 }
+
+// NamespaceFlag is -n as given, or "".
+func (f *KubeFlags) NamespaceFlag() string { return *f.ConfigFlags.Namespace }

@@ -23,9 +23,9 @@ import (
 // ModulePath is Caravan's Go module, whose source tree the image is built from.
 const ModulePath = "github.com/caravan-dev/caravan"
 
-// BuildTag leaves out of the image's binary the commands an operator never
-// runs (the bench, the local cluster, the user commands).
-const BuildTag = "operatorimage"
+// Command is the package of the image's binary: the operator and its
+// version, none of the CLI's other commands.
+const Command = "./cmd/caravan-operator"
 
 // Platforms are the platforms the image is built for by default.
 var Platforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
@@ -90,7 +90,7 @@ func (s Source) version() string {
 	return s.Version
 }
 
-// Build compiles the static caravan binary for platform into outDir and
+// Build compiles the static operator binary (Command) for platform into outDir and
 // returns its path. The go command skips the link when the binary there is
 // up to date, so a rebuild of an unchanged tree takes seconds.
 func (s Source) Build(ctx context.Context, p v1.Platform, outDir string, progress io.Writer) (string, error) {
@@ -103,8 +103,8 @@ func (s Source) Build(ctx context.Context, p v1.Platform, outDir string, progres
 	}
 	bin := filepath.Join(dir, "caravan")
 	ldflags := "-s -w -X " + ModulePath + "/internal/version.Version=" + s.version()
-	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath", "-tags", BuildTag,
-		"-ldflags", ldflags, "-o", bin, "./cmd/caravan")
+	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath",
+		"-ldflags", ldflags, "-o", bin, Command)
 	cmd.Dir = s.Dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOWORK=off", "GOFLAGS=")
 	if p.Architecture == "arm" && p.Variant != "" {

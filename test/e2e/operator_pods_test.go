@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
 )
@@ -184,6 +185,12 @@ func TestTheOperatorImageIsANonRootIndexForTwoPlatforms(t *testing.T) {
 		g.Expect(cfg.Config.Labels).To(HaveKeyWithValue(operatorimage.LabelVersion, "v0.0.0-e2e"))
 		g.Expect(cfg.Config.Labels).To(HaveKey(operatorimage.LabelRevision))
 		g.Expect(cfg.Architecture).To(Equal(d.Platform.Architecture))
+		files, err := image.ListFiles(img)
+		g.Expect(err).NotTo(HaveOccurred())
+		bin := string(files[operatorimage.Entrypoint])
+		g.Expect(bin).To(ContainSubstring("Run a Caravan operator"), "the image's binary runs no operator")
+		g.Expect(bin).NotTo(ContainSubstring("Run a local Kubernetes cluster for Caravan"),
+			"the image's binary holds the CLI's other commands")
 	}
 	g.Expect(platforms).To(ConsistOf("linux/amd64", "linux/arm64"))
 	tagged, err := name.ParseReference(env.Cluster.RegistryAddress+"/e2e/caravan:v0.0.0-e2e", name.Insecure)

@@ -1,6 +1,10 @@
-package cli
+// Package operatorcmd holds `caravan operator`, which runs an operator. It
+// needs only client-go to find the cluster, so that the operator image's
+// binary (cmd/caravan-operator) links none of the CLI's other commands.
+package operatorcmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -18,9 +22,9 @@ import (
 	"github.com/caravan-dev/caravan/internal/version"
 )
 
-// OperatorOptions are the options of `caravan operator`.
-type OperatorOptions struct {
-	Kube *KubeFlags
+// Options are the options of `caravan operator`.
+type Options struct {
+	Kube Kube
 
 	IDFlag            string
 	Default           bool
@@ -43,8 +47,9 @@ type OperatorOptions struct {
 	genericiooptions.IOStreams
 }
 
-func newCmdOperator(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &OperatorOptions{
+// NewCmd builds `caravan operator`, finding the cluster through kube.
+func NewCmd(kube Kube, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{
 		Kube:        kube,
 		MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElect: true,
 		HeartbeatInterval: 10 * time.Second, BuildBackoff: 5 * time.Second, IOStreams: streams,
@@ -85,7 +90,7 @@ context.`,
 }
 
 // Complete resolves the id, the namespace and the client configuration.
-func (o *OperatorOptions) Complete() error {
+func (o *Options) Complete() error {
 	id, source, err := ownership.ResolveID(o.IDFlag, os.Getenv)
 	if err != nil {
 		return err
@@ -94,7 +99,7 @@ func (o *OperatorOptions) Complete() error {
 	if !o.defaultSet {
 		o.Default = id == ownership.DefaultID
 	}
-	o.namespace = firstNonEmpty(*o.Kube.ConfigFlags.Namespace, os.Getenv("NAMESPACE"), os.Getenv("POD_NAMESPACE"))
+	o.namespace = cmp.Or(o.Kube.NamespaceFlag(), os.Getenv("NAMESPACE"), os.Getenv("POD_NAMESPACE"))
 	if o.namespace == "" {
 		if o.namespace, err = o.Kube.Namespace(); err != nil {
 			return err
@@ -109,12 +114,12 @@ func (o *OperatorOptions) Complete() error {
 
 // Validate checks the heartbeat interval (the id is checked as it is
 // resolved).
-func (o *OperatorOptions) Validate() error {
+func (o *Options) Validate() error {
 	return ownership.ValidateHeartbeatInterval(o.HeartbeatInterval)
 }
 
 // Run runs the operator until the command is interrupted.
-func (o *OperatorOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.Verbosity), textlogger.Output(o.ErrOut)))
 	ctrl.SetLogger(logger)
 	ctx = ctrl.LoggerInto(ctx, logger)
@@ -129,13 +134,4 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
