@@ -2,23 +2,20 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/digest"
+	"github.com/caravan-dev/caravan/internal/fixture"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
-// Image is the image bench integrations run; kwok never pulls it.
-const Image = "example/camel-app:1.0"
+// Image is the image bench integrations run: the tests' (fixture.Image).
+const Image = fixture.Image
 
 // floorID is the operator id the floor's Deployments are labelled with:
 // no operator runs with it, so none of them is touched by an operator.
@@ -35,34 +32,10 @@ func prebuilt(ns, name, operatorID string, replicas int32) *camelv1.Integration 
 	return it
 }
 
-// newIntegration is a timer-to-log flow, like the end-to-end tests', on
-// Image (no kit build) or, with image "", on a kit built from deps;
-// assigned to operatorID.
+// newIntegration is the tests' integration (fixture.Integration): a
+// timer-to-log flow on image or, with image "", on a kit built from deps.
 func newIntegration(ns, name, operatorID string, replicas int32, image string, deps ...string) *camelv1.Integration {
-	it := &camelv1.Integration{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Annotations: map[string]string{camelv1.OperatorIDAnnotation: operatorID}},
-		Spec: camelv1.IntegrationSpec{
-			Replicas: ptr.To(replicas),
-			Flows: []camelv1.RawObject{raw(map[string]any{"from": map[string]any{
-				"uri":   "timer:tick",
-				"steps": []any{map[string]any{"to": "log:info"}},
-			}})},
-			Dependencies: deps,
-		},
-	}
-	if image != "" {
-		it.Spec.Traits = camelv1.Traits{"container": raw(map[string]any{"image": image})}
-	}
-	return it
-}
-
-func raw(v any) camelv1.RawObject {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: data}}
+	return fixture.Integration(ns, name, operatorID, replicas, image, deps...)
 }
 
 // floorObjects renders, with internal/render, the ConfigMap (nil when the
