@@ -3,6 +3,7 @@
 package image
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,12 @@ const (
 	ReasonInvalidInput = "InvalidInput"
 )
 
+// The platform's fields that name a registry.
+const (
+	settingRegistry  = "spec.build.registry.address"
+	settingBaseImage = "spec.build.baseImage"
+)
+
 // Error is a registry operation that failed, classified by Reason.
 type Error struct {
 	// Reason is one of the Reason constants.
@@ -48,6 +55,9 @@ type Error struct {
 
 	// anonymous is set when no credentials were sent.
 	anonymous bool
+	// setting is the platform's field that names Registry: its registry
+	// address, or the base image when that is in another registry.
+	setting string
 }
 
 // Error names the registry and says what went wrong in words a user can act on.
@@ -61,8 +71,8 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("registry %s refused the credentials (%s): check the secret named in the platform's spec.build.registry.secret",
 			e.Registry, statusText(e.Err))
 	case ReasonRegistryUnreachable:
-		return fmt.Sprintf("registry %s is unreachable: %v: check the platform's spec.build.registry.address and that the registry is running",
-			e.Registry, e.Err)
+		return fmt.Sprintf("registry %s is unreachable: %v: check the platform's %s and that the registry is running",
+			e.Registry, e.Err, cmp.Or(e.setting, settingRegistry))
 	case ReasonBaseImageNotFound:
 		return fmt.Sprintf("base image %s was not found in registry %s (%s): push it there or change the platform's spec.build.baseImage",
 			e.Image, e.Registry, statusText(e.Err))
@@ -137,7 +147,15 @@ const (
 
 // classify turns err, met while doing op on image in r, into an *Error.
 func (r Registry) classify(ctx context.Context, op operation, image string, err error) *Error {
-	e := &Error{Registry: r.host(), Image: image, Err: err, anonymous: r.Auth == nil}
+	e := &Error{Registry: r.host(), Image: image, Err: err, anonymous: r.Auth == nil, setting: settingRegistry}
+	if ref, perr := r.parse(image); perr == nil && ref.Context().RegistryStr() != r.host() {
+		// The image is in another registry (a base image elsewhere):
+		// that registry is the one involved.
+		e.Registry = ref.Context().RegistryStr()
+		if op == opBase {
+			e.setting = settingBaseImage
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		e.Reason = ReasonCanceled

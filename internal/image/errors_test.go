@@ -130,3 +130,19 @@ func TestBuildWithoutARegistryAddressSaysWhatToSet(t *testing.T) {
 	g.Expect(err.Error()).To(Equal("invalid image input: no registry address: set the platform's spec.build.registry.address"))
 	g.Expect(IsRetryable(err)).To(BeFalse())
 }
+
+func TestAnErrorOfABaseImageInAnotherRegistryNamesThatRegistry(t *testing.T) {
+	g := NewWithT(t)
+	reg := Registry{Address: "127.0.0.1:5000"}
+	down := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	e := reg.classify(context.Background(), opBase, "10.0.0.7:5000/camel/base:1", down)
+	g.Expect(e.Reason).To(Equal(ReasonRegistryUnreachable))
+	g.Expect(e.Registry).To(Equal("10.0.0.7:5000"))
+	g.Expect(e.Error()).To(And(ContainSubstring("registry 10.0.0.7:5000 is unreachable"), ContainSubstring("spec.build.baseImage"),
+		Not(ContainSubstring("127.0.0.1:5000"))))
+
+	t.Log("a base image without a host is in the platform's registry, which is the one to check")
+	e = reg.classify(context.Background(), opBase, "camel/base:1", down)
+	g.Expect(e.Registry).To(Equal("127.0.0.1:5000"))
+	g.Expect(e.Error()).To(ContainSubstring("spec.build.registry.address"))
+}

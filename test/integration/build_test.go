@@ -423,3 +423,35 @@ func TestAKitTheAPIServerRefusesIsAnErrorThatSaysSo(t *testing.T) {
 		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cur.IntegrationKit.Name}, &camelv1.IntegrationKit{})
 	}, 3*timeout, poll).Should(Succeed())
 }
+
+// TestABaseImageInARegistryThatIsDownNamesThatRegistry: the platform's
+// registry runs, but its base image names another registry, which does
+// not answer; the build says that registry is unreachable and which
+// setting names it, not the registry it pushes to.
+func TestABaseImageInARegistryThatIsDownNamesThatRegistry(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	down := l.Addr().String()
+	g.Expect(l.Close()).To(Succeed())
+	env.UsePlatformRegistry(t, operatorNamespace, operatorID,
+		camelv1.RegistrySpec{Address: reg.Address, Insecure: true}, down+"/"+baseRepository+":latest")
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "base-down", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+
+	g.Eventually(func() (string, error) {
+		b, err := buildOf(t, ns, it)()
+		if err != nil || b == nil {
+			return "", err
+		}
+		if c := b.Status.GetCondition(camelv1.ConditionReady); c != nil {
+			return c.Message, nil
+		}
+		return "", nil
+	}, timeout, poll).Should(And(ContainSubstring("registry "+down+" is unreachable"),
+		ContainSubstring("spec.build.baseImage"), Not(ContainSubstring("registry "+reg.Address))))
+}
+

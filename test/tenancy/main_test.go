@@ -12,6 +12,9 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -42,6 +45,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The tests' own clients log nothing worth reading.
+	ctrl.SetLogger(logr.Discard())
 	dir, err := os.MkdirTemp("", "caravan-tenancy-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
