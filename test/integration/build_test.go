@@ -454,4 +454,3 @@ func TestABaseImageInARegistryThatIsDownNamesThatRegistry(t *testing.T) {
 	}, timeout, poll).Should(And(ContainSubstring("registry "+down+" is unreachable"),
 		ContainSubstring("spec.build.baseImage"), Not(ContainSubstring("registry "+reg.Address))))
 }
-
