@@ -490,3 +490,35 @@ func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	}, timeout, poll).Should(And(Not(BeEmpty()), Not(Equal(uid))))
 	g.Expect(strings.HasPrefix(itp.Name, operatorID)).To(BeTrue())
 }
+
+// TestTraitsCaravanDoesNotActOnAreAWarning: the sample's prometheus and
+// health traits, which Caravan keeps and does not act on, and a misspelt
+// trait, are named in one Warning Event; the integration runs anyway.
+func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "extra-traits", operatorID, 1)
+	it.Spec.Traits["prometheus"] = harness.Raw(map[string]any{"enabled": true})
+	it.Spec.Traits["health"] = harness.Raw(map[string]any{"enabled": true})
+	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+
+	g.Eventually(func() []string {
+		events := &eventsv1.EventList{}
+		_ = env.Client.List(ctx, events, client.InNamespace(ns))
+		var notes []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == it.Name && e.Reason == "TraitsIgnored" && e.Type == "Warning" {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}, timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits health, prometheus are kept but do nothing"),
+		ContainSubstring("contaner names no Camel K trait"))))
+	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
+		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
+	stored := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
+	g.Expect(stored.Spec.Traits).To(HaveKey("prometheus"), "the trait is kept as written")
+}

@@ -52,6 +52,8 @@ type Reconciler struct {
 	firstReady sync.Map
 	// holds are the integrations that wait for their previous owner.
 	holds holds
+	// warned are the warnings given, per integration, at its generation.
+	warned warnings
 }
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations,verbs=get;list;watch;update;patch
@@ -207,6 +209,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 			// another operator. Neither calls for a cleanup; a move
 			// calls for a release.
 			r.trackHold(req.NamespacedName, nil, false)
+			r.warned.forget(req.NamespacedName)
 			return reconcile.Result{}, r.releaseIfMoved(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err

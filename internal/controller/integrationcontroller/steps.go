@@ -66,7 +66,28 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 		return reconcile.Result{}, nil
 	}
 	s.traits = traits
+	r.warnIgnoredTraits(s)
 	return reconcile.Result{}, nil
+}
+
+// warnIgnoredTraits tells the user, with a Warning Event once per
+// generation, which of the integration's traits Caravan keeps but does
+// not act on (Camel K's others), and which name no Camel K trait at all.
+func (r *Reconciler) warnIgnoredTraits(s *scope) {
+	it := s.it
+	camelK, unknown := trait.Ignored(it.Spec.Traits)
+	var parts []string
+	if len(camelK) > 0 {
+		parts = append(parts, fmt.Sprintf("the Camel K traits %s are kept but do nothing on Caravan, which acts on %s",
+			strings.Join(camelK, ", "), strings.Join(trait.Acted, ", ")))
+	}
+	if len(unknown) > 0 {
+		parts = append(parts, fmt.Sprintf("%s names no Camel K trait: check the spelling", strings.Join(unknown, ", ")))
+	}
+	if len(parts) == 0 || !r.warned.first(client.ObjectKeyFromObject(it), "TraitsIgnored", it.Generation) {
+		return
+	}
+	r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "TraitsIgnored", "Reconcile", "%s", strings.Join(parts, "; "))
 }
 
 // reconcileDigest computes what defines the integration. When it changed
@@ -126,7 +147,8 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 // dependencies are the Kamelets', not the user's.
 func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
 	it := s.it
-	if len(it.Spec.Dependencies) == 0 || it.Status.ObservedGeneration == it.Generation || metav1.GetControllerOf(it) != nil {
+	if len(it.Spec.Dependencies) == 0 || metav1.GetControllerOf(it) != nil ||
+		!r.warned.first(client.ObjectKeyFromObject(it), "DependenciesNotBuilt", it.Generation) {
 		return
 	}
 	r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "DependenciesNotBuilt", "Reconcile",
