@@ -28,14 +28,24 @@ import (
 
 const baseRepository = "caravan-test/base"
 
-// kstatusOf is which of kstatus's Reconciling and Stalled conditions are
-// True in conditions, and the status of Ready.
-func kstatusOf(conditions []metav1.Condition) (ready metav1.ConditionStatus, reconciling, stalled bool) {
+// kstatusOf is the status of Ready in conditions, and whether kstatus's
+// Reconciling and Stalled are True.
+func kstatusOf(conditions []metav1.Condition) []any {
+	var ready metav1.ConditionStatus
 	if c := meta.FindStatusCondition(conditions, camelv1.ConditionReady); c != nil {
 		ready = c.Status
 	}
-	return ready, meta.IsStatusConditionTrue(conditions, camelv1.ConditionReconciling),
-		meta.IsStatusConditionTrue(conditions, camelv1.ConditionStalled)
+	return []any{ready, meta.IsStatusConditionTrue(conditions, camelv1.ConditionReconciling),
+		meta.IsStatusConditionTrue(conditions, camelv1.ConditionStalled)}
+}
+
+// kitKstatus polls kstatusOf the kit named like build b.
+func kitKstatus(b *camelv1.Build) func() []any {
+	return func() []any {
+		k := &camelv1.IntegrationKit{}
+		_ = env.Client.Get(context.Background(), client.ObjectKeyFromObject(b), k)
+		return kstatusOf(k.Status.Conditions)
+	}
 }
 
 // usePlatformRegistry points the operator's platform at a registry (and
@@ -103,8 +113,7 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	g.Expect(k.Status.Image).To(HavePrefix(reg.Address + "/"))
 	g.Expect(k.Status.Image).To(ContainSubstring("@sha256:"))
 	for _, conditions := range [][]metav1.Condition{k.Status.Conditions, b.Status.Conditions} {
-		ready, reconciling, stalled := kstatusOf(conditions)
-		g.Expect([]any{ready, reconciling, stalled}).To(Equal([]any{metav1.ConditionTrue, false, false}), "kstatus Current")
+		g.Expect(kstatusOf(conditions)).To(Equal([]any{metav1.ConditionTrue, false, false}), "kstatus Current")
 	}
 	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.IntegrationKitTypeLabel, camelv1.IntegrationKitTypePlatform))
 	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
@@ -219,14 +228,8 @@ func TestWrongCredentialsEndInAnErrorThatSaysSo(t *testing.T) {
 	g.Eventually(last(buildOf(t, ns, it), &b), 2*timeout, poll).Should(And(
 		HaveField("Status.Phase", camelv1.BuildPhaseError),
 		HaveField("Status.Failure.Recovery.Attempt", int32(5))))
-	ready, reconciling, stalled := kstatusOf(b.Status.Conditions)
-	g.Expect([]any{ready, reconciling, stalled}).To(Equal([]any{metav1.ConditionFalse, false, true}), "a build in Error is Stalled")
-	k := &camelv1.IntegrationKit{}
-	g.Eventually(func() []any {
-		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(b), k)
-		ready, reconciling, stalled := kstatusOf(k.Status.Conditions)
-		return []any{ready, reconciling, stalled}
-	}, timeout, poll).Should(Equal([]any{metav1.ConditionFalse, false, true}), "the kit of a build in Error is Stalled")
+	g.Expect(kstatusOf(b.Status.Conditions)).To(Equal([]any{metav1.ConditionFalse, false, true}), "a build in Error is Stalled")
+	g.Eventually(kitKstatus(b), timeout, poll).Should(Equal([]any{metav1.ConditionFalse, false, true}), "the kit of a build in Error is Stalled")
 	g.Eventually(func() (string, error) {
 		cur := &camelv1.Integration{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur); err != nil {
@@ -263,14 +266,8 @@ func TestDeletingAKitCancelsItsBuild(t *testing.T) {
 	var b *camelv1.Build
 	g.Eventually(last(buildOf(t, ns, it), &b), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseRunning))
 	g.Eventually(open.Load, timeout, poll).Should(BeNumerically(">", 0))
-	ready, reconciling, stalled := kstatusOf(b.Status.Conditions)
-	g.Expect([]any{ready, reconciling, stalled}).To(Equal([]any{metav1.ConditionFalse, true, false}), "a running build is Reconciling")
-	k := &camelv1.IntegrationKit{}
-	g.Eventually(func() []any {
-		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(b), k)
-		ready, reconciling, stalled := kstatusOf(k.Status.Conditions)
-		return []any{ready, reconciling, stalled}
-	}, timeout, poll).Should(Equal([]any{metav1.ConditionFalse, true, false}), "the kit of a running build is Reconciling")
+	g.Expect(kstatusOf(b.Status.Conditions)).To(Equal([]any{metav1.ConditionFalse, true, false}), "a running build is Reconciling")
+	g.Eventually(kitKstatus(b), timeout, poll).Should(Equal([]any{metav1.ConditionFalse, true, false}), "the kit of a running build is Reconciling")
 
 	g.Expect(env.Client.Delete(ctx, &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Name}})).To(Succeed())
 	g.Eventually(open.Load, timeout, poll).Should(BeZero(), "the build kept its connections after its kit was deleted")

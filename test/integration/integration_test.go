@@ -435,17 +435,7 @@ func TestDependenciesThatAnImageRunsWithoutAreAWarning(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 	key := client.ObjectKeyFromObject(it)
 
-	warnings := func() []string {
-		events := &eventsv1.EventList{}
-		_ = env.Client.List(ctx, events, client.InNamespace(ns))
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == it.Name && e.Reason == "DependenciesNotBuilt" && e.Type == "Warning" {
-				notes = append(notes, e.Note)
-			}
-		}
-		return notes
-	}
+	warnings := warningNotes(ns, it.Name, "DependenciesNotBuilt")
 	g.Eventually(warnings, timeout, poll).Should(ConsistOf(And(ContainSubstring(harness.TestImage), ContainSubstring("camel:kafka"))))
 	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase", camelv1.IntegrationPhaseDeploying),
 		"the image runs: the warning does not stop it")
@@ -504,21 +494,27 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
-	g.Eventually(func() []string {
-		events := &eventsv1.EventList{}
-		_ = env.Client.List(ctx, events, client.InNamespace(ns))
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == it.Name && e.Reason == "TraitsIgnored" && e.Type == "Warning" {
-				notes = append(notes, e.Note)
-			}
-		}
-		return notes
-	}, timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits health, prometheus are kept but do nothing"),
+	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits health, prometheus are kept but do nothing"),
 		ContainSubstring("contaner names no Camel K trait"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
 	stored := &camelv1.Integration{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
 	g.Expect(stored.Spec.Traits).To(HaveKey("prometheus"), "the trait is kept as written")
+}
+
+// warningNotes polls the notes of the Warning Events with reason about
+// the object name of namespace ns.
+func warningNotes(ns, name, reason string) func() []string {
+	return func() []string {
+		events := &eventsv1.EventList{}
+		_ = env.Client.List(context.Background(), events, client.InNamespace(ns))
+		var notes []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == name && e.Reason == reason && e.Type == "Warning" {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}
 }
