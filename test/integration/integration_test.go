@@ -518,3 +518,29 @@ func warningNotes(ns, name, reason string) func() []string {
 		return notes
 	}
 }
+
+// TestAClearedStatusIsInitialisedAgain: `kamel rebuild` empties an
+// integration's status; the operator notices and initialises it again,
+// to Running, without replacing its Deployment.
+func TestAClearedStatusIsInitialisedAgain(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "rebuilt", operatorID, 1)
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Phase",
+		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))))
+	dep := get(t, key, &appsv1.Deployment{})
+
+	cur := get(t, key, &camelv1.Integration{})
+	cur.Status = camelv1.IntegrationStatus{}
+	g.Expect(env.Client.Status().Update(ctx, cur)).To(Succeed(), "clearing the status as kamel rebuild does")
+	g.Expect(cur.Status.Phase).To(BeEmpty())
+
+	g.Eventually(integrationStatus(key), timeout, poll).Should(And(
+		HaveField("Phase", Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))),
+		HaveField("ObservedGeneration", cur.Generation), HaveField("Digest", Not(BeEmpty())),
+		HaveField("Ownership.Owner", operatorID)))
+	g.Expect(get(t, key, &appsv1.Deployment{}).UID).To(Equal(dep.UID), "the Deployment was replaced")
+}

@@ -101,6 +101,17 @@ var kitNamed = predicate.TypedFuncs[client.Object]{
 	},
 }
 
+// statusCleared passes the update of a status that someone else emptied,
+// as `kamel rebuild` does, for the operator to re-initialise the
+// integration (its own writes never leave the phase empty).
+var statusCleared = predicate.TypedFuncs[client.Object]{
+	UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
+		old, okOld := e.ObjectOld.(*camelv1.Integration)
+		cur, okNew := e.ObjectNew.(*camelv1.Integration)
+		return okOld && okNew && old.Status.Phase != "" && cur.Status.Phase == ""
+	},
+}
+
 // notCreated drops the creation events of the children whose status the
 // integration's does not follow (the ConfigMap, the Service): the
 // reconcile that wrote one has nothing left to do when it appears, and
@@ -167,9 +178,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	// Status writes (this controller's own) change neither generation,
 	// annotations nor labels, so they do not cause another reconcile;
 	// except the previous owner's release, for the new owner to adopt at
-	// once, and a write that names another kit (see kitNamed).
+	// once, a write that names another kit (see kitNamed), and a status
+	// someone else cleared (see statusCleared).
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
-		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed)
+		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed, statusCleared)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("integration").
 		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).
