@@ -451,3 +451,34 @@ func TestABaseImageInARegistryThatIsDownNamesThatRegistry(t *testing.T) {
 	}, timeout, poll).Should(And(ContainSubstring("registry "+down+" is unreachable"),
 		ContainSubstring("spec.build.baseImage"), Not(ContainSubstring("registry "+reg.Address))))
 }
+
+// TestAPinnedKitThatDoesNotExistIsBadInput: an integration pinned to a kit
+// that does not exist is in Error, Stalled, with what to do, and nothing
+// is built; once the kit is made, the integration runs its image.
+func TestAPinnedKitThatDoesNotExistIsBadInput(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "pinned")
+	it.Spec.IntegrationKit = &corev1.ObjectReference{Name: "made-later"}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+
+	g.Eventually(integrationStatus(key), timeout, poll).Should(And(
+		HaveField("Phase", camelv1.IntegrationPhaseError),
+		HaveField("Conditions", ContainElement(And(HaveField("Type", camelv1.ConditionStalled),
+			HaveField("Reason", "KitNotFound"), HaveField("Message", ContainSubstring("remove spec.integrationKit")))))))
+	builds := &camelv1.BuildList{}
+	g.Expect(env.Client.List(ctx, builds, client.InNamespace(ns))).To(Succeed())
+	g.Expect(builds.Items).To(BeEmpty(), "a build was started for a pinned kit")
+
+	t.Log("the kit is made: the integration runs its image")
+	k := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "made-later",
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: operatorID},
+		Labels:      map[string]string{camelv1.OperatorIDLabel: operatorID}},
+		Spec: camelv1.IntegrationKitSpec{Image: harness.TestImage}}
+	g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+	g.Eventually(integrationStatus(key), timeout, poll).Should(And(
+		HaveField("Phase", Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))),
+		HaveField("Image", harness.TestImage)))
+}

@@ -6,7 +6,6 @@ import "github.com/caravan-dev/caravan/internal/controller"
 const (
 	// Waits.
 	ReasonPlatformNotReady controller.Reason = "PlatformNotReady"
-	ReasonKitNotFound      controller.Reason = "KitNotFound"
 	ReasonKitBuilding      controller.Reason = "KitBuilding"
 	ReasonKitNotReady      controller.Reason = "KitNotReady"
 	// Bad input, or a refusal an administrator must resolve.
@@ -15,6 +14,7 @@ const (
 	ReasonInvalidSource controller.Reason = "InvalidSource"
 	ReasonNoSources     controller.Reason = "NoSources"
 	ReasonKitRefused    controller.Reason = "KitRefused"
+	ReasonKitNotFound   controller.Reason = "KitNotFound"
 	ReasonNameConflict  controller.Reason = "NameConflict"
 	// The Deployment's rollout.
 	ReasonDeploying          controller.Reason = "Deploying"
@@ -24,4 +24,4 @@ const (
 
 // awaitsKit are the waits that show as phase Building Kit: the
 // integration's kit is awaited.
-var awaitsKit = map[controller.Reason]bool{ReasonKitNotFound: true, ReasonKitBuilding: true, ReasonKitNotReady: true}
+var awaitsKit = map[controller.Reason]bool{ReasonKitBuilding: true, ReasonKitNotReady: true}

@@ -173,9 +173,11 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	err := r.Client.Get(ctx, key, k)
 	switch {
 	case apierrors.IsNotFound(err) && spec == nil:
-		s.Waiting = controller.Because(ReasonKitNotFound, fmt.Sprintf(
-			"IntegrationKit %s is not one of operator %s's kits: it does not exist, or it is assigned to another operator",
-			key, r.OperatorID))
+		// Bad input: nothing is built for a pinned kit. The kit's watch
+		// brings the integration back if the kit is made later.
+		s.Failure = controller.Because(ReasonKitNotFound, fmt.Sprintf(
+			"IntegrationKit %s is not one of operator %s's kits: it does not exist, or it is assigned to another operator; "+
+				"create it for this operator, or remove spec.integrationKit to have a kit built", key, r.OperatorID))
 		return reconcile.Result{}, nil
 	case apierrors.IsNotFound(err):
 		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
