@@ -24,14 +24,7 @@ func HandLabelOver(ctx context.Context, c client.Client, obj client.Object) erro
 	if to != "" {
 		label = to
 	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": obj.GetResourceVersion(),
-		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
-	}})
-	if err != nil {
-		return err
-	}
-	err = c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+	err := PatchLabel(ctx, c, obj, label)
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return nil // changed meanwhile; the newer version decides
 	}
@@ -39,4 +32,18 @@ func HandLabelOver(ctx context.Context, c client.Client, obj client.Object) erro
 		return fmt.Errorf("handing the label over to %q: %w", to, err)
 	}
 	return nil
+}
+
+// PatchLabel sets the operator-id label of obj to label (nil removes it)
+// with a merge patch that carries the resourceVersion read, so that a
+// resource changed meanwhile is refused with a conflict.
+func PatchLabel(ctx context.Context, c client.Client, obj client.Object, label any) error {
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": obj.GetResourceVersion(),
+		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
+	}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
 }

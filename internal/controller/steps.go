@@ -90,7 +90,7 @@ func PatchStatus(ctx context.Context, c client.Client, before, after client.Obje
 }
 
 // Cond is a condition of the given status, reason and message; its type
-// is set by SetConditions.
+// is set by SetProgress.
 func Cond(status metav1.ConditionStatus, reason Reason, message string) metav1.Condition {
 	return metav1.Condition{Status: status, Reason: string(reason), Message: message}
 }
@@ -130,13 +130,13 @@ func SetProgress(conditions *[]metav1.Condition, gen int64, status metav1.Condit
 	case Stuck:
 		stalled = &held
 	}
-	SetConditions(conditions, gen, Cond(status, reason, message), reconciling, stalled)
+	setConditions(conditions, gen, Cond(status, reason, message), reconciling, stalled)
 }
 
-// SetConditions sets the kstatus conditions, observed at generation gen:
+// setConditions sets the kstatus conditions, observed at generation gen:
 // Ready always, Reconciling and Stalled only while they hold (nil removes
 // them), as kstatus reads them.
-func SetConditions(conditions *[]metav1.Condition, gen int64, ready metav1.Condition, reconciling, stalled *metav1.Condition) {
+func setConditions(conditions *[]metav1.Condition, gen int64, ready metav1.Condition, reconciling, stalled *metav1.Condition) {
 	set := func(t string, c *metav1.Condition) {
 		if c == nil {
 			meta.RemoveStatusCondition(conditions, t)

@@ -23,7 +23,7 @@ func computeStatus(s *scope) {
 	if s.image != "" {
 		st.Image = s.image
 	}
-	ready, reconciling, stalled := readiness(s)
+	ready, progress := readiness(s)
 	if s.deployment != nil && ready.Status == metav1.ConditionTrue {
 		// Counted once rolled out: the count of a rollout in progress
 		// changes from one pod to the next, and each change would cost
@@ -32,19 +32,17 @@ func computeStatus(s *scope) {
 		st.Replicas = &replicas
 	}
 	st.Phase = phase(s, ready)
-	controller.SetConditions(&st.Conditions, s.it.Generation, ready, reconciling, stalled)
+	controller.SetProgress(&st.Conditions, s.it.Generation, ready.Status, progress, controller.Reason(ready.Reason), ready.Message)
 	// The owner reconciles it: it is no orphan.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
 }
 
-// readiness returns the Ready condition and, when true, the Reconciling or
-// Stalled condition (kstatus sets those only while they hold).
-func readiness(s *scope) (ready metav1.Condition, reconciling, stalled *metav1.Condition) {
+// readiness returns the Ready condition and where the integration stands:
+// stuck on bad input, current once rolled out, else in progress.
+func readiness(s *scope) (ready metav1.Condition, progress controller.Progress) {
 	switch {
 	case s.Failure != nil:
-		ready = controller.Cond(metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
-		c := controller.Cond(metav1.ConditionTrue, s.Failure.Reason, s.Failure.Message)
-		return ready, nil, &c
+		return controller.Cond(metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message), controller.Stuck
 	case s.Waiting != nil:
 		ready = controller.Cond(metav1.ConditionFalse, s.Waiting.Reason, s.Waiting.Message)
 	case s.deployment == nil:
@@ -53,13 +51,11 @@ func readiness(s *scope) (ready metav1.Condition, reconciling, stalled *metav1.C
 	default:
 		ok, msg := deploymentReady(s.deployment)
 		if ok {
-			return controller.Cond(metav1.ConditionTrue, ReasonDeploymentReady, msg), nil, nil
+			return controller.Cond(metav1.ConditionTrue, ReasonDeploymentReady, msg), controller.Current
 		}
 		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploymentNotReady, msg)
 	}
-	c := ready
-	c.Status = metav1.ConditionTrue
-	return ready, &c, nil
+	return ready, controller.InProgress
 }
 
 // deploymentReady tells whether the Deployment has rolled out its latest

@@ -2,7 +2,6 @@ package integrationcontroller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -325,19 +323,12 @@ func (r *Reconciler) removeChild(ctx context.Context, s *scope, name string, obj
 // takeOver labels a child of the integration that a previous owner
 // labelled with this operator's id, before this operator deletes it: the
 // confinement policy lets an operator delete only what is labelled with
-// its own id. The patch carries the resourceVersion read.
+// its own id.
 func (r *Reconciler) takeOver(ctx context.Context, obj client.Object) error {
 	if obj.GetLabels()[camelv1.OperatorIDLabel] == r.OperatorID {
 		return nil
 	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": obj.GetResourceVersion(),
-		"labels":          map[string]any{camelv1.OperatorIDLabel: r.OperatorID},
-	}})
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)); err != nil {
+	if err := controller.PatchLabel(ctx, r.Client, obj, r.OperatorID); err != nil {
 		return fmt.Errorf("taking %s over from the integration's previous owner: %w", obj.GetName(), err)
 	}
 	return nil

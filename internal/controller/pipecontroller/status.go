@@ -22,18 +22,8 @@ func computeStatus(s *scope) {
 	}
 	var ready metav1.Condition
 	st.Phase, ready = readiness(s)
-	var reconciling, stalled *metav1.Condition
-	switch st.Phase {
-	case camelv1.PipePhaseError:
-		c := ready
-		c.Status = metav1.ConditionTrue
-		stalled = &c
-	case camelv1.PipePhaseCreating:
-		c := ready
-		c.Status = metav1.ConditionTrue
-		reconciling = &c
-	}
-	controller.SetConditions(&st.Conditions, st.ObservedGeneration, ready, reconciling, stalled)
+	controller.SetProgress(&st.Conditions, st.ObservedGeneration, ready.Status,
+		controller.ProgressOf(st.Phase, camelv1.PipePhaseReady, camelv1.PipePhaseError), controller.Reason(ready.Reason), ready.Message)
 	// The orphan controller marks bindings whose operator is missing; the
 	// owner reconciling it is the proof that it is not.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
