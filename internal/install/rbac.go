@@ -83,10 +83,10 @@ func UseRule(id string) rbacv1.PolicyRule {
 		Resources: []string{"integrationoperators"}, ResourceNames: []string{id}, Verbs: []string{"use"}}
 }
 
-// servedNamespaces are the namespaces a limited operator gets rights in:
-// its own and those it watches, sorted.
-func servedNamespaces(c Config) []string {
-	ns := append([]string{c.Namespace}, c.WatchNamespaces...)
+// ServedNamespaces are the namespaces an operator of namespace own that
+// watches watch gets rights in: its own and the watched ones, sorted.
+func ServedNamespaces(own string, watch []string) []string {
+	ns := append([]string{own}, watch...)
 	sort.Strings(ns)
 	return slices.Compact(ns)
 }
@@ -135,7 +135,7 @@ func rbacManifests(c Config) ([]client.Object, error) {
 		nsRole := NamespacedRoleName(c.ID, c.Namespace)
 		objs = append(objs, &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 			ObjectMeta: metav1.ObjectMeta{Name: nsRole, Labels: installationLabels(c)}, Rules: namespacedRules})
-		for _, ns := range servedNamespaces(c) {
+		for _, ns := range ServedNamespaces(c.Namespace, c.WatchNamespaces) {
 			objs = append(objs, &rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
 				ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: ns, Labels: installationLabels(c)},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: nsRole},

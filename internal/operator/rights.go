@@ -60,6 +60,12 @@ type RightsCheck struct {
 	missing string
 }
 
+// required are the rules the operator needs in each namespace it serves.
+type required struct {
+	namespace string
+	rules     []rbacv1.PolicyRule
+}
+
 // NeedLeaderElection makes every replica check its rights.
 func (r *RightsCheck) NeedLeaderElection() bool { return false }
 
@@ -70,8 +76,16 @@ func (r *RightsCheck) Start(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 30 * time.Second
 	}
+	var need []required
+	for _, ns := range install.ServedNamespaces(r.Namespace, r.WatchNamespaces) {
+		rules, err := install.RequiredRules(r.ID, r.Namespace, ns)
+		if err != nil {
+			return err
+		}
+		need = append(need, required{ns, rules})
+	}
 	for {
-		missing, err := r.check(ctx)
+		missing, err := r.check(ctx, need)
 		if err != nil {
 			log.Error(err, "Checking the operator's rights failed")
 		} else if r.changed(missing) {
@@ -114,16 +128,11 @@ func (r *RightsCheck) changed(missing string) bool {
 }
 
 // check returns a message naming the rules the operator lacks in each
-// namespace it serves, or "" when it holds them all.
-func (r *RightsCheck) check(ctx context.Context) (string, error) {
-	served := append([]string{r.Namespace}, r.WatchNamespaces...)
-	sort.Strings(served)
+// namespace it serves (need), or "" when it holds them all.
+func (r *RightsCheck) check(ctx context.Context, need []required) (string, error) {
 	var lacks []string
-	for _, ns := range slices.Compact(served) {
-		want, err := install.RequiredRules(r.ID, r.Namespace, ns)
-		if err != nil {
-			return "", err
-		}
+	for _, n := range need {
+		ns, want := n.namespace, n.rules
 		review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}
 		if err := r.Client.Create(ctx, review); err != nil {
 			return "", fmt.Errorf("reviewing the operator's rules in namespace %s: %w", ns, err)
