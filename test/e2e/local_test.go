@@ -113,6 +113,11 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	g.Expect(strings.TrimSpace(kubeconfig)).To(Equal(filepath.Join(dir, "kubeconfig")))
 
 	t.Run("a Deployment reaches ready pods on kwok nodes", func(t *testing.T) {
+		t.Cleanup(func() {
+			if t.Failed() {
+				dumpPodsAndEvents(t, strings.TrimSpace(kubeconfig), filepath.Join(dir, "logs", "kwok.log"))
+			}
+		})
 		deploymentBecomesReady(t, strings.TrimSpace(kubeconfig))
 	})
 	t.Run("a Camel K integration applies with kubectl", func(t *testing.T) {
@@ -173,5 +178,43 @@ func deploymentBecomesReady(t *testing.T, kubeconfig string) {
 	for _, p := range pods.Items {
 		g.Expect(p.Spec.NodeName).To(HavePrefix("kwok-node-"))
 		g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+	}
+}
+
+// dumpPodsAndEvents logs the default namespace's pods, their conditions,
+// the events and the tail of kwok's log, so that a pod that never became
+// ready can be explained from the test output alone.
+func dumpPodsAndEvents(t *testing.T, kubeconfig, kwokLog string) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Logf("no dump: %v", err)
+		return
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Logf("no dump: %v", err)
+		return
+	}
+	ctx := context.Background()
+	if pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pods.Items {
+			t.Logf("pod %s node=%q phase=%s conditions=%+v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions)
+		}
+	}
+	if nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			t.Logf("node %s taints=%+v conditions=%+v", n.Name, n.Spec.Taints, n.Status.Conditions)
+		}
+	}
+	if events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, e := range events.Items {
+			t.Logf("event %s %s/%s %s: %s", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+	if data, err := os.ReadFile(kwokLog); err == nil {
+		if len(data) > 8192 {
+			data = data[len(data)-8192:]
+		}
+		t.Logf("tail of kwok's log:\n%s", data)
 	}
 }
