@@ -38,10 +38,14 @@ type Outcome struct {
 	// resource waits for its previous owner, was released, or goes with
 	// its namespace).
 	Quiet bool
+	// Done: a step did all that this reconcile had to do (a build's
+	// runner already has the attempt), and the steps after it have
+	// nothing to add.
+	Done bool
 }
 
 // Stopped tells whether a step set the outcome.
-func (o *Outcome) Stopped() bool { return o.Waiting != nil || o.Failure != nil || o.Quiet }
+func (o *Outcome) Stopped() bool { return o.Waiting != nil || o.Failure != nil || o.Quiet || o.Done }
 
 // Step is one step of a reconcile: it observes or changes one thing and
 // records what it found in the scope s.

@@ -57,6 +57,10 @@ func TestTheStepsStopAtTheFirstThatErrsRequeuesOrSetsTheOutcome(t *testing.T) {
 			s.Failure = Because("KitRefused", "refused")
 			return reconcile.Result{RequeueAfter: time.Minute}, nil
 		}, ran: 2, requeue: true},
+		{name: "a step that did it all stops", second: func(s *trace) (reconcile.Result, error) {
+			s.Done = true
+			return reconcile.Result{}, nil
+		}, ran: 2},
 		{name: "a namespace that ends stops quietly", second: func(*trace) (reconcile.Result, error) { return reconcile.Result{}, ending }, ran: 2, quiet: true},
 	}
 	for _, tc := range cases {

@@ -101,7 +101,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
 
-// reconcile moves one Build along.
+// scope is what one reconcile of a Build knows: the build, and what its
+// steps resolved for the attempt to submit.
+type scope struct {
+	b        *camelv1.Build
+	spec     kit.Spec
+	settings camelv1.IntegrationPlatformSpec
+	registry image.Registry
+	// Outcome is set by a step that waits for the platform's settings,
+	// found the build invalid, or observed the attempt the runner has.
+	controller.Outcome
+}
+
+// reconcile runs the steps in order; the status they set is written once,
+// at the end.
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	b := &camelv1.Build{}
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
@@ -119,23 +132,22 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		return reconcile.Result{}, nil
 	}
 	before := b.DeepCopy()
+	s := &scope{b: b}
 	defer func() {
-		if err := r.patchStatus(ctx, before, b); err != nil {
+		if err := r.patchStatus(ctx, before, s); err != nil {
 			// The status must land: a failed write is retried, even
 			// when the steps ended in a terminal error.
 			retErr = err
 		}
 	}()
-	if st, ok := r.Runner.Status(req.NamespacedName); ok && st.Attempt == attempts(b)+1 {
-		return r.observe(b, st), nil
-	}
-	if b.Status.Phase == camelv1.BuildPhaseFailed {
-		wait := b.Status.Failure.Recovery.AttemptTime.Add(build.Backoff(r.BackoffBase, attempts(b))).Sub(r.Clock.Now())
-		if wait > 0 {
-			return reconcile.Result{RequeueAfter: wait}, nil
-		}
-	}
-	return r.submit(ctx, b)
+	return controller.RunSteps(ctx, s, &s.Outcome,
+		r.observeAttempt,
+		r.awaitBackoff,
+		r.resolveSpec,
+		r.resolvePlatform,
+		r.resolveRegistry,
+		r.submit,
+	)
 }
 
 // attempts is the number of attempts that ended in failure.
@@ -146,43 +158,93 @@ func attempts(b *camelv1.Build) int32 {
 	return b.Status.Failure.Recovery.Attempt
 }
 
-// submit resolves the job's inputs and hands it to the runner.
-func (r *Reconciler) submit(ctx context.Context, b *camelv1.Build) (reconcile.Result, error) {
-	spec, err := specOf(b)
-	if err != nil {
-		r.fail(b, "InvalidBuild", err.Error(), true)
+// observeAttempt records what the runner says of the current attempt,
+// when it has it: then there is nothing to submit.
+func (r *Reconciler) observeAttempt(_ context.Context, s *scope) (reconcile.Result, error) {
+	st, ok := r.Runner.Status(client.ObjectKeyFromObject(s.b))
+	if !ok || st.Attempt != attempts(s.b)+1 {
 		return reconcile.Result{}, nil
 	}
+	s.Done = true
+	return r.observe(s.b, st), nil
+}
+
+// awaitBackoff waits out the backoff after a failed attempt.
+func (r *Reconciler) awaitBackoff(_ context.Context, s *scope) (reconcile.Result, error) {
+	if s.b.Status.Phase != camelv1.BuildPhaseFailed {
+		return reconcile.Result{}, nil
+	}
+	wait := s.b.Status.Failure.Recovery.AttemptTime.Add(build.Backoff(r.BackoffBase, attempts(s.b))).Sub(r.Clock.Now())
+	if wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// resolveSpec reads the kit spec to build from the build's task: a build
+// without one is bad input.
+func (r *Reconciler) resolveSpec(_ context.Context, s *scope) (reconcile.Result, error) {
+	spec, err := specOf(s.b)
+	if err != nil {
+		r.fail(s.b, ReasonInvalidBuild, err.Error(), true)
+		s.Failure = controller.Because(ReasonInvalidBuild, err.Error())
+		return reconcile.Result{}, nil
+	}
+	s.spec = spec
+	return reconcile.Result{}, nil
+}
+
+// resolvePlatform reads the operator's platform settings, and waits for
+// the platform while it is missing.
+func (r *Reconciler) resolvePlatform(ctx context.Context, s *scope) (reconcile.Result, error) {
 	itp := &camelv1.IntegrationPlatform{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.OperatorID}, itp); err != nil {
-		setPhase(b, camelv1.BuildPhaseScheduling, metav1.ConditionFalse, "PlatformNotReady", "waiting for the operator's platform")
+		r.wait(s, ReasonPlatformNotReady, "waiting for the operator's platform")
 		return reconcile.Result{RequeueAfter: 5 * time.Second}, client.IgnoreNotFound(err)
 	}
-	settings := platform.Resolve(itp.Spec)
-	reg, reason, msg := r.registry(ctx, settings.Build.Registry)
+	s.settings = platform.Resolve(itp.Spec)
+	return reconcile.Result{}, nil
+}
+
+// resolveRegistry builds the registry settings, and waits while they
+// cannot work as they are: that is configuration the user must fix, not
+// an attempt.
+func (r *Reconciler) resolveRegistry(ctx context.Context, s *scope) (reconcile.Result, error) {
+	reg, reason, msg := r.registry(ctx, s.settings.Build.Registry)
 	if reason != "" {
-		// Waiting on configuration the user must fix; not an attempt.
-		setPhase(b, camelv1.BuildPhaseScheduling, metav1.ConditionFalse, reason, msg)
+		r.wait(s, reason, msg)
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	r.Runner.SetLimit(int(*settings.Build.MaxRunningBuilds))
-	timeout := settings.Build.Timeout.Duration
-	if b.Spec.Timeout != nil && b.Spec.Timeout.Duration > 0 {
-		timeout = b.Spec.Timeout.Duration
+	s.registry = reg
+	return reconcile.Result{}, nil
+}
+
+// wait puts the build in Scheduling for the reason given.
+func (r *Reconciler) wait(s *scope, reason controller.Reason, message string) {
+	setPhase(s.b, camelv1.BuildPhaseScheduling, metav1.ConditionFalse, reason, message)
+	s.Waiting = controller.Because(reason, message)
+}
+
+// submit hands the attempt to the runner and records what it says.
+func (r *Reconciler) submit(_ context.Context, s *scope) (reconcile.Result, error) {
+	r.Runner.SetLimit(int(*s.settings.Build.MaxRunningBuilds))
+	timeout := s.settings.Build.Timeout.Duration
+	if s.b.Spec.Timeout != nil && s.b.Spec.Timeout.Duration > 0 {
+		timeout = s.b.Spec.Timeout.Duration
 	}
 	st := r.Runner.Submit(build.Job{
-		Build: client.ObjectKeyFromObject(b), Attempt: attempts(b) + 1,
-		Spec: spec, Registry: reg, Timeout: timeout,
+		Build: client.ObjectKeyFromObject(s.b), Attempt: attempts(s.b) + 1,
+		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 	})
-	return r.observe(b, st), nil
+	return r.observe(s.b, st), nil
 }
 
 // registry builds the registry settings, reading the credentials Secret
 // named by the platform. A reason is returned when the platform's
 // settings cannot work as they are.
-func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (image.Registry, string, string) {
+func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (image.Registry, controller.Reason, string) {
 	if spec.Address == "" {
-		return image.Registry{}, "NoRegistry", fmt.Sprintf(
+		return image.Registry{}, ReasonNoRegistry, fmt.Sprintf(
 			"the IntegrationPlatform %s/%s has no spec.build.registry.address: kits cannot be built until it names a registry",
 			r.Namespace, r.OperatorID)
 	}
@@ -192,7 +254,7 @@ func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (i
 	}
 	secret := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.Secret}, secret); err != nil {
-		return reg, "RegistrySecretUnavailable", fmt.Sprintf("reading the registry Secret %s/%s named by the platform: %v",
+		return reg, ReasonRegistrySecretUnavailable, fmt.Sprintf("reading the registry Secret %s/%s named by the platform: %v",
 			r.Namespace, spec.Secret, err)
 	}
 	data := secret.Data[corev1.DockerConfigJsonKey]
@@ -201,7 +263,7 @@ func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (i
 	}
 	auth, err := image.AuthFromDockerConfig(data, spec.Address)
 	if err != nil {
-		return reg, "RegistrySecretInvalid", fmt.Sprintf("registry Secret %s/%s: %v", r.Namespace, spec.Secret, err)
+		return reg, ReasonRegistrySecretInvalid, fmt.Sprintf("registry Secret %s/%s: %v", r.Namespace, spec.Secret, err)
 	}
 	reg.Auth = auth
 	return reg, "", ""
@@ -211,21 +273,21 @@ func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (i
 func (r *Reconciler) observe(b *camelv1.Build, st build.Status) reconcile.Result {
 	switch st.State {
 	case build.Queued:
-		setPhase(b, camelv1.BuildPhasePending, metav1.ConditionFalse, "Queued",
+		setPhase(b, camelv1.BuildPhasePending, metav1.ConditionFalse, ReasonQueued,
 			fmt.Sprintf("attempt %d waits for a free build slot", st.Attempt))
 	case build.Running:
 		b.Status.StartedAt = &metav1.Time{Time: st.Started}
-		setPhase(b, camelv1.BuildPhaseRunning, metav1.ConditionFalse, "Running", fmt.Sprintf("attempt %d is running", st.Attempt))
+		setPhase(b, camelv1.BuildPhaseRunning, metav1.ConditionFalse, ReasonRunning, fmt.Sprintf("attempt %d is running", st.Attempt))
 	case build.Done:
 		b.Status.StartedAt = &metav1.Time{Time: st.Started}
 		b.Status.Duration = st.Finished.Sub(st.Started).Round(time.Millisecond).String()
 		if st.Err == nil {
 			b.Status.Image, b.Status.Digest, b.Status.BaseImage = st.Result.Image, st.Result.Digest, st.Result.BaseImage
-			setPhase(b, camelv1.BuildPhaseSucceeded, metav1.ConditionTrue, "Succeeded", "built and pushed "+st.Result.Image)
+			setPhase(b, camelv1.BuildPhaseSucceeded, metav1.ConditionTrue, ReasonSucceeded, "built and pushed "+st.Result.Image)
 			return reconcile.Result{}
 		}
 		final := st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled)
-		r.fail(b, image.ReasonOf(st.Err), st.Err.Error(), final)
+		r.fail(b, controller.Reason(image.ReasonOf(st.Err)), st.Err.Error(), final)
 		b.Status.Failure.Recovery.Attempt = st.Attempt
 		b.Status.Failure.Recovery.AttemptTime = metav1.Time{Time: st.Finished}
 		if !final {
@@ -236,9 +298,9 @@ func (r *Reconciler) observe(b *camelv1.Build, st build.Status) reconcile.Result
 }
 
 // fail records a failure; final ones put the build in Error.
-func (r *Reconciler) fail(b *camelv1.Build, reason, message string, final bool) {
+func (r *Reconciler) fail(b *camelv1.Build, reason controller.Reason, message string, final bool) {
 	if reason == "" {
-		reason = "BuildFailed"
+		reason = ReasonBuildFailed
 	}
 	if b.Status.Failure == nil {
 		b.Status.Failure = &camelv1.Failure{}
@@ -247,24 +309,24 @@ func (r *Reconciler) fail(b *camelv1.Build, reason, message string, final bool) 
 	b.Status.Failure.Time = metav1.Time{Time: r.Clock.Now()}
 	b.Status.Failure.Recovery.AttemptMax = build.MaxAttempts
 	if final {
+		// In Error the build is Stuck: Stalled, with this reason.
 		setPhase(b, camelv1.BuildPhaseError, metav1.ConditionFalse, reason, message)
-		b.Status.SetCondition(metav1.Condition{Type: camelv1.ConditionStalled, Status: metav1.ConditionTrue,
-			Reason: reason, Message: message, ObservedGeneration: b.Generation})
 		return
 	}
 	setPhase(b, camelv1.BuildPhaseFailed, metav1.ConditionFalse, reason,
 		fmt.Sprintf("%s; retrying (attempt %d of %d failed)", message, attempts(b)+1, build.MaxAttempts))
 }
 
-func setPhase(b *camelv1.Build, phase camelv1.BuildPhase, ready metav1.ConditionStatus, reason, message string) {
+func setPhase(b *camelv1.Build, phase camelv1.BuildPhase, ready metav1.ConditionStatus, reason controller.Reason, message string) {
 	b.Status.Phase = phase
 	b.Status.ObservedGeneration = b.Generation
 	// Scheduling, queued, running, or failed and to be retried: in progress.
 	progress := controller.ProgressOf(phase, camelv1.BuildPhaseSucceeded, camelv1.BuildPhaseError)
-	controller.SetProgress(&b.Status.Conditions, b.Generation, ready, progress, controller.Reason(reason), message)
+	controller.SetProgress(&b.Status.Conditions, b.Generation, ready, progress, reason, message)
 }
 
-func (r *Reconciler) patchStatus(ctx context.Context, before, b *camelv1.Build) error {
+func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Build, s *scope) error {
+	b := s.b
 	wrote, err := controller.PatchStatus(ctx, r.Client, before, b, before.Status, b.Status)
 	if !wrote {
 		return err

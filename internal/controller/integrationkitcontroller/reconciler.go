@@ -54,8 +54,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
 
-// reconcile computes the kit's status from what it observes.
-func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// scope is what one reconcile of a kit knows: the kit, the spec it
+// builds, and its Build once there is one.
+type scope struct {
+	k    *camelv1.IntegrationKit
+	spec kit.Spec
+	// build is the kit's Build, once it was read.
+	build *camelv1.Build
+	// submitted: the kit had no Build, and this reconcile created it.
+	submitted bool
+	// Outcome is set by a step that found the kit invalid, or that
+	// found nothing to build.
+	controller.Outcome
+}
+
+// reconcile runs the steps in order; the status is computed from what
+// they observed and written once, at the end.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	k := &camelv1.IntegrationKit{}
 	if err := r.Client.Get(ctx, req.NamespacedName, k); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -73,37 +88,67 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	before := k.DeepCopy()
-	err := r.reconcileKit(ctx, k)
-	if _, perr := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status); perr != nil {
-		return reconcile.Result{}, perr
-	}
-	return reconcile.Result{}, err
+	s := &scope{k: k}
+	defer func() {
+		computeStatus(s)
+		if _, err := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status); err != nil {
+			// The status must land: a failed write is retried, even
+			// when the steps ended in a terminal error.
+			retErr = err
+		}
+	}()
+	return controller.RunSteps(ctx, s, &s.Outcome, r.resolveSpec, r.reconcileBuild)
 }
 
-func (r *Reconciler) reconcileKit(ctx context.Context, k *camelv1.IntegrationKit) error {
-	k.Status.ObservedGeneration = k.Generation
-	if k.Spec.Image != "" {
-		k.Status.Image = k.Spec.Image
-		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, "ExternalImage",
-			"the kit runs the pre-built image "+k.Spec.Image)
-		return nil
+// resolveSpec reads what the kit builds: nothing for an external kit
+// (spec.image), which runs as it is.
+func (r *Reconciler) resolveSpec(_ context.Context, s *scope) (reconcile.Result, error) {
+	if s.k.Spec.Image != "" {
+		s.Done = true
+		return reconcile.Result{}, nil
 	}
-	spec, err := kit.FromResource(k)
+	spec, err := kit.FromResource(s.k)
 	if err != nil {
-		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, "InvalidKit", err.Error())
-		return nil
+		s.Failure = controller.Because(ReasonInvalidKit, err.Error())
+		return reconcile.Result{}, nil
 	}
+	s.spec = spec
+	return reconcile.Result{}, nil
+}
+
+// reconcileBuild reads the kit's Build, or creates it.
+func (r *Reconciler) reconcileBuild(ctx context.Context, s *scope) (reconcile.Result, error) {
 	b := &camelv1.Build{}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(k), b)
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.k), b)
 	if apierrors.IsNotFound(err) {
-		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, "BuildSubmitted", "the kit's build is submitted")
-		return r.createBuild(ctx, k, spec)
+		s.submitted = true
+		return reconcile.Result{}, r.createBuild(ctx, s.k, s.spec)
 	}
 	if err != nil {
-		return err
+		return reconcile.Result{}, err
 	}
-	fromBuild(k, b, spec)
-	return nil
+	s.build = b
+	return reconcile.Result{}, nil
+}
+
+// computeStatus sets the kit's status from what the steps found.
+func computeStatus(s *scope) {
+	k := s.k
+	k.Status.ObservedGeneration = k.Generation
+	switch {
+	case k.Spec.Image != "":
+		k.Status.Image = k.Spec.Image
+		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonExternalImage,
+			"the kit runs the pre-built image "+k.Spec.Image)
+	case s.Failure != nil:
+		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
+	case s.submitted:
+		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, ReasonBuildSubmitted, "the kit's build is submitted")
+	case s.build != nil:
+		fromBuild(k, s.build, s.spec)
+	default:
+		// The Build could not be read: the status stays as it was.
+	}
 }
 
 // createBuild creates the kit's Build; its name is the kit's, so a kit
@@ -138,16 +183,16 @@ func (r *Reconciler) createBuild(ctx context.Context, k *camelv1.IntegrationKit,
 // fromBuild derives the kit's status from its build's.
 func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build, spec kit.Spec) {
 	c := b.Status.GetCondition(camelv1.ConditionReady)
-	reason, message := "BuildSubmitted", "the kit's build is submitted"
+	reason, message := ReasonBuildSubmitted, "the kit's build is submitted"
 	if c != nil {
-		reason, message = c.Reason, "build "+b.Name+": "+c.Message
+		reason, message = controller.Reason(c.Reason), "build "+b.Name+": "+c.Message
 	}
 	switch b.Status.Phase {
 	case camelv1.BuildPhaseSucceeded:
 		k.Status.Image, k.Status.Digest, k.Status.BaseImage = b.Status.Image, b.Status.Digest, b.Status.BaseImage
 		k.Status.Failure = nil
 		k.Status.Artifacts = artifacts(spec)
-		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, "Built", "built "+b.Status.Image)
+		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonBuilt, "built "+b.Status.Image)
 	case camelv1.BuildPhaseError:
 		k.Status.Failure = b.Status.Failure.DeepCopy()
 		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, reason, message)
@@ -171,8 +216,8 @@ func artifacts(spec kit.Spec) []camelv1.Artifact {
 	return out
 }
 
-func setStatus(k *camelv1.IntegrationKit, phase camelv1.IntegrationKitPhase, status metav1.ConditionStatus, reason, message string) {
+func setStatus(k *camelv1.IntegrationKit, phase camelv1.IntegrationKitPhase, status metav1.ConditionStatus, reason controller.Reason, message string) {
 	k.Status.Phase = phase
 	progress := controller.ProgressOf(phase, camelv1.IntegrationKitPhaseReady, camelv1.IntegrationKitPhaseError)
-	controller.SetProgress(&k.Status.Conditions, k.Generation, status, progress, controller.Reason(reason), message)
+	controller.SetProgress(&k.Status.Conditions, k.Generation, status, progress, reason, message)
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,7 +27,7 @@ import (
 )
 
 // ReasonValid is the reason of the Ready condition of a valid Kamelet.
-const ReasonValid = "Valid"
+const ReasonValid controller.Reason = "Valid"
 
 // Reconciler validates Kamelets.
 type Reconciler struct {
@@ -115,12 +114,9 @@ func computeStatus(k *camelv1.Kamelet, problems []kamelet.Problem) {
 	st := &k.Status
 	st.ObservedGeneration = k.Generation
 	st.Properties = properties(k)
-	ready := metav1.Condition{Type: camelv1.ConditionReady, ObservedGeneration: k.Generation}
 	if len(problems) == 0 {
 		st.Phase = camelv1.KameletPhaseReady
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, ReasonValid, "the Kamelet is valid"
-		meta.SetStatusCondition(&st.Conditions, ready)
-		meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionStalled)
+		controller.SetProgress(&st.Conditions, k.Generation, metav1.ConditionTrue, controller.Current, ReasonValid, "the Kamelet is valid")
 		return
 	}
 	msgs := make([]string, len(problems))
@@ -128,11 +124,8 @@ func computeStatus(k *camelv1.Kamelet, problems []kamelet.Problem) {
 		msgs[i] = p.Message
 	}
 	st.Phase = camelv1.KameletPhaseError
-	ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, problems[0].Reason, strings.Join(msgs, "; ")
-	meta.SetStatusCondition(&st.Conditions, ready)
-	stalled := ready
-	stalled.Type, stalled.Status = camelv1.ConditionStalled, metav1.ConditionTrue
-	meta.SetStatusCondition(&st.Conditions, stalled)
+	controller.SetProgress(&st.Conditions, k.Generation, metav1.ConditionFalse, controller.Stuck,
+		controller.Reason(problems[0].Reason), strings.Join(msgs, "; "))
 }
 
 // properties lists the definition's properties, sorted by name, with

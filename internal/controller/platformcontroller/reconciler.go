@@ -23,6 +23,10 @@ import (
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
+// ReasonResolved is the reason of a platform whose settings are resolved
+// into its status: the only state the platform has.
+const ReasonResolved controller.Reason = "Resolved"
+
 // Reconciler keeps the platform <namespace>/<operator id> in place.
 type Reconciler struct {
 	Client     client.Client
@@ -71,10 +75,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	itp.Status.Phase = camelv1.IntegrationPlatformPhaseReady
 	itp.Status.Version = r.Version
 	itp.Status.ObservedGeneration = itp.Generation
-	itp.Status.SetCondition(metav1.Condition{
-		Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Resolved",
-		Message: fmt.Sprintf("platform of operator %s", r.OperatorID), ObservedGeneration: itp.Generation,
-	})
+	controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionTrue, controller.Current,
+		ReasonResolved, fmt.Sprintf("platform of operator %s", r.OperatorID))
 	_, err = controller.PatchStatus(ctx, r.Client, before, itp, before.Status, itp.Status)
 	return ctrl.Result{}, err
 }

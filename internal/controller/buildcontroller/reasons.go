@@ -1,0 +1,20 @@
+package buildcontroller
+
+import "github.com/caravan-dev/caravan/internal/controller"
+
+// The reasons of a Build's conditions, besides the image errors'
+// (image.ReasonOf), which name what went wrong with a registry.
+const (
+	// Waits for configuration the user must fix.
+	ReasonPlatformNotReady          controller.Reason = "PlatformNotReady"
+	ReasonNoRegistry                controller.Reason = "NoRegistry"
+	ReasonRegistrySecretUnavailable controller.Reason = "RegistrySecretUnavailable"
+	ReasonRegistrySecretInvalid     controller.Reason = "RegistrySecretInvalid"
+	// Bad input.
+	ReasonInvalidBuild controller.Reason = "InvalidBuild"
+	// An attempt's course.
+	ReasonQueued      controller.Reason = "Queued"
+	ReasonRunning     controller.Reason = "Running"
+	ReasonSucceeded   controller.Reason = "Succeeded"
+	ReasonBuildFailed controller.Reason = "BuildFailed"
+)
