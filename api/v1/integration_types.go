@@ -44,7 +44,9 @@ const (
 	IntegrationPhaseNone           IntegrationPhase = ""
 	IntegrationPhaseInitialization IntegrationPhase = "Initialization"
 	IntegrationPhaseBuildingKit    IntegrationPhase = "Building Kit"
+	IntegrationPhaseBuildComplete  IntegrationPhase = "Build Complete"
 	IntegrationPhaseDeploying      IntegrationPhase = "Deploying"
+	IntegrationPhaseUndeploying    IntegrationPhase = "Undeploying"
 	IntegrationPhaseRunning        IntegrationPhase = "Running"
 	IntegrationPhaseError          IntegrationPhase = "Error"
 )

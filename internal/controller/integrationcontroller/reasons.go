@@ -16,6 +16,8 @@ const (
 	ReasonKitRefused    controller.Reason = "KitRefused"
 	ReasonKitNotFound   controller.Reason = "KitNotFound"
 	ReasonNameConflict  controller.Reason = "NameConflict"
+	// Built, and deployed only on request (dont-run-after-build).
+	ReasonBuildComplete controller.Reason = "BuildComplete"
 	// The Deployment's rollout.
 	ReasonDeploying          controller.Reason = "Deploying"
 	ReasonDeploymentReady    controller.Reason = "DeploymentReady"

@@ -83,6 +83,10 @@ type scope struct {
 	// the namespace is being deleted, and the integration with it (its
 	// children cannot be applied any more: this reconcile writes nothing).
 	controller.Outcome
+	// notDeployed is set by reconcileUndeploy and awaitDeploy: the
+	// integration is built and, as its dont-run-after-build annotation
+	// asks, not deployed (Build Complete).
+	notDeployed bool
 	// hold is set by reconcileOwnership while the previous owner has not
 	// released the integration: this reconcile writes nothing.
 	hold bool
@@ -178,10 +182,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	// Status writes (this controller's own) change neither generation,
 	// annotations nor labels, so they do not cause another reconcile;
 	// except the previous owner's release, for the new owner to adopt at
-	// once, a write that names another kit (see kitNamed), and a status
-	// someone else cleared (see statusCleared).
+	// once, a write that names another kit (see kitNamed), a status
+	// someone else cleared (see statusCleared, runRequested), and a client's deploy or
+	// undeploy request (see runRequested).
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
-		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed, statusCleared)
+		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed, statusCleared, runRequested)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("integration").
 		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).
@@ -246,10 +251,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}()
 	steps := []controller.Step[*scope]{
 		r.reconcileOwnership,
+		r.reconcileUndeploy,
 		r.reconcilePlatform,
 		r.reconcileTraits,
 		r.reconcileDigest,
 		r.reconcileImage,
+		r.awaitDeploy,
 		r.reconcileConfigMap,
 		r.reconcileService,
 		// Last: once the Deployment carries this operator's id, the

@@ -24,6 +24,9 @@ func computeStatus(s *scope) {
 		st.Image = s.image
 	}
 	ready, progress := readiness(s)
+	if s.notDeployed {
+		st.Replicas = nil
+	}
 	if s.deployment != nil && ready.Status == metav1.ConditionTrue {
 		// Counted once rolled out: the count of a rollout in progress
 		// changes from one pod to the next, and each change would cost
@@ -45,6 +48,9 @@ func readiness(s *scope) (ready metav1.Condition, progress controller.Progress) 
 		return controller.Cond(metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message), controller.Stuck
 	case s.Waiting != nil:
 		ready = controller.Cond(metav1.ConditionFalse, s.Waiting.Reason, s.Waiting.Message)
+	case s.notDeployed:
+		// As done as it gets until a client asks for a deploy.
+		return controller.Cond(metav1.ConditionFalse, ReasonBuildComplete, buildComplete(s.it.Name)), controller.Current
 	case s.deployment == nil:
 		// The steps ended before the Deployment (a transient error).
 		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploying, "the Deployment is being applied")
@@ -90,6 +96,8 @@ func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 		return camelv1.IntegrationPhaseError
 	case s.Waiting != nil && awaitsKit[s.Waiting.Reason]:
 		return camelv1.IntegrationPhaseBuildingKit
+	case s.notDeployed:
+		return camelv1.IntegrationPhaseBuildComplete
 	case ready.Status == metav1.ConditionTrue:
 		return camelv1.IntegrationPhaseRunning
 	case s.Waiting != nil:

@@ -22,11 +22,24 @@ func computeStatus(s *scope) {
 	}
 	var ready metav1.Condition
 	st.Phase, ready = readiness(s)
-	controller.SetProgress(&st.Conditions, st.ObservedGeneration, ready.Status,
-		controller.ProgressOf(st.Phase, camelv1.PipePhaseReady, camelv1.PipePhaseError), controller.Reason(ready.Reason), ready.Message)
+	progress := controller.ProgressOf(st.Phase, camelv1.PipePhaseReady, camelv1.PipePhaseError)
+	if builtNotDeployed(s) {
+		// As done as it gets until a client deploys its Integration.
+		progress = controller.Current
+	}
+	controller.SetProgress(&st.Conditions, st.ObservedGeneration, ready.Status, progress, controller.Reason(ready.Reason), ready.Message)
 	// The orphan controller marks bindings whose operator is missing; the
 	// owner reconciling it is the proof that it is not.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
+}
+
+// builtNotDeployed tells whether the binding's Integration, up to date,
+// is built and not deployed, as the dont-run-after-build annotation that
+// the binding passes on to it asks.
+func builtNotDeployed(s *scope) bool {
+	it := s.integration
+	return s.Failure == nil && s.Waiting == nil && !s.applied && it != nil &&
+		it.Status.ObservedGeneration >= it.Generation && it.Status.Phase == camelv1.IntegrationPhaseBuildComplete
 }
 
 // readiness returns the phase and the Ready condition.
