@@ -17,6 +17,8 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdBind(kube, streams),
 		newCmdDelete(kube, streams),
 		newCmdRebuild(kube, streams),
+		newCmdDeploy(kube, streams),
+		newCmdUndeploy(kube, streams),
 		newCmdReassign(kube, streams),
 		newCmdInstall(kube, streams),
 		newCmdUninstall(kube, streams),

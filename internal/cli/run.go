@@ -47,6 +47,8 @@ type RunOptions struct {
 	Force        bool
 	DryRun       bool
 	Output       string
+	// DontRunAfterBuild stops the integration at Build Complete.
+	DontRunAfterBuild bool
 
 	// Set by the command and Complete.
 	replicasSet bool
@@ -105,11 +107,14 @@ default operator.`,
 	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE, into the camel trait's properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
-	f.BoolVar(&o.Wait, "wait", false, "wait until the integration runs, printing its phases; fail if it reaches Error")
+	f.BoolVar(&o.Wait, "wait", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.BoolVar(&o.Force, "force", false, "assign the integration to --operator-id even if that operator is not registered")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be applied and change nothing; no cluster is contacted")
 	f.StringVarP(&o.Output, "output", "o", "", "print the integration as yaml or json")
+	f.BoolVar(&o.DontRunAfterBuild, "dont-run-after-build", false,
+		"build the integration and stop at phase Build Complete, without deploying it (annotation "+
+			camelv1.DontRunAfterBuildAnnotation+"); deploy it later with caravan deploy")
 	return cmd
 }
 
@@ -143,7 +148,10 @@ func (o *RunOptions) Complete() error {
 		Spec:       spec,
 	}
 	if o.OperatorID != "" {
-		o.integration.Annotations = map[string]string{camelv1.OperatorIDAnnotation: o.OperatorID}
+		metav1.SetMetaDataAnnotation(&o.integration.ObjectMeta, camelv1.OperatorIDAnnotation, o.OperatorID)
+	}
+	if o.DontRunAfterBuild {
+		metav1.SetMetaDataAnnotation(&o.integration.ObjectMeta, camelv1.DontRunAfterBuildAnnotation, "true")
 	}
 	return nil
 }
@@ -222,7 +230,11 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	if !o.Wait {
 		return nil
 	}
-	return waitIntegrationRunning(ctx, c, o.Out, o.namespace, o.Name, applied.GetGeneration(), o.Timeout)
+	done := camelv1.IntegrationPhaseRunning
+	if o.DontRunAfterBuild {
+		done = camelv1.IntegrationPhaseBuildComplete
+	}
+	return waitIntegrationPhase(ctx, c, o.Out, o.namespace, o.Name, applied.GetGeneration(), done, o.Timeout)
 }
 
 // loadRunFiles reads the files: YAML route lists become flows, the rest
@@ -331,11 +343,12 @@ func sanitizeResourceName(s string) string {
 	return s
 }
 
-// waitIntegrationRunning watches the integration and prints each phase
-// it goes through, once its status describes generation and the operator
-// it is assigned to. It returns when the phase is Running, and fails when
-// it is Error (with the Ready condition's message) or after timeout.
-func waitIntegrationRunning(ctx context.Context, c client.WithWatch, out io.Writer, ns, name string, generation int64, timeout time.Duration) error {
+// waitIntegrationPhase watches the integration and prints each phase it
+// goes through, once its status describes generation and the operator it
+// is assigned to. It returns when the phase is done, and fails when it is
+// Error (with the Ready condition's message) or after timeout.
+func waitIntegrationPhase(ctx context.Context, c client.WithWatch, out io.Writer, ns, name string, generation int64,
+	done camelv1.IntegrationPhase, timeout time.Duration) error {
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	lw := integrationListWatch(c, client.InNamespace(ns),
@@ -357,7 +370,7 @@ func waitIntegrationRunning(ctx context.Context, c client.WithWatch, out io.Writ
 		printed = it.Status.Phase
 		fmt.Fprintf(out, "integration %s: %s\n", name, printed)
 		switch printed {
-		case camelv1.IntegrationPhaseRunning:
+		case done:
 			return true, nil
 		case camelv1.IntegrationPhaseError:
 			return false, fmt.Errorf("integration %s failed: %s", name, readyMessage(it))
@@ -370,7 +383,7 @@ func waitIntegrationRunning(ctx context.Context, c client.WithWatch, out io.Writ
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case wait.Interrupted(err):
-		return fmt.Errorf("timed out after %s waiting for integration %s to run: %s", timeout, name, describeWait(last))
+		return fmt.Errorf("timed out after %s waiting for integration %s to reach phase %s: %s", timeout, name, done, describeWait(last))
 	}
 	return err
 }

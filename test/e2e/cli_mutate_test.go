@@ -196,6 +196,34 @@ func TestCLIRun(t *testing.T) {
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("give the files of the routes to run, or --image"))
 
+	t.Log("run --dont-run-after-build stops at Build Complete; deploy runs it, undeploy takes it back, refusals change nothing")
+	out, errOut, err = run("run", timerToLog, "--name", "held", "--image", harness.TestImage, "-x", "cli-run",
+		"--dont-run-after-build", "--wait", "--timeout", "2m")
+	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	g.Expect(out).To(HaveSuffix("integration held: Build Complete\n"))
+	held := client.ObjectKey{Namespace: apps, Name: "held"}
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, held, &appsv1.Deployment{}))).To(BeTrue(), "a Deployment before the deploy")
+	_, errOut, err = run("undeploy", "held")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring(`integration "held": it is in phase "Build Complete", and only an integration in phase "Running" or "Deploying" can be undeployed`))
+	_, errOut, err = run("deploy", "timer-to-log")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring(`integration "timer-to-log": it is not annotated with camel.apache.org/dont-run-after-build=true`))
+	waitRunningUnder(t, key, "cli-run")
+	out, errOut, err = run("deploy", "held")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(Equal("integration \"held\": deploy requested; operator \"cli-run\" acts on it\n"))
+	waitRunningUnder(t, held, "cli-run")
+	out, errOut, err = run("undeploy", "held")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(Equal("integration \"held\": undeploy requested; operator \"cli-run\" acts on it\n"))
+	g.Eventually(func() (camelv1.IntegrationPhase, error) {
+		it, err := getIntegration(held)
+		return it.Status.Phase, err
+	}, timeout, poll).Should(Equal(camelv1.IntegrationPhaseBuildComplete))
+	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, held, &appsv1.Deployment{})) }, timeout, poll).
+		Should(BeTrue(), "the Deployment stays after the undeploy")
+
 	t.Log("run without -x writes no operator-id annotation")
 	out, errOut, err = run("run", timerToLog, "--name", "unassigned", "--image", harness.TestImage)
 	g.Expect(err).NotTo(HaveOccurred(), errOut)
