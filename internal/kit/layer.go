@@ -4,6 +4,7 @@ package kit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -96,9 +97,44 @@ func validate(s Spec) error {
 	}
 	for _, c := range checks {
 		for _, v := range c.values {
-			if strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-				return fmt.Errorf("kit %s %q contains white space or a control character", c.what, v)
+			if err := writable(v); err != nil {
+				return fmt.Errorf("kit %s %q %w", c.what, v, err)
 			}
+		}
+	}
+	return nil
+}
+
+// writable refuses a value that one line of a kit file cannot hold.
+func writable(v string) error {
+	if strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return errors.New("contains white space or a control character")
+	}
+	return nil
+}
+
+// ValidateDependencies refuses the first dependency, as an integration
+// lists it, that no build can resolve: one with white space or a control
+// character, a Camel component without a name (camel: alone), or a Maven
+// coordinate without a group and an artifact (mvn:GROUP:ARTIFACT[:VERSION]).
+func ValidateDependencies(deps []string) error {
+	for _, d := range deps {
+		trimmed := strings.TrimSpace(d)
+		err := writable(trimmed)
+		switch {
+		case err != nil:
+		case trimmed == "":
+			err = errors.New("is empty")
+		case trimmed == "camel:" || trimmed == "camel-":
+			err = errors.New("names no Camel component: write camel:NAME")
+		case strings.HasPrefix(trimmed, "mvn:"):
+			parts := strings.Split(strings.TrimPrefix(trimmed, "mvn:"), ":")
+			if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+				err = errors.New("is not a Maven coordinate: write mvn:GROUP:ARTIFACT:VERSION")
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("dependency %q %w", d, err)
 		}
 	}
 	return nil

@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -481,4 +483,37 @@ func TestAPinnedKitThatDoesNotExistIsBadInput(t *testing.T) {
 	g.Eventually(integrationStatus(key), timeout, poll).Should(And(
 		HaveField("Phase", Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))),
 		HaveField("Image", harness.TestImage)))
+}
+
+// TestAKitWithAnImageNoRegistryCanServeIsBadInput: a kit of a pre-built
+// image whose reference is invalid is in Error, Stalled, naming the
+// field, and so is the integration pinned to it; nothing is deployed.
+func TestAKitWithAnImageNoRegistryCanServeIsBadInput(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	k := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad-image",
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: operatorID},
+		Labels:      map[string]string{camelv1.OperatorIDLabel: operatorID}},
+		Spec: camelv1.IntegrationKitSpec{Image: "UPPER CASE/with spaces:"}}
+	g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+	it := sourceIntegration(ns, "pinned-bad")
+	it.Spec.IntegrationKit = &corev1.ObjectReference{Name: k.Name}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+
+	stalled := func(reason, message string) gomegatypes.GomegaMatcher {
+		return ContainElement(And(HaveField("Type", camelv1.ConditionStalled), HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", reason), HaveField("Message", ContainSubstring(message))))
+	}
+	g.Eventually(func() (camelv1.IntegrationKitStatus, error) {
+		got := &camelv1.IntegrationKit{}
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(k), got)
+		return got.Status, err
+	}, timeout, poll).Should(And(HaveField("Phase", camelv1.IntegrationKitPhaseError),
+		HaveField("Conditions", stalled("InvalidKit", `spec.image: invalid image reference "UPPER CASE/with spaces:"`))))
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(And(HaveField("Phase", camelv1.IntegrationPhaseError),
+		HaveField("Conditions", stalled("InvalidKit", "spec.image"))))
+	err := env.Client.Get(ctx, key, &appsv1.Deployment{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment for a kit whose image is invalid: %v", err)
 }

@@ -118,6 +118,17 @@ func TestBadInputGivesAnErrorAUserCanActOn(t *testing.T) {
 			mutate: func(it *camelv1.Integration) {
 				it.Spec.Traits["container"] = harness.Raw(map[string]any{"image": harness.TestImage, "port": "abc"})
 			}},
+		{name: "an image reference no registry can serve", reason: "InvalidImage",
+			message: `trait container.image: invalid image reference "UPPER CASE/with spaces:"`,
+			mutate: func(it *camelv1.Integration) {
+				it.Spec.Traits["container"] = harness.Raw(map[string]any{"image": "UPPER CASE/with spaces:"})
+			}},
+		{name: "a dependency no build can resolve", reason: "InvalidDependency",
+			message: `spec.dependencies: dependency "camel:a b" contains white space`,
+			mutate: func(it *camelv1.Integration) {
+				delete(it.Spec.Traits, "container")
+				it.Spec.Dependencies = []string{"camel:http", "camel:a b"}
+			}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -182,9 +182,13 @@ func (r *Reconciler) awaitBackoff(_ context.Context, s *scope) (reconcile.Result
 }
 
 // resolveSpec reads the kit spec to build from the build's task: a build
-// without one is bad input.
+// without one, or with one that no kit layer can hold, is bad input.
 func (r *Reconciler) resolveSpec(_ context.Context, s *scope) (reconcile.Result, error) {
 	spec, err := specOf(s.b)
+	if err == nil {
+		// A spec its layer cannot hold fails every attempt alike.
+		_, err = kit.Layer(spec)
+	}
 	if err != nil {
 		r.fail(s.b, ReasonInvalidBuild, err.Error(), true)
 		s.Failure = controller.Because(ReasonInvalidBuild, err.Error())

@@ -9,13 +9,15 @@ const (
 	ReasonKitBuilding      controller.Reason = "KitBuilding"
 	ReasonKitNotReady      controller.Reason = "KitNotReady"
 	// Bad input, or a refusal an administrator must resolve.
-	ReasonInvalidTrait  controller.Reason = "InvalidTrait"
-	ReasonInvalidSpec   controller.Reason = "InvalidSpec"
-	ReasonInvalidSource controller.Reason = "InvalidSource"
-	ReasonNoSources     controller.Reason = "NoSources"
-	ReasonKitRefused    controller.Reason = "KitRefused"
-	ReasonKitNotFound   controller.Reason = "KitNotFound"
-	ReasonNameConflict  controller.Reason = "NameConflict"
+	ReasonInvalidTrait      controller.Reason = "InvalidTrait"
+	ReasonInvalidSpec       controller.Reason = "InvalidSpec"
+	ReasonInvalidSource     controller.Reason = "InvalidSource"
+	ReasonInvalidImage      controller.Reason = "InvalidImage"
+	ReasonInvalidDependency controller.Reason = "InvalidDependency"
+	ReasonNoSources         controller.Reason = "NoSources"
+	ReasonKitRefused        controller.Reason = "KitRefused"
+	ReasonKitNotFound       controller.Reason = "KitNotFound"
+	ReasonNameConflict      controller.Reason = "NameConflict"
 	// Built, and deployed only on request (dont-run-after-build).
 	ReasonBuildComplete controller.Reason = "BuildComplete"
 	// The Deployment's rollout.

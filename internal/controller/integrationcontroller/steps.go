@@ -19,6 +19,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/digest"
+	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
@@ -112,6 +113,11 @@ func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Res
 // kit for the integration's dependencies, made (and built) when missing.
 func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if img := s.traits.Container.Image(); img != "" {
+		if err := image.ValidateReference(img); err != nil {
+			s.Failure = controller.Because(ReasonInvalidImage, fmt.Sprintf(
+				"trait container.image: %v; a kubelet would refuse to pull it (InvalidImageName)", err))
+			return reconcile.Result{}, nil
+		}
 		s.image = img
 		r.warnUnbuiltDependencies(s)
 		return reconcile.Result{}, nil
@@ -130,6 +136,10 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 			ns = s.it.Namespace
 		}
 		return r.useKit(ctx, s, client.ObjectKey{Namespace: ns, Name: ref.Name}, nil)
+	}
+	if err := kit.ValidateDependencies(s.it.Spec.Dependencies); err != nil {
+		s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
+		return reconcile.Result{}, nil
 	}
 	spec := kit.ForIntegration(s.it.Spec.Dependencies, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)

@@ -20,6 +20,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/controller/buildcontroller"
+	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/platform"
@@ -104,10 +105,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 // (spec.image), which runs as it is.
 func (r *Reconciler) resolveSpec(_ context.Context, s *scope) (reconcile.Result, error) {
 	if s.k.Spec.Image != "" {
+		if err := image.ValidateReference(s.k.Spec.Image); err != nil {
+			s.Failure = controller.Because(ReasonInvalidKit, "spec.image: "+err.Error())
+			return reconcile.Result{}, nil
+		}
 		s.Done = true
 		return reconcile.Result{}, nil
 	}
 	spec, err := kit.FromResource(s.k)
+	if err == nil {
+		err = kit.ValidateDependencies(spec.Dependencies)
+	}
 	if err != nil {
 		s.Failure = controller.Because(ReasonInvalidKit, err.Error())
 		return reconcile.Result{}, nil
@@ -136,12 +144,12 @@ func computeStatus(s *scope) {
 	k := s.k
 	k.Status.ObservedGeneration = k.Generation
 	switch {
+	case s.Failure != nil:
+		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
 	case k.Spec.Image != "":
 		k.Status.Image = k.Spec.Image
 		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonExternalImage,
 			"the kit runs the pre-built image "+k.Spec.Image)
-	case s.Failure != nil:
-		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
 	case s.submitted:
 		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, ReasonBuildSubmitted, "the kit's build is submitted")
 	case s.build != nil:

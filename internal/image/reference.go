@@ -1,0 +1,20 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package image
+
+import (
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// ValidateReference refuses an image reference that no registry can
+// serve, as a kubelet refuses it (InvalidImageName): one with upper case
+// in its repository, white space, an empty tag or a malformed digest. A
+// reference without registry or tag is valid; it means the default ones.
+func ValidateReference(ref string) error {
+	if _, err := name.ParseReference(ref); err != nil {
+		return fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	return nil
+}
