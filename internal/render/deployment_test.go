@@ -3,6 +3,7 @@
 package render
 
 import (
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -185,9 +186,17 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
 					{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}))
 			}},
-		{name: "the run command can be replaced", traits: `{}`, change: func(in *Input) { in.RunCommand = []string{"/run.sh"} },
+		{name: "the run command can be replaced", traits: `{}`, change: func(in *Input) {
+			in.RunCommand, in.Dependencies = []string{"/run.sh"}, []string{"camel:http"}
+		},
 			check: func(g Gomega, d *appsv1.Deployment) {
 				g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(Equal([]string{"/run.sh"}))
+			}},
+		{name: "the default run command loads the kit's dependencies", traits: `{}`,
+			change: func(in *Input) { in.Dependencies = []string{"camel:http", "mvn:org.example:lib:1.0"} },
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(Equal(append(slices.Clone(DefaultRunCommand),
+					"--dep=camel:http,mvn:org.example:lib:1.0")))
 			}},
 	}
 	for _, tc := range cases {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -59,6 +60,10 @@ type Input struct {
 	Digest string
 	// RunCommand is the runtime's command; nil means DefaultRunCommand.
 	RunCommand []string
+	// Dependencies are the dependencies of the kit the image was built
+	// from, as its layer lists them; the default run command gets them
+	// (DependencyFlag), so that the runtime loads what the kit holds.
+	Dependencies []string
 }
 
 // ConfigMapName is the name of the ConfigMap holding an integration's sources.
@@ -131,12 +136,21 @@ func (in Input) hasConfigMap() bool {
 	return !Sourceless(in.Integration) || len(in.Traits.Camel.Properties()) > 0
 }
 
-// runCommand is the command of the main container.
+// DependencyFlag is the option of the default run command that lists the
+// dependencies to load, comma-separated.
+const DependencyFlag = "--dep="
+
+// runCommand is the command of the main container: a replaced one as it
+// is, else the default one with the kit's dependencies.
 func (in Input) runCommand() []string {
-	if in.RunCommand == nil {
-		return slices.Clone(DefaultRunCommand)
+	if in.RunCommand != nil {
+		return slices.Clone(in.RunCommand)
 	}
-	return slices.Clone(in.RunCommand)
+	cmd := slices.Clone(DefaultRunCommand)
+	if len(in.Dependencies) > 0 {
+		cmd = append(cmd, DependencyFlag+strings.Join(in.Dependencies, ","))
+	}
+	return cmd
 }
 
 // stampHash sets AppliedHashLabel on a rendered child, hashing it first.

@@ -126,13 +126,16 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(files[kit.DependenciesFile])).To(Equal("camel:log\ncamel:timer\n"))
 
+	d := &appsv1.Deployment{}
 	g.Eventually(func() string {
-		d := &appsv1.Deployment{}
 		if env.Client.Get(ctx, client.ObjectKeyFromObject(first), d) != nil {
 			return ""
 		}
 		return d.Spec.Template.Spec.Containers[0].Image
 	}, timeout, poll).Should(Equal(k.Status.Image))
+	layerDeps := strings.Fields(string(files[kit.DependenciesFile]))
+	g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(ContainElement("--dep="+strings.Join(layerDeps, ",")),
+		"the runtime is told to load the dependencies the kit layer lists")
 	g.Eventually(func() string {
 		cur := &camelv1.Integration{}
 		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(second), cur)
