@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,7 +62,8 @@ func newCmdBind(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Comm
 and a sink. Each endpoint is one of:
 
   NAME               a Kamelet, such as timer-source
-  kamelet:NAME       a Kamelet
+  NAME?KEY=VALUE&... a Kamelet with its properties inline, as kamel takes it
+  kamelet:NAME       a Kamelet (also with ?KEY=VALUE&...)
   integration/NAME   an Integration (not as the source)
   SCHEME:...         a Camel endpoint URI, such as log:info
 
@@ -72,6 +74,9 @@ registered operator (checked first, unless --force); without it the
 assignment is left as it is.`,
 		Example: `  # Log a message every second
   caravan bind timer-source log:info -p source.message=hello
+
+  # The same, with the properties inline
+  caravan bind 'timer-source?message=hello&period=1000' log-sink
 
   # Add a step, on the operator tenant-a
   caravan bind timer-source log:info --step insert-header-action -p step-0.name=x -p step-0.value=y -x tenant-a
@@ -177,23 +182,40 @@ func (o *BindOptions) Run(ctx context.Context) error {
 // to its endpoint.
 func bindSpec(source, sink string, steps, properties []string) (camelv1.PipeSpec, error) {
 	var spec camelv1.PipeSpec
-	var err error
-	if spec.Source, err = parseEndpoint(source); err != nil {
-		return spec, fmt.Errorf("source: %w", err)
-	}
-	if spec.Sink, err = parseEndpoint(sink); err != nil {
-		return spec, fmt.Errorf("sink: %w", err)
-	}
-	for i, s := range steps {
-		e, err := parseEndpoint(s)
-		if err != nil {
-			return spec, fmt.Errorf("--step %d: %w", i, err)
-		}
-		spec.Steps = append(spec.Steps, e)
-	}
 	props, err := endpointProperties(properties, len(steps))
 	if err != nil {
 		return spec, err
+	}
+	// parse reads an endpoint and adds its inline properties to those
+	// of its -p flags.
+	parse := func(s, where, what string) (camelv1.Endpoint, error) {
+		e, inline, err := parseEndpoint(s)
+		if err != nil {
+			return e, fmt.Errorf("%s: %w", what, err)
+		}
+		for key, value := range inline {
+			if _, dup := props[where][key]; dup {
+				return e, fmt.Errorf("%s: the property %s is set both inline and with -p %s.%s", what, key, where, key)
+			}
+			if props[where] == nil {
+				props[where] = map[string]string{}
+			}
+			props[where][key] = value
+		}
+		return e, nil
+	}
+	if spec.Source, err = parse(source, "source", "source"); err != nil {
+		return spec, err
+	}
+	if spec.Sink, err = parse(sink, "sink", "sink"); err != nil {
+		return spec, err
+	}
+	for i, s := range steps {
+		e, err := parse(s, "step-"+strconv.Itoa(i), fmt.Sprintf("--step %d", i))
+		if err != nil {
+			return spec, err
+		}
+		spec.Steps = append(spec.Steps, e)
 	}
 	set := func(e *camelv1.Endpoint, where string) error {
 		if len(props[where]) == 0 {
@@ -222,33 +244,63 @@ func bindSpec(source, sink string, steps, properties []string) (camelv1.PipeSpec
 
 var uriScheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 
-// parseEndpoint reads NAME or kamelet:NAME (a Kamelet), integration/NAME
-// (an Integration) or a Camel URI.
-func parseEndpoint(s string) (camelv1.Endpoint, error) {
-	const syntax = "use a Kamelet name (timer-source), kamelet:NAME, integration/NAME or a Camel URI (log:info)"
+// parseEndpoint reads NAME or kamelet:NAME (a Kamelet), either with its
+// properties inline as kamel writes them (NAME?KEY=VALUE&...),
+// integration/NAME (an Integration) or a Camel URI. It returns the inline
+// properties apart.
+func parseEndpoint(s string) (camelv1.Endpoint, map[string]string, error) {
+	const syntax = "use a Kamelet name (timer-source, timer-source?message=hi), kamelet:NAME, integration/NAME or a Camel URI (log:info)"
 	ref := func(kind, name string) camelv1.Endpoint {
 		return camelv1.Endpoint{Ref: &corev1.ObjectReference{Kind: kind, APIVersion: camelv1.GroupVersion.String(), Name: name}}
 	}
-	if name, ok := strings.CutPrefix(s, "kamelet:"); ok && len(validation.IsDNS1123Label(name)) == 0 {
-		return ref("Kamelet", name), nil
+	kamelet, query, inline := strings.Cut(strings.TrimPrefix(s, "kamelet:"), "?")
+	if len(validation.IsDNS1123Label(kamelet)) == 0 {
+		if !inline {
+			return ref("Kamelet", kamelet), nil, nil
+		}
+		props, err := inlineProperties(query)
+		if err != nil {
+			return camelv1.Endpoint{}, nil, fmt.Errorf("%q: %w", s, err)
+		}
+		return ref("Kamelet", kamelet), props, nil
 	}
 	if name, ok := strings.CutPrefix(s, "integration/"); ok {
 		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-			return camelv1.Endpoint{}, fmt.Errorf("%q: invalid integration name: %s", s, strings.Join(errs, "; "))
+			return camelv1.Endpoint{}, nil, fmt.Errorf("%q: invalid integration name: %s", s, strings.Join(errs, "; "))
 		}
-		return ref("Integration", name), nil
+		return ref("Integration", name), nil, nil
 	}
 	if strings.Contains(s, ":") {
 		if !uriScheme.MatchString(s) {
-			return camelv1.Endpoint{}, fmt.Errorf("%q is not a Camel URI: it must start with a component name such as log: (%s)", s, syntax)
+			return camelv1.Endpoint{}, nil, fmt.Errorf("%q is not a Camel URI: it must start with a component name such as log: (%s)", s, syntax)
 		}
 		uri := s
-		return camelv1.Endpoint{URI: &uri}, nil
+		return camelv1.Endpoint{URI: &uri}, nil, nil
 	}
-	if len(validation.IsDNS1123Label(s)) == 0 {
-		return ref("Kamelet", s), nil
+	return camelv1.Endpoint{}, nil, fmt.Errorf("%q is not an endpoint: %s", s, syntax)
+}
+
+// inlineProperties reads the KEY=VALUE&... of a Kamelet endpoint, values
+// URL-encoded as in a Camel URI; a key given twice or without a value is
+// refused.
+func inlineProperties(query string) (map[string]string, error) {
+	props := map[string]string{}
+	for pair := range strings.SplitSeq(query, "&") {
+		rawKey, rawValue, ok := strings.Cut(pair, "=")
+		key, kerr := url.QueryUnescape(rawKey)
+		value, verr := url.QueryUnescape(rawValue)
+		switch {
+		case !ok || key == "":
+			return nil, fmt.Errorf("inline property %q must be KEY=VALUE", pair)
+		case kerr != nil || verr != nil:
+			return nil, fmt.Errorf("inline property %q is not URL-encoded", pair)
+		}
+		if _, dup := props[key]; dup {
+			return nil, fmt.Errorf("inline property %s is set twice", key)
+		}
+		props[key] = value
 	}
-	return camelv1.Endpoint{}, fmt.Errorf("%q is not an endpoint: %s", s, syntax)
+	return props, nil
 }
 
 // endpointProperties sorts -p ENDPOINT.KEY=VALUE flags by endpoint:

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ func TestParseEndpoint(t *testing.T) {
 	cases := []struct {
 		in      string
 		want    string
+		props   map[string]string
 		wantErr string
 	}{
 		{in: "timer-source", want: `{"ref":{"kind":"Kamelet","name":"timer-source","apiVersion":"camel.apache.org/v1"}}`},
@@ -19,7 +21,13 @@ func TestParseEndpoint(t *testing.T) {
 		{in: "integration/receiver", want: `{"ref":{"kind":"Integration","name":"receiver","apiVersion":"camel.apache.org/v1"}}`},
 		{in: "log:info", want: `{"uri":"log:info"}`},
 		{in: "http://example.com/hook?x=1", want: `{"uri":"http://example.com/hook?x=1"}`},
-		{in: "kamelet:timer-source?period=1000", want: `{"uri":"kamelet:timer-source?period=1000"}`},
+		{in: "timer-source?message=Hello%20world&period=1000", want: `{"ref":{"kind":"Kamelet","name":"timer-source","apiVersion":"camel.apache.org/v1"}}`,
+			props: map[string]string{"message": "Hello world", "period": "1000"}},
+		{in: "kamelet:timer-source?period=1000", want: `{"ref":{"kind":"Kamelet","name":"timer-source","apiVersion":"camel.apache.org/v1"}}`,
+			props: map[string]string{"period": "1000"}},
+		{in: "timer-source?period", wantErr: `inline property "period" must be KEY=VALUE`},
+		{in: "timer-source?period=1&period=2", wantErr: `inline property period is set twice`},
+		{in: "timer-source?message=%zz", wantErr: `inline property "message=%zz" is not URL-encoded`},
 		{in: "integration/Bad_Name", wantErr: `"integration/Bad_Name": invalid integration name`},
 		{in: ":info", wantErr: `":info" is not a Camel URI`},
 		{in: "Timer Source", wantErr: `"Timer Source" is not an endpoint: use a Kamelet name`},
@@ -27,7 +35,7 @@ func TestParseEndpoint(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
-			e, err := parseEndpoint(tc.in)
+			e, props, err := parseEndpoint(tc.in)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
@@ -35,10 +43,27 @@ func TestParseEndpoint(t *testing.T) {
 				return
 			}
 			got, _ := json.Marshal(e)
-			if err != nil || string(got) != tc.want {
-				t.Fatalf("got %s (%v), want %s", got, err, tc.want)
+			if err != nil || string(got) != tc.want || !maps.Equal(props, tc.props) {
+				t.Fatalf("got %s %v (%v), want %s %v", got, props, err, tc.want, tc.props)
 			}
 		})
+	}
+}
+
+func TestInlinePropertiesJoinThoseOfTheFlagsAndNeverOverrideThem(t *testing.T) {
+	spec, err := bindSpec("timer-source?message=hi", "log-sink?showHeaders=true", nil, []string{"source.period=1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(spec.Source.Properties.Raw); got != `{"message":"hi","period":"1000"}` {
+		t.Errorf("source properties %s", got)
+	}
+	if got := string(spec.Sink.Properties.Raw); got != `{"showHeaders":"true"}` {
+		t.Errorf("sink properties %s", got)
+	}
+	_, err = bindSpec("timer-source?message=hi", "log-sink", nil, []string{"source.message=ho"})
+	if err == nil || !strings.Contains(err.Error(), "source: the property message is set both inline and with -p source.message") {
+		t.Fatalf("a property set twice: %v", err)
 	}
 }
 

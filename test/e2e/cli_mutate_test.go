@@ -332,8 +332,9 @@ func TestCLIReassign(t *testing.T) {
 }
 
 // TestCLIBind: bind prints a Pipe with the assignment without a cluster,
-// refuses an unregistered operator without creating anything, and with
-// --force creates the Pipe assigned to it.
+// refuses an unregistered operator without creating anything, with
+// --force creates the Pipe assigned to it, and takes a Kamelet's
+// properties inline as kamel does.
 func TestCLIBind(t *testing.T) {
 	g := NewWithT(t)
 	apps := env.Namespace(t)
@@ -366,6 +367,16 @@ func TestCLIBind(t *testing.T) {
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: apps, Name: "timer-source-to-log"}, created)).To(Succeed())
 	g.Expect(created.OperatorID()).To(Equal("cli-bind"))
 	g.Expect(string(created.Spec.Source.Properties.Raw)).To(Equal(`{"message":"hi"}`))
+
+	t.Log("kamel's endpoint syntax: a Kamelet with its properties inline")
+	out, errOut, err = cli("bind", "timer-source?message=Hello&period=1000", "log-sink", "-x", "cli-bind", "--force")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(Equal("pipe \"timer-source-to-log-sink\" created\n"))
+	inline := &camelv1.Pipe{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: apps, Name: "timer-source-to-log-sink"}, inline)).To(Succeed())
+	g.Expect(inline.Spec.Source.Ref.Name).To(Equal("timer-source"))
+	g.Expect(string(inline.Spec.Source.Properties.Raw)).To(Equal(`{"message":"Hello","period":"1000"}`))
+	g.Expect(inline.Spec.Sink.Ref.Name).To(Equal("log-sink"))
 }
 
 // TestCLIDelete: delete --all -x A deletes only A's integrations; a named
