@@ -69,7 +69,7 @@ func Deployment(in Input) (*appsv1.Deployment, error) {
 }
 
 // podTemplate is the pod before the user's template: labels, the main container, the
-// ConfigMap volumes and the service account.
+// ConfigMap volumes, the mount trait's volumes and the service account.
 func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTemplateSpec {
 	cm := ConfigMapName(in.Integration.Name)
 	configMap := func(items []corev1.KeyToPath) corev1.VolumeSource {
@@ -87,6 +87,9 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 	if in.hasConfigMap() {
 		volumes = append(volumes, corev1.Volume{Name: PropertiesVolume,
 			VolumeSource: configMap([]corev1.KeyToPath{{Key: PropertiesKey, Path: PropertiesKey}})})
+	}
+	for _, mv := range in.Traits.Mount.Volumes() {
+		volumes = append(volumes, mv.Volume)
 	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: Selector(in.Integration.Name)},
@@ -115,6 +118,9 @@ func (in Input) container() corev1.Container {
 	if in.hasConfigMap() {
 		c.VolumeMounts = append(c.VolumeMounts,
 			corev1.VolumeMount{Name: PropertiesVolume, MountPath: PropertiesPath, SubPath: PropertiesKey, ReadOnly: true})
+	}
+	for _, mv := range t.Mount.Volumes() {
+		c.VolumeMounts = append(c.VolumeMounts, mv.Mount)
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}

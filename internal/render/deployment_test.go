@@ -192,6 +192,21 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 			check: func(g Gomega, d *appsv1.Deployment) {
 				g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(Equal([]string{"/run.sh"}))
 			}},
+		{name: "the mount trait's volumes are in the pod and mounted in the main container",
+			traits: `{"mount":{"configs":["configmap:app-config"],"volumes":["data:/var/data"]}}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				pod := d.Spec.Template.Spec
+				var names []string
+				for _, v := range pod.Volumes {
+					if v.ConfigMap != nil && v.ConfigMap.Name == "app-config" || v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "data" {
+						names = append(names, v.Name)
+					}
+				}
+				g.Expect(names).To(HaveLen(2))
+				g.Expect(pod.Containers[0].VolumeMounts).To(ContainElements(
+					corev1.VolumeMount{Name: names[0], MountPath: "/etc/camel/conf.d/_configmaps/app-config", ReadOnly: true},
+					corev1.VolumeMount{Name: names[1], MountPath: "/var/data"}))
+			}},
 		{name: "the default run command loads the kit's dependencies", traits: `{}`,
 			change: func(in *Input) { in.Dependencies = []string{"camel:http", "mvn:org.example:lib:1.0"} },
 			check: func(g Gomega, d *appsv1.Deployment) {

@@ -92,30 +92,6 @@ func (e *Environment) set(name, value string) {
 // duplicate names.
 func (e Environment) Vars() []corev1.EnvVar { return slices.Clone(e.vars) }
 
-// Mount is the mount trait. Caravan reads it but does not act on it yet. With
-// enabled: false it reads as defaults.
-type Mount struct {
-	configs   []string
-	resources []string
-	volumes   []string
-}
-
-func parseMount(o *object) Mount {
-	if o.disabled() {
-		return Mount{}
-	}
-	return Mount{configs: o.strs("configs"), resources: o.strs("resources"), volumes: o.strs("volumes")}
-}
-
-// Configs are mount.configs as written.
-func (m Mount) Configs() []string { return slices.Clone(m.configs) }
-
-// Resources are mount.resources as written.
-func (m Mount) Resources() []string { return slices.Clone(m.resources) }
-
-// Volumes are mount.volumes as written.
-func (m Mount) Volumes() []string { return slices.Clone(m.volumes) }
-
 // failItem records that item i of the list key holds s where expected was wanted.
 func (o *object) failItem(key string, i int, expected, s string) {
 	raw, _ := json.Marshal(s)

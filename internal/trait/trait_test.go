@@ -103,11 +103,29 @@ func TestParseReadsValidTraits(t *testing.T) {
 			check: func(g Gomega, tr Traits) {
 				g.Expect(tr.Deployment.Strategy()).To(Equal(appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}))
 			}},
-		{name: "mount lists are kept as written", traits: `{"mount":{"configs":["configmap:a"],"resources":["secret:b"],"volumes":["pvc:/data"]}}`,
+		{name: "mount entries become volumes where Camel K's runtime finds them",
+			traits: `{"mount":{"configs":["configmap:a","secret:s/key.properties"],"resources":["secret:b","configmap:c/data.csv@/data/in.csv"],` +
+				`"volumes":["pvc:/data/claim"],"emptyDirs":["scratch:/tmp/work"]}}`,
 			check: func(g Gomega, tr Traits) {
-				g.Expect(tr.Mount.Configs()).To(Equal([]string{"configmap:a"}))
-				g.Expect(tr.Mount.Resources()).To(Equal([]string{"secret:b"}))
-				g.Expect(tr.Mount.Volumes()).To(Equal([]string{"pvc:/data"}))
+				mounts := map[string]corev1.VolumeMount{}
+				volumes := map[string]corev1.Volume{}
+				for _, mv := range tr.Mount.Volumes() {
+					g.Expect(mv.Mount.Name).To(Equal(mv.Volume.Name))
+					mounts[mv.Mount.MountPath], volumes[mv.Mount.MountPath] = mv.Mount, mv.Volume
+				}
+				g.Expect(mounts).To(HaveLen(6))
+				g.Expect(volumes["/etc/camel/conf.d/_configmaps/a"].ConfigMap.Name).To(Equal("a"))
+				g.Expect(mounts["/etc/camel/conf.d/_configmaps/a"].ReadOnly).To(BeTrue())
+				s := volumes["/etc/camel/conf.d/_secrets/s/key.properties"].Secret
+				g.Expect(s.SecretName).To(Equal("s"))
+				g.Expect(s.Items).To(Equal([]corev1.KeyToPath{{Key: "key.properties", Path: "key.properties"}}))
+				g.Expect(mounts["/etc/camel/conf.d/_secrets/s/key.properties"].SubPath).To(Equal("key.properties"))
+				g.Expect(volumes["/etc/camel/resources.d/_secrets/b"].Secret.SecretName).To(Equal("b"))
+				g.Expect(volumes["/data/in.csv"].ConfigMap.Name).To(Equal("c"))
+				g.Expect(mounts["/data/in.csv"].SubPath).To(Equal("data.csv"))
+				g.Expect(volumes["/data/claim"].PersistentVolumeClaim.ClaimName).To(Equal("pvc"))
+				g.Expect(mounts["/data/claim"].ReadOnly).To(BeFalse())
+				g.Expect(volumes["/tmp/work"].EmptyDir).NotTo(BeNil())
 			}},
 	}
 	for _, tc := range cases {
@@ -173,6 +191,18 @@ func TestParseRejectsInvalidFields(t *testing.T) {
 			want: []string{"trait deployment.progressDeadlineSeconds: must be an integer between 1 and 2147483647, got 0"}},
 		{name: "mount configs that are not a list are refused", traits: `{"mount":{"configs":{"a":1}}}`,
 			want: []string{`trait mount.configs: must be a list of strings, got {"a":1}`}},
+		{name: "a config that is neither a ConfigMap nor a Secret is refused", traits: `{"mount":{"configs":["file:/a.properties"]}}`,
+			want: []string{`trait mount.configs[0]: must be configmap:NAME[/KEY] or secret:NAME[/KEY], got "file:/a.properties"`}},
+		{name: "a config with a path is refused", traits: `{"mount":{"configs":["configmap:a@/x"]}}`,
+			want: []string{`a configuration is mounted where the runtime reads it, with no @PATH`}},
+		{name: "a resource with a relative path is refused", traits: `{"mount":{"resources":["secret:b@data"]}}`,
+			want: []string{`trait mount.resources[0]: must be configmap:NAME[/KEY][@PATH] or secret:NAME[/KEY][@PATH]: "data" is not a clean absolute path`}},
+		{name: "a volume over the sources is refused", traits: `{"mount":{"volumes":["pvc:/etc/camel/sources"]}}`,
+			want: []string{`trait mount.volumes[0]: must be CLAIM:PATH, a PersistentVolumeClaim and an absolute path: "/etc/camel/sources" would hide the sources`}},
+		{name: "a claim with an invalid name is refused", traits: `{"mount":{"volumes":["My_Claim:/data"]}}`,
+			want: []string{`"My_Claim" is not a valid claim name`}},
+		{name: "two entries at one path are refused", traits: `{"mount":{"volumes":["a:/data"],"emptyDirs":["b:/data"]}}`,
+			want: []string{`trait mount.emptyDirs[0]: must not mount at /data, where another entry mounts, got "b:/data"`}},
 		{name: "errors of several traits are all reported", traits: `{"container":{"port":"abc","limitCPU":"x"},"service":{"type":"X"}}`,
 			want: []string{"trait container.port:", "trait container.limitCPU:", "trait service.type:"}},
 	}
