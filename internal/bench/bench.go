@@ -5,22 +5,31 @@
 // registry. Every figure is a ratio or a count measured side by side in
 // the same run, because absolute times drift on shared machines. It
 // prints tables and writes bench.json and one PNG per scenario.
+//
+// This package brings up the cluster and the operators and runs the
+// scenarios. Its sub-packages do the rest: measure takes the figures,
+// result holds them as bench.json has them, report prints the tables and
+// writes the files, and bareoperator is the least an operator can do,
+// which the rollout runs next to Caravan's operators.
 package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/report"
+	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
 // Scenario names.
@@ -69,43 +78,6 @@ type Options struct {
 	Report   io.Writer
 }
 
-// Results are every figure of one run.
-type Results struct {
-	Machine  Machine           `json:"machine"`
-	Options  ResultOptions     `json:"options"`
-	Started  time.Time         `json:"started"`
-	Seconds  float64           `json:"seconds"`
-	Rollout  *RolloutResult    `json:"rollout,omitempty"`
-	Share    *ShareResult      `json:"share,omitempty"`
-	Handoff  *HandoffResult    `json:"handoff,omitempty"`
-	Build    *BuildResult      `json:"build,omitempty"`
-	Failures map[string]string `json:"failures,omitempty"`
-}
-
-// ResultOptions record what was asked.
-type ResultOptions struct {
-	Scenarios    []string `json:"scenarios"`
-	Integrations int      `json:"integrations"`
-	Operators    int      `json:"operators"`
-	RolloutRuns  int      `json:"rolloutRuns"`
-	Share        [2]int   `json:"share"`
-	ShareN       int      `json:"shareIntegrations"`
-	// SkipAdmission is set when the operators ran without the admission
-	// policies.
-	SkipAdmission bool `json:"skipAdmission,omitempty"`
-	// RolloutFlows is set when the rollout's integrations had flows.
-	RolloutFlows bool `json:"rolloutFlows,omitempty"`
-}
-
-// Machine describes where the figures come from.
-type Machine struct {
-	CPUs      int    `json:"cpus"`
-	CPUModel  string `json:"cpuModel"`
-	MemoryGiB int    `json:"memoryGiB"`
-	GoVersion string `json:"goVersion"`
-	OS        string `json:"os"`
-}
-
 // Validate checks the options.
 func (o *Options) Validate() error {
 	for _, s := range o.Scenarios {
@@ -141,9 +113,9 @@ func (o *Options) Validate() error {
 // and writes the figures. The cluster and every process it started are
 // gone when Run returns, also when ctx is cancelled. A scenario that
 // fails is reported and the next one runs.
-func Run(ctx context.Context, o Options) (*Results, error) {
-	res := &Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
-		Options: ResultOptions{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
+func Run(ctx context.Context, o Options) (*result.Results, error) {
+	res := &result.Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
+		Options: result.Options{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
 			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission,
 			RolloutFlows: o.RolloutFlows}}
 	// The bench's own watches log nothing worth reading.
@@ -174,9 +146,9 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			res.Failures[s] = err.Error()
 		}
 	}
-	res.Seconds = round3(time.Since(res.Started).Seconds())
-	WriteTables(o.Report, res)
-	if err := writeOutputs(o.Out, res); err != nil {
+	res.Seconds = measure.Round3(time.Since(res.Started).Seconds())
+	report.WriteTables(o.Report, res)
+	if err := report.WriteFiles(o.Out, res); err != nil {
 		return res, err
 	}
 	if len(res.Failures) > 0 {
@@ -185,7 +157,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	return res, nil
 }
 
-func runScenario(ctx context.Context, e *env, o Options, s string, res *Results) error {
+func runScenario(ctx context.Context, e *env, o Options, s string, res *result.Results) error {
 	var err error
 	switch s {
 	case Rollout:
@@ -235,33 +207,9 @@ func (e *env) operatorSet(ctx context.Context, name string, n int) ([]*Operator,
 	return ops, nil
 }
 
-func writeOutputs(dir string, res *Results) error {
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	if r := res.Rollout; r != nil {
-		if err := writeProfile(filepath.Join(dir, "apiserver-floor.pprof"), r.floorProfile); err != nil {
-			return err
-		}
-		if err := writeProfile(filepath.Join(dir, "apiserver-bare.pprof"), r.bareProfile); err != nil {
-			return err
-		}
-		if err := writeProfile(filepath.Join(dir, "apiserver-caravan.pprof"), r.caravanProfile); err != nil {
-			return err
-		}
-		if err := writeProfile(filepath.Join(dir, "operators-caravan.pprof"), r.operatorsProfile); err != nil {
-			return err
-		}
-	}
-	return writePlots(dir, res)
-}
-
-func machine() Machine {
-	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+// machine describes this machine.
+func machine() result.Machine {
+	m := result.Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		m.CPUModel = field(string(data), "model name")
 	}
@@ -272,4 +220,15 @@ func machine() Machine {
 		}
 	}
 	return m
+}
+
+// field returns the value of the first "key: value" line of text.
+func field(text, key string) string {
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

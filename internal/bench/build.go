@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
 const (
@@ -18,28 +20,11 @@ const (
 	baseRepository = "bench/base"
 )
 
-// BuildResult holds the build scenario's figures.
-type BuildResult struct {
-	Integrations   int `json:"integrations"`
-	DependencySets int `json:"dependencySets"`
-	// Builds is how many Builds the operator created.
-	Builds int `json:"builds"`
-	// Seconds runs from the creation burst to the last integration Ready.
-	Seconds      float64      `json:"seconds"`
-	BuildSeconds Distribution `json:"buildSeconds"`
-	Curve        []Point      `json:"curve"`
-	// Move is the integrations' move to a second operator, in one burst:
-	// that operator builds kits of its own (MoveBuilds Builds), so the
-	// pods roll to its images.
-	Move       *HandoffResult `json:"move,omitempty"`
-	MoveBuilds int            `json:"moveBuilds"`
-}
-
 // runBuild runs n integrations without an image, over sets dependency
 // sets, on op, whose platform is pointed at a registry the bench starts;
 // then moves them all to next, whose platform uses the same registry.
-func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*BuildResult, error) {
-	res := &BuildResult{Integrations: n, DependencySets: sets}
+func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*result.Build, error) {
+	res := &result.Build{Integrations: n, DependencySets: sets}
 	reg, err := startRegistry(ctx, e.dir)
 	if err != nil {
 		return nil, err
@@ -56,17 +41,17 @@ func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*Bu
 	if err := e.createNamespace(ctx, buildNamespace); err != nil {
 		return nil, err
 	}
-	w, err := newWatcher(ctx, e.config, buildNamespace, &camelv1.Integration{}, &appsv1.Deployment{}, &corev1.Pod{})
+	w, err := measure.NewWatcher(ctx, e.config, buildNamespace, &camelv1.Integration{}, &appsv1.Deployment{}, &corev1.Pod{})
 	if err != nil {
 		return nil, err
 	}
-	defer w.stop()
-	ready, err := w.track(ctx, w.integrationReady(buildNamespace), nil)
+	defer w.Stop()
+	ready, err := w.Track(ctx, w.IntegrationReady(buildNamespace), nil)
 	if err != nil {
 		return nil, err
 	}
-	ready.sweep = readyIntegrations(e.client, buildNamespace)
-	defer ready.stop()
+	ready.Sweep = measure.ReadyIntegrations(e.client, buildNamespace)
+	defer ready.Stop()
 	objs := make([]client.Object, n)
 	for i := range objs {
 		deps := []string{"camel:timer", "camel:log", fmt.Sprintf("mvn:org.example.bench:set-%d:1.0", i%sets)}
@@ -77,12 +62,12 @@ func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*Bu
 	if err := createAll(ctx, e.client, objs); err != nil {
 		return nil, err
 	}
-	if err := ready.wait(ctx, n, "the integrations", e.report("Ready")); err != nil {
+	if err := ready.Wait(ctx, n, "the integrations", e.report("Ready")); err != nil {
 		return nil, err
 	}
-	ready.warnMissed(e.progress, "integrations")
-	res.Seconds = round3(ready.last().Sub(start).Seconds())
-	res.Curve = Curve(start, values(ready.times()))
+	ready.WarnMissed(e.progress, "integrations")
+	res.Seconds = measure.Round3(ready.Last().Sub(start).Seconds())
+	res.Curve = measure.Curve(start, values(ready.Times()))
 	builds := &camelv1.BuildList{}
 	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace)); err != nil {
 		return nil, err
@@ -91,10 +76,10 @@ func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*Bu
 	var durations []float64
 	for _, b := range builds.Items {
 		if d, err := time.ParseDuration(b.Status.Duration); err == nil {
-			durations = append(durations, round3(d.Seconds()))
+			durations = append(durations, measure.Round3(d.Seconds()))
 		}
 	}
-	res.BuildSeconds = Summarize(durations)
+	res.BuildSeconds = measure.Summarize(durations)
 
 	if res.Move, err = moveAll(ctx, e, w, buildNamespace, op, next, objs, 1); err != nil {
 		return nil, err

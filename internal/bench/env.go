@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/config/rbac"
+	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/scheme"
@@ -240,29 +240,38 @@ func (e *env) stop() error {
 	return err
 }
 
+// httpOK tells whether a GET of url answers 200 within two seconds.
 func httpOK(ctx context.Context, url string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	_, err := httpGet(ctx, url)
+	_, err := measure.Get(ctx, url)
 	return err == nil
 }
 
-// httpGet returns the body of a GET of url, which must answer 200.
-func httpGet(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// controlPlaneCPU returns the CPU seconds each process of the local
+// cluster has used, by name.
+func (e *env) controlPlaneCPU() (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, p := range e.cluster.Processes {
+		s, err := measure.ProcessCPU(p.PID)
+		if err != nil {
+			return nil, fmt.Errorf("cpu of %s: %w", p.Name, err)
+		}
+		out[p.Name] += s
+	}
+	return out, nil
+}
+
+// controlPlaneCPUSince returns, by name, the CPU seconds each process of
+// the local cluster has used since before (a controlPlaneCPU reading).
+func (e *env) controlPlaneCPUSince(before map[string]float64) (map[string]float64, error) {
+	after, err := e.controlPlaneCPU()
 	if err != nil {
 		return nil, err
 	}
-	// Uncompressed: compressing the metrics every second would be CPU the
-	// operators spend for the bench, on the cores the bench measures.
-	req.Header.Set("Accept-Encoding", "identity")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
+	out := map[string]float64{}
+	for name, s := range after {
+		out[name] = measure.Round3(s - before[name])
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return io.ReadAll(resp.Body)
+	return out, nil
 }

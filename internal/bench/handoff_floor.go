@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/bench/measure"
 )
 
 const (
@@ -36,33 +37,29 @@ func runHandoffFloor(ctx context.Context, e *env, n int, replicas int32) ([]floa
 		}
 		cms, deps = append(cms, cm), append(deps, dep)
 	}
-	w, err := newWatcher(ctx, e.config, handoffFloorNamespace, &appsv1.Deployment{})
+	w, err := measure.NewWatcher(ctx, e.config, handoffFloorNamespace, &appsv1.Deployment{})
 	if err != nil {
 		return nil, err
 	}
-	defer w.stop()
+	defer w.Stop()
 	fmt.Fprintf(e.progress, "hand-off floor: %d Deployments with %d replicas\n", n, replicas)
-	ready, err := w.track(ctx, w.deploymentReady(handoffFloorNamespace), nil)
+	ready, err := w.Track(ctx, w.DeploymentReady(handoffFloorNamespace), nil)
 	if err != nil {
 		return nil, err
 	}
 	if err := createAll(ctx, e.client, append(cms, deps...)); err != nil {
 		return nil, err
 	}
-	err = ready.wait(ctx, n, "the floor's Deployments", e.report("ready"))
-	ready.stop()
+	err = ready.Wait(ctx, n, "the floor's Deployments", e.report("ready"))
+	ready.Stop()
 	if err != nil {
 		return nil, err
 	}
-	moved, err := w.track(ctx, func(name string) bool {
-		d := &appsv1.Deployment{}
-		key := client.ObjectKey{Namespace: handoffFloorNamespace, Name: name}
-		return w.cache.Get(ctx, key, d) == nil && d.Labels[camelv1.OperatorIDLabel] == floorMovedID && rolledOut(d)
-	}, nil)
+	moved, err := w.Track(ctx, w.DeploymentUnder(handoffFloorNamespace, floorMovedID), nil)
 	if err != nil {
 		return nil, err
 	}
-	defer moved.stop()
+	defer moved.Stop()
 	fmt.Fprintf(e.progress, "hand-off floor: relabelling them in one burst\n")
 	patchedAt := make([]time.Time, n)
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
@@ -75,23 +72,14 @@ func runHandoffFloor(ctx context.Context, e *env, n int, replicas int32) ([]floa
 	if err != nil {
 		return nil, fmt.Errorf("relabelling the floor's Deployments: %w", err)
 	}
-	if err := moved.wait(ctx, n, "the floor's relabelling", e.report("relabelled")); err != nil {
+	if err := moved.Wait(ctx, n, "the floor's relabelling", e.report("relabelled")); err != nil {
 		return nil, err
 	}
-	done := moved.times()
+	done := moved.Times()
 	times := make([]float64, n)
 	for i, d := range deps {
-		times[i] = round3(done[d.GetName()].Sub(patchedAt[i]).Seconds())
+		times[i] = measure.Round3(done[d.GetName()].Sub(patchedAt[i]).Seconds())
 	}
-	fmt.Fprintf(e.progress, "hand-off floor: p99 %.2fs; deleting it\n", Summarize(times).P99)
+	fmt.Fprintf(e.progress, "hand-off floor: p99 %.2fs; deleting it\n", measure.Summarize(times).P99)
 	return times, e.deleteNamespace(ctx, handoffFloorNamespace)
-}
-
-// ownedBy is the check that an integration's status names id as owner.
-func (w *watcher) ownedBy(namespace, id string) func(string) bool {
-	return func(name string) bool {
-		it := &camelv1.Integration{}
-		key := client.ObjectKey{Namespace: namespace, Name: name}
-		return w.cache.Get(context.Background(), key, it) == nil && it.Status.Ownership.Owner == id
-	}
 }

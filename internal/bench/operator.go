@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/metrics"
@@ -177,7 +178,7 @@ func (o *Operator) stop() {
 func (o *Operator) Scrape(ctx context.Context) (metrics.Samples, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	data, err := httpGet(ctx, o.MetricsURL)
+	data, err := measure.Get(ctx, o.MetricsURL)
 	if err != nil {
 		return nil, fmt.Errorf("scraping operator %s: %w", o.ID, err)
 	}
@@ -236,18 +237,28 @@ func (o *Operator) steadyHeap(ctx context.Context, maxWait time.Duration) (float
 			return 0, err
 		}
 		if s.Sum("go_gc_duration_seconds_count") > gcs || time.Now().After(deadline) {
-			return liveHeap(s), nil
+			return measure.LiveHeap(s), nil
 		}
 	}
 }
 
-// liveHeap is the heap kept by the last garbage collection.
-func liveHeap(s metrics.Samples) float64 {
-	gogc := 100.0
-	for _, x := range s {
-		if x.Name == "go_gc_gogc_percent" {
-			gogc = x.Value
+// scrapeAll reads the counters of every operator.
+func scrapeAll(ctx context.Context, ops []*Operator) ([]measure.Counters, error) {
+	out := make([]measure.Counters, len(ops))
+	for i, op := range ops {
+		s, err := op.Scrape(ctx)
+		if err != nil {
+			return nil, err
 		}
+		out[i] = measure.CountersOf(s)
 	}
-	return s.Sum("go_memstats_next_gc_bytes") / (1 + gogc/100)
+	return out, nil
+}
+
+// sampleOperators samples every operator's memory each second until ctx
+// ends.
+func sampleOperators(ctx context.Context, ops []*Operator) {
+	for _, op := range ops {
+		go op.sampleMemory(ctx, time.Second)
+	}
 }

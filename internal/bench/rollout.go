@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/bench/bareoperator"
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
 const (
@@ -22,107 +25,18 @@ const (
 	rolloutNamespace = "bench-rollout"
 )
 
-// RolloutResult holds the rollout scenario's figures.
-type RolloutResult struct {
-	Integrations int `json:"integrations"`
-	Operators    int `json:"operators"`
-	// AdmissionPolicies tells whether the API server mirrored the
-	// operator-id label (the policies of `caravan install`) or the
-	// operators did.
-	AdmissionPolicies bool `json:"admissionPolicies"`
-	// Flows tells whether the integrations had flows (a ConfigMap each)
-	// rather than being sourceless pre-built images.
-	Flows bool `json:"flows,omitempty"`
-	// FloorSeconds and CaravanSeconds run from the start of the creation
-	// burst to the moment the last object was ready; Ratio is Caravan's
-	// over the floor's.
-	FloorSeconds   float64 `json:"floorSeconds"`
-	CaravanSeconds float64 `json:"caravanSeconds"`
-	Ratio          float64 `json:"ratio"`
-	// Bare is the same rollout, in the same run, of integrations run by
-	// the bare operator: the least an operator can do (see bareOperator).
-	Bare BareRollout `json:"bare"`
-	// Runs are the times of every run, in order, when the rollout ran
-	// more than once; the other figures are those of the run whose ratio
-	// is the median.
-	Runs []RolloutRun `json:"runs,omitempty"`
-	// FloorCreateSeconds and CaravanCreateSeconds are how long the bursts
-	// of creations took.
-	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
-	CaravanCreateSeconds float64 `json:"caravanCreateSeconds"`
-	// WritesByKind are all operators' writes per integration, by "verb
-	// resource", from the API server's audit log.
-	WritesByKind map[string]float64 `json:"writesByKind"`
-	PerOperator  []OperatorFigures  `json:"perOperator"`
-	All          OperatorFigures    `json:"all"`
-	FloorCurve   []Point            `json:"floorCurve"`
-	CaravanCurve []Point            `json:"caravanCurve"`
-	// FloorControlPlaneCPU and CaravanControlPlaneCPU are the CPU
-	// seconds each process of the local cluster (etcd, kube-apiserver,
-	// ...) used from the burst until all were ready.
-	FloorControlPlaneCPU   map[string]float64 `json:"floorControlPlaneCPU"`
-	CaravanControlPlaneCPU map[string]float64 `json:"caravanControlPlaneCPU"`
-	// FloorBenchCPU and CaravanBenchCPU are the CPU seconds the bench
-	// itself (its watches and clients) used over the same periods, on the
-	// same cores.
-	FloorBenchCPU   float64 `json:"floorBenchCPU"`
-	CaravanBenchCPU float64 `json:"caravanBenchCPU"`
-	// DeploymentsCurve is when the Deployments that Caravan made rolled
-	// out, in the same run: the gap to CaravanCurve is the time the
-	// operators took to see it and report the integrations Ready.
-	DeploymentsCurve []Point `json:"deploymentsCurve"`
-	// APIServerCPUByWork splits the API server's CPU over the same
-	// periods by kind of work, from its CPU profiles (written next to
-	// bench.json as apiserver-floor.pprof, apiserver-bare.pprof and
-	// apiserver-caravan.pprof;
-	// the operators' merged profiles of the Caravan phase are
-	// operators-caravan.pprof).
-	APIServerCPUByWork []WorkShare `json:"apiServerCPUByWork"`
-	floorProfile       *profile.Profile
-	bareProfile        *profile.Profile
-	caravanProfile     *profile.Profile
-	operatorsProfile   *profile.Profile
-}
-
-// BareRollout is the rollout's phase run by the bare operator.
-type BareRollout struct {
-	// Seconds runs from the start of the burst to the moment the last
-	// integration was Ready; Ratio is over the floor's.
-	Seconds float64 `json:"seconds"`
-	Ratio   float64 `json:"ratio"`
-	// DeploymentsSeconds is when the last of its Deployments had rolled
-	// out, DeploymentsRatio the same over the floor's.
-	DeploymentsSeconds float64 `json:"deploymentsSeconds"`
-	DeploymentsRatio   float64 `json:"deploymentsRatio"`
-	CreateSeconds      float64 `json:"createSeconds"`
-	// WritesByKind are the bare operator's writes per integration, by
-	// "verb resource[/subresource]", from the API server's audit log.
-	WritesByKind map[string]float64 `json:"writesByKind"`
-	Curve        []Point            `json:"curve"`
-	// ControlPlaneCPU is by process; BenchCPU is the bench's own, the
-	// bare operator's included (it runs in the bench).
-	ControlPlaneCPU map[string]float64 `json:"controlPlaneCPU"`
-	BenchCPU        float64            `json:"benchCPU"`
-}
-
-// RolloutRun is what one run of the rollout took.
-type RolloutRun struct {
-	FloorSeconds   float64 `json:"floorSeconds"`
-	CaravanSeconds float64 `json:"caravanSeconds"`
-	Ratio          float64 `json:"ratio"`
-	BareSeconds    float64 `json:"bareSeconds"`
-	BareRatio      float64 `json:"bareRatio"`
-}
+// bareUser is the bare operator's user name.
+const bareUser = "caravan:bare:" + bareoperator.ID
 
 // runRollouts runs the rollout runs times on the same cluster and returns
 // the run whose ratio is the median (the lower of the two middle ones),
 // with the times of all runs: one run's ratio moves by a quarter from one
 // run to the next on a shared machine.
-func runRollouts(ctx context.Context, e *env, ops []*Operator, n, runs int) (*RolloutResult, error) {
+func runRollouts(ctx context.Context, e *env, ops []*Operator, n, runs int) (*result.Rollout, error) {
 	if runs == 1 {
 		return runRollout(ctx, e, ops, n)
 	}
-	results := make([]*RolloutResult, 0, runs)
+	results := make([]*result.Rollout, 0, runs)
 	for i := range runs {
 		fmt.Fprintf(e.progress, "rollout: run %d of %d\n", i+1, runs)
 		r, err := runRollout(ctx, e, ops, n)
@@ -136,13 +50,13 @@ func runRollouts(ctx context.Context, e *env, ops []*Operator, n, runs int) (*Ro
 
 // medianRun returns the result whose ratio is the median (the lower of
 // the two middle ones), with the times of all results in their order.
-func medianRun(results []*RolloutResult) *RolloutResult {
-	all := make([]RolloutRun, len(results))
+func medianRun(results []*result.Rollout) *result.Rollout {
+	all := make([]result.RolloutRun, len(results))
 	for i, r := range results {
-		all[i] = RolloutRun{FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, Ratio: r.Ratio,
+		all[i] = result.RolloutRun{FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, Ratio: r.Ratio,
 			BareSeconds: r.Bare.Seconds, BareRatio: r.Bare.Ratio}
 	}
-	sorted := slices.SortedStableFunc(slices.Values(results), func(a, b *RolloutResult) int { return cmp.Compare(a.Ratio, b.Ratio) })
+	sorted := slices.SortedStableFunc(slices.Values(results), func(a, b *result.Rollout) int { return cmp.Compare(a.Ratio, b.Ratio) })
 	median := sorted[(len(sorted)-1)/2]
 	median.Runs = all
 	return median
@@ -153,8 +67,8 @@ func medianRun(results []*RolloutResult) *RolloutResult {
 // e.rolloutFlows, with flows) spread round-robin over Caravan's
 // operators, then the same run by the bare operator, each created in one
 // burst on the same cluster.
-func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutResult, error) {
-	res := &RolloutResult{Integrations: n, Operators: len(ops), AdmissionPolicies: !e.skipAdmission, Flows: e.rolloutFlows}
+func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*result.Rollout, error) {
+	res := &result.Rollout{Integrations: n, Operators: len(ops), AdmissionPolicies: !e.skipAdmission, Flows: e.rolloutFlows}
 	its := make([]*camelv1.Integration, n)
 	for i := range its {
 		name, id := fmt.Sprintf("it-%05d", i), ops[i%len(ops)].ID
@@ -173,7 +87,7 @@ func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutRe
 	for i, it := range its {
 		b := it.DeepCopy()
 		b.Namespace = bareNamespace
-		b.Annotations[camelv1.OperatorIDAnnotation] = BareID
+		b.Annotations[camelv1.OperatorIDAnnotation] = bareoperator.ID
 		bareObjs[i] = b
 	}
 	if err := runCaravanRollout(ctx, e, ops, its, res); err != nil {
@@ -185,26 +99,26 @@ func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*RolloutRe
 	if err := runBareRollout(ctx, e, bareObjs, res); err != nil {
 		return nil, err
 	}
-	res.Ratio = round3(ratio(res.CaravanSeconds, res.FloorSeconds))
-	res.Bare.Ratio = round3(ratio(res.Bare.Seconds, res.FloorSeconds))
-	res.Bare.DeploymentsRatio = round3(ratio(res.Bare.DeploymentsSeconds, res.FloorSeconds))
-	floor, err := cpuByWork(res.floorProfile)
+	res.Ratio = measure.Round3(measure.Ratio(res.CaravanSeconds, res.FloorSeconds))
+	res.Bare.Ratio = measure.Round3(measure.Ratio(res.Bare.Seconds, res.FloorSeconds))
+	res.Bare.DeploymentsRatio = measure.Round3(measure.Ratio(res.Bare.DeploymentsSeconds, res.FloorSeconds))
+	floor, err := measure.CPUByWork(res.FloorProfile)
 	if err != nil {
 		return nil, err
 	}
-	bare, err := cpuByWork(res.bareProfile)
+	bare, err := measure.CPUByWork(res.BareProfile)
 	if err != nil {
 		return nil, err
 	}
-	caravan, err := cpuByWork(res.caravanProfile)
+	caravan, err := measure.CPUByWork(res.CaravanProfile)
 	if err != nil {
 		return nil, err
 	}
-	res.APIServerCPUByWork = workShares(caravan, bare, floor)
+	res.APIServerCPUByWork = measure.WorkShares(caravan, bare, floor)
 	return res, nil
 }
 
-func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *RolloutResult) error {
+func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *result.Rollout) error {
 	if err := e.createNamespace(ctx, floorNamespace); err != nil {
 		return err
 	}
@@ -226,24 +140,24 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 	if err := createAll(ctx, e.client, cms); err != nil {
 		return err
 	}
-	w, err := newWatcher(ctx, e.config, floorNamespace, &appsv1.Deployment{})
+	w, err := measure.NewWatcher(ctx, e.config, floorNamespace, &appsv1.Deployment{})
 	if err != nil {
 		return err
 	}
-	defer w.stop()
-	t, err := w.track(ctx, w.deploymentReady(floorNamespace), nil)
+	defer w.Stop()
+	t, err := w.Track(ctx, w.DeploymentReady(floorNamespace), nil)
 	if err != nil {
 		return err
 	}
-	defer t.stop()
+	defer t.Stop()
 	fmt.Fprintf(e.progress, "rollout: floor, %d Deployments in one burst\n", len(deps))
 	ph, err := e.measureBurst(ctx, t, deps, "the floor's Deployments", "ready", nil)
 	if err != nil {
 		return err
 	}
 	res.FloorCreateSeconds, res.FloorSeconds = ph.createSeconds, ph.seconds
-	res.FloorControlPlaneCPU, res.FloorBenchCPU, res.floorProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
-	res.FloorCurve = Curve(ph.start, values(t.times()))
+	res.FloorControlPlaneCPU, res.FloorBenchCPU, res.FloorProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	res.FloorCurve = measure.Curve(ph.start, values(t.Times()))
 	fmt.Fprintf(e.progress, "rollout: floor ready in %.1fs; deleting it\n", res.FloorSeconds)
 	return e.deleteNamespace(ctx, floorNamespace)
 }
@@ -252,27 +166,27 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *Roll
 // tracks when each integration is Ready (t, with a sweep of the API server
 // as a safety net) and when each Deployment has rolled out (deployed);
 // stop ends the watches.
-func (e *env) trackRollout(ctx context.Context, namespace string) (t, deployed *tracker, stop func(), err error) {
-	w, err := newWatcher(ctx, e.config, namespace, &camelv1.Integration{}, &appsv1.Deployment{})
+func (e *env) trackRollout(ctx context.Context, namespace string) (t, deployed *measure.Tracker, stop func(), err error) {
+	w, err := measure.NewWatcher(ctx, e.config, namespace, &camelv1.Integration{}, &appsv1.Deployment{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if t, err = w.track(ctx, w.integrationReady(namespace), nil); err != nil {
-		w.stop()
+	if t, err = w.Track(ctx, w.IntegrationReady(namespace), nil); err != nil {
+		w.Stop()
 		return nil, nil, nil, err
 	}
-	t.sweep = readyIntegrations(e.client, namespace)
-	if deployed, err = w.track(ctx, w.deploymentReady(namespace), nil); err != nil {
-		t.stop()
-		w.stop()
+	t.Sweep = measure.ReadyIntegrations(e.client, namespace)
+	if deployed, err = w.Track(ctx, w.DeploymentReady(namespace), nil); err != nil {
+		t.Stop()
+		w.Stop()
 		return nil, nil, nil, err
 	}
-	return t, deployed, func() { deployed.stop(); t.stop(); w.stop() }, nil
+	return t, deployed, func() { deployed.Stop(); t.Stop(); w.Stop() }, nil
 }
 
 // runBareRollout measures objs, integrations of bareNamespace assigned to
-// BareID, run by the bare operator.
-func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *RolloutResult) error {
+// bareoperator.ID, run by the bare operator.
+func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *result.Rollout) error {
 	if err := e.createNamespace(ctx, bareNamespace); err != nil {
 		return err
 	}
@@ -280,7 +194,7 @@ func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *Roll
 	if err != nil {
 		return err
 	}
-	stopOperator, err := StartBareOperator(ctx, cfg, bareNamespace)
+	stopOperator, err := bareoperator.Start(ctx, cfg, bareNamespace)
 	if err != nil {
 		return err
 	}
@@ -297,12 +211,12 @@ func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *Roll
 	}
 	b := &res.Bare
 	b.CreateSeconds, b.Seconds = ph.createSeconds, ph.seconds
-	b.ControlPlaneCPU, b.BenchCPU, res.bareProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
-	b.Curve = Curve(ph.start, values(t.times()))
-	if last := deployed.last(); !last.IsZero() {
-		b.DeploymentsSeconds = round3(last.Sub(ph.start).Seconds())
+	b.ControlPlaneCPU, b.BenchCPU, res.BareProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	b.Curve = measure.Curve(ph.start, values(t.Times()))
+	if last := deployed.Last(); !last.IsZero() {
+		b.DeploymentsSeconds = measure.Round3(last.Sub(ph.start).Seconds())
 	}
-	kinds, err := writesByKind(e.cluster.AuditLogPath(), bareNamespace, bareUser, ph.start)
+	kinds, err := measure.WritesByKind(e.cluster.AuditLogPath(), bareNamespace, bareUser, ph.start)
 	if err != nil {
 		return err
 	}
@@ -314,7 +228,7 @@ func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *Roll
 	return e.deleteNamespace(ctx, bareNamespace)
 }
 
-func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*camelv1.Integration, res *RolloutResult) error {
+func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*camelv1.Integration, res *result.Rollout) error {
 	if err := e.createNamespace(ctx, rolloutNamespace); err != nil {
 		return err
 	}
@@ -344,15 +258,15 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 		return err
 	}
 	res.CaravanCreateSeconds, res.CaravanSeconds = ph.createSeconds, ph.seconds
-	res.CaravanControlPlaneCPU, res.CaravanBenchCPU, res.caravanProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
-	res.operatorsProfile = ph.operatorsProfile
-	res.CaravanCurve = Curve(ph.start, values(t.times()))
-	res.DeploymentsCurve = Curve(ph.start, values(deployed.times()))
+	res.CaravanControlPlaneCPU, res.CaravanBenchCPU, res.CaravanProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	res.OperatorsProfile = ph.operatorsProfile
+	res.CaravanCurve = measure.Curve(ph.start, values(t.Times()))
+	res.DeploymentsCurve = measure.Curve(ph.start, values(deployed.Times()))
 	after, err := scrapeAll(ctx, ops)
 	if err != nil {
 		return err
 	}
-	byName, err := eventsByRegarding(ctx, e.client, rolloutNamespace)
+	byName, err := measure.EventsByRegarding(ctx, e.client, rolloutNamespace)
 	if err != nil {
 		return err
 	}
@@ -363,15 +277,27 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 		}
 	}
 	res.PerOperator = operatorFigures(ops, before, after, owned, events)
-	res.All = totals(res.PerOperator)
+	res.All = measure.Totals(res.PerOperator)
 	// The namespace is the same in every run: the writes are this run's.
-	kinds, err := writesByKind(e.cluster.AuditLogPath(), rolloutNamespace, operatorUserPrefix, ph.start)
+	kinds, err := measure.WritesByKind(e.cluster.AuditLogPath(), rolloutNamespace, operatorUserPrefix, ph.start)
 	if err != nil {
 		return err
 	}
 	res.WritesByKind = perIntegration(kinds, len(its))
 	fmt.Fprintf(e.progress, "rollout: Caravan ready in %.1fs; deleting the integrations\n", res.CaravanSeconds)
 	return e.deleteNamespace(ctx, rolloutNamespace)
+}
+
+// operatorFigures turns the counters of ops before and after a
+// measurement, their peaks, their shares and the Events about their
+// integrations into per-integration figures.
+func operatorFigures(ops []*Operator, before, after []measure.Counters, owned, events []int) []measure.OperatorFigures {
+	out := make([]measure.OperatorFigures, len(ops))
+	for i, op := range ops {
+		heap, rss := op.peaks()
+		out[i] = measure.OperatorFigure(op.ID, before[i], after[i], heap, rss, owned[i], events[i])
+	}
+	return out
 }
 
 // phase is what measureBurst measured of one phase of the rollout.
@@ -393,33 +319,33 @@ type phase struct {
 // done (what names them, done their state, in the progress lines), while
 // it measures the time, the CPU of the control plane and of the bench,
 // and the CPU profiles of the API server and of ops.
-func (e *env) measureBurst(ctx context.Context, t *tracker, objs []client.Object, what, done string, ops []*Operator) (*phase, error) {
+func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []client.Object, what, done string, ops []*Operator) (*phase, error) {
 	cpu, err := e.controlPlaneCPU()
 	if err != nil {
 		return nil, err
 	}
-	self, err := processCPU(os.Getpid())
+	self, err := measure.ProcessCPU(os.Getpid())
 	if err != nil {
 		return nil, err
 	}
-	api, err := apiServerProfiles(e.config)
+	api, err := measure.APIServerProfiles(e.config)
 	if err != nil {
 		return nil, err
 	}
-	apiProf := startProfile(ctx, api)
-	opProfs := make([]*profiler, len(ops))
+	apiProf := measure.StartProfile(ctx, api)
+	opProfs := make([]*measure.Profiler, len(ops))
 	for i, op := range ops {
-		opProfs[i] = startProfile(ctx, operatorProfiles(op))
+		opProfs[i] = measure.StartProfile(ctx, measure.HTTPProfiles("operator "+op.ID, op.PprofURL))
 	}
 	ph, err := e.burst(ctx, t, objs, what, done, cpu, self)
 	if err != nil {
-		errs := []error{err, discard(apiProf)}
+		errs := []error{err, apiProf.Discard()}
 		for _, p := range opProfs {
-			errs = append(errs, discard(p))
+			errs = append(errs, p.Discard())
 		}
 		return nil, errors.Join(errs...)
 	}
-	if ph.profile, err = apiProf.stop(); err != nil {
+	if ph.profile, err = apiProf.Stop(); err != nil {
 		return nil, err
 	}
 	if len(ops) == 0 {
@@ -427,7 +353,7 @@ func (e *env) measureBurst(ctx context.Context, t *tracker, objs []client.Object
 	}
 	merged := make([]*profile.Profile, len(opProfs))
 	for i, p := range opProfs {
-		if merged[i], err = p.stop(); err != nil {
+		if merged[i], err = p.Stop(); err != nil {
 			return nil, err
 		}
 	}
@@ -439,22 +365,22 @@ func (e *env) measureBurst(ctx context.Context, t *tracker, objs []client.Object
 
 // burst is measureBurst without the profile: cpu and self are the CPU
 // readings of the control plane and of the bench before it.
-func (e *env) burst(ctx context.Context, t *tracker, objs []client.Object, what, done string, cpu map[string]float64, self float64) (*phase, error) {
+func (e *env) burst(ctx context.Context, t *measure.Tracker, objs []client.Object, what, done string, cpu map[string]float64, self float64) (*phase, error) {
 	ph := &phase{start: time.Now()}
 	if err := createAll(ctx, e.client, objs); err != nil {
 		return nil, err
 	}
-	ph.createSeconds = round3(time.Since(ph.start).Seconds())
-	if err := t.wait(ctx, len(objs), what, e.report(done)); err != nil {
+	ph.createSeconds = measure.Round3(time.Since(ph.start).Seconds())
+	if err := t.Wait(ctx, len(objs), what, e.report(done)); err != nil {
 		return nil, err
 	}
-	t.warnMissed(e.progress, what)
-	ph.seconds = round3(t.last().Sub(ph.start).Seconds())
+	t.WarnMissed(e.progress, what)
+	ph.seconds = measure.Round3(t.Last().Sub(ph.start).Seconds())
 	var err error
 	if ph.controlPlaneCPU, err = e.controlPlaneCPUSince(cpu); err != nil {
 		return nil, err
 	}
-	if ph.benchCPU, err = cpuSince(self); err != nil {
+	if ph.benchCPU, err = measure.CPUSince(self); err != nil {
 		return nil, err
 	}
 	return ph, nil
@@ -476,7 +402,7 @@ func (e *env) report(what string) func(int) {
 func perIntegration(counts map[string]int, n int) map[string]float64 {
 	out := make(map[string]float64, len(counts))
 	for k, v := range counts {
-		out[k] = round3(float64(v) / float64(n))
+		out[k] = measure.Round3(float64(v) / float64(n))
 	}
 	return out
 }

@@ -11,31 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
 const shareNamespace = "bench-share"
-
-// ShareResult holds the share scenario's figures.
-type ShareResult struct {
-	Integrations int    `json:"integrations"`
-	Split        [2]int `json:"split"`
-	// Operators are the two sharing operators, then the one that owns
-	// all after the reassignment.
-	Operators   []ShareHeap `json:"operators"`
-	IdleHeapMiB float64     `json:"idleHeapMiB"`
-	// SmallOverAll is the heap of the operator with the smaller share
-	// over the heap of the one owning all.
-	SmallOverAll float64 `json:"smallOverAll"`
-	// KiBPerIntegration is (heap owning all - idle heap) / integrations.
-	KiBPerIntegration float64 `json:"kibPerIntegration"`
-}
-
-// ShareHeap is one operator's steady-state heap with its share.
-type ShareHeap struct {
-	ID      string  `json:"id"`
-	Owned   int     `json:"owned"`
-	HeapMiB float64 `json:"heapMiB"`
-}
 
 // heapWait bounds the wait for an idle operator's next garbage collection
 // (the runtime forces one every two minutes).
@@ -46,8 +26,8 @@ const heapWait = 150 * time.Second
 // to the third and measures it again. The integrations run zero replicas:
 // an operator caches no pods, so its heap does not depend on them, and
 // the cluster is spared n pods.
-func runShare(ctx context.Context, e *env, n int, split [2]int) (*ShareResult, error) {
-	res := &ShareResult{Integrations: n, Split: split}
+func runShare(ctx context.Context, e *env, n int, split [2]int) (*result.Share, error) {
+	res := &result.Share{Integrations: n, Split: split}
 	if err := e.createNamespace(ctx, shareNamespace); err != nil {
 		return nil, err
 	}
@@ -71,23 +51,23 @@ func runShare(ctx context.Context, e *env, n int, split [2]int) (*ShareResult, e
 		}
 		objs[i] = newIntegration(shareNamespace, fmt.Sprintf("share-%05d", i), owner, 0, Image)
 	}
-	w, err := newWatcher(ctx, e.config, shareNamespace, &camelv1.Integration{}, &appsv1.Deployment{})
+	w, err := measure.NewWatcher(ctx, e.config, shareNamespace, &camelv1.Integration{}, &appsv1.Deployment{})
 	if err != nil {
 		return nil, err
 	}
-	defer w.stop()
-	ready, err := w.track(ctx, w.integrationReady(shareNamespace), nil)
+	defer w.Stop()
+	ready, err := w.Track(ctx, w.IntegrationReady(shareNamespace), nil)
 	if err != nil {
 		return nil, err
 	}
-	ready.sweep = readyIntegrations(e.client, shareNamespace)
+	ready.Sweep = measure.ReadyIntegrations(e.client, shareNamespace)
 	fmt.Fprintf(e.progress, "share: %d integrations, %d on %s and %d on %s\n", n, small, a.ID, n-small, b.ID)
 	if err := createAll(ctx, e.client, objs); err != nil {
 		return nil, err
 	}
-	err = ready.wait(ctx, n, "the integrations", e.report("Ready"))
-	ready.warnMissed(e.progress, "integrations")
-	ready.stop()
+	err = ready.Wait(ctx, n, "the integrations", e.report("Ready"))
+	ready.WarnMissed(e.progress, "integrations")
+	ready.Stop()
 	if err != nil {
 		return nil, err
 	}
@@ -96,15 +76,18 @@ func runShare(ctx context.Context, e *env, n int, split [2]int) (*ShareResult, e
 	if err != nil {
 		return nil, err
 	}
-	res.Operators = []ShareHeap{{a.ID, small, heaps[0] / mib}, {b.ID, n - small, heaps[1] / mib}}
-	res.IdleHeapMiB = round3(heaps[2] / mib)
+	res.Operators = []result.ShareHeap{
+		{ID: a.ID, Owned: small, HeapMiB: heaps[0] / measure.MiB},
+		{ID: b.ID, Owned: n - small, HeapMiB: heaps[1] / measure.MiB},
+	}
+	res.IdleHeapMiB = measure.Round3(heaps[2] / measure.MiB)
 
 	fmt.Fprintf(e.progress, "share: moving all to %s\n", all.ID)
-	moved, err := w.track(ctx, w.runningUnder(shareNamespace, all.ID), nil)
+	moved, err := w.Track(ctx, w.RunningUnder(shareNamespace, all.ID), nil)
 	if err != nil {
 		return nil, err
 	}
-	defer moved.stop()
+	defer moved.Stop()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, all.ID)
 		return e.client.Patch(ctx, objs[i], client.RawPatch(types.MergePatchType, []byte(patch)))
@@ -112,20 +95,20 @@ func runShare(ctx context.Context, e *env, n int, split [2]int) (*ShareResult, e
 	if err != nil {
 		return nil, err
 	}
-	if err := moved.wait(ctx, n, "the moves", e.report("moved")); err != nil {
+	if err := moved.Wait(ctx, n, "the moves", e.report("moved")); err != nil {
 		return nil, err
 	}
 	heaps, err = steadyHeaps(ctx, all)
 	if err != nil {
 		return nil, err
 	}
-	res.Operators = append(res.Operators, ShareHeap{all.ID, n, heaps[0] / mib})
+	res.Operators = append(res.Operators, result.ShareHeap{ID: all.ID, Owned: n, HeapMiB: heaps[0] / measure.MiB})
 	for i := range res.Operators {
-		res.Operators[i].HeapMiB = round3(res.Operators[i].HeapMiB)
+		res.Operators[i].HeapMiB = measure.Round3(res.Operators[i].HeapMiB)
 	}
 	allHeap := res.Operators[2].HeapMiB
-	res.SmallOverAll = round3(ratio(res.Operators[0].HeapMiB, allHeap))
-	res.KiBPerIntegration = round3((allHeap - res.IdleHeapMiB) * 1024 / float64(n))
+	res.SmallOverAll = measure.Round3(measure.Ratio(res.Operators[0].HeapMiB, allHeap))
+	res.KiBPerIntegration = measure.Round3((allHeap - res.IdleHeapMiB) * 1024 / float64(n))
 	fmt.Fprintln(e.progress, "share: deleting the integrations")
 	return res, e.deleteNamespace(ctx, shareNamespace)
 }

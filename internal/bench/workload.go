@@ -8,10 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	"github.com/caravan-dev/caravan/internal/digest"
+	"github.com/caravan-dev/caravan/internal/bench/bareoperator"
 	"github.com/caravan-dev/caravan/internal/fixture"
-	"github.com/caravan-dev/caravan/internal/render"
-	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // Image is the image bench integrations run: the tests' (fixture.Image).
@@ -38,13 +36,13 @@ func newIntegration(ns, name, operatorID string, replicas int32, image string, d
 	return fixture.Integration(ns, name, operatorID, replicas, image, deps...)
 }
 
-// floorObjects renders, with internal/render, the ConfigMap (nil when the
-// integration has none) and the Deployment an operator would make for
-// it: same pod template (image, command, env, volumes, labels). They are
-// labelled with floorID and have no owner, so neither an operator nor
-// the garbage collector acts on them.
+// floorObjects renders, with bareoperator.Children, the ConfigMap (nil
+// when the integration has none) and the Deployment an operator would
+// make for it: same pod template (image, command, env, volumes, labels).
+// They are labelled with floorID and have no owner, so neither an
+// operator nor the garbage collector acts on them.
 func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error) {
-	cm, dep, err := renderedChildren(it, floorID)
+	cm, dep, err := bareoperator.Children(it, floorID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,34 +51,6 @@ func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error)
 		return nil, dep, nil
 	}
 	cm.SetOwnerReferences(nil)
-	return cm, dep, nil
-}
-
-// renderedChildren renders, with internal/render, the ConfigMap (nil when
-// the integration has none) and the Deployment that an operator with the
-// id operatorID makes for it, owned by it.
-func renderedChildren(it *camelv1.Integration, operatorID string) (client.Object, client.Object, error) {
-	traits, err := trait.Parse(it.Spec.Traits)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := digest.Integration(it)
-	if err != nil {
-		return nil, nil, err
-	}
-	in := render.Input{Integration: it, Traits: traits, OperatorID: operatorID, Image: traits.Container.Image(),
-		Digest: d, RunCommand: render.DefaultRunCommand}
-	cm, err := render.ConfigMap(in)
-	if err != nil {
-		return nil, nil, err
-	}
-	dep, err := render.Deployment(in)
-	if err != nil {
-		return nil, nil, err
-	}
-	if cm == nil {
-		return nil, dep, nil
-	}
 	return cm, dep, nil
 }
 

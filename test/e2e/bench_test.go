@@ -15,7 +15,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/caravan-dev/caravan/internal/bench"
+	"github.com/caravan-dev/caravan/internal/bench/result"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -36,7 +36,7 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 
 	data, err := os.ReadFile(filepath.Join(out, "bench.json"))
 	g.Expect(err).NotTo(HaveOccurred())
-	var res bench.Results
+	var res result.Results
 	g.Expect(json.Unmarshal(data, &res)).To(Succeed())
 	r := res.Rollout
 	g.Expect(r).NotTo(BeNil())

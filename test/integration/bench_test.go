@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	"github.com/caravan-dev/caravan/internal/bench"
+	"github.com/caravan-dev/caravan/internal/bench/bareoperator"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -24,18 +24,18 @@ func TestTheBenchBareOperatorMakesTheDeploymentAndReportsReadyOnceItRollsOut(t *
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := env.Namespace(t)
-	stop, err := bench.StartBareOperator(ctx, env.Config, ns)
+	stop, err := bareoperator.Start(ctx, env.Config, ns)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer stop()
 
-	it := harness.NewIntegration(ns, "bare", bench.BareID, 2)
+	it := harness.NewIntegration(ns, "bare", bareoperator.ID, 2)
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 	key := client.ObjectKeyFromObject(it)
 
 	dep := &appsv1.Deployment{}
 	g.Eventually(func() error { return env.Client.Get(ctx, key, dep) }, timeout, poll).Should(Succeed())
 	g.Expect(metav1.GetControllerOf(dep)).To(HaveField("UID", it.UID), "the Deployment is owned by its integration")
-	g.Expect(dep.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, bench.BareID))
+	g.Expect(dep.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, bareoperator.ID))
 	g.Expect(*dep.Spec.Replicas).To(BeEquivalentTo(2))
 	g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(harness.TestImage))
 	cm := &corev1.ConfigMap{}

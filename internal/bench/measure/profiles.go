@@ -1,11 +1,10 @@
-package bench
+package measure
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -48,37 +47,38 @@ var workKinds = []struct {
 
 const otherWork = "other (HTTP, TLS, authentication, audit log, flow control, ...)"
 
-// profileSource fetches a CPU profile of the given seconds from one
+// ProfileSource fetches a CPU profile of the given seconds from one
 // process.
-type profileSource struct {
+type ProfileSource struct {
 	name  string
 	fetch func(ctx context.Context, seconds int) ([]byte, error)
 }
 
-// apiServerProfiles fetches the API server's profiles behind cfg (which
+// APIServerProfiles fetches the API server's profiles behind cfg (which
 // must allow /debug/pprof: the local cluster runs with --profiling).
-func apiServerProfiles(cfg *rest.Config) (profileSource, error) {
+func APIServerProfiles(cfg *rest.Config) (ProfileSource, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return profileSource{}, err
+		return ProfileSource{}, err
 	}
 	c := cs.CoreV1().RESTClient()
-	return profileSource{name: "the API server", fetch: func(ctx context.Context, seconds int) ([]byte, error) {
+	return ProfileSource{name: "the API server", fetch: func(ctx context.Context, seconds int) ([]byte, error) {
 		return c.Get().AbsPath("/debug/pprof/profile").Param("seconds", fmt.Sprint(seconds)).DoRaw(ctx)
 	}}, nil
 }
 
-// operatorProfiles fetches an operator's profiles from the /debug/pprof it
-// serves (caravan operator --pprof-bind-address).
-func operatorProfiles(o *Operator) profileSource {
-	return profileSource{name: "operator " + o.ID, fetch: func(ctx context.Context, seconds int) ([]byte, error) {
-		return httpGet(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", o.PprofURL, seconds))
+// HTTPProfiles fetches the profiles of process name from the
+// /debug/pprof served at baseURL (an operator's: caravan operator
+// --pprof-bind-address).
+func HTTPProfiles(name, baseURL string) ProfileSource {
+	return ProfileSource{name: name, fetch: func(ctx context.Context, seconds int) ([]byte, error) {
+		return Get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", baseURL, seconds))
 	}}
 }
 
-// profiler collects a process's CPU profile while a phase runs, in chunks
+// Profiler collects a process's CPU profile while a phase runs, in chunks
 // of profileChunk seconds, until stopped.
-type profiler struct {
+type Profiler struct {
 	name   string
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -86,10 +86,10 @@ type profiler struct {
 	err    error
 }
 
-// startProfile starts profiling the process of src.
-func startProfile(ctx context.Context, src profileSource) *profiler {
+// StartProfile starts profiling the process of src.
+func StartProfile(ctx context.Context, src ProfileSource) *Profiler {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &profiler{name: src.name, cancel: cancel, done: make(chan struct{})}
+	p := &Profiler{name: src.name, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		for ctx.Err() == nil {
@@ -111,9 +111,9 @@ func startProfile(ctx context.Context, src profileSource) *profiler {
 	return p
 }
 
-// stop ends the profiling once the running chunk is complete and returns
+// Stop ends the profiling once the running chunk is complete and returns
 // the merged profile.
-func (p *profiler) stop() (*profile.Profile, error) {
+func (p *Profiler) Stop() (*profile.Profile, error) {
 	p.cancel()
 	<-p.done
 	if p.err != nil {
@@ -125,28 +125,16 @@ func (p *profiler) stop() (*profile.Profile, error) {
 	return profile.Merge(p.chunks)
 }
 
-// discard stops a profiler whose phase failed, returning only an error
+// Discard stops a profiler whose phase failed, returning only an error
 // of the profiling itself.
-func discard(p *profiler) error {
+func (p *Profiler) Discard() error {
 	p.cancel()
 	<-p.done
 	return p.err
 }
 
-// writeProfile writes a profile for go tool pprof.
-func writeProfile(path string, p *profile.Profile) error {
-	if p == nil {
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
-}
-
-// cpuByWork sums a CPU profile's samples by kind of work, in seconds.
-func cpuByWork(p *profile.Profile) (map[string]float64, error) {
+// CPUByWork sums a CPU profile's samples by kind of work, in seconds.
+func CPUByWork(p *profile.Profile) (map[string]float64, error) {
 	index := -1
 	for i, st := range p.SampleType {
 		if st.Type == "cpu" && st.Unit == "nanoseconds" {
@@ -181,9 +169,9 @@ func workOf(s *profile.Sample) string {
 	return otherWork
 }
 
-// workShares lines up Caravan's, the bare operator's and the floor's CPU
+// WorkShares lines up Caravan's, the bare operator's and the floor's CPU
 // by kind of work, in the order of workKinds, other last.
-func workShares(caravan, bare, floor map[string]float64) []WorkShare {
+func WorkShares(caravan, bare, floor map[string]float64) []WorkShare {
 	kinds := make([]string, 0, len(workKinds)+1)
 	for _, k := range workKinds {
 		kinds = append(kinds, k.work)
@@ -191,7 +179,7 @@ func workShares(caravan, bare, floor map[string]float64) []WorkShare {
 	kinds = append(kinds, otherWork)
 	out := make([]WorkShare, 0, len(kinds))
 	for _, k := range kinds {
-		out = append(out, WorkShare{Work: k, Caravan: round3(caravan[k]), Bare: round3(bare[k]), Floor: round3(floor[k])})
+		out = append(out, WorkShare{Work: k, Caravan: Round3(caravan[k]), Bare: Round3(bare[k]), Floor: Round3(floor[k])})
 	}
 	return out
 }

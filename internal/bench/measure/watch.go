@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"context"
@@ -18,16 +18,18 @@ import (
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
-// watcher watches kinds in one namespace, so that the bench learns the
+// Watcher watches kinds in one namespace, so that the bench learns the
 // moment each object changes instead of polling the API server (which
 // would load the cluster it measures).
-type watcher struct {
+type Watcher struct {
 	cache  cache.Cache
 	kinds  []client.Object
 	cancel context.CancelFunc
 }
 
-func newWatcher(ctx context.Context, cfg *rest.Config, namespace string, kinds ...client.Object) (*watcher, error) {
+// NewWatcher starts watching kinds in namespace and returns once the
+// watches have synced.
+func NewWatcher(ctx context.Context, cfg *rest.Config, namespace string, kinds ...client.Object) (*Watcher, error) {
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:            scheme.New(),
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
@@ -37,7 +39,7 @@ func newWatcher(ctx context.Context, cfg *rest.Config, namespace string, kinds .
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watcher{cache: c, kinds: kinds, cancel: cancel}
+	w := &Watcher{cache: c, kinds: kinds, cancel: cancel}
 	for _, k := range kinds {
 		if _, err := c.GetInformer(ctx, k); err != nil {
 			cancel()
@@ -52,27 +54,31 @@ func newWatcher(ctx context.Context, cfg *rest.Config, namespace string, kinds .
 	return w, nil
 }
 
-func (w *watcher) stop() { w.cancel() }
+// Stop ends the watches.
+func (w *Watcher) Stop() { w.cancel() }
 
-// tracker records, per name, the first moment check(name) held, checking
+// Tracker records, per name, the first moment check(name) held, checking
 // at every add or update of a watched object named name (or whose
 // integration label names it).
-type tracker struct {
+type Tracker struct {
 	mu      sync.Mutex
 	readyAt map[string]time.Time
 	check   func(name string) bool
 	onEvent func(obj client.Object)
 	regs    []func()
-	// sweep, when set, lists from the API server the names that are done
+	// Sweep, when set, lists from the API server the names that are done
 	// when waiting makes no progress for 5 s: a safety net for a moment
 	// that no event showed (it is then recorded when the sweep sees it,
 	// late, and counted in missed).
-	sweep  func(ctx context.Context) ([]string, error)
+	Sweep  func(ctx context.Context) ([]string, error)
 	missed int
 }
 
-func (w *watcher) track(ctx context.Context, check func(name string) bool, onEvent func(client.Object)) (*tracker, error) {
-	t := &tracker{readyAt: map[string]time.Time{}, check: check, onEvent: onEvent}
+// Track starts recording the first moment check(name) holds for each
+// name, calling onEvent (when set) with every added or updated object
+// first.
+func (w *Watcher) Track(ctx context.Context, check func(name string) bool, onEvent func(client.Object)) (*Tracker, error) {
+	t := &Tracker{readyAt: map[string]time.Time{}, check: check, onEvent: onEvent}
 	handle := func(o any) {
 		obj, ok := o.(client.Object)
 		if !ok {
@@ -109,19 +115,21 @@ func (w *watcher) track(ctx context.Context, check func(name string) bool, onEve
 	return t, nil
 }
 
-func (t *tracker) stop() {
+// Stop ends the recording.
+func (t *Tracker) Stop() {
 	for _, r := range t.regs {
 		r()
 	}
 }
 
-func (t *tracker) count() int {
+func (t *Tracker) count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.readyAt)
 }
 
-func (t *tracker) times() map[string]time.Time {
+// Times are the recorded moments, by name.
+func (t *Tracker) Times() map[string]time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make(map[string]time.Time, len(t.readyAt))
@@ -131,8 +139,9 @@ func (t *tracker) times() map[string]time.Time {
 	return out
 }
 
-// wait returns when n names are done, or ctx ends.
-func (t *tracker) wait(ctx context.Context, n int, what string, progress func(done int)) error {
+// Wait returns when n names are done, or ctx ends, calling progress
+// (when set) with the count every half second.
+func (t *Tracker) Wait(ctx context.Context, n int, what string, progress func(done int)) error {
 	last, changed := -1, time.Now()
 	for {
 		if time.Since(changed) > 5*time.Second {
@@ -163,11 +172,11 @@ func (t *tracker) wait(ctx context.Context, n int, what string, progress func(do
 	}
 }
 
-func (t *tracker) sweepOnce(ctx context.Context) error {
-	if t.sweep == nil {
+func (t *Tracker) sweepOnce(ctx context.Context) error {
+	if t.Sweep == nil {
 		return nil
 	}
-	names, err := t.sweep(ctx)
+	names, err := t.Sweep(ctx)
 	if err != nil {
 		return err
 	}
@@ -183,9 +192,9 @@ func (t *tracker) sweepOnce(ctx context.Context) error {
 	return nil
 }
 
-// warnMissed says on w how many names the sweep found done before any
+// WarnMissed says on w how many names the sweep found done before any
 // event showed them: their times are late.
-func (t *tracker) warnMissed(w io.Writer, what string) {
+func (t *Tracker) WarnMissed(w io.Writer, what string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.missed > 0 {
@@ -194,9 +203,9 @@ func (t *tracker) warnMissed(w io.Writer, what string) {
 	}
 }
 
-// readyIntegrations lists, from the API server, the integrations of
+// ReadyIntegrations lists, from the API server, the integrations of
 // namespace that are Ready.
-func readyIntegrations(c client.Reader, namespace string) func(context.Context) ([]string, error) {
+func ReadyIntegrations(c client.Reader, namespace string) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
 		list := &camelv1.IntegrationList{}
 		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
@@ -212,10 +221,10 @@ func readyIntegrations(c client.Reader, namespace string) func(context.Context) 
 	}
 }
 
-// last is the latest of the recorded moments.
-func (t *tracker) last() time.Time {
+// Last is the latest of the recorded moments.
+func (t *Tracker) Last() time.Time {
 	var last time.Time
-	for _, at := range t.times() {
+	for _, at := range t.Times() {
 		if at.After(last) {
 			last = at
 		}
@@ -223,9 +232,9 @@ func (t *tracker) last() time.Time {
 	return last
 }
 
-// integrationReady is the check of an Integration in the cache being
+// IntegrationReady is the check of an Integration in the cache being
 // Ready=True.
-func (w *watcher) integrationReady(namespace string) func(string) bool {
+func (w *Watcher) IntegrationReady(namespace string) func(string) bool {
 	return func(name string) bool {
 		it := &camelv1.Integration{}
 		if err := w.cache.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, it); err != nil {
@@ -235,21 +244,21 @@ func (w *watcher) integrationReady(namespace string) func(string) bool {
 	}
 }
 
-// deploymentReady is the check of a Deployment in the cache having all
+// DeploymentReady is the check of a Deployment in the cache having all
 // its replicas updated, ready and available.
-func (w *watcher) deploymentReady(namespace string) func(string) bool {
+func (w *Watcher) DeploymentReady(namespace string) func(string) bool {
 	return func(name string) bool {
 		d := &appsv1.Deployment{}
 		if err := w.cache.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
 			return false
 		}
-		return rolledOut(d)
+		return RolledOut(d)
 	}
 }
 
-// rolledOut tells whether the Deployment's latest template runs on all
+// RolledOut tells whether the Deployment's latest template runs on all
 // its replicas, ready, with no old pod left.
-func rolledOut(d *appsv1.Deployment) bool {
+func RolledOut(d *appsv1.Deployment) bool {
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
@@ -257,4 +266,45 @@ func rolledOut(d *appsv1.Deployment) bool {
 	st := d.Status
 	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want &&
 		st.ReadyReplicas >= want && st.AvailableReplicas >= want && st.Replicas == want
+}
+
+// RunningUnder is the check that an integration is owned by id, Ready,
+// and that its Deployment is id's and rolled out.
+func (w *Watcher) RunningUnder(namespace, id string) func(string) bool {
+	return func(name string) bool {
+		key := client.ObjectKey{Namespace: namespace, Name: name}
+		it := &camelv1.Integration{}
+		if w.cache.Get(context.Background(), key, it) != nil {
+			return false
+		}
+		if it.Status.Ownership.Owner != id || !meta.IsStatusConditionTrue(it.Status.Conditions, camelv1.ConditionReady) {
+			return false
+		}
+		return w.deploymentUnder(key, id)
+	}
+}
+
+// DeploymentUnder is the check that a Deployment is labelled for
+// operator id and rolled out.
+func (w *Watcher) DeploymentUnder(namespace, id string) func(string) bool {
+	return func(name string) bool {
+		return w.deploymentUnder(client.ObjectKey{Namespace: namespace, Name: name}, id)
+	}
+}
+
+func (w *Watcher) deploymentUnder(key client.ObjectKey, id string) bool {
+	d := &appsv1.Deployment{}
+	if w.cache.Get(context.Background(), key, d) != nil {
+		return false
+	}
+	return d.Labels[camelv1.OperatorIDLabel] == id && RolledOut(d)
+}
+
+// OwnedBy is the check that an integration's status names id as owner.
+func (w *Watcher) OwnedBy(namespace, id string) func(string) bool {
+	return func(name string) bool {
+		it := &camelv1.Integration{}
+		key := client.ObjectKey{Namespace: namespace, Name: name}
+		return w.cache.Get(context.Background(), key, it) == nil && it.Status.Ownership.Owner == id
+	}
 }

@@ -1,4 +1,7 @@
-package bench
+// Package report prints and writes the bench's figures: one table per
+// scenario that ran, bench.json, the CPU profiles the rollout took, and
+// one PNG plot per scenario (gonum/plot).
+package report
 
 import (
 	"fmt"
@@ -8,17 +11,20 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
-// Table is a titled table of rows.
-type Table struct {
+// table is a titled table of rows.
+type table struct {
 	Title  string
 	Header []string
 	Rows   [][]string
 }
 
 // Write prints the table with aligned columns.
-func (t Table) Write(w io.Writer) {
+func (t table) Write(w io.Writer) {
 	fmt.Fprintf(w, "\n%s\n", t.Title)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(t.Header, "\t"))
@@ -39,9 +45,10 @@ func num(v float64) string {
 
 func secs(v float64) string { return num(v) + " s" }
 
-// WriteTables prints one table per scenario that ran.
-func WriteTables(w io.Writer, res *Results) {
-	for _, t := range Tables(res) {
+// WriteTables prints one table per scenario that ran, then the
+// scenarios that failed.
+func WriteTables(w io.Writer, res *result.Results) {
+	for _, t := range tables(res) {
 		t.Write(w)
 	}
 	for s, err := range res.Failures {
@@ -49,9 +56,9 @@ func WriteTables(w io.Writer, res *Results) {
 	}
 }
 
-// Tables are the tables of the scenarios that ran.
-func Tables(res *Results) []Table {
-	var out []Table
+// tables are the tables of the scenarios that ran.
+func tables(res *result.Results) []table {
+	var out []table
 	if r := res.Rollout; r != nil {
 		out = append(out, rolloutTable(r))
 		if len(r.Runs) > 0 {
@@ -80,9 +87,9 @@ func Tables(res *Results) []Table {
 
 var figureHeader = []string{"FIGURE", "CARAVAN", "FLOOR", "RATIO", "TARGET"}
 
-func rolloutTable(r *RolloutResult) Table {
+func rolloutTable(r *result.Rollout) table {
 	a := r.All
-	t := Table{
+	t := table{
 		Title: fmt.Sprintf("Rollout: %d %s integrations over %d operators, created in one burst%s",
 			r.Integrations, workloadKind(r), r.Operators, admission(r)),
 		Header: figureHeader,
@@ -107,31 +114,31 @@ func rolloutTable(r *RolloutResult) Table {
 	for _, name := range names {
 		c, f := r.CaravanControlPlaneCPU[name], r.FloorControlPlaneCPU[name]
 		caravan, floor = caravan+c, floor+f
-		t.Rows = append(t.Rows, []string{"CPU, " + name, secs(c), secs(f), num(round3(ratio(c, f))) + "x", ""})
+		t.Rows = append(t.Rows, []string{"CPU, " + name, secs(c), secs(f), num(measure.Round3(measure.Ratio(c, f))) + "x", ""})
 	}
 	if len(names) > 0 {
-		t.Rows = append(t.Rows, []string{"CPU, control plane", secs(caravan), secs(floor), num(round3(ratio(caravan, floor))) + "x", ""})
+		t.Rows = append(t.Rows, []string{"CPU, control plane", secs(caravan), secs(floor), num(measure.Round3(measure.Ratio(caravan, floor))) + "x", ""})
 	}
 	t.Rows = append(t.Rows, []string{"CPU, the bench itself (watches, clients)", secs(r.CaravanBenchCPU), secs(r.FloorBenchCPU), "", ""})
 	return t
 }
 
 // apiServerWorkTable splits the API server's CPU by kind of work.
-func apiServerWorkTable(r *RolloutResult) Table {
-	t := Table{Title: "Rollout, API server CPU by kind of work (its CPU profiles)",
+func apiServerWorkTable(r *result.Rollout) table {
+	t := table{Title: "Rollout, API server CPU by kind of work (its CPU profiles)",
 		Header: []string{"WORK", "CARAVAN", "BARE OPERATOR", "FLOOR", "CARAVAN - FLOOR"}}
 	var caravan, bare, floor float64
 	for _, w := range r.APIServerCPUByWork {
 		caravan, bare, floor = caravan+w.Caravan, bare+w.Bare, floor+w.Floor
-		t.Rows = append(t.Rows, []string{w.Work, secs(w.Caravan), secs(w.Bare), secs(w.Floor), secs(round3(w.Caravan - w.Floor))})
+		t.Rows = append(t.Rows, []string{w.Work, secs(w.Caravan), secs(w.Bare), secs(w.Floor), secs(measure.Round3(w.Caravan - w.Floor))})
 	}
-	t.Rows = append(t.Rows, []string{"all", secs(round3(caravan)), secs(round3(bare)), secs(round3(floor)), secs(round3(caravan - floor))})
+	t.Rows = append(t.Rows, []string{"all", secs(measure.Round3(caravan)), secs(measure.Round3(bare)), secs(measure.Round3(floor)), secs(measure.Round3(caravan - floor))})
 	return t
 }
 
 // medianOf says which run a rollout's figures come from when it ran more
 // than once.
-func medianOf(r *RolloutResult) string {
+func medianOf(r *result.Rollout) string {
 	if len(r.Runs) == 0 {
 		return ""
 	}
@@ -139,8 +146,8 @@ func medianOf(r *RolloutResult) string {
 }
 
 // runsTable lists the times of every run of the rollout.
-func runsTable(r *RolloutResult) Table {
-	t := Table{Title: "Rollout, every run", Header: []string{"RUN", "CARAVAN", "FLOOR", "RATIO", "BARE OPERATOR", "RATIO"}}
+func runsTable(r *result.Rollout) table {
+	t := table{Title: "Rollout, every run", Header: []string{"RUN", "CARAVAN", "FLOOR", "RATIO", "BARE OPERATOR", "RATIO"}}
 	for i, run := range r.Runs {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), secs(run.CaravanSeconds), secs(run.FloorSeconds), num(run.Ratio) + "x",
 			secs(run.BareSeconds), num(run.BareRatio) + "x"})
@@ -150,9 +157,9 @@ func runsTable(r *RolloutResult) Table {
 
 // bareTable shows what the bare operator, the least an operator can do,
 // reached in the same run.
-func bareTable(r *RolloutResult) Table {
+func bareTable(r *result.Rollout) table {
 	b := r.Bare
-	t := Table{
+	t := table{
 		Title:  "Rollout, the least an operator can do (the bare operator: creates the Deployment, writes the status once), same run",
 		Header: []string{"FIGURE", "BARE OPERATOR", "FLOOR", "RATIO"},
 		Rows: [][]string{
@@ -170,13 +177,13 @@ func bareTable(r *RolloutResult) Table {
 		bare, floor = bare+c, floor+r.FloorControlPlaneCPU[name]
 	}
 	t.Rows = append(t.Rows,
-		[]string{"CPU, control plane", secs(round3(bare)), secs(round3(floor)), num(round3(ratio(bare, floor))) + "x"},
+		[]string{"CPU, control plane", secs(measure.Round3(bare)), secs(measure.Round3(floor)), num(measure.Round3(measure.Ratio(bare, floor))) + "x"},
 		[]string{"CPU, the bench and the bare operator in it", secs(b.BenchCPU), secs(r.FloorBenchCPU), ""})
 	return t
 }
 
 // workloadKind says what the rollout's integrations were.
-func workloadKind(r *RolloutResult) string {
+func workloadKind(r *result.Rollout) string {
 	if r.Flows {
 		return "pre-built-image (with flows)"
 	}
@@ -184,7 +191,7 @@ func workloadKind(r *RolloutResult) string {
 }
 
 // admission says, in a title, who mirrored the operator-id label.
-func admission(r *RolloutResult) string {
+func admission(r *result.Rollout) string {
 	if r.AdmissionPolicies {
 		return ""
 	}
@@ -192,8 +199,8 @@ func admission(r *RolloutResult) string {
 }
 
 // writesTable splits the operators' writes per integration by kind.
-func writesTable(r *RolloutResult) Table {
-	t := Table{Title: "Rollout, operators' writes per integration by kind (API server audit log)",
+func writesTable(r *result.Rollout) table {
+	t := table{Title: "Rollout, operators' writes per integration by kind (API server audit log)",
 		Header: []string{"WRITE", "PER INTEGRATION"}}
 	for _, k := range slices.Sorted(maps.Keys(r.WritesByKind)) {
 		t.Rows = append(t.Rows, []string{k, num(r.WritesByKind[k])})
@@ -201,8 +208,8 @@ func writesTable(r *RolloutResult) Table {
 	return t
 }
 
-func operatorTable(r *RolloutResult) Table {
-	t := Table{
+func operatorTable(r *result.Rollout) table {
+	t := table{
 		Title: "Rollout, per operator (per owned integration where it says so)",
 		Header: []string{"OPERATOR", "OWNED", "CPU", "PEAK HEAP", "PEAK RSS",
 			"RECONCILES/IT", "RECONCILING", "READS/IT", "WRITES/IT", "EVENTS/IT"},
@@ -217,7 +224,7 @@ func operatorTable(r *RolloutResult) Table {
 
 // handoffTable shows a move's figures; with targets, the hand-off
 // scenario's (a move of pre-built integrations, which restarts no pod).
-func handoffTable(title string, r *HandoffResult, targets bool) Table {
+func handoffTable(title string, r *result.Handoff, targets bool) table {
 	kinds := make([]string, 0, len(r.WritesByFromAfterReleaseByKind))
 	for k, n := range r.WritesByFromAfterReleaseByKind {
 		kinds = append(kinds, fmt.Sprintf("%s: %d", k, n))
@@ -240,7 +247,7 @@ func handoffTable(title string, r *HandoffResult, targets bool) Table {
 	if targets {
 		target, pods = "<= 3 s", "0"
 	}
-	return Table{
+	return table{
 		Title:  title,
 		Header: figureHeader,
 		Rows: [][]string{
@@ -259,8 +266,8 @@ func handoffTable(title string, r *HandoffResult, targets bool) Table {
 	}
 }
 
-func shareTable(r *ShareResult) Table {
-	t := Table{
+func shareTable(r *result.Share) table {
+	t := table{
 		Title:  fmt.Sprintf("Share: %d integrations", r.Integrations),
 		Header: figureHeader,
 	}
@@ -275,8 +282,8 @@ func shareTable(r *ShareResult) Table {
 	return t
 }
 
-func buildTable(r *BuildResult) Table {
-	return Table{
+func buildTable(r *result.Build) table {
+	return table{
 		Title:  fmt.Sprintf("Build: %d integrations over %d dependency sets on one operator, real registry", r.Integrations, r.DependencySets),
 		Header: figureHeader,
 		Rows: [][]string{
@@ -286,15 +293,4 @@ func buildTable(r *BuildResult) Table {
 			{"build duration p99", secs(r.BuildSeconds.P99), "", "", ""},
 		},
 	}
-}
-
-// field returns the value of the first "key: value" line of text.
-func field(text, key string) string {
-	for _, line := range strings.Split(text, "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func TestAPIServerCPUIsSplitByKindOfWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := cpuByWork(read)
+	got, err := CPUByWork(read)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAPIServerCPUIsSplitByKindOfWork(t *testing.T) {
 		}
 	}
 
-	shares := workShares(got, map[string]float64{"server-side applies": 0.5}, map[string]float64{"server-side applies": 1})
+	shares := WorkShares(got, map[string]float64{"server-side applies": 0.5}, map[string]float64{"server-side applies": 1})
 	if len(shares) != len(workKinds)+1 || shares[len(shares)-1].Work != otherWork {
 		t.Fatalf("shares = %+v, want every kind of work in order, other last", shares)
 	}
@@ -89,7 +89,7 @@ func TestAProfileWithoutCPUSamplesIsRefused(t *testing.T) {
 	for _, s := range p.Sample {
 		s.Value = s.Value[:1]
 	}
-	if _, err := cpuByWork(p); err == nil {
+	if _, err := CPUByWork(p); err == nil {
 		t.Error("a profile without cpu samples was read as CPU")
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"math"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// Percentile returns the p-th percentile (0 < p <= 100) of values by the
+// percentile returns the p-th percentile (0 < p <= 100) of values by the
 // nearest-rank method, or 0 for no values.
-func Percentile(values []float64, p float64) float64 {
+func percentile(values []float64, p float64) float64 {
 	if len(values) == 0 {
 		return 0
 	}
@@ -31,9 +31,9 @@ type Distribution struct {
 func Summarize(values []float64) Distribution {
 	return Distribution{
 		Count: len(values),
-		P50:   Percentile(values, 50),
-		P99:   Percentile(values, 99),
-		Max:   Percentile(values, 100),
+		P50:   percentile(values, 50),
+		P99:   percentile(values, 99),
+		Max:   percentile(values, 100),
 	}
 }
 
@@ -53,15 +53,16 @@ func Curve(start time.Time, readyAt []time.Time) []Point {
 	slices.Sort(ts)
 	points := []Point{{T: 0, Count: 0}}
 	for i, t := range ts {
-		points = append(points, Point{T: round3(t), Count: i + 1})
+		points = append(points, Point{T: Round3(t), Count: i + 1})
 	}
 	return points
 }
 
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+// Round3 rounds v to three decimals, the precision of every figure.
+func Round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// ratio is a/b, or 0 when b is 0.
-func ratio(a, b float64) float64 {
+// Ratio is a/b, or 0 when b is 0.
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package bench
+package measure
 
 // Reads and writes split client-go's requests by HTTP method: GET (which
 // includes LIST and WATCH) reads, POST, PUT, PATCH and DELETE write.

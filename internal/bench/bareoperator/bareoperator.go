@@ -1,4 +1,9 @@
-package bench
+// Package bareoperator runs the bench's bare operator, the least an
+// operator of Integrations can do and still tell its users when an
+// integration is Ready. The bench runs it in its own process, next to the
+// floor and Caravan's operators, to measure what the custom resource and
+// one status write cost on its cluster.
+package bareoperator
 
 import (
 	"context"
@@ -21,15 +26,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/digest"
+	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/scheme"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
-// BareID is the operator id of the integrations the bare operator runs:
-// no Caravan operator runs with it.
-const BareID = "bench-bare"
+// ID is the operator id of the integrations the bare operator runs: no
+// Caravan operator runs with it.
+const ID = "bench-bare"
 
-// bareOperator is the least an operator of Integrations can do and still
+// reconciler is the least an operator of Integrations can do and still
 // tell its users when an integration is Ready: for each Integration of
 // its namespace it creates the rendered children (the Deployment, and the
 // ConfigMap when there is one, owned by the integration), and once the
@@ -37,15 +46,15 @@ const BareID = "bench-bare"
 // It records no owner, no epoch, no digest, no Event, and never updates
 // a child: it measures, in the same run as the floor and Caravan, what
 // the custom resource and one status write cost on this cluster.
-type bareOperator struct {
+type reconciler struct {
 	client client.Client
 }
 
-// StartBareOperator runs the bare operator on the integrations of
-// namespace, with its own connection to the API server (cfg, its rate
-// limits those of Caravan's operators), until ctx ends or stop (which
-// may be called more than once) is called.
-func StartBareOperator(ctx context.Context, cfg *rest.Config, namespace string) (stop func(), err error) {
+// Start runs the bare operator on the integrations of namespace, with its
+// own connection to the API server (cfg, its rate limits those of
+// Caravan's operators), until ctx ends or stop (which may be called more
+// than once) is called.
+func Start(ctx context.Context, cfg *rest.Config, namespace string) (stop func(), err error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 300, 600
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -61,7 +70,7 @@ func StartBareOperator(ctx context.Context, cfg *rest.Config, namespace string) 
 	if err != nil {
 		return nil, fmt.Errorf("the bare operator: %w", err)
 	}
-	r := &bareOperator{client: mgr.GetClient()}
+	r := &reconciler{client: mgr.GetClient()}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("bare-integration").
 		For(&camelv1.Integration{}).
@@ -82,7 +91,9 @@ func StartBareOperator(ctx context.Context, cfg *rest.Config, namespace string) 
 	return func() { once.Do(func() { cancel(); <-done }) }, nil
 }
 
-func (r *bareOperator) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// Reconcile creates the children of an Integration that is not Ready,
+// or writes Ready once its Deployment has rolled out.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var it camelv1.Integration
 	if err := r.client.Get(ctx, req.NamespacedName, &it); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -97,7 +108,7 @@ func (r *bareOperator) Reconcile(ctx context.Context, req reconcile.Request) (re
 		return reconcile.Result{}, r.createChildren(ctx, &it)
 	case err != nil:
 		return reconcile.Result{}, err
-	case !rolledOut(&dep):
+	case !measure.RolledOut(&dep):
 		return reconcile.Result{}, nil
 	}
 	base := it.DeepCopy()
@@ -114,10 +125,10 @@ func (r *bareOperator) Reconcile(ctx context.Context, req reconcile.Request) (re
 }
 
 // createChildren creates the integration's ConfigMap (when it has one) and
-// Deployment, as rendered for BareID; a child that already exists (a
+// Deployment, as rendered for ID; a child that already exists (a
 // Deployment the cache has not shown yet) is left as it is.
-func (r *bareOperator) createChildren(ctx context.Context, it *camelv1.Integration) error {
-	cm, dep, err := renderedChildren(it, BareID)
+func (r *reconciler) createChildren(ctx context.Context, it *camelv1.Integration) error {
+	cm, dep, err := Children(it, ID)
 	if err != nil {
 		return err
 	}
@@ -130,4 +141,34 @@ func (r *bareOperator) createChildren(ctx context.Context, it *camelv1.Integrati
 		}
 	}
 	return nil
+}
+
+// Children renders, with internal/render, the ConfigMap (nil when
+// the integration has none) and the Deployment that an operator with the
+// id operatorID makes for it, owned by it. The bench renders its floor
+// with it too: the floor, the bare operator and Caravan run the same pod
+// template.
+func Children(it *camelv1.Integration, operatorID string) (client.Object, client.Object, error) {
+	traits, err := trait.Parse(it.Spec.Traits)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := digest.Integration(it)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := render.Input{Integration: it, Traits: traits, OperatorID: operatorID, Image: traits.Container.Image(),
+		Digest: d, RunCommand: render.DefaultRunCommand}
+	cm, err := render.ConfigMap(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	dep, err := render.Deployment(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cm == nil {
+		return nil, dep, nil
+	}
+	return cm, dep, nil
 }

@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"bufio"
@@ -28,13 +28,10 @@ type auditEvent struct {
 	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
-// bareUser is the bare operator's user name.
-const bareUser = "caravan:bare:" + BareID
-
-// writesByKind counts the successful writes that users whose names begin
+// WritesByKind counts the successful writes that users whose names begin
 // with userPrefix made in namespace since a moment, by "verb
 // resource[/subresource]".
-func writesByKind(path, namespace, userPrefix string, since time.Time) (map[string]int, error) {
+func WritesByKind(path, namespace, userPrefix string, since time.Time) (map[string]int, error) {
 	out := map[string]int{}
 	err := readAudit(path, func(ev auditEvent) {
 		if ev.ObjectRef.Namespace == namespace && strings.HasPrefix(ev.User.Username, userPrefix) &&
@@ -75,21 +72,21 @@ func (ev auditEvent) what() string {
 	return what
 }
 
-// fromWrites are the writes the old owner made after the moves.
-type fromWrites struct {
-	// release are the writes of the release itself: per integration, its
+// FromWrites are the writes the old owner made after the moves.
+type FromWrites struct {
+	// Release are the writes of the release itself: per integration, its
 	// first status write (recording the release) and its first write of
 	// the integration's metadata (handing the label over).
-	release int
-	// beyond are the others, by "verb resource[/subresource]".
-	beyond map[string]int
+	Release int
+	// Beyond are the others, by "verb resource[/subresource]".
+	Beyond map[string]int
 }
 
-// writesAfter reads, in the audit log at path, the successful writes
+// WritesAfter reads, in the audit log at path, the successful writes
 // user made in namespace to an integration of since, its children or
 // Events about it, after since[integration].
-func writesAfter(path, user, namespace string, since map[string]time.Time) (fromWrites, error) {
-	out := fromWrites{beyond: map[string]int{}}
+func WritesAfter(path, user, namespace string, since map[string]time.Time) (FromWrites, error) {
+	out := FromWrites{Beyond: map[string]int{}}
 	statusDone, labelDone := map[string]bool{}, map[string]bool{}
 	err := readAudit(path, func(ev auditEvent) {
 		ref := ev.ObjectRef
@@ -104,12 +101,12 @@ func writesAfter(path, user, namespace string, since map[string]time.Time) (from
 		switch {
 		case ref.Resource == "integrations" && ref.Subresource == "status" && !statusDone[it]:
 			statusDone[it] = true
-			out.release++
+			out.Release++
 		case ref.Resource == "integrations" && ref.Subresource == "" && !labelDone[it]:
 			labelDone[it] = true
-			out.release++
+			out.Release++
 		default:
-			out.beyond[ev.what()]++
+			out.Beyond[ev.what()]++
 		}
 	})
 	return out, err

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -9,6 +9,9 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
 var (
@@ -19,7 +22,7 @@ var (
 )
 
 // writePlots draws one PNG per scenario that ran.
-func writePlots(dir string, res *Results) error {
+func writePlots(dir string, res *result.Results) error {
 	var plots []struct {
 		name string
 		p    *plot.Plot
@@ -67,7 +70,7 @@ func writePlots(dir string, res *Results) error {
 }
 
 // steps turns a curve into a step line.
-func steps(points []Point) plotter.XYs {
+func steps(points []measure.Point) plotter.XYs {
 	xys := make(plotter.XYs, 0, 2*len(points))
 	for i, p := range points {
 		if i > 0 {
@@ -90,7 +93,7 @@ func addLine(p *plot.Plot, name string, xys plotter.XYs, c color.Color) error {
 	return nil
 }
 
-func rolloutPlot(r *RolloutResult) (*plot.Plot, error) {
+func rolloutPlot(r *result.Rollout) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Rollout: %d integrations, %d operators (%.2fx the floor)", r.Integrations, r.Operators, r.Ratio)
 	p.X.Label.Text = "seconds since the creation burst started"
@@ -118,7 +121,7 @@ func rolloutPlot(r *RolloutResult) (*plot.Plot, error) {
 	return p, nil
 }
 
-func sharePlot(r *ShareResult) (*plot.Plot, error) {
+func sharePlot(r *result.Share) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Share: heap against owned integrations (%d in all)", r.Integrations)
 	p.X.Label.Text = "integrations owned"
@@ -155,7 +158,7 @@ func sharePlot(r *ShareResult) (*plot.Plot, error) {
 	return p, nil
 }
 
-func handoffPlot(r *HandoffResult) (*plot.Plot, error) {
+func handoffPlot(r *result.Handoff) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Hand-off: %d integrations %s → %s (p99 %.2f s)", r.Integrations, r.From, r.To, r.MoveSeconds.P99)
 	p.X.Label.Text = "seconds from the annotation patch to Ready under the new owner"
@@ -193,7 +196,7 @@ func cdf(times []float64) plotter.XYs {
 	return xys
 }
 
-func buildPlot(r *BuildResult) (*plot.Plot, error) {
+func buildPlot(r *result.Build) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Build: %d integrations, %d dependency sets, %d builds", r.Integrations, r.DependencySets, r.Builds)
 	p.X.Label.Text = "seconds since the creation burst started"

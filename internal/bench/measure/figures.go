@@ -1,0 +1,138 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/metrics"
+)
+
+// MiB is a mebibyte, in bytes.
+const MiB = 1024 * 1024
+
+// OperatorFigures are one operator's costs over one measurement, from its
+// own metrics (counters as the difference between two scrapes).
+type OperatorFigures struct {
+	ID    string `json:"id"`
+	Owned int    `json:"owned"`
+	// CPUSeconds is process_cpu_seconds_total's increase.
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// PeakHeapMiB and PeakRSSMiB are the largest go_memstats_heap_alloc_bytes
+	// and process_resident_memory_bytes sampled every second.
+	PeakHeapMiB float64 `json:"peakHeapMiB"`
+	PeakRSSMiB  float64 `json:"peakRSSMiB"`
+	// Reconciles counts Integration reconciles; Reads are GET requests
+	// (get, list, watch) and Writes POST, PUT, PATCH and DELETE requests of
+	// the operator's clients (rest_client_requests_total); Events are the
+	// Events about its integrations. All per owned integration.
+	ReconcilesPerIntegration float64 `json:"reconcilesPerIntegration"`
+	// RequeuesPerIntegration counts the reconciles among them that ended
+	// in a requeue (a status write that lost an optimistic-lock race to a
+	// newer write, or a wait).
+	RequeuesPerIntegration float64 `json:"requeuesPerIntegration"`
+	ReadsPerIntegration    float64 `json:"readsPerIntegration"`
+	WritesPerIntegration   float64 `json:"writesPerIntegration"`
+	EventsPerIntegration   float64 `json:"eventsPerIntegration"`
+	// ReconcileBusySeconds is the time spent in Integration reconciles
+	// (the sum of camel_k_reconciliation_duration_seconds): close to the
+	// wall time, the controller's workers were the bottleneck.
+	ReconcileBusySeconds float64 `json:"reconcileBusySeconds"`
+}
+
+// Counters are the cumulative figures of one scrape of an operator.
+type Counters struct {
+	CPU, Reconciles, Requeues, ReconcileSeconds, Reads, Writes float64
+}
+
+// CountersOf reads the counters of a scrape.
+func CountersOf(s metrics.Samples) Counters {
+	return Counters{
+		CPU:              s.Sum("process_cpu_seconds_total"),
+		Reconciles:       s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration"),
+		Requeues:         s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration", "result", "requeue"),
+		ReconcileSeconds: s.Sum("camel_k_reconciliation_duration_seconds_sum", "kind", "Integration"),
+		Reads:            s.SumFunc("rest_client_requests_total", isRead),
+		Writes:           s.SumFunc("rest_client_requests_total", isWrite),
+	}
+}
+
+// Minus is the increase from o to c.
+func (c Counters) Minus(o Counters) Counters {
+	return Counters{CPU: c.CPU - o.CPU, Reconciles: c.Reconciles - o.Reconciles, Requeues: c.Requeues - o.Requeues,
+		ReconcileSeconds: c.ReconcileSeconds - o.ReconcileSeconds, Reads: c.Reads - o.Reads, Writes: c.Writes - o.Writes}
+}
+
+// OperatorFigure turns operator id's counters before and after a
+// measurement, its peak heap and RSS (bytes) over it, the integrations it
+// owned and the Events about them into per-integration figures.
+func OperatorFigure(id string, before, after Counters, heap, rss float64, owned, events int) OperatorFigures {
+	d := after.Minus(before)
+	n := float64(owned)
+	return OperatorFigures{
+		ID: id, Owned: owned, CPUSeconds: Round3(d.CPU),
+		PeakHeapMiB: Round3(heap / MiB), PeakRSSMiB: Round3(rss / MiB),
+		ReconcilesPerIntegration: Round3(Ratio(d.Reconciles, n)),
+		RequeuesPerIntegration:   Round3(Ratio(d.Requeues, n)),
+		ReadsPerIntegration:      Round3(Ratio(d.Reads, n)),
+		WritesPerIntegration:     Round3(Ratio(d.Writes, n)),
+		EventsPerIntegration:     Round3(Ratio(float64(events), n)),
+		ReconcileBusySeconds:     Round3(d.ReconcileSeconds),
+	}
+}
+
+// Totals are the figures of all operators together, per integration.
+func Totals(figs []OperatorFigures) OperatorFigures {
+	t := OperatorFigures{ID: "all"}
+	for _, f := range figs {
+		n := float64(f.Owned)
+		t.Owned += f.Owned
+		t.CPUSeconds += f.CPUSeconds
+		t.ReconcileBusySeconds = max(t.ReconcileBusySeconds, f.ReconcileBusySeconds)
+		t.PeakHeapMiB += f.PeakHeapMiB
+		t.PeakRSSMiB += f.PeakRSSMiB
+		t.ReconcilesPerIntegration += f.ReconcilesPerIntegration * n
+		t.RequeuesPerIntegration += f.RequeuesPerIntegration * n
+		t.ReadsPerIntegration += f.ReadsPerIntegration * n
+		t.WritesPerIntegration += f.WritesPerIntegration * n
+		t.EventsPerIntegration += f.EventsPerIntegration * n
+	}
+	n := float64(t.Owned)
+	t.CPUSeconds = Round3(t.CPUSeconds)
+	t.ReconcilesPerIntegration = Round3(Ratio(t.ReconcilesPerIntegration, n))
+	t.RequeuesPerIntegration = Round3(Ratio(t.RequeuesPerIntegration, n))
+	t.ReadsPerIntegration = Round3(Ratio(t.ReadsPerIntegration, n))
+	t.WritesPerIntegration = Round3(Ratio(t.WritesPerIntegration, n))
+	t.EventsPerIntegration = Round3(Ratio(t.EventsPerIntegration, n))
+	return t
+}
+
+// EventsByRegarding counts the Events in namespace written by Caravan's
+// operators, by the name of the object they are about.
+func EventsByRegarding(ctx context.Context, c client.Reader, namespace string) (map[string]int, error) {
+	list := &eventsv1.EventList{}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	out := map[string]int{}
+	for _, ev := range list.Items {
+		if ev.ReportingController == "caravan-operator" || ev.DeprecatedSource.Component == "caravan-operator" {
+			out[ev.Regarding.Name]++
+		}
+	}
+	return out, nil
+}
+
+// LiveHeap is the heap kept by the last garbage collection of the
+// process scraped: live = next_gc / (1 + GOGC/100).
+func LiveHeap(s metrics.Samples) float64 {
+	gogc := 100.0
+	for _, x := range s {
+		if x.Name == "go_gc_gogc_percent" {
+			gogc = x.Value
+		}
+	}
+	return s.Sum("go_memstats_next_gc_bytes") / (1 + gogc/100)
+}

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
+)
+
+func TestTableAlignsColumns(t *testing.T) {
+	var buf bytes.Buffer
+	table{Title: "T", Header: []string{"FIGURE", "VALUE"}, Rows: [][]string{{"a long figure", "1"}, {"b", "22"}}}.Write(&buf)
+	want := "\nT\nFIGURE         VALUE\na long figure  1\nb              22\n"
+	if buf.String() != want {
+		t.Errorf("table:\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
+func TestNumPrintsAtMostTwoDecimals(t *testing.T) {
+	for in, want := range map[float64]string{1: "1", 1.5: "1.5", 0.126: "0.13", 7.1: "7.1", 100: "100"} {
+		if got := num(in); got != want {
+			t.Errorf("num(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTablesShowEveryScenarioThatRan(t *testing.T) {
+	res := &result.Results{
+		Rollout: &result.Rollout{Integrations: 10, Operators: 2, CaravanSeconds: 3, FloorSeconds: 2, Ratio: 1.5,
+			Bare:        result.BareRollout{Seconds: 2.5, Ratio: 1.25, WritesByKind: map[string]float64{"create deployments": 1}},
+			PerOperator: []measure.OperatorFigures{{ID: "a", Owned: 5}, {ID: "b", Owned: 5}}},
+		Handoff: &result.Handoff{Integrations: 4, Replicas: 2, From: "a", To: "b",
+			WritesByFromAfterReleaseByKind: map[string]int{"patch deployments": 2}, WritesByFromAfterRelease: 2},
+	}
+	var buf bytes.Buffer
+	WriteTables(&buf, res)
+	for _, want := range []string{"Rollout: 10 pre-built-image (sourceless) integrations over 2 operators", "1.5x", "Hand-off: 4 Running",
+		"the least an operator can do", "1.25x", "writes / integration: create deployments",
+		"2 (patch deployments: 2)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the tables lack %q:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "Share") || strings.Contains(buf.String(), "Build") {
+		t.Errorf("the tables show a scenario that did not run:\n%s", buf.String())
+	}
+}

@@ -1,0 +1,236 @@
+// Package result holds the figures of one run of the bench, as it
+// writes them to bench.json: the scenarios fill them in, the report
+// prints and plots them.
+package result
+
+import (
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+)
+
+// Results are every figure of one run of the bench, as bench.json holds
+// them.
+type Results struct {
+	Machine  Machine           `json:"machine"`
+	Options  Options           `json:"options"`
+	Started  time.Time         `json:"started"`
+	Seconds  float64           `json:"seconds"`
+	Rollout  *Rollout          `json:"rollout,omitempty"`
+	Share    *Share            `json:"share,omitempty"`
+	Handoff  *Handoff          `json:"handoff,omitempty"`
+	Build    *Build            `json:"build,omitempty"`
+	Failures map[string]string `json:"failures,omitempty"`
+}
+
+// Options record what was asked of the run.
+type Options struct {
+	Scenarios    []string `json:"scenarios"`
+	Integrations int      `json:"integrations"`
+	Operators    int      `json:"operators"`
+	RolloutRuns  int      `json:"rolloutRuns"`
+	Share        [2]int   `json:"share"`
+	ShareN       int      `json:"shareIntegrations"`
+	// SkipAdmission is set when the operators ran without the admission
+	// policies.
+	SkipAdmission bool `json:"skipAdmission,omitempty"`
+	// RolloutFlows is set when the rollout's integrations had flows.
+	RolloutFlows bool `json:"rolloutFlows,omitempty"`
+}
+
+// Machine describes where the figures come from.
+type Machine struct {
+	CPUs      int    `json:"cpus"`
+	CPUModel  string `json:"cpuModel"`
+	MemoryGiB int    `json:"memoryGiB"`
+	GoVersion string `json:"goVersion"`
+	OS        string `json:"os"`
+}
+
+// Rollout holds the rollout scenario's figures.
+type Rollout struct {
+	Integrations int `json:"integrations"`
+	Operators    int `json:"operators"`
+	// AdmissionPolicies tells whether the API server mirrored the
+	// operator-id label (the policies of `caravan install`) or the
+	// operators did.
+	AdmissionPolicies bool `json:"admissionPolicies"`
+	// Flows tells whether the integrations had flows (a ConfigMap each)
+	// rather than being sourceless pre-built images.
+	Flows bool `json:"flows,omitempty"`
+	// FloorSeconds and CaravanSeconds run from the start of the creation
+	// burst to the moment the last object was ready; Ratio is Caravan's
+	// over the floor's.
+	FloorSeconds   float64 `json:"floorSeconds"`
+	CaravanSeconds float64 `json:"caravanSeconds"`
+	Ratio          float64 `json:"ratio"`
+	// Bare is the same rollout, in the same run, of integrations run by
+	// the bare operator: the least an operator can do (see
+	// internal/bench/bareoperator).
+	Bare BareRollout `json:"bare"`
+	// Runs are the times of every run, in order, when the rollout ran
+	// more than once; the other figures are those of the run whose ratio
+	// is the median.
+	Runs []RolloutRun `json:"runs,omitempty"`
+	// FloorCreateSeconds and CaravanCreateSeconds are how long the bursts
+	// of creations took.
+	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
+	CaravanCreateSeconds float64 `json:"caravanCreateSeconds"`
+	// WritesByKind are all operators' writes per integration, by "verb
+	// resource", from the API server's audit log.
+	WritesByKind map[string]float64        `json:"writesByKind"`
+	PerOperator  []measure.OperatorFigures `json:"perOperator"`
+	All          measure.OperatorFigures   `json:"all"`
+	FloorCurve   []measure.Point           `json:"floorCurve"`
+	CaravanCurve []measure.Point           `json:"caravanCurve"`
+	// FloorControlPlaneCPU and CaravanControlPlaneCPU are the CPU
+	// seconds each process of the local cluster (etcd, kube-apiserver,
+	// ...) used from the burst until all were ready.
+	FloorControlPlaneCPU   map[string]float64 `json:"floorControlPlaneCPU"`
+	CaravanControlPlaneCPU map[string]float64 `json:"caravanControlPlaneCPU"`
+	// FloorBenchCPU and CaravanBenchCPU are the CPU seconds the bench
+	// itself (its watches and clients) used over the same periods, on the
+	// same cores.
+	FloorBenchCPU   float64 `json:"floorBenchCPU"`
+	CaravanBenchCPU float64 `json:"caravanBenchCPU"`
+	// DeploymentsCurve is when the Deployments that Caravan made rolled
+	// out, in the same run: the gap to CaravanCurve is the time the
+	// operators took to see it and report the integrations Ready.
+	DeploymentsCurve []measure.Point `json:"deploymentsCurve"`
+	// APIServerCPUByWork splits the API server's CPU over the same
+	// periods by kind of work, from its CPU profiles (written next to
+	// bench.json as apiserver-floor.pprof, apiserver-bare.pprof and
+	// apiserver-caravan.pprof;
+	// the operators' merged profiles of the Caravan phase are
+	// operators-caravan.pprof).
+	APIServerCPUByWork []measure.WorkShare `json:"apiServerCPUByWork"`
+	// FloorProfile, BareProfile and CaravanProfile are the API server's
+	// CPU profiles of the three phases, OperatorsProfile the operators'
+	// of the Caravan phase: written as files of their own, not into
+	// bench.json.
+	FloorProfile     *profile.Profile `json:"-"`
+	BareProfile      *profile.Profile `json:"-"`
+	CaravanProfile   *profile.Profile `json:"-"`
+	OperatorsProfile *profile.Profile `json:"-"`
+}
+
+// BareRollout is the rollout's phase run by the bare operator.
+type BareRollout struct {
+	// Seconds runs from the start of the burst to the moment the last
+	// integration was Ready; Ratio is over the floor's.
+	Seconds float64 `json:"seconds"`
+	Ratio   float64 `json:"ratio"`
+	// DeploymentsSeconds is when the last of its Deployments had rolled
+	// out, DeploymentsRatio the same over the floor's.
+	DeploymentsSeconds float64 `json:"deploymentsSeconds"`
+	DeploymentsRatio   float64 `json:"deploymentsRatio"`
+	CreateSeconds      float64 `json:"createSeconds"`
+	// WritesByKind are the bare operator's writes per integration, by
+	// "verb resource[/subresource]", from the API server's audit log.
+	WritesByKind map[string]float64 `json:"writesByKind"`
+	Curve        []measure.Point    `json:"curve"`
+	// ControlPlaneCPU is by process; BenchCPU is the bench's own, the
+	// bare operator's included (it runs in the bench).
+	ControlPlaneCPU map[string]float64 `json:"controlPlaneCPU"`
+	BenchCPU        float64            `json:"benchCPU"`
+}
+
+// RolloutRun is what one run of the rollout took.
+type RolloutRun struct {
+	FloorSeconds   float64 `json:"floorSeconds"`
+	CaravanSeconds float64 `json:"caravanSeconds"`
+	Ratio          float64 `json:"ratio"`
+	BareSeconds    float64 `json:"bareSeconds"`
+	BareRatio      float64 `json:"bareRatio"`
+}
+
+// Share holds the share scenario's figures.
+type Share struct {
+	Integrations int    `json:"integrations"`
+	Split        [2]int `json:"split"`
+	// Operators are the two sharing operators, then the one that owns
+	// all after the reassignment.
+	Operators   []ShareHeap `json:"operators"`
+	IdleHeapMiB float64     `json:"idleHeapMiB"`
+	// SmallOverAll is the heap of the operator with the smaller share
+	// over the heap of the one owning all.
+	SmallOverAll float64 `json:"smallOverAll"`
+	// KiBPerIntegration is (heap owning all - idle heap) / integrations.
+	KiBPerIntegration float64 `json:"kibPerIntegration"`
+}
+
+// ShareHeap is one operator's steady-state heap with its share.
+type ShareHeap struct {
+	ID      string  `json:"id"`
+	Owned   int     `json:"owned"`
+	HeapMiB float64 `json:"heapMiB"`
+}
+
+// Handoff holds the hand-off scenario's figures.
+type Handoff struct {
+	Integrations int    `json:"integrations"`
+	Replicas     int32  `json:"replicas"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	// MoveSeconds is, per integration, the time from its annotation patch
+	// to being owned by To, Ready, with its Deployment applied by To and
+	// rolled out.
+	MoveSeconds  measure.Distribution `json:"moveSeconds"`
+	MoveTimes    []float64            `json:"moveTimes"`
+	TotalSeconds float64              `json:"totalSeconds"`
+	// AdoptSeconds is, per integration, the time from its annotation
+	// patch to being owned by To (the release by From and the adoption):
+	// the rest of a move is To's apply of the children and its status.
+	AdoptSeconds measure.Distribution `json:"adoptSeconds"`
+	// FloorMoveSeconds is the least a move can cost: as many bare
+	// Deployments with the same pod template, given the change a move
+	// makes to an integration's Deployment (its operator-id label) in one
+	// burst; per Deployment, the time from its patch
+	// until a watch shows it. FloorMoveTimes holds the times and P99Ratio
+	// is Caravan's p99 over the floor's.
+	FloorMoveSeconds measure.Distribution `json:"floorMoveSeconds"`
+	FloorMoveTimes   []float64            `json:"floorMoveTimes"`
+	P99Ratio         float64              `json:"p99Ratio"`
+	// MinReadyPods is the fewest ready (not terminating) pods any moved
+	// integration had during the move, seen on a pod watch, and
+	// PodsStarted the pods created during the moves: a move does not
+	// change what the pods run, so it restarts none.
+	MinReadyPods int32 `json:"minReadyPods"`
+	PodsStarted  int   `json:"podsStarted"`
+	// ReleaseWrites and WritesByFromAfterRelease are the writes the old
+	// owner made, by its own identity (API server audit log), to the moved
+	// integrations, their children and Events after each one's annotation
+	// patch: those of the release itself (the status write recording it
+	// and the label handover, at most two per integration), and all others,
+	// which the handover promises are none.
+	ReleaseWrites            int `json:"releaseWrites"`
+	WritesByFromAfterRelease int `json:"writesByFromAfterRelease"`
+	// WritesByFromAfterReleaseByKind splits the latter by "verb resource".
+	WritesByFromAfterReleaseByKind map[string]int `json:"writesByFromAfterReleaseByKind,omitempty"`
+	// FromWritesSettled is the old owner's write requests (all resources,
+	// rest_client_requests_total) in SettleSeconds after the last move,
+	// and FromWritesIdle the same over as long before the burst: the
+	// difference is what the moves cost it afterwards.
+	SettleSeconds     float64 `json:"settleSeconds"`
+	FromWritesSettled float64 `json:"fromWritesSettled"`
+	FromWritesIdle    float64 `json:"fromWritesIdle"`
+}
+
+// Build holds the build scenario's figures.
+type Build struct {
+	Integrations   int `json:"integrations"`
+	DependencySets int `json:"dependencySets"`
+	// Builds is how many Builds the operator created.
+	Builds int `json:"builds"`
+	// Seconds runs from the creation burst to the last integration Ready.
+	Seconds      float64              `json:"seconds"`
+	BuildSeconds measure.Distribution `json:"buildSeconds"`
+	Curve        []measure.Point      `json:"curve"`
+	// Move is the integrations' move to a second operator, in one burst:
+	// that operator builds kits of its own (MoveBuilds Builds), so the
+	// pods roll to its images.
+	Move       *Handoff `json:"move,omitempty"`
+	MoveBuilds int      `json:"moveBuilds"`
+}
