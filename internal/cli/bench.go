@@ -101,10 +101,10 @@ run builds the cluster binaries (several minutes).`,
 	return cmd
 }
 
-// Complete resolves the binary, the share split and the output directory.
 // Validate checks the bench's options against each other.
 func (o *BenchOptions) Validate() error { return o.opts.Validate() }
 
+// Complete resolves the binary, the share split and the output directory.
 func (o *BenchOptions) Complete() error {
 	binary, err := os.Executable()
 	if err != nil {

@@ -61,12 +61,14 @@ func NewShareCollector(cache, metaCache client.Reader, operatorID string, isDefa
 	}
 }
 
+// Describe sends the descriptions of the share's gauges.
 func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.cached
 	ch <- c.owned
 	ch <- c.unregistered
 }
 
+// Collect counts the share from the cache at each scrape.
 func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -196,8 +196,10 @@ type identityProvider struct {
 	o         Options
 }
 
+// NeedLeaderElection makes the provider run on the leader only.
 func (p *identityProvider) NeedLeaderElection() bool { return true }
 
+// Start records the leader's identity, then runs the registrar.
 func (p *identityProvider) Start(ctx context.Context) error {
 	p.registrar.Identity = leaderIdentity(ctx, p.client, p.o)
 	return p.registrar.Start(ctx)

@@ -1,4 +1,4 @@
-// Package build reconciles the Builds an operator owns: it submits each
+// Package buildcontroller reconciles the Builds an operator owns: it submits each
 // attempt to the operator's build runner, records what the runner
 // observed, and retries failures with exponential backoff, at most
 // build.MaxAttempts times.

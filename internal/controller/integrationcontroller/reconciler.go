@@ -1,4 +1,4 @@
-// Package integration reconciles the Integrations an operator owns into a
+// Package integrationcontroller reconciles the Integrations an operator owns into a
 // ConfigMap of sources and properties, a Deployment and, when the
 // integration exposes a port, a Service.
 package integrationcontroller

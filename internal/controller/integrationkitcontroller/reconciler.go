@@ -1,4 +1,4 @@
-// Package integrationkit reconciles the IntegrationKits an operator owns.
+// Package integrationkitcontroller reconciles the IntegrationKits an operator owns.
 // An external kit (spec.image set) is Ready as soon as it is seen. A
 // platform kit gets one Build, owned by the kit, and takes its image, by
 // digest, from that Build once it succeeds.

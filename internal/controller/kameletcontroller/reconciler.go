@@ -1,4 +1,4 @@
-// Package kamelet validates Kamelets: their name, property schema and
+// Package kameletcontroller validates Kamelets: their name, property schema and
 // template (internal/kamelet.Validate) become a Ready or Error status with
 // the reason and a message a user can act on. Which operator validates
 // which Kamelet is the rule of Validates.

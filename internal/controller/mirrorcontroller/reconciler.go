@@ -1,4 +1,4 @@
-// Package mirror keeps the camel.apache.org/operator.id label equal to the
+// Package mirrorcontroller keeps the camel.apache.org/operator.id label equal to the
 // annotation of the same key, so that each operator can watch its share
 // with a server-side label selector. It also lets the default operator
 // adopt resources that name no operator.

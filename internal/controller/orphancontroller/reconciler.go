@@ -1,4 +1,4 @@
-// Package orphan makes orphans visible: resources assigned to an operator
+// Package orphancontroller makes orphans visible: resources assigned to an operator
 // that is not registered, not live, or does not serve their namespace get
 // the condition OperatorAvailable=False saying why. The default operator
 // does it (one operator, so each orphan is marked once); the owner clears

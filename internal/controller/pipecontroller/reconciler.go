@@ -1,4 +1,4 @@
-// Package pipe reconciles Pipes and KameletBindings (one implementation
+// Package pipecontroller reconciles Pipes and KameletBindings (one implementation
 // for both kinds) into the Integration that runs them: the binding is
 // compiled by internal/pipe with the Kamelets it names, and the result is
 // applied as an Integration of the same name, controlled by the binding

@@ -1,4 +1,4 @@
-// Package platform reconciles the operator's own IntegrationPlatform: it
+// Package platformcontroller reconciles the operator's own IntegrationPlatform: it
 // exists in the operator's namespace, is named by the operator id, carries
 // the id, and has its defaults resolved into status.
 package platformcontroller
