@@ -1,6 +1,7 @@
 package kameletcontroller
 
 import (
+	"context"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -52,6 +53,13 @@ func TestTheCacheHoldsTheOperatorsNamespaceAndLabelledKamelets(t *testing.T) {
 	g.Expect(some.Namespaces["apps"].LabelSelector.String()).To(Equal(mine))
 }
 
+// validated runs the validate step on k and computes its status.
+func validated(k *camelv1.Kamelet) {
+	s := &scope{k: k}
+	_, _ = validate(context.Background(), s)
+	computeStatus(s)
+}
+
 func TestAValidKameletIsReadyWithItsProperties(t *testing.T) {
 	g := NewWithT(t)
 	catalog, err := kamelets.Catalog()
@@ -64,7 +72,7 @@ func TestAValidKameletIsReadyWithItsProperties(t *testing.T) {
 	}
 	g.Expect(timer).NotTo(BeNil())
 	timer.Generation = 3
-	computeStatus(timer, kamelet.Validate(timer))
+	validated(timer)
 	g.Expect(timer.Status.Phase).To(Equal(camelv1.KameletPhaseReady))
 	g.Expect(timer.Status.ObservedGeneration).To(Equal(int64(3)))
 	g.Expect(timer.Status.Properties).To(Equal([]camelv1.KameletProperty{{Name: "message"}, {Name: "period", Default: "1000"}}))
@@ -79,7 +87,7 @@ func TestAnInvalidKameletIsInErrorWithEveryProblem(t *testing.T) {
 	k := &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Name: "Bad.Name", Generation: 1}}
 	problems := kamelet.Validate(k)
 	g.Expect(len(problems)).To(BeNumerically(">=", 2))
-	computeStatus(k, problems)
+	validated(k)
 	g.Expect(k.Status.Phase).To(Equal(camelv1.KameletPhaseError))
 	ready := meta.FindStatusCondition(k.Status.Conditions, camelv1.ConditionReady)
 	g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
@@ -92,7 +100,7 @@ func TestAnInvalidKameletIsInErrorWithEveryProblem(t *testing.T) {
 	k.Name = "good-name"
 	k.Spec.Template = &camelv1.RawObject{}
 	k.Spec.Template.Raw = []byte(`{"from":{"uri":"kamelet:source","steps":[{"to":"log:x"}]}}`)
-	computeStatus(k, kamelet.Validate(k))
+	validated(k)
 	g.Expect(k.Status.Phase).To(Equal(camelv1.KameletPhaseReady))
 	g.Expect(meta.FindStatusCondition(k.Status.Conditions, camelv1.ConditionStalled)).To(BeNil())
 }

@@ -61,7 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // reconcile validates the Kamelet and writes its status when it changed.
-func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	k := &camelv1.Kamelet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, k); err != nil {
 		// Deleted, or no longer in this operator's share.
@@ -76,14 +76,42 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	before := k.DeepCopy()
-	computeStatus(k, kamelet.Validate(k))
-	wrote, err := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status)
-	if err != nil {
-		return reconcile.Result{}, err
+	s := &scope{k: k}
+	defer func() {
+		computeStatus(s)
+		wrote, err := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status)
+		if err != nil {
+			// The status must land: a failed write is retried, even
+			// when the steps ended in a terminal error.
+			retErr = err
+			return
+		}
+		if wrote && before.Status.Phase != k.Status.Phase {
+			r.recordTransition(k)
+		}
+	}()
+	return controller.RunSteps(ctx, s, &s.Outcome, validate)
+}
+
+// scope is what one reconcile of a Kamelet knows.
+type scope struct {
+	k *camelv1.Kamelet
+	// Outcome is set when the Kamelet is invalid: only the user can fix it.
+	controller.Outcome
+}
+
+// validate checks the Kamelet's name, property schema and template; the
+// reason is the first problem's, and the message lists them all.
+func validate(_ context.Context, s *scope) (reconcile.Result, error) {
+	problems := kamelet.Validate(s.k)
+	if len(problems) == 0 {
+		return reconcile.Result{}, nil
 	}
-	if wrote && before.Status.Phase != k.Status.Phase {
-		r.recordTransition(k)
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.Message
 	}
+	s.Failure = controller.Because(controller.Reason(problems[0].Reason), strings.Join(msgs, "; "))
 	return reconcile.Result{}, nil
 }
 
@@ -106,26 +134,20 @@ func (r *Reconciler) recordTransition(k *camelv1.Kamelet) {
 	r.Recorder.Eventf(k, nil, kind, "KameletPhaseUpdated", "Validate", note)
 }
 
-// computeStatus derives the status from the problems Validate found: Ready
-// with the properties and their defaults, or Error with a Ready=False
-// condition whose reason is the first problem's and whose message lists
-// them all, and Stalled, since only the user can fix a Kamelet.
-func computeStatus(k *camelv1.Kamelet, problems []kamelet.Problem) {
-	st := &k.Status
+// computeStatus derives the status from what validate found: Ready with
+// the properties and their defaults, or Error with a Ready=False
+// condition, and Stalled, since only the user can fix a Kamelet.
+func computeStatus(s *scope) {
+	k, st := s.k, &s.k.Status
 	st.ObservedGeneration = k.Generation
 	st.Properties = properties(k)
-	if len(problems) == 0 {
+	if s.Failure == nil {
 		st.Phase = camelv1.KameletPhaseReady
 		controller.SetProgress(&st.Conditions, k.Generation, metav1.ConditionTrue, controller.Current, ReasonValid, "the Kamelet is valid")
 		return
 	}
-	msgs := make([]string, len(problems))
-	for i, p := range problems {
-		msgs[i] = p.Message
-	}
 	st.Phase = camelv1.KameletPhaseError
-	controller.SetProgress(&st.Conditions, k.Generation, metav1.ConditionFalse, controller.Stuck,
-		controller.Reason(problems[0].Reason), strings.Join(msgs, "; "))
+	controller.SetProgress(&st.Conditions, k.Generation, metav1.ConditionFalse, controller.Stuck, s.Failure.Reason, s.Failure.Message)
 }
 
 // properties lists the definition's properties, sorted by name, with

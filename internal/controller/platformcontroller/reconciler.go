@@ -55,7 +55,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconc
 }
 
 // Reconcile creates the platform when it is missing and resolves its status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	if req.Namespace != r.Namespace || req.Name != r.OperatorID {
 		// Another platform carrying this operator's id: not one it manages.
 		return ctrl.Result{}, nil
@@ -71,14 +71,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	before := itp.DeepCopy()
+	s := &scope{itp: itp}
+	defer func() {
+		if _, err := controller.PatchStatus(ctx, r.Client, before, itp, before.Status, itp.Status); err != nil {
+			retErr = err
+		}
+	}()
+	return controller.RunSteps(ctx, s, &s.Outcome, r.resolve)
+}
+
+// scope is what one reconcile of the platform knows.
+type scope struct {
+	itp *camelv1.IntegrationPlatform
+	controller.Outcome
+}
+
+// resolve writes the platform's settings, defaults filled in, into its
+// status: Ready, the only state a platform has.
+func (r *Reconciler) resolve(_ context.Context, s *scope) (reconcile.Result, error) {
+	itp := s.itp
 	itp.Status.IntegrationPlatformSpec = platform.Resolve(itp.Spec)
 	itp.Status.Phase = camelv1.IntegrationPlatformPhaseReady
 	itp.Status.Version = r.Version
 	itp.Status.ObservedGeneration = itp.Generation
 	controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionTrue, controller.Current,
 		ReasonResolved, fmt.Sprintf("platform of operator %s", r.OperatorID))
-	_, err = controller.PatchStatus(ctx, r.Client, before, itp, before.Status, itp.Status)
-	return ctrl.Result{}, err
+	return reconcile.Result{}, nil
 }
 
 // ensure applies the platform's identity (name, operator-id annotation
