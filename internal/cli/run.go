@@ -49,6 +49,12 @@ type RunOptions struct {
 	Output       string
 	// DontRunAfterBuild stops the integration at Build Complete.
 	DontRunAfterBuild bool
+	Configs           []string
+	Resources         []string
+	Env               []string
+	Volumes           []string
+	Labels            []string
+	Annotations       []string
 
 	// Set by the command and Complete.
 	replicasSet bool
@@ -91,8 +97,11 @@ default operator.`,
   # Set traits, properties and dependencies
   caravan run routes.yaml -t container.port=8080 -t service.enabled=true -p greeting=hello -d camel:http
 
+  # Mount a ConfigMap of properties and one of data, set a variable, label it
+  caravan run routes.yaml --config configmap:app-config --resource configmap:data@/data -e TZ=UTC --label team=orders
+
   # Print the Integration instead of applying it (no cluster needed)
-  caravan run routes.yaml -x tenant-a --dry-run -o yaml`,
+  caravan run routes.yaml -x tenant-a -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			o.replicasSet = cmd.Flags().Changed("replicas")
@@ -111,7 +120,15 @@ default operator.`,
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.BoolVar(&o.Force, "force", false, "assign the integration to --operator-id even if that operator is not registered")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be applied and change nothing; no cluster is contacted")
-	f.StringVarP(&o.Output, "output", "o", "", "print the integration as yaml or json")
+	f.StringVarP(&o.Output, "output", "o", "", "print the integration as yaml or json instead of applying it, as kamel run -o does (no cluster needed)")
+	f.StringArrayVar(&o.Configs, "config", nil, "configuration the runtime reads: configmap:NAME[/KEY] or secret:NAME[/KEY], "+
+		"mounted under /etc/camel/conf.d (trait mount.configs), or file:PATH of a .properties file, into the camel trait's properties (repeatable)")
+	f.StringArrayVar(&o.Resources, "resource", nil, "a file the routes read: configmap:NAME[/KEY][@PATH] or secret:NAME[/KEY][@PATH], "+
+		"mounted under /etc/camel/resources.d or at PATH (trait mount.resources; repeatable)")
+	f.StringArrayVarP(&o.Env, "env", "e", nil, "an environment variable NAME=VALUE of the integration's container (trait environment.vars; repeatable)")
+	f.StringArrayVarP(&o.Volumes, "volume", "v", nil, "a PersistentVolumeClaim to mount, CLAIM:PATH (trait mount.volumes; repeatable)")
+	f.StringArrayVar(&o.Labels, "label", nil, "a label KEY=VALUE of the Integration (repeatable)")
+	f.StringArrayVar(&o.Annotations, "annotation", nil, "an annotation KEY=VALUE of the Integration (repeatable)")
 	f.BoolVar(&o.DontRunAfterBuild, "dont-run-after-build", false,
 		"build the integration and stop at phase Build Complete, without deploying it (annotation "+
 			camelv1.DontRunAfterBuildAnnotation+"); deploy it later with caravan deploy")
@@ -147,6 +164,9 @@ func (o *RunOptions) Complete() error {
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: ns},
 		Spec:       spec,
 	}
+	if err := o.setMetadata(); err != nil {
+		return err
+	}
 	if o.OperatorID != "" {
 		metav1.SetMetaDataAnnotation(&o.integration.ObjectMeta, camelv1.OperatorIDAnnotation, o.OperatorID)
 	}
@@ -169,13 +189,104 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		}
 		spec.Dependencies = append(spec.Dependencies, d)
 	}
-	if spec.Traits, err = trait.FromFlags(o.Traits, o.Properties, o.Image); err != nil {
+	properties, err := expandPropertyFiles("-p", o.Properties)
+	if err != nil {
+		return spec, err
+	}
+	var configs []string
+	for _, c := range o.Configs {
+		if path, ok := strings.CutPrefix(c, "file:"); ok {
+			props, err := readPropertiesFile("--config", path)
+			if err != nil {
+				return spec, err
+			}
+			properties = append(properties, props...)
+			continue
+		}
+		configs = append(configs, c)
+	}
+	for _, r := range o.Resources {
+		if strings.HasPrefix(r, "file:") {
+			return spec, fmt.Errorf("--resource %s: a file is not uploaded; put it in a ConfigMap "+
+				"(kubectl create configmap NAME --from-file=PATH) and give --resource configmap:NAME", r)
+		}
+	}
+	spec.Traits, err = trait.FromFlags(trait.Flags{Settings: o.Traits, Properties: properties, Image: o.Image,
+		Configs: configs, Resources: o.Resources, Volumes: o.Volumes, Env: o.Env})
+	if err != nil {
 		return spec, err
 	}
 	if o.replicasSet {
 		spec.Replicas = &o.Replicas
 	}
 	return spec, nil
+}
+
+// expandPropertyFiles replaces each file:PATH of a properties flag with
+// the KEY=VALUE entries of that file.
+func expandPropertyFiles(flag string, properties []string) ([]string, error) {
+	var out []string
+	for _, p := range properties {
+		path, ok := strings.CutPrefix(p, "file:")
+		if !ok {
+			out = append(out, p)
+			continue
+		}
+		props, err := readPropertiesFile(flag, path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, props...)
+	}
+	return out, nil
+}
+
+// readPropertiesFile reads a .properties file given to flag.
+func readPropertiesFile(flag, path string) ([]string, error) {
+	if filepath.Ext(path) != ".properties" {
+		return nil, fmt.Errorf("%s file:%s: only a .properties file is read into the camel trait's properties; "+
+			"mount other files from a ConfigMap with --resource", flag, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s file:%s: %w", flag, path, err)
+	}
+	props, err := trait.ParseProperties(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s file:%s: %w", flag, path, err)
+	}
+	return props, nil
+}
+
+// setMetadata sets the --label and --annotation flags on the integration,
+// refusing a key or value the API server would, and the operator id,
+// which -x sets.
+func (o *RunOptions) setMetadata() error {
+	set := func(flag string, entries []string, check func(k, v string) []string, put func(k, v string)) error {
+		for _, e := range entries {
+			k, v, ok := strings.Cut(e, "=")
+			if !ok {
+				return fmt.Errorf("%s %s: must be KEY=VALUE", flag, e)
+			}
+			if k == camelv1.OperatorIDAnnotation {
+				return fmt.Errorf("%s %s: the operator id is set with -x/--operator-id, and mirrored into the label by the cluster", flag, e)
+			}
+			if errs := check(k, v); len(errs) > 0 {
+				return fmt.Errorf("%s %s: %s", flag, e, strings.Join(errs, "; "))
+			}
+			put(k, v)
+		}
+		return nil
+	}
+	meta := &o.integration.ObjectMeta
+	labelCheck := func(k, v string) []string {
+		return append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...)
+	}
+	if err := set("--label", o.Labels, labelCheck, func(k, v string) { metav1.SetMetaDataLabel(meta, k, v) }); err != nil {
+		return err
+	}
+	annotationCheck := func(k, _ string) []string { return validation.IsQualifiedName(k) }
+	return set("--annotation", o.Annotations, annotationCheck, func(k, v string) { metav1.SetMetaDataAnnotation(meta, k, v) })
 }
 
 // Validate checks the flags.
@@ -197,8 +308,8 @@ func (o *RunOptions) Validate() error {
 	if o.replicasSet && o.Replicas < 0 {
 		return fmt.Errorf("--replicas must be 0 or more, got %d", o.Replicas)
 	}
-	if o.Wait && o.DryRun {
-		return errors.New("--wait cannot be used with --dry-run")
+	if o.Wait && (o.DryRun || o.Output != "") {
+		return errors.New("--wait cannot be used with --dry-run or -o, which print the integration without applying it")
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
@@ -208,7 +319,7 @@ func (o *RunOptions) Validate() error {
 
 // Run applies the integration and, with --wait, waits until it runs.
 func (o *RunOptions) Run(ctx context.Context) error {
-	if o.DryRun {
+	if o.DryRun || o.Output != "" {
 		return printApplyResult(o.Out, o.integration, o.Output, "integration", "created (dry run)")
 	}
 	c, err := newWatchClient(o.Kube)

@@ -201,6 +201,35 @@ func TestRunDryRunPrintsTheIntegration(t *testing.T) {
 	})
 }
 
+func TestRunTakesKamelsFlagsAndPrintsWithOutputAlone(t *testing.T) {
+	out, errOut, err := execMutateCommand(t, newCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps",
+		"--config", "configmap:app-config", "--config", "file:testdata/run/app.properties",
+		"--resource", "secret:certs/tls.crt@/etc/tls/tls.crt", "-e", "TZ=UTC", "-v", "data:/var/data",
+		"-p", "file:testdata/run/app.properties", "-p", "extra=1",
+		"--label", "team=orders", "--annotation", "example.com/owner=ops", "-o", "json"}, unreachable...)...)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	it := &camelv1.Integration{}
+	if err := json.Unmarshal([]byte(out), it); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	want := map[string]string{
+		"mount":       `{"configs":["configmap:app-config"],"resources":["secret:certs/tls.crt@/etc/tls/tls.crt"],"volumes":["data:/var/data"]}`,
+		"environment": `{"vars":["TZ=UTC"]}`,
+		"camel":       `{"properties":["greeting=hello from a file","count=3","extra=1","greeting=hello from a file","count=3"]}`,
+	}
+	for name, raw := range want {
+		var got bytes.Buffer
+		if err := json.Compact(&got, it.Spec.Traits[name].Raw); err != nil || got.String() != raw {
+			t.Errorf("trait %s: got %s (%v), want %s", name, got.String(), err, raw)
+		}
+	}
+	if it.Labels["team"] != "orders" || it.Annotations["example.com/owner"] != "ops" {
+		t.Errorf("labels %v, annotations %v", it.Labels, it.Annotations)
+	}
+}
+
 func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -214,6 +243,18 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 		{name: "an unknown output format", args: []string{"testdata/run/routes.yaml", "-o", "wide"}, wantErr: `-o/--output "wide" is not supported`},
 		{name: "negative replicas", args: []string{"testdata/run/routes.yaml", "--replicas", "-1"}, wantErr: "--replicas must be 0 or more"},
 		{name: "--wait with --dry-run", args: []string{"testdata/run/routes.yaml", "--wait", "--dry-run"}, wantErr: "--wait cannot be used with --dry-run"},
+		{name: "--wait with -o", args: []string{"testdata/run/routes.yaml", "--wait", "-o", "yaml"}, wantErr: "--wait cannot be used with --dry-run or -o"},
+		{name: "a config that is not a ConfigMap, a Secret or a properties file", args: []string{"testdata/run/routes.yaml", "--config", "file:testdata/run/Hello.java"},
+			wantErr: "--config file:testdata/run/Hello.java: only a .properties file is read"},
+		{name: "a resource from a file", args: []string{"testdata/run/routes.yaml", "--resource", "file:data.csv"},
+			wantErr: "--resource file:data.csv: a file is not uploaded; put it in a ConfigMap"},
+		{name: "a missing properties file", args: []string{"testdata/run/routes.yaml", "-p", "file:testdata/run/nope.properties"},
+			wantErr: "-p file:testdata/run/nope.properties: open testdata/run/nope.properties"},
+		{name: "a volume without a path", args: []string{"testdata/run/routes.yaml", "-v", "data"}, wantErr: "trait mount.volumes[0]: must be CLAIM:PATH"},
+		{name: "an env variable without a value", args: []string{"testdata/run/routes.yaml", "-e", "TZ"}, wantErr: "trait environment.vars[0]: must be NAME=value"},
+		{name: "a label value the API server refuses", args: []string{"testdata/run/routes.yaml", "--label", "team=a b"}, wantErr: "--label team=a b: a valid label must be"},
+		{name: "the operator id as an annotation", args: []string{"testdata/run/routes.yaml", "--annotation", "camel.apache.org/operator.id=b"},
+			wantErr: "the operator id is set with -x/--operator-id"},
 		{name: "--force without -x", args: []string{"testdata/run/routes.yaml", "--force"}, wantErr: "--force only applies with -x"},
 		{name: "a missing file", args: []string{"testdata/run/nope.yaml"}, wantErr: "reading testdata/run/nope.yaml"},
 		{name: "dependencies with a pre-built image", args: []string{"testdata/run/routes.yaml", "--image", "example/app:1", "-d", "camel:http"},

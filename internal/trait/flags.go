@@ -37,17 +37,36 @@ var stringTraitKeys = map[string]bool{
 
 var traitNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
-// FromFlags turns the -t TRAIT.KEY=VALUE settings, -p KEY=VALUE
-// properties and the --image of `run` into trait trees, as kamel does, and
+// Flags are the trait settings of `run`'s flags, as kamel takes them.
+type Flags struct {
+	// Settings are the -t TRAIT.KEY=VALUE settings.
+	Settings []string
+	// Properties are the -p KEY=VALUE properties (a file: one read
+	// already), into camel.properties.
+	Properties []string
+	// Image is --image, the container trait's image.
+	Image string
+	// Configs are the --config configmap:NAME and secret:NAME entries,
+	// into mount.configs.
+	Configs []string
+	// Resources are the --resource entries, into mount.resources.
+	Resources []string
+	// Volumes are the -v CLAIM:PATH entries, into mount.volumes.
+	Volumes []string
+	// Env are the -e NAME=VALUE variables, into environment.vars.
+	Env []string
+}
+
+// FromFlags turns the flags of `run` into trait trees, as kamel does, and
 // checks the traits Caravan acts on as the operator will.
-func FromFlags(settings, properties []string, image string) (camelv1.Traits, error) {
+func FromFlags(f Flags) (camelv1.Traits, error) {
 	tree := map[string]any{}
-	for _, s := range settings {
+	for _, s := range f.Settings {
 		if err := setTrait(tree, s); err != nil {
 			return nil, err
 		}
 	}
-	for _, p := range properties {
+	for _, p := range f.Properties {
 		key, _, ok := strings.Cut(p, "=")
 		if !ok || strings.TrimSpace(key) == "" {
 			return nil, fmt.Errorf("-p %s: a property must be KEY=VALUE", p)
@@ -56,11 +75,28 @@ func FromFlags(settings, properties []string, image string) (camelv1.Traits, err
 			return nil, err
 		}
 	}
-	if image != "" {
+	lists := []struct {
+		flag    string
+		path    []string
+		entries []string
+	}{
+		{"--config", []string{"mount", "configs"}, f.Configs},
+		{"--resource", []string{"mount", "resources"}, f.Resources},
+		{"-v/--volume", []string{"mount", "volumes"}, f.Volumes},
+		{"-e/--env", []string{"environment", "vars"}, f.Env},
+	}
+	for _, l := range lists {
+		for _, e := range l.entries {
+			if err := setTraitPath(tree, l.path, l.flag+" "+e, []any{e}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if f.Image != "" {
 		if c, ok := tree["container"].(map[string]any); ok && c["image"] != nil {
 			return nil, errors.New("--image and -t container.image both set the image: use one")
 		}
-		if err := setTraitPath(tree, []string{"container", "image"}, "--image "+image, image); err != nil {
+		if err := setTraitPath(tree, []string{"container", "image"}, "--image "+f.Image, f.Image); err != nil {
 			return nil, err
 		}
 	}

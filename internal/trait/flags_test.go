@@ -11,6 +11,10 @@ func TestRunFlagsBecomeTraitTrees(t *testing.T) {
 		traits     []string
 		properties []string
 		image      string
+		configs    []string
+		resources  []string
+		volumes    []string
+		env        []string
 		want       map[string]string
 		wantErr    string
 	}{
@@ -48,6 +52,16 @@ func TestRunFlagsBecomeTraitTrees(t *testing.T) {
 		{name: "--image sets container.image",
 			traits: []string{"container.port=8080"}, image: "example/app:1",
 			want: map[string]string{"container": `{"image":"example/app:1","port":8080}`}},
+		{name: "--config, --resource, -v and -e go into the mount and environment traits, after -t ones",
+			traits: []string{"mount.configs=configmap:first"}, configs: []string{"configmap:app", "secret:creds"},
+			resources: []string{"configmap:data@/data"}, volumes: []string{"claim:/var/claim"}, env: []string{"GREETING=hi"},
+			want: map[string]string{
+				"mount":       `{"configs":["configmap:first","configmap:app","secret:creds"],"resources":["configmap:data@/data"],"volumes":["claim:/var/claim"]}`,
+				"environment": `{"vars":["GREETING=hi"]}`,
+			}},
+		{name: "a --config the operator would refuse is refused", configs: []string{"file:/a.txt"},
+			wantErr: "trait mount.configs[0]: must be configmap:NAME[/KEY] or secret:NAME[/KEY]"},
+		{name: "an -e without a name is refused", env: []string{"=x"}, wantErr: "trait environment.vars[0]: must be NAME=value"},
 		{name: "no settings give no traits", want: nil},
 		{name: "a setting without = is refused", traits: []string{"container.port"}, wantErr: "-t container.port: a trait setting must be TRAIT.KEY=VALUE"},
 		{name: "a setting without a key is refused", traits: []string{"container=x"}, wantErr: "must be TRAIT.KEY=VALUE"},
@@ -66,7 +80,8 @@ func TestRunFlagsBecomeTraitTrees(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			traits, err := FromFlags(tc.traits, tc.properties, tc.image)
+			traits, err := FromFlags(Flags{Settings: tc.traits, Properties: tc.properties, Image: tc.image,
+				Configs: tc.configs, Resources: tc.resources, Volumes: tc.volumes, Env: tc.env})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
