@@ -11,7 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,12 +35,15 @@ type GetOptions struct {
 	OperatorID    string
 	Unassigned    bool
 	Orphaned      bool
+	Selector      string
+	Watch         bool
 
 	// Set by Complete.
 	resource  resourceType
 	names     []string
 	namespace string
-	client    client.Client
+	selector  labels.Selector
+	client    client.WithWatch
 	scheme    *runtime.Scheme
 
 	now func() time.Time
@@ -59,8 +65,8 @@ TYPE is one of (default integrations):
   builds (build, ikb)
   integrationplatforms (platforms, platform, itp)
 
-Filters, at most one at a time:
-  --operator ID   the resources assigned to operator ID, selected by the API
+Filters, at most one at a time, and -l/--selector with any of them:
+  -x ID           the resources assigned to operator ID, selected by the API
                   server with the label camel.apache.org/operator.id=ID (the
                   operator mirrors its annotation into it); a resource whose
                   annotation already names another operator is left out.
@@ -76,7 +82,11 @@ Filters, at most one at a time:
   caravan get it -A -o wide
 
   # List the integrations that operator tenant-a owns
-  caravan get integrations --operator tenant-a -A
+  caravan get integrations -x tenant-a -A
+
+  # The names and phases of a team's integrations, then follow their changes
+  caravan get it -l team=orders -o custom-columns=NAME:.metadata.name,PHASE:.status.phase
+  caravan get it -l team=orders -w
 
   # List the resources nobody runs: unassigned ones, then orphans
   caravan get it --unassigned
@@ -90,12 +100,18 @@ Filters, at most one at a time:
 			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: wide, name, yaml or json")
-	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "list the resources of all namespaces")
-	cmd.Flags().StringVarP(&o.OperatorID, "operator", "x", "", "only the resources assigned to this operator id")
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "",
+		"output format: wide, name, yaml, json, or kubectl's jsonpath=, go-template=, custom-columns= (and their -file forms)")
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "list the resources of all namespaces")
+	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "only the resources assigned to this operator id")
+	f.StringVar(&o.OperatorID, "operator", "", "only the resources assigned to this operator id")
+	_ = f.MarkDeprecated("operator", "use -x/--operator-id, as every command does")
+	f.StringVarP(&o.Selector, "selector", "l", "", "only the resources whose labels match this selector, such as team=orders")
+	f.BoolVarP(&o.Watch, "watch", "w", false, "after listing, print each change of the listed resources until interrupted")
 	cmd.Flags().BoolVar(&o.Unassigned, "unassigned", false, "only the resources that name no operator")
 	cmd.Flags().BoolVar(&o.Orphaned, "orphaned", false, "only the resources whose operator is not registered or not live")
-	_ = cmd.RegisterFlagCompletionFunc("operator", completeOperatorIDs(kube))
+	_ = cmd.RegisterFlagCompletionFunc("operator-id", completeOperatorIDs(kube))
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
 		[]string{outputWide, outputName, outputYAML, outputJSON}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -115,7 +131,10 @@ func (o *GetOptions) Complete() error {
 	if o.namespace, err = o.Kube.Namespace(); err != nil {
 		return err
 	}
-	if o.client, err = o.Kube.Client(); err != nil {
+	if o.selector, err = labels.Parse(o.Selector); err != nil {
+		return fmt.Errorf("-l/--selector: %w", err)
+	}
+	if o.client, err = newWatchClient(o.Kube); err != nil {
 		return err
 	}
 	o.scheme = o.client.Scheme()
@@ -134,15 +153,21 @@ func (o *GetOptions) Validate() error {
 		}
 	}
 	if set > 1 {
-		return errors.New("--operator, --unassigned and --orphaned exclude each other: use one of them")
+		return errors.New("-x/--operator-id, --unassigned and --orphaned exclude each other: use one of them")
 	}
 	if o.OperatorID != "" {
 		if err := ownership.ValidateID(o.OperatorID); err != nil {
-			return fmt.Errorf("--operator: %w", err)
+			return fmt.Errorf("-x/--operator-id: %w", err)
 		}
 	}
 	if o.AllNamespaces && len(o.names) > 0 {
 		return errors.New("a resource cannot be retrieved by name across all namespaces: drop -A or the names")
+	}
+	if o.Selector != "" && len(o.names) > 0 {
+		return errors.New("-l/--selector selects from a list: drop the names or the selector")
+	}
+	if o.Watch && (o.Orphaned || len(o.names) > 0) {
+		return errors.New("-w/--watch follows a list: it takes no names, and not --orphaned, whose answer depends on the operators' heartbeats")
 	}
 	return nil
 }
@@ -177,6 +202,9 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if err := o.print(objs, reasons); err != nil {
 		return err
 	}
+	if o.Watch {
+		return o.watch(ctx)
+	}
 	return notFound
 }
 
@@ -185,14 +213,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 func (o *GetOptions) fetch(ctx context.Context) (objs []client.Object, notFound error, err error) {
 	if len(o.names) == 0 {
 		list := o.resource.newList()
-		var opts []client.ListOption
-		if !o.AllNamespaces {
-			opts = append(opts, client.InNamespace(o.namespace))
-		}
-		if o.OperatorID != "" {
-			opts = append(opts, client.MatchingLabels{camelv1.OperatorIDLabel: o.OperatorID})
-		}
-		if err := o.client.List(ctx, list, opts...); err != nil {
+		if err := o.client.List(ctx, list, o.listOptions()...); err != nil {
 			return nil, nil, fmt.Errorf("listing %s: %w", o.resource.plural, err)
 		}
 		objs, err := listItems(list)
@@ -212,6 +233,86 @@ func (o *GetOptions) fetch(ctx context.Context) (objs []client.Object, notFound 
 		}
 	}
 	return objs, errors.Join(missing...), nil
+}
+
+// listOptions select what a list, or a watch, reads: the namespace, the
+// label of -x, and -l.
+func (o *GetOptions) listOptions() []client.ListOption {
+	var opts []client.ListOption
+	if !o.AllNamespaces {
+		opts = append(opts, client.InNamespace(o.namespace))
+	}
+	sel := o.selector
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	if o.OperatorID != "" {
+		req, err := labels.NewRequirement(camelv1.OperatorIDLabel, selection.Equals, []string{o.OperatorID})
+		if err == nil {
+			sel = sel.Add(*req)
+		}
+	}
+	if !sel.Empty() {
+		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+	}
+	return opts
+}
+
+// watch prints a row, or the object in the -o format, for each change of
+// the listed resources, until ctx ends: the table's header was printed
+// with the list.
+func (o *GetOptions) watch(ctx context.Context) error {
+	w, err := o.client.Watch(ctx, o.resource.newList(), o.listOptions()...)
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", o.resource.plural, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, open := <-w.ResultChan():
+			if !open {
+				return nil
+			}
+			if ev.Type == watch.Error {
+				return fmt.Errorf("watching %s: %v", o.resource.plural, apierrors.FromObject(ev.Object))
+			}
+			obj, ok := ev.Object.(client.Object)
+			if !ok || !o.matches(obj) {
+				continue
+			}
+			if err := o.printChange(obj); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// matches applies the filters the API server cannot: the annotation of
+// -x, and --unassigned.
+func (o *GetOptions) matches(obj client.Object) bool {
+	switch {
+	case o.OperatorID != "":
+		return ownership.AssignedID(obj.GetAnnotations()) == o.OperatorID
+	case o.Unassigned:
+		return ownership.AssignedID(obj.GetAnnotations()) == ""
+	}
+	return true
+}
+
+// printChange prints one watched object: a table row without its header,
+// or the object in the -o format.
+func (o *GetOptions) printChange(obj client.Object) error {
+	switch o.Output {
+	case outputTable, outputWide:
+		t := getTable(o.resource, []client.Object{obj}, tableOptions{
+			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces, now: o.now(),
+		})
+		return t.writeRows(o.Out)
+	default:
+		return printObjects(o.Out, o.Output, o.scheme, []client.Object{obj}, true)
+	}
 }
 
 // registeredOperators lists the IntegrationOperators, by id: the one

@@ -5,10 +5,13 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -151,9 +154,13 @@ func TestGetValidate(t *testing.T) {
 	}{
 		{name: "--operator and --unassigned exclude each other", o: GetOptions{OperatorID: "a", Unassigned: true}, want: "exclude each other"},
 		{name: "--unassigned and --orphaned exclude each other", o: GetOptions{Unassigned: true, Orphaned: true}, want: "exclude each other"},
-		{name: "an invalid operator id is refused", o: GetOptions{OperatorID: "Tenant_A"}, want: `--operator: invalid operator id "Tenant_A"`},
+		{name: "an invalid operator id is refused", o: GetOptions{OperatorID: "Tenant_A"}, want: `-x/--operator-id: invalid operator id "Tenant_A"`},
 		{name: "names cannot be combined with -A", o: GetOptions{AllNamespaces: true, names: []string{"x"}}, want: "across all namespaces"},
 		{name: "an unknown output format is refused", o: GetOptions{Output: "custom-columns"}, want: `unsupported output format "custom-columns"`},
+		{name: "a template form without a template is refused", o: GetOptions{Output: "jsonpath="}, want: "-o jsonpath= needs a template"},
+		{name: "a malformed template is refused", o: GetOptions{Output: "jsonpath={.items[*"}, want: "-o jsonpath:"},
+		{name: "a watch of names is refused", o: GetOptions{Watch: true, names: []string{"x"}}, want: "-w/--watch follows a list"},
+		{name: "a selector with names is refused", o: GetOptions{Selector: "a=b", names: []string{"x"}}, want: "-l/--selector selects from a list"},
 		{name: "one filter is fine", o: GetOptions{Orphaned: true, AllNamespaces: true, Output: "wide"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,7 +203,12 @@ func (f getFixture) get(t *testing.T, o GetOptions, resource string) (string, st
 	t.Helper()
 	var out, errOut bytes.Buffer
 	o.IOStreams = genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
-	o.client, o.scheme, o.now = cluster(t).Client, cluster(t).Client.Scheme(), func() time.Time { return testNow }
+	o.client, o.scheme, o.now = watchClient(t), cluster(t).Client.Scheme(), func() time.Time { return testNow }
+	sel, err := labels.Parse(o.Selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.selector = sel
 	o.resource = mustResource(t, resource)
 	if o.namespace == "" {
 		o.namespace = f.apps
@@ -204,7 +216,7 @@ func (f getFixture) get(t *testing.T, o GetOptions, resource string) (string, st
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	err := o.Run(context.Background())
+	err = o.Run(context.Background())
 	return out.String(), errOut.String(), err
 }
 
@@ -263,6 +275,9 @@ func TestGetRunFilters(t *testing.T) {
 		{name: "--operator selects by label", o: GetOptions{OperatorID: "tenant-a", AllNamespaces: true}, want: []string{"timer-to-log"}},
 		{name: "--unassigned keeps those without the annotation", o: GetOptions{Unassigned: true, AllNamespaces: true}, want: []string{"fresh"}},
 		{name: "--orphaned keeps unregistered and stale ids", o: GetOptions{Orphaned: true, AllNamespaces: true}, want: []string{"left-behind", "lost"}},
+		{name: "-l selects by label on the server", o: GetOptions{Selector: "camel.apache.org/operator.id in (tenant-a,tenant-b)"},
+			want: []string{"building", "timer-to-log"}},
+		{name: "-l and -x together", o: GetOptions{Selector: "camel.apache.org/operator.id", OperatorID: "tenant-b"}, want: []string{"building"}},
 		{name: "names are got one by one", o: GetOptions{names: []string{"timer-to-log", "fresh"}}, want: []string{"fresh", "timer-to-log"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,4 +344,61 @@ func TestGetRunReportsMissingNamesAfterTheFoundOnes(t *testing.T) {
 	if err == nil || out != "" || errOut != "" {
 		t.Fatalf("got %q, %q, %v", out, errOut, err)
 	}
+}
+
+func TestGetPrintsKubectlsTemplateForms(t *testing.T) {
+	f := newGetFixture(t)
+	for format, want := range map[string]string{
+		"jsonpath={.items[*].metadata.name}":                        "building fresh timer-to-log",
+		"go-template={{range .items}}{{.metadata.name}} {{end}}":    "building fresh timer-to-log ",
+		"custom-columns=NAME:.metadata.name,PHASE:.status.phase":    "NAME           PHASE\nbuilding       Building Kit\nfresh          <none>\ntimer-to-log   Running\n",
+		"jsonpath={.items[*].metadata.annotations.no\\.such\\.key}": "",
+	} {
+		out, errOut, err := f.get(t, GetOptions{Output: format}, "it")
+		if err != nil || errOut != "" || out != want {
+			t.Errorf("-o %s: got %q (%v, %q), want %q", format, out, err, errOut, want)
+		}
+	}
+}
+
+func TestGetWatchPrintsEachChangeUnderTheTable(t *testing.T) {
+	f := newGetFixture(t)
+	var out, errOut syncBuffer
+	o := GetOptions{Watch: true, namespace: f.apps, selector: labels.Everything(),
+		IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
+	o.client, o.scheme, o.now = watchClient(t), cluster(t).Client.Scheme(), func() time.Time { return testNow }
+	o.resource = mustResource(t, "it")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	g := NewWithT(t)
+	g.Eventually(out.String, 10*time.Second, 50*time.Millisecond).Should(ContainSubstring("timer-to-log"))
+	it := &camelv1.Integration{}
+	g.Expect(cluster(t).Client.Get(ctx, client.ObjectKey{Namespace: f.apps, Name: "fresh"}, it)).To(Succeed())
+	it.Status.Phase = camelv1.IntegrationPhaseBuildComplete
+	g.Expect(cluster(t).Client.Status().Update(ctx, it)).To(Succeed())
+	g.Eventually(out.String, 10*time.Second, 50*time.Millisecond).Should(MatchRegexp(`(?m)^fresh\s+Build Complete\s`))
+	cancel()
+	g.Eventually(done, 10*time.Second).Should(Receive(BeNil()))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	g.Expect(lines[0]).To(HavePrefix("NAME"), "one header, then the rows")
+	g.Expect(strings.Count(out.String(), "NAME ")).To(Equal(1))
+}
+
+// syncBuffer is a buffer a command writes to while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/cmd/get"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -31,12 +33,67 @@ const (
 	outputJSON  = "json"
 )
 
-// validateOutput checks -o against the formats a command supports.
+// templateFormats are kubectl's -o forms that carry a template or a
+// column spec, after '=': each names the printer that renders them.
+var templateFormats = []string{"jsonpath", "jsonpath-file", "go-template", "go-template-file", "template", "templatefile",
+	"custom-columns", "custom-columns-file"}
+
+// validateOutput checks -o against the formats a command supports; a
+// command that supports yaml also takes kubectl's template forms
+// (jsonpath=, go-template=, custom-columns= and their -file forms).
 func validateOutput(format string, supported ...string) error {
 	if format == outputTable || slices.Contains(supported, format) {
 		return nil
 	}
-	return fmt.Errorf("unsupported output format %q: use one of %s", format, strings.Join(supported, ", "))
+	if kind, _, ok := strings.Cut(format, "="); ok && slices.Contains(templateFormats, kind) && slices.Contains(supported, outputYAML) {
+		_, err := templatePrinter(format)
+		return err
+	}
+	return fmt.Errorf("unsupported output format %q: use one of %s, or %s=…", format, strings.Join(supported, ", "),
+		strings.Join(templateFormats, "=…, "))
+}
+
+// templatePrinter is the printer of a template form of -o, as kubectl
+// makes it: missing keys print empty, a file form reads its template.
+func templatePrinter(format string) (printers.ResourcePrinter, error) {
+	kind, arg, _ := strings.Cut(format, "=")
+	if strings.HasSuffix(kind, "-file") || kind == "templatefile" {
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, fmt.Errorf("-o %s: %w", kind, err)
+		}
+		arg = string(data)
+	}
+	if arg == "" {
+		return nil, fmt.Errorf("-o %s= needs a template or a column spec", kind)
+	}
+	switch kind {
+	case "jsonpath", "jsonpath-file":
+		p, err := printers.NewJSONPathPrinter(arg)
+		if err != nil {
+			return nil, fmt.Errorf("-o %s: %w", kind, err)
+		}
+		p.AllowMissingKeys(true)
+		return p, nil
+	case "custom-columns":
+		p, err := get.NewCustomColumnsPrinterFromSpec(arg, unstructured.UnstructuredJSONScheme, false)
+		if err != nil {
+			return nil, fmt.Errorf("-o %s: %w", kind, err)
+		}
+		return p, nil
+	case "custom-columns-file":
+		p, err := get.NewCustomColumnsPrinterFromTemplate(strings.NewReader(arg), unstructured.UnstructuredJSONScheme)
+		if err != nil {
+			return nil, fmt.Errorf("-o %s: %w", kind, err)
+		}
+		return p, nil
+	}
+	p, err := printers.NewGoTemplatePrinter([]byte(arg))
+	if err != nil {
+		return nil, fmt.Errorf("-o %s: %w", kind, err)
+	}
+	p.AllowMissingKeys(true)
+	return p, nil
 }
 
 // table is a kubectl-style table: upper-case headers, columns aligned with
@@ -66,6 +123,30 @@ func (t *table) write(w io.Writer, indent string) error {
 		fmt.Fprintln(tw, indent+strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// writeRows prints the rows without the header, each cell padded to its
+// header's width, for the rows a watch prints under a table already
+// printed.
+func (t *table) writeRows(w io.Writer) error {
+	for _, r := range t.rows {
+		var line strings.Builder
+		for i, cell := range r {
+			if i == len(r)-1 {
+				line.WriteString(cell)
+				break
+			}
+			width := len(cell)
+			if i < len(t.columns) {
+				width = max(width, len(t.columns[i]))
+			}
+			line.WriteString(cell + strings.Repeat(" ", width-len(cell)+3))
+		}
+		if _, err := fmt.Fprintln(w, line.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // oneLine replaces the line breaks and tabs of s with spaces.
@@ -142,7 +223,10 @@ func printObjects(w io.Writer, format string, scheme *runtime.Scheme, objs []cli
 	case outputName:
 		p = &printers.NamePrinter{}
 	default:
-		return fmt.Errorf("unsupported output format %q", format)
+		var err error
+		if p, err = templatePrinter(format); err != nil {
+			return err
+		}
 	}
 	return p.PrintObj(out, w)
 }
