@@ -4,11 +4,13 @@ package render
 
 import (
 	"fmt"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -91,12 +93,20 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 	for _, mv := range in.Traits.Mount.Volumes() {
 		volumes = append(volumes, mv.Volume)
 	}
+	it := in.Integration
+	podLabels := in.Traits.Owner.Labels(it.Labels)
+	if podLabels == nil {
+		podLabels = map[string]string{}
+	}
+	maps.Copy(podLabels, Selector(it.Name))
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: Selector(in.Integration.Name)},
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: in.Traits.Owner.Annotations(it.Annotations)},
 		Spec: corev1.PodSpec{
-			ServiceAccountName: in.Integration.Spec.ServiceAccountName,
+			ServiceAccountName: it.Spec.ServiceAccountName,
 			Containers:         []corev1.Container{main},
 			Volumes:            volumes,
+			Affinity:           in.Traits.Affinity.Pod(camelv1.IntegrationLabel, it.Name),
+			Tolerations:        in.Traits.Toleration.Pod(),
 		},
 	}
 }
@@ -121,6 +131,13 @@ func (in Input) container() corev1.Container {
 	}
 	for _, mv := range t.Mount.Volumes() {
 		c.VolumeMounts = append(c.VolumeMounts, mv.Mount)
+	}
+	if t.Health.Enabled() {
+		port := t.ContainerPort()
+		if port == 0 {
+			port = trait.DefaultPort
+		}
+		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(port)
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}

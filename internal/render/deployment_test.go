@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 func mustDeployment(t *testing.T, in Input) *appsv1.Deployment {
@@ -206,6 +207,26 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(pod.Containers[0].VolumeMounts).To(ContainElements(
 					corev1.VolumeMount{Name: names[0], MountPath: "/etc/camel/conf.d/_configmaps/app-config", ReadOnly: true},
 					corev1.VolumeMount{Name: names[1], MountPath: "/var/data"}))
+			}},
+		{name: "health, affinity, toleration and owner shape the pod and the Deployment's metadata",
+			traits: `{"health":{"enabled":true},"container":{"port":8081},"affinity":{"enabled":true,"podAntiAffinity":true},` +
+				`"toleration":{"enabled":true,"taints":["dedicated:NoSchedule"]},"owner":{"targetLabels":["team"],"targetAnnotations":["example.com/cost"]}}`,
+			change: func(in *Input) {
+				in.Integration.Labels = map[string]string{"team": "orders", "other": "x"}
+				in.Integration.Annotations = map[string]string{"example.com/cost": "42"}
+			},
+			check: func(g Gomega, d *appsv1.Deployment) {
+				c := d.Spec.Template.Spec.Containers[0]
+				g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal(trait.DefaultReadinessPath))
+				g.Expect(c.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
+				g.Expect(c.LivenessProbe).To(BeNil())
+				g.Expect(d.Spec.Template.Spec.Affinity.PodAntiAffinity).NotTo(BeNil())
+				g.Expect(d.Spec.Template.Spec.Tolerations).To(HaveLen(1))
+				g.Expect(d.Labels).To(HaveKeyWithValue("team", "orders"))
+				g.Expect(d.Labels).NotTo(HaveKey("other"))
+				g.Expect(d.Annotations).To(HaveKeyWithValue("example.com/cost", "42"))
+				g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "orders"))
+				g.Expect(d.Spec.Selector.MatchLabels).To(Equal(Selector(d.Name)), "the selector stays the integration's alone")
 			}},
 		{name: "the default run command loads the kit's dependencies", traits: `{}`,
 			change: func(in *Input) { in.Dependencies = []string{"camel:http", "mvn:org.example:lib:1.0"} },

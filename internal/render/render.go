@@ -105,20 +105,25 @@ func (in Input) check() error {
 // operator that owns the integration is not part of what they run, so a
 // move to another operator does not restart them.
 func (in Input) labels() map[string]string {
-	return map[string]string{
-		camelv1.IntegrationLabel: in.Integration.Name,
-		camelv1.OperatorIDLabel:  in.OperatorID,
+	labels := in.Traits.Owner.Labels(in.Integration.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
+	labels[camelv1.IntegrationLabel] = in.Integration.Name
+	labels[camelv1.OperatorIDLabel] = in.OperatorID
+	return labels
 }
 
-// objectMeta is the metadata of a child named name: labels (the operator id among them)
-// and a controller reference to the integration.
+// objectMeta is the metadata of a child named name: labels (the operator id among them,
+// and those the owner trait copies), the annotations the owner trait copies, and a
+// controller reference to the integration.
 func (in Input) objectMeta(name string) metav1.ObjectMeta {
 	it := in.Integration
 	return metav1.ObjectMeta{
-		Name:      name,
-		Namespace: it.Namespace,
-		Labels:    in.labels(),
+		Name:        name,
+		Namespace:   it.Namespace,
+		Labels:      in.labels(),
+		Annotations: in.Traits.Owner.Annotations(it.Annotations),
 		OwnerReferences: []metav1.OwnerReference{{
 			APIVersion:         camelv1.GroupVersion.String(),
 			Kind:               "Integration",

@@ -1,7 +1,7 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
 // Package trait reads the Camel K traits Caravan acts on (container, camel, environment,
-// service, deployment, mount) from the trait trees of an Integration or a platform, with
+// service, deployment, mount, health, affinity, toleration, owner) from the trait trees of an Integration or a platform, with
 // Camel K's field names. Other traits, and unknown fields of the traits read here, are
 // ignored: the API keeps them as written. A present field with a wrong type or an invalid
 // value is an error naming the trait, the field and what is expected.
@@ -29,6 +29,10 @@ type Traits struct {
 	Service     Service
 	Deployment  Deployment
 	Mount       Mount
+	Health      Health
+	Affinity    Affinity
+	Toleration  Toleration
+	Owner       Owner
 }
 
 // Parse reads the traits Caravan acts on. It returns every field error, joined; on error
@@ -49,6 +53,10 @@ func Parse(t camelv1.Traits) (Traits, error) {
 	read("service", func(o *object) { out.Service = parseService(o) })
 	read("deployment", func(o *object) { out.Deployment = parseDeployment(o) })
 	read("mount", func(o *object) { out.Mount = parseMount(o) })
+	read("health", func(o *object) { out.Health = parseHealth(o) })
+	read("affinity", func(o *object) { out.Affinity = parseAffinity(o) })
+	read("toleration", func(o *object) { out.Toleration = parseToleration(o) })
+	read("owner", func(o *object) { out.Owner = parseOwner(o) })
 	if err := errors.Join(errs...); err != nil {
 		return Traits{}, err
 	}

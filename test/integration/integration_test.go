@@ -492,8 +492,8 @@ func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	g.Expect(strings.HasPrefix(itp.Name, operatorID)).To(BeTrue())
 }
 
-// TestTraitsCaravanDoesNotActOnAreAWarning: the sample's prometheus and
-// health traits, which Caravan keeps and does not act on, and a misspelt
+// TestTraitsCaravanDoesNotActOnAreAWarning: the prometheus and jvm
+// traits, which Caravan keeps and does not act on, and a misspelt
 // trait, are named in one Warning Event; the integration runs anyway.
 func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	g := NewWithT(t)
@@ -501,11 +501,11 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	ns := env.Namespace(t)
 	it := harness.NewIntegration(ns, "extra-traits", operatorID, 1)
 	it.Spec.Traits["prometheus"] = harness.Raw(map[string]any{"enabled": true})
-	it.Spec.Traits["health"] = harness.Raw(map[string]any{"enabled": true})
+	it.Spec.Traits["jvm"] = harness.Raw(map[string]any{"options": []string{"-Xmx1g"}})
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
-	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits health, prometheus are kept but do nothing"),
+	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jvm, prometheus are kept but do nothing"),
 		ContainSubstring("contaner names no Camel K trait"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")

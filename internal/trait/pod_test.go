@@ -1,0 +1,83 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package trait
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.T) {
+	g := NewWithT(t)
+	tr, err := Parse(traits(t, `{"health":{"enabled":true,"livenessProbeEnabled":true,"livenessInitialDelay":5,
+		"livenessFailureThreshold":4,"readinessProbe":"/ready"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	live, ready, startup := tr.Health.Probes(8081)
+	g.Expect(live).To(Equal(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+		Path: DefaultLivenessPath, Port: intstr.FromInt32(8081), Scheme: corev1.URISchemeHTTP}},
+		InitialDelaySeconds: 5, FailureThreshold: 4}))
+	g.Expect(ready.HTTPGet.Path).To(Equal("/ready"))
+	g.Expect(startup).To(BeNil(), "the startup probe is off unless asked for")
+
+	tr, err = Parse(traits(t, `{"health":{"livenessProbeEnabled":true}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.Health.Enabled()).To(BeFalse(), "the trait is off unless enabled")
+	tr, err = Parse(traits(t, `{"health":{"enabled":true,"readinessProbeEnabled":false,"startupProbeEnabled":true}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	live, ready, startup = tr.Health.Probes(8080)
+	g.Expect([]*corev1.Probe{live, ready}).To(HaveEach(BeNil()))
+	g.Expect(startup.HTTPGet.Path).To(Equal(DefaultStartupPath))
+
+	_, err = Parse(traits(t, `{"health":{"enabled":true,"livenessScheme":"TCP","readinessTimeout":0,"startupProbe":"started"}}`))
+	g.Expect(err).To(MatchError(And(ContainSubstring("trait health.livenessScheme: must be one of HTTP, HTTPS"),
+		ContainSubstring("trait health.readinessTimeout: must be an integer between 1"),
+		ContainSubstring("trait health.startupProbe: must be a path starting with /"))))
+}
+
+func TestTheSchedulingTraitsSetAffinityAndTolerations(t *testing.T) {
+	g := NewWithT(t)
+	tr, err := Parse(traits(t, `{"affinity":{"enabled":true,"nodeAffinityLabels":["disktype=ssd","zone in (a,b)"],
+		"podAntiAffinity":true},"toleration":{"enabled":true,"taints":["dedicated=camel:NoSchedule","spot:NoExecute:300"]}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	a := tr.Affinity.Pod("camel.apache.org/integration", "orders")
+	g.Expect(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions).To(Equal(
+		[]corev1.NodeSelectorRequirement{{Key: "disktype", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}},
+			{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "b"}}}))
+	g.Expect(a.PodAffinity).To(BeNil())
+	g.Expect(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution).To(Equal([]corev1.PodAffinityTerm{{
+		TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "camel.apache.org/integration", Operator: metav1.LabelSelectorOpIn, Values: []string{"orders"}}}}}}))
+	secs := int64(300)
+	g.Expect(tr.Toleration.Pod()).To(Equal([]corev1.Toleration{
+		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "camel", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "spot", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs}}))
+
+	tr, err = Parse(traits(t, `{"affinity":{"nodeAffinityLabels":["a=b"]},"toleration":{"taints":["a:NoSchedule"]}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.Affinity.Pod("l", "x")).To(BeNil(), "off unless enabled")
+	g.Expect(tr.Toleration.Pod()).To(BeNil(), "off unless enabled")
+
+	_, err = Parse(traits(t, `{"affinity":{"enabled":true,"nodeAffinityLabels":["a=b,c=d","x>1"]},
+		"toleration":{"enabled":true,"taints":["a","b:Sometimes","c:NoSchedule:30"]}}`))
+	g.Expect(err).To(MatchError(And(
+		ContainSubstring(`trait affinity.nodeAffinityLabels[0]: must be one label requirement`),
+		ContainSubstring(`trait affinity.nodeAffinityLabels[1]: must use =, !=, in, notin, or a key alone`),
+		ContainSubstring(`trait toleration.taints[0]: must be KEY[=VALUE]:EFFECT[:SECONDS]`),
+		ContainSubstring(`trait toleration.taints[1]: must be KEY[=VALUE]:EFFECT[:SECONDS]`),
+		ContainSubstring(`trait toleration.taints[2]: must be KEY[=VALUE]:EFFECT[:SECONDS] with EFFECT NoSchedule, PreferNoSchedule or NoExecute; SECONDS is a non-negative integer, for NoExecute only`))))
+}
+
+func TestTheOwnerTraitCopiesTheNamedLabelsAndAnnotations(t *testing.T) {
+	g := NewWithT(t)
+	tr, err := Parse(traits(t, `{"owner":{"targetLabels":["team","missing"],"targetAnnotations":["example.com/cost"]}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.Owner.Labels(map[string]string{"team": "orders", "other": "x"})).To(Equal(map[string]string{"team": "orders"}))
+	g.Expect(tr.Owner.Annotations(map[string]string{"example.com/cost": "42"})).To(Equal(map[string]string{"example.com/cost": "42"}))
+	g.Expect(tr.Owner.Labels(nil)).To(BeNil())
+	_, err = Parse(traits(t, `{"owner":{"targetLabels":["camel.apache.org/operator.id"]}}`))
+	g.Expect(err).To(MatchError(ContainSubstring("trait owner.targetLabels[0]: must not name a camel.apache.org/ key")))
+}
