@@ -53,4 +53,8 @@ const (
 	// operator is not registered, not live, or does not serve its
 	// namespace (an orphan); it goes when the owner reconciles it again.
 	ConditionOperatorAvailable = "OperatorAvailable"
+	// ConditionTraitsIgnored is set, True, on an Integration that sets traits
+	// Caravan keeps as written and does not act on, or that no Camel K trait has;
+	// its message names them.
+	ConditionTraitsIgnored = "TraitsIgnored"
 )

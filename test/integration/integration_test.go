@@ -512,6 +512,19 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	stored := &camelv1.Integration{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
 	g.Expect(stored.Spec.Traits).To(HaveKey("prometheus"), "the trait is kept as written")
+	g.Expect(stored.Status.Conditions).To(ContainElement(And(HaveField("Type", camelv1.ConditionTraitsIgnored),
+		HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "UnknownTraits"),
+		HaveField("Message", ContainSubstring("the Camel K traits jvm, prometheus are kept but do nothing")))))
+
+	t.Log("without the traits Caravan ignores, the condition goes")
+	patch := client.MergeFrom(stored.DeepCopy())
+	delete(stored.Spec.Traits, "prometheus")
+	delete(stored.Spec.Traits, "jvm")
+	delete(stored.Spec.Traits, "contaner")
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(And(
+		HaveField("ObservedGeneration", stored.Generation),
+		HaveField("Conditions", Not(ContainElement(HaveField("Type", camelv1.ConditionTraitsIgnored))))))
 }
 
 // warningNotes polls the notes of the Warning Events with reason about

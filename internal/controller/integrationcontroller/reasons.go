@@ -20,6 +20,9 @@ const (
 	ReasonNameConflict      controller.Reason = "NameConflict"
 	// Built, and deployed only on request (dont-run-after-build).
 	ReasonBuildComplete controller.Reason = "BuildComplete"
+	// Traits kept as written and not acted on (the TraitsIgnored condition).
+	ReasonTraitsNotActedOn controller.Reason = "TraitsNotActedOn"
+	ReasonUnknownTraits    controller.Reason = "UnknownTraits"
 	// The Deployment's rollout.
 	ReasonDeploying          controller.Reason = "Deploying"
 	ReasonDeploymentReady    controller.Reason = "DeploymentReady"

@@ -86,6 +86,13 @@ type scope struct {
 	// the namespace is being deleted, and the integration with it (its
 	// children cannot be applied any more: this reconcile writes nothing).
 	controller.Outcome
+	// traitsIgnored and traitsIgnoredReason are set by reconcileTraits
+	// when the integration sets traits Caravan does not act on: the
+	// TraitsIgnored condition's message and reason.
+	traitsIgnored       string
+	traitsIgnoredReason controller.Reason
+	// traitsChecked is set by reconcileTraits once it has looked.
+	traitsChecked bool
 	// notDeployed is set by reconcileUndeploy and awaitDeploy: the
 	// integration is built and, as its dont-run-after-build annotation
 	// asks, not deployed (Build Complete).

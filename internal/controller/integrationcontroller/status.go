@@ -38,6 +38,21 @@ func computeStatus(s *scope) {
 	controller.SetProgress(&st.Conditions, s.it.Generation, ready.Status, progress, controller.Reason(ready.Reason), ready.Message)
 	// The owner reconciles it: it is no orphan.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
+	setTraitsIgnored(s)
+}
+
+// setTraitsIgnored sets the TraitsIgnored condition while the integration
+// sets traits Caravan does not act on, and removes it once it sets none.
+// A reconcile that stopped before reading the traits leaves it as it was.
+func setTraitsIgnored(s *scope) {
+	st := &s.it.Status
+	switch {
+	case s.traitsIgnored != "":
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: camelv1.ConditionTraitsIgnored, Status: metav1.ConditionTrue,
+			Reason: string(s.traitsIgnoredReason), Message: s.traitsIgnored, ObservedGeneration: s.it.Generation})
+	case s.traitsChecked:
+		meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionTraitsIgnored)
+	}
 }
 
 // readiness returns the Ready condition and where the integration stands:

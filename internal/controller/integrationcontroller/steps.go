@@ -69,11 +69,13 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 	return reconcile.Result{}, nil
 }
 
-// warnIgnoredTraits tells the user, with a Warning Event once per
-// generation, which of the integration's traits Caravan keeps but does
-// not act on (Camel K's others), and which name no Camel K trait at all.
+// warnIgnoredTraits records, for the TraitsIgnored condition, which of
+// the integration's traits Caravan keeps but does not act on (Camel K's
+// others), and which name no Camel K trait at all; and tells the user with
+// a Warning Event once per generation.
 func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	it := s.it
+	s.traitsChecked = true
 	camelK, unknown := trait.Ignored(it.Spec.Traits)
 	var parts []string
 	if len(camelK) > 0 {
@@ -83,10 +85,19 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	if len(unknown) > 0 {
 		parts = append(parts, fmt.Sprintf("%s names no Camel K trait: check the spelling", strings.Join(unknown, ", ")))
 	}
-	if len(parts) == 0 || !r.warned.first(client.ObjectKeyFromObject(it), "TraitsIgnored", it.Generation) {
+	if len(parts) == 0 {
 		return
 	}
-	r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "TraitsIgnored", "Reconcile", "%s", strings.Join(parts, "; "))
+	s.traitsIgnored = strings.Join(parts, "; ")
+	if len(unknown) > 0 {
+		s.traitsIgnoredReason = ReasonUnknownTraits
+	} else {
+		s.traitsIgnoredReason = ReasonTraitsNotActedOn
+	}
+	if !r.warned.first(client.ObjectKeyFromObject(it), "TraitsIgnored", it.Generation) {
+		return
+	}
+	r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "TraitsIgnored", "Reconcile", "%s", s.traitsIgnored)
 }
 
 // reconcileDigest computes what defines the integration. When it changed
