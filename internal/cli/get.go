@@ -97,6 +97,9 @@ Filters, at most one at a time, and -l/--selector with any of them:
 		ValidArgsFunction: completeGetArgs(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args = args
+			if cmd.Flags().Changed("operator") {
+				fmt.Fprintln(o.ErrOut, "Flag --operator has been deprecated: use -x/--operator-id, as every command does")
+			}
 			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
@@ -105,8 +108,10 @@ Filters, at most one at a time, and -l/--selector with any of them:
 		"output format: wide, name, yaml, json, or kubectl's jsonpath=, go-template=, custom-columns= (and their -file forms)")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "list the resources of all namespaces")
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "only the resources assigned to this operator id")
+	// The name --operator is kept for scripts written before -x/--operator-id;
+	// it warns on stderr, which cobra's own deprecation notice does not use.
 	f.StringVar(&o.OperatorID, "operator", "", "only the resources assigned to this operator id")
-	_ = f.MarkDeprecated("operator", "use -x/--operator-id, as every command does")
+	_ = f.MarkHidden("operator")
 	f.StringVarP(&o.Selector, "selector", "l", "", "only the resources whose labels match this selector, such as team=orders")
 	f.BoolVarP(&o.Watch, "watch", "w", false, "after listing, print each change of the listed resources until interrupted")
 	cmd.Flags().BoolVar(&o.Unassigned, "unassigned", false, "only the resources that name no operator")

@@ -50,10 +50,16 @@ func TestCLIReadShowsOwnershipOrphansAndOperators(t *testing.T) {
 		g := NewWithT(t)
 		all := mustCaravan(t, cli, "get", "-n", apps)
 		g.Expect(tableColumn(t, all, "NAME")).To(Equal([]string{"for-a", "for-b", "for-nobody", "left-behind", "unassigned"}))
-		g.Expect(mustCaravan(t, cli, "get", "integrations", "-n", apps, "--operator", "read-a")).To(
+		g.Expect(mustCaravan(t, cli, "get", "integrations", "-n", apps, "-x", "read-a")).To(
 			WithTransform(tableNames(t), Equal([]string{"for-a"})))
-		g.Expect(mustCaravan(t, cli, "get", "it", "-n", apps, "--operator", "read-b")).To(
+		g.Expect(mustCaravan(t, cli, "get", "it", "-n", apps, "--operator-id", "read-b")).To(
 			WithTransform(tableNames(t), Equal([]string{"for-b"})))
+		out, errOut, err := cli("get", "it", "-n", apps, "--operator", "read-b")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(tableNames(t)(out)).To(Equal([]string{"for-b"}), "the old --operator still works")
+		g.Expect(errOut).To(ContainSubstring("use -x/--operator-id"))
+		g.Expect(mustCaravan(t, cli, "get", "it", "-n", apps, "-l", "camel.apache.org/operator.id in (read-a,read-b)",
+			"-o", "jsonpath={.items[*].metadata.name}")).To(Equal("for-a for-b"))
 		g.Expect(mustCaravan(t, cli, "get", "it", "-n", apps, "--unassigned")).To(
 			WithTransform(tableNames(t), Equal([]string{"unassigned"})))
 		var orphaned string
@@ -64,7 +70,7 @@ func TestCLIReadShowsOwnershipOrphansAndOperators(t *testing.T) {
 		g.Expect(tableColumn(t, orphaned, "REASON")).To(Equal([]string{"NotRegistered", "HeartbeatStale"}))
 		g.Expect(tableColumn(t, orphaned, "OPERATOR")).To(Equal([]string{"read-nobody", "read-gone"}))
 
-		out, errOut, err := cli("get", "it", "-n", apps, "--operator", "read-nobody")
+		out, errOut, err = cli("get", "it", "-n", apps, "-x", "read-nobody")
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(out).To(BeEmpty())
 		g.Expect(errOut).To(Equal(fmt.Sprintf("No resources found in %s namespace.\n", apps)))
@@ -79,7 +85,7 @@ func TestCLIReadShowsOwnershipOrphansAndOperators(t *testing.T) {
 		g.Expect(tableColumn(t, wide, "OWNER")).To(Equal([]string{"read-a"}))
 		g.Expect(tableColumn(t, wide, "READY")).To(Equal([]string{"True"}))
 		g.Expect(tableColumn(t, wide, "PHASE")).To(Equal([]string{"Running"}))
-		g.Expect(mustCaravan(t, cli, "get", "it", "-n", apps, "--operator", "read-a", "-o", "name")).To(
+		g.Expect(mustCaravan(t, cli, "get", "it", "-n", apps, "-x", "read-a", "-o", "name")).To(
 			Equal("integration.camel.apache.org/for-a\n"))
 		g.Expect(mustCaravan(t, cli, "get", "it", "for-a", "-n", apps, "-o", "yaml")).To(
 			And(ContainSubstring("kind: Integration\n"), ContainSubstring("phase: Running"), Not(ContainSubstring("managedFields"))))
