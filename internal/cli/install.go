@@ -61,6 +61,7 @@ type InstallOptions struct {
 	PullSecrets     []string
 	Heartbeat       time.Duration
 	Verbosity       int
+	LogFormat       string
 	Pprof           bool
 
 	// Set by Complete.
@@ -140,6 +141,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringSliceVar(&o.PullSecrets, "image-pull-secret", nil, "Secrets, in the operator namespace, to pull the operator image with")
 	f.DurationVar(&o.Heartbeat, "heartbeat-interval", 0, "how often the operator renews its registration, between 1s and 30s; it counts as gone after three missed renewals (default 10s)")
 	f.IntVar(&o.Verbosity, "log-verbosity", 0, "the operator's log verbosity")
+	f.StringVar(&o.LogFormat, "log-format", "text", "the operator's log format: text, or json for one JSON object a line")
 	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof on port 8082 of the operator pod, for profiling")
 	return cmd
 }
@@ -198,6 +200,9 @@ func (o *InstallOptions) Validate() error {
 			return err
 		}
 	}
+	if o.LogFormat != "text" && o.LogFormat != "json" {
+		return fmt.Errorf("--log-format must be text or json, got %q", o.LogFormat)
+	}
 	if o.Verbosity < 0 {
 		return fmt.Errorf("--log-verbosity must not be negative, got %d", o.Verbosity)
 	}
@@ -224,7 +229,7 @@ func (o *InstallOptions) installConfig() install.Config {
 		SkipKamelets: o.SkipKamelets,
 		Replicas:     ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,
 		Tolerations: o.tolerations, ImagePullSecrets: o.PullSecrets,
-		HeartbeatInterval: o.Heartbeat, Verbosity: o.Verbosity, Pprof: o.Pprof,
+		HeartbeatInterval: o.Heartbeat, Verbosity: o.Verbosity, LogJSON: o.LogFormat == "json", Pprof: o.Pprof,
 	}
 }
 

@@ -60,6 +60,8 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Verbosity is the operator's log verbosity (0 logs the least).
 	Verbosity int
+	// LogJSON makes the operator log one JSON object a line.
+	LogJSON bool
 	// Pprof serves the Go runtime's /debug/pprof on PprofPort of the pod,
 	// for profiling.
 	Pprof bool
@@ -216,6 +218,9 @@ func operatorArgs(c Config) []string {
 	}
 	if c.Verbosity > 0 {
 		args = append(args, fmt.Sprintf("--verbosity=%d", c.Verbosity))
+	}
+	if c.LogJSON {
+		args = append(args, "--log-format=json")
 	}
 	if c.Pprof {
 		args = append(args, fmt.Sprintf("--pprof-bind-address=$(POD_IP):%d", PprofPort))

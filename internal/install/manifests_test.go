@@ -164,12 +164,12 @@ func TestAnOlderClusterIsRefusedWithWhatToDo(t *testing.T) {
 func TestTheHeartbeatVerbosityAndPprofReachTheContainerOnlyWhenSet(t *testing.T) {
 	g := NewWithT(t)
 	d := operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img",
-		HeartbeatInterval: 2 * time.Second, Verbosity: 1, Pprof: true})
+		HeartbeatInterval: 2 * time.Second, Verbosity: 1, LogJSON: true, Pprof: true})
 	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--heartbeat-interval=2s", "--verbosity=1",
-		"--pprof-bind-address=$(POD_IP):8082"))
+		"--log-format=json", "--pprof-bind-address=$(POD_IP):8082"))
 	d = operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-		g.Expect(a).NotTo(Or(HavePrefix("--heartbeat-interval"), HavePrefix("--verbosity"), HavePrefix("--pprof")))
+		g.Expect(a).NotTo(Or(HavePrefix("--heartbeat-interval"), HavePrefix("--verbosity"), HavePrefix("--log-format"), HavePrefix("--pprof")))
 	}
 }
 
@@ -197,7 +197,7 @@ func TestTheDeploymentGivesBackTheSettingsInstallWroteIntoIt(t *testing.T) {
 		Resources:        DefaultResources(),
 		NodeSelector:     map[string]string{"pool": "ops"},
 		Tolerations:      []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-		ImagePullSecrets: []string{"pull"}, HeartbeatInterval: 3 * time.Second, Verbosity: 2, Pprof: true}
+		ImagePullSecrets: []string{"pull"}, HeartbeatInterval: 3 * time.Second, Verbosity: 2, LogJSON: true, Pprof: true}
 	out, err := configFromDeployment(operatorDeployment(t, in))
 	g.Expect(err).NotTo(HaveOccurred())
 	out.ID, out.Namespace = in.ID, in.Namespace

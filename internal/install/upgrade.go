@@ -91,6 +91,8 @@ func configFromDeployment(d *appsv1.Deployment) (Config, error) {
 			c.Verbosity = v
 		case "--pprof-bind-address":
 			c.Pprof = true
+		case "--log-format":
+			c.LogJSON = value == "json"
 		}
 	}
 	return c, nil

@@ -193,7 +193,7 @@ var settings = []struct {
 			NodeSelector: map[string]string{"pool": "operators"},
 			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "operators",
 				Effect: corev1.TaintEffectNoSchedule}},
-			ImagePullSecrets: []string{"pull"}, HeartbeatInterval: 5 * time.Second, Verbosity: 2, Pprof: true},
+			ImagePullSecrets: []string{"pull"}, HeartbeatInterval: 5 * time.Second, Verbosity: 2, LogJSON: true, Pprof: true},
 		values: map[string]any{"operatorId": "tenant-a", "watchNamespaces": []any{"team-b", "team-a"},
 			"image": "registry.invalid/caravan@sha256:0", "registry": map[string]any{"address": "kits.invalid:5000", "insecure": true},
 			"skipAdmission": true, "skipKamelets": true, "replicas": 2,
@@ -201,7 +201,7 @@ var settings = []struct {
 				"limits": map[string]any{"memory": "256Mi"}},
 			"nodeSelector":     map[string]any{"pool": "operators"},
 			"tolerations":      []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "operators", "effect": "NoSchedule"}},
-			"imagePullSecrets": []any{"pull"}, "heartbeatInterval": "5s", "logVerbosity": 2, "pprof": true},
+			"imagePullSecrets": []any{"pull"}, "heartbeatInterval": "5s", "logVerbosity": 2, "logFormat": "json", "pprof": true},
 	},
 	{
 		name:   "a second release: a default operator named otherwise, limited to its own namespace, without the shared objects",

@@ -7,9 +7,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
@@ -36,6 +40,8 @@ type Options struct {
 	BuildBackoff      time.Duration
 	WatchNamespaces   []string
 	Verbosity         int
+	// LogFormat is text (klog's) or json (one object a line).
+	LogFormat string
 
 	// Set by Complete.
 	id         string
@@ -86,6 +92,7 @@ context.`,
 	cmd.Flags().DurationVar(&o.BuildBackoff, "build-backoff", o.BuildBackoff, "wait before retrying a failed build; it doubles at each further retry, up to 5 attempts")
 	cmd.Flags().StringSliceVar(&o.WatchNamespaces, "watch-namespaces", nil, "serve only these namespaces (default: all)")
 	cmd.Flags().IntVarP(&o.Verbosity, "verbosity", "v", 0, "log verbosity")
+	cmd.Flags().StringVar(&o.LogFormat, "log-format", LogFormatText, "log format: text, or json for one JSON object a line (time, level, msg, and the values)")
 	return cmd
 }
 
@@ -112,15 +119,34 @@ func (o *Options) Complete() error {
 	return nil
 }
 
-// Validate checks the heartbeat interval (the id is checked as it is
-// resolved).
+// Validate checks the heartbeat interval and the log format (the id is
+// checked as it is resolved).
 func (o *Options) Validate() error {
+	if o.LogFormat != LogFormatText && o.LogFormat != LogFormatJSON {
+		return fmt.Errorf("--log-format must be %s or %s, got %q", LogFormatText, LogFormatJSON, o.LogFormat)
+	}
 	return ownership.ValidateHeartbeatInterval(o.HeartbeatInterval)
+}
+
+// The log formats of the operator.
+const (
+	LogFormatText = "text"
+	LogFormatJSON = "json"
+)
+
+// NewLogger is the operator's logger: klog's text lines, or one JSON
+// object a line (log/slog's), logging what is at most verbosity verbose.
+func NewLogger(format string, verbosity int, w io.Writer) logr.Logger {
+	if format == LogFormatJSON {
+		// logr's V(n) is slog's level -n.
+		return logr.FromSlogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.Level(-verbosity)}))
+	}
+	return textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity), textlogger.Output(w)))
 }
 
 // Run runs the operator until the command is interrupted.
 func (o *Options) Run(ctx context.Context) error {
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.Verbosity), textlogger.Output(o.ErrOut)))
+	logger := NewLogger(o.LogFormat, o.Verbosity, o.ErrOut)
 	ctrl.SetLogger(logger)
 	ctx = ctrl.LoggerInto(ctx, logger)
 	logger.Info("Operator id resolved", "operatorID", o.id, "from", o.idSource, "version", version.Get())
