@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/monitoring"
 )
 
 // sourceRoot is the root of the source tree.
@@ -288,5 +289,39 @@ func TestTheChartPassesHelmLint(t *testing.T) {
 		for _, m := range result.Messages {
 			g.Expect(m.Severity).To(BeNumerically("<", support.WarningSev), "%s: helm lint: %s", s.name, m)
 		}
+	}
+}
+
+// TestTheChartRendersTheMonitoringObjectsWhenAsked: with monitoring.enabled the release
+// that holds the shared objects renders the PodMonitor, the PrometheusRule and the
+// dashboard's ConfigMap, as monitoring.Objects makes them, and no other release does.
+func TestTheChartRendersTheMonitoringObjectsWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	want, err := monitoring.Objects("ops")
+	g.Expect(err).NotTo(HaveOccurred())
+	var docs []string
+	for _, o := range want {
+		data, err := document(o)
+		g.Expect(err).NotTo(HaveOccurred())
+		docs = append(docs, string(data))
+	}
+	monitoringOf := func(values map[string]any) map[string]any {
+		objs, _ := render(t, values, "ops")
+		got := map[string]any{}
+		for key, obj := range normalized(t, objs) {
+			if strings.HasPrefix(key, "PodMonitor ") || strings.HasPrefix(key, "PrometheusRule ") || strings.Contains(key, monitoring.DashboardConfigMap) {
+				got[key] = obj
+			}
+		}
+		return got
+	}
+	g.Expect(monitoringOf(map[string]any{})).To(BeEmpty(), "monitoring is off by default")
+	g.Expect(monitoringOf(map[string]any{"monitoring": map[string]any{"enabled": true}})).To(Equal(normalized(t, docs)))
+	g.Expect(monitoringOf(map[string]any{"monitoring": map[string]any{"enabled": true}, "sharedResources": false})).To(BeEmpty(),
+		"a second release would own the same objects")
+	kube := &chartutil.KubeVersion{Version: "v1.36.0", Major: "1", Minor: "36"}
+	result := lint.AllWithKubeVersion(filepath.Join(sourceRoot(), ChartDir), map[string]any{"monitoring": map[string]any{"enabled": true}}, "ops", kube)
+	for _, m := range result.Messages {
+		g.Expect(m.Severity).To(BeNumerically("<", support.WarningSev), "helm lint: %s", m)
 	}
 }

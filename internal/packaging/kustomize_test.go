@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/monitoring"
 )
 
 // build renders the kustomization in dir (relative to KustomizeDir) with
@@ -58,4 +59,24 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 			expectSameObjects(t, want, got, "the kustomization")
 		})
 	}
+}
+
+// TestTheMonitoringBaseBuildsTheMonitoringObjects: kustomize build deploy/monitoring gives
+// the objects of monitoring.Objects in the kustomize base's namespace.
+func TestTheMonitoringBaseBuildsTheMonitoringObjects(t *testing.T) {
+	g := NewWithT(t)
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(sourceRoot(), MonitoringDir))
+	g.Expect(err).NotTo(HaveOccurred())
+	data, err := res.AsYaml()
+	g.Expect(err).NotTo(HaveOccurred())
+	want, err := monitoring.Objects(Base("").Namespace)
+	g.Expect(err).NotTo(HaveOccurred())
+	var docs []string
+	for _, o := range want {
+		doc, err := document(o)
+		g.Expect(err).NotTo(HaveOccurred())
+		docs = append(docs, string(doc))
+	}
+	g.Expect(normalized(t, []string{string(data)})).To(Equal(normalized(t, docs)))
 }

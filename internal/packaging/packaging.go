@@ -24,6 +24,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/monitoring"
 )
 
 // ChartDir is the Helm chart's directory in the source tree.
@@ -111,6 +112,9 @@ func Generated(version string) (map[string][]byte, error) {
 		}
 		files[path.Join(ChartDir, "templates", name)] = data
 	}
+	if err := monitoringFiles(files); err != nil {
+		return nil, err
+	}
 	rules, err := rulesTemplate(global, limited)
 	if err != nil {
 		return nil, err
@@ -123,6 +127,50 @@ func Generated(version string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+// MonitoringDir is the kustomize base of the monitoring objects.
+const MonitoringDir = "deploy/monitoring"
+
+// monitoringFiles adds the monitoring objects to files: a chart template
+// rendered with monitoring.enabled (by the release that holds the shared
+// objects), and a kustomize base in the namespace caravan-system, with the
+// dashboard's JSON beside it for a Grafana without the sidecar.
+func monitoringFiles(files map[string][]byte) error {
+	objs, err := monitoring.Objects(namespacePlaceholder)
+	if err != nil {
+		return err
+	}
+	chart, err := templateOf(objs, "{{- if and .Values.monitoring.enabled .Values.sharedResources }}")
+	if err != nil {
+		return err
+	}
+	files[path.Join(ChartDir, "templates", "monitoring.yaml")] = chart
+	base, err := monitoring.Objects(Base("").Namespace)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.WriteString(header)
+	for _, o := range base {
+		data, err := document(o)
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+	}
+	files[path.Join(MonitoringDir, "monitoring.yaml")] = b.Bytes()
+	files[path.Join(MonitoringDir, "kustomization.yaml")] = []byte(header + `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - monitoring.yaml
+`)
+	dashboard, err := monitoring.Dashboard()
+	if err != nil {
+		return err
+	}
+	files[path.Join(MonitoringDir, monitoring.DashboardKey)] = dashboard
+	return nil
 }
 
 // kustomizeBase adds the kustomize base to files: the namespace, the CRDs

@@ -1,0 +1,48 @@
+package metrics
+
+import (
+	"regexp"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Names are the names of the metrics an operator serves besides controller-runtime's
+// and client-go's standard ones, sorted: what dashboards and alerts may rely on.
+func Names() ([]string, error) {
+	reg := &recorder{}
+	if _, err := New(reg, "any"); err != nil {
+		return nil, err
+	}
+	collectors := append(reg.collectors,
+		NewShareCollector(nil, nil, "any", func() bool { return false }),
+		NewClusterWatch("any", func() bool { return false }))
+	descs := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range collectors {
+			c.Describe(descs)
+		}
+		close(descs)
+	}()
+	fqName := regexp.MustCompile(`fqName: "([a-z_]+)"`)
+	var names []string
+	for d := range descs {
+		if m := fqName.FindStringSubmatch(d.String()); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// recorder is a Registerer that keeps what is registered with it.
+type recorder struct{ collectors []prometheus.Collector }
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return nil
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) { r.collectors = append(r.collectors, cs...) }
+
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }

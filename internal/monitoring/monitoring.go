@@ -1,0 +1,166 @@
+// Package monitoring builds what a Prometheus Operator and a Grafana need to watch every
+// Caravan operator of a cluster: a PodMonitor of the operators' metrics port, a
+// PrometheusRule with the alerts docs/operations.md recommends, and a Grafana dashboard
+// with an operator_id variable, in a ConfigMap that Grafana's dashboard sidecar loads.
+// The chart, the kustomize component deploy/monitoring and `make generate` take them
+// from here.
+package monitoring
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Names of the monitoring objects.
+const (
+	PodMonitorName     = "caravan-operators"
+	RuleName           = "caravan-operators"
+	DashboardConfigMap = "caravan-dashboard"
+	// DashboardKey is the key of the dashboard's JSON in its ConfigMap.
+	DashboardKey = "caravan.json"
+	// DashboardLabel is the label Grafana's dashboard sidecar looks for.
+	DashboardLabel = "grafana_dashboard"
+)
+
+// An Alert is one alerting rule.
+type Alert struct {
+	Name     string
+	Expr     string
+	For      string
+	Severity string
+	Summary  string
+}
+
+// Alerts are the alerts docs/operations.md recommends, each on metrics every operator
+// serves.
+var Alerts = []Alert{
+	{Name: "CaravanOrphanedResources", Expr: `sum by (kind, reason) (caravan_orphaned_resources) > 0`, For: "10m",
+		Severity: "warning", Summary: "{{ $value }} {{ $labels.kind }} resources are assigned to an operator that cannot run them ({{ $labels.reason }})"},
+	{Name: "CaravanMoveNotReleased", Expr: `max by (operator_id) (caravan_integrations_awaiting_release) > 0`, For: "5m",
+		Severity: "warning", Summary: "operator {{ $labels.operator_id }} waits for a live previous owner to release {{ $value }} integrations"},
+	{Name: "CaravanOperatorTakeover", Expr: `sum by (operator_id) (increase(caravan_integration_adoptions_total{after="expiry"}[15m])) > 0`,
+		Severity: "warning", Summary: "operator {{ $labels.operator_id }} took integrations over from an operator that vanished without releasing them"},
+	{Name: "CaravanReconcileErrors", Expr: `sum by (operator_id, kind) (rate(camel_k_reconciliation_duration_seconds_count{result=~"error|terminal"}[10m])) > 0.1`,
+		For: "15m", Severity: "warning", Summary: "operator {{ $labels.operator_id }} fails reconciles of {{ $labels.kind }}"},
+	{Name: "CaravanBuildsFailing", Expr: `sum by (operator_id) (increase(camel_k_build_duration_seconds_count{result="failed"}[30m])) > 3`,
+		Severity: "warning", Summary: "operator {{ $labels.operator_id }} had {{ $value }} failed build attempts in 30 minutes"},
+}
+
+// Objects are the PodMonitor and the PrometheusRule, in namespace, and the dashboard's
+// ConfigMap.
+func Objects(namespace string) ([]client.Object, error) {
+	dashboard, err := Dashboard()
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/component": "monitoring"}
+	podMonitor := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+		"metadata": map[string]any{"name": PodMonitorName, "namespace": namespace, "labels": toAny(labels)},
+		"spec": map[string]any{
+			"namespaceSelector":   map[string]any{"any": true},
+			"selector":            map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "caravan-operator"}},
+			"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "path": "/metrics"}},
+		},
+	}}
+	rules := make([]any, len(Alerts))
+	for i, a := range Alerts {
+		r := map[string]any{"alert": a.Name, "expr": a.Expr, "labels": map[string]any{"severity": a.Severity},
+			"annotations": map[string]any{"summary": a.Summary}}
+		if a.For != "" {
+			r["for"] = a.For
+		}
+		rules[i] = r
+	}
+	rule := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+		"metadata": map[string]any{"name": RuleName, "namespace": namespace, "labels": toAny(labels)},
+		"spec":     map[string]any{"groups": []any{map[string]any{"name": "caravan", "rules": rules}}},
+	}}
+	cmLabels := map[string]string{DashboardLabel: "1"}
+	for k, v := range labels {
+		cmLabels[k] = v
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: DashboardConfigMap, Namespace: namespace, Labels: cmLabels},
+		Data:       map[string]string{DashboardKey: string(dashboard)},
+	}
+	return []client.Object{podMonitor, rule, cm}, nil
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// A Panel is one time-series panel of the dashboard, of one query.
+type Panel struct {
+	Title  string
+	Expr   string
+	Legend string
+	Unit   string
+}
+
+// Panels are the dashboard's panels; every query is filtered by the operator_id variable.
+var Panels = []Panel{
+	{Title: "Owned resources", Expr: `sum by (operator_id, kind) (caravan_owned_resources{operator_id=~"$operator_id"})`, Legend: "{{operator_id}} {{kind}}"},
+	{Title: "Reconciles per second, by result", Expr: `sum by (operator_id, result) (rate(camel_k_reconciliation_duration_seconds_count{operator_id=~"$operator_id"}[5m]))`,
+		Legend: "{{operator_id}} {{result}}", Unit: "ops"},
+	{Title: "Reconcile time, 95th percentile", Expr: `histogram_quantile(0.95, sum by (operator_id, kind, le) (rate(camel_k_reconciliation_duration_seconds_bucket{operator_id=~"$operator_id"}[5m])))`,
+		Legend: "{{operator_id}} {{kind}}", Unit: "s"},
+	{Title: "Time to first readiness, median", Expr: `histogram_quantile(0.5, sum by (operator_id, le) (rate(camel_k_integration_first_readiness_seconds_bucket{operator_id=~"$operator_id"}[15m])))`,
+		Legend: "{{operator_id}}", Unit: "s"},
+	{Title: "Build attempts, by result", Expr: `sum by (operator_id, result) (increase(camel_k_build_duration_seconds_count{operator_id=~"$operator_id"}[15m]))`,
+		Legend: "{{operator_id}} {{result}}"},
+	{Title: "Orphaned resources", Expr: `sum by (kind, reason) (caravan_orphaned_resources)`, Legend: "{{kind}} {{reason}}"},
+	{Title: "Integrations released to another operator", Expr: `sum by (operator_id) (increase(caravan_integration_releases_total{operator_id=~"$operator_id"}[15m]))`,
+		Legend: "{{operator_id}}"},
+	{Title: "Integrations adopted, after a release or an expiry", Expr: `sum by (operator_id, after) (increase(caravan_integration_adoptions_total{operator_id=~"$operator_id"}[15m]))`,
+		Legend: "{{operator_id}} after {{after}}"},
+	{Title: "Integrations awaiting release", Expr: `sum by (operator_id) (caravan_integrations_awaiting_release{operator_id=~"$operator_id"})`, Legend: "{{operator_id}}"},
+	{Title: "Cached objects", Expr: `sum by (operator_id, kind) (caravan_cached_objects{operator_id=~"$operator_id"})`, Legend: "{{operator_id}} {{kind}}"},
+}
+
+// Dashboard is the Grafana dashboard's JSON.
+func Dashboard() ([]byte, error) {
+	panels := make([]any, len(Panels))
+	for i, p := range Panels {
+		panel := map[string]any{
+			"id": i + 1, "type": "timeseries", "title": p.Title,
+			"datasource": map[string]any{"type": "prometheus", "uid": "${datasource}"},
+			"gridPos":    map[string]any{"h": 8, "w": 12, "x": (i % 2) * 12, "y": (i / 2) * 8},
+			"targets":    []any{map[string]any{"refId": "A", "expr": p.Expr, "legendFormat": p.Legend}},
+		}
+		if p.Unit != "" {
+			panel["fieldConfig"] = map[string]any{"defaults": map[string]any{"unit": p.Unit}, "overrides": []any{}}
+		}
+		panels[i] = panel
+	}
+	d := map[string]any{
+		"uid": "caravan-operators", "title": "Caravan operators", "schemaVersion": 39, "editable": true,
+		"time":   map[string]any{"from": "now-6h", "to": "now"},
+		"tags":   []any{"caravan", "camel-k"},
+		"panels": panels,
+		"templating": map[string]any{"list": []any{
+			map[string]any{"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
+			map[string]any{"name": "operator_id", "type": "query", "label": "Operator", "multi": true, "includeAll": true,
+				"allValue": ".*", "refresh": 2, "datasource": map[string]any{"type": "prometheus", "uid": "${datasource}"},
+				"query": map[string]any{"query": "label_values(caravan_owned_resources, operator_id)", "refId": "operator_id"},
+				"definition": "label_values(caravan_owned_resources, operator_id)"},
+		}},
+	}
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the dashboard: %w", err)
+	}
+	return append(data, '\n'), nil
+}

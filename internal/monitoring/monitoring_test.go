@@ -1,0 +1,104 @@
+package monitoring
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/caravan-dev/caravan/internal/metrics"
+)
+
+var metricName = regexp.MustCompile(`\b((?:camel_k|caravan)_[a-z_]+?)(?:_bucket|_count|_sum)?\b`)
+
+// TestTheAlertsAndTheDashboardQueryMetricsTheOperatorsServe fails when a rule or a panel
+// names a metric no operator serves, or filters on a label it does not carry.
+func TestTheAlertsAndTheDashboardQueryMetricsTheOperatorsServe(t *testing.T) {
+	served, err := metrics.Names()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := map[string]string{}
+	for _, a := range Alerts {
+		exprs["alert "+a.Name] = a.Expr
+	}
+	for _, p := range Panels {
+		exprs["panel "+p.Title] = p.Expr
+		if !strings.Contains(p.Expr, `operator_id=~"$operator_id"`) && !strings.Contains(p.Expr, "caravan_orphaned_resources") {
+			t.Errorf("panel %q ignores the operator_id variable", p.Title)
+		}
+	}
+	for what, expr := range exprs {
+		found := metricName.FindAllStringSubmatch(expr, -1)
+		if len(found) == 0 {
+			t.Errorf("%s queries no Caravan metric: %s", what, expr)
+		}
+		for _, m := range found {
+			if !slices.Contains(served, m[1]) {
+				t.Errorf("%s queries %s, which no operator serves (served: %v)", what, m[1], served)
+			}
+		}
+	}
+}
+
+// TestEveryRecommendedAlertIsARule holds the rules to docs/operations.md: each metric its
+// alert advice names is queried by a rule.
+func TestEveryRecommendedAlertIsARule(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, advice, ok := strings.Cut(string(doc), "Worth an alert:")
+	if !ok {
+		t.Fatal("docs/operations.md gives no alert advice")
+	}
+	advice, _, _ = strings.Cut(advice, "\n\n")
+	var rules strings.Builder
+	for _, a := range Alerts {
+		rules.WriteString(a.Expr + "\n")
+	}
+	for _, m := range metricName.FindAllStringSubmatch(advice, -1) {
+		if !strings.Contains(rules.String(), m[1]) {
+			t.Errorf("docs/operations.md recommends an alert on %s, which no rule queries", m[1])
+		}
+	}
+}
+
+func TestTheObjectsAreAPodMonitorARuleAndADashboardWithTheOperatorVariable(t *testing.T) {
+	objs, err := Objects("ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
+		if o.GetNamespace() != "ops" {
+			t.Errorf("%s %s is in namespace %q", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), o.GetNamespace())
+		}
+	}
+	if !slices.Equal(kinds, []string{"PodMonitor", "PrometheusRule", "ConfigMap"}) {
+		t.Fatalf("kinds %v", kinds)
+	}
+	data, err := Dashboard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Templating struct {
+			List []struct{ Name string } `json:"list"`
+		} `json:"templating"`
+		Panels []any `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	var vars []string
+	for _, v := range d.Templating.List {
+		vars = append(vars, v.Name)
+	}
+	if !slices.Contains(vars, "operator_id") || len(d.Panels) != len(Panels) {
+		t.Fatalf("variables %v, %d panels", vars, len(d.Panels))
+	}
+}
