@@ -19,6 +19,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdRebuild(kube, streams),
 		newCmdDeploy(kube, streams),
 		newCmdUndeploy(kube, streams),
+		newCmdPromote(kube, streams),
 		newCmdReassign(kube, streams),
 		newCmdInstall(kube, streams),
 		newCmdUninstall(kube, streams),

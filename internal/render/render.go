@@ -60,9 +60,9 @@ type Input struct {
 	Digest string
 	// RunCommand is the runtime's command; nil means DefaultRunCommand.
 	RunCommand []string
-	// Dependencies are the dependencies of the kit the image was built
-	// from, as its layer lists them; the default run command gets them
-	// (DependencyFlag), so that the runtime loads what the kit holds.
+	// Dependencies are the dependencies of the kit whose image runs; the
+	// default run command gets them (DependencyFlag), so that the runtime
+	// loads what the kit holds.
 	Dependencies []string
 }
 

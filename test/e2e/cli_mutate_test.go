@@ -196,6 +196,22 @@ func TestCLIRun(t *testing.T) {
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("give the files of the routes to run, or --image"))
 
+	t.Log("promote copies the running integration to another namespace, where it runs on the same image")
+	prod := env.Namespace(t)
+	out, errOut, err = run("promote", "orders", "--to", prod)
+	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", out, errOut)
+	g.Expect(out).To(Equal(fmt.Sprintf("integration \"orders\" created in namespace %s\n", prod)))
+	promoted := client.ObjectKey{Namespace: prod, Name: "orders"}
+	waitRunningUnder(t, promoted, "cli-run")
+	pd := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, promoted, pd)).To(Succeed())
+	g.Expect(pd.Spec.Template.Spec.Containers[0].Image).To(Equal("example/orders:2.3"))
+	_, errOut, err = run("promote", "timer-to-log", "--to", prod, "-x", "cli-unknown")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring(`operator id "cli-unknown" is not registered`))
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: prod, Name: "timer-to-log"}, &camelv1.Integration{}))).
+		To(BeTrue(), "a refused promotion made the integration")
+
 	t.Log("run --dont-run-after-build stops at Build Complete; deploy runs it, undeploy takes it back, refusals change nothing")
 	out, errOut, err = run("run", timerToLog, "--name", "held", "--image", harness.TestImage, "-x", "cli-run",
 		"--dont-run-after-build", "--wait", "--timeout", "2m")

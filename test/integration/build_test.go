@@ -481,11 +481,14 @@ func TestAPinnedKitThatDoesNotExistIsBadInput(t *testing.T) {
 	k := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "made-later",
 		Annotations: map[string]string{camelv1.OperatorIDAnnotation: operatorID},
 		Labels:      map[string]string{camelv1.OperatorIDLabel: operatorID}},
-		Spec: camelv1.IntegrationKitSpec{Image: harness.TestImage}}
+		Spec: camelv1.IntegrationKitSpec{Image: harness.TestImage, Dependencies: []string{"camel:http", "mvn:org.example:lib:1.0"}}}
 	g.Expect(env.Client.Create(ctx, k)).To(Succeed())
 	g.Eventually(integrationStatus(key), timeout, poll).Should(And(
 		HaveField("Phase", Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))),
 		HaveField("Image", harness.TestImage)))
+	d := get(t, key, &appsv1.Deployment{})
+	g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(ContainElement("--dep=camel:http,mvn:org.example:lib:1.0"),
+		"the runtime is told to load the dependencies the pinned kit names")
 }
 
 // TestAKitWithAnImageNoRegistryCanServeIsBadInput: a kit of a pre-built

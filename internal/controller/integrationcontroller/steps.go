@@ -220,10 +220,10 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	switch {
 	case k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != "":
 		s.image = k.Status.Image
-		if k.Spec.Image == "" {
-			// Built by an operator: its layer lists these.
-			s.dependencies = kit.NormalizeDependencies(k.Spec.Dependencies)
-		}
+		// The kit's dependencies: those its layer lists when an operator
+		// built it, those its image holds when it was built elsewhere (a
+		// promoted kit names its source's).
+		s.dependencies = kit.NormalizeDependencies(k.Spec.Dependencies)
 	case k.Status.Phase == camelv1.IntegrationKitPhaseError && c != nil:
 		s.Failure = controller.Because(controller.Reason(c.Reason), fmt.Sprintf("kit %s failed: %s", key.Name, c.Message))
 	case c != nil:
