@@ -20,6 +20,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdDeploy(kube, streams),
 		newCmdUndeploy(kube, streams),
 		newCmdPromote(kube, streams),
+		newCmdLogs(kube, streams),
 		newCmdReassign(kube, streams),
 		newCmdInstall(kube, streams),
 		newCmdUninstall(kube, streams),

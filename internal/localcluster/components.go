@@ -183,17 +183,56 @@ func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	logsConfig, err := c.writeKwokLogs()
+	if err != nil {
+		return err
+	}
 	_, err = c.launch(opts, "kwok", opts.Binaries.Kwok, []string{
 		"--kubeconfig=" + kwok,
 		"--config=" + opts.Binaries.KwokStages,
+		"--config=" + logsConfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--node-lease-duration-seconds=40",
+		// The kwok nodes' kubelet endpoint is kwok's server, over TLS
+		// with the API server's certificate (for 127.0.0.1), so that the
+		// API server serves their pods' logs.
 		"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
+		"--tls-cert-file=" + c.pki("apiserver.crt"), "--tls-private-key-file=" + c.pki("apiserver.key"),
+		"--node-ip=127.0.0.1",
+		"--node-port=" + strconv.Itoa(kwokPort),
 		"--cidr=10.244.0.0/16",
-		"--node-ip=10.200.0.1",
 	})
 	return err
+}
+
+// KwokPodLog is the log every container of a pod on a kwok node has: kwok
+// runs no process, and serves this.
+const KwokPodLog = "this container runs on a kwok node of the local cluster, which runs no process: kwok serves this line as its log"
+
+// writeKwokLogs writes kwok's ClusterLogs configuration, which gives every
+// container of every pod on a kwok node the log file logs/kwok-pods.log,
+// in the CRI log format, followed as it grows.
+func (c *Cluster) writeKwokLogs() (string, error) {
+	logFile := filepath.Join(c.Dir, "logs", "kwok-pods.log")
+	line := fmt.Sprintf("%s stdout F %s\n", time.Now().UTC().Format(time.RFC3339Nano), KwokPodLog)
+	if err := os.WriteFile(logFile, []byte(line), 0o644); err != nil {
+		return "", fmt.Errorf("writing kwok's pod log: %w", err)
+	}
+	config := filepath.Join(c.Dir, "kwok-logs.yaml")
+	data := fmt.Sprintf(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: caravan-pod-logs
+spec:
+  logs:
+  - logsFile: %q
+    follow: true
+`, logFile)
+	if err := os.WriteFile(config, []byte(data), 0o644); err != nil {
+		return "", fmt.Errorf("writing kwok's logs configuration: %w", err)
+	}
+	return config, nil
 }
 
 // WriteKubeconfig writes a kubeconfig that authenticates as user with the

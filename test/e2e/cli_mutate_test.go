@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +25,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -195,6 +199,31 @@ func TestCLIRun(t *testing.T) {
 	_, errOut, err = run("run", "-x", "cli-run")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("give the files of the routes to run, or --image"))
+
+	t.Log("logs prints what the integration's pods log; kwok serves one line for each container")
+	out, errOut, err = run("logs", "orders")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(Equal(localcluster.KwokPodLog + "\n"))
+	g.Eventually(func() []string {
+		out, _, _ := run("logs", "timer-to-log", "--tail", "1")
+		return strings.Split(strings.TrimSpace(out), "\n")
+	}, timeout, poll).Should(And(HaveLen(2), HaveEach(MatchRegexp(`^\[timer-to-log-[a-z0-9-]+\] `+regexp.QuoteMeta(localcluster.KwokPodLog)+`$`))),
+		"two pods, each line prefixed with its pod")
+	follow := exec.Command(caravanBin, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "logs", "orders", "-f")
+	stdout, err := follow.StdoutPipe()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(follow.Start()).To(Succeed())
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(first).To(Equal(localcluster.KwokPodLog + "\n"))
+	exited := make(chan error, 1)
+	go func() { exited <- follow.Wait() }()
+	g.Consistently(exited, time.Second, poll).ShouldNot(Receive(), "logs -f returned instead of following")
+	g.Expect(follow.Process.Kill()).To(Succeed())
+	<-exited
+	_, errOut, err = run("logs", "nothing-here")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errOut).To(ContainSubstring(`integration "nothing-here" has no started pods`))
 
 	t.Log("promote copies the running integration to another namespace, where it runs on the same image")
 	prod := env.Namespace(t)
