@@ -39,10 +39,10 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 	constLabels := prometheus.Labels{"operator_id": operatorID}
 	reconcileDuration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:        "camel_k_reconciliation_duration_seconds",
-		Help:        "Time taken by one reconcile, by kind and result.",
+		Help:        "Time taken by one reconcile, by kind, result and, for an error, its tag.",
 		ConstLabels: constLabels,
 		Buckets:     []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
-	}, []string{"kind", "result"})
+	}, []string{"kind", "result", "tag"})
 	firstReadiness := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        "camel_k_integration_first_readiness_seconds",
 		Help:        "Time from an integration's creation to its first Ready condition.",
@@ -101,11 +101,11 @@ func (m *Metrics) Adopted(after string) { m.adoptions.WithLabelValues(after).Inc
 func (m *Metrics) SetAwaitingRelease(n int) { m.awaitingRelease.Set(float64(n)) }
 
 // ObserveBuild records one ended build attempt: queue time, duration,
-// result, and whether it was a retry.
+// result (Camel K's Succeeded or Error), and whether it was a retry.
 func (m *Metrics) ObserveBuild(queued, started, finished time.Time, attempt int32, failed bool) {
-	result := "succeeded"
+	result := BuildSucceeded
 	if failed {
-		result = "failed"
+		result = BuildError
 	}
 	m.buildQueue.Observe(started.Sub(queued).Seconds())
 	m.buildDuration.WithLabelValues(result).Observe(finished.Sub(started).Seconds())
@@ -118,22 +118,38 @@ func (m *Metrics) ObserveBuild(queued, started, finished time.Time, attempt int3
 // ready the first time.
 func (m *Metrics) ObserveFirstReadiness(d time.Duration) { m.firstReadiness.Observe(d.Seconds()) }
 
-// Instrument wraps a reconciler so that each call is timed by kind and
-// result (success, requeue, error, terminal).
+// The label values of the reconcile and build metrics, Camel K's.
+const (
+	// Reconciled, Requeued and Errored are the reconcile results.
+	Reconciled = "Reconciled"
+	Requeued   = "Requeued"
+	Errored    = "Errored"
+	// PlatformError tags an error that a retry may clear; UserError one
+	// that only the user can fix (bad input: a terminal error).
+	PlatformError = "PlatformError"
+	UserError     = "UserError"
+	// BuildSucceeded and BuildError are the build results.
+	BuildSucceeded = "Succeeded"
+	BuildError     = "Error"
+)
+
+// Instrument wraps a reconciler so that each call is timed by kind, result
+// (Reconciled, Requeued, Errored) and, for an error, tag (PlatformError,
+// or UserError for bad input), as Camel K labels them.
 func (m *Metrics) Instrument(kind string, r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 		start := time.Now()
 		res, err := r.Reconcile(ctx, req)
-		result := "success"
+		result, tag := Reconciled, ""
 		switch {
 		case errors.Is(err, reconcile.TerminalError(nil)):
-			result = "terminal"
+			result, tag = Errored, UserError
 		case err != nil:
-			result = "error"
+			result, tag = Errored, PlatformError
 		case !res.IsZero():
-			result = "requeue"
+			result = Requeued
 		}
-		m.reconcileDuration.WithLabelValues(kind, result).Observe(time.Since(start).Seconds())
+		m.reconcileDuration.WithLabelValues(kind, result, tag).Observe(time.Since(start).Seconds())
 		return res, err
 	})
 }

@@ -11,9 +11,9 @@ rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 12
 rest_client_requests_total{code="201",host="127.0.0.1:6443",method="POST"} 3
 rest_client_requests_total{code="200",host="127.0.0.1:6443",method="PATCH"} 4
 rest_client_requests_total{code="409",host="127.0.0.1:6443",method="PUT"} 1
-camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="success"} 7
-camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="requeue"} 2
-camel_k_reconciliation_duration_seconds_count{kind="Build",operator_id="a",result="success"} 5
+camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="Reconciled"} 7
+camel_k_reconciliation_duration_seconds_count{kind="Integration",operator_id="a",result="Requeued"} 2
+camel_k_reconciliation_duration_seconds_count{kind="Build",operator_id="a",result="Reconciled"} 5
 weird{msg="a \"quoted\", comma, } brace"} 1.5e3
 go_memstats_heap_alloc_bytes 2.5e+07
 process_cpu_seconds_total 1.25 1712345678000

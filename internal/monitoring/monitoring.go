@@ -45,9 +45,9 @@ var Alerts = []Alert{
 		Severity: "warning", Summary: "operator {{ $labels.operator_id }} waits for a live previous owner to release {{ $value }} integrations"},
 	{Name: "CaravanOperatorTakeover", Expr: `sum by (operator_id) (increase(caravan_integration_adoptions_total{after="expiry"}[15m])) > 0`,
 		Severity: "warning", Summary: "operator {{ $labels.operator_id }} took integrations over from an operator that vanished without releasing them"},
-	{Name: "CaravanReconcileErrors", Expr: `sum by (operator_id, kind) (rate(camel_k_reconciliation_duration_seconds_count{result=~"error|terminal"}[10m])) > 0.1`,
-		For: "15m", Severity: "warning", Summary: "operator {{ $labels.operator_id }} fails reconciles of {{ $labels.kind }}"},
-	{Name: "CaravanBuildsFailing", Expr: `sum by (operator_id) (increase(camel_k_build_duration_seconds_count{result="failed"}[30m])) > 3`,
+	{Name: "CaravanReconcileErrors", Expr: `sum by (operator_id, kind, tag) (rate(camel_k_reconciliation_duration_seconds_count{result="Errored"}[10m])) > 0.1`,
+		For: "15m", Severity: "warning", Summary: "operator {{ $labels.operator_id }} fails reconciles of {{ $labels.kind }} ({{ $labels.tag }})"},
+	{Name: "CaravanBuildsFailing", Expr: `sum by (operator_id) (increase(camel_k_build_duration_seconds_count{result="Error"}[30m])) > 3`,
 		Severity: "warning", Summary: "operator {{ $labels.operator_id }} had {{ $value }} failed build attempts in 30 minutes"},
 }
 

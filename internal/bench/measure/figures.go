@@ -52,7 +52,7 @@ func CountersOf(s metrics.Samples) Counters {
 	return Counters{
 		CPU:              s.Sum("process_cpu_seconds_total"),
 		Reconciles:       s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration"),
-		Requeues:         s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration", "result", "requeue"),
+		Requeues:         s.Sum("camel_k_reconciliation_duration_seconds_count", "kind", "Integration", "result", metrics.Requeued),
 		ReconcileSeconds: s.Sum("camel_k_reconciliation_duration_seconds_sum", "kind", "Integration"),
 		Reads:            s.SumFunc("rest_client_requests_total", isRead),
 		Writes:           s.SumFunc("rest_client_requests_total", isWrite),
