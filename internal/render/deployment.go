@@ -5,6 +5,7 @@ package render
 import (
 	"fmt"
 	"maps"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -99,8 +100,17 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 		podLabels = map[string]string{}
 	}
 	maps.Copy(podLabels, Selector(it.Name))
+	podAnnotations := in.Traits.Owner.Annotations(it.Annotations)
+	if in.Traits.Prometheus.Enabled() {
+		if podAnnotations == nil {
+			podAnnotations = map[string]string{}
+		}
+		podAnnotations["prometheus.io/scrape"] = "true"
+		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(in.metricsPort()))
+		podAnnotations["prometheus.io/path"] = trait.MetricsPath
+	}
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: in.Traits.Owner.Annotations(it.Annotations)},
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: it.Spec.ServiceAccountName,
 			Containers:         []corev1.Container{main},
@@ -141,8 +151,19 @@ func (in Input) container() corev1.Container {
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
+	} else if t.Prometheus.Enabled() {
+		// The metrics port, which no Service exposes.
+		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: in.metricsPort(), Protocol: corev1.ProtocolTCP}}
 	}
 	return c
+}
+
+// metricsPort is the port the runtime serves its metrics on: the container's.
+func (in Input) metricsPort() int32 {
+	if port := in.Traits.ContainerPort(); port != 0 {
+		return port
+	}
+	return trait.DefaultPort
 }
 
 // identityEnv are the variables the operator sets, in trait.ReservedEnvVars order;

@@ -228,6 +228,14 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "orders"))
 				g.Expect(d.Spec.Selector.MatchLabels).To(Equal(Selector(d.Name)), "the selector stays the integration's alone")
 			}},
+		{name: "the prometheus trait has the pods scraped on the container's port, which no Service exposes",
+			traits: `{"prometheus":{"enabled":true,"podMonitor":false}}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Template.Annotations).To(Equal(map[string]string{
+					"prometheus.io/scrape": "true", "prometheus.io/port": "8080", "prometheus.io/path": trait.MetricsPath}))
+				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
+					{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}))
+			}},
 		{name: "the default run command loads the kit's dependencies", traits: `{}`,
 			change: func(in *Input) { in.Dependencies = []string{"camel:http", "mvn:org.example:lib:1.0"} },
 			check: func(g Gomega, d *appsv1.Deployment) {

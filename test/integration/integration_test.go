@@ -492,33 +492,32 @@ func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	g.Expect(strings.HasPrefix(itp.Name, operatorID)).To(BeTrue())
 }
 
-// TestTraitsCaravanDoesNotActOnAreAWarning: the prometheus and jvm
-// traits, which Caravan keeps and does not act on, and a misspelt
+// TestTraitsCaravanDoesNotActOnAreAWarning: the pdb and jvm traits, which Caravan keeps and does not act on, and a misspelt
 // trait, are named in one Warning Event; the integration runs anyway.
 func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	it := harness.NewIntegration(ns, "extra-traits", operatorID, 1)
-	it.Spec.Traits["prometheus"] = harness.Raw(map[string]any{"enabled": true})
+	it.Spec.Traits["pdb"] = harness.Raw(map[string]any{"enabled": true})
 	it.Spec.Traits["jvm"] = harness.Raw(map[string]any{"options": []string{"-Xmx1g"}})
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
-	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jvm, prometheus are kept but do nothing"),
+	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jvm, pdb are kept but do nothing"),
 		ContainSubstring("contaner names no Camel K trait"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
 	stored := &camelv1.Integration{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
-	g.Expect(stored.Spec.Traits).To(HaveKey("prometheus"), "the trait is kept as written")
+	g.Expect(stored.Spec.Traits).To(HaveKey("pdb"), "the trait is kept as written")
 	g.Expect(stored.Status.Conditions).To(ContainElement(And(HaveField("Type", camelv1.ConditionTraitsIgnored),
 		HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "UnknownTraits"),
-		HaveField("Message", ContainSubstring("the Camel K traits jvm, prometheus are kept but do nothing")))))
+		HaveField("Message", ContainSubstring("the Camel K traits jvm, pdb are kept but do nothing")))))
 
 	t.Log("without the traits Caravan ignores, the condition goes")
 	patch := client.MergeFrom(stored.DeepCopy())
-	delete(stored.Spec.Traits, "prometheus")
+	delete(stored.Spec.Traits, "pdb")
 	delete(stored.Spec.Traits, "jvm")
 	delete(stored.Spec.Traits, "contaner")
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())

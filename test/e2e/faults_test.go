@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+// oneDeploymentEach fails unless every integration of names in ns has exactly one
+// Deployment, controlled by it.
+func oneDeploymentEach(t *testing.T, ns string, names []string) {
+	t.Helper()
+	list := &appsv1.DeploymentList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, d := range list.Items {
+		owner := metav1.GetControllerOf(&d)
+		if owner == nil || owner.Kind != "Integration" {
+			t.Errorf("Deployment %s is controlled by %v, not by an Integration", d.Name, owner)
+			continue
+		}
+		count[owner.Name]++
+	}
+	for _, name := range names {
+		if count[name] != 1 {
+			t.Errorf("integration %s has %d Deployments", name, count[name])
+		}
+	}
+}
+
+// TestAnOperatorKilledDuringABurstLosesNothing: an operator SIGKILLed while integrations
+// are being created, with more created while it is down, runs every one of them once it
+// is back: each Running under it, with exactly one Deployment.
+func TestAnOperatorKilledDuringABurstLosesNothing(t *testing.T) {
+	opNS, apps := env.Namespace(t), env.Namespace(t)
+	op := env.InstallOperator(t, "fault-burst", opNS, harness.OperatorOptions{})
+	waitReady(t, op)
+	var names []string
+	for i := range 24 {
+		if i == 8 {
+			t.Log("SIGKILL of the operator with 8 of 24 integrations created")
+			op.Kill(t)
+		}
+		name := fmt.Sprintf("burst-%02d", i)
+		names = append(names, name)
+		create(t, newIntegration(apps, name, op.ID, 1))
+	}
+	t.Log("the operator comes back")
+	op.Start(t)
+	waitReady(t, op)
+	for _, name := range names {
+		waitRunningUnder(t, client.ObjectKey{Namespace: apps, Name: name}, op.ID)
+	}
+	oneDeploymentEach(t, apps, names)
+}
+
+// TestAHandoffSurvivesTheNewOwnerKilledBetweenReleaseAndAdoption: the new owner is killed
+// before it adopts; the previous owner releases; once the new owner is back it adopts,
+// takes the same Deployment over in place, and the epoch grows by one.
+func TestAHandoffSurvivesTheNewOwnerKilledBetweenReleaseAndAdoption(t *testing.T) {
+	g := NewWithT(t)
+	opNS, apps := env.Namespace(t), env.Namespace(t)
+	from := env.InstallOperator(t, "fault-from", opNS, harness.OperatorOptions{})
+	to := env.InstallOperator(t, "fault-to", opNS, harness.OperatorOptions{})
+	waitReady(t, from, to)
+	it := newIntegration(apps, "moved", from.ID, 2)
+	create(t, it)
+	key := client.ObjectKeyFromObject(it)
+	waitRunningUnder(t, key, from.ID)
+	before, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	dep, err := getDeployment(key)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	t.Log("SIGKILL of the new owner, then the move")
+	to.Kill(t)
+	reassign(t, before, to.ID)
+	g.Eventually(func() (bool, error) {
+		cur, err := getIntegration(key)
+		return cur.Status.Ownership.ReleasedAt != nil && cur.Status.Ownership.Owner == from.ID, err
+	}, timeout, poll).Should(BeTrue(), "the previous owner releases")
+	g.Consistently(func() (string, error) {
+		cur, err := getIntegration(key)
+		return cur.Status.Ownership.Owner, err
+	}, "2s", poll).Should(Equal(from.ID), "nobody adopts while the new owner is down")
+
+	t.Log("the new owner comes back and adopts")
+	to.Start(t)
+	waitRunningUnder(t, key, to.ID)
+	after, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after.Status.Ownership.Epoch).To(Equal(before.Status.Ownership.Epoch + 1))
+	moved, err := getDeployment(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(moved.UID).To(Equal(dep.UID), "the Deployment was replaced")
+	oneDeploymentEach(t, apps, []string{"moved"})
+	g.Expect(after.OperatorID()).To(Equal(to.ID))
+}
