@@ -42,8 +42,9 @@ const ConfinementPolicy = "caravan-operator-confinement"
 var confinedResources = map[string][]string{
 	camelv1.GroupVersion.Group: {"integrations", "integrations/status", "pipes", "pipes/status",
 		"kameletbindings", "kameletbindings/status", "integrationkits", "integrationkits/status", "builds", "builds/status"},
-	"apps": {"deployments"},
-	"":     {"configmaps", "services"},
+	"apps":   {"deployments"},
+	"policy": {"poddisruptionbudgets"},
+	"":       {"configmaps", "services"},
 }
 
 const (
@@ -107,7 +108,7 @@ const (
 
 func confinementRules() *admissionv1.MatchResources {
 	m := &admissionv1.MatchResources{}
-	for _, group := range []string{camelv1.GroupVersion.Group, "apps", ""} {
+	for _, group := range []string{camelv1.GroupVersion.Group, "apps", "policy", ""} {
 		m.ResourceRules = append(m.ResourceRules, admissionv1.NamedRuleWithOperations{
 			RuleWithOperations: admissionv1.RuleWithOperations{
 				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},

@@ -43,6 +43,8 @@ func (r *recorder) Register(c prometheus.Collector) error {
 	return nil
 }
 
-func (r *recorder) MustRegister(cs ...prometheus.Collector) { r.collectors = append(r.collectors, cs...) }
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
 
 func (r *recorder) Unregister(prometheus.Collector) bool { return false }

@@ -154,7 +154,7 @@ func Dashboard() ([]byte, error) {
 			map[string]any{"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
 			map[string]any{"name": "operator_id", "type": "query", "label": "Operator", "multi": true, "includeAll": true,
 				"allValue": ".*", "refresh": 2, "datasource": map[string]any{"type": "prometheus", "uid": "${datasource}"},
-				"query": map[string]any{"query": "label_values(caravan_owned_resources, operator_id)", "refId": "operator_id"},
+				"query":      map[string]any{"query": "label_values(caravan_owned_resources, operator_id)", "refId": "operator_id"},
 				"definition": "label_values(caravan_owned_resources, operator_id)"},
 		}},
 	}

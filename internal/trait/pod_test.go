@@ -81,3 +81,27 @@ func TestTheOwnerTraitCopiesTheNamedLabelsAndAnnotations(t *testing.T) {
 	_, err = Parse(traits(t, `{"owner":{"targetLabels":["camel.apache.org/operator.id"]}}`))
 	g.Expect(err).To(MatchError(ContainSubstring("trait owner.targetLabels[0]: must not name a camel.apache.org/ key")))
 }
+
+func TestThePDBTraitSetsOneBudgetMaxUnavailableOneByDefault(t *testing.T) {
+	g := NewWithT(t)
+	for traitsJSON, want := range map[string][2]*intstr.IntOrString{
+		`{"pdb":{"enabled":true}}`:                        {nil, ptr(intstr.FromInt32(1))},
+		`{"pdb":{"enabled":true,"minAvailable":"2"}}`:     {ptr(intstr.FromInt32(2)), nil},
+		`{"pdb":{"enabled":true,"maxUnavailable":"50%"}}`: {nil, ptr(intstr.FromString("50%"))},
+		`{"pdb":{"enabled":true,"maxUnavailable":3}}`:     {nil, ptr(intstr.FromInt32(3))},
+	} {
+		tr, err := Parse(traits(t, traitsJSON))
+		g.Expect(err).NotTo(HaveOccurred(), traitsJSON)
+		on, minAvailable, maxUnavailable := tr.PDB.Budget()
+		g.Expect(on).To(BeTrue())
+		g.Expect([2]*intstr.IntOrString{minAvailable, maxUnavailable}).To(Equal(want), traitsJSON)
+	}
+	tr, err := Parse(traits(t, `{"pdb":{"minAvailable":1}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	on, _, _ := tr.PDB.Budget()
+	g.Expect(on).To(BeFalse(), "off unless enabled")
+	_, err = Parse(traits(t, `{"pdb":{"enabled":true,"minAvailable":1,"maxUnavailable":"10%"}}`))
+	g.Expect(err).To(MatchError(ContainSubstring("trait pdb.minAvailable: must not be set with maxUnavailable")))
+	_, err = Parse(traits(t, `{"pdb":{"enabled":true,"minAvailable":"half"}}`))
+	g.Expect(err).To(MatchError(ContainSubstring(`trait pdb.minAvailable: must be a non-negative integer or a percentage`)))
+}

@@ -13,9 +13,12 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -492,32 +495,32 @@ func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	g.Expect(strings.HasPrefix(itp.Name, operatorID)).To(BeTrue())
 }
 
-// TestTraitsCaravanDoesNotActOnAreAWarning: the pdb and jvm traits, which Caravan keeps and does not act on, and a misspelt
+// TestTraitsCaravanDoesNotActOnAreAWarning: the route and jvm traits, which Caravan keeps and does not act on, and a misspelt
 // trait, are named in one Warning Event; the integration runs anyway.
 func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	it := harness.NewIntegration(ns, "extra-traits", operatorID, 1)
-	it.Spec.Traits["pdb"] = harness.Raw(map[string]any{"enabled": true})
+	it.Spec.Traits["route"] = harness.Raw(map[string]any{"enabled": true})
 	it.Spec.Traits["jvm"] = harness.Raw(map[string]any{"options": []string{"-Xmx1g"}})
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
-	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jvm, pdb are kept but do nothing"),
+	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jvm, route are kept but do nothing"),
 		ContainSubstring("contaner names no Camel K trait"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
 	stored := &camelv1.Integration{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
-	g.Expect(stored.Spec.Traits).To(HaveKey("pdb"), "the trait is kept as written")
+	g.Expect(stored.Spec.Traits).To(HaveKey("route"), "the trait is kept as written")
 	g.Expect(stored.Status.Conditions).To(ContainElement(And(HaveField("Type", camelv1.ConditionTraitsIgnored),
 		HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "UnknownTraits"),
-		HaveField("Message", ContainSubstring("the Camel K traits jvm, pdb are kept but do nothing")))))
+		HaveField("Message", ContainSubstring("the Camel K traits jvm, route are kept but do nothing")))))
 
 	t.Log("without the traits Caravan ignores, the condition goes")
 	patch := client.MergeFrom(stored.DeepCopy())
-	delete(stored.Spec.Traits, "pdb")
+	delete(stored.Spec.Traits, "route")
 	delete(stored.Spec.Traits, "jvm")
 	delete(stored.Spec.Traits, "contaner")
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
@@ -566,4 +569,30 @@ func TestAClearedStatusIsInitialisedAgain(t *testing.T) {
 		HaveField("ObservedGeneration", cur.Generation), HaveField("Digest", Not(BeEmpty())),
 		HaveField("Ownership.Owner", operatorID)))
 	g.Expect(get(t, key, &appsv1.Deployment{}).UID).To(Equal(dep.UID), "the Deployment was replaced")
+}
+
+// TestThePDBTraitMakesAPodDisruptionBudgetAndRemovesItWhenOff: with the pdb trait the
+// integration's pods get a PodDisruptionBudget of its name, controlled by it and labelled
+// with the operator's id; without it, the budget goes.
+func TestThePDBTraitMakesAPodDisruptionBudgetAndRemovesItWhenOff(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "budgeted", operatorID, 2)
+	it.Spec.Traits["pdb"] = harness.Raw(map[string]any{"enabled": true, "minAvailable": "1"})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	pdb := &policyv1.PodDisruptionBudget{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, pdb) }, timeout, poll).Should(Succeed())
+	g.Expect(pdb.Spec.MinAvailable).To(Equal(ptr.To(intstr.FromInt32(1))))
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(map[string]string{camelv1.IntegrationLabel: "budgeted"}))
+	g.Expect(pdb.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
+	stored := get(t, key, &camelv1.Integration{})
+	g.Expect(metav1.IsControlledBy(pdb, stored)).To(BeTrue())
+
+	patch := client.MergeFrom(stored.DeepCopy())
+	delete(stored.Spec.Traits, "pdb")
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &policyv1.PodDisruptionBudget{})) },
+		timeout, poll).Should(BeTrue(), "the budget stays without the trait")
 }

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -313,6 +314,20 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.
 		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &corev1.Service{}))
 	}
 	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &corev1.Service{})
+}
+
+// reconcilePodDisruptionBudget applies the pdb trait's PodDisruptionBudget, and deletes
+// the one it made when the trait is off.
+func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, s *scope) (reconcile.Result, error) {
+	want, err := render.PodDisruptionBudget(r.input(s))
+	if err != nil {
+		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
+		return reconcile.Result{}, nil
+	}
+	if want != nil {
+		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &policyv1.PodDisruptionBudget{}))
+	}
+	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &policyv1.PodDisruptionBudget{})
 }
 
 // removeChild deletes the child named name, of obj's kind, when the
