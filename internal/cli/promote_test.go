@@ -114,18 +114,5 @@ func TestPromoteRefusesWhatDoesNotRunAndAnOperatorThatCannotRunTheCopy(t *testin
 	g.Expect(err).To(MatchError(ContainSubstring(`operator id "nobody-runs-this" is not registered`)))
 	_, err = promote(t, dev, "orders", dev, true)
 	g.Expect(err).To(MatchError(ContainSubstring("is the namespace of the source")))
-	g.Expect(integrationNamesIn(t, prod)).To(BeEmpty(), "a refused promotion made something")
-}
-
-func integrationNamesIn(t *testing.T, ns string) []string {
-	t.Helper()
-	list := &camelv1.IntegrationList{}
-	if err := cluster(t).Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, it := range list.Items {
-		names = append(names, it.Name)
-	}
-	return names
+	g.Expect(remainingIntegrations(t, prod)).To(BeEmpty(), "a refused promotion made something")
 }

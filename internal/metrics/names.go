@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 
@@ -26,10 +27,17 @@ func Names() ([]string, error) {
 	}()
 	fqName := regexp.MustCompile(`fqName: "([a-z_]+)"`)
 	var names []string
+	var unnamed error
 	for d := range descs {
-		if m := fqName.FindStringSubmatch(d.String()); m != nil {
-			names = append(names, m[1])
+		m := fqName.FindStringSubmatch(d.String())
+		if m == nil {
+			unnamed = fmt.Errorf("a metric description has no name: %s", d)
+			continue
 		}
+		names = append(names, m[1])
+	}
+	if unnamed != nil {
+		return nil, unnamed
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
