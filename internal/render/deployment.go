@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -127,7 +128,7 @@ func (in Input) container() corev1.Container {
 	c := corev1.Container{
 		Name:            t.Container.Name(),
 		Image:           in.Image,
-		Env:             append(in.identityEnv(), t.Environment.Vars()...),
+		Env:             append(in.identityEnv(), jvmEnv(t)...),
 		Resources:       t.Container.Resources(),
 		ImagePullPolicy: t.Container.ImagePullPolicy(),
 	}
@@ -156,6 +157,23 @@ func (in Input) container() corev1.Container {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: in.metricsPort(), Protocol: corev1.ProtocolTCP}}
 	}
 	return c
+}
+
+// jvmEnv are the environment trait's variables, with the jvm trait's options first in
+// JAVA_TOOL_OPTIONS (before what the environment trait sets there, if anything).
+func jvmEnv(t trait.Traits) []corev1.EnvVar {
+	vars := t.Environment.Vars()
+	opts := t.JVM.ToolOptions()
+	if opts == "" {
+		return vars
+	}
+	for i, v := range vars {
+		if v.Name == trait.EnvJavaToolOptions {
+			vars[i].Value = strings.TrimSpace(opts + " " + v.Value)
+			return vars
+		}
+	}
+	return append(vars, corev1.EnvVar{Name: trait.EnvJavaToolOptions, Value: opts})
 }
 
 // metricsPort is the port the runtime serves its metrics on: the container's.

@@ -236,6 +236,12 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
 					{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}))
 			}},
+		{name: "the jvm trait's options come first in JAVA_TOOL_OPTIONS",
+			traits: `{"jvm":{"options":["-Xmx512m"]},"environment":{"vars":["JAVA_TOOL_OPTIONS=-Dx=1","TZ=UTC"]}}`,
+			check: func(g Gomega, d *appsv1.Deployment) {
+				g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(ContainElements(
+					corev1.EnvVar{Name: "JAVA_TOOL_OPTIONS", Value: "-Xmx512m -Dx=1"}, corev1.EnvVar{Name: "TZ", Value: "UTC"}))
+			}},
 		{name: "the default run command loads the kit's dependencies", traits: `{}`,
 			change: func(in *Input) { in.Dependencies = []string{"camel:http", "mvn:org.example:lib:1.0"} },
 			check: func(g Gomega, d *appsv1.Deployment) {

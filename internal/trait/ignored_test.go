@@ -8,9 +8,9 @@ import (
 )
 
 func TestTraitsCaravanDoesNotActOnAreToldApartFromUnknownOnes(t *testing.T) {
-	traits := camelv1.Traits{"container": {}, "route": {}, "jvm": {}, "promethues": {}, "mount": {}, "health": {}}
+	traits := camelv1.Traits{"container": {}, "route": {}, "jolokia": {}, "promethues": {}, "mount": {}, "health": {}}
 	camelK, unknown := Ignored(traits)
-	if !slices.Equal(camelK, []string{"jvm", "route"}) || !slices.Equal(unknown, []string{"promethues"}) {
+	if !slices.Equal(camelK, []string{"jolokia", "route"}) || !slices.Equal(unknown, []string{"promethues"}) {
 		t.Fatalf("Ignored = %v, %v", camelK, unknown)
 	}
 	if camelK, unknown := Ignored(camelv1.Traits{"container": {}}); camelK != nil || unknown != nil {

@@ -105,3 +105,15 @@ func TestThePDBTraitSetsOneBudgetMaxUnavailableOneByDefault(t *testing.T) {
 	_, err = Parse(traits(t, `{"pdb":{"enabled":true,"minAvailable":"half"}}`))
 	g.Expect(err).To(MatchError(ContainSubstring(`trait pdb.minAvailable: must be a non-negative integer or a percentage`)))
 }
+
+func TestTheJVMTraitsOptionsGoIntoJavaToolOptions(t *testing.T) {
+	g := NewWithT(t)
+	tr, err := Parse(traits(t, `{"jvm":{"options":["-Xmx512m","-Dfoo=bar"],"debug":true,"debugPort":5006}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.JVM.ToolOptions()).To(Equal("-Xmx512m -Dfoo=bar -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:5006"))
+	tr, err = Parse(traits(t, `{"jvm":{"enabled":false,"options":["-Xmx1g"]}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.JVM.ToolOptions()).To(BeEmpty())
+	_, err = Parse(traits(t, `{"jvm":{"options":["  "]}}`))
+	g.Expect(err).To(MatchError(ContainSubstring("trait jvm.options[0]: must be one JVM option")))
+}

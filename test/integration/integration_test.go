@@ -495,7 +495,7 @@ func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	g.Expect(strings.HasPrefix(itp.Name, operatorID)).To(BeTrue())
 }
 
-// TestTraitsCaravanDoesNotActOnAreAWarning: the route and jvm traits, which Caravan keeps and does not act on, and a misspelt
+// TestTraitsCaravanDoesNotActOnAreAWarning: the route and jolokia traits, which Caravan keeps and does not act on, and a misspelt
 // trait, are named in one Warning Event; the integration runs anyway.
 func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	g := NewWithT(t)
@@ -503,11 +503,11 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	ns := env.Namespace(t)
 	it := harness.NewIntegration(ns, "extra-traits", operatorID, 1)
 	it.Spec.Traits["route"] = harness.Raw(map[string]any{"enabled": true})
-	it.Spec.Traits["jvm"] = harness.Raw(map[string]any{"options": []string{"-Xmx1g"}})
+	it.Spec.Traits["jolokia"] = harness.Raw(map[string]any{"enabled": true})
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
-	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jvm, route are kept but do nothing"),
+	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jolokia, route are kept but do nothing"),
 		ContainSubstring("contaner names no Camel K trait"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
@@ -516,12 +516,12 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	g.Expect(stored.Spec.Traits).To(HaveKey("route"), "the trait is kept as written")
 	g.Expect(stored.Status.Conditions).To(ContainElement(And(HaveField("Type", camelv1.ConditionTraitsIgnored),
 		HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "UnknownTraits"),
-		HaveField("Message", ContainSubstring("the Camel K traits jvm, route are kept but do nothing")))))
+		HaveField("Message", ContainSubstring("the Camel K traits jolokia, route are kept but do nothing")))))
 
 	t.Log("without the traits Caravan ignores, the condition goes")
 	patch := client.MergeFrom(stored.DeepCopy())
 	delete(stored.Spec.Traits, "route")
-	delete(stored.Spec.Traits, "jvm")
+	delete(stored.Spec.Traits, "jolokia")
 	delete(stored.Spec.Traits, "contaner")
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(And(
