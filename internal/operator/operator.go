@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
@@ -160,6 +161,7 @@ func cacheOptions(id, namespace string, watch []string) cache.Options {
 			&corev1.ConfigMap{}:                  mine,
 			&corev1.Service{}:                    mine,
 			&policyv1.PodDisruptionBudget{}:      mine,
+			&networkingv1.Ingress{}:              mine,
 			&coordinationv1.Lease{}:              lease,
 			&camelv1alpha1.IntegrationOperator{}: {},
 		},

@@ -342,3 +342,19 @@ func TestDeploymentTemplateWithoutSpecChangesNothing(t *testing.T) {
 		g.Expect(mustDeployment(t, in)).To(Equal(plain), "template %s", tpl)
 	}
 }
+
+func TestTheIngressRoutesToTheServiceAndNeedsOne(t *testing.T) {
+	g := NewWithT(t)
+	ing, err := Ingress(input(t, `{"ingress":{"enabled":true,"host":"a.example.com","path":"/api"},"container":{"port":8080}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	rule := ing.Spec.Rules[0]
+	g.Expect(rule.Host).To(Equal("a.example.com"))
+	g.Expect(rule.HTTP.Paths[0].Path).To(Equal("/api"))
+	g.Expect(rule.HTTP.Paths[0].Backend.Service.Name).To(Equal(ing.Name))
+	g.Expect(rule.HTTP.Paths[0].Backend.Service.Port.Name).To(Equal("http"))
+	_, err = Ingress(input(t, `{"ingress":{"enabled":true}}`))
+	g.Expect(err).To(MatchError(ErrIngressWithoutService))
+	ing, err = Ingress(input(t, `{"container":{"port":8080}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ing).To(BeNil())
+}

@@ -131,6 +131,20 @@ func (o *object) strs(key string) []string {
 	return list
 }
 
+// stringMap reads an object of strings.
+func (o *object) stringMap(key string) map[string]string {
+	raw, ok := o.value(key)
+	if !ok {
+		return nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil {
+		o.fail(key, "must be an object of strings", raw)
+		return nil
+	}
+	return m
+}
+
 // quantity reads a resource quantity written as a string ("500m", "1Gi").
 func (o *object) quantity(key string) *resource.Quantity {
 	raw, _ := o.value(key)

@@ -117,3 +117,19 @@ func TestTheJVMTraitsOptionsGoIntoJavaToolOptions(t *testing.T) {
 	_, err = Parse(traits(t, `{"jvm":{"options":["  "]}}`))
 	g.Expect(err).To(MatchError(ContainSubstring("trait jvm.options[0]: must be one JVM option")))
 }
+
+func TestTheIngressTraitRoutesAHostAndPath(t *testing.T) {
+	g := NewWithT(t)
+	tr, err := Parse(traits(t, `{"ingress":{"enabled":true,"host":"orders.example.com","annotations":{"a.example.com/x":"1"},
+		"ingressClassName":"nginx","tlsHosts":["orders.example.com"],"tlsSecretName":"orders-tls"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	host, path, pathType := tr.Ingress.Rule()
+	g.Expect([]string{host, path, string(pathType)}).To(Equal([]string{"orders.example.com", "/", "Prefix"}))
+	g.Expect(tr.Ingress.Annotations()).To(Equal(map[string]string{"a.example.com/x": "1"}))
+	hosts, secret := tr.Ingress.TLS()
+	g.Expect(hosts).To(Equal([]string{"orders.example.com"}))
+	g.Expect(secret).To(Equal("orders-tls"))
+	_, err = Parse(traits(t, `{"ingress":{"enabled":true,"host":"Not A Host","path":"api","pathType":"Regex"}}`))
+	g.Expect(err).To(MatchError(And(ContainSubstring("trait ingress.host: must be a host name"),
+		ContainSubstring("trait ingress.path: must start with /"), ContainSubstring("trait ingress.pathType: must be one of Prefix"))))
+}

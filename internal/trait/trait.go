@@ -1,7 +1,7 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
 // Package trait reads the Camel K traits Caravan acts on (container, camel, environment,
-// service, deployment, mount, health, affinity, toleration, owner, pdb, jvm and prometheus in part) from the trait trees of an Integration or a platform, with
+// service, deployment, mount, health, affinity, toleration, owner, pdb, ingress, jvm and prometheus in part) from the trait trees of an Integration or a platform, with
 // Camel K's field names. Other traits, and unknown fields of the traits read here, are
 // ignored: the API keeps them as written. A present field with a wrong type or an invalid
 // value is an error naming the trait, the field and what is expected.
@@ -36,6 +36,7 @@ type Traits struct {
 	Prometheus  Prometheus
 	PDB         PDB
 	JVM         JVM
+	Ingress     Ingress
 }
 
 // Parse reads the traits Caravan acts on. It returns every field error, joined; on error
@@ -63,6 +64,7 @@ func Parse(t camelv1.Traits) (Traits, error) {
 	read("prometheus", func(o *object) { out.Prometheus = parsePrometheus(o) })
 	read("pdb", func(o *object) { out.PDB = parsePDB(o) })
 	read("jvm", func(o *object) { out.JVM = parseJVM(o) })
+	read("ingress", func(o *object) { out.Ingress = parseIngress(o) })
 	if err := errors.Join(errs...); err != nil {
 		return Traits{}, err
 	}

@@ -64,7 +64,7 @@ func TestParseReadsValidTraits(t *testing.T) {
 			}},
 		{name: "unknown keys and unknown traits are ignored", traits: `{"container":{"probesEnabled":true,"auto":"x"},
 			"camel":{"foo":[1]},"jvm":{"options":["-Xmx1g"]},"builder":{"tasks":1},"addons":{"custom":{"a":1}},
-			"ingress":{"enabled":"yes"},"route":7}`, check: func(g Gomega, tr Traits) {
+			"knative":{"enabled":"yes"},"route":7}`, check: func(g Gomega, tr Traits) {
 			g.Expect(tr.Container.Name()).To(Equal("integration"))
 		}},
 		{name: "null fields read as unset", traits: `{"container":{"port":null,"image":null}}`, check: func(g Gomega, tr Traits) {

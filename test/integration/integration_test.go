@@ -13,6 +13,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -595,4 +596,38 @@ func TestThePDBTraitMakesAPodDisruptionBudgetAndRemovesItWhenOff(t *testing.T) {
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &policyv1.PodDisruptionBudget{})) },
 		timeout, poll).Should(BeTrue(), "the budget stays without the trait")
+}
+
+// TestTheIngressTraitRoutesToTheServiceAndIsBadInputWithoutOne: with the ingress trait an
+// integration that exposes a port gets an Ingress to its Service; one without a port is
+// in Error, Stalled, saying what to set; without the trait the Ingress goes.
+func TestTheIngressTraitRoutesToTheServiceAndIsBadInputWithoutOne(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "exposed", operatorID, 1)
+	it.Spec.Traits["container"] = harness.Raw(map[string]any{"image": harness.TestImage, "port": 8080})
+	it.Spec.Traits["ingress"] = harness.Raw(map[string]any{"enabled": true, "host": "orders.example.com"})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	ing := &networkingv1.Ingress{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, ing) }, timeout, poll).Should(Succeed())
+	g.Expect(ing.Spec.Rules[0].Host).To(Equal("orders.example.com"))
+	g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name).To(Equal("exposed"))
+	g.Expect(ing.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
+
+	stored := get(t, key, &camelv1.Integration{})
+	patch := client.MergeFrom(stored.DeepCopy())
+	delete(stored.Spec.Traits, "ingress")
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &networkingv1.Ingress{})) },
+		timeout, poll).Should(BeTrue(), "the Ingress stays without the trait")
+
+	portless := harness.NewIntegration(ns, "portless", operatorID, 1)
+	portless.Spec.Traits["ingress"] = harness.Raw(map[string]any{"enabled": true})
+	g.Expect(env.Client.Create(ctx, portless)).To(Succeed())
+	g.Eventually(integrationStatus(client.ObjectKeyFromObject(portless)), timeout, poll).Should(And(
+		HaveField("Phase", camelv1.IntegrationPhaseError),
+		HaveField("Conditions", ContainElement(And(HaveField("Type", camelv1.ConditionStalled),
+			HaveField("Reason", "InvalidTrait"), HaveField("Message", ContainSubstring("set container.port, or service.enabled=true")))))))
 }

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -91,7 +92,7 @@ func (r *Reconciler) reconcileUndeploy(ctx context.Context, s *scope) (reconcile
 }
 
 // removeChildren deletes the Deployment, the Service, the
-// PodDisruptionBudget and the ConfigMap of the integration.
+// PodDisruptionBudget, the Ingress and the ConfigMap of the integration.
 func (r *Reconciler) removeChildren(ctx context.Context, s *scope) error {
 	name := s.it.Name
 	if err := r.removeChild(ctx, s, name, &appsv1.Deployment{}); err != nil {
@@ -101,6 +102,9 @@ func (r *Reconciler) removeChildren(ctx context.Context, s *scope) error {
 		return err
 	}
 	if err := r.removeChild(ctx, s, name, &policyv1.PodDisruptionBudget{}); err != nil {
+		return err
+	}
+	if err := r.removeChild(ctx, s, name, &networkingv1.Ingress{}); err != nil {
 		return err
 	}
 	return r.removeChild(ctx, s, render.ConfigMapName(name), &corev1.ConfigMap{})

@@ -1,7 +1,7 @@
 // Package integrationcontroller reconciles the Integrations an operator owns into a
 // ConfigMap of sources and properties, a Deployment and, when the
-// integration exposes a port, a Service, and with the pdb trait a
-// PodDisruptionBudget.
+// integration exposes a port, a Service, and with the pdb and ingress
+// traits a PodDisruptionBudget and an Ingress.
 package integrationcontroller
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,6 +64,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create
 
@@ -207,6 +209,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(notCreated)).
 		Owns(&corev1.Service{}, builder.WithPredicates(notCreated)).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(notCreated)).
+		Owns(&networkingv1.Ingress{}, builder.WithPredicates(notCreated)).
 		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Integration", r))
@@ -274,6 +277,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileConfigMap,
 		r.reconcileService,
 		r.reconcilePodDisruptionBudget,
+		r.reconcileIngress,
 		// Last: once the Deployment carries this operator's id, the
 		// children no longer look like a previous owner's.
 		r.reconcileDeployment,

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -328,6 +329,24 @@ func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, s *scope)
 		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &policyv1.PodDisruptionBudget{}))
 	}
 	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &policyv1.PodDisruptionBudget{})
+}
+
+// reconcileIngress applies the ingress trait's Ingress, and deletes the one it made when
+// the trait is off. An Ingress with no Service to route to is bad input.
+func (r *Reconciler) reconcileIngress(ctx context.Context, s *scope) (reconcile.Result, error) {
+	want, err := render.Ingress(r.input(s))
+	if errors.Is(err, render.ErrIngressWithoutService) {
+		s.Failure = controller.Because(ReasonInvalidTrait, err.Error())
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
+		return reconcile.Result{}, nil
+	}
+	if want != nil {
+		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &networkingv1.Ingress{}))
+	}
+	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &networkingv1.Ingress{})
 }
 
 // removeChild deletes the child named name, of obj's kind, when the
