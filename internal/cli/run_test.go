@@ -278,7 +278,7 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 
 func TestRunHelpHasExamples(t *testing.T) {
 	for _, newCmd := range []func(*KubeFlags, genericiooptions.IOStreams) *cobra.Command{
-		newCmdRun, newCmdBind, newCmdDelete, newCmdRebuild, newCmdReassign,
+		newCmdRun, newCmdBind, newCmdDelete, newCmdRebuild, newCmdReassign, newCmdDeploy, newCmdUndeploy, newCmdPromote, newCmdLogs, newCmdGet,
 	} {
 		cmd := newCmd(NewKubeFlags(), genericiooptions.NewTestIOStreamsDiscard())
 		if !strings.Contains(cmd.Example, "caravan "+strings.Fields(cmd.Use)[0]) {
