@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/test/harness"
@@ -104,4 +105,45 @@ func TestAHandoffSurvivesTheNewOwnerKilledBetweenReleaseAndAdoption(t *testing.T
 	g.Expect(moved.UID).To(Equal(dep.UID), "the Deployment was replaced")
 	oneDeploymentEach(t, apps, []string{"moved"})
 	g.Expect(after.OperatorID()).To(Equal(to.ID))
+}
+
+// TestTheControlPlaneKilledAndRestartedLosesNothing: etcd and the kube-apiserver are
+// SIGKILLed and started again; once the API server is back, the operator reconciles what
+// changes after it (a new integration, a scaled one) and reports Ready, its caches
+// re-synced.
+func TestTheControlPlaneKilledAndRestartedLosesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	opNS, apps := env.Namespace(t), env.Namespace(t)
+	op := env.InstallOperator(t, "fault-cp", opNS, harness.OperatorOptions{})
+	waitReady(t, op)
+	before := newIntegration(apps, "before", op.ID, 1)
+	create(t, before)
+	waitRunningUnder(t, client.ObjectKeyFromObject(before), op.ID)
+
+	t.Log("SIGKILL of kube-apiserver and etcd, then both start again")
+	g.Expect(env.Cluster.Kill("kube-apiserver")).To(Succeed())
+	g.Expect(env.Cluster.Kill("etcd")).To(Succeed())
+	g.Expect(env.Cluster.Restart(ctx, "etcd", true)).To(Succeed())
+	g.Expect(env.Cluster.Restart(ctx, "kube-apiserver", true)).To(Succeed())
+
+	t.Log("what changes once it is back is reconciled")
+	after := newIntegration(apps, "after", op.ID, 1)
+	create(t, after)
+	cur, err := getIntegration(client.ObjectKeyFromObject(before))
+	g.Expect(err).NotTo(HaveOccurred())
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Spec.Replicas = ptr.To[int32](2)
+	g.Expect(env.Client.Patch(ctx, cur, patch)).To(Succeed())
+	waitRunningUnder(t, client.ObjectKeyFromObject(after), op.ID)
+	waitRunningUnder(t, client.ObjectKeyFromObject(before), op.ID)
+	waitReady(t, op)
+	oneDeploymentEach(t, apps, []string{"before", "after"})
+	restarts := int32(0)
+	for _, p := range op.Pods(t) {
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+	}
+	t.Logf("the operator's container restarted %d times during the outage", restarts)
 }

@@ -1,0 +1,79 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// Kill sends SIGKILL to the component called name (etcd, kube-apiserver, ...), as a
+// crash does, and waits until it has exited. The cluster's state keeps the component,
+// for Restart to start it again.
+func (c *Cluster) Kill(name string) error {
+	p, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil && p.Alive() {
+		return fmt.Errorf("killing %s (pid %d): %w", name, p.PID, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Alive() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s (pid %d) still runs 30s after SIGKILL", name, p.PID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// Restart starts the component called name again, with the binary and arguments it ran
+// with, attached to the calling process as it was started, and, when the API server
+// runs, waits until it is ready again.
+func (c *Cluster) Restart(ctx context.Context, name string, attached bool) error {
+	p, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	if p.Alive() {
+		return fmt.Errorf("%s (pid %d) still runs: kill it first", name, p.PID)
+	}
+	started, err := startProcess(c.Dir, p.Name, p.Binary, p.Args, attached)
+	if err != nil {
+		return err
+	}
+	*p = *started
+	if err := c.saveState(); err != nil {
+		return err
+	}
+	apiServer, err := c.component("kube-apiserver")
+	if err != nil || !apiServer.Alive() {
+		return err // nothing to wait for: it starts after this one
+	}
+	admin, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	clientset, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, apiServer, 120*time.Second, func(ctx context.Context) (bool, error) {
+		body, err := clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && strings.TrimSpace(string(body)) == "ok", err
+	})
+}
+
+// component is the recorded process called name.
+func (c *Cluster) component(name string) (*Process, error) {
+	i := slices.IndexFunc(c.Processes, func(p *Process) bool { return p.Name == name })
+	if i < 0 {
+		return nil, fmt.Errorf("the local cluster has no component %q", name)
+	}
+	return c.Processes[i], nil
+}
