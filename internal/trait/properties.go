@@ -11,7 +11,8 @@ import (
 // the order written, for camel.properties: blank lines and comments (#, !)
 // are skipped, a key ends at the first unescaped '=', ':' or white space,
 // and a line ending in an odd number of backslashes goes on on the next.
-// A line with a key and no separator has an empty value, as in Java.
+// A line with a key and no separator has an empty value, as in Java. A key
+// holding an escaped '=' is refused: a camel property's key ends at its first '='.
 func ParseProperties(data string) ([]string, error) {
 	var out []string
 	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")
@@ -29,8 +30,12 @@ func ParseProperties(data string) ([]string, error) {
 			line = line[:len(line)-1]
 		}
 		key, value := splitProperty(line)
-		if key == "" {
+		switch {
+		case key == "":
 			return nil, fmt.Errorf("line %d: %q has no key", first, lines[first-1])
+		case strings.Contains(key, "="):
+			// A camel property is KEY=VALUE: its key ends at the first '='.
+			return nil, fmt.Errorf("line %d: the key %q holds '=', which no camel property can", first, key)
 		}
 		out = append(out, key+"="+value)
 	}
