@@ -198,7 +198,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	// annotations nor labels, so they do not cause another reconcile;
 	// except the previous owner's release, for the new owner to adopt at
 	// once, a write that names another kit (see kitNamed), a status
-	// someone else cleared (see statusCleared, runRequested), and a client's deploy or
+	// someone else cleared (see statusCleared), and a client's deploy or
 	// undeploy request (see runRequested).
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed, statusCleared, runRequested)

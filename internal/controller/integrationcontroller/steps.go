@@ -9,8 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -307,28 +305,14 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 // port, and deletes the one it made when it no longer does.
 func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconcile.Result, error) {
 	want, err := render.Service(r.input(s))
-	if err != nil {
-		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
-		return reconcile.Result{}, nil
-	}
-	if want != nil {
-		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &corev1.Service{}))
-	}
-	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &corev1.Service{})
+	return reconcileOptionalChild(ctx, r, s, want, err)
 }
 
 // reconcilePodDisruptionBudget applies the pdb trait's PodDisruptionBudget, and deletes
 // the one it made when the trait is off.
 func (r *Reconciler) reconcilePodDisruptionBudget(ctx context.Context, s *scope) (reconcile.Result, error) {
 	want, err := render.PodDisruptionBudget(r.input(s))
-	if err != nil {
-		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
-		return reconcile.Result{}, nil
-	}
-	if want != nil {
-		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &policyv1.PodDisruptionBudget{}))
-	}
-	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &policyv1.PodDisruptionBudget{})
+	return reconcileOptionalChild(ctx, r, s, want, err)
 }
 
 // reconcileIngress applies the ingress trait's Ingress, and deletes the one it made when
@@ -339,14 +323,24 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, s *scope) (reconcile.
 		s.Failure = controller.Because(ReasonInvalidTrait, err.Error())
 		return reconcile.Result{}, nil
 	}
+	return reconcileOptionalChild(ctx, r, s, want, err)
+}
+
+// reconcileOptionalChild applies want, a child of the integration that render made, or,
+// when render made none (want nil), deletes the one of that kind, named like the
+// integration, that the integration controls. A render error is bad input.
+func reconcileOptionalChild[T any, P interface {
+	*T
+	client.Object
+}](ctx context.Context, r *Reconciler, s *scope, want P, err error) (reconcile.Result, error) {
 	if err != nil {
 		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
 		return reconcile.Result{}, nil
 	}
 	if want != nil {
-		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, &networkingv1.Ingress{}))
+		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, P(new(T))))
 	}
-	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, &networkingv1.Ingress{})
+	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, P(new(T)))
 }
 
 // removeChild deletes the child named name, of obj's kind, when the
