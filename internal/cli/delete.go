@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -80,19 +79,13 @@ func (o *DeleteOptions) delete(ctx context.Context, c client.Client, it *camelv1
 	if o.OperatorID == "" {
 		return c.Delete(ctx, it, client.Preconditions{UID: &it.UID})
 	}
-	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(it), it); err != nil {
-				return err
-			}
-			if it.OperatorID() != o.OperatorID {
-				return fmt.Errorf("integration %q was %w %q, left alone", it.Name, errMoved, it.OperatorID())
-			}
-		}
-		first = false
+	err := o.retryOnConflict(ctx, c, it, func() error {
 		return c.Delete(ctx, it, client.Preconditions{UID: &it.UID, ResourceVersion: &it.ResourceVersion})
 	})
+	if errors.Is(err, errMoved) {
+		return fmt.Errorf("integration %q: %w", it.Name, err)
+	}
+	return err
 }
 
 // managingBinding names the Pipe or KameletBinding that controls the

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -106,17 +105,7 @@ func (o *PhaseRequestOptions) next(it *camelv1.Integration) string {
 // carries the resourceVersion read, so that it is judged against the
 // status it was checked on; on a conflict it reads and checks again.
 func (o *PhaseRequestOptions) request(ctx context.Context, it *camelv1.Integration) error {
-	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := o.client.Get(ctx, client.ObjectKeyFromObject(it), it); err != nil {
-				return err
-			}
-			if o.OperatorID != "" && it.OperatorID() != o.OperatorID {
-				return fmt.Errorf("it was %w %q meanwhile, left alone", errMoved, it.OperatorID())
-			}
-		}
-		first = false
+	return o.retryOnConflict(ctx, o.client, it, func() error {
 		if err := o.check(it); err != nil {
 			return err
 		}

@@ -184,14 +184,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return err
 	}
 	var reasons map[client.ObjectKey]string
-	switch {
-	case o.OperatorID != "":
-		// The label selected on the server; the annotation, which the label
-		// mirrors, decides while a move is being mirrored.
-		objs = keep(objs, func(obj client.Object) bool { return ownership.AssignedID(obj.GetAnnotations()) == o.OperatorID })
-	case o.Unassigned:
-		objs = keep(objs, func(obj client.Object) bool { return ownership.AssignedID(obj.GetAnnotations()) == "" })
-	case o.Orphaned:
+	if o.Orphaned {
 		operators, err := o.registeredOperators(ctx)
 		if err != nil {
 			return err
@@ -199,6 +192,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		reasons = orphanReasons(objs, operators, o.now())
 		objs = keep(objs, func(obj client.Object) bool { return reasons[client.ObjectKeyFromObject(obj)] != "" })
 	}
+	objs = keep(objs, o.matches)
 	sortObjects(objs)
 	if len(objs) == 0 && notFound != nil {
 		// Like kubectl: the names that do not exist are the whole answer.
@@ -295,7 +289,8 @@ func (o *GetOptions) watch(ctx context.Context) error {
 }
 
 // matches applies the filters the API server cannot: the annotation of
-// -x, and --unassigned.
+// -x (the label selected on the server; the annotation, which the label
+// mirrors, decides while a move is being mirrored), and --unassigned.
 func (o *GetOptions) matches(obj client.Object) bool {
 	switch {
 	case o.OperatorID != "":

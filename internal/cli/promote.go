@@ -20,11 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // PromotedFromAnnotation records, on a promoted Integration or Pipe, the namespace, name
@@ -159,12 +159,9 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 // checkOperator refuses a target operator that is not registered, or does not serve the
 // target namespace: the admission policies would refuse the copy, or nothing would run it.
 func (o *PromoteOptions) checkOperator(ctx context.Context, id string) error {
-	if err := checkOperatorRegistered(ctx, o.client, id, o.now(), o.ErrOut); err != nil {
-		return err
-	}
-	iop := &camelv1alpha1.IntegrationOperator{}
-	if err := o.client.Get(ctx, client.ObjectKey{Name: id}, iop); err != nil {
-		return nil // checked, or not readable, above
+	iop, err := readRegistration(ctx, o.client, id, o.now(), o.ErrOut)
+	if err != nil || iop == nil {
+		return err // nil: not readable, which the admission policies still judge
 	}
 	if reason, msg := ownership.Orphaned(id, o.To, iop, o.now()); reason == ownership.ReasonNotServingNamespace {
 		return fmt.Errorf("%s (use -x to pick another operator, or --force)", msg)
@@ -200,7 +197,7 @@ func (o *PromoteOptions) promotedIntegration(ctx context.Context, it *camelv1.In
 		ObjectMeta: o.promotedMeta(it.ObjectMeta, id, image),
 		Spec:       *it.Spec.DeepCopy(),
 	}
-	if it.Status.IntegrationKit == nil || imageTrait(it.Spec.Traits) != "" {
+	if traits, err := trait.Parse(it.Spec.Traits); it.Status.IntegrationKit == nil || err == nil && traits.Container.Image() != "" {
 		// It runs the container trait's image, which the copy keeps.
 		return []client.Object{dst}, nil
 	}
@@ -264,17 +261,6 @@ func endpoints(steps []camelv1.Endpoint) []*camelv1.Endpoint {
 		out[i] = &steps[i]
 	}
 	return out
-}
-
-// imageTrait is the container trait's image, or "".
-func imageTrait(t camelv1.Traits) string {
-	var c struct {
-		Image string `json:"image"`
-	}
-	if raw, ok := t["container"]; ok {
-		_ = json.Unmarshal(raw.Raw, &c)
-	}
-	return c.Image
 }
 
 // apply applies the objects in order; when one is refused, the ones this command created

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -67,17 +66,7 @@ func (o *RebuildOptions) Run(ctx context.Context) error {
 // that carries the resourceVersion read (retried after a new read on a
 // conflict), then stamps the request annotation.
 func (o *RebuildOptions) rebuild(ctx context.Context, c client.Client, it *camelv1.Integration) error {
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(it), it); err != nil {
-				return err
-			}
-			if o.OperatorID != "" && it.OperatorID() != o.OperatorID {
-				return fmt.Errorf("it was %w %q meanwhile, left alone", errMoved, it.OperatorID())
-			}
-		}
-		first = false
+	err := o.retryOnConflict(ctx, c, it, func() error {
 		if it.Status.Digest == "" {
 			return nil
 		}

@@ -43,30 +43,37 @@ import (
 //     admission policy still decides whether the assignment is allowed.
 //   - Any other failure: an error.
 func checkOperatorRegistered(ctx context.Context, c client.Reader, id string, now time.Time, warn io.Writer) error {
+	_, err := readRegistration(ctx, c, id, now, warn)
+	return err
+}
+
+// readRegistration is checkOperatorRegistered's check, which also returns the
+// registration it read: nil when it could not be read and that is no error.
+func readRegistration(ctx context.Context, c client.Reader, id string, now time.Time, warn io.Writer) (*camelv1alpha1.IntegrationOperator, error) {
 	iop := &camelv1alpha1.IntegrationOperator{}
 	err := c.Get(ctx, client.ObjectKey{Name: id}, iop)
 	switch {
 	case apierrors.IsNotFound(err):
-		return notRegisteredError(ctx, c, id)
+		return nil, notRegisteredError(ctx, c, id)
 	case apierrors.IsForbidden(err):
 		fmt.Fprintf(warn, "Warning: cannot check that operator %q is registered: %v\n", id, err)
-		return nil
+		return nil, nil
 	case err != nil:
-		return fmt.Errorf("checking that operator %q is registered: %w", id, err)
+		return nil, fmt.Errorf("checking that operator %q is registered: %w", id, err)
 	}
 	reg := ownership.FromOperator(iop)
 	if reg.Live(now) {
-		return nil
+		return iop, nil
 	}
 	if reg.Heartbeat.IsZero() {
 		fmt.Fprintf(warn, "Warning: operator %q is registered but has never renewed its registration: "+
 			"its resources wait until it runs\n", id)
-		return nil
+		return iop, nil
 	}
 	fmt.Fprintf(warn, "Warning: operator %q is registered but its heartbeat is stale (last renewed %s ago, at %s): "+
 		"its resources wait until it runs again\n",
 		id, now.Sub(reg.Heartbeat).Round(time.Second), reg.Heartbeat.UTC().Format(time.RFC3339))
-	return nil
+	return iop, nil
 }
 
 // notRegisteredError names the registered ids when the caller may list

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -75,6 +76,26 @@ func (o *selectionCommand) each(ctx context.Context, verb string, act func(*came
 		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// retryOnConflict runs write, which writes it with the resourceVersion read,
+// and on a conflict reads it again and runs write again. With -x, an
+// integration that moved meanwhile to another operator is left alone
+// (errMoved).
+func (s *integrationSelection) retryOnConflict(ctx context.Context, c client.Client, it *camelv1.Integration, write func() error) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(it), it); err != nil {
+				return err
+			}
+			if s.OperatorID != "" && it.OperatorID() != s.OperatorID {
+				return fmt.Errorf("it was %w %q meanwhile, left alone", errMoved, it.OperatorID())
+			}
+		}
+		first = false
+		return write()
+	})
 }
 
 // integrationSelection picks integrations of a namespace by name or with
