@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -136,6 +137,11 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 	if err := c.WriteKubeconfig(c.Kubeconfig, "caravan-admin", "system:masters"); err != nil {
 		return err
 	}
+	return c.waitAPIServerReady(ctx, p, admin)
+}
+
+// waitAPIServerReady waits until the API server, process p, answers ok on /readyz.
+func (c *Cluster) waitAPIServerReady(ctx context.Context, p *Process, admin *rest.Config) error {
 	clientset, err := kubernetes.NewForConfig(admin)
 	if err != nil {
 		return err

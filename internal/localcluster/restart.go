@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
 )
 
 // Kill sends SIGKILL to the component called name (etcd, kube-apiserver, ...), as a
@@ -59,14 +56,7 @@ func (c *Cluster) Restart(ctx context.Context, name string, attached bool) error
 	if err != nil {
 		return err
 	}
-	clientset, err := kubernetes.NewForConfig(admin)
-	if err != nil {
-		return err
-	}
-	return waitFor(ctx, apiServer, 120*time.Second, func(ctx context.Context) (bool, error) {
-		body, err := clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil && strings.TrimSpace(string(body)) == "ok", err
-	})
+	return c.waitAPIServerReady(ctx, apiServer, admin)
 }
 
 // component is the recorded process called name.

@@ -107,7 +107,7 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 			podAnnotations = map[string]string{}
 		}
 		podAnnotations["prometheus.io/scrape"] = "true"
-		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(in.metricsPort()))
+		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(in.runtimePort()))
 		podAnnotations["prometheus.io/path"] = trait.MetricsPath
 	}
 	return corev1.PodTemplateSpec{
@@ -144,17 +144,13 @@ func (in Input) container() corev1.Container {
 		c.VolumeMounts = append(c.VolumeMounts, mv.Mount)
 	}
 	if t.Health.Enabled() {
-		port := t.ContainerPort()
-		if port == 0 {
-			port = trait.DefaultPort
-		}
-		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(port)
+		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(in.runtimePort())
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
 	} else if t.Prometheus.Enabled() {
 		// The metrics port, which no Service exposes.
-		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: in.metricsPort(), Protocol: corev1.ProtocolTCP}}
+		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: in.runtimePort(), Protocol: corev1.ProtocolTCP}}
 	}
 	return c
 }
@@ -176,8 +172,9 @@ func jvmEnv(t trait.Traits) []corev1.EnvVar {
 	return append(vars, corev1.EnvVar{Name: trait.EnvJavaToolOptions, Value: opts})
 }
 
-// metricsPort is the port the runtime serves its metrics on: the container's.
-func (in Input) metricsPort() int32 {
+// runtimePort is the port the runtime serves its health endpoints and metrics on: the
+// container's, else DefaultPort.
+func (in Input) runtimePort() int32 {
 	if port := in.Traits.ContainerPort(); port != 0 {
 		return port
 	}
