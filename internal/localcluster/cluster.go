@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -304,6 +305,30 @@ func FreePort() (int, error) {
 		}
 	}
 	return 0, errors.New("finding a free port: no new port after 100 tries")
+}
+
+// FreeServerPort is an unused loopback port below the kernel's ephemeral range
+// (20000-32767), for a component that may be restarted on the same port: while it is
+// down, clients that keep reconnecting to a port of the ephemeral range may be given that
+// very port as their own source port (a TCP self-connect) and hold it, so that the
+// component could not listen on it again.
+func FreeServerPort() (int, error) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 200 {
+		port := 20000 + rand.IntN(12768)
+		if portsGiven[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		_ = l.Close()
+		portsGiven[port] = true
+		return port, nil
+	}
+	return 0, errors.New("finding a free server port: none free after 200 tries")
 }
 
 func loopbackURL(scheme string, port int) string {

@@ -66,11 +66,11 @@ func (c *Cluster) writePKI(_ context.Context, _ Options) error {
 }
 
 func (c *Cluster) startEtcd(ctx context.Context, opts Options) error {
-	clientPort, err := FreePort()
+	clientPort, err := FreeServerPort()
 	if err != nil {
 		return err
 	}
-	peerPort, err := FreePort()
+	peerPort, err := FreeServerPort()
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (c *Cluster) startEtcd(ctx context.Context, opts Options) error {
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
-	port, err := FreePort()
+	port, err := FreeServerPort()
 	if err != nil {
 		return err
 	}
