@@ -262,13 +262,13 @@ func waitFor(ctx context.Context, p *Process, timeout time.Duration, check func(
 		}
 		lastErr = err
 		if p != nil && !p.Alive() {
-			return fmt.Errorf("%s exited; end of %s:\n%s", p.Name, p.Log, lastLines(p.Log, 20))
+			return fmt.Errorf("%s exited; end of %s:\n%s", p.Name, p.Log, p.lastLines(20))
 		}
 		select {
 		case <-ctx.Done():
 			msg := fmt.Sprintf("waiting for %s", "component")
 			if p != nil {
-				msg = fmt.Sprintf("%s did not become ready in %s; end of %s:\n%s", p.Name, timeout, p.Log, lastLines(p.Log, 20))
+				msg = fmt.Sprintf("%s did not become ready in %s; end of %s:\n%s", p.Name, timeout, p.Log, p.lastLines(20))
 			}
 			if lastErr != nil {
 				msg += "\nlast error: " + lastErr.Error()

@@ -3,6 +3,7 @@ package localcluster
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,9 @@ type Process struct {
 	Binary string   `json:"binary"`
 	Args   []string `json:"args"`
 	Log    string   `json:"log"`
+	// LogStart is the size of the log when this run of the process started:
+	// what it printed begins there, after the output of earlier runs.
+	LogStart int64 `json:"logStart,omitempty"`
 }
 
 // startProcess starts a component in its own session, with output going to
@@ -35,6 +39,10 @@ func startProcess(dir, name, binary string, args []string, attached bool) (*Proc
 		return nil, fmt.Errorf("opening log of %s: %w", name, err)
 	}
 	defer logFile.Close()
+	var logStart int64
+	if info, err := logFile.Stat(); err == nil {
+		logStart = info.Size()
+	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -46,7 +54,7 @@ func startProcess(dir, name, binary string, args []string, attached bool) (*Proc
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Log: logPath}
+	p := &Process{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Log: logPath, LogStart: logStart}
 	// Reap the child when it exits so that it does not linger as a zombie
 	// while the starting process is alive.
 	go func() { _ = cmd.Wait() }()
@@ -77,36 +85,82 @@ func (p *Process) Alive() bool {
 }
 
 // stop sends SIGTERM, waits up to grace for the process to exit, then
-// sends SIGKILL.
+// sends SIGKILL and waits until it has released what it held.
 func (p *Process) stop(grace time.Duration) error {
-	if !p.Alive() {
+	if p.released() {
 		return nil
 	}
-	if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("stopping %s (pid %d): %w", p.Name, p.PID, err)
-	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !p.Alive() {
+	if grace > 0 {
+		if err := p.signal(syscall.SIGTERM); err != nil {
+			return err
+		}
+		if p.waitReleased(grace) {
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("killing %s (pid %d): %w", p.Name, p.PID, err)
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return err
 	}
-	for i := 0; i < 100 && p.Alive(); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if p.Alive() {
-		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.Name, p.PID)
+	if !p.waitReleased(30 * time.Second) {
+		return fmt.Errorf("%s (pid %d) still runs 30s after SIGKILL", p.Name, p.PID)
 	}
 	return nil
 }
 
-// lastLines returns the end of a log file, for error messages.
-func lastLines(path string, n int) string {
-	data, err := os.ReadFile(path)
+// signal sends sig to the process; one that is already gone is no error.
+func (p *Process) signal(sig syscall.Signal) error {
+	if err := syscall.Kill(p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("sending %s to %s (pid %d): %w", sig, p.Name, p.PID, err)
+	}
+	return nil
+}
+
+// waitReleased polls until the process has released its files and sockets,
+// or timeout passes, and reports whether it has.
+func (p *Process) waitReleased(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for !p.released() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}
+
+// released reports whether the process has exited far enough that its
+// listening ports are free to bind again. A dying process stops looking
+// like its program (Alive) before its threads have closed its sockets: the
+// kernel drops the memory map, and with it /proc/PID/exe, first. A process
+// has released them once it is gone, or a zombie with no thread left.
+func (p *Process) released() bool {
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID)); err == nil {
+		return strings.TrimSuffix(exe, " (deleted)") != p.Binary // the PID was reused
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) == 0 || fields[0] != "Z" {
+		return false
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.PID))
+	return err != nil || len(tasks) <= 1
+}
+
+// lastLines returns the end of what this run of the process logged, for
+// error messages.
+func (p *Process) lastLines(n int) string {
+	f, err := os.Open(p.Log)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.LogStart, io.SeekStart); err != nil {
+		return ""
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return ""
 	}

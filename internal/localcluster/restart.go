@@ -4,29 +4,17 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"syscall"
-	"time"
 )
 
 // Kill sends SIGKILL to the component called name (etcd, kube-apiserver, ...), as a
-// crash does, and waits until it has exited. The cluster's state keeps the component,
+// crash does, and waits until it has exited and freed its ports. The cluster's state keeps the component,
 // for Restart to start it again.
 func (c *Cluster) Kill(name string) error {
 	p, err := c.component(name)
 	if err != nil {
 		return err
 	}
-	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil && p.Alive() {
-		return fmt.Errorf("killing %s (pid %d): %w", name, p.PID, err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for p.Alive() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s (pid %d) still runs 30s after SIGKILL", name, p.PID)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
+	return p.stop(0)
 }
 
 // Restart starts the component called name again, with the binary and arguments it ran
@@ -37,7 +25,7 @@ func (c *Cluster) Restart(ctx context.Context, name string, attached bool) error
 	if err != nil {
 		return err
 	}
-	if p.Alive() {
+	if !p.released() {
 		return fmt.Errorf("%s (pid %d) still runs: kill it first", name, p.PID)
 	}
 	started, err := startProcess(c.Dir, p.Name, p.Binary, p.Args, attached)
