@@ -3,6 +3,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -15,15 +16,56 @@ const ConditionConflict = "Conflict"
 // it needs in a namespace it serves; its message names them.
 const ConditionMissingRights = "MissingRights"
 
+// ConditionDeployed is True when the fleet controller has applied a declared
+// operator's objects and its Deployment has rolled out; it is set only on
+// declared operators (spec.namespace set).
+const ConditionDeployed = "Deployed"
+
+// FleetAnnotation names, on a declared IntegrationOperator, the fleet
+// controller (namespace/name of its Deployment) that runs its operator:
+// the first fleet controller to reconcile it claims it, and others leave it.
+const FleetAnnotation = "caravan.dev/fleet"
+
 // IntegrationOperatorSpec is how the platform team configures one operator.
+// With namespace set, the operator is declared: the fleet controller runs it
+// from this spec, with the same objects as caravan install.
+// +kubebuilder:validation:XValidation:rule="has(self.__namespace__) || !has(oldSelf.__namespace__)",message="spec.namespace cannot be removed once set: delete the IntegrationOperator to remove its operator"
 type IntegrationOperatorSpec struct {
 	// Default makes this operator adopt resources that name no operator. At most one is default.
 	Default bool `json:"default,omitempty"`
 	// WatchNamespaces limits the operator to these namespaces; empty means all.
 	WatchNamespaces []string `json:"watchNamespaces,omitempty"`
-	// Version is the operator version wanted, if any.
+	// Version is the operator version wanted, if any. For a declared
+	// operator without an image, it is the tag of the fleet controller's
+	// operator image to run.
 	Version string `json:"version,omitempty"`
+
+	// Namespace declares the operator: the fleet controller runs it in
+	// this namespace. Empty for an operator installed by caravan install.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.namespace cannot change: declare the operator under another id in the new namespace, move its integrations, then delete this one"
+	Namespace string `json:"namespace,omitempty"`
+	// Image is the operator image of a declared operator; the fleet
+	// controller's operator image (at spec.version, when set) by default.
+	Image string `json:"image,omitempty"`
+	// Replicas of a declared operator's Deployment (one leads); 1 by default.
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Resources of a declared operator's container; install's defaults when unset.
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// NodeSelector of a declared operator's pods.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations of a declared operator's pods.
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Admission installs the admission policies that enforce who may assign
+	// resources to a declared operator, and bind it to its namespaces; true
+	// by default.
+	Admission *bool `json:"admission,omitempty"`
 }
+
+// Declared reports whether the fleet controller runs this operator.
+func (in *IntegrationOperator) Declared() bool { return in.Spec.Namespace != "" }
 
 // IntegrationOperatorStatus is what the running operator reports about itself.
 type IntegrationOperatorStatus struct {

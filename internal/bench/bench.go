@@ -78,6 +78,10 @@ type Options struct {
 	Report   io.Writer
 }
 
+// MaxOperators is the most operators a run starts: each is a process of
+// about 30 to 70 MiB, on the machine that runs the bench.
+const MaxOperators = 50
+
 // Validate checks the options.
 func (o *Options) Validate() error {
 	for _, s := range o.Scenarios {
@@ -88,8 +92,8 @@ func (o *Options) Validate() error {
 	if len(o.Scenarios) == 0 {
 		return errors.New("no scenario to run")
 	}
-	if o.Integrations < 1 || o.Operators < 1 || o.Operators > 20 {
-		return fmt.Errorf("need at least 1 integration and 1 to 20 operators, got %d and %d", o.Integrations, o.Operators)
+	if o.Integrations < 1 || o.Operators < 1 || o.Operators > MaxOperators {
+		return fmt.Errorf("need at least 1 integration and 1 to %d operators, got %d and %d", MaxOperators, o.Integrations, o.Operators)
 	}
 	if o.RolloutRuns < 1 || o.RolloutRuns > 9 {
 		return fmt.Errorf("the rollout runs 1 to 9 times, got %d", o.RolloutRuns)

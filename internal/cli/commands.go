@@ -13,6 +13,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 	return []*cobra.Command{
 		local.NewCmdLocal(streams),
 		operatorcmd.NewCmd(kube, streams),
+		operatorcmd.NewFleetCmd(kube, streams),
 		newCmdRun(kube, streams),
 		newCmdBind(kube, streams),
 		newCmdDelete(kube, streams),

@@ -63,6 +63,8 @@ type InstallOptions struct {
 	Verbosity       int
 	LogFormat       string
 	Pprof           bool
+	// Fleet installs the fleet controller instead of an operator.
+	Fleet bool
 
 	// Set by Complete.
 	resources        corev1.ResourceRequirements
@@ -107,11 +109,22 @@ registry; the local cluster's process node runs the operator pod from it.`,
   caravan install -n operators -x tenant-b --watch-namespaces team-b
 
   # The manifests, for GitOps
-  caravan install -n operators -x tenant-a --dry-run -o yaml`,
+  caravan install -n operators -x tenant-a --dry-run -o yaml
+
+  # The fleet controller, which runs the operators that IntegrationOperators declare
+  caravan install -n caravan-system --fleet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.defaultSet = cmd.Flags().Changed("default")
 			o.imageSet = cmd.Flags().Changed("image")
+			if o.Fleet {
+				for _, only := range []string{"operator-id", "default", "watch-namespaces", "global", "skip-admission", "skip-kamelets",
+					"replicas", "requests", "limits", "node-selector", "tolerations", "log-verbosity", "log-format", "pprof"} {
+					if cmd.Flags().Changed(only) {
+						return fmt.Errorf("--%s is a setting of one operator, not of the fleet controller: set it in the operator's IntegrationOperator (spec) instead", only)
+					}
+				}
+			}
 			if cmd.Flags().Changed("watch-namespaces") {
 				o.Global = false
 			}
@@ -142,6 +155,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.DurationVar(&o.Heartbeat, "heartbeat-interval", 0, "how often the operator renews its registration, between 1s and 30s; it counts as gone after three missed renewals (default 10s)")
 	f.IntVar(&o.Verbosity, "log-verbosity", 0, "the operator's log verbosity")
 	f.StringVar(&o.LogFormat, "log-format", "text", "the operator's log format: text, or json for one JSON object a line")
+	f.BoolVar(&o.Fleet, "fleet", false, "install the fleet controller, which runs the operators that IntegrationOperators declare (spec.namespace), instead of an operator; --image is also the operators' default image")
 	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof on port 8082 of the operator pod, for profiling")
 	return cmd
 }
@@ -240,6 +254,9 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.Fleet {
+		return o.installFleet(ctx)
+	}
 	objs, err := install.Manifests(o.installConfig())
 	if err != nil {
 		return err
@@ -279,6 +296,35 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return o.waitReady(ctx, c)
 	}
 	return nil
+}
+
+// installFleet installs the fleet controller, or prints its manifests.
+func (o *InstallOptions) installFleet(ctx context.Context) error {
+	objs, err := install.FleetManifests(install.FleetConfig{Namespace: o.namespace, Image: o.Image, Registry: o.Registry,
+		RegistryInsecure: o.registryInsecure, HeartbeatInterval: o.Heartbeat})
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		return printManifests(o.dryRunObjects(objs), o.Output, o.IOStreams)
+	}
+	c, err := o.Kube.Client()
+	if err != nil {
+		return err
+	}
+	installer := &install.Installer{Client: c, Out: o.Out}
+	if !o.Force {
+		if err := installer.CheckFleet(ctx, o.namespace); err != nil {
+			return err
+		}
+	}
+	if err := installer.Install(ctx, o.namespace, objs); err != nil {
+		return fmt.Errorf("installing the fleet controller: %w", err)
+	}
+	if !o.Wait {
+		return nil
+	}
+	return waitDeploymentRolledOut(ctx, c, client.ObjectKey{Namespace: o.namespace, Name: install.FleetName}, o.Timeout, o.Out)
 }
 
 // checkServerVersion refuses, before anything is written, to install the

@@ -17,9 +17,10 @@ import (
 
 // UninstallOptions are the options of `caravan uninstall`.
 type UninstallOptions struct {
-	Kube *KubeFlags
-	ID   string
-	All  bool
+	Kube  *KubeFlags
+	ID    string
+	All   bool
+	Fleet bool
 
 	namespace string
 	genericiooptions.IOStreams
@@ -35,13 +36,25 @@ ServiceAccount, platform and registration. Integrations it owned stay in place
 and show as orphans (caravan get --orphaned) until another operator takes them;
 the command says how many it leaves behind, and how to move them
 (caravan reassign --from ID --to OTHER -A, best run before the uninstall).
-The CRDs stay unless --all, which removes them and every Caravan resource.`,
-		Example: `  caravan uninstall -n operators -x tenant-a`,
-		Args:    cobra.NoArgs,
-		RunE:    cmdutil.RunE(o),
+The CRDs stay unless --all, which removes them and every Caravan resource.
+
+An operator that an IntegrationOperator declares is removed by deleting that
+IntegrationOperator; --fleet removes the fleet controller, once it runs none.`,
+		Example: `  caravan uninstall -n operators -x tenant-a
+
+  # The fleet controller
+  caravan uninstall -n caravan-system --fleet`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Fleet && (cmd.Flags().Changed("operator-id") || o.All) {
+				return fmt.Errorf("--fleet removes the fleet controller alone: it takes neither --operator-id nor --all")
+			}
+			return cmdutil.Run(cmd.Context(), o)
+		},
 	}
 	cmd.Flags().StringVarP(&o.ID, "operator-id", "x", o.ID, "the operator id")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also remove the CRDs, and with them every Caravan resource of the cluster")
+	cmd.Flags().BoolVar(&o.Fleet, "fleet", false, "remove the fleet controller instead of an operator; refused while it runs declared operators")
 	return cmd
 }
 
@@ -61,7 +74,11 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := (&install.Installer{Client: cl, Out: o.Out}).Uninstall(ctx, o.ID, o.namespace, o.All); err != nil {
+	installer := &install.Installer{Client: cl, Out: o.Out}
+	if o.Fleet {
+		return installer.UninstallFleet(ctx, o.namespace)
+	}
+	if err := installer.Uninstall(ctx, o.ID, o.namespace, o.All); err != nil {
 		return err
 	}
 	if !o.All { // --all removed the integrations with the CRDs

@@ -6,14 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,6 +128,32 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	return o.waitRolledOut(ctx, c, started)
 }
 
+// waitDeploymentRolledOut waits until the Deployment key is Current by kstatus.
+func waitDeploymentRolledOut(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := "the Deployment has not been read yet"
+	for {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, key, d); err != nil {
+			last = fmt.Sprintf("reading the Deployment: %v", err)
+		} else if res, err := install.Rollout(d); err != nil {
+			return err
+		} else if res.Status == status.CurrentStatus {
+			fmt.Fprintf(out, "Deployment %s rolled out\n", key)
+			return nil
+		} else {
+			last = fmt.Sprintf("the Deployment is %s: %s", res.Status, res.Message)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Deployment %s did not roll out within %s: %s (kubectl describe deployment -n %s %s)",
+				key, timeout, last, key.Namespace, key.Name)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // waitRolledOut waits until the operator's Deployment is Current by
 // kstatus and its registration is live, renewed since started, and led
 // by a pod of the new image.
@@ -160,13 +185,9 @@ func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started
 	if err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.ID + "-operator"}, d); err != nil {
 		return false, fmt.Sprintf("reading the Deployment: %v", err), nil
 	}
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+	res, err := install.Rollout(d)
 	if err != nil {
 		return false, "", err
-	}
-	res, err := status.Compute(&unstructured.Unstructured{Object: raw})
-	if err != nil {
-		return false, "", fmt.Errorf("computing the Deployment's status: %w", err)
 	}
 	if res.Status != status.CurrentStatus {
 		return false, fmt.Sprintf("the Deployment is %s: %s", res.Status, res.Message), nil

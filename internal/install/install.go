@@ -28,6 +28,15 @@ type Installer struct {
 	Client client.Client
 	// Out receives one line per object.
 	Out io.Writer
+	// fleet: the fleet controller installs, and so may change what
+	// IntegrationOperators declare.
+	fleet bool
+}
+
+// FleetInstaller is the Installer of the fleet controller, which alone may
+// install and remove the operators that IntegrationOperators declare.
+func FleetInstaller(c client.Client, out io.Writer) *Installer {
+	return &Installer{Client: c, Out: out, fleet: true}
 }
 
 // Check refuses an installation that would take an id over: an id
@@ -39,6 +48,9 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 		if err := i.checkCRDs(ctx); err != nil {
 			return err
 		}
+	}
+	if err := i.refuseDeclared(ctx, c.ID); err != nil {
+		return err
 	}
 	ns, err := i.registeredNamespace(ctx, c.ID)
 	switch {
@@ -72,6 +84,25 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 	if other != "" {
 		return fmt.Errorf("operator %q is already the default operator; there can be only one: install %q without --default, or uninstall %q first",
 			other, c.ID, other)
+	}
+	return nil
+}
+
+// refuseDeclared refuses to install an id that an IntegrationOperator
+// declares: the fleet controller runs it, and two installers would fight
+// over its objects.
+func (i *Installer) refuseDeclared(ctx context.Context, id string) error {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := i.Client.Get(ctx, client.ObjectKey{Name: id}, iop)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking whether operator id %q is declared: %w", id, err)
+	}
+	if iop.Declared() {
+		return fmt.Errorf("operator id %q is declared (its IntegrationOperator's spec.namespace is %s): the fleet controller runs it; change its IntegrationOperator instead (kubectl edit integrationoperator %s)",
+			id, iop.Spec.Namespace, id)
 	}
 	return nil
 }
@@ -302,6 +333,9 @@ func (i *Installer) rollback(ctx context.Context, created []client.Object) error
 // orphans). With all, the CustomResourceDefinitions and the shared reader
 // role go too, and with them every Caravan resource of the cluster.
 func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all bool) error {
+	if err := i.refuseDeclared(ctx, id); err != nil && !i.fleet {
+		return err
+	}
 	name := operatorName(id)
 	// The operator goes first, and is waited for: a running operator would
 	// register again.
@@ -328,8 +362,10 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		return err
 	}
 	if registered == "" || registered == namespace {
-		objs = append(objs, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}},
-			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}}, namespacesBinding(id))
+		if !i.fleet { // the fleet removes a declared operator as its registration is deleted
+			objs = append(objs, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}})
+		}
+		objs = append(objs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}}, namespacesBinding(id))
 	} else {
 		fmt.Fprintf(i.Out, "IntegrationOperator %s kept: it is registered to namespace %s\n", id, registered)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -24,16 +26,18 @@ const ProcessNodeName = "caravan-process-node"
 const KindKwok = "kwok"
 
 // PlacementPolicy is the local cluster's own admission policy that sends
-// operator pods to the process node and every other pod to the simulated
-// nodes: the images of integrations cannot run here, the operator's can.
+// the pods of Caravan's image (operators, the fleet controller) to the
+// process node and every other pod to the simulated nodes: the images of
+// integrations cannot run here, Caravan's can.
 const PlacementPolicy = "caravan-local-pod-placement"
 
-// OperatorPodLabel is the label, with value OperatorPodValue, of the pods
-// that run on the process node.
-const (
-	OperatorPodLabel = "app.kubernetes.io/name"
-	OperatorPodValue = "caravan-operator"
-)
+// ProcessPodLabel is the label whose value, one of ProcessPodValues, marks
+// the pods that run on the process node.
+const ProcessPodLabel = "app.kubernetes.io/name"
+
+// ProcessPodValues are the values of ProcessPodLabel on the pods of
+// Caravan's image: operators and the fleet controller.
+var ProcessPodValues = []string{"caravan-operator", "caravan-fleet"}
 
 // startProcessNode starts `caravan local node` and the placement policy,
 // and waits until the node is Ready and schedulable.
@@ -69,7 +73,11 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 
 // applyPlacementPolicy creates the placement policy and its binding.
 func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface) error {
-	isOperator := fmt.Sprintf(`object.metadata.?labels[?%q].orValue("") == %q`, OperatorPodLabel, OperatorPodValue)
+	values := make([]string, len(ProcessPodValues))
+	for i, v := range ProcessPodValues {
+		values[i] = strconv.Quote(v)
+	}
+	isOperator := fmt.Sprintf(`object.metadata.?labels[?%q].orValue("") in [%s]`, ProcessPodLabel, strings.Join(values, ", "))
 	policy := &admissionv1.MutatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: PlacementPolicy},
 		Spec: admissionv1.MutatingAdmissionPolicySpec{
@@ -93,7 +101,18 @@ func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface) error {
 		ObjectMeta: metav1.ObjectMeta{Name: PlacementPolicy},
 		Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: PlacementPolicy},
 	}
-	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	policies := cs.AdmissionregistrationV1().MutatingAdmissionPolicies()
+	_, err := policies.Create(ctx, policy, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// A cluster started by an earlier version: bring its policy up to date.
+		existing, getErr := policies.Get(ctx, PlacementPolicy, metav1.GetOptions{})
+		if getErr != nil {
+			return fmt.Errorf("reading the pod placement policy: %w", getErr)
+		}
+		existing.Spec = policy.Spec
+		_, err = policies.Update(ctx, existing, metav1.UpdateOptions{})
+	}
+	if err != nil {
 		return fmt.Errorf("creating the pod placement policy: %w", err)
 	}
 	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -87,4 +88,33 @@ metadata: {name: tenant-a-2}
 spec: {default: false}`)
 	g.Expect(env.Client.Create(context.Background(), obj)).To(Succeed())
 	g.Expect(env.Client.Delete(context.Background(), obj)).To(Succeed())
+}
+
+// TestADeclaredOperatorKeepsItsNamespace: spec.namespace, which tells the fleet
+// controller where the operator runs, can be set but neither changed nor removed; the
+// spec's other fields change freely.
+func TestADeclaredOperatorKeepsItsNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	obj := object(t, `
+apiVersion: camel.apache.org/v1alpha1
+kind: IntegrationOperator
+metadata: {name: declared-ns}
+spec: {replicas: 1}`)
+	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+	defer func() { _ = env.Client.Delete(ctx, obj) }()
+	set := func(field string, value any) error {
+		g.Expect(unstructured.SetNestedField(obj.Object, value, "spec", field)).To(Succeed())
+		return env.Client.Update(ctx, obj)
+	}
+	g.Expect(set("namespace", "ops-a")).To(Succeed(), "an installed operator may become declared")
+	g.Expect(set("replicas", int64(2))).To(Succeed())
+	err := set("namespace", "ops-b")
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("spec.namespace cannot change"))
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	unstructured.RemoveNestedField(obj.Object, "spec", "namespace")
+	err = env.Client.Update(ctx, obj)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("spec.namespace cannot be removed"))
 }
