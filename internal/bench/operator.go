@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,14 +74,17 @@ func (e *env) operatorImage(ctx context.Context) (string, error) {
 // startOperator installs operator id in operatorNamespace, with the
 // objects of `caravan install` but the admission policies (see
 // installAdmission) and the Kamelet catalog, and /debug/pprof served.
-// Its pod starts in the background: see waitReady.
+// Its pod starts in the background: see waitReady. It requests less CPU
+// than install's default, so that MaxOperators fit on the process node of
+// a two-core machine (its capacity is the machine's); the limit is
+// install's.
 func (e *env) startOperator(ctx context.Context, id string) (*Operator, error) {
 	img, err := e.operatorImage(ctx)
 	if err != nil {
 		return nil, err
 	}
 	objs, err := install.Manifests(install.Config{ID: id, Namespace: operatorNamespace, Image: img,
-		Version: version.Get(), SkipAdmission: true, SkipKamelets: true, Pprof: true})
+		Version: version.Get(), SkipAdmission: true, SkipKamelets: true, Pprof: true, Resources: benchResources()})
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +94,14 @@ func (e *env) startOperator(ctx context.Context, id string) (*Operator, error) {
 	op := &Operator{ID: id, User: operatorUserPrefix + id + "-operator", env: e}
 	e.operators = append(e.operators, op)
 	return op, nil
+}
+
+// benchResources are install's requests and limits, with a CPU request of
+// 20m.
+func benchResources() corev1.ResourceRequirements {
+	r := install.DefaultResources()
+	r.Requests[corev1.ResourceCPU] = resource.MustParse("20m")
+	return r
 }
 
 // operatorPods lists the pods of operator id.

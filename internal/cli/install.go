@@ -254,10 +254,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if o.Fleet {
-		return o.installFleet(ctx)
-	}
-	objs, err := install.Manifests(o.installConfig())
+	objs, err := o.manifests()
 	if err != nil {
 		return err
 	}
@@ -269,6 +266,9 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	installer := &install.Installer{Client: c, Out: o.Out}
+	if o.Fleet {
+		return o.installFleet(ctx, installer, objs)
+	}
 	if o.Default && !o.defaultSet {
 		// camel-k is the default unless another operator already is.
 		other, err := installer.OtherDefault(ctx, o.ID)
@@ -298,21 +298,19 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// installFleet installs the fleet controller, or prints its manifests.
-func (o *InstallOptions) installFleet(ctx context.Context) error {
-	objs, err := install.FleetManifests(install.FleetConfig{Namespace: o.namespace, Image: o.Image, Registry: o.Registry,
-		RegistryInsecure: o.registryInsecure, HeartbeatInterval: o.Heartbeat})
-	if err != nil {
-		return err
+// manifests are the objects of the operator, or of the fleet controller
+// with --fleet.
+func (o *InstallOptions) manifests() ([]client.Object, error) {
+	if o.Fleet {
+		return install.FleetManifests(install.FleetConfig{Namespace: o.namespace, Image: o.Image, Registry: o.Registry,
+			RegistryInsecure: o.registryInsecure, HeartbeatInterval: o.Heartbeat})
 	}
-	if o.DryRun {
-		return printManifests(o.dryRunObjects(objs), o.Output, o.IOStreams)
-	}
-	c, err := o.Kube.Client()
-	if err != nil {
-		return err
-	}
-	installer := &install.Installer{Client: c, Out: o.Out}
+	return install.Manifests(o.installConfig())
+}
+
+// installFleet installs the fleet controller's objects, unless one is
+// installed already.
+func (o *InstallOptions) installFleet(ctx context.Context, installer *install.Installer, objs []client.Object) error {
 	if !o.Force {
 		if err := installer.CheckFleet(ctx, o.namespace); err != nil {
 			return err
@@ -324,7 +322,7 @@ func (o *InstallOptions) installFleet(ctx context.Context) error {
 	if !o.Wait {
 		return nil
 	}
-	return waitDeploymentRolledOut(ctx, c, client.ObjectKey{Namespace: o.namespace, Name: install.FleetName}, o.Timeout, o.Out)
+	return waitDeploymentRolledOut(ctx, installer.Client, client.ObjectKey{Namespace: o.namespace, Name: install.FleetName}, o.Timeout, o.Out)
 }
 
 // checkServerVersion refuses, before anything is written, to install the

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -24,6 +25,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/canary"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
@@ -55,8 +57,18 @@ type ReassignOptions struct {
 	Wait          bool
 	Timeout       time.Duration
 	Force         bool
+	// Selector narrows --from to the resources whose labels match it.
+	Selector string
+	// Waves, WaveTimeout, Pause and RollbackOnFailure make a canary move
+	// of --from (see canary.go).
+	Waves             string
+	WaveTimeout       time.Duration
+	Pause             time.Duration
+	RollbackOnFailure bool
 
-	// Set by Complete.
+	// Set by Complete and Validate.
+	waves     []canary.Wave
+	selector  labels.Selector
 	namespace string
 	client    client.WithWatch
 	now       func() time.Time
@@ -90,7 +102,11 @@ The operator --to must be registered (checked first, unless --force).`,
   caravan reassign --from camel-k --to canary -A --dry-run
 
   # Move it, and wait until every moved integration runs under canary
-  caravan reassign --from camel-k --to canary -A --wait`,
+  caravan reassign --from camel-k --to canary -A --wait
+
+  # A canary: 10%, then half, then all of team-a's integrations, each wave
+  # waiting until its integrations run under v2; a failed wave moves back
+  caravan reassign --from v1 --to v2 -A -l team=team-a --waves 10%,50%,100% --rollback-on-failure`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
 			return cmdutil.Run(cmd.Context(), o)
@@ -104,6 +120,11 @@ The operator --to must be registered (checked first, unless --force).`,
 	f.BoolVar(&o.Wait, "wait", false, "wait until every moved integration runs under --to, printing progress")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.BoolVar(&o.Force, "force", false, "move to --to even if that operator is not registered")
+	f.StringVarP(&o.Selector, "selector", "l", "", "with --from, move only the resources whose labels match this selector (team=a,tier!=prod)")
+	f.StringVar(&o.Waves, "waves", "", "move in waves, as rising percentages (10%,50%,100%) or counts (5,20) of what --from has; each wave waits until its integrations run under --to")
+	f.DurationVar(&o.WaveTimeout, "wave-timeout", 5*time.Minute, "how long a wave waits for its integrations to run under --to before it fails")
+	f.DurationVar(&o.Pause, "pause", 0, "with --waves, wait this long between waves, to watch the moved integrations")
+	f.BoolVar(&o.RollbackOnFailure, "rollback-on-failure", false, "with --waves, move a failed wave back to --from and stop")
 	return cmd
 }
 
@@ -149,7 +170,7 @@ func (o *ReassignOptions) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return o.validateCanary()
 }
 
 // reassignTarget is one resource to move, as read.
@@ -173,6 +194,9 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 	targets, problems, err := o.selectTargets(ctx, c)
 	if err != nil {
 		return err
+	}
+	if len(o.waves) > 0 && !o.DryRun {
+		return o.runWaves(ctx, targets)
 	}
 	moved := map[string]int{}
 	var movedIntegrations []types.NamespacedName
@@ -263,7 +287,7 @@ func (o *ReassignOptions) listFrom(ctx context.Context, c client.Client) ([]reas
 	for _, kind := range assignableKinds {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(kind.gvk.GroupVersion().WithKind(kind.gvk.Kind + "List"))
-		err := c.List(ctx, list, client.InNamespace(o.listNamespace()), client.MatchingLabels{camelv1.OperatorIDLabel: o.From})
+		err := c.List(ctx, list, client.InNamespace(o.listNamespace()), client.MatchingLabelsSelector{Selector: o.fromSelector()})
 		if meta.IsNoMatchError(err) {
 			continue
 		}

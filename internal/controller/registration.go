@@ -11,9 +11,12 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// OperatorLive reports whether operator id's registration is renewed: it
-// exists and its heartbeat is recent enough.
-func OperatorLive(ctx context.Context, registrations client.Reader, id string, now time.Time) (bool, error) {
+// OperatorServes reports whether operator id can act on a resource of
+// namespace: it is registered, its heartbeat is recent enough, and it
+// serves the namespace. An operator that cannot will never release the
+// resource nor hand its label over, so whoever it was assigned to next
+// goes ahead without it.
+func OperatorServes(ctx context.Context, registrations client.Reader, id, namespace string, now time.Time) (bool, error) {
 	iop := &camelv1alpha1.IntegrationOperator{}
 	err := registrations.Get(ctx, client.ObjectKey{Name: id}, iop)
 	if apierrors.IsNotFound(err) {
@@ -22,5 +25,6 @@ func OperatorLive(ctx context.Context, registrations client.Reader, id string, n
 	if err != nil {
 		return false, err
 	}
-	return ownership.FromOperator(iop).Live(now), nil
+	reason, _ := ownership.Orphaned(id, namespace, iop, now)
+	return reason == "", nil
 }

@@ -80,3 +80,22 @@ func TestTheMonitoringBaseBuildsTheMonitoringObjects(t *testing.T) {
 	}
 	g.Expect(normalized(t, []string{string(data)})).To(Equal(normalized(t, docs)))
 }
+
+// TestTheFleetKustomizationBuildsWhatInstallFleetApplies: kustomize build
+// deploy/kustomize/fleet gives the objects of caravan install --fleet, with the CRDs and
+// its namespace.
+func TestTheFleetKustomizationBuildsWhatInstallFleetApplies(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := LoadChart(sourceRoot())
+	g.Expect(err).NotTo(HaveOccurred())
+	cfg := Fleet(ch.Metadata.AppVersion)
+	objs, err := install.FleetManifests(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	var want []string
+	for _, o := range append(objs, install.Namespace(cfg.Namespace)) {
+		data, err := yaml.Marshal(o)
+		g.Expect(err).NotTo(HaveOccurred())
+		want = append(want, string(data))
+	}
+	expectSameObjects(t, normalized(t, want), normalized(t, build(t, "fleet")), "the fleet kustomization")
+}

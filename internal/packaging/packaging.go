@@ -173,41 +173,70 @@ resources:
 	return nil
 }
 
-// kustomizeBase adds the kustomize base to files: the namespace, the CRDs
-// and the operator's objects of Base.
+// Fleet is what the kustomize fleet base installs: the fleet controller
+// in namespace caravan-system, running the operator image of version.
+func Fleet(version string) install.FleetConfig {
+	return install.FleetConfig{Namespace: "caravan-system", Image: "caravan/operator:" + version}
+}
+
+// kustomizeBase adds the kustomizations to files: the CRDs alone
+// (kustomize/crds), the default operator of Base with its namespace
+// (kustomize/base) and the fleet controller of Fleet with its namespace
+// (kustomize/fleet); both of the latter include the CRDs.
 func kustomizeBase(files map[string][]byte, version string) error {
-	objs, err := install.Manifests(Base(version))
+	operator, err := install.Manifests(Base(version))
 	if err != nil {
 		return err
 	}
-	crds, rest := &bytes.Buffer{}, &bytes.Buffer{}
+	fleet, err := install.FleetManifests(Fleet(version))
+	if err != nil {
+		return err
+	}
+	crds := &bytes.Buffer{}
 	crds.WriteString(header)
-	rest.WriteString(header)
-	ns, err := document(install.Namespace(Base(version).Namespace))
-	if err != nil {
-		return err
-	}
-	rest.Write(ns)
-	for _, o := range objs {
+	for _, o := range operator {
+		if o.GetObjectKind().GroupVersionKind().Kind != "CustomResourceDefinition" {
+			continue
+		}
 		data, err := document(o)
 		if err != nil {
 			return err
 		}
-		if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
-			crds.Write(data)
-		} else {
-			rest.Write(data)
-		}
+		crds.Write(data)
 	}
-	dir := path.Join(KustomizeDir, "base")
-	files[path.Join(dir, "crds.yaml")] = crds.Bytes()
-	files[path.Join(dir, "operator.yaml")] = rest.Bytes()
-	files[path.Join(dir, "kustomization.yaml")] = []byte(header + `apiVersion: kustomize.config.k8s.io/v1beta1
+	files[path.Join(KustomizeDir, "crds", "crds.yaml")] = crds.Bytes()
+	files[path.Join(KustomizeDir, "crds", "kustomization.yaml")] = []byte(header + `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   - crds.yaml
-  - operator.yaml
 `)
+	for _, k := range []struct {
+		dir, file, namespace string
+		objs                 []client.Object
+	}{
+		{"base", "operator.yaml", Base(version).Namespace, operator},
+		{"fleet", "fleet.yaml", Fleet(version).Namespace, fleet},
+	} {
+		rest := &bytes.Buffer{}
+		rest.WriteString(header)
+		for _, o := range append([]client.Object{install.Namespace(k.namespace)}, k.objs...) {
+			if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
+				continue
+			}
+			data, err := document(o)
+			if err != nil {
+				return err
+			}
+			rest.Write(data)
+		}
+		files[path.Join(KustomizeDir, k.dir, k.file)] = rest.Bytes()
+		files[path.Join(KustomizeDir, k.dir, "kustomization.yaml")] = []byte(header + `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../crds
+  - ` + k.file + `
+`)
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +28,8 @@ import (
 // TestDeclaredOperatorsRunFromTheirIntegrationOperator: the fleet controller, installed
 // by `caravan install --fleet`, runs the operator an IntegrationOperator declares, with
 // the objects of caravan install; it follows changes of the spec (a removed field is
-// pruned), keeps what the operator registers, refuses a manual install of the id, reports
+// pruned), keeps what the operator registers, refuses a manual install of the id and a
+// tenant's declaration, reports
 // bad input as Stalled, and on deletion removes the operator and says what it leaves.
 func TestDeclaredOperatorsRunFromTheirIntegrationOperator(t *testing.T) {
 	g := NewWithT(t)
@@ -50,6 +52,15 @@ func TestDeclaredOperatorsRunFromTheirIntegrationOperator(t *testing.T) {
 	_, errOut, err = cli(t, admin, "install", "-n", apps, "--fleet")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("a fleet controller runs in namespace " + fleetNS))
+
+	t.Log("a tenant, even an admin of a namespace, cannot declare an operator")
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "fleet-tenant-admin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "fleet-tenant"}}})
+	tenant := env.UserClient(t, "fleet-tenant")
+	err = tenant.Create(ctx, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "declared-by-tenant"},
+		Spec: camelv1alpha1.IntegrationOperatorSpec{Namespace: apps}})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a tenant declared an operator: %v", err)
 
 	t.Log("an IntegrationOperator that names a namespace gets its operator, which registers there and runs integrations")
 	iop := &camelv1alpha1.IntegrationOperator{

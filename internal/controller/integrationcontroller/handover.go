@@ -77,7 +77,8 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 }
 
 // reconcileOwnership adopts the integration: at once when it had no
-// owner or its owner released it or is gone, else it waits for the
+// owner or its owner released it, is gone or does not serve the
+// namespace, else it waits for the
 // release without writing anything. Adoption grows the epoch and, after
 // another owner, re-initialises the integration.
 func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcile.Result, error) {
@@ -86,7 +87,7 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 		return reconcile.Result{}, nil
 	}
 	if o.Owner != "" && o.ReleasedAt == nil {
-		live, err := controller.OperatorLive(ctx, r.Client, o.Owner, r.Clock.Now())
+		live, err := controller.OperatorServes(ctx, r.Client, o.Owner, s.it.Namespace, r.Clock.Now())
 		if err != nil {
 			return reconcile.Result{}, err
 		}

@@ -139,9 +139,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	action := ownership.Decide(obj.Annotations, obj.Labels, r.OperatorID, r.IsDefault())
 	if previous := obj.Labels[camelv1.OperatorIDLabel]; action == ownership.MirrorLabel && previous != "" {
-		// A live previous owner hands the label over itself, after it
-		// released the resource; only a gone one's label is taken.
-		if live, err := controller.OperatorLive(ctx, r.Registrations, previous, time.Now()); err != nil || live {
+		// A previous owner that serves the namespace hands the label over
+		// itself, after it released the resource; the label of one that is
+		// gone, or does not serve the namespace, is taken.
+		if live, err := controller.OperatorServes(ctx, r.Registrations, previous, req.Namespace, time.Now()); err != nil || live {
 			return reconcile.Result{RequeueAfter: 2 * time.Second}, err
 		}
 	}
