@@ -279,13 +279,7 @@ func fleetDeployment(c FleetConfig) *appsv1.Deployment {
 	container.Args = []string{"fleet",
 		fmt.Sprintf("--metrics-bind-address=$(POD_IP):%d", MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=$(POD_IP):%d", ProbesPort),
-		"--operator-image=" + c.Image}
-	if c.Registry != "" {
-		container.Args = append(container.Args, "--registry="+c.Registry)
-	}
-	if c.RegistryInsecure {
-		container.Args = append(container.Args, "--registry-insecure")
-	}
+		"--operator-image=" + c.Image, "--registry=" + c.Registry, fmt.Sprintf("--registry-insecure=%t", c.RegistryInsecure)}
 	if c.HeartbeatInterval > 0 {
 		container.Args = append(container.Args, "--heartbeat-interval="+c.HeartbeatInterval.String())
 	}

@@ -325,3 +325,27 @@ func TestTheChartRendersTheMonitoringObjectsWhenAsked(t *testing.T) {
 		g.Expect(m.Severity).To(BeNumerically("<", support.WarningSev), "helm lint: %s", m)
 	}
 }
+
+// TestTheChartRendersTheFleetControllerWhenAsked: with fleet.enabled the chart renders
+// what caravan install --fleet applies (its identity, rights and Deployment, and the
+// CRDs), and no operator.
+func TestTheChartRendersTheFleetControllerWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	img := "REGISTRY/caravan/operator@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	objs, err := install.FleetManifests(install.FleetConfig{Namespace: "ops", Image: img, Registry: "registry.test:5000", RegistryInsecure: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	var wantObjs, wantCRDs []string
+	for _, o := range objs {
+		data, err := yaml.Marshal(o)
+		g.Expect(err).NotTo(HaveOccurred())
+		if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
+			wantCRDs = append(wantCRDs, string(data))
+		} else {
+			wantObjs = append(wantObjs, string(data))
+		}
+	}
+	gotObjs, gotCRDs := render(t, map[string]any{"fleet": map[string]any{"enabled": true}, "image": img,
+		"registry": map[string]any{"address": "registry.test:5000", "insecure": true}}, "ops")
+	expectSameObjects(t, normalized(t, wantObjs), normalized(t, gotObjs), "the chart's fleet controller")
+	g.Expect(normalized(t, gotCRDs)).To(Equal(normalized(t, wantCRDs)))
+}
