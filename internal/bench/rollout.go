@@ -351,16 +351,53 @@ func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []clien
 	if len(ops) == 0 {
 		return ph, nil
 	}
-	merged := make([]*profile.Profile, len(opProfs))
+	e.warnRestarts(ctx, ops)
+	// An operator whose profile breaks off (its container restarted) is
+	// left out of the operators' profile, with a warning; the figures
+	// stand without it.
+	var merged []*profile.Profile
 	for i, p := range opProfs {
-		if merged[i], err = p.Stop(); err != nil {
-			return nil, err
+		prof, err := p.Stop()
+		if err != nil {
+			fmt.Fprintf(e.progress, "warning: operator %s's CPU profile is left out: %v (did its container restart? kubectl get pods -n %s)\n",
+				ops[i].ID, err, operatorNamespace)
+			continue
 		}
+		merged = append(merged, prof)
+	}
+	if len(merged) == 0 {
+		return ph, nil
 	}
 	if ph.operatorsProfile, err = profile.Merge(merged); err != nil {
 		return nil, err
 	}
 	return ph, nil
+}
+
+// warnRestarts prints a warning for each operator whose container
+// restarted, with why it last ended: the figures of such a run include
+// the restart.
+func (e *env) warnRestarts(ctx context.Context, ops []*Operator) {
+	for _, op := range ops {
+		pods, err := e.operatorPods(ctx, op.ID)
+		if err != nil {
+			fmt.Fprintf(e.progress, "warning: reading the pods of operator %s: %v\n", op.ID, err)
+			continue
+		}
+		for _, p := range pods {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.RestartCount == 0 {
+					continue
+				}
+				why := "unknown"
+				if t := cs.LastTerminationState.Terminated; t != nil {
+					why = fmt.Sprintf("%s, exit code %d", t.Reason, t.ExitCode)
+				}
+				fmt.Fprintf(e.progress, "warning: operator %s's container restarted %d times during the run (last: %s)\n",
+					op.ID, cs.RestartCount, why)
+			}
+		}
+	}
 }
 
 // burst is measureBurst without the profile: cpu and self are the CPU

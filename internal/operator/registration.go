@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,8 +91,26 @@ func (r *Registrar) Start(ctx context.Context) error {
 }
 
 // beat runs one claim-or-renew round and reports whether this operator
-// holds the registration afterwards.
+// holds the registration afterwards. A write that conflicts with another
+// one (the fleet controller's roll-out conditions, the rights check, an
+// operator racing for a free id) is read and judged again: only a live
+// holder of the id makes this operator lose it.
 func (r *Registrar) beat(ctx context.Context) (bool, error) {
+	claimed := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		claimed, err = r.beatOnce(ctx)
+		return err
+	})
+	if apierrors.IsConflict(err) {
+		return false, fmt.Errorf("renewing registration: still conflicting after retries: %w", err)
+	}
+	return claimed, err
+}
+
+// beatOnce is one try of beat: it returns the conflict of its write as
+// an error, for beat to try again.
+func (r *Registrar) beatOnce(ctx context.Context) (bool, error) {
 	iop, err := r.getOrCreate(ctx)
 	if err != nil {
 		return false, err
@@ -124,10 +143,11 @@ func (r *Registrar) beat(ctx context.Context) (bool, error) {
 		meta.RemoveStatusCondition(&iop.Status.Conditions, camelv1alpha1.ConditionConflict)
 	}
 	// An update (not a patch) carries the resourceVersion read above, so
-	// two operators racing for a free id cannot both win.
+	// two operators racing for a free id cannot both win: the loser reads
+	// the winner's heartbeat when it tries again.
 	if err := r.Client.Status().Update(ctx, iop); err != nil {
 		if apierrors.IsConflict(err) {
-			return false, nil
+			return false, err
 		}
 		return false, fmt.Errorf("renewing registration: %w", err)
 	}

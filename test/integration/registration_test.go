@@ -1,0 +1,72 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/operator"
+)
+
+// TestARenewalThatConflictsWithAnotherWriterKeepsTheRegistration: when another writer
+// (the fleet controller, the rights check) changes the registration's status between the
+// operator's read and its renewal, the renewal reads it again and the operator keeps its
+// id, instead of stopping as if another operator had taken it.
+func TestARenewalThatConflictsWithAnotherWriterKeepsTheRegistration(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const id = "conflicted"
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}})
+	})
+	// Every other renewal first suffers a write of another writer, which
+	// makes the resourceVersion it read stale: the API server refuses it.
+	var renewals, interfered atomic.Int32
+	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	c := interceptor.NewClient(direct, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if renewals.Add(1)%2 == 0 {
+				other := &camelv1alpha1.IntegrationOperator{}
+				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), other); err != nil {
+					return err
+				}
+				meta.SetStatusCondition(&other.Status.Conditions, metav1.Condition{Type: "Deployed",
+					Status: metav1.ConditionTrue, Reason: "Other", Message: fmt.Sprintf("another writer, write %d", interfered.Load())})
+				if err := env.Client.Status().Update(ctx, other); err != nil {
+					return err
+				}
+				interfered.Add(1)
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	})
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	broadcaster.StartRecordingToSink(ctx.Done())
+	stopped := make(chan error, 1)
+	r := &operator.Registrar{Client: c, ID: id, Namespace: "ops", Version: "test", Identity: "test_1",
+		Interval: 200 * time.Millisecond, StaleAfter: 5 * time.Second, Clock: clock.RealClock{},
+		Recorder: broadcaster.NewRecorder(env.Client.Scheme(), "test"), OnRegistered: func(context.Context) error { return nil }}
+	go func() { stopped <- r.Start(ctx) }()
+	g.Consistently(stopped, 3*time.Second, 100*time.Millisecond).ShouldNot(Receive(), "the operator stopped")
+	g.Expect(interfered.Load()).To(BeNumerically(">=", 3), "no renewal conflicted")
+	iop := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: id}, iop)).To(Succeed())
+	g.Expect(time.Since(iop.Status.HeartbeatTime.Time)).To(BeNumerically("<", 2*time.Second), "the heartbeat stopped")
+	g.Expect(iop.Status.Conditions).To(ContainElement(HaveField("Type", "Deployed")), "the other writer's condition was lost")
+}
