@@ -83,9 +83,21 @@ func operatorParam() *admissionv1.ParamKind {
 	return &admissionv1.ParamKind{APIVersion: camelv1alpha1.GroupVersion.String(), Kind: "IntegrationOperator"}
 }
 
-// admissionManifests are the policies shared by every operator, and the
-// binding of NamespacesPolicy to operator id.
-func admissionManifests(id string) []client.Object {
+// admissionManifests are the policies shared by every operator, and, for
+// an operator limited to some namespaces, the binding of NamespacesPolicy
+// to its id. An operator of every namespace gets no binding: it refuses
+// nothing, and each binding is work for the API server on every write of
+// an assignable resource.
+func admissionManifests(c Config) []client.Object {
+	objs := sharedAdmissionManifests()
+	if len(c.WatchNamespaces) > 0 {
+		objs = append(objs, namespacesBinding(c.ID))
+	}
+	return objs
+}
+
+// sharedAdmissionManifests are the policies shared by every operator.
+func sharedAdmissionManifests() []client.Object {
 	vap := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
 	return []client.Object{
 		&admissionv1.ValidatingAdmissionPolicy{
@@ -116,7 +128,6 @@ func admissionManifests(id string) []client.Object {
 					Reason: ptr.To(metav1.StatusReasonForbidden)}},
 			},
 		},
-		namespacesBinding(id),
 		confinementPolicy(),
 		confinementBinding(),
 		&admissionv1.MutatingAdmissionPolicy{
@@ -170,8 +181,8 @@ func AdmissionPolicies(ids ...string) []client.Object {
 	if len(ids) == 0 {
 		return nil
 	}
-	objs := admissionManifests(ids[0])
-	for _, id := range ids[1:] {
+	objs := sharedAdmissionManifests()
+	for _, id := range ids {
 		objs = append(objs, namespacesBinding(id))
 	}
 	return objs

@@ -370,7 +370,7 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		fmt.Fprintf(i.Out, "IntegrationOperator %s kept: it is registered to namespace %s\n", id, registered)
 	}
 	if all {
-		objs = append(objs, admissionManifests(id)...)
+		objs = append(objs, sharedAdmissionManifests()...)
 		objs = append(objs,
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}})

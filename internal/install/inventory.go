@@ -56,6 +56,11 @@ func (i *Installer) prune(ctx context.Context, id, namespace string, objs []clie
 	for _, o := range objs {
 		want[describe(o)] = true
 	}
+	// The id's namespaces binding, when the installation no longer has
+	// one (it serves every namespace now, or runs without admission).
+	if binding := namespacesBinding(id); !want[describe(binding)] {
+		existing = append(existing, binding)
+	}
 	for _, o := range existing {
 		if want[describe(o)] {
 			continue

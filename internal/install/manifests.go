@@ -111,7 +111,7 @@ func Manifests(c Config) ([]client.Object, error) {
 	objs = append(objs, registration(c))
 	objs = append(objs, rbacObjs...)
 	if !c.SkipAdmission {
-		objs = append(objs, admissionManifests(c.ID)...)
+		objs = append(objs, admissionManifests(c)...)
 	}
 	objs = append(objs, platform(c))
 	objs = append(objs, deployment(c), metricsService(c))

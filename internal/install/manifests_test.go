@@ -5,6 +5,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -202,4 +203,27 @@ func TestTheDeploymentGivesBackTheSettingsInstallWroteIntoIt(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	out.ID, out.Namespace = in.ID, in.Namespace
 	g.Expect(out).To(Equal(in))
+}
+
+// TestOnlyALimitedOperatorGetsANamespacesBinding: an operator of every namespace refuses
+// nothing by namespace, so it gets no binding of NamespacesPolicy (each is work for the
+// API server on every write of an assignable resource); one limited to namespaces gets its own.
+func TestOnlyALimitedOperatorGetsANamespacesBinding(t *testing.T) {
+	g := NewWithT(t)
+	bindings := func(c Config) []string {
+		objs, err := Manifests(c)
+		g.Expect(err).NotTo(HaveOccurred())
+		var names []string
+		for _, o := range objs {
+			if b, ok := o.(*admissionv1.ValidatingAdmissionPolicyBinding); ok && b.Spec.PolicyName == NamespacesPolicy {
+				names = append(names, b.Name)
+			}
+		}
+		return names
+	}
+	g.Expect(bindings(Config{ID: "global", Namespace: "ops", Image: "img"})).To(BeEmpty())
+	g.Expect(bindings(Config{ID: "tenant-a", Namespace: "ops", Image: "img", WatchNamespaces: []string{"team-a"}})).
+		To(Equal([]string{NamespacesPolicy + "-tenant-a"}))
+	g.Expect(bindings(Config{ID: "tenant-a", Namespace: "ops", Image: "img", WatchNamespaces: []string{"team-a"}, SkipAdmission: true})).
+		To(BeEmpty())
 }

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,9 +43,15 @@ func (i *Installer) Installed(ctx context.Context, id, namespace string) (Config
 	}
 	c.Default = iop.Spec.Default
 	c.WatchNamespaces = append([]string(nil), iop.Spec.WatchNamespaces...)
-	err = i.Client.Get(ctx, client.ObjectKeyFromObject(namespacesBinding(id)), namespacesBinding(id))
+	// Installed with admission: a limited operator has its namespaces
+	// binding, and the shared policies exist for any.
+	var marker client.Object = &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: AssignmentPolicy}}
+	if len(c.WatchNamespaces) > 0 {
+		marker = namespacesBinding(id)
+	}
+	err = i.Client.Get(ctx, client.ObjectKeyFromObject(marker), marker)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return Config{}, fmt.Errorf("reading the admission binding of operator %s: %w", id, err)
+		return Config{}, fmt.Errorf("reading the admission policies of operator %s: %w", id, err)
 	}
 	c.SkipAdmission = apierrors.IsNotFound(err)
 	catalog, err := kameletManifests(c)

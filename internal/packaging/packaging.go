@@ -85,14 +85,15 @@ func Generated(version string) (map[string][]byte, error) {
 	}
 	files := map[string][]byte{}
 	var admission, binding, kamelets, reader []client.Object
+	for _, o := range limited {
+		if b, ok := o.(*admissionv1.ValidatingAdmissionPolicyBinding); ok && strings.HasPrefix(b.Name, install.NamespacesPolicy+"-") {
+			binding = append(binding, o) // a limited operator's own
+		}
+	}
 	for _, o := range global {
 		switch o := o.(type) {
 		case *admissionv1.ValidatingAdmissionPolicyBinding:
-			if strings.HasPrefix(o.Name, install.NamespacesPolicy+"-") {
-				binding = append(binding, o) // the id's own
-			} else {
-				admission = append(admission, o)
-			}
+			admission = append(admission, o)
 		case *admissionv1.ValidatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding:
 			admission = append(admission, o)
 		case *camelv1.Kamelet:
@@ -116,7 +117,7 @@ func Generated(version string) (map[string][]byte, error) {
 		cond string
 	}{
 		"admission.yaml":         {admission, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources }}"},
-		"admission-binding.yaml": {binding, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) }}"},
+		"admission-binding.yaml": {binding, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.watchNamespaces }}"},
 		"kamelets.yaml":          {kamelets, "{{- if and (not .Values.fleet.enabled) (not .Values.skipKamelets) }}"},
 		"reader.yaml":            {reader, "{{- if and (not .Values.fleet.enabled) .Values.sharedResources }}"},
 		"fleet.yaml":             {fleet, "{{- if .Values.fleet.enabled }}"},
