@@ -58,6 +58,10 @@ const (
 	ReasonRemoved              controller.Reason = "Removed"
 )
 
+// holderCheckEvery is how often a fleet controller looks again whether
+// the one that runs an operator still exists, to take it over if not.
+const holderCheckEvery = 30 * time.Second
+
 // awaitEvery is how often a roll-out is looked at again while the
 // operator has not registered yet (nothing the fleet watches changes then).
 const awaitEvery = 2 * time.Second
@@ -123,8 +127,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		return reconcile.Result{}, nil // installed by caravan install
 	}
 	if holder := iop.Annotations[camelv1alpha1.FleetAnnotation]; holder != "" && holder != r.Identity {
-		log.FromContext(ctx).V(1).Info("Left to another fleet controller", "holder", holder)
-		return reconcile.Result{}, nil
+		gone, err := r.holderGone(ctx, holder)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if !gone {
+			log.FromContext(ctx).Info("Left to the fleet controller that runs it", "holder", holder)
+			return reconcile.Result{RequeueAfter: holderCheckEvery}, nil
+		}
+		log.FromContext(ctx).Info("Taking the operator over: the fleet controller that ran it is gone", "holder", holder)
 	}
 	if !iop.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, r.remove(ctx, iop)
@@ -139,6 +150,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		}
 	}()
 	return r.converge(ctx, iop)
+}
+
+// holderGone tells whether the fleet controller named holder
+// (namespace/name) no longer exists: its Deployment is gone.
+func (r *Reconciler) holderGone(ctx context.Context, holder string) (bool, error) {
+	ns, name, ok := strings.Cut(holder, "/")
+	if !ok {
+		return true, nil
+	}
+	err := r.Direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
 }
 
 // claim makes this fleet controller the one that runs iop, and holds iop

@@ -28,8 +28,10 @@ import (
 // FleetName names the fleet controller's ServiceAccount, Deployment and Lease.
 const FleetName = "caravan-fleet"
 
-// fleetRole names the fleet controller's ClusterRole and its binding.
-const fleetRole = "caravan:fleet"
+// fleetRole names the ClusterRole and ClusterRoleBinding of the fleet
+// controller of namespace: a fleet controller installed in another
+// namespace never rebinds this one's rights.
+func fleetRole(namespace string) string { return "caravan:fleet:" + namespace }
 
 // FleetFinalizer holds a declared IntegrationOperator until the fleet
 // controller has removed its operator's objects.
@@ -200,8 +202,8 @@ func (i *Installer) UninstallFleet(ctx context.Context, namespace string) error 
 	}
 	objs := []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: FleetName, Namespace: namespace}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: fleetRole}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: fleetRole}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: fleetRole(namespace)}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: fleetRole(namespace)}},
 	}
 	for _, obj := range objs {
 		err := i.Client.Delete(ctx, obj)
@@ -255,9 +257,9 @@ func FleetManifests(c FleetConfig) ([]client.Object, error) {
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
 		ObjectMeta: metav1.ObjectMeta{Name: FleetName, Namespace: c.Namespace, Labels: fleetLabels()}}
 	role := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-		ObjectMeta: metav1.ObjectMeta{Name: fleetRole, Labels: fleetLabels()}, Rules: rules}
+		ObjectMeta: metav1.ObjectMeta{Name: fleetRole(c.Namespace), Labels: fleetLabels()}, Rules: rules}
 	binding := &rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: fleetRole, Labels: fleetLabels()},
+		ObjectMeta: metav1.ObjectMeta{Name: fleetRole(c.Namespace), Labels: fleetLabels()},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: FleetName, Namespace: c.Namespace}}}
 	return append(objs, sa, role, binding, fleetDeployment(c)), nil

@@ -223,3 +223,68 @@ func declaredReady(key client.ObjectKey, namespace string) error {
 	}
 	return nil
 }
+
+// TestTwoFleetControllersRunADeclaredOperatorOnce: of two fleet controllers, the first
+// to claim a declared operator runs it and the other leaves it alone; once the first is
+// gone, the other takes it over and applies its next change.
+func TestTwoFleetControllersRunADeclaredOperatorOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	first, second, opNS := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	key := client.ObjectKey{Name: "declared-twice"}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("pods of the fleet controllers:\n%s\n%s", podLogs(first), podLogs(second))
+		}
+		_ = env.Client.Delete(ctx, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: key.Name}})
+		g.Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, key, &camelv1alpha1.IntegrationOperator{}))
+		}, 2*timeout, poll).Should(BeTrue(), "the declared operator was not removed")
+		for _, ns := range []string{first, second} {
+			_, _, _ = cli(t, admin, "uninstall", "-n", ns, "--fleet")
+		}
+	})
+	for _, ns := range []string{first, second} {
+		out, errOut, err := cli(t, admin, "install", "-n", ns, "--fleet", "--force", "--wait",
+			"--heartbeat-interval", harness.HeartbeatInterval.String())
+		g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	}
+	create(t, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: key.Name},
+		Spec: camelv1alpha1.IntegrationOperatorSpec{Namespace: opNS, Admission: ptr.To(false)}})
+	g.Eventually(func() error { return declaredReady(key, opNS) }, 2*timeout, poll).Should(Succeed())
+	iop := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, key, iop)).To(Succeed())
+	holder := iop.Annotations[camelv1alpha1.FleetAnnotation]
+	g.Expect(holder).To(BeElementOf(first+"/"+install.FleetName, second+"/"+install.FleetName))
+	holderNS, other := first, second
+	if holder != first+"/"+install.FleetName {
+		holderNS, other = second, first
+	}
+	g.Eventually(func() string { return podLogs(other) }, timeout, poll).
+		Should(ContainSubstring("Left to the fleet controller that runs it"), "the other fleet controller did not leave it")
+	g.Consistently(func() string {
+		_ = env.Client.Get(ctx, key, iop)
+		return iop.Annotations[camelv1alpha1.FleetAnnotation]
+	}, 5*time.Second, poll).Should(Equal(holder), "the two fleet controllers fight over the operator")
+
+	t.Log("with the holder gone, the other takes the operator over and applies its next change")
+	g.Expect(env.Client.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: holderNS, Name: install.FleetName}})).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: holderNS, Name: install.FleetName}, &appsv1.Deployment{}))
+	}, timeout, poll).Should(BeTrue())
+	cur := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, key, cur)).To(Succeed())
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Spec.Replicas = ptr.To[int32](2)
+	g.Expect(env.Client.Patch(ctx, cur, patch)).To(Succeed())
+	g.Eventually(func() string {
+		_ = env.Client.Get(ctx, key, cur)
+		return cur.Annotations[camelv1alpha1.FleetAnnotation]
+	}, timeout, poll).Should(Equal(other + "/" + install.FleetName))
+	g.Eventually(func() *int32 {
+		d := &appsv1.Deployment{}
+		_ = env.Client.Get(ctx, install.OperatorDeployment(key.Name, opNS), d)
+		return d.Spec.Replicas
+	}, timeout, poll).Should(HaveValue(BeEquivalentTo(2)))
+}
