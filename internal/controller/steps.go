@@ -126,6 +126,15 @@ func ProgressOf[P comparable](phase, done, stuck P) Progress {
 // SetProgress sets Ready with status, reason and message and, by
 // progress, Reconciling or Stalled with the same reason and message.
 func SetProgress(conditions *[]metav1.Condition, gen int64, status metav1.ConditionStatus, progress Progress, reason Reason, message string) {
+	SetProgressOf(conditions, camelv1.ConditionReady, gen, status, progress, reason, message)
+}
+
+// SetProgressOf is SetProgress with summary, the condition of a writer
+// that leaves Ready to another (the fleet controller's Deployed on an
+// IntegrationOperator, whose Ready is the operator's), in place of Ready.
+// The conditions are observed at generation gen; Reconciling and Stalled
+// are set only while they hold, as kstatus reads them.
+func SetProgressOf(conditions *[]metav1.Condition, summary string, gen int64, status metav1.ConditionStatus, progress Progress, reason Reason, message string) {
 	held := Cond(metav1.ConditionTrue, reason, message)
 	var reconciling, stalled *metav1.Condition
 	switch progress {
@@ -134,13 +143,6 @@ func SetProgress(conditions *[]metav1.Condition, gen int64, status metav1.Condit
 	case Stuck:
 		stalled = &held
 	}
-	setConditions(conditions, gen, Cond(status, reason, message), reconciling, stalled)
-}
-
-// setConditions sets the kstatus conditions, observed at generation gen:
-// Ready always, Reconciling and Stalled only while they hold (nil removes
-// them), as kstatus reads them.
-func setConditions(conditions *[]metav1.Condition, gen int64, ready metav1.Condition, reconciling, stalled *metav1.Condition) {
 	set := func(t string, c *metav1.Condition) {
 		if c == nil {
 			meta.RemoveStatusCondition(conditions, t)
@@ -149,7 +151,8 @@ func setConditions(conditions *[]metav1.Condition, gen int64, ready metav1.Condi
 		c.Type, c.ObservedGeneration = t, gen
 		meta.SetStatusCondition(conditions, *c)
 	}
-	set(camelv1.ConditionReady, &ready)
+	summarised := Cond(status, reason, message)
+	set(summary, &summarised)
 	set(camelv1.ConditionReconciling, reconciling)
 	set(camelv1.ConditionStalled, stalled)
 }

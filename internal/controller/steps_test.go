@@ -96,3 +96,18 @@ func TestProgressSetsReadyAndReconcilingOrStalled(t *testing.T) {
 		t.Fatalf("current: %v", conditions)
 	}
 }
+
+func TestProgressOfAnotherSummaryLeavesReadyToItsWriter(t *testing.T) {
+	conditions := []metav1.Condition{{Type: camelv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Registered"}}
+	SetProgressOf(&conditions, "Deployed", 2, metav1.ConditionFalse, InProgress, "RollingOut", "rolling")
+	deployed := meta.FindStatusCondition(conditions, "Deployed")
+	if deployed == nil || deployed.Status != metav1.ConditionFalse || deployed.ObservedGeneration != 2 ||
+		!meta.IsStatusConditionTrue(conditions, camelv1.ConditionReconciling) {
+		t.Fatalf("rolling out: %v", conditions)
+	}
+	SetProgressOf(&conditions, "Deployed", 2, metav1.ConditionTrue, Current, "RolledOut", "done")
+	if ready := meta.FindStatusCondition(conditions, camelv1.ConditionReady); ready == nil || ready.Reason != "Registered" ||
+		meta.FindStatusCondition(conditions, camelv1.ConditionReconciling) != nil || !meta.IsStatusConditionTrue(conditions, "Deployed") {
+		t.Fatalf("rolled out: %v", conditions)
+	}
+}

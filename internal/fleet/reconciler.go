@@ -19,7 +19,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -253,20 +252,7 @@ func awaitingRegistration(iop *camelv1alpha1.IntegrationOperator, cfg install.Co
 // set records the roll-out in the fleet's conditions: Deployed, and
 // Reconciling or Stalled by progress. Ready is the operator's own.
 func (r *Reconciler) set(iop *camelv1alpha1.IntegrationOperator, deployed metav1.ConditionStatus, progress controller.Progress, reason controller.Reason, message string) {
-	gen := iop.Generation
-	put := func(t string, s metav1.ConditionStatus) {
-		meta.SetStatusCondition(&iop.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: string(reason),
-			Message: message, ObservedGeneration: gen})
-	}
-	put(camelv1alpha1.ConditionDeployed, deployed)
-	meta.RemoveStatusCondition(&iop.Status.Conditions, camelv1.ConditionReconciling)
-	meta.RemoveStatusCondition(&iop.Status.Conditions, camelv1.ConditionStalled)
-	switch progress {
-	case controller.InProgress:
-		put(camelv1.ConditionReconciling, metav1.ConditionTrue)
-	case controller.Stuck:
-		put(camelv1.ConditionStalled, metav1.ConditionTrue)
-	}
+	controller.SetProgressOf(&iop.Status.Conditions, camelv1alpha1.ConditionDeployed, iop.Generation, deployed, progress, reason, message)
 }
 
 // remove takes the declared operator down with all its objects, says in an
@@ -297,24 +283,24 @@ func (r *Reconciler) remove(ctx context.Context, iop *camelv1alpha1.IntegrationO
 }
 
 // orphaned are the kinds counted as left behind by a removed operator.
-var orphaned = []string{"Integration", "Pipe", "KameletBinding"}
+var orphaned = []schema.GroupVersionKind{
+	camelv1.GroupVersion.WithKind("Integration"),
+	camelv1.GroupVersion.WithKind("Pipe"),
+	camelv1alpha1.GroupVersion.WithKind("KameletBinding"),
+}
 
 // orphans counts the resources still assigned to operator id, by kind,
 // as "3 Integrations, 1 Pipe"; "" when none.
 func (r *Reconciler) orphans(ctx context.Context, id string) (string, error) {
 	var parts []string
-	for _, kind := range orphaned {
-		gv := camelv1.GroupVersion
-		if kind == "KameletBinding" {
-			gv = camelv1alpha1.GroupVersion
-		}
+	for _, gvk := range orphaned {
 		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(schema.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind + "List"})
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := r.Direct.List(ctx, list, client.MatchingLabels{camelv1.OperatorIDLabel: id}); err != nil {
-			return "", fmt.Errorf("counting the %ss operator %s leaves: %w", kind, id, err)
+			return "", fmt.Errorf("counting the %ss operator %s leaves: %w", gvk.Kind, id, err)
 		}
 		if n := len(list.Items); n > 0 {
-			plural := kind
+			plural := gvk.Kind
 			if n > 1 {
 				plural += "s"
 			}
