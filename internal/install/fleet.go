@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -107,13 +106,8 @@ func (i *Installer) Converge(ctx context.Context, c Config) error {
 		}
 		return false
 	})
-	ns := Namespace(c.Namespace)
-	if err := i.Client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}); apierrors.IsNotFound(err) {
-		if err := i.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating namespace %s: %w", c.Namespace, err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("reading namespace %s: %w", c.Namespace, err)
+	if _, err := i.ensureNamespace(ctx, c.Namespace); err != nil {
+		return err
 	}
 	for _, obj := range objs {
 		if _, ok := obj.(*camelv1.IntegrationPlatform); ok {
@@ -168,12 +162,13 @@ func (i *Installer) CheckFleet(ctx context.Context, namespace string) error {
 	if err := i.Client.List(ctx, list, client.MatchingLabels(fleetLabels())); err != nil {
 		return fmt.Errorf("looking for a fleet controller: %w", err)
 	}
-	for _, d := range list.Items {
-		if d.Namespace == namespace {
-			return fmt.Errorf("the fleet controller is already installed in namespace %s; use --force to reinstall or upgrade it", namespace)
-		}
+	if slices.ContainsFunc(list.Items, func(d appsv1.Deployment) bool { return d.Namespace == namespace }) {
+		return fmt.Errorf("the fleet controller is already installed in namespace %s; use --force to reinstall or upgrade it", namespace)
+	}
+	if len(list.Items) > 0 {
+		other := list.Items[0].Namespace
 		return fmt.Errorf("a fleet controller runs in namespace %s: there is one per cluster; uninstall it there first (caravan uninstall --fleet -n %s)",
-			d.Namespace, d.Namespace)
+			other, other)
 	}
 	return nil
 }
@@ -200,22 +195,11 @@ func (i *Installer) UninstallFleet(ctx context.Context, namespace string) error 
 	if err := i.stopOperator(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: FleetName, Namespace: namespace}}); err != nil {
 		return err
 	}
-	objs := []client.Object{
+	return i.deleteAll(ctx, []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: FleetName, Namespace: namespace}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: fleetRole(namespace)}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: fleetRole(namespace)}},
-	}
-	for _, obj := range objs {
-		err := i.Client.Delete(ctx, obj)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
-		default:
-			fmt.Fprintf(i.Out, "%T %s deleted\n", obj, obj.GetName())
-		}
-	}
-	return nil
+	})
 }
 
 // fleetLabels mark the fleet controller's objects.

@@ -49,14 +49,14 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 			return err
 		}
 	}
-	if err := i.refuseDeclared(ctx, c.ID); err != nil {
+	iop, err := i.readRegistration(ctx, c.ID)
+	if err != nil {
 		return err
 	}
-	ns, err := i.registeredNamespace(ctx, c.ID)
-	switch {
-	case err != nil:
+	if err := declaredError(iop); err != nil {
 		return err
-	case ns != "":
+	}
+	if ns := registeredNamespaceOf(iop); ns != "" {
 		if ns != c.Namespace {
 			return fmt.Errorf("operator id %q is registered to namespace %q: uninstall it there first (caravan uninstall -x %s -n %s) or choose another id; --force never moves an id between namespaces",
 				c.ID, ns, c.ID, ns)
@@ -88,23 +88,25 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 	return nil
 }
 
-// refuseDeclared refuses to install an id that an IntegrationOperator
-// declares: the fleet controller runs it, and two installers would fight
-// over its objects.
+// refuseDeclared refuses to install or uninstall an id that an
+// IntegrationOperator declares (see declaredError).
 func (i *Installer) refuseDeclared(ctx context.Context, id string) error {
-	iop := &camelv1alpha1.IntegrationOperator{}
-	err := i.Client.Get(ctx, client.ObjectKey{Name: id}, iop)
-	if apierrors.IsNotFound(err) {
+	iop, err := i.readRegistration(ctx, id)
+	if err != nil {
+		return err
+	}
+	return declaredError(iop)
+}
+
+// declaredError refuses the registration iop (nil when there is none) when
+// it declares its operator: the fleet controller runs it, and two
+// installers would fight over its objects.
+func declaredError(iop *camelv1alpha1.IntegrationOperator) error {
+	if iop == nil || !iop.Declared() {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("checking whether operator id %q is declared: %w", id, err)
-	}
-	if iop.Declared() {
-		return fmt.Errorf("operator id %q is declared (its IntegrationOperator's spec.namespace is %s): the fleet controller runs it; change its IntegrationOperator instead (kubectl edit integrationoperator %s)",
-			id, iop.Spec.Namespace, id)
-	}
-	return nil
+	return fmt.Errorf("operator id %q is declared (its IntegrationOperator's spec.namespace is %s): the fleet controller runs it; change its IntegrationOperator instead (kubectl edit integrationoperator %s)",
+		iop.Name, iop.Spec.Namespace, iop.Name)
 }
 
 // checkCRDs refuses to replace a CRD of Caravan's names that is not
@@ -139,22 +141,38 @@ func (i *Installer) checkCRDs(ctx context.Context) error {
 	return nil
 }
 
+// readRegistration reads operator id's IntegrationOperator; nil when the id
+// is not registered.
+func (i *Installer) readRegistration(ctx context.Context, id string) (*camelv1alpha1.IntegrationOperator, error) {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := i.Client.Get(ctx, client.ObjectKey{Name: id}, iop)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checking whether operator id %q is registered: %w", id, err)
+	}
+	return iop, nil
+}
+
 // registeredNamespace returns the namespace operator id is registered to,
 // or was installed into before its first registration; "" when the id is
 // not registered.
 func (i *Installer) registeredNamespace(ctx context.Context, id string) (string, error) {
-	iop := &camelv1alpha1.IntegrationOperator{}
-	err := i.Client.Get(ctx, client.ObjectKey{Name: id}, iop)
-	if apierrors.IsNotFound(err) {
-		return "", nil
+	iop, err := i.readRegistration(ctx, id)
+	return registeredNamespaceOf(iop), err
+}
+
+// registeredNamespaceOf is registeredNamespace of the registration iop,
+// nil when there is none.
+func registeredNamespaceOf(iop *camelv1alpha1.IntegrationOperator) string {
+	switch {
+	case iop == nil:
+		return ""
+	case iop.Status.Namespace != "":
+		return iop.Status.Namespace
 	}
-	if err != nil {
-		return "", fmt.Errorf("checking whether operator id %q is registered: %w", id, err)
-	}
-	if iop.Status.Namespace != "" {
-		return iop.Status.Namespace, nil
-	}
-	return iop.Annotations[InstalledNamespaceAnnotation], nil
+	return iop.Annotations[InstalledNamespaceAnnotation]
 }
 
 // OtherDefault returns the id of the default operator, if it is not id.
@@ -190,16 +208,12 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 	fail := func(err error) error {
 		return errors.Join(err, i.rollback(ctx, created))
 	}
-	// An existing namespace keeps its labels.
-	ns := Namespace(namespace)
-	if err := i.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
-		if err := i.Client.Create(ctx, ns); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", namespace, err)
-		}
+	ns, err := i.ensureNamespace(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	if ns != nil {
 		created = append(created, ns)
-		fmt.Fprintf(i.Out, "namespace/%s created\n", namespace)
-	} else if err != nil {
-		return fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
 	crdsReady := false
 	for _, obj := range objs {
@@ -234,6 +248,27 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 		}
 	}
 	return nil
+}
+
+// ensureNamespace creates namespace as Namespace makes it when it does not
+// exist, and returns it then; an existing namespace keeps its labels, and
+// nil is returned.
+func (i *Installer) ensureNamespace(ctx context.Context, namespace string) (*corev1.Namespace, error) {
+	err := i.Client.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	if err == nil {
+		return nil, nil
+	}
+	ns := Namespace(namespace)
+	if err := i.Client.Create(ctx, ns); apierrors.IsAlreadyExists(err) {
+		return nil, nil // created meanwhile, by another installer
+	} else if err != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	fmt.Fprintf(i.Out, "namespace/%s created\n", namespace)
+	return ns, nil
 }
 
 // claim makes this installation the holder of the id: it creates the
@@ -333,8 +368,10 @@ func (i *Installer) rollback(ctx context.Context, created []client.Object) error
 // orphans). With all, the CustomResourceDefinitions and the shared reader
 // role go too, and with them every Caravan resource of the cluster.
 func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all bool) error {
-	if err := i.refuseDeclared(ctx, id); err != nil && !i.fleet {
-		return err
+	if !i.fleet {
+		if err := i.refuseDeclared(ctx, id); err != nil {
+			return err
+		}
 	}
 	name := operatorName(id)
 	// The operator goes first, and is waited for: a running operator would
@@ -380,6 +417,12 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		}
 		objs = append(objs, crds...)
 	}
+	return i.deleteAll(ctx, objs)
+}
+
+// deleteAll deletes objs, one line each for those it deleted; those that
+// do not exist are no error, and one that fails does not stop the others.
+func (i *Installer) deleteAll(ctx context.Context, objs []client.Object) error {
 	var errs []error
 	for _, obj := range objs {
 		gvk, err := i.Client.GroupVersionKindFor(obj)
