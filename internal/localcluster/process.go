@@ -67,21 +67,36 @@ func (p *Process) Alive() bool {
 	if p.PID <= 0 {
 		return false
 	}
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID))
-	if err != nil {
-		return false
-	}
-	exe = strings.TrimSuffix(exe, " (deleted)")
-	if exe != p.Binary {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
-	if err != nil {
+	if exe, ok := procExe(p.PID); !ok || exe != p.Binary {
 		return false
 	}
 	// A zombie (state Z) has exited and waits to be reaped.
+	state, ok := procState(p.PID)
+	return ok && state != "Z"
+}
+
+// procExe is the program process pid runs; false when /proc/PID/exe
+// cannot be read (the process is gone, or exiting).
+func procExe(pid int) (string, bool) {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(exe, " (deleted)"), true
+}
+
+// procState is the state of process pid in /proc/PID/stat ("Z" for a
+// zombie); false when the process is gone.
+func procState(pid int) (string, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", false
+	}
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) == 0 || fields[0] != "Z"
+	if len(fields) == 0 {
+		return "", true
+	}
+	return fields[0], true
 }
 
 // stop sends SIGTERM, waits up to grace for the process to exit, then
@@ -134,15 +149,14 @@ func (p *Process) waitReleased(timeout time.Duration) bool {
 // kernel drops the memory map, and with it /proc/PID/exe, first. A process
 // has released them once it is gone, or a zombie with no thread left.
 func (p *Process) released() bool {
-	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID)); err == nil {
-		return strings.TrimSuffix(exe, " (deleted)") != p.Binary // the PID was reused
+	if exe, ok := procExe(p.PID); ok {
+		return exe != p.Binary // the PID was reused
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
-	if err != nil {
+	state, ok := procState(p.PID)
+	if !ok {
 		return true
 	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	if len(fields) == 0 || fields[0] != "Z" {
+	if state != "Z" {
 		return false
 	}
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.PID))
