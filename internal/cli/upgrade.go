@@ -130,59 +130,66 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 
 // waitDeploymentRolledOut waits until the Deployment key is Current by kstatus.
 func waitDeploymentRolledOut(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, out io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	last := "the Deployment has not been read yet"
-	for {
-		d := &appsv1.Deployment{}
-		if err := c.Get(ctx, key, d); err != nil {
-			last = fmt.Sprintf("reading the Deployment: %v", err)
-		} else if res, err := install.Rollout(d); err != nil {
-			return err
-		} else if res.Status == status.CurrentStatus {
-			fmt.Fprintf(out, "Deployment %s rolled out\n", key)
-			return nil
-		} else {
-			last = fmt.Sprintf("the Deployment is %s: %s", res.Status, res.Message)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("Deployment %s did not roll out within %s: %s (kubectl describe deployment -n %s %s)",
-				key, timeout, last, key.Namespace, key.Name)
-		case <-time.After(500 * time.Millisecond):
-		}
+	last, done, err := pollUntil(ctx, timeout, func(ctx context.Context) (bool, string, error) {
+		return deploymentRolledOut(ctx, c, key)
+	})
+	switch {
+	case err != nil:
+		return err
+	case !done:
+		return fmt.Errorf("Deployment %s did not roll out within %s: %s (kubectl describe deployment -n %s %s)",
+			key, timeout, last, key.Namespace, key.Name)
 	}
+	fmt.Fprintf(out, "Deployment %s rolled out\n", key)
+	return nil
 }
 
 // waitRolledOut waits until the operator's Deployment is Current by
 // kstatus and its registration is live, renewed since started, and led
 // by a pod of the new image.
 func (o *UpgradeOptions) waitRolledOut(ctx context.Context, c client.Client, started time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	last, done, err := pollUntil(ctx, o.Timeout, func(ctx context.Context) (bool, string, error) {
+		return o.rolledOut(ctx, c, started)
+	})
+	switch {
+	case err != nil:
+		return err
+	case !done:
+		return fmt.Errorf("operator %s did not roll out within %s: %s (kubectl describe deployment -n %s %s-operator)",
+			o.ID, o.Timeout, last, o.namespace, o.ID)
+	}
+	fmt.Fprintln(o.Out, last)
+	return nil
+}
+
+// pollUntil calls check every half second until it is done, fails, or
+// timeout passes, and returns what check said last and whether it was done.
+func pollUntil(ctx context.Context, timeout time.Duration, check func(context.Context) (bool, string, error)) (string, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	last := "the Deployment has not been read yet"
+	last := "nothing has been read yet"
 	for {
-		if done, msg, err := o.rolledOut(ctx, c, started); err != nil {
-			return err
-		} else if done {
-			fmt.Fprintln(o.Out, msg)
-			return nil
-		} else {
-			last = msg
+		done, msg, err := check(ctx)
+		if err != nil {
+			return "", false, err
+		}
+		last = msg
+		if done {
+			return last, true, nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("operator %s did not roll out within %s: %s (kubectl describe deployment -n %s %s-operator)",
-				o.ID, o.Timeout, last, o.namespace, o.ID)
+			return last, false, nil
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }
 
-// rolledOut tells whether the roll-out is done, and what it waits for.
-func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started time.Time) (bool, string, error) {
+// deploymentRolledOut tells whether the Deployment key is Current by
+// kstatus, and what it waits for when it is not.
+func deploymentRolledOut(ctx context.Context, c client.Client, key client.ObjectKey) (bool, string, error) {
 	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.ID + "-operator"}, d); err != nil {
+	if err := c.Get(ctx, key, d); err != nil {
 		return false, fmt.Sprintf("reading the Deployment: %v", err), nil
 	}
 	res, err := install.Rollout(d)
@@ -191,6 +198,14 @@ func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started
 	}
 	if res.Status != status.CurrentStatus {
 		return false, fmt.Sprintf("the Deployment is %s: %s", res.Status, res.Message), nil
+	}
+	return true, "the Deployment rolled out", nil
+}
+
+// rolledOut tells whether the roll-out is done, and what it waits for.
+func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started time.Time) (bool, string, error) {
+	if done, msg, err := deploymentRolledOut(ctx, c, install.OperatorDeployment(o.ID, o.namespace)); !done || err != nil {
+		return false, msg, err
 	}
 	iop := &camelv1alpha1.IntegrationOperator{}
 	if err := c.Get(ctx, client.ObjectKey{Name: o.ID}, iop); err != nil {
