@@ -49,19 +49,22 @@ type Options struct {
 	// operators.
 	Binary    string
 	Scenarios []string
-	// Integrations is N of the rollout; Operators is M. RolloutRuns is
-	// how many times the rollout runs (floor and Caravan each time).
+	// Integrations is how many integrations the rollout runs (N), over
+	// Operators operators (M). RolloutRuns is how many times the rollout
+	// runs (floor and Caravan each time).
 	Integrations int
 	Operators    int
 	RolloutRuns  int
-	// ShareIntegrations are split between two operators by ShareSplit
-	// (percent each).
+	// ShareIntegrations is how many integrations the share scenario splits
+	// between two operators, by ShareSplit (percent each).
 	ShareIntegrations int
 	ShareSplit        [2]int
-	// HandoffIntegrations with HandoffReplicas pods each move at once.
+	// HandoffIntegrations is how many integrations, of HandoffReplicas pods
+	// each, the hand-off moves at once.
 	HandoffIntegrations int
 	HandoffReplicas     int32
-	// BuildIntegrations over BuildDependencySets build on one operator.
+	// BuildIntegrations is how many integrations, over BuildDependencySets
+	// dependency sets, the build scenario builds on one operator.
 	BuildIntegrations   int
 	BuildDependencySets int
 	// SkipAdmission runs the operators without the admission policies

@@ -32,9 +32,9 @@ const operatorNamespace = "bench-system"
 // (installed operators get their own, from `caravan install`).
 const operatorRole = "caravan-operator"
 
-// The API server writes the operators' writes, and nothing else, to its
-// audit log: that tells which operator wrote what, and what it wrote,
-// at the cost of one log line per operator write.
+// auditPolicy makes the API server write the operators' writes, and
+// nothing else, to its audit log: that tells which operator wrote what,
+// and what it wrote, at the cost of one log line per operator write.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]

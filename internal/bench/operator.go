@@ -8,18 +8,16 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 	"github.com/caravan-dev/caravan/internal/version"
 )
 
@@ -104,30 +102,18 @@ func benchResources() corev1.ResourceRequirements {
 	return r
 }
 
-// operatorPods lists the pods of operator id.
-func (e *env) operatorPods(ctx context.Context, id string) ([]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	err := e.client.List(ctx, pods, client.InNamespace(operatorNamespace),
-		client.MatchingLabels{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/instance": id})
-	return pods.Items, err
-}
-
 // waitReady waits until the operator's pod runs and its /readyz answers
 // 200, and points the operator's endpoints at it.
 func (o *Operator) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		pods, err := o.env.operatorPods(ctx, o.ID)
-		if err == nil {
-			for _, p := range pods {
-				if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || p.DeletionTimestamp != nil {
-					continue
-				}
+		if pods, err := operatorpod.List(ctx, o.env.client, operatorNamespace, o.ID); err == nil {
+			if p, ok := operatorpod.Newest(pods); ok {
 				o.Pod = p.Name
-				o.MetricsURL = fmt.Sprintf("http://%s:%d/metrics", p.Status.PodIP, install.MetricsPort)
-				o.ReadyzURL = fmt.Sprintf("http://%s:%d/readyz", p.Status.PodIP, install.ProbesPort)
-				o.PprofURL = fmt.Sprintf("http://%s:%d", p.Status.PodIP, install.PprofPort)
+				o.MetricsURL = operatorpod.MetricsURL(p.Status.PodIP)
+				o.ReadyzURL = operatorpod.ProbeURL(p.Status.PodIP, "/readyz")
+				o.PprofURL = operatorpod.PprofURL(p.Status.PodIP)
 			}
 		}
 		if o.ReadyzURL != "" && httpOK(ctx, o.ReadyzURL) {
@@ -152,11 +138,7 @@ func (o *Operator) logTail(n int64) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	data, err := cs.CoreV1().Pods(operatorNamespace).GetLogs(o.Pod, &corev1.PodLogOptions{TailLines: &n}).DoRaw(ctx)
-	if err != nil {
-		return fmt.Sprintf("(log of pod %s: %v)", o.Pod, err)
-	}
-	return string(data)
+	return operatorpod.Log(ctx, cs, operatorNamespace, o.Pod, n)
 }
 
 // stop scales the operator to 0 and waits, for a grace period, until its
@@ -165,25 +147,7 @@ func (o *Operator) logTail(n int64) string {
 func (o *Operator) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d := &appsv1.Deployment{}
-	if err := o.env.client.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: o.ID + "-operator"}, d); err != nil {
-		return
-	}
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Spec.Replicas = ptr.To[int32](0)
-	if err := o.env.client.Patch(ctx, d, patch); err != nil {
-		return
-	}
-	for {
-		if pods, err := o.env.operatorPods(ctx, o.ID); err == nil && len(pods) == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	_ = operatorpod.Stop(ctx, o.env.client, operatorNamespace, o.ID)
 }
 
 // Scrape reads the operator's metrics.

@@ -17,6 +17,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/bareoperator"
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 )
 
 const (
@@ -379,9 +380,9 @@ func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []clien
 // the restart.
 func (e *env) warnRestarts(ctx context.Context, ops []*Operator) {
 	for _, op := range ops {
-		pods, err := e.operatorPods(ctx, op.ID)
+		pods, err := operatorpod.List(ctx, e.client, operatorNamespace, op.ID)
 		if err != nil {
-			fmt.Fprintf(e.progress, "warning: reading the pods of operator %s: %v\n", op.ID, err)
+			fmt.Fprintf(e.progress, "warning: %v\n", err)
 			continue
 		}
 		for _, p := range pods {

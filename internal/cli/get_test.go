@@ -293,8 +293,10 @@ func TestGetRunFilters(t *testing.T) {
 	}
 }
 
-// The table itself, ages included, is TestGetTables' integrations-orphaned:
-// the API server sets the creation times, so the ages here are not fixed.
+// TestGetRunOrphanedShowsTheReason checks the rows, with their REASON,
+// that `caravan get --orphaned -A` prints for the orphans. The table
+// itself, ages included, is TestGetTables' integrations-orphaned: the API
+// server sets the creation times, so the ages here are not fixed.
 func TestGetRunOrphanedShowsTheReason(t *testing.T) {
 	f := newGetFixture(t)
 	out, _, err := f.get(t, GetOptions{Orphaned: true, AllNamespaces: true}, "it")

@@ -349,8 +349,8 @@ func (o *InstallOptions) checkServerVersion() error {
 }
 
 // pushLocalImage builds the operator image of this source tree for this
-// machine and pushes it to the local cluster's registry, for its process
-// node to pull.
+// machine, pushes it to the local cluster's registry, for its process node
+// to pull, and makes it the image to install.
 func (o *InstallOptions) pushLocalImage(ctx context.Context) error {
 	ref, err := pushLocalImage(ctx, o.local, o.ErrOut)
 	if err != nil {

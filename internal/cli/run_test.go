@@ -17,8 +17,8 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
-// The -update flag rewrites the golden files. Other tests of the package
-// may define it too, so it is defined only where nobody did.
+// init defines the -update flag, which rewrites the golden files, unless
+// it is defined already: other tests of the package may define it too.
 func init() {
 	if flag.Lookup("update") == nil {
 		flag.Bool("update", false, "rewrite the golden files under testdata")

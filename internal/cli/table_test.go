@@ -19,9 +19,10 @@ import (
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
-// The -update flag rewrites the golden files. Other golden tests of the
-// package may define it too: package variables are initialised before
-// init runs, so whichever defines it, it is defined once.
+// init defines the -update flag, which rewrites the golden files, unless
+// it is defined already. Other golden tests of the package may define it
+// too: package variables are initialised before init runs, so whichever
+// defines it, it is defined once.
 func init() {
 	if flag.Lookup("update") == nil {
 		flag.Bool("update", false, "rewrite the golden files under testdata")

@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
@@ -37,7 +37,8 @@ type Options struct {
 func Run(ctx context.Context, o Options) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("namespace", o.Namespace)
 	operators := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/name": "caravan-operator"})
-	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
+	lease := client.ObjectKey{Namespace: o.Namespace, Name: install.FleetName + "-lock"}
+	mgr, err := ctrl.NewManager(o.Config, controller.ManagerOptions(o.MetricsAddr, o.ProbeAddr, o.LeaderElect, lease, ctrl.Options{
 		Scheme: scheme.New(),
 		Logger: log,
 		Cache: cache.Options{
@@ -48,13 +49,7 @@ func Run(ctx context.Context, o Options) error {
 				&appsv1.Deployment{}:                 {Label: operators},
 			},
 		},
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:        o.ProbeAddr,
-		LeaderElection:                o.LeaderElect,
-		LeaderElectionID:              install.FleetName + "-lock",
-		LeaderElectionNamespace:       o.Namespace,
-		LeaderElectionReleaseOnCancel: true,
-	})
+	}))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}

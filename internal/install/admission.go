@@ -195,7 +195,7 @@ func AdmissionPolicies(ids ...string) []client.Object {
 func namespacesBinding(id string) *admissionv1.ValidatingAdmissionPolicyBinding {
 	return &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: NamespacesPolicy + "-" + id, Labels: labels(id)},
+		ObjectMeta: metav1.ObjectMeta{Name: NamespacesPolicy + "-" + id, Labels: Labels(id)},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        NamespacesPolicy,
 			ParamRef:          &admissionv1.ParamRef{Name: id, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)},

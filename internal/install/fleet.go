@@ -47,7 +47,8 @@ type FleetDefaults struct {
 	RegistryInsecure bool
 	// Version is the fleet controller's own.
 	Version string
-	// HeartbeatInterval of the operators; theirs (10s) when zero.
+	// HeartbeatInterval is how often the operators renew their registration;
+	// their own default (10s) when zero.
 	HeartbeatInterval time.Duration
 }
 
@@ -150,7 +151,8 @@ type FleetConfig struct {
 	Image            string
 	Registry         string
 	RegistryInsecure bool
-	// HeartbeatInterval of the operators it runs; theirs when zero.
+	// HeartbeatInterval is how often the operators it runs renew their
+	// registration; their own default when zero.
 	HeartbeatInterval time.Duration
 }
 

@@ -28,8 +28,8 @@ type Installer struct {
 	Client client.Client
 	// Out receives one line per object.
 	Out io.Writer
-	// fleet: the fleet controller installs, and so may change what
-	// IntegrationOperators declare.
+	// fleet is set when the fleet controller installs, which may change
+	// what IntegrationOperators declare.
 	fleet bool
 }
 

@@ -70,8 +70,9 @@ type Config struct {
 // OperatorUID is the non-root user the operator image runs as.
 const OperatorUID = 65532
 
-// Names of what an operator installs, all derived from its id so that
-// several operators can share a namespace.
+// operatorName names the ServiceAccount and Deployment of operator id, and
+// starts the names of its other objects: every name an operator installs is
+// derived from its id so that several operators can share a namespace.
 func operatorName(id string) string { return id + "-operator" }
 
 // UserRole is the ClusterRole that grants the verb use on the operator:
@@ -82,7 +83,9 @@ func typeMeta(apiVersion, kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
 }
 
-func labels(id string) map[string]string {
+// Labels are the labels of what an installation of operator id makes, its
+// pods among them: what selects them.
+func Labels(id string) map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/instance": id}
 }
 
@@ -90,7 +93,7 @@ func labels(id string) map[string]string {
 // owns alone (its ServiceAccount, Deployment, metrics Service and RBAC):
 // the inventory that uninstall, re-installs and upgrades find it by.
 func installationLabels(c Config) map[string]string {
-	l := labels(c.ID)
+	l := Labels(c.ID)
 	l[OperatorNamespaceLabel] = c.Namespace
 	return l
 }
@@ -159,7 +162,7 @@ func crdManifests() ([]client.Object, error) {
 func registration(c Config) *camelv1alpha1.IntegrationOperator {
 	ns := append([]string(nil), c.WatchNamespaces...)
 	sort.Strings(ns)
-	l := labels(c.ID)
+	l := Labels(c.ID)
 	if c.Default {
 		l[DefaultLabel] = "true"
 	}
@@ -286,10 +289,10 @@ func deployment(c Config) *appsv1.Deployment {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: installationLabels(c)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels(c.ID)},
+			Selector: &metav1.LabelSelector{MatchLabels: Labels(c.ID)},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels(c.ID),
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(c.ID),
 					Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "operator"}},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: name,
@@ -331,7 +334,7 @@ func metricsService(c Config) *corev1.Service {
 		TypeMeta:   typeMeta("v1", "Service"),
 		ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(c.ID), Namespace: c.Namespace, Labels: installationLabels(c)},
 		Spec: corev1.ServiceSpec{
-			Selector: labels(c.ID),
+			Selector: Labels(c.ID),
 			Ports: []corev1.ServicePort{{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromString("metrics"),
 				Protocol: corev1.ProtocolTCP}},
 		},

@@ -143,7 +143,7 @@ func rbacManifests(c Config) ([]client.Object, error) {
 		}
 	}
 	user := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
-		ObjectMeta: metav1.ObjectMeta{Name: UserRole(c.ID), Labels: labels(c.ID)},
+		ObjectMeta: metav1.ObjectMeta{Name: UserRole(c.ID), Labels: Labels(c.ID)},
 		Rules:      []rbacv1.PolicyRule{UseRule(c.ID)}}
 	reader := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole, Labels: map[string]string{

@@ -42,7 +42,8 @@ type Spec struct {
 	RuntimeVersion string `json:"runtimeVersion"`
 	// RuntimeProvider is the Camel runtime provider.
 	RuntimeProvider string `json:"runtimeProvider"`
-	// Dependencies are normalised (see NormalizeDependencies), sorted and deduplicated.
+	// Dependencies are the dependencies the kit holds, normalised (see
+	// NormalizeDependencies), sorted and deduplicated.
 	Dependencies []string `json:"dependencies,omitempty"`
 	// Repositories are extra Maven repositories, trimmed and deduplicated, in the order
 	// given (Maven looks them up in order).

@@ -57,7 +57,8 @@ type Binaries struct {
 type component struct {
 	name    string // tools module directory under toolsrc
 	version string
-	// packages are built with `go build -o <dir>/`; "." builds the module's main package.
+	// packages are the module's packages to build, with `go build -o <dir>/`;
+	// "." is the module's main package.
 	packages []string
 	// outputs are the files the build leaves in the directory.
 	outputs []string

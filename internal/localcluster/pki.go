@@ -17,7 +17,8 @@ import (
 	"time"
 )
 
-// certValidity is long enough for a local cluster that lives for days.
+// certValidity is how long the local cluster's certificates are valid:
+// long enough for a cluster that lives for days.
 const certValidity = 365 * 24 * time.Hour
 
 // authority is the local cluster's certificate authority. It signs the

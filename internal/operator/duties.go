@@ -60,8 +60,8 @@ type clusterDuties struct {
 
 	once sync.Once
 	err  error
-	// probedVersion is the resourceVersions of the label policy and its
-	// binding when the label probe last ran, and probed its answer.
+	// probeMu guards probedVersion, the resourceVersions of the label policy
+	// and its binding when the label probe last ran, and probed, its answer.
 	probeMu       sync.Mutex
 	probedVersion string
 	probed        bool

@@ -23,12 +23,13 @@ const Repository = "caravan/operator"
 // Options say what to build and where to push it.
 type Options struct {
 	Source Source
-	// Platforms default to Platforms.
+	// Platforms are the platforms to build the image for; the package's
+	// Platforms when empty.
 	Platforms []v1.Platform
 	// Registry is pushed to; Repository and Tag name the image in it.
 	Registry   image.Registry
 	Repository string
-	// Tag defaults to the source's version.
+	// Tag is the image's tag in Repository; the source's version when empty.
 	Tag string
 	// BinDir keeps the built binaries between builds.
 	BinDir string

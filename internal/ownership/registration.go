@@ -20,8 +20,8 @@ type Registration struct {
 	StaleAfter time.Duration
 }
 
-// DefaultStaleAfter is used to judge a registration that does not say how
-// long it stays valid.
+// DefaultStaleAfter is how long a registration that does not say how long
+// it stays valid (StaleAfter zero) counts as live without a heartbeat.
 const DefaultStaleAfter = 30 * time.Second
 
 // Bounds of an operator's heartbeat interval: its registration counts as

@@ -3,7 +3,7 @@ package version
 
 import "runtime/debug"
 
-// Version is set at link time with
+// Version is the version of this build when it is set at link time, with
 // -ldflags "-X github.com/caravan-dev/caravan/internal/version.Version=v1.2.3".
 // Without it, the module version from the build information is used, or
 // "dev" for a build from a source tree.

@@ -23,9 +23,10 @@ import (
 // cluster it started.
 var clusterDir = regexp.MustCompile(`starting a local cluster in (\S+)`)
 
-// The bench at a small scale: every phase of the rollout (the floor,
-// Caravan, the bare operator) and the hand-off run for real on a cluster
-// of its own, the figures are written, and nothing is left behind.
+// TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind runs the
+// bench at a small scale: every phase of the rollout (the floor, Caravan,
+// the bare operator) and the hand-off run for real on a cluster of its
+// own, the figures are written, and nothing is left behind.
 func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T) {
 	g := NewWithT(t)
 	out := t.TempDir()

@@ -22,6 +22,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -191,11 +192,7 @@ func podLogs(namespace string) string {
 	var b strings.Builder
 	for _, p := range pods.Items {
 		fmt.Fprintf(&b, "--- pod %s/%s (%s)\n", p.Namespace, p.Name, p.Status.Phase)
-		data, err := cs.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
-		if err != nil {
-			fmt.Fprintf(&b, "(no log: %v)\n", err)
-		}
-		b.Write(data)
+		b.WriteString(operatorpod.Log(context.Background(), cs, p.Namespace, p.Name, 0))
 	}
 	return b.String()
 }

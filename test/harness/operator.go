@@ -7,16 +7,13 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +23,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/version"
 )
@@ -139,34 +137,18 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 // not being deleted, oldest first.
 func (o *Operator) Pods(t testing.TB) []corev1.Pod {
 	t.Helper()
-	return running(o.env.OperatorPods(t, o.Namespace, o.ID))
-}
-
-// running keeps the pods that are running, have an address and are not
-// being deleted, oldest first.
-func running(pods []corev1.Pod) []corev1.Pod {
-	var out []corev1.Pod
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp) })
-	return out
+	return operatorpod.Running(o.env.OperatorPods(t, o.Namespace, o.ID))
 }
 
 // address is the address of the operator's newest running pod, "" when
 // none runs.
 func (o *Operator) address() string {
-	pods, err := o.env.operatorPods(o.Namespace, o.ID)
+	pods, err := operatorpod.List(context.Background(), o.env.Client, o.Namespace, o.ID)
 	if err != nil {
 		return ""
 	}
-	pods = running(pods)
-	if len(pods) == 0 {
-		return ""
-	}
-	return pods[len(pods)-1].Status.PodIP
+	p, _ := operatorpod.Newest(pods)
+	return p.Status.PodIP
 }
 
 // MetricsURL is the metrics endpoint of the operator's newest running pod.
@@ -176,19 +158,22 @@ func (o *Operator) MetricsURL() string {
 
 // PodMetricsURL is the metrics endpoint of an operator pod at address.
 func PodMetricsURL(address string) string {
-	return fmt.Sprintf("http://%s:%d/metrics", address, install.MetricsPort)
+	return operatorpod.MetricsURL(address)
 }
 
 func (o *Operator) probeURL(path string) string {
-	return fmt.Sprintf("http://%s:%d%s", o.address(), install.ProbesPort, path)
+	return operatorpod.ProbeURL(o.address(), path)
 }
 
 // Stop scales the operator to 0 and waits until its pods are gone: a
 // graceful stop, which releases its leader lease.
 func (o *Operator) Stop(t testing.TB) {
 	t.Helper()
-	o.env.ScaleOperator(t, o.Namespace, o.ID, 0)
-	o.waitNoPods(t)
+	ctx, cancel := context.WithTimeout(context.Background(), podsGoneTimeout)
+	defer cancel()
+	if err := operatorpod.Stop(ctx, o.env.Client, o.Namespace, o.ID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Start scales the operator back to its replicas.
@@ -206,30 +191,24 @@ func (o *Operator) Kill(t testing.TB) {
 	o.waitNoPods(t)
 }
 
+// podsGoneTimeout is how long Stop and Kill wait for the operator's pods
+// to go.
+const podsGoneTimeout = 2 * time.Minute
+
 func (o *Operator) waitNoPods(t testing.TB) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true,
-		func(context.Context) (bool, error) {
-			pods, err := o.env.operatorPods(o.Namespace, o.ID)
-			return err == nil && len(pods) == 0, nil
-		})
-	if err != nil {
-		t.Fatalf("the pods of operator %s are still there: %v", o.ID, err)
+	ctx, cancel := context.WithTimeout(context.Background(), podsGoneTimeout)
+	defer cancel()
+	if err := operatorpod.WaitNoPods(ctx, o.env.Client, o.Namespace, o.ID); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // ScaleOperator sets the replicas of installed operator id's Deployment.
 func (e *Env) ScaleOperator(t testing.TB, namespace, id string, replicas int32) {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	key := client.ObjectKey{Namespace: namespace, Name: id + "-operator"}
-	if err := e.Client.Get(context.Background(), key, d); err != nil {
+	if err := operatorpod.Scale(context.Background(), e.Client, namespace, id, replicas); err != nil {
 		t.Fatal(err)
-	}
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Spec.Replicas = ptr.To(replicas)
-	if err := e.Client.Patch(context.Background(), d, patch); err != nil {
-		t.Fatalf("scaling operator %s to %d: %v", id, replicas, err)
 	}
 }
 
@@ -307,18 +286,13 @@ func (o *Operator) Log() string {
 	if err != nil {
 		return err.Error()
 	}
-	pods, err := o.env.operatorPods(o.Namespace, o.ID)
+	pods, err := operatorpod.List(context.Background(), o.env.Client, o.Namespace, o.ID)
 	if err != nil {
 		return err.Error()
 	}
 	var b strings.Builder
 	for _, p := range pods {
-		data, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
-		if err != nil {
-			fmt.Fprintf(&b, "(log of pod %s: %v)\n", p.Name, err)
-			continue
-		}
-		b.Write(data)
+		b.WriteString(operatorpod.Log(context.Background(), cs, p.Namespace, p.Name, 0))
 	}
 	return b.String()
 }

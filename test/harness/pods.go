@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,33 +10,25 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 )
 
 // OperatorPods lists the pods of installed operator id in namespace.
 func (e *Env) OperatorPods(t testing.TB, namespace, id string) []corev1.Pod {
 	t.Helper()
-	pods, err := e.operatorPods(namespace, id)
+	pods, err := operatorpod.List(context.Background(), e.Client, namespace, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pods
 }
 
-func (e *Env) operatorPods(namespace, id string) ([]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := e.Client.List(context.Background(), pods, client.InNamespace(namespace),
-		client.MatchingLabels{"app.kubernetes.io/name": "caravan-operator", "app.kubernetes.io/instance": id}); err != nil {
-		return nil, fmt.Errorf("listing the pods of operator %s: %w", id, err)
-	}
-	return pods.Items, nil
-}
-
 // OperatorMetricsURL is the metrics endpoint of the running pod of
 // installed operator id in namespace.
 func (e *Env) OperatorMetricsURL(t testing.TB, namespace, id string) string {
 	t.Helper()
-	if pods := running(e.OperatorPods(t, namespace, id)); len(pods) > 0 {
+	if pods := operatorpod.Running(e.OperatorPods(t, namespace, id)); len(pods) > 0 {
 		return PodMetricsURL(pods[0].Status.PodIP)
 	}
 	t.Fatalf("no running pod of operator %s in %s", id, namespace)

@@ -17,8 +17,12 @@ import (
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
-// The bare operator is the bench's measure of the least an operator can
-// do: its figures mean something only if it does that much for real.
+// TestTheBenchBareOperatorMakesTheDeploymentAndReportsReadyOnceItRollsOut
+// runs the bench's bare operator on one integration: it makes the
+// integration's Deployment and ConfigMap, and writes Ready only once the
+// Deployment has rolled out. The bare operator is the bench's measure of
+// the least an operator can do: its figures mean something only if it
+// does that much for real.
 func TestTheBenchBareOperatorMakesTheDeploymentAndReportsReadyOnceItRollsOut(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())

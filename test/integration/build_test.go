@@ -68,7 +68,8 @@ func startPlatformRegistry(t *testing.T) *imagetest.Registry {
 	return reg
 }
 
-// sourceIntegration has no image: it needs a kit with deps.
+// sourceIntegration is a test integration without an image: it needs a
+// kit with deps.
 func sourceIntegration(ns, name string, deps ...string) *camelv1.Integration {
 	it := harness.NewIntegration(ns, name, operatorID, 1)
 	delete(it.Spec.Traits, "container")
@@ -149,7 +150,9 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	g.Expect(builds.Items).To(HaveLen(1))
 }
 
-// TestTwentyIntegrationsOverThreeDependencySetsMakeThreeBuilds.
+// TestTwentyIntegrationsOverThreeDependencySetsMakeThreeBuilds creates
+// twenty integrations over three dependency sets and checks that they get
+// three Ready kits from three Builds, none of which needed a retry.
 func TestTwentyIntegrationsOverThreeDependencySetsMakeThreeBuilds(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

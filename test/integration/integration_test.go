@@ -469,7 +469,9 @@ func TestDependenciesThatAnImageRunsWithoutAreAWarning(t *testing.T) {
 	g.Consistently(warnings, time.Second, poll).Should(HaveLen(1))
 }
 
-// TestThePlatformIsRecreatedWithItsDefaults.
+// TestThePlatformIsRecreatedWithItsDefaults deletes the operator's Ready
+// platform and waits until the operator has made a new one, Ready with its
+// defaults resolved.
 func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

@@ -24,10 +24,11 @@ type OperatorFigures struct {
 	// and process_resident_memory_bytes sampled every second.
 	PeakHeapMiB float64 `json:"peakHeapMiB"`
 	PeakRSSMiB  float64 `json:"peakRSSMiB"`
-	// Reconciles counts Integration reconciles; Reads are GET requests
-	// (get, list, watch) and Writes POST, PUT, PATCH and DELETE requests of
-	// the operator's clients (rest_client_requests_total); Events are the
-	// Events about its integrations. All per owned integration.
+	// ReconcilesPerIntegration counts Integration reconciles; Reads are GET
+	// requests (get, list, watch) and Writes POST, PUT, PATCH and DELETE
+	// requests of the operator's clients (rest_client_requests_total);
+	// Events are the Events about its integrations. All per owned
+	// integration.
 	ReconcilesPerIntegration float64 `json:"reconcilesPerIntegration"`
 	// RequeuesPerIntegration counts the reconciles among them that ended
 	// in a requeue (a status write that lost an optimistic-lock race to a

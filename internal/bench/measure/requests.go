@@ -1,6 +1,7 @@
 package measure
 
-// Reads and writes split client-go's requests by HTTP method: GET (which
+// isRead tells whether a client-go request, by its method label, is a
+// read. Reads and writes split requests by HTTP method: GET (which
 // includes LIST and WATCH) reads, POST, PUT, PATCH and DELETE write.
 func isRead(l map[string]string) bool { return l["method"] == "GET" }
 

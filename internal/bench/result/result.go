@@ -209,9 +209,10 @@ type Handoff struct {
 	WritesByFromAfterRelease int `json:"writesByFromAfterRelease"`
 	// WritesByFromAfterReleaseByKind splits the latter by "verb resource".
 	WritesByFromAfterReleaseByKind map[string]int `json:"writesByFromAfterReleaseByKind,omitempty"`
-	// FromWritesSettled is the old owner's write requests (all resources,
-	// rest_client_requests_total) in SettleSeconds after the last move,
-	// and FromWritesIdle the same over as long before the burst: the
+	// SettleSeconds is how long the old owner's writes are counted after
+	// the last move: FromWritesSettled is its write requests (all
+	// resources, rest_client_requests_total) in that time, and
+	// FromWritesIdle the same over as long before the burst; the
 	// difference is what the moves cost it afterwards.
 	SettleSeconds     float64 `json:"settleSeconds"`
 	FromWritesSettled float64 `json:"fromWritesSettled"`

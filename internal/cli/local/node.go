@@ -22,7 +22,7 @@ type NodeOptions struct {
 	ServingCert string
 	ServingKey  string
 
-	// Set by Complete: this binary.
+	// self is the path of this binary, set by Complete.
 	self string
 }
 

@@ -32,7 +32,8 @@ type Reconciler struct {
 	OperatorID string
 	// Namespace is the operator's, where its platform lives.
 	Namespace string
-	// Runner is cancelled for the Build of a kit that is deleted.
+	// Runner is the operator's build runner, told to cancel the Build of a
+	// kit that is deleted.
 	Runner *build.Runner
 }
 
@@ -62,7 +63,8 @@ type scope struct {
 	spec kit.Spec
 	// build is the kit's Build, once it was read.
 	build *camelv1.Build
-	// submitted: the kit had no Build, and this reconcile created it.
+	// submitted is set by reconcileBuild when the kit had no Build and this
+	// reconcile created it.
 	submitted bool
 	// Outcome is set by a step that found the kit invalid, or that
 	// found nothing to build.
