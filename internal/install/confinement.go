@@ -42,10 +42,11 @@ const ConfinementPolicy = "caravan-operator-confinement"
 var confinedResources = map[string][]string{
 	camelv1.GroupVersion.Group: {"integrations", "integrations/status", "pipes", "pipes/status",
 		"kameletbindings", "kameletbindings/status", "integrationkits", "integrationkits/status", "builds", "builds/status"},
-	"apps":              {"deployments"},
-	"policy":            {"poddisruptionbudgets"},
-	"networking.k8s.io": {"ingresses"},
-	"":                  {"configmaps", "services"},
+	"apps":                  {"deployments"},
+	"policy":                {"poddisruptionbudgets"},
+	"networking.k8s.io":     {"ingresses"},
+	"monitoring.coreos.com": {"podmonitors"},
+	"":                      {"configmaps", "services"},
 }
 
 const (
@@ -109,7 +110,7 @@ const (
 
 func confinementRules() *admissionv1.MatchResources {
 	m := &admissionv1.MatchResources{}
-	for _, group := range []string{camelv1.GroupVersion.Group, "apps", "policy", "networking.k8s.io", ""} {
+	for _, group := range []string{camelv1.GroupVersion.Group, "apps", "policy", "networking.k8s.io", "monitoring.coreos.com", ""} {
 		m.ResourceRules = append(m.ResourceRules, admissionv1.NamedRuleWithOperations{
 			RuleWithOperations: admissionv1.RuleWithOperations{
 				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},

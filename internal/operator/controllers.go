@@ -30,7 +30,8 @@ import (
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
 
 // startControllers runs once the operator holds its registration.
-func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Client, reg *Registrar, m *metrics.Metrics, o Options) error {
+// podMonitors tells whether the cluster serves the PodMonitor kind.
+func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Client, reg *Registrar, m *metrics.Metrics, o Options, podMonitors bool) error {
 	// Registrations are few; handovers and orphan checks read them from
 	// the cache, which must watch them before any controller runs.
 	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {
@@ -62,7 +63,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}
 	if err := (&integrationcontroller.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
-		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{},
+		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{}, PodMonitors: podMonitors,
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
 	}

@@ -16,7 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,12 +27,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/controller/integrationcontroller"
 	"github.com/caravan-dev/caravan/internal/controller/kameletcontroller"
 	"github.com/caravan-dev/caravan/internal/metrics"
+	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
@@ -78,18 +82,18 @@ func Run(ctx context.Context, o Options) error {
 	ctx = ctrl.LoggerInto(ctx, log)
 	log.Info("Starting Caravan operator", "version", o.Version, "default", o.Default)
 
-	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
-		Scheme:                        scheme.New(),
-		Logger:                        log,
-		Cache:                         cacheOptions(o.ID, o.Namespace, o.WatchNamespaces),
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:        o.ProbeAddr,
-		PprofBindAddress:              o.PprofAddr,
-		LeaderElection:                o.LeaderElect,
-		LeaderElectionID:              o.ID + "-lock",
-		LeaderElectionNamespace:       o.Namespace,
-		LeaderElectionReleaseOnCancel: true,
-	})
+	podMonitors, err := servesPodMonitors(o.Config)
+	if err != nil {
+		return err
+	}
+	log.Info("Looked for the PodMonitor kind", "served", podMonitors)
+	lease := client.ObjectKey{Namespace: o.Namespace, Name: o.ID + "-lock"}
+	mgr, err := ctrl.NewManager(o.Config, controller.ManagerOptions(o.MetricsAddr, o.ProbeAddr, o.LeaderElect, lease, ctrl.Options{
+		Scheme:           scheme.New(),
+		Logger:           log,
+		Cache:            cacheOptions(o.ID, o.Namespace, o.WatchNamespaces, podMonitors),
+		PprofBindAddress: o.PprofAddr,
+	}))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -113,7 +117,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	registrar.OnRegistered = func(ctx context.Context) error {
-		return startControllers(ctx, mgr, direct, registrar, m, o)
+		return startControllers(ctx, mgr, direct, registrar, m, o, podMonitors)
 	}
 	if err := mgr.Add(&identityProvider{registrar: registrar, client: direct, o: o}); err != nil {
 		return err
@@ -139,13 +143,14 @@ func Run(ctx context.Context, o Options) error {
 // cacheOptions filters every watch on owned kinds, server-side, by the
 // operator-id label, so that an operator caches only its own share. A
 // read of a kind without an informer fails instead of silently starting
-// a cluster-wide watch.
-func cacheOptions(id, namespace string, watch []string) cache.Options {
+// a cluster-wide watch. With podMonitors, the metadata of the PodMonitors
+// the operator makes is cached too.
+func cacheOptions(id, namespace string, watch []string, podMonitors bool) cache.Options {
 	mine := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{camelv1.OperatorIDLabel: id})}
 	platform := mine
 	platform.Namespaces = map[string]cache.Config{namespace: {}}
 	lease := cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}}
-	return cache.Options{
+	opts := cache.Options{
 		DefaultNamespaces:           namespaces(namespace, watch),
 		DefaultTransform:            cache.TransformStripManagedFields(),
 		ReaderFailOnMissingInformer: true,
@@ -166,6 +171,33 @@ func cacheOptions(id, namespace string, watch []string) cache.Options {
 			&camelv1alpha1.IntegrationOperator{}: {},
 		},
 	}
+	if podMonitors {
+		opts.ByObject[integrationcontroller.PodMonitorMetadata()] = mine
+	}
+	return opts
+}
+
+// servesPodMonitors tells whether the API server serves the Prometheus
+// Operator's PodMonitor kind, which the prometheus trait makes.
+func servesPodMonitors(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	gv := render.PodMonitorGVK.GroupVersion().String()
+	resources, err := dc.ServerResourcesForGroupVersion(gv)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("asking the API server whether it serves %s: %w", gv, err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Kind == render.PodMonitorGVK.Kind {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // namespaces is the cache's namespace restriction: nil for all, else the

@@ -152,9 +152,15 @@ func flowsYAML(flows []camelv1.RawObject) ([]byte, error) {
 	return out, nil
 }
 
-// properties writes the camel trait properties, one key=value per line, in order.
+// properties writes the jvm trait's classpath as the runtime's classpath property, then
+// the camel trait properties, one key=value per line, in order: a classpath property the
+// camel trait sets comes later and wins.
 func properties(t trait.Traits) string {
 	var b strings.Builder
+	if cp := t.JVM.Classpath(); len(cp) > 0 {
+		b.WriteString(trait.ClasspathProperty + "=" + strings.Join(cp, ","))
+		b.WriteByte('\n')
+	}
 	for _, p := range t.Camel.Properties() {
 		b.WriteString(p)
 		b.WriteByte('\n')

@@ -136,9 +136,9 @@ func (in Input) objectMeta(name string) metav1.ObjectMeta {
 }
 
 // hasConfigMap reports whether the integration has a ConfigMap: it has sources or flows,
-// or properties.
+// or properties (the camel trait's, or the jvm trait's classpath).
 func (in Input) hasConfigMap() bool {
-	return !Sourceless(in.Integration) || len(in.Traits.Camel.Properties()) > 0
+	return !Sourceless(in.Integration) || len(in.Traits.Camel.Properties()) > 0 || len(in.Traits.JVM.Classpath()) > 0
 }
 
 // DependencyFlag is the option of the default run command that lists the

@@ -3,7 +3,10 @@
 package trait
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -11,11 +14,18 @@ import (
 // launches it.
 const EnvJavaToolOptions = "JAVA_TOOL_OPTIONS"
 
+// ClasspathProperty is the runtime property that adds files to the default runtime's
+// classpath, comma-separated.
+const ClasspathProperty = "camel.jbang.classpathFiles"
+
 // JVM is the jvm trait, in part: its options (options, and the debug agent of debug,
 // debugPort, debugSuspend) reach the runtime's JVM through JAVA_TOOL_OPTIONS, which
-// every JVM reads. With enabled: false it reads as defaults.
+// every JVM reads, and its classpath (entries separated by ':', as Camel K writes it)
+// reaches the default runtime through ClasspathProperty. With enabled: false it reads
+// as defaults.
 type JVM struct {
-	options []string
+	options   []string
+	classpath []string
 }
 
 func parseJVM(o *object) JVM {
@@ -30,6 +40,15 @@ func parseJVM(o *object) JVM {
 		}
 		j.options = append(j.options, opt)
 	}
+	for _, entry := range strings.Split(o.str("classpath"), ":") {
+		switch entry = strings.TrimSpace(entry); {
+		case entry == "":
+		case strings.ContainsAny(entry, ",\n\r"):
+			o.fail("classpath", "must be paths separated by ':', none holding ',' or a line break", json.RawMessage(strconv.Quote(entry)))
+		default:
+			j.classpath = append(j.classpath, entry)
+		}
+	}
 	if debug := o.boolean("debug"); debug != nil && *debug {
 		port := o.port("debugPort")
 		if port == 0 {
@@ -43,6 +62,9 @@ func parseJVM(o *object) JVM {
 	}
 	return j
 }
+
+// Classpath are the classpath entries, in order; nil for none.
+func (j JVM) Classpath() []string { return slices.Clone(j.classpath) }
 
 // ToolOptions is the value of JAVA_TOOL_OPTIONS: the options, space-separated; "" for none.
 func (j JVM) ToolOptions() string { return strings.Join(j.options, " ") }

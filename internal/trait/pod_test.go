@@ -133,3 +133,32 @@ func TestTheIngressTraitRoutesAHostAndPath(t *testing.T) {
 	g.Expect(err).To(MatchError(And(ContainSubstring("trait ingress.host: must be a host name"),
 		ContainSubstring("trait ingress.path: must start with /"), ContainSubstring("trait ingress.pathType: must be one of Prefix"))))
 }
+
+func TestTheJVMTraitsClasspathIsSplitOnColons(t *testing.T) {
+	g := NewWithT(t)
+	tr, err := Parse(traits(t, `{"jvm":{"classpath":"/a.jar::/b/c.jar"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.JVM.Classpath()).To(Equal([]string{"/a.jar", "/b/c.jar"}))
+	_, err = Parse(traits(t, `{"jvm":{"classpath":"/a.jar,/b.jar"}}`))
+	g.Expect(err).To(MatchError(ContainSubstring("trait jvm.classpath: must be paths separated by ':'")))
+}
+
+func TestThePrometheusTraitMakesAPodMonitorByDefaultWhenEnabled(t *testing.T) {
+	g := NewWithT(t)
+	tr, err := Parse(traits(t, `{"prometheus":{"enabled":true,"podMonitorLabels":["release=monitoring","team=orders"]}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.Prometheus.PodMonitor()).To(BeTrue())
+	g.Expect(tr.Prometheus.PodMonitorLabels()).To(Equal(map[string]string{"release": "monitoring", "team": "orders"}))
+	tr, err = Parse(traits(t, `{"prometheus":{"enabled":true,"podMonitor":false}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.Prometheus.PodMonitor()).To(BeFalse())
+	g.Expect(tr.Prometheus.Enabled()).To(BeTrue())
+	for label, message := range map[string]string{
+		"release":                        "must be key=value",
+		"bad key!=x":                     "must be key=value with a valid label key and value",
+		"camel.apache.org/integration=x": "must not name a camel.apache.org/ key",
+	} {
+		_, err = Parse(traits(t, `{"prometheus":{"enabled":true,"podMonitorLabels":["`+label+`"]}}`))
+		g.Expect(err).To(MatchError(And(ContainSubstring("trait prometheus.podMonitorLabels[0]"), ContainSubstring(message))), label)
+	}
+}

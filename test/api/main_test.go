@@ -13,5 +13,5 @@ import (
 var env *harness.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(harness.Main(m, harness.Options{}, &env))
+	os.Exit(harness.Main(m, harness.Options{PodMonitors: true}, &env))
 }

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -184,7 +185,7 @@ func TestCLIRun(t *testing.T) {
 	}, timeout, poll).Should(Succeed())
 
 	t.Log("run --image without files runs the pre-built image as it is: named after it, no ConfigMap")
-	out, errOut, err = run("run", "--image", "example/orders:2.3", "-x", "cli-run", "--wait", "--timeout", "2m")
+	out, errOut, err = run("run", "--image", "example/orders:2.3", "-x", "cli-run", "-t", "prometheus.enabled=true", "--wait", "--timeout", "2m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", out, errOut)
 	g.Expect(out).To(HavePrefix("integration \"orders\" created\n"))
 	g.Expect(out).To(HaveSuffix("integration orders: Running\n"))
@@ -196,6 +197,20 @@ func TestCLIRun(t *testing.T) {
 	g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(BeNil())
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: apps, Name: "orders-camel"}, &corev1.ConfigMap{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a ConfigMap for a sourceless integration: %v", err)
+	t.Log("the prometheus trait's PodMonitor, on a cluster that serves no such kind, is a warning that says what to do")
+	g.Eventually(func() []string {
+		list := &eventsv1.EventList{}
+		_ = env.Client.List(ctx, list, client.InNamespace(apps))
+		var notes []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == "orders" && e.Reason == "PodMonitorNotServed" && e.Type == corev1.EventTypeWarning {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}, timeout, poll).Should(ConsistOf(And(ContainSubstring("podmonitors.monitoring.coreos.com"),
+		ContainSubstring("set prometheus.podMonitor: false"))))
+	g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("prometheus.io/scrape", "true"), "the pods are still annotated for scraping")
 	_, errOut, err = run("run", "-x", "cli-run")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("give the files of the routes to run, or --image"))

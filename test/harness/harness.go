@@ -43,6 +43,9 @@ type Options struct {
 	AuditPolicy []byte
 	// SkipCRDs leaves Caravan's CustomResourceDefinitions out.
 	SkipCRDs bool
+	// PodMonitors serves the Prometheus Operator's PodMonitor kind, as a
+	// cluster that runs the Prometheus Operator does.
+	PodMonitors bool
 	// Caravan, with Full, is the caravan binary that runs the process node,
 	// on which installed operators run as pods, and the cluster gets a
 	// registry for their image.
@@ -129,6 +132,11 @@ func (e *Env) connect(ctx context.Context, opts Options) error {
 	e.Client, err = client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
+	}
+	if opts.PodMonitors {
+		if err := e.servePodMonitors(ctx); err != nil {
+			return err
+		}
 	}
 	if opts.SkipCRDs {
 		return nil

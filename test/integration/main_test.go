@@ -35,7 +35,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var err error
-	env, err = harness.Start(ctx, harness.Options{})
+	env, err = harness.Start(ctx, harness.Options{PodMonitors: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
 		return 1

@@ -92,7 +92,8 @@ func (r *Reconciler) reconcileUndeploy(ctx context.Context, s *scope) (reconcile
 }
 
 // removeChildren deletes the Deployment, the Service, the
-// PodDisruptionBudget, the Ingress and the ConfigMap of the integration.
+// PodDisruptionBudget, the Ingress, the PodMonitor and the ConfigMap of
+// the integration.
 func (r *Reconciler) removeChildren(ctx context.Context, s *scope) error {
 	name := s.it.Name
 	if err := r.removeChild(ctx, s, name, &appsv1.Deployment{}); err != nil {
@@ -106,6 +107,11 @@ func (r *Reconciler) removeChildren(ctx context.Context, s *scope) error {
 	}
 	if err := r.removeChild(ctx, s, name, &networkingv1.Ingress{}); err != nil {
 		return err
+	}
+	if r.PodMonitors {
+		if err := r.removeChild(ctx, s, name, PodMonitorMetadata()); err != nil {
+			return err
+		}
 	}
 	return r.removeChild(ctx, s, render.ConfigMapName(name), &corev1.ConfigMap{})
 }

@@ -1,7 +1,7 @@
 // Package integrationcontroller reconciles the Integrations an operator owns into a
 // ConfigMap of sources and properties, a Deployment and, when the
-// integration exposes a port, a Service, and with the pdb and ingress
-// traits a PodDisruptionBudget and an Ingress.
+// integration exposes a port, a Service, and with the pdb, ingress and
+// prometheus traits a PodDisruptionBudget, an Ingress and a PodMonitor.
 package integrationcontroller
 
 import (
@@ -50,6 +50,11 @@ type Reconciler struct {
 	Recorder     events.EventRecorder
 	Metrics      *metrics.Metrics
 	Clock        clock.PassiveClock
+	// PodMonitors tells whether the cluster served the Prometheus
+	// Operator's PodMonitor kind when the operator started: the
+	// prometheus trait's PodMonitors are made, watched and removed only
+	// then.
+	PodMonitors bool
 
 	// firstReady holds the UIDs whose first readiness was observed.
 	firstReady sync.Map
@@ -65,6 +70,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create
 
@@ -202,15 +208,18 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	// undeploy request (see runRequested).
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed, statusCleared, runRequested)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("integration").
 		For(&camelv1.Integration{}, builder.WithPredicates(specOrAssignment)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(rolloutSeen)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(notCreated)).
 		Owns(&corev1.Service{}, builder.WithPredicates(notCreated)).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(notCreated)).
-		Owns(&networkingv1.Ingress{}, builder.WithPredicates(notCreated)).
-		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
+		Owns(&networkingv1.Ingress{}, builder.WithPredicates(notCreated))
+	if r.PodMonitors {
+		b = b.Owns(PodMonitorMetadata(), builder.WithPredicates(notCreated))
+	}
+	return b.Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Integration", r))
 }
@@ -278,6 +287,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileService,
 		r.reconcilePodDisruptionBudget,
 		r.reconcileIngress,
+		r.reconcilePodMonitor,
 		// Last: once the Deployment carries this operator's id, the
 		// children no longer look like a previous owner's.
 		r.reconcileDeployment,

@@ -326,6 +326,39 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, s *scope) (reconcile.
 	return reconcileOptionalChild(ctx, r, s, want, err)
 }
 
+// reconcilePodMonitor applies the prometheus trait's PodMonitor, and deletes the one it
+// made when the trait no longer asks for it. Where the cluster does not serve the kind,
+// a Warning Event says so, once per generation, and the integration runs without it.
+func (r *Reconciler) reconcilePodMonitor(ctx context.Context, s *scope) (reconcile.Result, error) {
+	want, err := render.PodMonitor(r.input(s))
+	if err != nil {
+		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
+		return reconcile.Result{}, nil
+	}
+	switch {
+	case !r.PodMonitors:
+		if want != nil && r.warned.first(client.ObjectKeyFromObject(s.it), "PodMonitorNotServed", s.it.Generation) {
+			r.Recorder.Eventf(s.it, nil, corev1.EventTypeWarning, "PodMonitorNotServed", "Reconcile",
+				"the prometheus trait asks for a PodMonitor, and the cluster served no %s when operator %s started: "+
+					"install the Prometheus Operator's CRDs and restart the operator, or set prometheus.podMonitor: false",
+				render.PodMonitorGVK.GroupVersion().WithResource("podmonitors").GroupResource(), r.OperatorID)
+		}
+		return reconcile.Result{}, nil
+	case want != nil:
+		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, PodMonitorMetadata()))
+	default:
+		return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, PodMonitorMetadata())
+	}
+}
+
+// PodMonitorMetadata is an empty PodMonitor as a metadata-only object: the operator
+// caches and reads only the metadata of the PodMonitors it makes.
+func PodMonitorMetadata() *metav1.PartialObjectMetadata {
+	pm := &metav1.PartialObjectMetadata{}
+	pm.SetGroupVersionKind(render.PodMonitorGVK)
+	return pm
+}
+
 // reconcileOptionalChild applies want, a child of the integration that render made, or,
 // when render made none (want nil), deletes the one of that kind, named like the
 // integration, that the integration controls. A render error is bad input.
