@@ -21,6 +21,10 @@ const ConditionMissingRights = "MissingRights"
 // declared operators (spec.namespace set).
 const ConditionDeployed = "Deployed"
 
+// ConditionCanary summarises spec.canary: True once every wave has moved,
+// False while it moves or after a wave failed; the fleet controller sets it.
+const ConditionCanary = "Canary"
+
 // FleetAnnotation names, on a declared IntegrationOperator, the fleet
 // controller (namespace/name of its Deployment) that runs its operator:
 // the first fleet controller to reconcile it claims it, and others leave it.
@@ -62,6 +66,75 @@ type IntegrationOperatorSpec struct {
 	// resources to a declared operator, and bind it to its namespaces; true
 	// by default.
 	Admission *bool `json:"admission,omitempty"`
+	// Canary moves the integrations, Pipes and KameletBindings of another
+	// operator to this one in waves, each gated on its integrations running
+	// here; the fleet controller runs it once this declared operator has
+	// rolled out, and reports it in status.canary. A new canary starts when
+	// this field changes.
+	Canary *CanarySpec `json:"canary,omitempty"`
+}
+
+// CanarySpec is a move in waves from another operator to this one, as
+// `caravan reassign --from FROM --to ID --waves ...` makes it.
+type CanarySpec struct {
+	// From is the id of the operator whose resources move.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	From string `json:"from"`
+	// Waves are rising percentages ("10%", ending at "100%") or counts ("5")
+	// of what From has when the canary starts, each reached at the end of
+	// its wave. One wave of everything by default.
+	Waves []string `json:"waves,omitempty"`
+	// Selector narrows the move to the resources whose labels match it.
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// WaveTimeout is how long a wave waits for its integrations to run
+	// under this operator before it fails; 5m by default.
+	WaveTimeout *metav1.Duration `json:"waveTimeout,omitempty"`
+	// Pause is how long the canary waits between waves.
+	Pause *metav1.Duration `json:"pause,omitempty"`
+	// RollbackOnFailure moves the resources of a failed wave back to From;
+	// the canary stops after a failed wave either way.
+	RollbackOnFailure bool `json:"rollbackOnFailure,omitempty"`
+}
+
+// CanaryPhase is where a canary stands.
+type CanaryPhase string
+
+// The phases of a canary. Succeeded, Failed and RolledBack are final
+// until spec.canary changes.
+const (
+	CanaryPhaseProgressing CanaryPhase = "Progressing"
+	CanaryPhaseRollingBack CanaryPhase = "RollingBack"
+	CanaryPhaseSucceeded   CanaryPhase = "Succeeded"
+	CanaryPhaseFailed      CanaryPhase = "Failed"
+	CanaryPhaseRolledBack  CanaryPhase = "RolledBack"
+)
+
+// CanaryStatus is the progress of spec.canary.
+type CanaryStatus struct {
+	// ObservedGeneration is the generation whose spec.canary this is.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Spec is the spec.canary this is the progress of: when spec.canary
+	// changes, a new canary starts.
+	Spec  CanarySpec  `json:"spec"`
+	Phase CanaryPhase `json:"phase,omitempty"`
+	// Total is how many resources From had, of the selection, when the
+	// canary started; Sizes are how many have moved at the end of each wave.
+	Total int32   `json:"total,omitempty"`
+	Sizes []int32 `json:"sizes,omitempty"`
+	// Wave is the wave that runs, from 1, or the last one that ran.
+	Wave int32 `json:"wave,omitempty"`
+	// Moved is how many resources the finished waves moved.
+	Moved int32 `json:"moved,omitempty"`
+	// Current are the resources of the wave that runs, or that failed, as
+	// KIND/NAMESPACE/NAME.
+	Current []string `json:"current,omitempty"`
+	// WaveStartTime is when the wave that runs started (or its rollback).
+	WaveStartTime *metav1.Time `json:"waveStartTime,omitempty"`
+	// NextWaveTime is when the next wave starts, after a pause.
+	NextWaveTime *metav1.Time `json:"nextWaveTime,omitempty"`
+	// Message says, in words, where the canary stands.
+	Message string `json:"message,omitempty"`
 }
 
 // Declared reports whether the fleet controller runs this operator.
@@ -81,6 +154,8 @@ type IntegrationOperatorStatus struct {
 	// StaleAfterSeconds is how long the registration may go without a
 	// heartbeat before it counts as gone (its integrations are orphans).
 	StaleAfterSeconds int32 `json:"staleAfterSeconds,omitempty"`
+	// Canary is the progress of spec.canary, which the fleet controller writes.
+	Canary *CanaryStatus `json:"canary,omitempty"`
 }
 
 // IntegrationOperator is the registry entry of one operator; its name is the operator id.
@@ -94,6 +169,7 @@ type IntegrationOperatorStatus struct {
 // +kubebuilder:printcolumn:name="Leader",type=string,JSONPath=`.status.leader`,description="The replica holding the leader lease"
 // +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.heartbeatTime`,description="When the registration was last renewed"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="Whether the operator is ready"
+// +kubebuilder:printcolumn:name="Canary",type=string,JSONPath=`.status.canary.phase`,description="Where the canary move to this operator stands",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type IntegrationOperator struct {
 	metav1.TypeMeta   `json:",inline"`

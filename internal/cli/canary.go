@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 
-	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/canary"
+	"github.com/caravan-dev/caravan/internal/reassign"
 )
 
 // validateCanary checks the selector and the flags of a move in waves.
@@ -48,25 +47,13 @@ func (o *ReassignOptions) validateCanary() error {
 	return nil
 }
 
-// fromSelector selects what --from has: the operator-id label, and the
-// user's selector when given.
-func (o *ReassignOptions) fromSelector() labels.Selector {
-	mine, _ := labels.NewRequirement(camelv1.OperatorIDLabel, selection.Equals, []string{o.From})
-	sel := labels.NewSelector().Add(*mine)
-	if o.selector != nil {
-		reqs, _ := o.selector.Requirements()
-		sel = sel.Add(reqs...)
-	}
-	return sel
-}
-
 // runWaves moves targets in waves: each wave moves its share, then waits
 // until its integrations (and those of its Pipes and KameletBindings) run
 // under --to. A wave that fails ends the move; with --rollback-on-failure
 // its resources move back to --from first. Resources of later waves never
 // move.
-func (o *ReassignOptions) runWaves(ctx context.Context, targets []reassignTarget) error {
-	slices.SortFunc(targets, func(a, b reassignTarget) int { return strings.Compare(a.String(), b.String()) })
+func (o *ReassignOptions) runWaves(ctx context.Context, targets []reassign.Target) error {
+	slices.SortFunc(targets, func(a, b reassign.Target) int { return strings.Compare(a.String(), b.String()) })
 	sizes := canary.Sizes(o.waves, len(targets))
 	if len(targets) == 0 {
 		fmt.Fprintf(o.Out, "operator %s has nothing to move\n", o.From)
@@ -104,10 +91,10 @@ func (o *ReassignOptions) runWaves(ctx context.Context, targets []reassignTarget
 
 // moveWave moves the wave from one operator to another, and returns what
 // it moved; the first resource it fails to move ends the wave.
-func (o *ReassignOptions) moveWave(ctx context.Context, wave []reassignTarget, from, to string) ([]reassignTarget, error) {
+func (o *ReassignOptions) moveWave(ctx context.Context, wave []reassign.Target, from, to string) ([]reassign.Target, error) {
 	step := *o
 	step.From, step.To = from, to
-	var moved []reassignTarget
+	var moved []reassign.Target
 	for _, t := range wave {
 		if _, err := step.move(ctx, o.client, t); err != nil {
 			return moved, fmt.Errorf("moving %s to %s: %w", t, to, err)
@@ -119,7 +106,7 @@ func (o *ReassignOptions) moveWave(ctx context.Context, wave []reassignTarget, f
 
 // waveFailed reports wave i's failure and, with --rollback-on-failure,
 // moves what it moved back to --from and waits until it runs there.
-func (o *ReassignOptions) waveFailed(ctx context.Context, i, waves int, moved []reassignTarget, done, total int, cause error) error {
+func (o *ReassignOptions) waveFailed(ctx context.Context, i, waves int, moved []reassign.Target, done, total int, cause error) error {
 	msg := fmt.Sprintf("wave %d/%d failed: %v; %d moved to %s in earlier waves, %d not moved", i+1, waves, cause, done, o.To, total-done-len(moved))
 	if !o.RollbackOnFailure || len(moved) == 0 {
 		if len(moved) > 0 {
@@ -138,13 +125,11 @@ func (o *ReassignOptions) waveFailed(ctx context.Context, i, waves int, moved []
 	return fmt.Errorf("%s; the %d of this wave are back on %s", msg, len(back), o.From)
 }
 
-// integrationsOf are the Integrations that show whether targets run: the
-// moved integrations, and those that Pipes and KameletBindings are made
-// into, which have their names.
-func integrationsOf(targets []reassignTarget) []types.NamespacedName {
+// integrationsOf are the Integrations that show whether targets run.
+func integrationsOf(targets []reassign.Target) []types.NamespacedName {
 	keys := make([]types.NamespacedName, 0, len(targets))
 	for _, t := range targets {
-		keys = append(keys, types.NamespacedName{Namespace: t.obj.Namespace, Name: t.obj.Name})
+		keys = append(keys, t.Integration())
 	}
 	return keys
 }

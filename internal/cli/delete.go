@@ -7,12 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/reassign"
 )
 
 // DeleteOptions are the options of `caravan delete`.
@@ -90,14 +89,4 @@ func (o *DeleteOptions) delete(ctx context.Context, c client.Client, it *camelv1
 
 // managingBinding names the Pipe or KameletBinding that controls the
 // integration, or "".
-func managingBinding(it *camelv1.Integration) string {
-	ref := metav1.GetControllerOf(it)
-	if ref == nil {
-		return ""
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != camelv1.GroupVersion.Group || (ref.Kind != kindPipe && ref.Kind != kindKameletBinding) {
-		return ""
-	}
-	return fmt.Sprintf("%s %q", ref.Kind, ref.Name)
-}
+func managingBinding(it *camelv1.Integration) string { return reassign.Binding(it) }

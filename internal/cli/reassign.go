@@ -11,39 +11,20 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	watchtools "k8s.io/client-go/tools/watch"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/canary"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/reassign"
 )
-
-// assignableKind is a kind whose operator-id annotation users write.
-type assignableKind struct {
-	// name is how output names the kind; aliases are accepted in KIND/NAME.
-	name    string
-	aliases []string
-	gvk     schema.GroupVersionKind
-}
-
-// assignableKinds are the kinds reassign moves, in the order it moves
-// them. Integrations made from a binding are not moved: they follow it.
-var assignableKinds = []assignableKind{
-	{name: "integration", aliases: []string{"integrations", "it"}, gvk: camelv1.GroupVersion.WithKind("Integration")},
-	{name: "pipe", aliases: []string{"pipes", "pp"}, gvk: camelv1.GroupVersion.WithKind(kindPipe)},
-	{name: "kameletbinding", aliases: []string{"kameletbindings", "klb"}, gvk: camelv1alpha1.GroupVersion.WithKind(kindKameletBinding)},
-}
 
 // ReassignOptions are the options of `caravan reassign`.
 type ReassignOptions struct {
@@ -173,16 +154,6 @@ func (o *ReassignOptions) Validate() error {
 	return o.validateCanary()
 }
 
-// reassignTarget is one resource to move, as read.
-type reassignTarget struct {
-	kind assignableKind
-	obj  *metav1.PartialObjectMetadata
-}
-
-func (t reassignTarget) String() string {
-	return fmt.Sprintf("%s %s/%s", t.kind.name, t.obj.Namespace, t.obj.Name)
-}
-
 // Run selects, moves and, with --wait, waits.
 func (o *ReassignOptions) Run(ctx context.Context) error {
 	c := o.client
@@ -203,8 +174,8 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 	failed := 0
 	for _, t := range targets {
 		if o.DryRun {
-			fmt.Fprintf(o.Out, "%s: %s -> %s (dry run)\n", t, displayID(t.obj.Annotations[camelv1.OperatorIDAnnotation]), o.To)
-			moved[t.kind.name]++
+			fmt.Fprintf(o.Out, "%s: %s -> %s (dry run)\n", t, reassign.DisplayID(t.Obj.Annotations[camelv1.OperatorIDAnnotation]), o.To)
+			moved[t.Kind.Name]++
 			continue
 		}
 		from, err := o.move(ctx, c, t)
@@ -213,10 +184,10 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 			failed++
 			continue
 		}
-		fmt.Fprintf(o.Out, "%s: %s -> %s\n", t, displayID(from), o.To)
-		moved[t.kind.name]++
-		if t.kind.name == "integration" {
-			movedIntegrations = append(movedIntegrations, types.NamespacedName{Namespace: t.obj.Namespace, Name: t.obj.Name})
+		fmt.Fprintf(o.Out, "%s: %s -> %s\n", t, reassign.DisplayID(from), o.To)
+		moved[t.Kind.Name]++
+		if t.Kind.Name == "integration" {
+			movedIntegrations = append(movedIntegrations, types.NamespacedName{Namespace: t.Obj.Namespace, Name: t.Obj.Name})
 		}
 	}
 	if o.DryRun {
@@ -248,29 +219,29 @@ func (o *ReassignOptions) listNamespace() string {
 // selectTargets reads the named resources, or lists what --from has. A
 // named resource that is missing, is made from a binding, is not assigned
 // to --from or is already on --to is a problem (or a note) to report.
-func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([]reassignTarget, []string, error) {
+func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([]reassign.Target, []string, error) {
 	if len(o.Names) == 0 {
 		return o.listFrom(ctx, c)
 	}
-	var targets []reassignTarget
+	var targets []reassign.Target
 	var problems []string
 	for _, n := range o.Names {
 		kind, name, _ := parseKindName(n)
 		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(kind.gvk)
+		obj.SetGroupVersionKind(kind.GVK)
 		err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: name}, obj)
 		obj.Namespace, obj.Name = o.namespace, name
-		t := reassignTarget{kind: kind, obj: obj}
+		t := reassign.Target{Kind: kind, Obj: obj}
 		id := obj.Annotations[camelv1.OperatorIDAnnotation]
 		switch {
 		case apierrors.IsNotFound(err):
 			problems = append(problems, fmt.Sprintf("%s not found", t))
 		case err != nil:
 			return nil, nil, fmt.Errorf("reading %s: %w", t, err)
-		case madeFromBinding(kind, obj) != "":
-			problems = append(problems, fmt.Sprintf("%s is made from %s: reassign that instead", t, madeFromBinding(kind, obj)))
+		case reassign.MadeFromBinding(kind, obj) != "":
+			problems = append(problems, fmt.Sprintf("%s is made from %s: reassign that instead", t, reassign.MadeFromBinding(kind, obj)))
 		case o.From != "" && id != o.From:
-			problems = append(problems, fmt.Sprintf("%s is assigned to %s, not %s: left alone", t, displayID(id), o.From))
+			problems = append(problems, fmt.Sprintf("%s is assigned to %s, not %s: left alone", t, reassign.DisplayID(id), o.From))
 		case id == o.To:
 			fmt.Fprintf(o.Out, "%s: already on %s\n", t, o.To)
 		default:
@@ -280,100 +251,45 @@ func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([
 	return targets, problems, nil
 }
 
-// listFrom lists, kind by kind, the resources labelled for --from whose
+// listFrom lists what --from has: the resources labelled for it whose
 // annotation also names it; integrations made from a binding follow it.
-func (o *ReassignOptions) listFrom(ctx context.Context, c client.Client) ([]reassignTarget, []string, error) {
-	var targets []reassignTarget
-	for _, kind := range assignableKinds {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(kind.gvk.GroupVersion().WithKind(kind.gvk.Kind + "List"))
-		err := c.List(ctx, list, client.InNamespace(o.listNamespace()), client.MatchingLabelsSelector{Selector: o.fromSelector()})
-		if meta.IsNoMatchError(err) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("listing %ss of operator %s: %w", kind.name, o.From, err)
-		}
-		for i := range list.Items {
-			obj := &list.Items[i]
-			if obj.Annotations[camelv1.OperatorIDAnnotation] != o.From || madeFromBinding(kind, obj) != "" {
-				continue
-			}
-			targets = append(targets, reassignTarget{kind: kind, obj: obj})
-		}
-	}
-	return targets, nil, nil
+func (o *ReassignOptions) listFrom(ctx context.Context, c client.Client) ([]reassign.Target, []string, error) {
+	targets, err := reassign.List(ctx, c, o.listNamespace(), o.From, reassign.Selector(o.From, o.selector))
+	return targets, nil, err
 }
 
-// move patches the annotation, and only it, with the resourceVersion read
-// as a precondition. On a conflict it reads the resource again and moves
-// it only if it is still what was selected. It returns the id it moved
-// the resource from.
-func (o *ReassignOptions) move(ctx context.Context, c client.Client, t reassignTarget) (string, error) {
-	obj := t.obj
-	from := obj.Annotations[camelv1.OperatorIDAnnotation]
-	first := true
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-				return err
-			}
-			from = obj.Annotations[camelv1.OperatorIDAnnotation]
-			if o.From != "" && from != o.From {
-				return fmt.Errorf("it was moved to %s meanwhile: left alone", displayID(from))
-			}
-		}
-		first = false
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q},"resourceVersion":%q}}`,
-			camelv1.OperatorIDAnnotation, o.To, obj.ResourceVersion)
-		return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
-	})
-	return from, err
+// move moves t to --to (see reassign.Move), only if it is still assigned
+// to --from when --from is given, and returns the id it moved it from.
+func (o *ReassignOptions) move(ctx context.Context, c client.Client, t reassign.Target) (string, error) {
+	return reassign.Move(ctx, c, t, o.From, o.To)
 }
 
 // parseKindName reads NAME (an Integration) or KIND/NAME.
-func parseKindName(s string) (assignableKind, string, error) {
+func parseKindName(s string) (reassign.Kind, string, error) {
 	k, name, hasKind := strings.Cut(s, "/")
 	if !hasKind {
-		return assignableKinds[0], s, nil
+		return reassign.Kinds[0], s, nil
 	}
-	for _, kind := range assignableKinds {
-		if strings.EqualFold(k, kind.name) || slices.Contains(kind.aliases, strings.ToLower(k)) {
-			if name == "" {
-				return kind, "", fmt.Errorf("%q: the name is missing", s)
-			}
-			return kind, name, nil
-		}
+	kind, ok := reassign.KindNamed(k)
+	switch {
+	case !ok:
+		return reassign.Kind{}, "", fmt.Errorf("%q: unknown kind %q: use integration, pipe or kameletbinding", s, k)
+	case name == "":
+		return kind, "", fmt.Errorf("%q: the name is missing", s)
 	}
-	return assignableKind{}, "", fmt.Errorf("%q: unknown kind %q: use integration, pipe or kameletbinding", s, k)
-}
-
-// madeFromBinding names the Pipe or KameletBinding that controls an
-// integration, or "".
-func madeFromBinding(kind assignableKind, obj *metav1.PartialObjectMetadata) string {
-	if kind.name != "integration" {
-		return ""
-	}
-	return managingBinding(&camelv1.Integration{ObjectMeta: obj.ObjectMeta})
-}
-
-func displayID(id string) string {
-	if id == "" {
-		return "<none>"
-	}
-	return id
+	return kind, name, nil
 }
 
 // countMoved says "3 integrations, 1 pipe": integrations always, the
 // other kinds when some moved.
 func countMoved(moved map[string]int) string {
 	var parts []string
-	for _, kind := range assignableKinds {
-		n := moved[kind.name]
-		if n == 0 && kind.name != "integration" {
+	for _, kind := range reassign.Kinds {
+		n := moved[kind.Name]
+		if n == 0 && kind.Name != "integration" {
 			continue
 		}
-		noun := kind.name
+		noun := kind.Name
 		if n != 1 {
 			noun += "s"
 		}
@@ -393,10 +309,7 @@ func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns
 	for _, k := range keys {
 		state[k] = nil
 	}
-	done := func(it *camelv1.Integration) bool {
-		return it != nil && it.OperatorID() == to && it.Status.Ownership.Owner == to &&
-			(it.Status.Phase == camelv1.IntegrationPhaseRunning || it.Status.Phase == camelv1.IntegrationPhaseError)
-	}
+	done := func(it *camelv1.Integration) bool { return reassign.Settled(it, to) }
 	count := func() (running, finished int) {
 		for _, it := range state {
 			if done(it) {

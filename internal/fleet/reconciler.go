@@ -2,9 +2,10 @@
 // each one whose spec names a namespace, it keeps the objects that caravan
 // install would create (identity, rights, Deployment, platform, admission
 // bindings) as declared, reports the roll-out in the IntegrationOperator's
-// status next to what the operator itself registers there, and removes them
-// when the IntegrationOperator is deleted, leaving its integrations as
-// orphans.
+// status next to what the operator itself registers there, runs the canary
+// its spec.canary declares (a move of another operator's integrations to
+// it in waves), and removes them when the IntegrationOperator is deleted,
+// leaving its integrations as orphans.
 package fleet
 
 import (
@@ -125,6 +126,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if !iop.Declared() && !controllerutil.ContainsFinalizer(iop, Finalizer) {
 		return reconcile.Result{}, nil // installed by caravan install
 	}
+	if iop.Spec.Canary != nil {
+		// A canary's status decides what moves: it is read as stored,
+		// never from a cache that may not hold its last write yet.
+		if err := r.Direct.Get(ctx, req.NamespacedName, iop); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+	}
 	if holder := iop.Annotations[camelv1alpha1.FleetAnnotation]; holder != "" && holder != r.Identity {
 		gone, err := r.holderGone(ctx, holder)
 		if err != nil {
@@ -148,7 +156,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			retErr = errors.Join(retErr, err)
 		}
 	}()
-	return r.converge(ctx, iop)
+	result, err := r.converge(ctx, iop)
+	if err != nil {
+		return result, err
+	}
+	canaryResult, err := r.reconcileCanary(ctx, iop)
+	return soonest(result, canaryResult), err
+}
+
+// soonest is the result that asks to come back first.
+func soonest(a, b reconcile.Result) reconcile.Result {
+	if a.RequeueAfter == 0 || (b.RequeueAfter != 0 && b.RequeueAfter < a.RequeueAfter) {
+		return b
+	}
+	return a
 }
 
 // holderGone tells whether the fleet controller named holder

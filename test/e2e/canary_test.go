@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -23,19 +24,7 @@ func TestACanaryMovesInWavesAndRollsBackAFailedOne(t *testing.T) {
 	waitReady(t, a, b, broken)
 	waitRegistered(t, a, b, broken)
 	cli := adminCLI(t, apps)
-	var team []string
-	for i := range 6 {
-		it := newIntegration(apps, fmt.Sprintf("team-%d", i), "wave-a", 1)
-		it.Labels = map[string]string{"team": "a"}
-		create(t, it)
-		team = append(team, it.Name)
-	}
-	other := newIntegration(apps, "other-team", "wave-a", 1)
-	other.Labels = map[string]string{"team": "b"}
-	create(t, other)
-	for _, name := range append(team, other.Name) {
-		waitRunningUnder(t, client.ObjectKey{Namespace: apps, Name: name}, "wave-a")
-	}
+	team, other := twoTeams(t, apps, "wave-a")
 
 	t.Log("waves of 2, 4 and the rest move team a alone, each wave once the one before runs")
 	out, errOut, err := cli("reassign", "--from", "wave-a", "--to", "wave-b", "-l", "team=a", "--waves", "2,4", "--wave-timeout", "2m")
@@ -77,4 +66,25 @@ func TestACanaryMovesInWavesAndRollsBackAFailedOne(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(it.OperatorID()).To(Equal("wave-b"), "a refused reassign moved %s", name)
 	}
+}
+
+// twoTeams creates, in namespace apps for operator id, six integrations
+// labelled team=a and one labelled team=b, and waits until all run. It
+// returns the names of team a's integrations and team b's integration.
+func twoTeams(t *testing.T, apps, id string) ([]string, *camelv1.Integration) {
+	t.Helper()
+	var team []string
+	for i := range 6 {
+		it := newIntegration(apps, fmt.Sprintf("team-%d", i), id, 1)
+		it.Labels = map[string]string{"team": "a"}
+		create(t, it)
+		team = append(team, it.Name)
+	}
+	other := newIntegration(apps, "other-team", id, 1)
+	other.Labels = map[string]string{"team": "b"}
+	create(t, other)
+	for _, name := range append(team, other.Name) {
+		waitRunningUnder(t, client.ObjectKey{Namespace: apps, Name: name}, id)
+	}
+	return team, other
 }
