@@ -116,7 +116,7 @@ var expectedCRDs = []expectedCRD{
 	{"integrationkits.camel.apache.org", "IntegrationKit", "ik", "v1", apiextensionsv1.NamespaceScoped, false,
 		[]string{"Phase", "Type", "Image", "Ready", "Operator", "Age"}},
 	{"integrationoperators.camel.apache.org", "IntegrationOperator", "iop", "v1alpha1", apiextensionsv1.ClusterScoped, false,
-		[]string{"Namespace", "Default", "Version", "Leader", "Heartbeat", "Ready", "Age"}},
+		[]string{"Namespace", "Default", "Version", "Leader", "Heartbeat", "Ready", "Canary", "Age"}},
 	{"integrationplatforms.camel.apache.org", "IntegrationPlatform", "itp", "v1", apiextensionsv1.NamespaceScoped, false,
 		[]string{"Phase", "Registry address", "Default runtime", "Ready", "Operator", "Age"}},
 	{"integrations.camel.apache.org", "Integration", "it", "v1", apiextensionsv1.NamespaceScoped, true,

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -51,6 +52,9 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 		return err
 	}
 	if err := applyPlacementPolicy(ctx, cs); err != nil {
+		return err
+	}
+	if err := waitPlacementActs(ctx, cs); err != nil {
 		return err
 	}
 	p, err := c.launch(opts, "process-node", opts.NodeBinary, []string{"local", "node",
@@ -117,6 +121,37 @@ func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the pod placement policy binding: %w", err)
+	}
+	return nil
+}
+
+// placementWait is how long waitPlacementActs waits for the placement
+// policy to act.
+const placementWait = time.Minute
+
+// waitPlacementActs waits until the placement policy acts on the pods the
+// API server admits: a server-side dry run of a pod comes back sent to the
+// simulated nodes. An admission policy takes effect a moment after it is
+// created, and a pod admitted before would be scheduled to any node, the
+// process node included, where its image cannot run.
+func waitPlacementActs(ctx context.Context, cs kubernetes.Interface) error {
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "caravan-placement-probe", Namespace: metav1.NamespaceDefault},
+		Spec: corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{Name: "probe", Image: "probe"}}},
+	}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, placementWait, true, func(ctx context.Context) (bool, error) {
+		admitted, err := cs.CoreV1().Pods(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		last = fmt.Errorf("a pod is admitted with the node selector %v", admitted.Spec.NodeSelector)
+		return admitted.Spec.NodeSelector[procnode.KindLabel] == KindKwok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the pod placement policy does not act after %s: %w", placementWait, last)
 	}
 	return nil
 }
