@@ -48,6 +48,16 @@ echo "Pods after the move:  $(pods)"
 [ "$(pods)" = "$before" ] || { echo "the move restarted the pods" >&2; exit 1; }
 k get events -n demo --field-selector reason=Adopted -o custom-columns=REASON:.reason,MESSAGE:.message
 
+step "A canary: four integrations of team a move from operator-a to operator-b in waves of 1, then the rest"
+for i in 1 2 3 4; do
+  sed -e "s/^  name: hello\$/  name: team-a-$i\n  labels:\n    team: a/" -e 's/replicas: 2/replicas: 1/' hack/demo/hello.yaml | k apply -f -
+done
+for i in 1 2 3 4; do
+  k wait -n demo --for=jsonpath='{.status.phase}'=Running "integration/team-a-$i" --timeout=120s >/dev/null
+done
+bin/caravan reassign -n demo --from operator-a --to operator-b -l team=a --waves 1,4 --wave-timeout 2m --rollback-on-failure
+bin/caravan get -n demo -l team=a
+
 if command -v docker-registry >/dev/null 2>&1 || [ -x /usr/bin/docker-registry ]; then
   step "An integration built from source: operator-b builds its kit into the local registry"
   bin/caravan run hack/demo/routes.yaml -n demo --name greeter -x operator-b -d camel:timer -d camel:log --wait

@@ -80,6 +80,9 @@ type Reconciler struct {
 	Identity string
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+
+	// converged records when each operator's objects were last applied.
+	converged convergeMarks
 }
 
 // SetupWithManager watches IntegrationOperators, except their heartbeats,
@@ -117,8 +120,14 @@ func notHeartbeat() predicate.Funcs {
 	}}
 }
 
-// Reconcile keeps one declared operator as its IntegrationOperator says.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+// Reconcile keeps one declared operator as its IntegrationOperator says; a
+// status write that lost an optimistic-lock race to the operator's own
+// (its heartbeat) is retried quietly.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return controller.RequeueOnConflict(r.reconcile(ctx, req))
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	iop := &camelv1alpha1.IntegrationOperator{}
 	if err := r.Client.Get(ctx, req.NamespacedName, iop); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -223,18 +232,25 @@ func (r *Reconciler) converge(ctx context.Context, iop *camelv1alpha1.Integratio
 		r.set(iop, metav1.ConditionFalse, controller.Stuck, ReasonInvalidSpec, err.Error())
 		return reconcile.Result{}, nil
 	}
-	installer := install.FleetInstaller(r.Direct, io.Discard)
-	if err := installer.Converge(ctx, cfg); err != nil {
-		progress := controller.InProgress
-		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			progress = controller.Stuck
-		}
-		r.set(iop, metav1.ConditionFalse, progress, ReasonApplyFailed, err.Error())
+	d := &appsv1.Deployment{}
+	err = r.Client.Get(ctx, install.OperatorDeployment(iop.Name, cfg.Namespace), d)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, err
 	}
-	d := &appsv1.Deployment{}
-	if err := r.Client.Get(ctx, install.OperatorDeployment(iop.Name, cfg.Namespace), d); err != nil {
-		return reconcile.Result{}, err
+	if err != nil || !r.converged.recent(iop, r.Clock.Now()) {
+		installer := install.FleetInstaller(r.Direct, io.Discard)
+		if err := installer.Converge(ctx, cfg); err != nil {
+			progress := controller.InProgress
+			if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+				progress = controller.Stuck
+			}
+			r.set(iop, metav1.ConditionFalse, progress, ReasonApplyFailed, err.Error())
+			return reconcile.Result{}, err
+		}
+		r.converged.mark(iop, r.Clock.Now())
+		if err := r.Client.Get(ctx, install.OperatorDeployment(iop.Name, cfg.Namespace), d); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	rollout, err := install.Rollout(d)
 	if err != nil {

@@ -25,26 +25,8 @@ import (
 func TestADeclaredCanaryMovesInWavesAndRollsBackAFailedOne(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	admin := env.Kubeconfig(t, "admin", "system:masters")
-	fleetNS, opNS, apps, elsewhere := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("pods of the fleet controller and the declared operators:\n%s\n%s", podLogs(fleetNS), podLogs(opNS))
-		}
-		// The fleet controller is removed once it runs no operator.
-		for _, id := range []string{"canary-b", "canary-broken"} {
-			iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}}
-			_ = env.Client.Delete(ctx, iop)
-			g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(iop), iop)) },
-				timeout, poll).Should(BeTrue(), "operator %s was not removed", id)
-		}
-		if _, errOut, err := cli(t, admin, "uninstall", "-n", fleetNS, "--fleet"); err != nil {
-			t.Errorf("uninstalling the fleet controller: %v: %s", err, errOut)
-		}
-	})
-	out, errOut, err := cli(t, admin, "install", "-n", fleetNS, "--fleet", "--wait",
-		"--heartbeat-interval", harness.HeartbeatInterval.String())
-	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	opNS, apps, elsewhere := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	installFleet(t, opNS, "canary-b", "canary-broken")
 	a := env.InstallOperator(t, "canary-a", opNS, harness.OperatorOptions{})
 	waitReady(t, a)
 	waitRegistered(t, a)
@@ -136,4 +118,33 @@ func canaryOf(id string, phase camelv1alpha1.CanaryPhase) func() error {
 		}
 		return nil
 	}
+}
+
+// installFleet installs the fleet controller with `caravan install --fleet`,
+// in a namespace of its own; when the test ends it deletes the declared
+// operators ids, waits until the fleet has removed them, and uninstalls it.
+// A failed test logs the pods of the fleet and of opNS, the declared
+// operators' namespace.
+func installFleet(t *testing.T, opNS string, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	fleetNS := env.Namespace(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("pods of the fleet controller and the declared operators:\n%s\n%s", podLogs(fleetNS), podLogs(opNS))
+		}
+		for _, id := range ids {
+			iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}}
+			_ = env.Client.Delete(ctx, iop)
+			NewWithT(t).Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(iop), iop)) },
+				timeout, poll).Should(BeTrue(), "operator %s was not removed", id)
+		}
+		if _, errOut, err := cli(t, admin, "uninstall", "-n", fleetNS, "--fleet"); err != nil {
+			t.Errorf("uninstalling the fleet controller: %v: %s", err, errOut)
+		}
+	})
+	out, errOut, err := cli(t, admin, "install", "-n", fleetNS, "--fleet", "--wait",
+		"--heartbeat-interval", harness.HeartbeatInterval.String())
+	NewWithT(t).Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
 }

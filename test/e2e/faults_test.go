@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -146,4 +148,51 @@ func TestTheControlPlaneKilledAndRestartedLosesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("the operator's container restarted %d times during the outage", restarts)
+}
+
+// TestAnOperatorKilledDuringKitBuildsMakesOneKitPerDependencySet: an operator SIGKILLed
+// while the kits of nine integrations over three dependency sets build runs every one of
+// them once it is back, on exactly one Ready kit per dependency set, each integration
+// with one Deployment.
+func TestAnOperatorKilledDuringKitBuildsMakesOneKitPerDependencySet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	opNS, apps := env.Namespace(t), env.Namespace(t)
+	reg := imagetest.StartRegistry(t)
+	imagetest.PushBase(t, reg, baseRepository)
+	op := env.InstallOperator(t, "fault-build", opNS, harness.OperatorOptions{})
+	waitReady(t, op)
+	env.UsePlatformRegistry(t, opNS, op.ID, camelv1.RegistrySpec{Address: reg.Address, Insecure: true}, baseRepository+":latest")
+	sets := [][]string{{"camel:timer", "camel:log"}, {"camel:timer", "camel:http"}, {"camel:cron", "camel:log"}}
+	var names []string
+	for i := range 9 {
+		it := newIntegration(apps, fmt.Sprintf("built-%d", i), op.ID, 1)
+		delete(it.Spec.Traits, "container")
+		it.Spec.Dependencies = sets[i%len(sets)]
+		create(t, it)
+		names = append(names, it.Name)
+	}
+	g.Eventually(func() (int, error) {
+		builds := &camelv1.BuildList{}
+		err := env.Client.List(ctx, builds, client.InNamespace(apps))
+		return len(builds.Items), err
+	}, timeout, poll).Should(BeNumerically(">", 0), "no build started")
+
+	t.Log("SIGKILL of the operator while its kits build")
+	op.Kill(t)
+	op.Start(t)
+	waitReady(t, op)
+	for _, name := range names {
+		waitRunningUnder(t, client.ObjectKey{Namespace: apps, Name: name}, op.ID)
+	}
+	oneDeploymentEach(t, apps, names)
+	kits := &camelv1.IntegrationKitList{}
+	g.Expect(env.Client.List(ctx, kits, client.InNamespace(apps))).To(Succeed())
+	g.Expect(kits.Items).To(HaveLen(len(sets)), "one kit per dependency set")
+	for _, k := range kits.Items {
+		g.Expect(k.Status.Phase).To(Equal(camelv1.IntegrationKitPhaseReady), "kit %s", k.Name)
+	}
+	builds := &camelv1.BuildList{}
+	g.Expect(env.Client.List(ctx, builds, client.InNamespace(apps))).To(Succeed())
+	g.Expect(builds.Items).To(HaveLen(len(sets)), "one build per kit")
 }

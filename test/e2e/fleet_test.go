@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -160,17 +159,8 @@ func TestDeclaredOperatorsRunFromTheirIntegrationOperator(t *testing.T) {
 	left, err := getIntegration(client.ObjectKeyFromObject(it))
 	g.Expect(err).NotTo(HaveOccurred(), "the integration went with its operator")
 	g.Expect(left.OperatorID()).To(Equal("declared"))
-	g.Eventually(func() []string {
-		list := &eventsv1.EventList{}
-		_ = env.Client.List(ctx, list)
-		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.Name == "declared" && e.Reason == "Removed" {
-				notes = append(notes, e.Note)
-			}
-		}
-		return notes
-	}, timeout, poll).Should(ContainElement(ContainSubstring("it leaves 1 Integration as orphans")))
+	g.Eventually(func() []string { return removedNotes("declared") }, timeout, poll).
+		Should(ContainElement(ContainSubstring("it leaves 1 Integration as orphans")))
 
 	t.Log("the fleet controller is removed once it runs no operator")
 	out, errOut, err = cli(t, admin, "uninstall", "-n", fleetNS, "--fleet")
