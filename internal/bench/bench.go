@@ -74,6 +74,11 @@ type Options struct {
 	// RolloutFlows gives the rollout's integrations flows, a ConfigMap
 	// each, instead of running a pre-built image alone.
 	RolloutFlows bool
+	// SweepIntegrations runs the rollout at each of these N, over
+	// Operators operators; SweepOperators at each of these M, with
+	// Integrations integrations. Either sweep runs after the scenarios.
+	SweepIntegrations []int
+	SweepOperators    []int
 	// Out receives bench.json and the PNGs.
 	Out string
 	// Progress receives progress lines; Report the tables.
@@ -92,11 +97,21 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("unknown scenario %q (known: %v)", s, Scenarios)
 		}
 	}
-	if len(o.Scenarios) == 0 {
-		return errors.New("no scenario to run")
+	if len(o.Scenarios) == 0 && len(o.SweepIntegrations)+len(o.SweepOperators) == 0 {
+		return errors.New("no scenario and no sweep to run")
 	}
 	if o.Integrations < 1 || o.Operators < 1 || o.Operators > MaxOperators {
 		return fmt.Errorf("need at least 1 integration and 1 to %d operators, got %d and %d", MaxOperators, o.Integrations, o.Operators)
+	}
+	for _, n := range o.SweepIntegrations {
+		if n < 1 {
+			return fmt.Errorf("--sweep-integrations: need at least 1 integration, got %d", n)
+		}
+	}
+	for _, m := range o.SweepOperators {
+		if m < 1 || m > MaxOperators {
+			return fmt.Errorf("--sweep-operators: need 1 to %d operators, got %d", MaxOperators, m)
+		}
 	}
 	if o.RolloutRuns < 1 || o.RolloutRuns > 9 {
 		return fmt.Errorf("the rollout runs 1 to 9 times, got %d", o.RolloutRuns)
@@ -124,7 +139,11 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 	res := &result.Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
 		Options: result.Options{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
 			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission,
-			RolloutFlows: o.RolloutFlows}}
+			RolloutFlows: o.RolloutFlows, SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators}}
+	if points := len(o.SweepIntegrations) + len(o.SweepOperators); points > 0 {
+		fmt.Fprintf(o.Progress, "sweep: %d rollouts after the scenarios; expect about %s on a two-core machine\n",
+			points, SweepEstimate(o))
+	}
 	// The bench's own watches log nothing worth reading.
 	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.Discard))))
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -153,6 +172,15 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 			res.Failures[s] = err.Error()
 		}
 	}
+	if len(o.SweepIntegrations)+len(o.SweepOperators) > 0 {
+		if err := runSweeps(ctx, e, o, res); err != nil {
+			if ctx.Err() != nil {
+				return res, err
+			}
+			fmt.Fprintf(o.Progress, "sweep: failed: %v\n", err)
+			res.Failures["sweep"] = err.Error()
+		}
+	}
 	res.Seconds = measure.Round3(time.Since(res.Started).Seconds())
 	report.WriteTables(o.Report, res)
 	if err := report.WriteFiles(o.Out, res); err != nil {
@@ -168,7 +196,7 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 	var err error
 	switch s {
 	case Rollout:
-		ops, startErr := e.operatorSet(ctx, "rollout", o.Operators)
+		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
 		if startErr != nil {
 			return startErr
 		}
@@ -176,13 +204,13 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 	case Share:
 		res.Share, err = runShare(ctx, e, o.ShareIntegrations, o.ShareSplit)
 	case Handoff:
-		ops, startErr := e.operatorSet(ctx, "rollout", o.Operators)
+		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
 		if startErr != nil {
 			return startErr
 		}
 		res.Handoff, err = runHandoff(ctx, e, ops[0], ops[1], o.HandoffIntegrations, o.HandoffReplicas)
 	case Build:
-		ops, startErr := e.operatorSet(ctx, "rollout", o.Operators)
+		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
 		if startErr != nil {
 			return startErr
 		}
@@ -191,15 +219,15 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 	return err
 }
 
-// operatorSet returns the operators of a set, started (and sampled) on
-// first use: bench-0 … bench-<n-1>.
+// operatorSet returns the operators of the set name, started (and
+// sampled) on first use: name-0 … name-<n-1>.
 func (e *env) operatorSet(ctx context.Context, name string, n int) ([]*Operator, error) {
 	if ops, ok := e.sets[name]; ok {
 		return ops, nil
 	}
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = fmt.Sprintf("bench-%d", i)
+		ids[i] = fmt.Sprintf("%s-%d", name, i)
 	}
 	fmt.Fprintf(e.progress, "starting %d operators\n", n)
 	ops, err := e.startOperators(ctx, ids...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caravan-dev/caravan/internal/bench/report"
 	"github.com/caravan-dev/caravan/internal/bench/result"
@@ -78,5 +79,16 @@ func TestOptionsRefuseARolloutThatRunsNeverOrTooOften(t *testing.T) {
 		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "1 to 9 times") {
 			t.Errorf("%d runs: got %v", runs, err)
 		}
+	}
+}
+
+func TestTheSweepsEstimateGrowsWithTheirPointsInWholeMinutes(t *testing.T) {
+	if small := SweepEstimate(Options{Integrations: 10, Operators: 1, SweepIntegrations: []int{5}}); small != time.Minute {
+		t.Errorf("a short sweep is about a minute, not %s", small)
+	}
+	big := SweepEstimate(Options{Integrations: 1000, Operators: 3, SweepIntegrations: []int{1000, 2500, 5000},
+		SweepOperators: []int{1, 3, 10, 30}})
+	if big <= 30*time.Minute || big%time.Minute != 0 {
+		t.Errorf("the full sweep is estimated at %s: want more than 30 minutes, in whole minutes", big)
 	}
 }

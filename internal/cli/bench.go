@@ -30,6 +30,8 @@ type BenchOptions struct {
 	BuildSets           int
 	SkipAdmission       bool
 	RolloutFlows        bool
+	SweepIntegrations   []int
+	SweepOperators      []int
 	OutDir              string
 	Timeout             time.Duration
 
@@ -68,6 +70,12 @@ Scenarios:
            sets built into a real registry: builds, time to Ready, build durations;
            then moved to a second operator, which builds kits of its own.
 
+Sweeps (opt-in, long): --sweep-integrations runs the rollout at each N over
+--operators operators, --sweep-operators at each M with -N integrations, each
+point with Caravan, the bare operator and the floor side by side; a table and
+three plots per sweep (ratio to the floor, CPU per integration, heap per
+integration). The bench prints their expected duration before it starts them.
+
 Every figure is a ratio or a count measured side by side in the same run. The
 tables go to stdout; bench.json and one PNG per scenario go to --out. The first
 run builds the cluster binaries (several minutes).`,
@@ -75,9 +83,18 @@ run builds the cluster binaries (several minutes).`,
   caravan bench
 
   # Everything, smaller, into a directory of your choice
-  caravan bench --scenarios rollout,share,handoff,build -N 200 --share-integrations 1000 --out /tmp/perf`,
+  caravan bench --scenarios rollout,share,handoff,build -N 200 --share-integrations 1000 --out /tmp/perf
+
+  # The scaling curves: the rollout at three N, then at four M (opt-in, long)
+  caravan bench --scenarios rollout --sweep-integrations 1000,2500,5000 --sweep-operators 1,3,10,30`,
 		Args: cobra.NoArgs,
-		RunE: cmdutil.RunE(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// A sweep alone runs no scenario unless --scenarios asks for some.
+			if len(o.SweepIntegrations)+len(o.SweepOperators) > 0 && !cmd.Flags().Changed("scenarios") {
+				o.Scenarios = nil
+			}
+			return cmdutil.RunE(o)(cmd, args)
+		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build")
@@ -96,6 +113,10 @@ run builds the cluster binaries (several minutes).`,
 	f.Int32Var(&o.HandoffReplicas, "handoff-replicas", o.HandoffReplicas, "replicas of each moved integration")
 	f.IntVar(&o.BuildIntegrations, "build-integrations", o.BuildIntegrations, "integrations of the build scenario")
 	f.IntVar(&o.BuildSets, "build-dependency-sets", o.BuildSets, "distinct dependency sets of the build scenario")
+	f.IntSliceVar(&o.SweepIntegrations, "sweep-integrations", nil,
+		"after the scenarios, run the rollout at each of these N (1000,2500,5000) over --operators operators; prints its expected duration first")
+	f.IntSliceVar(&o.SweepOperators, "sweep-operators", nil,
+		"after the scenarios, run the rollout of -N integrations over each of these M operators (1,3,10,30)")
 	f.StringVar(&o.OutDir, "out", "", "directory for bench.json and the PNGs (default docs/perf when it exists here, else a new temporary directory)")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long (the cluster is cleaned up all the same)")
 	return cmd
@@ -128,6 +149,7 @@ func (o *BenchOptions) Complete() error {
 		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
 		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
 		SkipAdmission: o.SkipAdmission, RolloutFlows: o.RolloutFlows, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
+		SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators,
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g := NewWithT(t)
 	out := t.TempDir()
 	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff", "-N", "12", "--operators", "2",
-		"--handoff-integrations", "4", "--out", out, "--timeout", "10m")
+		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
 
@@ -57,7 +57,16 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(h).NotTo(BeNil())
 	g.Expect(h.MoveTimes).To(HaveLen(4))
 	g.Expect(h.PodsStarted).To(BeZero(), "a move restarts no pod")
-	for _, f := range []string{"rollout.png", "handoff.png", "apiserver-floor.pprof", "apiserver-bare.pprof", "apiserver-caravan.pprof"} {
+	t.Log("the sweeps: the rollout at N=6 over the 2 operators, and of the 12 integrations over a set of 1")
+	g.Expect(stderr).To(ContainSubstring("sweep: 2 rollouts after the scenarios; expect about 1m0s"))
+	g.Expect(res.SweepIntegrations).To(ConsistOf(And(HaveField("Integrations", 6), HaveField("Operators", 2),
+		HaveField("Ratio", BeNumerically(">", 0)), HaveField("BareRatio", BeNumerically(">", 0)),
+		HaveField("CPUMillisPerIntegration", BeNumerically(">", 0)))))
+	g.Expect(res.SweepOperators).To(ConsistOf(And(HaveField("Integrations", 12), HaveField("Operators", 1),
+		HaveField("Ratio", BeNumerically(">", 0)), HaveField("RSSMiBPerOperator", BeNumerically(">", 0)))))
+	g.Expect(stdout).To(ContainSubstring("Sweep over M: the rollout of 12 integrations"))
+	for _, f := range []string{"rollout.png", "handoff.png", "apiserver-floor.pprof", "apiserver-bare.pprof", "apiserver-caravan.pprof",
+		"sweep-integrations-ratio.png", "sweep-operators-heap.png"} {
 		g.Expect(filepath.Join(out, f)).To(BeAnExistingFile())
 	}
 

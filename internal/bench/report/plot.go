@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"path/filepath"
 	"slices"
 
@@ -21,7 +22,7 @@ var (
 	bareColor    = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
 )
 
-// writePlots draws one PNG per scenario that ran.
+// writePlots draws one PNG per scenario that ran, and three per sweep.
 func writePlots(dir string, res *result.Results) error {
 	var plots []struct {
 		name string
@@ -59,6 +60,21 @@ func writePlots(dir string, res *result.Results) error {
 		p, err := buildPlot(r)
 		if err := add("build.png", p, err); err != nil {
 			return err
+		}
+	}
+	for _, sweep := range []struct {
+		prefix, varies string
+		points         []result.SweepPoint
+	}{{"sweep-integrations", "N", res.SweepIntegrations}, {"sweep-operators", "M", res.SweepOperators}} {
+		if len(sweep.points) == 0 {
+			continue
+		}
+		ps, err := sweepPlots(sweep.prefix, sweep.varies, sweep.points)
+		if err != nil {
+			return fmt.Errorf("plotting %s: %w", sweep.prefix, err)
+		}
+		for _, name := range slices.Sorted(maps.Keys(ps)) {
+			_ = add(name, ps[name], nil)
 		}
 	}
 	for _, x := range plots {

@@ -73,6 +73,16 @@ func tables(res *result.Results) []table {
 		out = append(out, handoffTable(fmt.Sprintf("Hand-off: %d Running integrations (%d replicas) moved %s -> %s in one burst",
 			r.Integrations, r.Replicas, r.From, r.To), r, true))
 	}
+	if len(res.SweepIntegrations) > 0 {
+		p := res.SweepIntegrations[0]
+		out = append(out, sweepTable(fmt.Sprintf("Sweep over N: the rollout over %d operators, side by side with the bare operator and the floor",
+			p.Operators), "N", res.SweepIntegrations))
+	}
+	if len(res.SweepOperators) > 0 {
+		p := res.SweepOperators[0]
+		out = append(out, sweepTable(fmt.Sprintf("Sweep over M: the rollout of %d integrations, side by side with the bare operator and the floor",
+			p.Integrations), "M", res.SweepOperators))
+	}
 	if r := res.Build; r != nil {
 		out = append(out, buildTable(r))
 		if r.Move != nil {

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,5 +47,35 @@ func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "Share") || strings.Contains(buf.String(), "Build") {
 		t.Errorf("the tables show a scenario that did not run:\n%s", buf.String())
+	}
+}
+
+func TestASweepHasATableAndThreePlotsAgainstWhatItVaries(t *testing.T) {
+	point := func(n, m int, ratio float64) result.SweepPoint {
+		return result.SweepPoint{Integrations: n, Operators: m, Ratio: ratio, BareRatio: 1.1, CaravanSeconds: ratio * 10,
+			FloorSeconds: 10, CPUMillisPerIntegration: 3.5, HeapKiBPerIntegration: 12, RSSMiBPerOperator: 40}
+	}
+	res := &result.Results{
+		SweepIntegrations: []result.SweepPoint{point(1000, 3, 1.4), point(2500, 3, 1.5)},
+		SweepOperators:    []result.SweepPoint{point(1000, 1, 1.3), point(1000, 10, 1.6)},
+	}
+	var buf bytes.Buffer
+	WriteTables(&buf, res)
+	for _, want := range []string{"Sweep over N: the rollout over 3 operators", "Sweep over M: the rollout of 1000 integrations",
+		"2500", "1.6", "RSS MIB/OPERATOR"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the tables lack %q:\n%s", want, buf.String())
+		}
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, sweep := range []string{"sweep-integrations", "sweep-operators"} {
+		for _, figure := range []string{"ratio", "cpu", "heap"} {
+			if _, err := os.Stat(filepath.Join(dir, sweep+"-"+figure+".png")); err != nil {
+				t.Errorf("no plot of the %s of %s: %v", figure, sweep, err)
+			}
+		}
 	}
 }

@@ -14,15 +14,42 @@ import (
 // Results are every figure of one run of the bench, as bench.json holds
 // them.
 type Results struct {
-	Machine  Machine           `json:"machine"`
-	Options  Options           `json:"options"`
-	Started  time.Time         `json:"started"`
-	Seconds  float64           `json:"seconds"`
-	Rollout  *Rollout          `json:"rollout,omitempty"`
-	Share    *Share            `json:"share,omitempty"`
-	Handoff  *Handoff          `json:"handoff,omitempty"`
-	Build    *Build            `json:"build,omitempty"`
-	Failures map[string]string `json:"failures,omitempty"`
+	Machine Machine   `json:"machine"`
+	Options Options   `json:"options"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	Rollout *Rollout  `json:"rollout,omitempty"`
+	Share   *Share    `json:"share,omitempty"`
+	Handoff *Handoff  `json:"handoff,omitempty"`
+	Build   *Build    `json:"build,omitempty"`
+	// SweepIntegrations and SweepOperators are the rollout at each N, and
+	// at each M, of the sweeps.
+	SweepIntegrations []SweepPoint      `json:"sweepIntegrations,omitempty"`
+	SweepOperators    []SweepPoint      `json:"sweepOperators,omitempty"`
+	Failures          map[string]string `json:"failures,omitempty"`
+}
+
+// SweepPoint is one rollout of a sweep, with Caravan, the bare operator
+// and the floor measured side by side.
+type SweepPoint struct {
+	Integrations int `json:"integrations"`
+	Operators    int `json:"operators"`
+	// FloorSeconds, CaravanSeconds and BareSeconds are the all-ready
+	// times; Ratio and BareRatio are over the floor's.
+	FloorSeconds   float64 `json:"floorSeconds"`
+	CaravanSeconds float64 `json:"caravanSeconds"`
+	BareSeconds    float64 `json:"bareSeconds"`
+	Ratio          float64 `json:"ratio"`
+	BareRatio      float64 `json:"bareRatio"`
+	// CaravanCreateSeconds and FloorCreateSeconds are the creation bursts.
+	CaravanCreateSeconds float64 `json:"caravanCreateSeconds"`
+	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
+	// CPUMillisPerIntegration is all operators' CPU over the rollout per
+	// integration; HeapKiBPerIntegration their summed peak heaps per
+	// integration; RSSMiBPerOperator their mean peak RSS.
+	CPUMillisPerIntegration float64 `json:"cpuMillisPerIntegration"`
+	HeapKiBPerIntegration   float64 `json:"heapKiBPerIntegration"`
+	RSSMiBPerOperator       float64 `json:"rssMiBPerOperator"`
 }
 
 // Options record what was asked of the run.
@@ -38,6 +65,9 @@ type Options struct {
 	SkipAdmission bool `json:"skipAdmission,omitempty"`
 	// RolloutFlows is set when the rollout's integrations had flows.
 	RolloutFlows bool `json:"rolloutFlows,omitempty"`
+	// SweepIntegrations and SweepOperators are the sweeps asked for.
+	SweepIntegrations []int `json:"sweepIntegrations,omitempty"`
+	SweepOperators    []int `json:"sweepOperators,omitempty"`
 }
 
 // Machine describes where the figures come from.

@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
+)
+
+// sweepSecondsPerThousand is about how long one rollout point takes per
+// thousand integrations on a two-core machine: the floor, Caravan and the
+// bare operator, each created, made ready and deleted.
+const sweepSecondsPerThousand = 240
+
+// sweepSecondsPerOperator is about how long starting one operator takes.
+const sweepSecondsPerOperator = 4
+
+// SweepEstimate is about how long the sweeps of o take on a two-core
+// machine, in whole minutes, which the bench prints before it starts them.
+func SweepEstimate(o Options) time.Duration {
+	seconds := 0
+	for _, n := range o.SweepIntegrations {
+		seconds += n * sweepSecondsPerThousand / 1000
+	}
+	seconds += o.Operators * sweepSecondsPerOperator
+	for _, m := range o.SweepOperators {
+		seconds += o.Integrations*sweepSecondsPerThousand/1000 + m*sweepSecondsPerOperator
+	}
+	minutes := (seconds + 59) / 60
+	return time.Duration(minutes) * time.Minute
+}
+
+// runSweeps runs the rollout once at each N of o.SweepIntegrations, over
+// o.Operators operators, then once at each M of o.SweepOperators, with
+// o.Integrations integrations: each point measures Caravan, the bare
+// operator and the floor side by side. Each M runs on a set of its own;
+// the operators of the set before are stopped first, so that idle
+// operators do not load the point.
+func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) error {
+	if len(o.SweepIntegrations) > 0 {
+		ops, err := e.operatorSet(ctx, "bench", o.Operators)
+		if err != nil {
+			return err
+		}
+		for _, n := range o.SweepIntegrations {
+			fmt.Fprintf(e.progress, "sweep: N=%d, M=%d\n", n, len(ops))
+			r, err := runRollout(ctx, e, ops, n)
+			if err != nil {
+				return fmt.Errorf("N=%d: %w", n, err)
+			}
+			res.SweepIntegrations = append(res.SweepIntegrations, sweepPoint(r))
+		}
+	}
+	for _, m := range o.SweepOperators {
+		e.stopSets()
+		ops, err := e.operatorSet(ctx, fmt.Sprintf("sweep-m%d", m), m)
+		if err != nil {
+			return fmt.Errorf("M=%d: %w", m, err)
+		}
+		fmt.Fprintf(e.progress, "sweep: N=%d, M=%d\n", o.Integrations, m)
+		r, err := runRollout(ctx, e, ops, o.Integrations)
+		if err != nil {
+			return fmt.Errorf("M=%d: %w", m, err)
+		}
+		res.SweepOperators = append(res.SweepOperators, sweepPoint(r))
+	}
+	return nil
+}
+
+// sweepPoint keeps of a rollout what the sweeps compare.
+func sweepPoint(r *result.Rollout) result.SweepPoint {
+	n, m := float64(r.Integrations), float64(r.Operators)
+	return result.SweepPoint{
+		Integrations: r.Integrations, Operators: r.Operators,
+		FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, BareSeconds: r.Bare.Seconds,
+		Ratio: r.Ratio, BareRatio: r.Bare.Ratio,
+		CaravanCreateSeconds: r.CaravanCreateSeconds, FloorCreateSeconds: r.FloorCreateSeconds,
+		CPUMillisPerIntegration: measure.Round3(measure.Ratio(r.All.CPUSeconds*1000, n)),
+		HeapKiBPerIntegration:   measure.Round3(measure.Ratio(r.All.PeakHeapMiB*1024, n)),
+		RSSMiBPerOperator:       measure.Round3(measure.Ratio(r.All.PeakRSSMiB, m)),
+	}
+}
+
+// stopSets stops the operators of every set started so far and forgets
+// the sets.
+func (e *env) stopSets() {
+	for name, ops := range e.sets {
+		fmt.Fprintf(e.progress, "stopping the %d operators of set %s\n", len(ops), name)
+		for _, op := range ops {
+			op.stop()
+		}
+		delete(e.sets, name)
+	}
+}
