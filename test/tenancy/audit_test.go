@@ -128,8 +128,17 @@ func TestMovesAreCleanInTheAuditLog(t *testing.T) {
 	wg.Wait()
 	waitAllRunningUnder(t, moved, "mover-b")
 
-	byA := writesOf(t, apps, operatorUser(ops, "mover-a"))
-	byB := writesOf(t, apps, operatorUser(ops, "mover-b"))
+	movesAreClean(t, apps, operatorUser(ops, "mover-a"), operatorUser(ops, "mover-b"), moved)
+}
+
+// movesAreClean reads the audit log: for every integration of moved, in
+// namespace apps, the last write of identity a (the previous owner) to it
+// or its children was received before the first write of identity b (the
+// new owner), and a wrote its status (the release).
+func movesAreClean(t *testing.T, apps, a, b string, moved []*camelv1.Integration) {
+	t.Helper()
+	g := NewWithT(t)
+	byA, byB := writesOf(t, apps, a), writesOf(t, apps, b)
 	for _, it := range moved {
 		first := firstReceived(byB[it.Name])
 		g.Expect(first.IsZero()).To(BeFalse(), "no write by B to %s in the audit log", it.Name)
@@ -142,6 +151,27 @@ func TestMovesAreCleanInTheAuditLog(t *testing.T) {
 		}
 		g.Expect(released).To(BeTrue(), "A never wrote the status of %s (its release)", it.Name)
 	}
+}
+
+// TestEveryWaveOfACanaryIsCleanInTheAuditLog: `caravan reassign --waves`
+// moves 12 integrations from A to B in three waves, each once the one
+// before runs under B; the audit log shows every move as clean as a single
+// one: A's last write to each integration came before B's first.
+func TestEveryWaveOfACanaryIsCleanInTheAuditLog(t *testing.T) {
+	g := NewWithT(t)
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	install(t, ops, "wave-a")
+	install(t, ops, "wave-b")
+	moved := createMany(t, apps, "waved", "wave-a", 12)
+	waitAllRunningUnder(t, moved, "wave-a")
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	out, errOut, err := cli(t, admin, "reassign", "-n", apps, "--from", "wave-a", "--to", "wave-b", "--waves", "3,8", "--wave-timeout", "2m")
+	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	g.Expect(out).To(And(ContainSubstring("wave 1/3: moving 3 to wave-b (3 of 12)"), ContainSubstring("wave 3/3: 4 running under wave-b"),
+		ContainSubstring("moved 12 from wave-a to wave-b in 3 waves")))
+	waitAllRunningUnder(t, moved, "wave-b")
+	movesAreClean(t, apps, operatorUser(ops, "wave-a"), operatorUser(ops, "wave-b"), moved)
 }
 
 // TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires: A is killed
