@@ -20,9 +20,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -161,7 +163,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	before := iop.DeepCopy()
 	defer func() {
-		if _, err := controller.PatchStatus(ctx, r.Client, before, iop, before.Status, iop.Status); err != nil {
+		if err := r.writeStatus(ctx, before, iop); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 	}()
@@ -179,6 +181,42 @@ func soonest(a, b reconcile.Result) reconcile.Result {
 		return b
 	}
 	return a
+}
+
+// fleetConditions are the conditions of an IntegrationOperator that the
+// fleet controller alone writes; the operator writes the others.
+var fleetConditions = []string{camelv1alpha1.ConditionDeployed, camelv1alpha1.ConditionCanary,
+	camelv1.ConditionReconciling, camelv1.ConditionStalled}
+
+// writeStatus writes the fleet's part of iop's status, read as before,
+// with an optimistic lock. A write that loses to the operator's own (its
+// heartbeat, every few seconds, may land while a canary's wave is checked)
+// reads the IntegrationOperator again, puts the fleet's part onto what it
+// read, and tries again: the fleet's conditions and status.canary are its
+// own, the rest is the operator's.
+func (r *Reconciler) writeStatus(ctx context.Context, before, iop *camelv1alpha1.IntegrationOperator) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := controller.PatchStatus(ctx, r.Direct, before, iop, before.Status, iop.Status)
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		fresh := &camelv1alpha1.IntegrationOperator{}
+		if getErr := r.Direct.Get(ctx, client.ObjectKeyFromObject(iop), fresh); getErr != nil {
+			return getErr
+		}
+		mine := iop.Status
+		*before = *fresh.DeepCopy()
+		fresh.Status.Canary = mine.Canary
+		for _, t := range fleetConditions {
+			if c := meta.FindStatusCondition(mine.Conditions, t); c != nil {
+				meta.SetStatusCondition(&fresh.Status.Conditions, *c)
+			} else {
+				meta.RemoveStatusCondition(&fresh.Status.Conditions, t)
+			}
+		}
+		*iop = *fresh
+		return err
+	})
 }
 
 // holderGone tells whether the fleet controller named holder
