@@ -90,12 +90,12 @@ func (c *canaryRun) start(ctx context.Context) error {
 	spec := *c.iop.Spec.Canary
 	c.st = &camelv1alpha1.CanaryStatus{Spec: spec, Phase: camelv1alpha1.CanaryPhaseProgressing}
 	c.iop.Status.Canary = c.st
-	waves, sel, err := c.parse()
+	waves, err := c.parse()
 	if err != nil {
 		c.st.Phase, c.st.Message = camelv1alpha1.CanaryPhaseFailed, "spec.canary: "+err.Error()
 		return nil
 	}
-	targets, err := reassign.List(ctx, c.r.Direct, "", spec.From, reassign.Selector(spec.From, sel))
+	targets, err := c.remaining(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,30 +107,50 @@ func (c *canaryRun) start(ctx context.Context) error {
 	return nil
 }
 
-// parse reads the waves and the selector of spec.canary.
-func (c *canaryRun) parse() ([]canary.Wave, labels.Selector, error) {
+// parse checks spec.canary and reads its waves.
+func (c *canaryRun) parse() ([]canary.Wave, error) {
 	spec := c.iop.Spec.Canary
 	if spec.From == c.iop.Name {
-		return nil, nil, fmt.Errorf("from is %s, this operator itself", spec.From)
+		return nil, fmt.Errorf("from is %s, this operator itself", spec.From)
 	}
 	waves := []canary.Wave{{Percent: 100}}
 	if len(spec.Waves) > 0 {
 		var err error
 		if waves, err = canary.ParseWaves(strings.Join(spec.Waves, ",")); err != nil {
-			return nil, nil, fmt.Errorf("waves: %w", err)
+			return nil, fmt.Errorf("waves: %w", err)
 		}
 	}
-	sel := labels.Everything()
-	if spec.Selector != nil {
-		var err error
-		if sel, err = metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
-			return nil, nil, fmt.Errorf("selector: %w", err)
-		}
+	if _, err := selector(spec); err != nil {
+		return nil, fmt.Errorf("selector: %w", err)
 	}
 	if spec.WaveTimeout != nil && spec.WaveTimeout.Duration <= 0 {
-		return nil, nil, fmt.Errorf("waveTimeout must be positive, got %s", spec.WaveTimeout.Duration)
+		return nil, fmt.Errorf("waveTimeout must be positive, got %s", spec.WaveTimeout.Duration)
 	}
-	return waves, sel, nil
+	return waves, nil
+}
+
+// selector is the label selector of spec: everything when it sets none.
+func selector(spec *camelv1alpha1.CanarySpec) (labels.Selector, error) {
+	if spec.Selector == nil {
+		return labels.Everything(), nil
+	}
+	return metav1.LabelSelectorAsSelector(spec.Selector)
+}
+
+// remaining lists what of the selection the operator moved from still
+// has, sorted by reference, as the waves take it.
+func (c *canaryRun) remaining(ctx context.Context) ([]reassign.Target, error) {
+	spec := &c.st.Spec
+	sel, err := selector(spec)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := reassign.List(ctx, c.r.Direct, "", spec.From, reassign.Selector(spec.From, sel))
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(targets, func(a, b reassign.Target) int { return strings.Compare(a.Ref(), b.Ref()) })
+	return targets, nil
 }
 
 // step takes the canary one step further from where its status says it
@@ -161,12 +181,10 @@ func (c *canaryRun) nextWave(ctx context.Context) (reconcile.Result, error) {
 	if st.NextWaveTime != nil && c.now.Before(st.NextWaveTime.Time) {
 		return reconcile.Result{RequeueAfter: st.NextWaveTime.Sub(c.now)}, nil
 	}
-	_, sel, _ := c.parse()
-	targets, err := reassign.List(ctx, c.r.Direct, "", st.Spec.From, reassign.Selector(st.Spec.From, sel))
+	targets, err := c.remaining(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	slices.SortFunc(targets, func(a, b reassign.Target) int { return strings.Compare(a.Ref(), b.Ref()) })
 	want := int(st.Sizes[st.Wave] - st.Moved)
 	targets = targets[:min(want, len(targets))]
 	st.Wave++

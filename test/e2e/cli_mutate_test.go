@@ -15,7 +15,6 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -198,17 +197,7 @@ func TestCLIRun(t *testing.T) {
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: apps, Name: "orders-camel"}, &corev1.ConfigMap{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a ConfigMap for a sourceless integration: %v", err)
 	t.Log("the prometheus trait's PodMonitor, on a cluster that serves no such kind, is a warning that says what to do")
-	g.Eventually(func() []string {
-		list := &eventsv1.EventList{}
-		_ = env.Client.List(ctx, list, client.InNamespace(apps))
-		var notes []string
-		for _, e := range list.Items {
-			if e.Regarding.Name == "orders" && e.Reason == "PodMonitorNotServed" && e.Type == corev1.EventTypeWarning {
-				notes = append(notes, e.Note)
-			}
-		}
-		return notes
-	}, timeout, poll).Should(ConsistOf(And(ContainSubstring("podmonitors.monitoring.coreos.com"),
+	g.Eventually(func() []string { return eventNotes(apps, "orders", "PodMonitorNotServed", corev1.EventTypeWarning) }, timeout, poll).Should(ConsistOf(And(ContainSubstring("podmonitors.monitoring.coreos.com"),
 		ContainSubstring("set prometheus.podMonitor: false"))))
 	g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("prometheus.io/scrape", "true"), "the pods are still annotated for scraping")
 	_, errOut, err = run("run", "-x", "cli-run")

@@ -159,7 +159,7 @@ func TestDeclaredOperatorsRunFromTheirIntegrationOperator(t *testing.T) {
 	left, err := getIntegration(client.ObjectKeyFromObject(it))
 	g.Expect(err).NotTo(HaveOccurred(), "the integration went with its operator")
 	g.Expect(left.OperatorID()).To(Equal("declared"))
-	g.Eventually(func() []string { return removedNotes("declared") }, timeout, poll).
+	g.Eventually(func() []string { return eventNotes("", "declared", "Removed", "") }, timeout, poll).
 		Should(ContainElement(ContainSubstring("it leaves 1 Integration as orphans")))
 
 	t.Log("the fleet controller is removed once it runs no operator")

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -234,4 +235,19 @@ func (sw *statusWatch) Stop() []camelv1.IntegrationStatus {
 // operatorPods lists the pods of installed operator id in namespace.
 func operatorPods(t *testing.T, namespace, id string) []corev1.Pod {
 	return env.OperatorPods(t, namespace, id)
+}
+
+// eventNotes are the notes of the Events of reason in namespace ns ("" for
+// every namespace), about the object named name ("" for any) and of type
+// typ ("" for either).
+func eventNotes(ns, name, reason, typ string) []string {
+	list := &eventsv1.EventList{}
+	_ = env.Client.List(context.Background(), list, client.InNamespace(ns))
+	var notes []string
+	for _, e := range list.Items {
+		if e.Reason == reason && (name == "" || e.Regarding.Name == name) && (typ == "" || e.Type == typ) {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
 }

@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -381,17 +380,7 @@ func TestAnOperatorMissingRightsSaysSo(t *testing.T) {
 	ready, body := op.Ready()
 	g.Expect(ready).To(BeFalse(), body)
 	g.Expect(body).To(ContainSubstring("[-]rights failed"))
-	g.Eventually(func() []string {
-		list := &eventsv1.EventList{}
-		_ = env.Client.List(ctx, list, client.InNamespace(ops))
-		var notes []string
-		for _, e := range list.Items {
-			if e.Reason == "MissingRights" && e.Type == corev1.EventTypeWarning {
-				notes = append(notes, e.Note)
-			}
-		}
-		return notes
-	}, timeout, poll).Should(ContainElement(ContainSubstring("deployments.apps")))
+	g.Eventually(func() []string { return eventNotes(ops, "", "MissingRights", corev1.EventTypeWarning) }, timeout, poll).Should(ContainElement(ContainSubstring("deployments.apps")))
 
 	t.Log("with the binding back, the condition goes and the operator is ready again")
 	binding.ResourceVersion, binding.UID = "", ""

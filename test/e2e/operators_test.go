@@ -102,19 +102,7 @@ func TestIntegrationMovesBetweenOperators(t *testing.T) {
 	moved, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(moved.Status.Ownership.Epoch).To(BeNumerically(">=", 2))
-	g.Eventually(func() []string {
-		events := &eventsv1.EventList{}
-		if err := env.Client.List(ctx, events, client.InNamespace(apps)); err != nil {
-			return nil
-		}
-		var adopted []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == "mover" && e.Reason == "Adopted" {
-				adopted = append(adopted, e.Note)
-			}
-		}
-		return adopted
-	}, timeout, poll).Should(ContainElement(And(ContainSubstring("by operator operator-2"),
+	g.Eventually(func() []string { return eventNotes(apps, "mover", "Adopted", "") }, timeout, poll).Should(ContainElement(And(ContainSubstring("by operator operator-2"),
 		ContainSubstring("from operator operator-1"))), "the Event of the adoption")
 	// operator-1 counts its release once its write returns, which may be
 	// after operator-2 acted on the watch event of that write.

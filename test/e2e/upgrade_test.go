@@ -12,7 +12,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,7 +68,7 @@ func TestAVersionUpgradeMovesInWavesAndABrokenOneRollsBack(t *testing.T) {
 
 	t.Log("v1 is removed and leaves no orphan")
 	g.Expect(env.Client.Delete(ctx, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "up-v1"}})).To(Succeed())
-	g.Eventually(func() []string { return removedNotes("up-v1") }, timeout, poll).Should(ConsistOf(
+	g.Eventually(func() []string { return eventNotes("", "up-v1", "Removed", "") }, timeout, poll).Should(ConsistOf(
 		And(HavePrefix("operator up-v1 removed from namespace "+v1NS), Not(ContainSubstring("orphans")))))
 	for _, name := range names {
 		waitRunningUnder(t, client.ObjectKey{Namespace: apps, Name: name}, "up-v2")
@@ -134,18 +133,4 @@ func declare(t *testing.T, id string, spec camelv1alpha1.IntegrationOperatorSpec
 	t.Helper()
 	spec.Admission = ptr.To(false)
 	create(t, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}, Spec: spec})
-}
-
-// removedNotes are the notes of the Events that say the fleet removed
-// operator id.
-func removedNotes(id string) []string {
-	list := &eventsv1.EventList{}
-	_ = env.Client.List(context.Background(), list)
-	var notes []string
-	for _, e := range list.Items {
-		if e.Regarding.Name == id && e.Reason == "Removed" {
-			notes = append(notes, e.Note)
-		}
-	}
-	return notes
 }
