@@ -45,9 +45,8 @@ type Operator struct {
 
 	env *env
 
-	mu       sync.Mutex
-	peakHeap float64
-	peakRSS  float64
+	mu    sync.Mutex
+	peaks measure.Peaks
 }
 
 // operatorImage builds the operator image of the source tree the bench
@@ -162,13 +161,14 @@ func (o *Operator) Scrape(ctx context.Context) (metrics.Samples, error) {
 }
 
 // sampleMemory scrapes the operator every interval until ctx ends,
-// keeping the peak heap and RSS since the last resetPeaks.
+// keeping the peak heap, RSS and own memory since the last resetPeaks.
 func (o *Operator) sampleMemory(ctx context.Context, interval time.Duration) {
 	for {
 		if s, err := o.Scrape(ctx); err == nil {
 			o.mu.Lock()
-			o.peakHeap = max(o.peakHeap, s.Sum("go_memstats_heap_alloc_bytes"))
-			o.peakRSS = max(o.peakRSS, s.Sum("process_resident_memory_bytes"))
+			c := measure.CountersOf(s)
+			o.peaks = measure.Peaks{Heap: max(o.peaks.Heap, s.Sum("go_memstats_heap_alloc_bytes")),
+				RSS: max(o.peaks.RSS, c.RSS), Own: max(o.peaks.Own, c.Own)}
 			o.mu.Unlock()
 		}
 		select {
@@ -181,14 +181,14 @@ func (o *Operator) sampleMemory(ctx context.Context, interval time.Duration) {
 
 func (o *Operator) resetPeaks() {
 	o.mu.Lock()
-	o.peakHeap, o.peakRSS = 0, 0
+	o.peaks = measure.Peaks{}
 	o.mu.Unlock()
 }
 
-func (o *Operator) peaks() (heap, rss float64) {
+func (o *Operator) peaksSampled() measure.Peaks {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.peakHeap, o.peakRSS
+	return o.peaks
 }
 
 // steadyHeap is the operator's live heap once it is idle: it waits for a

@@ -295,8 +295,7 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 func operatorFigures(ops []*Operator, before, after []measure.Counters, owned, events []int) []measure.OperatorFigures {
 	out := make([]measure.OperatorFigures, len(ops))
 	for i, op := range ops {
-		heap, rss := op.peaks()
-		out[i] = measure.OperatorFigure(op.ID, before[i], after[i], heap, rss, owned[i], events[i])
+		out[i] = measure.OperatorFigure(op.ID, before[i], after[i], op.peaksSampled(), owned[i], events[i])
 	}
 	return out
 }

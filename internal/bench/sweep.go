@@ -80,6 +80,8 @@ func sweepPoint(r *result.Rollout) result.SweepPoint {
 		CPUMillisPerIntegration: measure.Round3(measure.Ratio(r.All.CPUSeconds*1000, n)),
 		HeapKiBPerIntegration:   measure.Round3(measure.Ratio(r.All.PeakHeapMiB*1024, n)),
 		RSSMiBPerOperator:       measure.Round3(measure.Ratio(r.All.PeakRSSMiB, m)),
+		OwnMiBPerOperator:       measure.Round3(measure.Ratio(r.All.PeakOwnMiB, m)),
+		IdleOwnMiBPerOperator:   measure.Round3(measure.Ratio(r.All.IdleOwnMiB, m)),
 	}
 }
 

@@ -236,9 +236,15 @@ func operatorArgs(c Config) []string {
 	return args
 }
 
+// MemoryLimitEnv gives the operator its container's memory limit, in
+// bytes, from the downward API; the operator sets its Go runtime's soft
+// memory limit (GOMEMLIMIT) to 90% of it, so that the garbage collector
+// works harder before the container is killed for its memory.
+const MemoryLimitEnv = "CARAVAN_MEMORY_LIMIT"
+
 // operatorEnv names the operator (as Camel K's OPERATOR_ID and
-// KAMEL_OPERATOR_ID) and gives it its namespace and address from the
-// downward API.
+// KAMEL_OPERATOR_ID) and gives it its namespace, address and memory limit
+// from the downward API.
 func operatorEnv(c Config) []corev1.EnvVar {
 	field := func(path string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}
@@ -249,6 +255,8 @@ func operatorEnv(c Config) []corev1.EnvVar {
 		{Name: "POD_NAMESPACE", ValueFrom: field("metadata.namespace")},
 		{Name: "POD_NAME", ValueFrom: field("metadata.name")},
 		{Name: "POD_IP", ValueFrom: field("status.podIP")},
+		{Name: MemoryLimitEnv, ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory",
+			Divisor: resource.MustParse("1")}}},
 	}
 }
 

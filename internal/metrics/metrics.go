@@ -81,6 +81,9 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 			return nil, err
 		}
 	}
+	if err := RegisterProcessMemory(reg); err != nil {
+		return nil, err
+	}
 	for _, after := range []string{AfterRelease, AfterExpiry} {
 		adoptions.WithLabelValues(after) // both series exist from the start, at 0
 	}

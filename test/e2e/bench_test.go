@@ -46,6 +46,14 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(r.CaravanCurve).NotTo(BeEmpty())
 	g.Expect(r.CaravanCurve[len(r.CaravanCurve)-1].Count).To(Equal(12), "all integrations Ready")
 	g.Expect(r.WritesByKind).To(HaveKeyWithValue("patch deployments", BeNumerically(">=", 1)))
+	t.Log("each operator's memory is split: its own (anonymous) below its resident memory, which counts its binary's pages")
+	g.Expect(r.PerOperator).To(HaveLen(2))
+	for _, f := range r.PerOperator {
+		g.Expect(f.IdleOwnMiB).To(BeNumerically(">", 0), "operator %s", f.ID)
+		g.Expect(f.IdleOwnMiB).To(BeNumerically("<", f.IdleRSSMiB), "operator %s", f.ID)
+		g.Expect(f.IdlePSSMiB).To(BeNumerically(">=", f.IdleOwnMiB), "operator %s", f.ID)
+		g.Expect(f.PeakOwnMiB).To(BeNumerically(">", 0), "operator %s", f.ID)
+	}
 	b := r.Bare
 	g.Expect(b.Seconds).To(BeNumerically(">", 0))
 	g.Expect(b.Curve).NotTo(BeEmpty())
@@ -63,7 +71,8 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 		HaveField("Ratio", BeNumerically(">", 0)), HaveField("BareRatio", BeNumerically(">", 0)),
 		HaveField("CPUMillisPerIntegration", BeNumerically(">", 0)))))
 	g.Expect(res.SweepOperators).To(ConsistOf(And(HaveField("Integrations", 12), HaveField("Operators", 1),
-		HaveField("Ratio", BeNumerically(">", 0)), HaveField("RSSMiBPerOperator", BeNumerically(">", 0)))))
+		HaveField("Ratio", BeNumerically(">", 0)), HaveField("RSSMiBPerOperator", BeNumerically(">", 0)),
+		HaveField("IdleOwnMiBPerOperator", BeNumerically(">", 0)))))
 	g.Expect(stdout).To(ContainSubstring("Sweep over M: the rollout of 12 integrations"))
 	for _, f := range []string{"rollout.png", "handoff.png", "apiserver-floor.pprof", "apiserver-bare.pprof", "apiserver-caravan.pprof",
 		"sweep-integrations-ratio.png", "sweep-operators-heap.png"} {

@@ -18,7 +18,9 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/test/harness"
 )
 
 // kubectl runs the local cluster's kubectl as the administrator.
@@ -70,7 +72,8 @@ func TestInstalledOperatorsRunAsPodsOfTheirImage(t *testing.T) {
 	for _, inst := range []struct {
 		id   string
 		args []string
-	}{{"pod-a", nil}, {"pod-b", []string{"--watch-namespaces", apps + "," + other}}} {
+	}{{"pod-a", nil}, {"pod-b", []string{"--watch-namespaces", apps + "," + other,
+		"--requests", "cpu=100m,memory=64Mi", "--limits", "cpu=1,memory=256Mi"}}} {
 		uninstallOnCleanup(t, admin, ops, inst.id)
 		out, errOut, err := cli(t, admin, append([]string{"install", "-n", ops, "-x", inst.id, "--wait", "--skip-admission"}, inst.args...)...)
 		g.Expect(err).NotTo(HaveOccurred(), "install %s: %s\n%s", inst.id, out, errOut)
@@ -85,6 +88,19 @@ func TestInstalledOperatorsRunAsPodsOfTheirImage(t *testing.T) {
 		g.Expect(p.Status.ContainerStatuses[0].ImageID).To(HavePrefix("sha256:"))
 	}
 	g.Expect(podB.Spec.Containers[0].Args).To(ContainElement("--watch-namespaces=" + strings.Join(sortedPair(apps, other), ",")))
+
+	t.Log("each operator's Go memory limit is 90% of its container's, and it reports its own memory apart from its binary's pages")
+	for p, limit := range map[*corev1.Pod]float64{&podA: 512 << 20, &podB: 256 << 20} {
+		url := harness.PodMetricsURL(p.Status.PodIP)
+		g.Eventually(func() float64 {
+			v, _ := harness.Metric(url, "go_gc_gomemlimit_bytes")
+			return v
+		}, timeout).Should(BeEquivalentTo(float64(int64(limit)/10*9)), "pod %s", p.Name)
+		own, ok := harness.Metric(url, metrics.AnonymousMemory)
+		g.Expect(ok).To(BeTrue(), "pod %s serves no %s", p.Name, metrics.AnonymousMemory)
+		rss, _ := harness.Metric(url, "process_resident_memory_bytes")
+		g.Expect(own).To(And(BeNumerically(">", 0), BeNumerically("<", rss)), "pod %s", p.Name)
+	}
 
 	t.Log("PodSecurity restricted is enforced in the operator namespace: the operator is admitted, a privileged pod is not")
 	privileged := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "privileged", Namespace: ops},

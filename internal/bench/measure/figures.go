@@ -24,6 +24,16 @@ type OperatorFigures struct {
 	// and process_resident_memory_bytes sampled every second.
 	PeakHeapMiB float64 `json:"peakHeapMiB"`
 	PeakRSSMiB  float64 `json:"peakRSSMiB"`
+	// PeakOwnMiB is the largest caravan_process_anonymous_memory_bytes
+	// sampled: the memory that is the operator's alone, without the pages
+	// of its binary, which the operators of one image on a node share.
+	PeakOwnMiB float64 `json:"peakOwnMiB,omitempty"`
+	// IdleRSSMiB, IdleOwnMiB and IdlePSSMiB are the operator's resident,
+	// own (anonymous) and proportional (PSS) memory when the measurement
+	// starts, owning nothing: its fixed cost.
+	IdleRSSMiB float64 `json:"idleRSSMiB,omitempty"`
+	IdleOwnMiB float64 `json:"idleOwnMiB,omitempty"`
+	IdlePSSMiB float64 `json:"idlePSSMiB,omitempty"`
 	// ReconcilesPerIntegration counts Integration reconciles; Reads are GET
 	// requests (get, list, watch) and Writes POST, PUT, PATCH and DELETE
 	// requests of the operator's clients (rest_client_requests_total);
@@ -43,9 +53,11 @@ type OperatorFigures struct {
 	ReconcileBusySeconds float64 `json:"reconcileBusySeconds"`
 }
 
-// Counters are the cumulative figures of one scrape of an operator.
+// Counters are the cumulative figures of one scrape of an operator, and
+// its memory gauges at that scrape (RSS, Own and PSS, in bytes).
 type Counters struct {
 	CPU, Reconciles, Requeues, ReconcileSeconds, Reads, Writes float64
+	RSS, Own, PSS                                              float64
 }
 
 // CountersOf reads the counters of a scrape.
@@ -57,24 +69,36 @@ func CountersOf(s metrics.Samples) Counters {
 		ReconcileSeconds: s.Sum("camel_k_reconciliation_duration_seconds_sum", "kind", "Integration"),
 		Reads:            s.SumFunc("rest_client_requests_total", isRead),
 		Writes:           s.SumFunc("rest_client_requests_total", isWrite),
+		RSS:              s.Sum("process_resident_memory_bytes"),
+		Own:              s.Sum(metrics.AnonymousMemory),
+		PSS:              s.Sum(metrics.ProportionalMemory),
 	}
 }
 
-// Minus is the increase from o to c.
+// Minus is the increase of the counters from o to c (the gauges are
+// left out).
 func (c Counters) Minus(o Counters) Counters {
 	return Counters{CPU: c.CPU - o.CPU, Reconciles: c.Reconciles - o.Reconciles, Requeues: c.Requeues - o.Requeues,
 		ReconcileSeconds: c.ReconcileSeconds - o.ReconcileSeconds, Reads: c.Reads - o.Reads, Writes: c.Writes - o.Writes}
 }
 
+// Peaks are the largest memory figures sampled over a measurement, in
+// bytes.
+type Peaks struct {
+	Heap, RSS, Own float64
+}
+
 // OperatorFigure turns operator id's counters before and after a
-// measurement, its peak heap and RSS (bytes) over it, the integrations it
-// owned and the Events about them into per-integration figures.
-func OperatorFigure(id string, before, after Counters, heap, rss float64, owned, events int) OperatorFigures {
+// measurement (its memory before it as its fixed cost), its peaks over
+// it, the integrations it owned and the Events about them into
+// per-integration figures.
+func OperatorFigure(id string, before, after Counters, peaks Peaks, owned, events int) OperatorFigures {
 	d := after.Minus(before)
 	n := float64(owned)
 	return OperatorFigures{
 		ID: id, Owned: owned, CPUSeconds: Round3(d.CPU),
-		PeakHeapMiB: Round3(heap / MiB), PeakRSSMiB: Round3(rss / MiB),
+		PeakHeapMiB: Round3(peaks.Heap / MiB), PeakRSSMiB: Round3(peaks.RSS / MiB), PeakOwnMiB: Round3(peaks.Own / MiB),
+		IdleRSSMiB: Round3(before.RSS / MiB), IdleOwnMiB: Round3(before.Own / MiB), IdlePSSMiB: Round3(before.PSS / MiB),
 		ReconcilesPerIntegration: Round3(Ratio(d.Reconciles, n)),
 		RequeuesPerIntegration:   Round3(Ratio(d.Requeues, n)),
 		ReadsPerIntegration:      Round3(Ratio(d.Reads, n)),
@@ -94,6 +118,10 @@ func Totals(figs []OperatorFigures) OperatorFigures {
 		t.ReconcileBusySeconds = max(t.ReconcileBusySeconds, f.ReconcileBusySeconds)
 		t.PeakHeapMiB += f.PeakHeapMiB
 		t.PeakRSSMiB += f.PeakRSSMiB
+		t.PeakOwnMiB += f.PeakOwnMiB
+		t.IdleRSSMiB += f.IdleRSSMiB
+		t.IdleOwnMiB += f.IdleOwnMiB
+		t.IdlePSSMiB += f.IdlePSSMiB
 		t.ReconcilesPerIntegration += f.ReconcilesPerIntegration * n
 		t.RequeuesPerIntegration += f.RequeuesPerIntegration * n
 		t.ReadsPerIntegration += f.ReadsPerIntegration * n

@@ -221,12 +221,13 @@ func writesTable(r *result.Rollout) table {
 func operatorTable(r *result.Rollout) table {
 	t := table{
 		Title: "Rollout, per operator (per owned integration where it says so)",
-		Header: []string{"OPERATOR", "OWNED", "CPU", "PEAK HEAP", "PEAK RSS",
+		Header: []string{"OPERATOR", "OWNED", "CPU", "PEAK HEAP", "PEAK RSS", "PEAK OWN", "IDLE RSS", "IDLE OWN", "IDLE PSS",
 			"RECONCILES/IT", "RECONCILING", "READS/IT", "WRITES/IT", "EVENTS/IT"},
 	}
 	for _, f := range append(r.PerOperator, r.All) {
 		t.Rows = append(t.Rows, []string{f.ID, strconv.Itoa(f.Owned), secs(f.CPUSeconds),
-			num(f.PeakHeapMiB) + " MiB", num(f.PeakRSSMiB) + " MiB", num(f.ReconcilesPerIntegration),
+			num(f.PeakHeapMiB) + " MiB", num(f.PeakRSSMiB) + " MiB", num(f.PeakOwnMiB) + " MiB",
+			num(f.IdleRSSMiB) + " MiB", num(f.IdleOwnMiB) + " MiB", num(f.IdlePSSMiB) + " MiB", num(f.ReconcilesPerIntegration),
 			secs(f.ReconcileBusySeconds), num(f.ReadsPerIntegration), num(f.WritesPerIntegration), num(f.EventsPerIntegration)})
 	}
 	return t

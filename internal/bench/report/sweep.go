@@ -14,7 +14,8 @@ import (
 // sweepTable lists the points of a sweep over what it varies, "N" or "M".
 func sweepTable(title, varies string, points []result.SweepPoint) table {
 	t := table{Title: title, Header: []string{varies, "CARAVAN", "BARE", "FLOOR", "RATIO", "BARE RATIO",
-		"BURST (FLOOR)", "CPU MS/INTEGRATION", "HEAP KIB/INTEGRATION", "RSS MIB/OPERATOR"}}
+		"BURST (FLOOR)", "CPU MS/INTEGRATION", "HEAP KIB/INTEGRATION", "RSS MIB/OPERATOR",
+		"OWN MIB/OPERATOR", "IDLE OWN MIB/OPERATOR"}}
 	for _, p := range points {
 		x := p.Integrations
 		if varies == "M" {
@@ -22,7 +23,8 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(x), secs(p.CaravanSeconds), secs(p.BareSeconds), secs(p.FloorSeconds),
 			num(p.Ratio), num(p.BareRatio), fmt.Sprintf("%s (%s)", secs(p.CaravanCreateSeconds), secs(p.FloorCreateSeconds)),
-			num(p.CPUMillisPerIntegration), num(p.HeapKiBPerIntegration), num(p.RSSMiBPerOperator)})
+			num(p.CPUMillisPerIntegration), num(p.HeapKiBPerIntegration), num(p.RSSMiBPerOperator),
+			num(p.OwnMiBPerOperator), num(p.IdleOwnMiBPerOperator)})
 	}
 	return t
 }

@@ -46,10 +46,15 @@ type SweepPoint struct {
 	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
 	// CPUMillisPerIntegration is all operators' CPU over the rollout per
 	// integration; HeapKiBPerIntegration their summed peak heaps per
-	// integration; RSSMiBPerOperator their mean peak RSS.
+	// integration; RSSMiBPerOperator their mean peak RSS, and
+	// OwnMiBPerOperator their mean peak own (anonymous) memory;
+	// IdleOwnMiBPerOperator is their mean own memory before the rollout,
+	// owning nothing.
 	CPUMillisPerIntegration float64 `json:"cpuMillisPerIntegration"`
 	HeapKiBPerIntegration   float64 `json:"heapKiBPerIntegration"`
 	RSSMiBPerOperator       float64 `json:"rssMiBPerOperator"`
+	OwnMiBPerOperator       float64 `json:"ownMiBPerOperator,omitempty"`
+	IdleOwnMiBPerOperator   float64 `json:"idleOwnMiBPerOperator,omitempty"`
 }
 
 // Options record what was asked of the run.

@@ -106,6 +106,9 @@ func (o *FleetOptions) Run(ctx context.Context) error {
 	logger := NewLogger(o.LogFormat, o.Verbosity, o.ErrOut)
 	ctrl.SetLogger(logger)
 	ctx = ctrl.LoggerInto(ctx, logger)
+	if err := applyMemoryLimit(logger, os.Getenv); err != nil {
+		return err
+	}
 	err := fleet.Run(ctx, fleet.Options{
 		Namespace: o.namespace, Config: o.config, MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, LeaderElect: o.LeaderElect,
 		Defaults: install.FleetDefaults{Image: o.OperatorImage, Version: version.Get(), Registry: o.Registry,

@@ -150,6 +150,9 @@ func (o *Options) Run(ctx context.Context) error {
 	ctrl.SetLogger(logger)
 	ctx = ctrl.LoggerInto(ctx, logger)
 	logger.Info("Operator id resolved", "operatorID", o.id, "from", o.idSource, "version", version.Get())
+	if err := applyMemoryLimit(logger, os.Getenv); err != nil {
+		return err
+	}
 	err := operator.Run(ctx, operator.Options{
 		ID: o.id, Namespace: o.namespace, Version: version.Get(), Default: o.Default, Config: o.config,
 		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, PprofAddr: o.PprofAddr, LeaderElect: o.LeaderElect,
