@@ -23,7 +23,10 @@ import (
 //     operators other than the default one need no watch of the whole
 //     cluster to mirror it);
 //   - DefaultPolicy: an unassigned resource is stamped with the default
-//     operator's id, and so is judged by AssignmentPolicy against it;
+//     operator's id, and so is judged by AssignmentPolicy against it; so
+//     is a change that removes a resource's assignment (no assignment
+//     means the default operator's, and the resource would otherwise keep
+//     its previous owner's label with no owner acting on it);
 //   - ConfinementPolicy: an operator's own identity may write only its
 //     share (see confinement.go).
 const (
@@ -36,8 +39,10 @@ const (
 	DefaultLabel = "caravan.dev/default"
 )
 
-// assignable are the resources users assign to operators.
-var assignable = []string{"integrations", "pipes", "kameletbindings", "integrationkits"}
+// assignable are the resources users assign to operators: the ones an
+// operator acts on by their assignment. (Builds too: an operator runs a
+// build assigned to it, with its registry's credentials.)
+var assignable = []string{"integrations", "pipes", "kameletbindings", "integrationkits", "builds"}
 
 // LabelMirroredResources are the resources whose operator-id label
 // LabelPolicy mirrors: the assignable ones, and Kamelets, which are
@@ -47,6 +52,8 @@ var LabelMirroredResources = append(slices.Clone(assignable), "kamelets")
 const (
 	assigned = `has(object.metadata.annotations) && 'camel.apache.org/operator.id' in object.metadata.annotations` +
 		` && object.metadata.annotations['camel.apache.org/operator.id'] != ''`
+	wasAssigned = `has(oldObject.metadata.annotations) && 'camel.apache.org/operator.id' in oldObject.metadata.annotations` +
+		` && oldObject.metadata.annotations['camel.apache.org/operator.id'] != ''`
 	assignmentChanged = `request.operation == 'CREATE' || !has(oldObject.metadata.annotations)` +
 		` || !('camel.apache.org/operator.id' in oldObject.metadata.annotations)` +
 		` || oldObject.metadata.annotations['camel.apache.org/operator.id'] != object.metadata.annotations['camel.apache.org/operator.id']`
@@ -153,9 +160,12 @@ func sharedAdmissionManifests() []client.Object {
 			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"), ObjectMeta: vap(DefaultPolicy),
 			Spec: admissionv1.MutatingAdmissionPolicySpec{
 				FailurePolicy: ptr.To(admissionv1.Fail), ParamKind: operatorParam(),
-				MatchConstraints:   rules(admissionv1.Create),
+				MatchConstraints:   rules(admissionv1.Create, admissionv1.Update),
 				ReinvocationPolicy: admissionv1.IfNeededReinvocationPolicy,
-				MatchConditions:    []admissionv1.MatchCondition{{Name: "unassigned", Expression: "!(" + assigned + ")"}},
+				MatchConditions: []admissionv1.MatchCondition{
+					{Name: "unassigned", Expression: "!(" + assigned + ")"},
+					{Name: "created-or-assignment-removed", Expression: `request.operation == 'CREATE' || (` + wasAssigned + `)`},
+				},
 				Mutations: []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeApplyConfiguration,
 					ApplyConfiguration: &admissionv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{` +
 						`annotations: {'camel.apache.org/operator.id': params.metadata.name}, ` +

@@ -35,12 +35,14 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// Kinds are the user-facing kinds whose assignment users write. Children
-// that operators create carry the label from the start.
+// Kinds are the kinds whose assignment users may write (install's
+// assignable resources). Children that operators create carry the label
+// from the start.
 var Kinds = []schema.GroupVersionKind{
 	camelv1.GroupVersion.WithKind("Integration"),
 	camelv1.GroupVersion.WithKind("Pipe"),
 	camelv1.GroupVersion.WithKind("IntegrationKit"),
+	camelv1.GroupVersion.WithKind("Build"),
 	{Group: camelv1.GroupVersion.Group, Version: "v1alpha1", Kind: "KameletBinding"},
 }
 
