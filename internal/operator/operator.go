@@ -88,8 +88,17 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log.Info("Looked for the PodMonitor kind", "served", podMonitors)
 	lease := client.ObjectKey{Namespace: o.Namespace, Name: o.ID + "-lock"}
+	fence := &writeFence{}
 	mgr, err := ctrl.NewManager(o.Config, controller.ManagerOptions(o.MetricsAddr, o.ProbeAddr, o.LeaderElect, lease, ctrl.Options{
-		Scheme:           scheme.New(),
+		Scheme: scheme.New(),
+		// The controllers' writes go only while the registration is live.
+		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
+			c, err := client.New(config, options)
+			if err != nil {
+				return nil, err
+			}
+			return fence.fenced(c), nil
+		},
 		Logger:           log,
 		Cache:            cacheOptions(o.ID, o.Namespace, o.WatchNamespaces, podMonitors),
 		PprofBindAddress: o.PprofAddr,
@@ -113,11 +122,13 @@ func Run(ctx context.Context, o Options) error {
 	rights := &RightsCheck{Client: direct, ID: o.ID, Namespace: o.Namespace, WatchNamespaces: o.WatchNamespaces,
 		PodName: os.Getenv("POD_NAME"), Recorder: registrar.Recorder, Interval: rightsEvery * o.HeartbeatInterval}
 	registrar.Rights = rights
+	deadline := registrar.WriteDeadline
+	fence.deadline.Store(&deadline)
 	if err := mgr.Add(rights); err != nil {
 		return err
 	}
 	registrar.OnRegistered = func(ctx context.Context) error {
-		return startControllers(ctx, mgr, direct, registrar, m, o, podMonitors)
+		return startControllers(ctx, mgr, fence.fenced(direct), registrar, m, o, podMonitors)
 	}
 	if err := mgr.Add(&identityProvider{registrar: registrar, client: direct, o: o}); err != nil {
 		return err

@@ -28,6 +28,12 @@ import (
 // then finds the conflict and refuses to run.
 var errRegistrationLost = errors.New("registration lost")
 
+// errRegistrationExpired stops the operator when it could not renew its
+// registration for as long as the registration lasts: another operator
+// may have taken its resources over, and its caches may still show them
+// as its own. It starts again from a fresh read.
+var errRegistrationExpired = errors.New("registration expired")
+
 // Registrar claims the IntegrationOperator named by the operator id and
 // renews its heartbeat. The operator's controllers start only once the
 // claim succeeds; while another live operator holds the id, the registrar
@@ -58,6 +64,10 @@ type Registrar struct {
 	registered bool
 	refusal    string
 	isDefault  bool
+	// renewedAt is the heartbeat time of the last renewal that landed;
+	// running is set once the controllers run.
+	renewedAt time.Time
+	running   bool
 }
 
 // NeedLeaderElection makes only the elected replica register.
@@ -70,10 +80,16 @@ func (r *Registrar) Start(ctx context.Context) error {
 	for {
 		claimed, err := r.beat(ctx)
 		switch {
+		case errors.Is(err, errRegistrationExpired):
+			log.Error(err, "Stopping: the registration expired, and another operator may have taken this one's resources over")
+			return err
 		case err != nil:
 			log.Error(err, "Renewing the registration failed")
 		case claimed && !started:
 			log.Info("Registered; starting controllers")
+			r.mu.Lock()
+			r.running = true
+			r.mu.Unlock()
 			if err := r.OnRegistered(ctx); err != nil {
 				return fmt.Errorf("starting controllers: %w", err)
 			}
@@ -116,6 +132,9 @@ func (r *Registrar) beatOnce(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	now := r.Clock.Now()
+	if err := r.checkNotExpired(now); err != nil {
+		return false, err
+	}
 	ok, reason, message := ownership.CheckClaim(ownership.FromOperator(iop), r.Namespace, now, r.StaleAfter)
 	if !ok {
 		return false, r.refuse(ctx, iop, message)
@@ -152,7 +171,46 @@ func (r *Registrar) beatOnce(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("renewing registration: %w", err)
 	}
 	r.setState(true, "", iop.Spec.Default)
+	r.mu.Lock()
+	r.renewedAt = now
+	r.mu.Unlock()
 	return true, nil
+}
+
+// checkNotExpired refuses to renew, at now, a registration that a running
+// operator let expire: the operator must stop instead (errRegistrationExpired).
+func (r *Registrar) checkNotExpired(now time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.running || now.Sub(r.renewedAt) < r.StaleAfter {
+		return nil
+	}
+	return fmt.Errorf("%w: operator %s could not renew it for %s (it counts as gone after %s)",
+		errRegistrationExpired, r.ID, now.Sub(r.renewedAt).Round(time.Second), r.StaleAfter)
+}
+
+// WriteDeadline is the time until which the operator's writes may go:
+// its last renewal's heartbeat time plus the registration's life, less
+// one heartbeat interval of margin (for the time a write takes, and the
+// clocks of the nodes). Other operators count it as gone only after the
+// registration's whole life. While the operator is not registered, or
+// past that time, it returns errNotLive.
+func (r *Registrar) WriteDeadline() (time.Time, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.registered {
+		return time.Time{}, fmt.Errorf("%w: operator %s does not hold its registration", errNotLive, r.ID)
+	}
+	margin := r.Interval
+	if margin <= 0 || margin >= r.StaleAfter {
+		margin = r.StaleAfter / 2
+	}
+	until := r.renewedAt.Add(r.StaleAfter - margin)
+	if now := r.Clock.Now(); !now.Before(until) {
+		return time.Time{}, fmt.Errorf("%w: operator %s last renewed it %s ago; its writes wait for the next renewal",
+			errNotLive, r.ID, now.Sub(r.renewedAt).Round(time.Second))
+	}
+	return until, nil
 }
 
 func (r *Registrar) getOrCreate(ctx context.Context) (*camelv1alpha1.IntegrationOperator, error) {

@@ -1,0 +1,230 @@
+package tenancy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	installpkg "github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/ownership"
+)
+
+// partitionProxy forwards TCP connections to the API server until it is
+// cut: then it closes every connection it carries and every new one, as
+// a network partition would, until it is healed.
+type partitionProxy struct {
+	listener net.Listener
+	target   string
+
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]bool
+}
+
+// newPartitionProxy listens on the API server's host, on a free port.
+func newPartitionProxy(t *testing.T, apiServer string) *partitionProxy {
+	t.Helper()
+	u, err := url.Parse(apiServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(u.Hostname(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &partitionProxy{listener: l, target: u.Host, conns: map[net.Conn]bool{}}
+	go p.serve()
+	t.Cleanup(func() {
+		_ = l.Close()
+		p.setCut(true)
+	})
+	return p
+}
+
+// port is where the proxy listens.
+func (p *partitionProxy) port() int { return p.listener.Addr().(*net.TCPAddr).Port }
+
+func (p *partitionProxy) serve() {
+	for {
+		in, err := p.listener.Accept()
+		if err != nil {
+			return
+		}
+		go p.forward(in)
+	}
+}
+
+func (p *partitionProxy) forward(in net.Conn) {
+	p.mu.Lock()
+	if p.cut {
+		p.mu.Unlock()
+		_ = in.Close()
+		return
+	}
+	p.mu.Unlock()
+	out, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = in.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.cut {
+		p.mu.Unlock()
+		_ = in.Close()
+		_ = out.Close()
+		return
+	}
+	p.conns[in], p.conns[out] = true, true
+	p.mu.Unlock()
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go pipe(out, in)
+	go pipe(in, out)
+	<-done
+	_ = in.Close()
+	_ = out.Close()
+	p.mu.Lock()
+	delete(p.conns, in)
+	delete(p.conns, out)
+	p.mu.Unlock()
+}
+
+// setCut cuts the proxy (closing what it carries) or heals it.
+func (p *partitionProxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			_ = c.Close()
+		}
+	}
+}
+
+// throughProxy makes operator id's pods reach the API server through p:
+// its Deployment gets the proxy's port as KUBERNETES_SERVICE_PORT, which
+// a container's own variable overrides as on a kubelet. It waits until a
+// pod so configured leads the operator.
+func throughProxy(t *testing.T, ns, id string, p *partitionProxy) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	port := strconv.Itoa(p.port())
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"operator","env":[`+
+		`{"name":"KUBERNETES_SERVICE_PORT","value":%q},{"name":"KUBERNETES_SERVICE_PORT_HTTPS","value":%q}]}]}}}}`, port, port)
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: id + "-operator"}, d)).To(Succeed())
+	g.Expect(env.Client.Patch(ctx, d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(func() error {
+		pods := &corev1.PodList{}
+		if err := env.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(installpkg.Labels(id))); err != nil {
+			return err
+		}
+		iop := &camelv1alpha1.IntegrationOperator{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: id}, iop); err != nil {
+			return err
+		}
+		for _, pod := range pods.Items {
+			proxied := false
+			for _, e := range pod.Spec.Containers[0].Env {
+				proxied = proxied || (e.Name == "KUBERNETES_SERVICE_PORT" && e.Value == port)
+			}
+			if proxied && pod.DeletionTimestamp == nil && strings.HasPrefix(iop.Status.Leader, pod.Name+"_") {
+				return nil
+			}
+		}
+		return errors.New("no pod that reaches the API server through the proxy leads the operator yet")
+	}, 3*timeout, time.Second).Should(Succeed())
+}
+
+// TestAPartitionedOperatorIsTakenOverAndWritesNothingOnceBack cuts operator
+// A off the API server (its pod reaches it through a proxy the test cuts)
+// and moves A's integrations to B meanwhile. B takes them over only once
+// A's registration has expired; when the partition heals, A comes back,
+// reconciles what is still its own, and writes nothing more to what
+// moved: the audit log shows every write of A's to a moved integration
+// received before the partition and before B's first.
+func TestAPartitionedOperatorIsTakenOverAndWritesNothingOnceBack(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	install(t, ops, "cut-a", "--heartbeat-interval", "2s")
+	install(t, ops, "heir-c")
+	proxy := newPartitionProxy(t, env.Config.Host)
+	throughProxy(t, ops, "cut-a", proxy)
+
+	moved := createMany(t, apps, "cut-off", "cut-a", 5)
+	kept := createMany(t, apps, "kept", "cut-a", 1)
+	waitAllRunningUnder(t, append(moved, kept...), "cut-a")
+
+	t.Log("cut A off the API server, and move its integrations to B")
+	cutAt := time.Now()
+	proxy.setCut(true)
+	for _, it := range moved {
+		g.Expect(annotate(env.Client, it, "heir-c")).To(Succeed())
+	}
+	waitAllRunningUnder(t, moved, "heir-c")
+	iop := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "cut-a"}, iop)).To(Succeed())
+	reg := ownership.FromOperator(iop)
+	expiry := reg.Heartbeat.Add(reg.StaleAfter)
+	t.Logf("B took the %d integrations over %s after the cut (A's registration expired %s after it)",
+		len(moved), time.Since(cutAt).Round(time.Second), expiry.Sub(cutAt).Round(time.Second))
+
+	t.Log("heal the partition: A comes back and reconciles what is still its own")
+	healedAt := time.Now()
+	proxy.setCut(false)
+	g.Eventually(func() (bool, error) {
+		cur := &camelv1alpha1.IntegrationOperator{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "cut-a"}, cur); err != nil {
+			return false, err
+		}
+		r := ownership.FromOperator(cur)
+		return r.Heartbeat.After(healedAt), nil
+	}, 3*timeout, time.Second).Should(BeTrue(), "A never renewed its registration after the partition healed")
+	waitAllRunningUnder(t, kept, "cut-a")
+	g.Expect(client.IgnoreNotFound(mergePatch(env.Client, kept[0].DeepCopy(), `{"spec":{"replicas":2}}`))).To(Succeed())
+	g.Eventually(func() (int32, error) {
+		d := &appsv1.Deployment{}
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(kept[0]), d)
+		if d.Spec.Replicas == nil {
+			return 0, err
+		}
+		return *d.Spec.Replicas, err
+	}, 3*timeout, time.Second).Should(Equal(int32(2)), "A does not reconcile its own integration after the partition")
+	waitAllRunningUnder(t, moved, "heir-c")
+
+	t.Log("the audit log: A wrote nothing to what moved after the cut, and B nothing before A's registration expired")
+	a, b := operatorUser(ops, "cut-a"), operatorUser(ops, "heir-c")
+	byA, byB := writesOf(t, apps, a), writesOf(t, apps, b)
+	for _, it := range moved {
+		first := firstReceived(byB[it.Name])
+		g.Expect(first.IsZero()).To(BeFalse(), "no write by B to %s in the audit log", it.Name)
+		g.Expect(first.Before(expiry)).To(BeFalse(), "B wrote to %s at %s, before A's registration expired at %s",
+			it.Name, first, expiry)
+		for _, e := range byA[it.Name] {
+			g.Expect(e.Received.Before(cutAt)).To(BeTrue(), "%s: A wrote %s %s/%s at %s, after the cut at %s",
+				it.Name, e.Verb, e.ObjectRef.Resource, e.ObjectRef.Subresource, e.Received.Format(time.RFC3339Nano),
+				cutAt.Format(time.RFC3339Nano))
+		}
+	}
+}
