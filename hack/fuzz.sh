@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of user input for a while each (default 30s; ./hack/fuzz.sh 5m):
-# the trait trees (through rendering), run's trait flags, properties files and bind's
-# endpoints. A failing input is kept under the package's testdata/fuzz, where `go test`
+# the trait trees (through rendering), run's trait flags, properties files, bind's
+# endpoints, operator ids, dependencies (through the kit layer) and Kamelet property
+# values. A failing input is kept under the package's testdata/fuzz, where `go test`
 # replays it from then on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,10 @@ for target in \
   "./internal/render FuzzTraitsThatParseRender" \
   "./internal/trait FuzzFromFlags" \
   "./internal/trait FuzzParseProperties" \
-  "./internal/cli FuzzParseEndpoint"; do
+  "./internal/cli FuzzParseEndpoint" \
+  "./internal/ownership FuzzValidateID" \
+  "./internal/kit FuzzValidateDependencies" \
+  "./internal/kamelet FuzzResolveProperties"; do
   set -- $target
   echo "==> $2 ($1), $time"
   go test -run '^$' -fuzz "^$2\$" -fuzztime "$time" "$1"

@@ -38,10 +38,13 @@ const (
 	Share   = "share"
 	Handoff = "handoff"
 	Build   = "build"
+	// Admission measures the admission policies' cost against the
+	// number of operators.
+	Admission = "admission"
 )
 
 // Scenarios are the known scenarios, in the order they run.
-var Scenarios = []string{Rollout, Share, Handoff, Build}
+var Scenarios = []string{Rollout, Share, Handoff, Build, Admission}
 
 // Options say what to measure.
 type Options struct {
@@ -67,6 +70,10 @@ type Options struct {
 	// dependency sets, the build scenario builds on one operator.
 	BuildIntegrations   int
 	BuildDependencySets int
+	// AdmissionCreates is how many Integrations the admission scenario
+	// creates at each of AdmissionOperators registered operators.
+	AdmissionCreates   int
+	AdmissionOperators []int
 	// SkipAdmission runs the operators without the admission policies
 	// that `caravan install` installs: they mirror the operator-id label
 	// themselves, and every operator watches the whole cluster.
@@ -85,6 +92,10 @@ type Options struct {
 	Progress io.Writer
 	Report   io.Writer
 }
+
+// maxAdmissionOperators is the most registrations the admission scenario
+// makes (no operator runs for them).
+const maxAdmissionOperators = 500
 
 // MaxOperators is the most operators a run starts: each is a process of
 // about 30 to 70 MiB, on the machine that runs the bench.
@@ -122,6 +133,16 @@ func (o *Options) Validate() error {
 	if o.ShareIntegrations < 10 || o.HandoffIntegrations < 1 || o.HandoffReplicas < 1 ||
 		o.BuildIntegrations < 1 || o.BuildDependencySets < 1 {
 		return errors.New("the share scenario needs at least 10 integrations, and the hand-off and build scenarios at least 1 integration, replica and dependency set")
+	}
+	if slices.Contains(o.Scenarios, Admission) {
+		if o.AdmissionCreates < 1 || len(o.AdmissionOperators) == 0 {
+			return errors.New("the admission scenario needs at least 1 create and 1 count of operators")
+		}
+		for _, m := range o.AdmissionOperators {
+			if m < 1 || m > maxAdmissionOperators {
+				return fmt.Errorf("--admission-operators: need 1 to %d operators, got %d", maxAdmissionOperators, m)
+			}
+		}
 	}
 	for _, s := range []string{Handoff, Build} {
 		if slices.Contains(o.Scenarios, s) && o.Operators < 2 {
@@ -215,6 +236,8 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 			return startErr
 		}
 		res.Build, err = runBuild(ctx, e, ops[0], ops[1], o.BuildIntegrations, o.BuildDependencySets)
+	case Admission:
+		res.Admission, err = runAdmission(ctx, e, o.AdmissionCreates, o.AdmissionOperators)
 	}
 	return err
 }

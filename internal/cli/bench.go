@@ -28,6 +28,8 @@ type BenchOptions struct {
 	HandoffReplicas     int32
 	BuildIntegrations   int
 	BuildSets           int
+	AdmissionCreates    int
+	AdmissionOperators  []int
 	SkipAdmission       bool
 	RolloutFlows        bool
 	SweepIntegrations   []int
@@ -47,7 +49,8 @@ func newCmdBench(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Comman
 	o := &BenchOptions{
 		Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, RolloutRuns: 1, Operators: 3, Share: "10,90",
 		ShareIntegrations: 5000, HandoffIntegrations: 100, HandoffReplicas: 2,
-		BuildIntegrations: 50, BuildSets: 5, Timeout: time.Hour, IOStreams: streams,
+		BuildIntegrations: 50, BuildSets: 5, AdmissionCreates: 500, AdmissionOperators: []int{1, 10, 30},
+		Timeout: time.Hour, IOStreams: streams,
 	}
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -69,6 +72,9 @@ Scenarios:
   build    (opt-in, needs the docker-registry binary) integrations over dependency
            sets built into a real registry: builds, time to Ready, build durations;
            then moved to a second operator, which builds kits of its own.
+  admission (opt-in) the API server's CPU per create of an assigned Integration
+           with 1, 10 and 30 operators registered, serving every namespace, then
+           each limited to one: what the admission policies cost against M.
 
 Sweeps (opt-in, long): --sweep-integrations runs the rollout at each N over
 --operators operators, --sweep-operators at each M with -N integrations, each
@@ -97,7 +103,7 @@ run builds the cluster binaries (several minutes).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build")
+	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, admission")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
 	f.IntVar(&o.RolloutRuns, "rollout-runs", o.RolloutRuns,
@@ -113,6 +119,9 @@ run builds the cluster binaries (several minutes).`,
 	f.Int32Var(&o.HandoffReplicas, "handoff-replicas", o.HandoffReplicas, "replicas of each moved integration")
 	f.IntVar(&o.BuildIntegrations, "build-integrations", o.BuildIntegrations, "integrations of the build scenario")
 	f.IntVar(&o.BuildSets, "build-dependency-sets", o.BuildSets, "distinct dependency sets of the build scenario")
+	f.IntVar(&o.AdmissionCreates, "admission-creates", o.AdmissionCreates, "integrations the admission scenario creates at each point")
+	f.IntSliceVar(&o.AdmissionOperators, "admission-operators", o.AdmissionOperators,
+		"operators registered at each point of the admission scenario")
 	f.IntSliceVar(&o.SweepIntegrations, "sweep-integrations", nil,
 		"after the scenarios, run the rollout at each of these N (1000,2500,5000) over --operators operators; prints its expected duration first")
 	f.IntSliceVar(&o.SweepOperators, "sweep-operators", nil,
@@ -148,6 +157,7 @@ func (o *BenchOptions) Complete() error {
 		ShareIntegrations: o.ShareIntegrations, ShareSplit: split,
 		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
 		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
+		AdmissionCreates: o.AdmissionCreates, AdmissionOperators: o.AdmissionOperators,
 		SkipAdmission: o.SkipAdmission, RolloutFlows: o.RolloutFlows, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
 		SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators,
 	}

@@ -30,7 +30,8 @@ var clusterDir = regexp.MustCompile(`starting a local cluster in (\S+)`)
 func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T) {
 	g := NewWithT(t)
 	out := t.TempDir()
-	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff", "-N", "12", "--operators", "2",
+	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,admission", "-N", "12", "--operators", "2",
+		"--admission-creates", "20", "--admission-operators", "1,3",
 		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
@@ -65,6 +66,16 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(h).NotTo(BeNil())
 	g.Expect(h.MoveTimes).To(HaveLen(4))
 	g.Expect(h.PodsStarted).To(BeZero(), "a move restarts no pod")
+	t.Log("the admission scenario: 20 creates with 1 and 3 operators registered, serving every namespace, then limited")
+	g.Expect(res.Admission).NotTo(BeNil())
+	g.Expect(res.Admission.Points).To(HaveLen(4))
+	for i, p := range res.Admission.Points {
+		g.Expect(p.Operators).To(Equal([]int{1, 3, 1, 3}[i]))
+		g.Expect(p.Limited).To(Equal(i >= 2))
+		g.Expect(p.Registrations).To(BeNumerically(">=", p.Operators+2), "the bench's two operators are registered too")
+		g.Expect(p.APIServerMillisPerCreate).To(BeNumerically(">", 0))
+	}
+	g.Expect(stdout).To(ContainSubstring("Admission: 20 assigned Integrations created in one burst"))
 	t.Log("the sweeps: the rollout at N=6 over the 2 operators, and of the 12 integrations over a set of 1")
 	g.Expect(stderr).To(ContainSubstring("sweep: 2 rollouts after the scenarios; expect about 1m0s"))
 	g.Expect(res.SweepIntegrations).To(ConsistOf(And(HaveField("Integrations", 6), HaveField("Operators", 2),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -107,6 +108,91 @@ func TestAHandoffSurvivesTheNewOwnerKilledBetweenReleaseAndAdoption(t *testing.T
 	g.Expect(moved.UID).To(Equal(dep.UID), "the Deployment was replaced")
 	oneDeploymentEach(t, apps, []string{"moved"})
 	g.Expect(after.OperatorID()).To(Equal(to.ID))
+}
+
+// reassignIntegrationsEnv sets how many integrations the move that an
+// operator is killed during has: 20 by default, 100 for the full form the
+// README names.
+const reassignIntegrationsEnv = "CARAVAN_REASSIGN_INTEGRATIONS"
+
+// TestAnOperatorKilledDuringAReassignLosesNothing: `caravan reassign --from A --to B
+// --wait` moves A's integrations and two Pipes; A, which must release each of them, is
+// SIGKILLed once a quarter of the integrations are reassigned and stays down past its
+// registration's expiry. B takes over what A released and, after the expiry, the rest;
+// the command ends well, and every integration and Pipe runs under B, each integration
+// with one Deployment and an epoch that grew.
+func TestAnOperatorKilledDuringAReassignLosesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	n := integrationsFromEnv(t, reassignIntegrationsEnv, 20)
+	opNS, apps := env.Namespace(t), env.Namespace(t)
+	from := env.InstallOperator(t, "fault-rfrom", opNS, harness.OperatorOptions{})
+	to := env.InstallOperator(t, "fault-rto", opNS, harness.OperatorOptions{})
+	waitReady(t, from, to)
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("moving-%03d", i)
+		names = append(names, name)
+		create(t, newIntegration(apps, name, from.ID, 1))
+	}
+	pipes := []*camelv1.Pipe{harness.NewPipe(apps, "moving-pipe-a", from.ID), harness.NewPipe(apps, "moving-pipe-b", from.ID)}
+	for _, p := range pipes {
+		create(t, p)
+	}
+	epochs := map[string]int64{}
+	for _, name := range names {
+		key := client.ObjectKey{Namespace: apps, Name: name}
+		waitRunningUnder(t, key, from.ID)
+		it, err := getIntegration(key)
+		g.Expect(err).NotTo(HaveOccurred())
+		epochs[name] = it.Status.Ownership.Epoch
+	}
+	for _, p := range pipes {
+		g.Eventually(func() error { return bindingReadyUnder(p, from.ID) }, timeout, poll).Should(Succeed())
+	}
+
+	t.Logf("caravan reassign of %d integrations and 2 Pipes; SIGKILL of the previous owner once a quarter are reassigned", n)
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	type result struct {
+		out, errOut string
+		err         error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, err := cli(t, admin, "reassign", "-n", apps, "--from", from.ID, "--to", to.ID, "--wait", "--timeout", "5m")
+		done <- result{out, errOut, err}
+	}()
+	g.Eventually(func() (int, error) {
+		list := &camelv1.IntegrationList{}
+		err := env.Client.List(ctx, list, client.InNamespace(apps))
+		moved := 0
+		for _, it := range list.Items {
+			if it.Annotations[camelv1.OperatorIDAnnotation] == to.ID {
+				moved++
+			}
+		}
+		return moved, err
+	}, timeout, 20*time.Millisecond).Should(BeNumerically(">=", n/4))
+	from.Kill(t)
+	// Down past the expiry of its registration (three heartbeats): B takes
+	// over what A did not release before it died.
+	time.Sleep(4 * harness.HeartbeatInterval)
+	t.Log("the previous owner comes back")
+	from.Start(t)
+
+	res := <-done
+	g.Expect(res.err).NotTo(HaveOccurred(), "reassign: %s\n%s", res.out, res.errOut)
+	for _, name := range names {
+		key := client.ObjectKey{Namespace: apps, Name: name}
+		waitRunningUnder(t, key, to.ID)
+		it, err := getIntegration(key)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(it.Status.Ownership.Epoch).To(BeNumerically(">", epochs[name]), "the epoch of %s did not grow", name)
+	}
+	for _, p := range pipes {
+		g.Eventually(func() error { return bindingReadyUnder(p, to.ID) }, timeout, poll).Should(Succeed())
+	}
+	oneDeploymentEach(t, apps, append(names, "moving-pipe-a", "moving-pipe-b"))
 }
 
 // TestTheControlPlaneKilledAndRestartedLosesNothing: etcd and the kube-apiserver are

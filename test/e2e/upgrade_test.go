@@ -103,14 +103,18 @@ func TestAVersionUpgradeMovesInWavesAndABrokenOneRollsBack(t *testing.T) {
 }
 
 // upgradeIntegrations is how many integrations the version upgrade moves.
-func upgradeIntegrations(t *testing.T) int {
-	s := os.Getenv(upgradeIntegrationsEnv)
+func upgradeIntegrations(t *testing.T) int { return integrationsFromEnv(t, upgradeIntegrationsEnv, 10) }
+
+// integrationsFromEnv is the number of integrations the variable name
+// asks for (a full form of a test), or def when it is not set.
+func integrationsFromEnv(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
 	if s == "" {
-		return 10
+		return def
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: give a number of integrations", upgradeIntegrationsEnv, s)
+		t.Fatalf("%s=%q: give a number of integrations", name, s)
 	}
 	return n
 }

@@ -92,7 +92,29 @@ func tables(res *result.Results) []table {
 			out = append(out, t)
 		}
 	}
+	if r := res.Admission; r != nil {
+		out = append(out, admissionTable(r))
+	}
 	return out
+}
+
+// admissionTable shows the API server's and etcd's CPU per create against
+// the number of operators, each point's ratio to the first's of its kind.
+func admissionTable(r *result.Admission) table {
+	t := table{
+		Title: fmt.Sprintf("Admission: %d assigned Integrations created in one burst, against the operators the policies know", r.Creates),
+		Header: []string{"OPERATORS", "LIMITED", "REGISTRATIONS", "BURST", "API SERVER CPU/CREATE", "RATIO", "ETCD CPU/CREATE"},
+	}
+	first := map[bool]float64{}
+	for _, p := range r.Points {
+		if _, ok := first[p.Limited]; !ok {
+			first[p.Limited] = p.APIServerMillisPerCreate
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Operators), strconv.FormatBool(p.Limited), strconv.Itoa(p.Registrations),
+			secs(p.CreateSeconds), num(p.APIServerMillisPerCreate) + " ms", num(measure.Ratio(p.APIServerMillisPerCreate, first[p.Limited])),
+			num(p.EtcdMillisPerCreate) + " ms"})
+	}
+	return t
 }
 
 var figureHeader = []string{"FIGURE", "CARAVAN", "FLOOR", "RATIO", "TARGET"}

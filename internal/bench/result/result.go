@@ -22,11 +22,38 @@ type Results struct {
 	Share   *Share    `json:"share,omitempty"`
 	Handoff *Handoff  `json:"handoff,omitempty"`
 	Build   *Build    `json:"build,omitempty"`
+	// Admission is the admission policies' cost against the number of
+	// operators.
+	Admission *Admission `json:"admission,omitempty"`
 	// SweepIntegrations and SweepOperators are the rollout at each N, and
 	// at each M, of the sweeps.
 	SweepIntegrations []SweepPoint      `json:"sweepIntegrations,omitempty"`
 	SweepOperators    []SweepPoint      `json:"sweepOperators,omitempty"`
 	Failures          map[string]string `json:"failures,omitempty"`
+}
+
+// Admission is what the admission policies cost the API server on each
+// create of an assigned Integration, against the number of operators
+// they know (no operator running).
+type Admission struct {
+	// Creates is how many Integrations each point creates in one burst.
+	Creates int              `json:"creates"`
+	Points  []AdmissionPoint `json:"points"`
+}
+
+// AdmissionPoint is one burst of creates with Operators registrations,
+// limited to a namespace each (with a namespaces binding each) or not.
+type AdmissionPoint struct {
+	Operators int  `json:"operators"`
+	Limited   bool `json:"limited"`
+	// Registrations are all the IntegrationOperators of the cluster: the
+	// parameters of the policies that take every operator's.
+	Registrations int `json:"registrations"`
+	// CreateSeconds is the burst's time; APIServerMillisPerCreate and
+	// EtcdMillisPerCreate the CPU each process used over it, a create.
+	CreateSeconds            float64 `json:"createSeconds"`
+	APIServerMillisPerCreate float64 `json:"apiServerMillisPerCreate"`
+	EtcdMillisPerCreate      float64 `json:"etcdMillisPerCreate"`
 }
 
 // SweepPoint is one rollout of a sweep, with Caravan, the bare operator

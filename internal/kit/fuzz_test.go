@@ -1,0 +1,28 @@
+package kit
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// FuzzValidateDependencies: a dependency that ValidateDependencies accepts, as an
+// integration lists it, can be written into a kit layer; a refused one is named in the
+// error. It never panics.
+func FuzzValidateDependencies(f *testing.F) {
+	for _, seed := range []string{"camel:http", "camel-kafka", "mvn:org.example:lib:1.0", "mvn:a", "camel:", " x ", "a b", "\t", "", "mvn::b"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, dep string) {
+		if err := ValidateDependencies([]string{dep}); err != nil {
+			if !strings.Contains(err.Error(), strconv.Quote(dep)) {
+				t.Fatalf("the refusal of %q does not name it: %v", dep, err)
+			}
+			return
+		}
+		spec := Spec{RuntimeVersion: "3.15.0", RuntimeProvider: "quarkus", Dependencies: NormalizeDependencies([]string{dep})}
+		if _, err := Layer(spec); err != nil {
+			t.Fatalf("dependency %q was accepted but its kit layer cannot be written: %v", dep, err)
+		}
+	})
+}
