@@ -102,7 +102,7 @@ func tables(res *result.Results) []table {
 // the number of operators, each point's ratio to the first's of its kind.
 func admissionTable(r *result.Admission) table {
 	t := table{
-		Title: fmt.Sprintf("Admission: %d assigned Integrations created in one burst, against the operators the policies know", r.Creates),
+		Title:  fmt.Sprintf("Admission: %d assigned Integrations created in one burst, against the operators the policies know", r.Creates),
 		Header: []string{"OPERATORS", "LIMITED", "REGISTRATIONS", "BURST", "API SERVER CPU/CREATE", "RATIO", "ETCD CPU/CREATE"},
 	}
 	first := map[bool]float64{}
