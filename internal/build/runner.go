@@ -192,7 +192,7 @@ func (r *Runner) schedule() {
 func (r *Runner) run(ctx context.Context, j *job) {
 	res, err := r.build(ctx, j.Job)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("the build did not finish within its timeout of %s: %w", j.Timeout, err)
+		err = fmt.Errorf("the build did not finish within its timeout of %s (the platform's spec.build.timeout): %w", j.Timeout, err)
 	}
 	j.cancel()
 	r.mu.Lock()

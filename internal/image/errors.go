@@ -84,7 +84,7 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("registry %s did not accept image %s: %v", e.Registry, e.Image, e.Err)
 	case ReasonCanceled:
 		if errors.Is(e.Err, context.DeadlineExceeded) {
-			return fmt.Sprintf("the work with registry %s timed out: %v", e.Registry, e.Err)
+			return fmt.Sprintf("the work with registry %s timed out: %v: check that the registry, and the network to it, answer in time", e.Registry, e.Err)
 		}
 		return fmt.Sprintf("the work with registry %s was canceled: %v", e.Registry, e.Err)
 	case ReasonInvalidInput:

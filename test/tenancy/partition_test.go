@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,112 +19,18 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	installpkg "github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/test/harness"
 )
-
-// partitionProxy forwards TCP connections to the API server until it is
-// cut: then it closes every connection it carries and every new one, as
-// a network partition would, until it is healed.
-type partitionProxy struct {
-	listener net.Listener
-	target   string
-
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]bool
-}
-
-// newPartitionProxy listens on the API server's host, on a free port.
-func newPartitionProxy(t *testing.T, apiServer string) *partitionProxy {
-	t.Helper()
-	u, err := url.Parse(apiServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(u.Hostname(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &partitionProxy{listener: l, target: u.Host, conns: map[net.Conn]bool{}}
-	go p.serve()
-	t.Cleanup(func() {
-		_ = l.Close()
-		p.setCut(true)
-	})
-	return p
-}
-
-// port is where the proxy listens.
-func (p *partitionProxy) port() int { return p.listener.Addr().(*net.TCPAddr).Port }
-
-func (p *partitionProxy) serve() {
-	for {
-		in, err := p.listener.Accept()
-		if err != nil {
-			return
-		}
-		go p.forward(in)
-	}
-}
-
-func (p *partitionProxy) forward(in net.Conn) {
-	p.mu.Lock()
-	if p.cut {
-		p.mu.Unlock()
-		_ = in.Close()
-		return
-	}
-	p.mu.Unlock()
-	out, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_ = in.Close()
-		return
-	}
-	p.mu.Lock()
-	if p.cut {
-		p.mu.Unlock()
-		_ = in.Close()
-		_ = out.Close()
-		return
-	}
-	p.conns[in], p.conns[out] = true, true
-	p.mu.Unlock()
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go pipe(out, in)
-	go pipe(in, out)
-	<-done
-	_ = in.Close()
-	_ = out.Close()
-	p.mu.Lock()
-	delete(p.conns, in)
-	delete(p.conns, out)
-	p.mu.Unlock()
-}
-
-// setCut cuts the proxy (closing what it carries) or heals it.
-func (p *partitionProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			_ = c.Close()
-		}
-	}
-}
 
 // throughProxy makes operator id's pods reach the API server through p:
 // its Deployment gets the proxy's port as KUBERNETES_SERVICE_PORT, which
 // a container's own variable overrides as on a kubelet. It waits until a
 // pod so configured leads the operator.
-func throughProxy(t *testing.T, ns, id string, p *partitionProxy) {
+func throughProxy(t *testing.T, ns, id string, p *harness.Proxy) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
-	port := strconv.Itoa(p.port())
+	port := strconv.Itoa(p.Port())
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"operator","env":[`+
 		`{"name":"KUBERNETES_SERVICE_PORT","value":%q},{"name":"KUBERNETES_SERVICE_PORT_HTTPS","value":%q}]}]}}}}`, port, port)
 	d := &appsv1.Deployment{}
@@ -169,7 +72,9 @@ func TestAPartitionedOperatorIsTakenOverAndWritesNothingOnceBack(t *testing.T) {
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	install(t, ops, "cut-a", "--heartbeat-interval", "2s")
 	install(t, ops, "heir-c")
-	proxy := newPartitionProxy(t, env.Config.Host)
+	u, err := url.Parse(env.Config.Host)
+	g.Expect(err).NotTo(HaveOccurred())
+	proxy := harness.StartProxy(t, u.Hostname(), u.Host)
 	throughProxy(t, ops, "cut-a", proxy)
 
 	moved := createMany(t, apps, "cut-off", "cut-a", 5)
@@ -178,7 +83,7 @@ func TestAPartitionedOperatorIsTakenOverAndWritesNothingOnceBack(t *testing.T) {
 
 	t.Log("cut A off the API server, and move its integrations to B")
 	cutAt := time.Now()
-	proxy.setCut(true)
+	proxy.Cut(true)
 	for _, it := range moved {
 		g.Expect(annotate(env.Client, it, "heir-c")).To(Succeed())
 	}
@@ -192,7 +97,7 @@ func TestAPartitionedOperatorIsTakenOverAndWritesNothingOnceBack(t *testing.T) {
 
 	t.Log("heal the partition: A comes back and reconciles what is still its own")
 	healedAt := time.Now()
-	proxy.setCut(false)
+	proxy.Cut(false)
 	g.Eventually(func() (bool, error) {
 		cur := &camelv1alpha1.IntegrationOperator{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Name: "cut-a"}, cur); err != nil {
