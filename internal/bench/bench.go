@@ -41,10 +41,13 @@ const (
 	// Admission measures the admission policies' cost against the
 	// number of operators.
 	Admission = "admission"
+	// Recovery measures an operator's recovery from a kill during a
+	// burst.
+	Recovery = "recovery"
 )
 
 // Scenarios are the known scenarios, in the order they run.
-var Scenarios = []string{Rollout, Share, Handoff, Build, Admission}
+var Scenarios = []string{Rollout, Share, Handoff, Build, Admission, Recovery}
 
 // Options say what to measure.
 type Options struct {
@@ -238,6 +241,12 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 		res.Build, err = runBuild(ctx, e, ops[0], ops[1], o.BuildIntegrations, o.BuildDependencySets)
 	case Admission:
 		res.Admission, err = runAdmission(ctx, e, o.AdmissionCreates, o.AdmissionOperators)
+	case Recovery:
+		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
+		if startErr != nil {
+			return startErr
+		}
+		res.Recovery, err = runRecovery(ctx, e, ops[0], o.Integrations)
 	}
 	return err
 }

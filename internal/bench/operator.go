@@ -109,10 +109,13 @@ func (o *Operator) waitReady(ctx context.Context, timeout time.Duration) error {
 	for {
 		if pods, err := operatorpod.List(ctx, o.env.client, operatorNamespace, o.ID); err == nil {
 			if p, ok := operatorpod.Newest(pods); ok {
+				// The memory sampler reads the endpoints meanwhile.
+				o.mu.Lock()
 				o.Pod = p.Name
 				o.MetricsURL = operatorpod.MetricsURL(p.Status.PodIP)
 				o.ReadyzURL = operatorpod.ProbeURL(p.Status.PodIP, "/readyz")
 				o.PprofURL = operatorpod.PprofURL(p.Status.PodIP)
+				o.mu.Unlock()
 			}
 		}
 		if o.ReadyzURL != "" && httpOK(ctx, o.ReadyzURL) {
@@ -153,7 +156,10 @@ func (o *Operator) stop() {
 func (o *Operator) Scrape(ctx context.Context) (metrics.Samples, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	data, err := measure.Get(ctx, o.MetricsURL)
+	o.mu.Lock()
+	url := o.MetricsURL
+	o.mu.Unlock()
+	data, err := measure.Get(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("scraping operator %s: %w", o.ID, err)
 	}

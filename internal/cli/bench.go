@@ -72,6 +72,8 @@ Scenarios:
   build    (opt-in, needs the docker-registry binary) integrations over dependency
            sets built into a real registry: builds, time to Ready, build durations;
            then moved to a second operator, which builds kits of its own.
+  recovery (opt-in) N integrations for the first operator, whose pod is killed
+           when half are created: the time from the kill to all Ready.
   admission (opt-in) the API server's CPU per create of an assigned Integration
            with 1, 10 and 30 operators registered, serving every namespace, then
            each limited to one: what the admission policies cost against M.
@@ -103,7 +105,7 @@ run builds the cluster binaries (several minutes).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, admission")
+	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, admission, recovery")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
 	f.IntVar(&o.RolloutRuns, "rollout-runs", o.RolloutRuns,

@@ -30,7 +30,7 @@ var clusterDir = regexp.MustCompile(`starting a local cluster in (\S+)`)
 func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T) {
 	g := NewWithT(t)
 	out := t.TempDir()
-	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,admission", "-N", "12", "--operators", "2",
+	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,admission,recovery", "-N", "12", "--operators", "2",
 		"--admission-creates", "20", "--admission-operators", "1,3",
 		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
@@ -76,6 +76,10 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 		g.Expect(p.APIServerMillisPerCreate).To(BeNumerically(">", 0))
 	}
 	g.Expect(stdout).To(ContainSubstring("Admission: 20 assigned Integrations created in one burst"))
+	t.Log("the recovery scenario: the operator's pod killed during a burst of 12, every integration Ready after, one Deployment each")
+	g.Expect(res.Recovery).NotTo(BeNil())
+	g.Expect(res.Recovery.RecoverySeconds).To(BeNumerically(">", 0))
+	g.Expect(res.Recovery.Deployments).To(Equal(12))
 	t.Log("the sweeps: the rollout at N=6 over the 2 operators, and of the 12 integrations over a set of 1")
 	g.Expect(stderr).To(ContainSubstring("sweep: 2 rollouts after the scenarios; expect about 1m0s"))
 	g.Expect(res.SweepIntegrations).To(ConsistOf(And(HaveField("Integrations", 6), HaveField("Operators", 2),

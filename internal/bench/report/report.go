@@ -95,6 +95,14 @@ func tables(res *result.Results) []table {
 	if r := res.Admission; r != nil {
 		out = append(out, admissionTable(r))
 	}
+	if r := res.Recovery; r != nil {
+		out = append(out, table{
+			Title:  fmt.Sprintf("Recovery: %d integrations for %s, its pod killed when half were created", r.Integrations, r.Operator),
+			Header: []string{"READY AT THE KILL", "KILLED AFTER", "ALL READY AFTER THE KILL", "DEPLOYMENTS"},
+			Rows: [][]string{{strconv.Itoa(r.ReadyAtKill), secs(r.KilledAfterSeconds), secs(r.RecoverySeconds),
+				strconv.Itoa(r.Deployments)}},
+		})
+	}
 	return out
 }
 

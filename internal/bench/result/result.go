@@ -25,11 +25,27 @@ type Results struct {
 	// Admission is the admission policies' cost against the number of
 	// operators.
 	Admission *Admission `json:"admission,omitempty"`
+	// Recovery is an operator's recovery from a kill during a burst.
+	Recovery *Recovery `json:"recovery,omitempty"`
 	// SweepIntegrations and SweepOperators are the rollout at each N, and
 	// at each M, of the sweeps.
 	SweepIntegrations []SweepPoint      `json:"sweepIntegrations,omitempty"`
 	SweepOperators    []SweepPoint      `json:"sweepOperators,omitempty"`
 	Failures          map[string]string `json:"failures,omitempty"`
+}
+
+// Recovery is an operator killed (its pod deleted with no grace period)
+// when half of a burst of integrations are created.
+type Recovery struct {
+	Operator     string `json:"operator"`
+	Integrations int    `json:"integrations"`
+	// ReadyAtKill integrations were Ready KilledAfterSeconds after the
+	// burst began, when the pod was killed; all were Ready
+	// RecoverySeconds after the kill, with Deployments Deployments.
+	ReadyAtKill        int     `json:"readyAtKill"`
+	KilledAfterSeconds float64 `json:"killedAfterSeconds"`
+	RecoverySeconds    float64 `json:"recoverySeconds"`
+	Deployments        int     `json:"deployments"`
 }
 
 // Admission is what the admission policies cost the API server on each
