@@ -7,9 +7,9 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
@@ -56,19 +56,20 @@ func runAdmission(ctx context.Context, e *env, n int, counts []int) (*result.Adm
 	return res, e.deleteNamespace(ctx, admissionNamespace)
 }
 
-// registerAdmissionOperators creates the registrations of ids, limited to
-// the admission namespace (and the bench's) or not, and installs the admission policies
-// with a namespaces binding for each limited one (for the first only
-// otherwise, as the policies need one id).
+// registerAdmissionOperators creates or updates the registrations of ids,
+// limited to the admission namespace (and the bench's) or not, and
+// installs the admission policies with a namespaces binding for each
+// limited one (for the first only otherwise, as the policies need one id).
 func (e *env) registerAdmissionOperators(ctx context.Context, ids []string, limited bool) error {
 	for _, id := range ids {
 		iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}}
-		if err := createOrUpdate(ctx, e.client, iop, func() {
+		if _, err := controllerutil.CreateOrUpdate(ctx, e.client, iop, func() error {
 			iop.Spec.WatchNamespaces = nil
 			if limited {
 				// The bench's own namespace too: installAdmission probes there.
 				iop.Spec.WatchNamespaces = []string{admissionNamespace, operatorNamespace}
 			}
+			return nil
 		}); err != nil {
 			return fmt.Errorf("registering %s: %w", id, err)
 		}
@@ -78,19 +79,6 @@ func (e *env) registerAdmissionOperators(ctx context.Context, ids []string, limi
 		bound = ids
 	}
 	return e.installAdmission(ctx, bound)
-}
-
-// createOrUpdate creates obj after set, or updates it with set applied
-// when it exists.
-func createOrUpdate(ctx context.Context, c client.Client, obj client.Object, set func()) error {
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); apierrors.IsNotFound(err) {
-		set()
-		return c.Create(ctx, obj)
-	} else if err != nil {
-		return err
-	}
-	set()
-	return c.Update(ctx, obj)
 }
 
 // admissionPoint creates n Integrations assigned to id in one burst and

@@ -217,35 +217,27 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 }
 
 func runScenario(ctx context.Context, e *env, o Options, s string, res *result.Results) error {
-	var err error
+	var (
+		ops []*Operator
+		err error
+	)
+	if s != Share && s != Admission { // they start operators of their own, or none
+		if ops, err = e.operatorSet(ctx, "bench", o.Operators); err != nil {
+			return err
+		}
+	}
 	switch s {
 	case Rollout:
-		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
-		if startErr != nil {
-			return startErr
-		}
 		res.Rollout, err = runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
 	case Share:
 		res.Share, err = runShare(ctx, e, o.ShareIntegrations, o.ShareSplit)
 	case Handoff:
-		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
-		if startErr != nil {
-			return startErr
-		}
 		res.Handoff, err = runHandoff(ctx, e, ops[0], ops[1], o.HandoffIntegrations, o.HandoffReplicas)
 	case Build:
-		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
-		if startErr != nil {
-			return startErr
-		}
 		res.Build, err = runBuild(ctx, e, ops[0], ops[1], o.BuildIntegrations, o.BuildDependencySets)
 	case Admission:
 		res.Admission, err = runAdmission(ctx, e, o.AdmissionCreates, o.AdmissionOperators)
 	case Recovery:
-		ops, startErr := e.operatorSet(ctx, "bench", o.Operators)
-		if startErr != nil {
-			return startErr
-		}
 		res.Recovery, err = runRecovery(ctx, e, ops[0], o.Integrations)
 	}
 	return err

@@ -172,9 +172,7 @@ func (o *Operator) sampleMemory(ctx context.Context, interval time.Duration) {
 	for {
 		if s, err := o.Scrape(ctx); err == nil {
 			o.mu.Lock()
-			c := measure.CountersOf(s)
-			o.peaks = measure.Peaks{Heap: max(o.peaks.Heap, s.Sum("go_memstats_heap_alloc_bytes")),
-				RSS: max(o.peaks.RSS, c.RSS), Own: max(o.peaks.Own, c.Own)}
+			o.peaks = o.peaks.WithSample(s)
 			o.mu.Unlock()
 		}
 		select {

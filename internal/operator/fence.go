@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,17 +21,17 @@ var errNotLive = errors.New("the operator's registration is not live")
 // registration lasts would, once the connection is back, write from a
 // cache that still shows as its own what another operator has taken over.
 type writeFence struct {
-	// deadline is set once the registrar exists.
-	deadline atomic.Pointer[func() (time.Time, error)]
+	// deadline is the registrar's WriteDeadline, set before the manager
+	// starts (the manager's client is made before the registrar).
+	deadline func() (time.Time, error)
 }
 
 // allow returns ctx bounded by the fence's deadline, or errNotLive.
 func (f *writeFence) allow(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	d := f.deadline.Load()
-	if d == nil {
+	if f.deadline == nil {
 		return nil, nil, fmt.Errorf("%w: it has not registered yet", errNotLive)
 	}
-	until, err := (*d)()
+	until, err := f.deadline()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,8 +26,7 @@ func TestWritesGoOnlyWhileTheRegistrationIsSurelyLive(t *testing.T) {
 	}
 
 	g.Expect(wrote()).To(MatchError(errNotLive), "no write before the registrar exists")
-	deadline := r.WriteDeadline
-	fence.deadline.Store(&deadline)
+	fence.deadline = r.WriteDeadline
 	g.Expect(wrote()).To(MatchError(ContainSubstring("does not hold its registration")))
 
 	r.setState(true, "", false)

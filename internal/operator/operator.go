@@ -122,8 +122,7 @@ func Run(ctx context.Context, o Options) error {
 	rights := &RightsCheck{Client: direct, ID: o.ID, Namespace: o.Namespace, WatchNamespaces: o.WatchNamespaces,
 		PodName: os.Getenv("POD_NAME"), Recorder: registrar.Recorder, Interval: rightsEvery * o.HeartbeatInterval}
 	registrar.Rights = rights
-	deadline := registrar.WriteDeadline
-	fence.deadline.Store(&deadline)
+	fence.deadline = registrar.WriteDeadline
 	if err := mgr.Add(rights); err != nil {
 		return err
 	}

@@ -188,17 +188,11 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 	waitAllRunningUnder(t, its, "killed-a")
 
 	env.KillOperator(t, ops, "killed-a")
-	expiryOfA := func() time.Time {
-		iop := &camelv1alpha1.IntegrationOperator{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "killed-a"}, iop)).To(Succeed())
-		reg := ownership.FromOperator(iop)
-		return reg.Heartbeat.Add(reg.StaleAfter)
-	}
 	// A heartbeat A sent just before it died may land after this read:
 	// this expiry can only be earlier than the real one, which makes the
 	// window in which B must be seen waiting shorter, never longer. B's
 	// writes are compared with the real expiry, read again at the end.
-	expiry := expiryOfA()
+	expiry := expiryOf(t, "killed-a")
 
 	for _, it := range its {
 		g.Expect(annotate(env.Client, it, "heir-b")).To(Succeed())
@@ -238,11 +232,37 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 		}
 		return warnings, nil
 	}, timeout, poll).Should(Equal(map[string]int{"takeover": 5, "long wait": 5}))
-	expiry = expiryOfA()
-	byB := writesOf(t, apps, operatorUser(ops, "heir-b"))
+	tookOverAfter(t, apps, operatorUser(ops, "heir-b"), its, expiryOf(t, "killed-a"))
+}
+
+// registration is operator id's registration as the API server holds it.
+func registration(id string) (ownership.Registration, error) {
+	iop := &camelv1alpha1.IntegrationOperator{}
+	err := env.Client.Get(context.Background(), client.ObjectKey{Name: id}, iop)
+	return ownership.FromOperator(iop), err
+}
+
+// expiryOf is when operator id's registration expires, from its last
+// heartbeat.
+func expiryOf(t *testing.T, id string) time.Time {
+	t.Helper()
+	reg, err := registration(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Heartbeat.Add(reg.StaleAfter)
+}
+
+// tookOverAfter reads the audit log: identity b, the new owner, wrote to
+// each integration of its, in namespace apps, and its first write was
+// received no earlier than expiry (the previous owner's registration's).
+func tookOverAfter(t *testing.T, apps, b string, its []*camelv1.Integration, expiry time.Time) {
+	t.Helper()
+	g := NewWithT(t)
+	byB := writesOf(t, apps, b)
 	for _, it := range its {
 		first := firstReceived(byB[it.Name])
-		g.Expect(first.IsZero()).To(BeFalse())
+		g.Expect(first.IsZero()).To(BeFalse(), "no write by B to %s in the audit log", it.Name)
 		g.Expect(first.Before(expiry)).To(BeFalse(),
 			"B wrote to %s at %s, before A's registration expired at %s", it.Name, first, expiry)
 	}

@@ -69,11 +69,13 @@ func CountersOf(s metrics.Samples) Counters {
 		ReconcileSeconds: s.Sum("camel_k_reconciliation_duration_seconds_sum", "kind", "Integration"),
 		Reads:            s.SumFunc("rest_client_requests_total", isRead),
 		Writes:           s.SumFunc("rest_client_requests_total", isWrite),
-		RSS:              s.Sum("process_resident_memory_bytes"),
+		RSS:              s.Sum(rss),
 		Own:              s.Sum(metrics.AnonymousMemory),
 		PSS:              s.Sum(metrics.ProportionalMemory),
 	}
 }
+
+const rss = "process_resident_memory_bytes"
 
 // Minus is the increase of the counters from o to c (the gauges are
 // left out).
@@ -86,6 +88,12 @@ func (c Counters) Minus(o Counters) Counters {
 // bytes.
 type Peaks struct {
 	Heap, RSS, Own float64
+}
+
+// WithSample is p raised to the memory of the scrape s where s has more.
+func (p Peaks) WithSample(s metrics.Samples) Peaks {
+	return Peaks{Heap: max(p.Heap, s.Sum("go_memstats_heap_alloc_bytes")), RSS: max(p.RSS, s.Sum(rss)),
+		Own: max(p.Own, s.Sum(metrics.AnonymousMemory))}
 }
 
 // OperatorFigure turns operator id's counters before and after a

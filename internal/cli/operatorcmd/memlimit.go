@@ -2,7 +2,6 @@ package operatorcmd
 
 import (
 	"fmt"
-
 	"runtime/debug"
 	"strconv"
 	"strings"
