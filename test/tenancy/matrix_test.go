@@ -210,6 +210,9 @@ func TestTheAttackMatrix(t *testing.T) {
 		bind(t, apps, "mallory", role)
 	}
 	mallory := env.UserClient(t, "mallory", "tenants")
+	// The limited operator's namespaces binding takes effect a moment
+	// after the install: count nothing before it does.
+	refused(t, env.Client, harness.NewIntegration(apps, "probe-limited", "mx-limited", 1))
 
 	counts := map[string]map[string]int{} // kind → outcome → requests
 	var failures []string
