@@ -44,10 +44,12 @@ const (
 	// Recovery measures an operator's recovery from a kill during a
 	// burst.
 	Recovery = "recovery"
+	// Malformed measures what bad input costs the valid input beside it.
+	Malformed = "malformed"
 )
 
 // Scenarios are the known scenarios, in the order they run.
-var Scenarios = []string{Rollout, Share, Handoff, Build, Admission, Recovery}
+var Scenarios = []string{Rollout, Share, Handoff, Build, Admission, Recovery, Malformed}
 
 // Options say what to measure.
 type Options struct {
@@ -239,6 +241,8 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 		res.Admission, err = runAdmission(ctx, e, o.AdmissionCreates, o.AdmissionOperators)
 	case Recovery:
 		res.Recovery, err = runRecovery(ctx, e, ops[0], o.Integrations)
+	case Malformed:
+		res.Malformed, err = runMalformed(ctx, e, ops[0], o.Integrations)
 	}
 	return err
 }

@@ -74,6 +74,10 @@ Scenarios:
            then moved to a second operator, which builds kits of its own.
   recovery (opt-in) N integrations for the first operator, whose pod is killed
            when half are created: the time from the kill to all Ready.
+  malformed (opt-in) N valid integrations for the first operator alone, then N
+           valid and N malformed ones in one burst: the valid ones' all-Ready time
+           beside the malformed against alone, each malformed one's condition, the
+           operator's reconciles after, restarts and peak memory.
   admission (opt-in) the API server's CPU per create of an assigned Integration
            with 1, 10 and 30 operators registered, serving every namespace, then
            each limited to one: what the admission policies cost against M.
@@ -105,7 +109,7 @@ run builds the cluster binaries (several minutes).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, admission, recovery")
+	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, admission, recovery, malformed")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
 	f.IntVar(&o.RolloutRuns, "rollout-runs", o.RolloutRuns,

@@ -14,6 +14,8 @@ func TestAnImageReferenceNoRegistryCanServeIsRefused(t *testing.T) {
 		"Example/hello:1":                    false,
 		"example/hello:":                     false,
 		"example/hello@sha256:short":         false,
+		"example//hello:1":                   false,
+		"example/hello-:1":                   false,
 		"":                                   false,
 	} {
 		if err := ValidateReference(ref); (err == nil) != valid {

@@ -4,13 +4,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/caravan-dev/caravan/internal/fixture"
 )
 
 // FuzzValidateDependencies: a dependency that ValidateDependencies accepts, as an
 // integration lists it, can be written into a kit layer; a refused one is named in the
 // error. It never panics.
 func FuzzValidateDependencies(f *testing.F) {
-	for _, seed := range []string{"camel:http", "camel-kafka", "mvn:org.example:lib:1.0", "mvn:a", "camel:", " x ", "a b", "\t", "", "mvn::b"} {
+	seeds := []string{"camel:http", "camel-kafka", "mvn:org.example:lib:1.0", " x ", "a b", ""}
+	// The dependencies the bench creates as bad input.
+	for _, seed := range append(seeds, fixture.MalformedDependencies...) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, dep string) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/fixture"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -27,6 +28,10 @@ func FuzzTraitsThatParseRender(f *testing.F) {
 		`{"owner":{"targetLabels":["team"]},"jvm":{"options":["-Xmx1g"],"debug":true},"prometheus":{"enabled":true}}`,
 		`{"deployment":{"strategy":"RollingUpdate","rollingUpdateMaxSurge":"25%"},"environment":{"vars":["A=1"]}}`,
 	} {
+		f.Add(seed)
+	}
+	// The trait trees the bench creates as bad input.
+	for _, seed := range fixture.MalformedTraits {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, traits string) {

@@ -10,10 +10,11 @@ import (
 	"slices"
 	"strings"
 
-	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
 // object reads the top-level keys of one trait, collecting an error for each key that is

@@ -30,7 +30,7 @@ var clusterDir = regexp.MustCompile(`starting a local cluster in (\S+)`)
 func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T) {
 	g := NewWithT(t)
 	out := t.TempDir()
-	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,admission,recovery", "-N", "12", "--operators", "2",
+	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,admission,recovery,malformed", "-N", "12", "--operators", "2",
 		"--admission-creates", "20", "--admission-operators", "1,3",
 		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
@@ -80,6 +80,17 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(res.Recovery).NotTo(BeNil())
 	g.Expect(res.Recovery.RecoverySeconds).To(BeNumerically(">", 0))
 	g.Expect(res.Recovery.Deployments).To(Equal(12))
+	t.Log("the malformed scenario: 12 valid integrations alone, then beside 12 malformed ones; each malformed one gets its reason and no Deployment")
+	mal := res.Malformed
+	g.Expect(mal).NotTo(BeNil())
+	g.Expect(mal.Alone.ValidReadySeconds).To(BeNumerically(">", 0))
+	g.Expect(mal.Beside.ValidReadySeconds).To(BeNumerically(">", 0))
+	g.Expect(mal.Beside.WithReason).To(Equal(12), "wrong: %v", mal.Beside.Wrong)
+	g.Expect(mal.Beside.ByReason).To(HaveLen(6), "every reason of fixture.Malformations")
+	g.Expect(mal.Alone.Deployments).To(Equal(12))
+	g.Expect(mal.Beside.Deployments).To(Equal(12), "none for a malformed integration")
+	g.Expect(mal.Beside.Restarts).To(BeZero())
+	g.Expect(stdout).To(ContainSubstring("Malformed: 12 valid integrations for"))
 	t.Log("the sweeps: the rollout at N=6 over the 2 operators, and of the 12 integrations over a set of 1")
 	g.Expect(stderr).To(ContainSubstring("sweep: 2 rollouts after the scenarios; expect about 1m0s"))
 	g.Expect(res.SweepIntegrations).To(ConsistOf(And(HaveField("Integrations", 6), HaveField("Operators", 2),

@@ -206,6 +206,12 @@ func (t *Tracker) WarnMissed(w io.Writer, what string) {
 // ReadyIntegrations lists, from the API server, the integrations of
 // namespace that are Ready.
 func ReadyIntegrations(c client.Reader, namespace string) func(context.Context) ([]string, error) {
+	return IntegrationsWith(c, namespace, camelv1.ConditionReady)
+}
+
+// IntegrationsWith lists, from the API server, the integrations of
+// namespace whose condition of type condition is True.
+func IntegrationsWith(c client.Reader, namespace, condition string) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
 		list := &camelv1.IntegrationList{}
 		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
@@ -213,7 +219,7 @@ func ReadyIntegrations(c client.Reader, namespace string) func(context.Context) 
 		}
 		var names []string
 		for _, it := range list.Items {
-			if meta.IsStatusConditionTrue(it.Status.Conditions, camelv1.ConditionReady) {
+			if meta.IsStatusConditionTrue(it.Status.Conditions, condition) {
 				names = append(names, it.Name)
 			}
 		}
@@ -235,12 +241,18 @@ func (t *Tracker) Last() time.Time {
 // IntegrationReady is the check of an Integration in the cache being
 // Ready=True.
 func (w *Watcher) IntegrationReady(namespace string) func(string) bool {
+	return w.IntegrationWith(namespace, camelv1.ConditionReady)
+}
+
+// IntegrationWith is the check of an Integration in the cache having its
+// condition of type condition True.
+func (w *Watcher) IntegrationWith(namespace, condition string) func(string) bool {
 	return func(name string) bool {
 		it := &camelv1.Integration{}
 		if err := w.cache.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, it); err != nil {
 			return false
 		}
-		return meta.IsStatusConditionTrue(it.Status.Conditions, camelv1.ConditionReady)
+		return meta.IsStatusConditionTrue(it.Status.Conditions, condition)
 	}
 }
 

@@ -103,7 +103,37 @@ func tables(res *result.Results) []table {
 				strconv.Itoa(r.Deployments)}},
 		})
 	}
+	if r := res.Malformed; r != nil {
+		out = append(out, malformedTable(r))
+	}
 	return out
+}
+
+// malformedTable shows the valid integrations' all-Ready time alone and
+// beside malformed ones, what the malformed ones got, and the operator's
+// work in each run.
+func malformedTable(r *result.Malformed) table {
+	t := table{
+		Title: fmt.Sprintf("Malformed: %d valid integrations for %s alone, then beside %d malformed ones in one burst",
+			r.Alone.Valid, r.Operator, r.Beside.Malformed),
+		Header: []string{"RUN", "VALID ALL READY", "RATIO", "MALFORMED ALL STALLED", "WITH THEIR REASON", "DEPLOYMENTS",
+			"RECONCILES", "RECONCILES IN THE NEXT " + secs(r.Beside.QuietSeconds), "CPU", "PEAK OWN MEMORY", "RESTARTS"},
+	}
+	for _, run := range []struct {
+		name  string
+		r     result.MalformedRun
+		ratio string
+	}{{"alone", r.Alone, "1"}, {"beside", r.Beside, num(r.Ratio)}} {
+		stalled, reason := "", ""
+		if run.r.Malformed > 0 {
+			stalled = secs(run.r.MalformedStalledSeconds)
+			reason = fmt.Sprintf("%d of %d", run.r.WithReason, run.r.Malformed)
+		}
+		t.Rows = append(t.Rows, []string{run.name, secs(run.r.ValidReadySeconds), run.ratio, stalled, reason,
+			strconv.Itoa(run.r.Deployments), num(run.r.Reconciles), num(run.r.QuietReconciles), secs(run.r.CPUSeconds),
+			num(run.r.PeakOwnMiB) + " MiB", strconv.Itoa(run.r.Restarts)})
+	}
+	return t
 }
 
 // admissionTable shows the API server's and etcd's CPU per create against

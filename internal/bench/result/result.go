@@ -27,6 +27,8 @@ type Results struct {
 	Admission *Admission `json:"admission,omitempty"`
 	// Recovery is an operator's recovery from a kill during a burst.
 	Recovery *Recovery `json:"recovery,omitempty"`
+	// Malformed is bad input created beside valid input.
+	Malformed *Malformed `json:"malformed,omitempty"`
 	// SweepIntegrations and SweepOperators are the rollout at each N, and
 	// at each M, of the sweeps.
 	SweepIntegrations []SweepPoint      `json:"sweepIntegrations,omitempty"`
@@ -46,6 +48,51 @@ type Recovery struct {
 	KilledAfterSeconds float64 `json:"killedAfterSeconds"`
 	RecoverySeconds    float64 `json:"recoverySeconds"`
 	Deployments        int     `json:"deployments"`
+}
+
+// Malformed is what bad input costs the valid input beside it: valid
+// integrations created alone, then as many again created in one burst
+// with as many malformed ones.
+type Malformed struct {
+	Operator string       `json:"operator"`
+	Alone    MalformedRun `json:"alone"`
+	Beside   MalformedRun `json:"beside"`
+	// Ratio is the valid integrations' all-Ready time beside the
+	// malformed ones over their time alone.
+	Ratio float64 `json:"ratio"`
+}
+
+// MalformedRun is one burst of Valid valid and Malformed malformed
+// integrations for one operator.
+type MalformedRun struct {
+	Valid     int `json:"valid"`
+	Malformed int `json:"malformed"`
+	// ValidReadySeconds is the time from the burst's start to every valid
+	// one Ready; MalformedStalledSeconds to every malformed one Stalled.
+	ValidReadySeconds       float64 `json:"validReadySeconds"`
+	MalformedStalledSeconds float64 `json:"malformedStalledSeconds,omitempty"`
+	// WithReason malformed ones have Ready=False with the reason their
+	// malformation names; ByReason counts them by reason. Wrong names up
+	// to ten that do not, and what they have.
+	WithReason int            `json:"withReason"`
+	ByReason   map[string]int `json:"byReason,omitempty"`
+	Wrong      []string       `json:"wrong,omitempty"`
+	// Deployments is how many Deployments the namespace held once all
+	// were done: one per valid integration, none for a malformed one.
+	Deployments int `json:"deployments"`
+	// Restarts of the operator's container during the run.
+	Restarts int `json:"restarts"`
+	// CPUSeconds and Reconciles of Integrations are the operator's over
+	// the burst; QuietReconciles over the QuietSeconds after it, when
+	// nothing changed (a busy loop on bad input would show there).
+	CPUSeconds      float64 `json:"cpuSeconds"`
+	Reconciles      float64 `json:"reconciles"`
+	QuietSeconds    float64 `json:"quietSeconds"`
+	QuietReconciles float64 `json:"quietReconciles"`
+	// IdleOwnMiB is the operator's own memory before the burst,
+	// PeakOwnMiB its peak during it.
+	IdleOwnMiB float64 `json:"idleOwnMiB"`
+	PeakOwnMiB float64 `json:"peakOwnMiB"`
 }
 
 // Admission is what the admission policies cost the API server on each
