@@ -67,6 +67,11 @@ type Ownership struct {
 	Epoch int64 `json:"epoch,omitempty"`
 	// ReleasedAt is when Owner released the integration, if it did.
 	ReleasedAt *metav1.Time `json:"releasedAt,omitempty"`
+	// Previous is the id of the operator Owner adopted the integration
+	// from, if any. A child still labelled with it is Owner's to take
+	// over; one labelled with any other operator's id was taken from
+	// Owner, and Owner restores it.
+	Previous string `json:"previous,omitempty"`
 }
 
 // IntegrationStatus is what the operator observed about an Integration.

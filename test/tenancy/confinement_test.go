@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -192,11 +194,12 @@ func TestAnOperatorsIdentityIsConfinedToItsShare(t *testing.T) {
 		err := at.try(ctx, a)
 		if at.takeover != nil {
 			g.Expect(err).NotTo(HaveOccurred(), "%s: the takeover of a child is admitted", at.what)
-			g.Eventually(func() string {
+			g.Eventually(func() map[string]string {
 				cur := at.takeover.DeepCopyObject().(client.Object)
 				_ = env.Client.Get(ctx, client.ObjectKeyFromObject(cur), cur)
-				return cur.GetLabels()[camelv1.OperatorIDLabel]
-			}, timeout, poll).Should(Equal("conf-b"), "%s: conf-b takes its child back", at.what)
+				return map[string]string{"label": cur.GetLabels()[camelv1.OperatorIDLabel], "planted": cur.GetAnnotations()["planted"]}
+			}, timeout, poll).Should(Equal(map[string]string{"label": "conf-b", "planted": ""}),
+				"%s: conf-b takes its child back, without what conf-a wrote", at.what)
 			refusedBy["admitted, and taken back by its owner"]++
 			slowestTakeBack = max(slowestTakeBack, time.Since(tried))
 			t.Logf("taken back by conf-b: %s", at.what)
@@ -218,6 +221,20 @@ func TestAnOperatorsIdentityIsConfinedToItsShare(t *testing.T) {
 		refusedBy[layer]++
 		t.Logf("refused (%s): %s: %v", layer, at.what, err)
 	}
+
+	t.Log("conf-b said so in a Warning Event on its integration")
+	g.Eventually(func() []string {
+		events := &eventsv1.EventList{}
+		_ = env.Client.List(ctx, events, client.InNamespace(shared))
+		var notes []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == theirs.Name && e.Reason == "ChildTakenBack" && e.Type == corev1.EventTypeWarning {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}, timeout, poll).Should(ContainElement(And(ContainSubstring("Deployment theirs was labelled for operator conf-a"),
+		ContainSubstring("restored as operator conf-b renders it"))))
 
 	t.Log("nothing changed: conf-b's objects are as they were, the user's ConfigMap is unlabelled")
 	cur := &camelv1.Integration{}
@@ -266,6 +283,16 @@ func configMapOf(it *camelv1.Integration) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: it.Namespace, Name: render.ConfigMapName(it.Name)}}
 }
 
+// labelsWith is m (labels or annotations) with key set to value.
+func labelsWith(m map[string]string, key, value string) map[string]string {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[key] = value
+	return out
+}
+
 // everyVerbOn are the writes an operator's identity tries on objects of
 // another operator's share, with each verb: an update (PUT) that takes
 // the object over, a merge patch of its content, a JSON patch and a
@@ -291,7 +318,8 @@ func everyVerbOn(objs ...client.Object) []attack {
 				if err != nil {
 					return err
 				}
-				cur.SetLabels(map[string]string{camelv1.OperatorIDLabel: "conf-a"})
+				cur.SetLabels(labelsWith(cur.GetLabels(), camelv1.OperatorIDLabel, "conf-a"))
+				cur.SetAnnotations(labelsWith(cur.GetAnnotations(), "planted", "yes"))
 				return c.Update(ctx, cur)
 			}, want, or, child},
 			attack{"merge patch conf-b's " + kind, func(ctx context.Context, c client.Client) error {

@@ -102,6 +102,7 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 		s.it.Status.IntegrationKit = nil
 		s.it.Status.InitializationTimestamp = &metav1.Time{Time: r.Clock.Now()}
 	}
+	o.Previous = o.Owner
 	o.Owner = r.OperatorID
 	o.Epoch++
 	o.ReleasedAt = nil

@@ -23,6 +23,8 @@ const (
 	// Traits kept as written and not acted on (the TraitsIgnored condition).
 	ReasonTraitsNotActedOn controller.Reason = "TraitsNotActedOn"
 	ReasonUnknownTraits    controller.Reason = "UnknownTraits"
+	// A child another operator took, restored (a Warning Event).
+	ReasonChildTakenBack = "ChildTakenBack"
 	// The Deployment's rollout.
 	ReasonDeploying          controller.Reason = "Deploying"
 	ReasonDeploymentReady    controller.Reason = "DeploymentReady"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -278,7 +280,7 @@ func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcil
 	if cm == nil {
 		return reconcile.Result{}, r.removeChild(ctx, s, render.ConfigMapName(s.it.Name), &corev1.ConfigMap{})
 	}
-	err = r.applyIfChanged(ctx, cm, &corev1.ConfigMap{})
+	err = r.applyIfChanged(ctx, s, cm, &corev1.ConfigMap{})
 	return reconcile.Result{}, s.failOnNameTaken(err)
 }
 
@@ -294,7 +296,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		return reconcile.Result{}, nil
 	}
 	observed := &appsv1.Deployment{}
-	if err := r.applyIfChanged(ctx, want, observed); err != nil {
+	if err := r.applyIfChanged(ctx, s, want, observed); err != nil {
 		return reconcile.Result{}, s.failOnNameTaken(err)
 	}
 	s.deployment = observed
@@ -345,7 +347,7 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, s *scope) (reconci
 		}
 		return reconcile.Result{}, nil
 	case want != nil:
-		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, PodMonitorMetadata()))
+		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, s, want, PodMonitorMetadata()))
 	default:
 		return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, PodMonitorMetadata())
 	}
@@ -371,7 +373,7 @@ func reconcileOptionalChild[T any, P interface {
 		return reconcile.Result{}, nil
 	}
 	if want != nil {
-		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, want, P(new(T))))
+		return reconcile.Result{}, s.failOnNameTaken(r.applyIfChanged(ctx, s, want, P(new(T))))
 	}
 	return reconcile.Result{}, r.removeChild(ctx, s, s.it.Name, P(new(T)))
 }
@@ -443,9 +445,20 @@ func (r *Reconciler) previousOwnersChildren(ctx context.Context, s *scope) (bool
 // want's hash, which render stamps on every child's labels. observed is then the
 // object as cached or, when applied, as the API server stored it (status
 // included: a Deployment whose metadata alone changed, on a move, is
-// still rolled out).
-func (r *Reconciler) applyIfChanged(ctx context.Context, want, observed client.Object) error {
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), observed)
+// still rolled out). A child of an integration that ran before and is not
+// in the cache is looked up: it was moved with the integration, or taken
+// by another operator (see reclaim).
+func (r *Reconciler) applyIfChanged(ctx context.Context, s *scope, want, observed client.Object) error {
+	key := client.ObjectKeyFromObject(want)
+	err := r.Client.Get(ctx, key, observed)
+	if apierrors.IsNotFound(err) && s.it.Status.Replicas != nil {
+		switch err = r.APIReader.Get(ctx, key, observed); {
+		case err == nil:
+			return r.reclaim(ctx, s, want, observed)
+		case !apierrors.IsNotFound(err):
+			return err
+		}
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -460,7 +473,9 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, want, observed client.O
 	if apierrors.IsConflict(err) {
 		// Someone else (kubectl scale, say) manages some of the fields.
 		// Take them over, but only on an object this integration controls.
-		err = r.forceApply(ctx, cfg, want, observed)
+		if err = r.APIReader.Get(ctx, key, observed); err == nil {
+			err = r.forceApply(ctx, cfg, want, observed)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("applying %T %s: %w", want, want.GetName(), err)
@@ -468,16 +483,53 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, want, observed client.O
 	return apply.Stored(cfg, observed)
 }
 
+// forceApply applies cfg, taking over the fields others manage, to
+// observed (as the API server has it) when this integration controls it.
 func (r *Reconciler) forceApply(ctx context.Context, cfg runtime.ApplyConfiguration, want, observed client.Object) error {
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), observed); err != nil {
-		return err
-	}
 	owner := want.GetOwnerReferences()[0]
 	if c := metav1.GetControllerOf(observed); c == nil || c.UID != owner.UID {
 		return fmt.Errorf("%w: it exists and is not controlled by integration %s; rename the integration or remove the object",
 			errNotOurs, owner.Name)
 	}
 	return r.Client.Apply(ctx, cfg, client.FieldOwner(r.FieldManager), client.ForceOwnership)
+}
+
+// reclaim applies want over observed, a child of the integration that
+// this operator's cache does not hold, as the API server has it. Labelled
+// with this operator's id (the cache lags), with none, or with the
+// previous owner's, it is applied taking over the fields others manage,
+// which keeps its pods on a move. Labelled with another operator's, that
+// operator took it, which the confinement policy cannot refuse (it cannot
+// read the integration to tell a move from a theft): it is replaced by
+// what this operator renders, which drops whatever the other wrote, and a
+// Warning Event says so.
+func (r *Reconciler) reclaim(ctx context.Context, s *scope, want, observed client.Object) error {
+	cfg, err := apply.Configuration(want)
+	if err != nil {
+		return err
+	}
+	from := observed.GetLabels()[camelv1.OperatorIDLabel]
+	if from == "" || from == r.OperatorID || from == s.it.Status.Ownership.Previous {
+		if err := r.forceApply(ctx, cfg, want, observed); err != nil {
+			return fmt.Errorf("applying %T %s: %w", want, want.GetName(), err)
+		}
+		return apply.Stored(cfg, observed)
+	}
+	owner := want.GetOwnerReferences()[0]
+	if c := metav1.GetControllerOf(observed); c == nil || c.UID != owner.UID {
+		return fmt.Errorf("%w: it exists and is not controlled by integration %s; rename the integration or remove the object",
+			errNotOurs, owner.Name)
+	}
+	kind := reflect.TypeOf(want).Elem().Name()
+	want.SetResourceVersion(observed.GetResourceVersion())
+	if err := r.Client.Update(ctx, want, client.FieldOwner(r.FieldManager)); err != nil {
+		return fmt.Errorf("restoring %s %s, which operator %s took: %w", kind, want.GetName(), from, err)
+	}
+	r.Recorder.Eventf(s.it, nil, corev1.EventTypeWarning, ReasonChildTakenBack, "Reconcile",
+		"%s %s was labelled for operator %s, which neither owns this integration nor handed it over: restored as operator %s renders it",
+		kind, want.GetName(), from, r.OperatorID)
+	ctrl.LoggerFrom(ctx).Info("Restored a child another operator took", "kind", kind, "name", want.GetName(), "operator", from)
+	return r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), observed)
 }
 
 // failOnNameTaken turns a child name taken by a foreign object into bad
