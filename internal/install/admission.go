@@ -28,7 +28,8 @@ import (
 //     means the default operator's, and the resource would otherwise keep
 //     its previous owner's label with no owner acting on it);
 //   - ConfinementPolicy: an operator's own identity may write only its
-//     share (see confinement.go).
+//     share, and OrphanMarkPolicy: only the default operator marks
+//     another operator's orphans (see confinement.go).
 const (
 	AssignmentPolicy = "caravan-operator-assignment"
 	NamespacesPolicy = "caravan-operator-namespaces"
@@ -137,6 +138,8 @@ func sharedAdmissionManifests() []client.Object {
 		},
 		confinementPolicy(),
 		confinementBinding(),
+		orphanMarkPolicy(),
+		orphanMarkBinding(),
 		&admissionv1.MutatingAdmissionPolicy{
 			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"), ObjectMeta: vap(LabelPolicy),
 			Spec: admissionv1.MutatingAdmissionPolicySpec{

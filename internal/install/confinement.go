@@ -1,6 +1,8 @@
 package install
 
 import (
+	"strings"
+
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -13,9 +15,10 @@ import (
 // ServiceAccount, system:serviceaccount:<namespace>:<id>-operator) to its
 // share: it may create, change and delete the resources operators write
 // (Integrations, Pipes, kits, builds, Deployments, ConfigMaps, Services)
-// only in the namespaces it serves, and only when the object is, or
-// stays, labelled with its own id. RBAC cannot say that: it grants a verb
-// on every object of a kind in a namespace.
+// only when the object is, or stays, labelled with its own id. RBAC
+// cannot say that: it grants a verb on every object of a kind in a
+// namespace. RBAC does confine it to the namespaces it serves: it holds
+// rights on namespaced resources only there.
 //
 // The writes of the protocol that touch another operator's object stay
 // allowed, each for the one case that needs it:
@@ -30,13 +33,24 @@ import (
 //     Integration of a moved Pipe. (It deletes only what is labelled
 //     with its own id, so it takes a child over before deleting it.)
 //   - the default operator's orphan mark: a status change of another
-//     operator's resource that keeps its phase and its owner.
+//     operator's resource that keeps its phase and its owner; only the
+//     default operator may make it (OrphanMarkPolicy).
 //
-// One binding covers every operator: its parameters are all the
-// IntegrationOperators, and a match condition keeps only the one whose
-// identity made the request, so the other operators' cost one string
-// comparison each and users' requests cost nothing more.
+// The policy has no parameter, so its cost does not grow with the number
+// of operators: Kubernetes evaluates a policy once per parameter its
+// binding selects. The request's user names the identity: a
+// ServiceAccount named <id>-operator is operator id's when it holds the
+// verb use on integrationoperators/<id>, as every operator does, and is
+// no administrator (it cannot escalate ClusterRoles); users' requests cost
+// one string comparison.
 const ConfinementPolicy = "caravan-operator-confinement"
+
+// OrphanMarkPolicy lets only the default operator make the orphan mark
+// that ConfinementPolicy admits: a status change, by an operator's
+// identity, of a resource labelled with another operator's id, other
+// than a release. Its one parameter is the default operator's
+// IntegrationOperator; without one, no operator may make the mark.
+const OrphanMarkPolicy = "caravan-operator-orphan-mark"
 
 // confinedResources are what the policy judges, by API group.
 var confinedResources = map[string][]string{
@@ -55,9 +69,20 @@ const (
 	homeNamespace = `has(params.metadata.annotations) && '` + InstalledNamespaceAnnotation + `' in params.metadata.annotations` +
 		` ? params.metadata.annotations['` + InstalledNamespaceAnnotation + `']` +
 		` : (has(params.status) && has(params.status.namespace) ? params.status.namespace : '')`
-	// isOperatorIdentity: the request comes from the ServiceAccount of
-	// the parameter's operator. (Match conditions cannot use variables.)
-	isOperatorIdentity = `request.userInfo.username == 'system:serviceaccount:' + (` + homeNamespace + `) + ':' + params.metadata.name + '-operator'`
+	// serviceAccountName is the name of the ServiceAccount that made the
+	// request, and requestID the operator id it names (<id>-operator).
+	serviceAccountName = `request.userInfo.username.substring(request.userInfo.username.lastIndexOf(':') + 1)`
+	requestID          = serviceAccountName + `.substring(0, size(` + serviceAccountName + `) - size('-operator'))`
+	// anOperatorsServiceAccount: a ServiceAccount named like an
+	// operator's identity.
+	anOperatorsServiceAccount = `request.userInfo.username.startsWith('system:serviceaccount:')` +
+		` && request.userInfo.username.endsWith('-operator') && size(` + serviceAccountName + `) > size('-operator')`
+	// isOperatorIdentity: it holds the verb use on its operator, as an
+	// operator's identity does, and is no administrator. (Match
+	// conditions cannot use variables.)
+	isOperatorIdentity = `authorizer.group('camel.apache.org').resource('integrationoperators').name(` + requestID + `).check('use').allowed()` +
+		` && !authorizer.group('rbac.authorization.k8s.io').resource('clusterroles').check('escalate').allowed()`
+	notADryRun = `!(has(request.dryRun) && request.dryRun)`
 
 	newID       = `object != null && has(object.metadata.labels) && 'camel.apache.org/operator.id' in object.metadata.labels ? object.metadata.labels['camel.apache.org/operator.id'] : ''`
 	oldID       = `oldObject != null && has(oldObject.metadata.labels) && 'camel.apache.org/operator.id' in oldObject.metadata.labels ? oldObject.metadata.labels['camel.apache.org/operator.id'] : ''`
@@ -88,14 +113,13 @@ const (
 		// Takeover of a child after a move.
 		` || (variables.oldID != '' && variables.newID == variables.id && variables.refsKept)` +
 		// The release, recorded by the owner its status still names.
-		` || (request.subResource == 'status' && variables.oldOwner == variables.id && variables.newOwner == variables.id)` +
-		// The default operator's orphan mark.
-		` || (request.subResource == 'status' && has(params.spec) && has(params.spec.default) && params.spec.default` +
-		` && variables.oldOwner == variables.newOwner && variables.oldPhase == variables.newPhase)`
-	mayDelete = `request.operation != 'DELETE' || variables.oldID == variables.id`
+		` || (` + release + `)` +
+		// The orphan mark (only the default operator's: OrphanMarkPolicy).
+		` || (` + orphanMark + `)`
+	release    = `has(request.subResource) && request.subResource == 'status' && variables.oldOwner == variables.id && variables.newOwner == variables.id`
+	orphanMark = `has(request.subResource) && request.subResource == 'status' && variables.oldOwner == variables.newOwner && variables.oldPhase == variables.newPhase`
+	mayDelete  = `request.operation != 'DELETE' || variables.oldID == variables.id`
 
-	servesMessage = `'the identity of operator ' + variables.id + ' may write ' + request.resource.resource +
-		' only in the namespaces it serves, and ' + request.namespace + ' is not one of them'`
 	createMessage = `'the identity of operator ' + variables.id + ' may create ' + request.kind.kind +
 		' only labelled camel.apache.org/operator.id=' + variables.id + ', and ' + request.name + ' is ' +
 		(variables.newID == '' ? 'not labelled' : 'labelled ' + variables.newID)`
@@ -124,31 +148,15 @@ func confinementRules() *admissionv1.MatchResources {
 
 func confinementPolicy() client.Object {
 	forbidden := ptr.To(metav1.StatusReasonForbidden)
-	v := func(name, expr string) admissionv1.Variable {
-		return admissionv1.Variable{Name: name, Expression: expr}
-	}
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
 		ObjectMeta: metav1.ObjectMeta{Name: ConfinementPolicy},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail), ParamKind: operatorParam(),
+			FailurePolicy:    ptr.To(admissionv1.Fail),
 			MatchConstraints: confinementRules(),
-			MatchConditions: []admissionv1.MatchCondition{
-				{Name: "a-service-account", Expression: `request.userInfo.username.startsWith('system:serviceaccount:')`},
-				// A dry run changes nothing; the operator's probe of the
-				// label policy is one (a create that the label policy
-				// should have labelled).
-				{Name: "not-a-dry-run", Expression: `!(has(request.dryRun) && request.dryRun)`},
-				{Name: "this-operators-identity", Expression: isOperatorIdentity},
-			},
-			Variables: []admissionv1.Variable{
-				v("id", "params.metadata.name"), v("home", homeNamespace),
-				v("newID", newID), v("oldID", oldID), v("newAssigned", newAssigned), v("oldAssigned", oldAssigned),
-				v("newOwner", newOwner), v("oldOwner", oldOwner), v("newPhase", newPhase), v("oldPhase", oldPhase),
-				v("controlled", controlled), v("refsKept", refsKept),
-			},
+			MatchConditions:  operatorIdentityConditions(),
+			Variables:        confinementVariables(),
 			Validations: []admissionv1.Validation{
-				{Expression: serves, MessageExpression: servesMessage, Reason: forbidden},
 				{Expression: mayCreate, MessageExpression: createMessage, Reason: forbidden},
 				{Expression: mayUpdate, MessageExpression: updateMessage, Reason: forbidden},
 				{Expression: mayDelete, MessageExpression: deleteMessage, Reason: forbidden},
@@ -157,16 +165,85 @@ func confinementPolicy() client.Object {
 	}
 }
 
-// confinementBinding applies ConfinementPolicy once, with every
-// IntegrationOperator as a parameter.
+// operatorIdentityConditions match the requests of an operator's own
+// identity, but dry runs, which change nothing (the operator's probe of
+// the label policy is one: a create that it should have labelled).
+func operatorIdentityConditions() []admissionv1.MatchCondition {
+	return []admissionv1.MatchCondition{
+		{Name: "an-operators-service-account", Expression: anOperatorsServiceAccount},
+		{Name: "not-a-dry-run", Expression: notADryRun},
+		{Name: "an-operators-identity", Expression: isOperatorIdentity},
+	}
+}
+
+func confinementVariables() []admissionv1.Variable {
+	v := func(name, expr string) admissionv1.Variable {
+		return admissionv1.Variable{Name: name, Expression: expr}
+	}
+	return []admissionv1.Variable{
+		v("id", requestID),
+		v("newID", newID), v("oldID", oldID), v("newAssigned", newAssigned), v("oldAssigned", oldAssigned),
+		v("newOwner", newOwner), v("oldOwner", oldOwner), v("newPhase", newPhase), v("oldPhase", oldPhase),
+		v("controlled", controlled), v("refsKept", refsKept),
+	}
+}
+
+// confinementBinding applies ConfinementPolicy, which has no parameter.
 func confinementBinding() client.Object {
 	return &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
 		ObjectMeta: metav1.ObjectMeta{Name: ConfinementPolicy},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName: ConfinementPolicy,
-			ParamRef: &admissionv1.ParamRef{Selector: &metav1.LabelSelector{},
-				ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)},
+			PolicyName:        ConfinementPolicy,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+		},
+	}
+}
+
+// orphanMarkPolicy refuses the orphan mark to every operator identity
+// but the default operator's, its parameter.
+func orphanMarkPolicy() client.Object {
+	m := &admissionv1.MatchResources{}
+	var status []string
+	for _, r := range confinedResources[camelv1.GroupVersion.Group] {
+		if strings.HasSuffix(r, "/status") {
+			status = append(status, r)
+		}
+	}
+	m.ResourceRules = []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+		Operations: []admissionv1.OperationType{admissionv1.Update},
+		Rule:       admissionv1.Rule{APIGroups: []string{camelv1.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: status},
+	}}}
+	return &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+		ObjectMeta: metav1.ObjectMeta{Name: OrphanMarkPolicy},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail), ParamKind: operatorParam(), MatchConstraints: m,
+			MatchConditions: append(operatorIdentityConditions(),
+				admissionv1.MatchCondition{Name: "another-operators-and-no-release",
+					Expression: `(` + oldID + `) != (` + requestID + `) && !((` + oldOwner + `) == (` + requestID + `) && (` + newOwner + `) == (` + requestID + `))`}),
+			Validations: []admissionv1.Validation{{
+				Expression: `request.userInfo.username == 'system:serviceaccount:' + (` + homeNamespace + `) + ':' + params.metadata.name + '-operator'`,
+				MessageExpression: `'only the default operator, ' + params.metadata.name + ', may change the status of ' + request.kind.kind + ' ' + request.name +
+					' while it is labelled for another operator'`,
+				Reason: ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+}
+
+// orphanMarkBinding applies OrphanMarkPolicy with the default operator's
+// IntegrationOperator; without one, it refuses every mark.
+func orphanMarkBinding() client.Object {
+	return &admissionv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: OrphanMarkPolicy},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: OrphanMarkPolicy,
+			ParamRef: &admissionv1.ParamRef{
+				Selector:                &metav1.LabelSelector{MatchLabels: map[string]string{DefaultLabel: "true"}},
+				ParameterNotFoundAction: ptr.To(admissionv1.DenyAction),
+			},
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
