@@ -121,12 +121,7 @@ func sharedAdmissionManifests() []client.Object {
 					Reason: ptr.To(metav1.StatusReasonForbidden)}},
 			},
 		},
-		&admissionv1.ValidatingAdmissionPolicyBinding{
-			TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-			ObjectMeta: vap(AssignmentPolicy),
-			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: AssignmentPolicy,
-				ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
-		},
+		denyBinding(vap(AssignmentPolicy), AssignmentPolicy, nil),
 		&admissionv1.ValidatingAdmissionPolicy{
 			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"), ObjectMeta: vap(NamespacesPolicy),
 			Spec: admissionv1.ValidatingAdmissionPolicySpec{
@@ -206,13 +201,6 @@ func AdmissionPolicies(ids ...string) []client.Object {
 // assigned to id. (An object selector on the label would not do: it sees
 // the object before LabelPolicy mirrors the label.)
 func namespacesBinding(id string) *admissionv1.ValidatingAdmissionPolicyBinding {
-	return &admissionv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: NamespacesPolicy + "-" + id, Labels: Labels(id)},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        NamespacesPolicy,
-			ParamRef:          &admissionv1.ParamRef{Name: id, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)},
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-		},
-	}
+	return denyBinding(metav1.ObjectMeta{Name: NamespacesPolicy + "-" + id, Labels: Labels(id)}, NamespacesPolicy,
+		&admissionv1.ParamRef{Name: id, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)})
 }

@@ -190,14 +190,7 @@ func confinementVariables() []admissionv1.Variable {
 
 // confinementBinding applies ConfinementPolicy, which has no parameter.
 func confinementBinding() client.Object {
-	return &admissionv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: ConfinementPolicy},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        ConfinementPolicy,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-		},
-	}
+	return denyBinding(metav1.ObjectMeta{Name: ConfinementPolicy}, ConfinementPolicy, nil)
 }
 
 // orphanMarkPolicy refuses the orphan mark to every operator identity
@@ -235,15 +228,20 @@ func orphanMarkPolicy() client.Object {
 // orphanMarkBinding applies OrphanMarkPolicy with the default operator's
 // IntegrationOperator; without one, it refuses every mark.
 func orphanMarkBinding() client.Object {
+	return denyBinding(metav1.ObjectMeta{Name: OrphanMarkPolicy}, OrphanMarkPolicy, &admissionv1.ParamRef{
+		Selector:                &metav1.LabelSelector{MatchLabels: map[string]string{DefaultLabel: "true"}},
+		ParameterNotFoundAction: ptr.To(admissionv1.DenyAction),
+	})
+}
+
+// denyBinding binds policy, with param as its parameter (nil for none),
+// refusing what it refuses.
+func denyBinding(meta metav1.ObjectMeta, policy string, param *admissionv1.ParamRef) *admissionv1.ValidatingAdmissionPolicyBinding {
 	return &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: OrphanMarkPolicy},
+		ObjectMeta: meta,
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName: OrphanMarkPolicy,
-			ParamRef: &admissionv1.ParamRef{
-				Selector:                &metav1.LabelSelector{MatchLabels: map[string]string{DefaultLabel: "true"}},
-				ParameterNotFoundAction: ptr.To(admissionv1.DenyAction),
-			},
+			PolicyName: policy, ParamRef: param,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
