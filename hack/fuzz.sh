@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every parser of user input for a while each (default 30s; ./hack/fuzz.sh 5m):
+# Fuzzes every parser of user input for a while each (default 30s; ./hack/fuzz.sh 5m, or a
+# count of executions, ./hack/fuzz.sh 3000x, as CI does):
 # the trait trees (through rendering), run's trait flags, properties files, bind's
 # endpoints, operator ids, dependencies (through the kit layer) and Kamelet property
 # values. A failing input is kept under the package's testdata/fuzz, where `go test`

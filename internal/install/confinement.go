@@ -49,7 +49,9 @@ const ConfinementPolicy = "caravan-operator-confinement"
 // that ConfinementPolicy admits: a status change, by an operator's
 // identity, of a resource labelled with another operator's id, other
 // than a release. Its one parameter is the default operator's
-// IntegrationOperator; without one, no operator may make the mark.
+// IntegrationOperator. Without one, the policy refuses nothing: a binding
+// whose parameter is missing cannot evaluate its match conditions, so
+// refusing then would refuse every status write of Caravan's resources.
 const OrphanMarkPolicy = "caravan-operator-orphan-mark"
 
 // confinedResources are what the policy judges, by API group.
@@ -226,11 +228,11 @@ func orphanMarkPolicy() client.Object {
 }
 
 // orphanMarkBinding applies OrphanMarkPolicy with the default operator's
-// IntegrationOperator; without one, it refuses every mark.
+// IntegrationOperator; without one, it refuses nothing.
 func orphanMarkBinding() client.Object {
 	return denyBinding(metav1.ObjectMeta{Name: OrphanMarkPolicy}, OrphanMarkPolicy, &admissionv1.ParamRef{
 		Selector:                &metav1.LabelSelector{MatchLabels: map[string]string{DefaultLabel: "true"}},
-		ParameterNotFoundAction: ptr.To(admissionv1.DenyAction),
+		ParameterNotFoundAction: ptr.To(admissionv1.AllowAction),
 	})
 }
 
