@@ -486,12 +486,21 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, s *scope, want, observe
 // forceApply applies cfg, taking over the fields others manage, to
 // observed (as the API server has it) when this integration controls it.
 func (r *Reconciler) forceApply(ctx context.Context, cfg runtime.ApplyConfiguration, want, observed client.Object) error {
+	if err := controlledLikeWant(want, observed); err != nil {
+		return err
+	}
+	return r.Client.Apply(ctx, cfg, client.FieldOwner(r.FieldManager), client.ForceOwnership)
+}
+
+// controlledLikeWant refuses observed, an existing object of want's name,
+// unless the integration that controls want controls it too.
+func controlledLikeWant(want, observed client.Object) error {
 	owner := want.GetOwnerReferences()[0]
 	if c := metav1.GetControllerOf(observed); c == nil || c.UID != owner.UID {
 		return fmt.Errorf("%w: it exists and is not controlled by integration %s; rename the integration or remove the object",
 			errNotOurs, owner.Name)
 	}
-	return r.Client.Apply(ctx, cfg, client.FieldOwner(r.FieldManager), client.ForceOwnership)
+	return nil
 }
 
 // reclaim applies want over observed, a child of the integration that
@@ -515,10 +524,8 @@ func (r *Reconciler) reclaim(ctx context.Context, s *scope, want, observed clien
 		}
 		return apply.Stored(cfg, observed)
 	}
-	owner := want.GetOwnerReferences()[0]
-	if c := metav1.GetControllerOf(observed); c == nil || c.UID != owner.UID {
-		return fmt.Errorf("%w: it exists and is not controlled by integration %s; rename the integration or remove the object",
-			errNotOurs, owner.Name)
+	if err := controlledLikeWant(want, observed); err != nil {
+		return err
 	}
 	kind := reflect.TypeOf(want).Elem().Name()
 	want.SetResourceVersion(observed.GetResourceVersion())
