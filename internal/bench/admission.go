@@ -3,10 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -22,11 +22,10 @@ const admissionNamespace = "bench-admission"
 
 // runAdmission measures what the admission policies cost the API server
 // on each create of an assigned Integration, against the number of
-// operators they know: for each M of counts, M registrations (each a
-// parameter of the policies that take every operator's), first serving
-// every namespace, then each limited to a namespace (each then with its
-// binding of the namespaces policy). No operator runs: the API server's
-// and etcd's CPU is the creates' alone.
+// operators they know: for each M of counts, M registrations, first
+// serving every namespace, then each limited to a namespace (each then
+// with the RBAC grants by which the namespaces policy knows it). No
+// operator runs: the API server's and etcd's CPU is the creates' alone.
 func runAdmission(ctx context.Context, e *env, n int, counts []int) (*result.Admission, error) {
 	res := &result.Admission{Creates: n}
 	counts = slices.Sorted(slices.Values(counts))
@@ -57,10 +56,11 @@ func runAdmission(ctx context.Context, e *env, n int, counts []int) (*result.Adm
 }
 
 // registerAdmissionOperators creates or updates the registrations of ids,
-// limited to the admission namespace (and the bench's) or not, and
-// installs the admission policies with a namespaces binding for each
-// limited one (for the first only otherwise, as the policies need one id).
+// limited to the admission namespace (and the bench's) or not, with the
+// grants of the namespaces policy that `caravan install` gives a limited
+// operator, and installs the admission policies.
 func (e *env) registerAdmissionOperators(ctx context.Context, ids []string, limited bool) error {
+	var grants []client.Object
 	for _, id := range ids {
 		iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, e.client, iop, func() error {
@@ -73,12 +73,34 @@ func (e *env) registerAdmissionOperators(ctx context.Context, ids []string, limi
 		}); err != nil {
 			return fmt.Errorf("registering %s: %w", id, err)
 		}
+		grants = append(grants, admissionGrants(id)...)
 	}
-	bound := ids[:1]
-	if limited {
-		bound = ids
+	installer := &install.Installer{Client: e.client, Out: io.Discard}
+	if !limited {
+		if err := deleteAll(ctx, e.client, grants); err != nil {
+			return err
+		}
+	} else if err := installer.Install(ctx, operatorNamespace, grants); err != nil {
+		return fmt.Errorf("granting the operators their namespaces: %w", err)
 	}
-	return e.installAdmission(ctx, bound)
+	return e.installAdmission(ctx, ids[:1])
+}
+
+// admissionGrants are the grants of the namespaces policy of operator id
+// limited to the admission namespace and the bench's.
+func admissionGrants(id string) []client.Object {
+	return install.NamespacesGrants(install.Config{ID: id, Namespace: operatorNamespace,
+		WatchNamespaces: []string{admissionNamespace, operatorNamespace}})
+}
+
+// deleteAll deletes objs, those that exist.
+func deleteAll(ctx context.Context, c client.Client, objs []client.Object) error {
+	for _, o := range objs {
+		if err := client.IgnoreNotFound(c.Delete(ctx, o)); err != nil {
+			return fmt.Errorf("deleting %s %s: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // admissionPoint creates n Integrations assigned to id in one burst and
@@ -132,14 +154,13 @@ func (e *env) admissionPoint(ctx context.Context, n int, id string) (result.Admi
 }
 
 // removeAdmissionOperators deletes the registrations of ids and their
-// namespaces bindings. It needs no context: it also runs after the bench
-// was interrupted.
+// grants. It needs no context: it also runs after the bench was
+// interrupted.
 func (e *env) removeAdmissionOperators(ids []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, id := range ids {
 		_ = e.client.Delete(ctx, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}})
-		_ = e.client.Delete(ctx, &admissionv1.ValidatingAdmissionPolicyBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: install.NamespacesPolicy + "-" + id}})
+		_ = deleteAll(ctx, e.client, admissionGrants(id))
 	}
 }

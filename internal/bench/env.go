@@ -206,7 +206,7 @@ func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, e
 // Integration comes back labelled.
 func (e *env) installAdmission(ctx context.Context, ids []string) error {
 	installer := &install.Installer{Client: e.client, Out: io.Discard}
-	if err := installer.Install(ctx, operatorNamespace, install.AdmissionPolicies(ids...)); err != nil {
+	if err := installer.Install(ctx, operatorNamespace, install.AdmissionPolicies()); err != nil {
 		return fmt.Errorf("installing the admission policies: %w", err)
 	}
 	deadline := time.Now().Add(time.Minute)

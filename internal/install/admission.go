@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,8 +17,8 @@ import (
 // (docs/architecture.md, Authorisation), with admission policies and no webhook:
 //   - AssignmentPolicy: setting or changing the operator-id annotation
 //     needs the verb use on integrationoperators/<id>;
-//   - NamespacesPolicy, bound once per operator: an operator limited to
-//     some namespaces is refused resources from the others;
+//   - NamespacesPolicy: an operator limited to some namespaces is refused
+//     resources from the others (by the RBAC grants of NamespacesGrants);
 //   - LabelPolicy: the annotation is mirrored into the label at once, so
 //     the new owner's label-filtered watch sees a move immediately (and
 //     operators other than the default one need no watch of the whole
@@ -32,7 +33,7 @@ import (
 //     another operator's orphans (see confinement.go).
 const (
 	AssignmentPolicy = "caravan-operator-assignment"
-	NamespacesPolicy = "caravan-operator-namespaces"
+	NamespacesPolicy = "caravan-operator-served-namespaces"
 	LabelPolicy      = "caravan-operator-label"
 	DefaultPolicy    = "caravan-operator-default"
 	// DefaultLabel marks the default operator's IntegrationOperator, the
@@ -66,11 +67,19 @@ const (
 		' needs the verb use on integrationoperators/' + variables.id + ' (group camel.apache.org), which ' +
 		request.userInfo.username + ' lacks in namespace ' + object.metadata.namespace +
 		': ask for a RoleBinding to the ClusterRole ' + variables.id + '-operator-user'`
-	servesNamespace = `!(` + assigned + ` && object.metadata.annotations['camel.apache.org/operator.id'] == params.metadata.name)` +
-		` || !has(params.spec) || !has(params.spec.watchNamespaces) || size(params.spec.watchNamespaces) == 0` +
-		` || object.metadata.namespace in params.spec.watchNamespaces`
-	servesNamespaceMessage = `'operator ' + params.metadata.name + ' serves only the namespaces ' +
-		params.spec.watchNamespaces.join(', ') + ', not ' + object.metadata.namespace`
+	// theOperator is the authorizer of the principal that stands for the
+	// operator the object is assigned to (NamespacesPrincipal).
+	theOperator = `authorizer.serviceAccount('` + NamespacesPrincipal + `', variables.id)` +
+		`.group('camel.apache.org').resource('integrationoperators')`
+	// validName: the assignment names an operator that can exist (its
+	// name is a DNS subdomain, as a ServiceAccount's is).
+	validName       = `size(variables.id) <= 253 && variables.id.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`
+	limited         = validName + ` && ` + theOperator + `.name(variables.id).check('limit').allowed()`
+	servesNamespace = `!variables.limited || ` + theOperator +
+		`.namespace(object.metadata.namespace).name(variables.id).check('serve').allowed()`
+	servesNamespaceMessage = `'operator ' + variables.id + ' does not serve namespace ' + object.metadata.namespace +
+		': it is limited to the namespaces it was installed to watch (kubectl get integrationoperator ' + variables.id +
+		' -o jsonpath={.spec.watchNamespaces})'`
 )
 
 func rules(ops ...admissionv1.OperationType) *admissionv1.MatchResources {
@@ -92,16 +101,9 @@ func operatorParam() *admissionv1.ParamKind {
 }
 
 // admissionManifests are the policies shared by every operator, and, for
-// an operator limited to some namespaces, the binding of NamespacesPolicy
-// to its id. An operator of every namespace gets no binding: it refuses
-// nothing, and each binding is work for the API server on every write of
-// an assignable resource.
+// an operator limited to some namespaces, its NamespacesGrants.
 func admissionManifests(c Config) []client.Object {
-	objs := sharedAdmissionManifests()
-	if len(c.WatchNamespaces) > 0 {
-		objs = append(objs, namespacesBinding(c.ID))
-	}
-	return objs
+	return append(sharedAdmissionManifests(), NamespacesGrants(c)...)
 }
 
 // sharedAdmissionManifests are the policies shared by every operator.
@@ -125,12 +127,18 @@ func sharedAdmissionManifests() []client.Object {
 		&admissionv1.ValidatingAdmissionPolicy{
 			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"), ObjectMeta: vap(NamespacesPolicy),
 			Spec: admissionv1.ValidatingAdmissionPolicySpec{
-				FailurePolicy: ptr.To(admissionv1.Fail), ParamKind: operatorParam(),
+				FailurePolicy:    ptr.To(admissionv1.Fail),
 				MatchConstraints: rules(admissionv1.Create, admissionv1.Update),
+				MatchConditions:  []admissionv1.MatchCondition{{Name: "assigned", Expression: assigned}},
+				Variables: []admissionv1.Variable{
+					{Name: "id", Expression: `object.metadata.annotations['camel.apache.org/operator.id']`},
+					{Name: "limited", Expression: limited},
+				},
 				Validations: []admissionv1.Validation{{Expression: servesNamespace, MessageExpression: servesNamespaceMessage,
 					Reason: ptr.To(metav1.StatusReasonForbidden)}},
 			},
 		},
+		denyBinding(vap(NamespacesPolicy), NamespacesPolicy, nil),
 		confinementPolicy(),
 		confinementBinding(),
 		orphanMarkPolicy(),
@@ -183,24 +191,77 @@ func sharedAdmissionManifests() []client.Object {
 }
 
 // AdmissionPolicies are the admission policies that `caravan install`
-// installs, with the namespaces binding of each of ids: what a cluster
-// whose operators were installed by it enforces.
-func AdmissionPolicies(ids ...string) []client.Object {
-	if len(ids) == 0 {
+// installs, which every operator shares: what a cluster whose operators
+// were installed by it enforces.
+func AdmissionPolicies() []client.Object { return sharedAdmissionManifests() }
+
+// NamespacesPrincipal is the namespace of the ServiceAccounts that stand
+// for operators in NamespacesPolicy: ServiceAccount <id> of it holds the
+// verb limit on integrationoperators/<id> cluster-wide when operator id is
+// limited to some namespaces, and the verb serve on it in each namespace
+// it watches. No such ServiceAccount needs to exist: the API server's
+// authorizer answers for the name from the RBAC bindings alone, and only
+// who holds these verbs, or may bind any role, can create such a binding.
+// One created under that name could do nothing with them: no API acts on
+// these verbs. The policy asks the authorizer, so it takes no
+// parameter: the API server evaluates it once per request, however many
+// operators there are, where a binding per operator cost one evaluation
+// each.
+const NamespacesPrincipal = "caravan-served-namespaces"
+
+// LimitedRoleName names the ClusterRole, and its ClusterRoleBinding,
+// that mark operator id installed in namespace as limited to some
+// namespaces; ServesRoleName the ClusterRole that its RoleBindings of
+// that name grant in each namespace it watches.
+func LimitedRoleName(id, namespace string) string { return ClusterRoleName(id, namespace) + ":limited" }
+
+// ServesRoleName: see LimitedRoleName.
+func ServesRoleName(id, namespace string) string { return ClusterRoleName(id, namespace) + ":serves" }
+
+// NamespacesGrants are the RBAC objects by which NamespacesPolicy knows
+// that the operator of c is limited to the namespaces it watches: none for
+// an operator of every namespace, or one installed without admission.
+func NamespacesGrants(c Config) []client.Object {
+	if len(c.WatchNamespaces) == 0 || c.SkipAdmission {
 		return nil
 	}
-	objs := sharedAdmissionManifests()
-	for _, id := range ids {
-		objs = append(objs, namespacesBinding(id))
+	principal := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: c.ID, Namespace: NamespacesPrincipal}}
+	rule := func(verb string) []rbacv1.PolicyRule {
+		return []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group},
+			Resources: []string{"integrationoperators"}, ResourceNames: []string{c.ID}, Verbs: []string{verb}}}
+	}
+	limited, serves := LimitedRoleName(c.ID, c.Namespace), ServesRoleName(c.ID, c.Namespace)
+	objs := []client.Object{
+		&rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: limited, Labels: installationLabels(c)}, Rules: rule("limit")},
+		&rbacv1.ClusterRoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: limited, Labels: installationLabels(c)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: limited},
+			Subjects:   principal},
+		&rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: serves, Labels: installationLabels(c)}, Rules: rule("serve")},
+	}
+	watched := slices.Sorted(slices.Values(c.WatchNamespaces))
+	for _, ns := range slices.Compact(watched) {
+		objs = append(objs, &rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: serves, Namespace: ns, Labels: installationLabels(c)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: serves},
+			Subjects:   principal})
 	}
 	return objs
 }
 
-// namespacesBinding applies NamespacesPolicy with operator id's
-// IntegrationOperator as parameter; the policy judges only the resources
-// assigned to id. (An object selector on the label would not do: it sees
-// the object before LabelPolicy mirrors the label.)
-func namespacesBinding(id string) *admissionv1.ValidatingAdmissionPolicyBinding {
-	return denyBinding(metav1.ObjectMeta{Name: NamespacesPolicy + "-" + id, Labels: Labels(id)}, NamespacesPolicy,
-		&admissionv1.ParamRef{Name: id, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)})
+// legacyNamespacesPolicy is the policy by which earlier versions refused
+// a limited operator resources from other namespaces, bound once per
+// limited operator with its IntegrationOperator as parameter. It keeps
+// guarding the operators not yet re-installed or upgraded; each re-install,
+// upgrade or uninstall deletes its operator's binding, and the last one the
+// policy (pruneLegacyNamespaces).
+const legacyNamespacesPolicy = "caravan-operator-namespaces"
+
+// legacyNamespacesBinding is legacyNamespacesPolicy's binding to operator id.
+func legacyNamespacesBinding(id string) *admissionv1.ValidatingAdmissionPolicyBinding {
+	return &admissionv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy + "-" + id}}
 }

@@ -99,9 +99,6 @@ const (
 		` has(r.controller) && r.controller && r.apiVersion.startsWith('camel.apache.org/'))`
 	refsKept = `object != null && has(object.metadata.ownerReferences) && variables.controlled` +
 		` && object.metadata.ownerReferences == oldObject.metadata.ownerReferences`
-	serves = `request.namespace == variables.home || !has(params.spec) || !has(params.spec.watchNamespaces)` +
-		` || size(params.spec.watchNamespaces) == 0 || request.namespace in params.spec.watchNamespaces`
-
 	mayCreate = `request.operation != 'CREATE' || variables.newID == variables.id`
 	mayUpdate = `request.operation != 'UPDATE'` +
 		// Its own, and it stays so, or its label follows the assignment.

@@ -212,7 +212,8 @@ func fleetLabels() map[string]string {
 // FleetManifests are the fleet controller's installation: its CRDs, its
 // identity and rights, and its Deployment. Its rights are those of an
 // operator of every namespace, which it grants to the operators it runs
-// (RBAC lets nobody grant what they do not hold), and the writes of what
+// (RBAC lets nobody grant what they do not hold), the verbs of the
+// namespaces policy's grants (NamespacesGrants), and the writes of what
 // caravan install creates.
 func FleetManifests(c FleetConfig) ([]client.Object, error) {
 	objs, err := crdManifests()
@@ -226,7 +227,7 @@ func FleetManifests(c FleetConfig) ([]client.Object, error) {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	rules = append(rules,
 		rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group}, Resources: []string{"integrationoperators"},
-			Verbs: []string{"get", "list", "watch", "update", "patch", "use"}},
+			Verbs: []string{"get", "list", "watch", "update", "patch", "use", "limit", "serve"}},
 		rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group},
 			Resources: []string{"integrationoperators/status", "integrationoperators/finalizers"}, Verbs: []string{"get", "update", "patch"}},
 		rbacv1.PolicyRule{APIGroups: []string{camelv1.GroupVersion.Group}, Resources: []string{"integrationplatforms", "kamelets"}, Verbs: all},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -402,12 +403,13 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		if !i.fleet { // the fleet removes a declared operator as its registration is deleted
 			objs = append(objs, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}})
 		}
-		objs = append(objs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}}, namespacesBinding(id))
+		objs = append(objs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}}, legacyNamespacesBinding(id))
 	} else {
 		fmt.Fprintf(i.Out, "IntegrationOperator %s kept: it is registered to namespace %s\n", id, registered)
 	}
 	if all {
 		objs = append(objs, sharedAdmissionManifests()...)
+		objs = append(objs, &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy}})
 		objs = append(objs,
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}})
@@ -417,7 +419,10 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		}
 		objs = append(objs, crds...)
 	}
-	return i.deleteAll(ctx, objs)
+	if err := i.deleteAll(ctx, objs); err != nil {
+		return err
+	}
+	return i.pruneLegacyNamespaces(ctx)
 }
 
 // deleteAll deletes objs, one line each for those it deleted; those that

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,19 +58,44 @@ func (i *Installer) prune(ctx context.Context, id, namespace string, objs []clie
 	for _, o := range objs {
 		want[describe(o)] = true
 	}
-	// The id's namespaces binding, when the installation no longer has
-	// one (it serves every namespace now, or runs without admission).
-	if binding := namespacesBinding(id); !want[describe(binding)] {
-		existing = append(existing, binding)
-	}
+	// The id's binding of the namespaces policy of earlier versions.
+	existing = append(existing, legacyNamespacesBinding(id))
 	for _, o := range existing {
 		if want[describe(o)] {
 			continue
 		}
-		if err := client.IgnoreNotFound(i.Client.Delete(ctx, o)); err != nil {
+		err := i.Client.Delete(ctx, o)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
 			return fmt.Errorf("pruning %s: %w", describe(o), err)
 		}
 		fmt.Fprintf(i.Out, "%s pruned\n", describe(o))
 	}
+	return i.pruneLegacyNamespaces(ctx)
+}
+
+// pruneLegacyNamespaces deletes legacyNamespacesPolicy once no binding of
+// it is left.
+func (i *Installer) pruneLegacyNamespaces(ctx context.Context) error {
+	bindings := &admissionv1.ValidatingAdmissionPolicyBindingList{}
+	if err := i.Client.List(ctx, bindings); err != nil {
+		return fmt.Errorf("listing the admission policy bindings: %w", err)
+	}
+	for _, b := range bindings.Items {
+		if b.Spec.PolicyName == legacyNamespacesPolicy {
+			return nil
+		}
+	}
+	policy := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy}}
+	err := i.Client.Delete(ctx, policy)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("pruning ValidatingAdmissionPolicy %s: %w", legacyNamespacesPolicy, err)
+	}
+	fmt.Fprintf(i.Out, "ValidatingAdmissionPolicy %s pruned: no operator is bound to it any more\n", legacyNamespacesPolicy)
 	return nil
 }

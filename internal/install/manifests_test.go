@@ -205,25 +205,55 @@ func TestTheDeploymentGivesBackTheSettingsInstallWroteIntoIt(t *testing.T) {
 	g.Expect(out).To(Equal(in))
 }
 
-// TestOnlyALimitedOperatorGetsANamespacesBinding: an operator of every namespace refuses
-// nothing by namespace, so it gets no binding of NamespacesPolicy (each is work for the
-// API server on every write of an assignable resource); one limited to namespaces gets its own.
-func TestOnlyALimitedOperatorGetsANamespacesBinding(t *testing.T) {
+// TestOnlyALimitedOperatorGetsNamespacesGrants: an operator of every namespace refuses
+// nothing by namespace, so it gets none of the grants by which NamespacesPolicy knows an
+// operator's namespaces; one limited to namespaces gets the verb limit cluster-wide and the
+// verb serve in each namespace it watches, both for its principal and on its own
+// registration only, and no binding of the policy of its own (each binding is work for the
+// API server on every write of an assignable resource).
+func TestOnlyALimitedOperatorGetsNamespacesGrants(t *testing.T) {
 	g := NewWithT(t)
-	bindings := func(c Config) []string {
+	type grant struct{ Verb, Namespace string }
+	grantsOf := func(c Config) []grant {
 		objs, err := Manifests(c)
 		g.Expect(err).NotTo(HaveOccurred())
-		var names []string
+		roles := map[string]*rbacv1.ClusterRole{}
 		for _, o := range objs {
+			if r, ok := o.(*rbacv1.ClusterRole); ok {
+				roles[r.Name] = r
+			}
 			if b, ok := o.(*admissionv1.ValidatingAdmissionPolicyBinding); ok && b.Spec.PolicyName == NamespacesPolicy {
-				names = append(names, b.Name)
+				g.Expect(b.Name).To(Equal(NamespacesPolicy), "a binding of the namespaces policy other than the shared one")
+				g.Expect(b.Spec.ParamRef).To(BeNil())
 			}
 		}
-		return names
+		var out []grant
+		add := func(ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespace string) {
+			if len(subjects) != 1 || subjects[0].Namespace != NamespacesPrincipal {
+				return
+			}
+			g.Expect(subjects[0]).To(Equal(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: c.ID, Namespace: NamespacesPrincipal}))
+			for _, r := range roles[ref.Name].Rules {
+				g.Expect(r.Resources).To(Equal([]string{"integrationoperators"}))
+				g.Expect(r.ResourceNames).To(Equal([]string{c.ID}))
+				for _, v := range r.Verbs {
+					out = append(out, grant{v, namespace})
+				}
+			}
+		}
+		for _, o := range objs {
+			switch b := o.(type) {
+			case *rbacv1.ClusterRoleBinding:
+				add(b.RoleRef, b.Subjects, "")
+			case *rbacv1.RoleBinding:
+				add(b.RoleRef, b.Subjects, b.Namespace)
+			}
+		}
+		return out
 	}
-	g.Expect(bindings(Config{ID: "global", Namespace: "ops", Image: "img"})).To(BeEmpty())
-	g.Expect(bindings(Config{ID: "tenant-a", Namespace: "ops", Image: "img", WatchNamespaces: []string{"team-a"}})).
-		To(Equal([]string{NamespacesPolicy + "-tenant-a"}))
-	g.Expect(bindings(Config{ID: "tenant-a", Namespace: "ops", Image: "img", WatchNamespaces: []string{"team-a"}, SkipAdmission: true})).
+	g.Expect(grantsOf(Config{ID: "global", Namespace: "ops", Image: "img"})).To(BeEmpty())
+	g.Expect(grantsOf(Config{ID: "tenant-a", Namespace: "ops", Image: "img", WatchNamespaces: []string{"team-b", "team-a", "team-b"}})).
+		To(Equal([]grant{{"limit", ""}, {"serve", "team-a"}, {"serve", "team-b"}}))
+	g.Expect(grantsOf(Config{ID: "tenant-a", Namespace: "ops", Image: "img", WatchNamespaces: []string{"team-a"}, SkipAdmission: true})).
 		To(BeEmpty())
 }

@@ -9,6 +9,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -43,13 +44,21 @@ func (i *Installer) Installed(ctx context.Context, id, namespace string) (Config
 	}
 	c.Default = iop.Spec.Default
 	c.WatchNamespaces = append([]string(nil), iop.Spec.WatchNamespaces...)
-	// Installed with admission: a limited operator has its namespaces
-	// binding, and the shared policies exist for any.
-	var marker client.Object = &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: AssignmentPolicy}}
+	// Installed with admission: a limited operator has its grants of the
+	// namespaces policy (or, installed by an earlier version, its binding
+	// of the legacy one), and the shared policies exist for any.
+	markers := []client.Object{&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: AssignmentPolicy}}}
 	if len(c.WatchNamespaces) > 0 {
-		marker = namespacesBinding(id)
+		markers = []client.Object{
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: LimitedRoleName(id, namespace)}},
+			legacyNamespacesBinding(id),
+		}
 	}
-	err = i.Client.Get(ctx, client.ObjectKeyFromObject(marker), marker)
+	for _, marker := range markers {
+		if err = i.Client.Get(ctx, client.ObjectKeyFromObject(marker), marker); !apierrors.IsNotFound(err) {
+			break
+		}
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return Config{}, fmt.Errorf("reading the admission policies of operator %s: %w", id, err)
 	}

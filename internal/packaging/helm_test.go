@@ -205,9 +205,9 @@ var settings = []struct {
 			"imagePullSecrets": []any{"pull"}, "heartbeatInterval": "5s", "logVerbosity": 2, "logFormat": "json", "pprof": true},
 	},
 	{
-		name:   "a second release: a default operator named otherwise, limited to its own namespace, without the shared objects",
-		config: install.Config{ID: "tenant-b", Default: true, WatchNamespaces: []string{"ops"}},
-		values: map[string]any{"operatorId": "tenant-b", "default": true, "watchNamespaces": []any{"ops"}, "sharedResources": false},
+		name:   "a second release: a default operator named otherwise, limited to its own namespace and another, without the shared objects",
+		config: install.Config{ID: "tenant-b", Default: true, WatchNamespaces: []string{"ops", "apps"}},
+		values: map[string]any{"operatorId": "tenant-b", "default": true, "watchNamespaces": []any{"ops", "apps"}, "sharedResources": false},
 	},
 }
 

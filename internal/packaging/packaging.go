@@ -84,12 +84,7 @@ func Generated(version string) (map[string][]byte, error) {
 		}
 	}
 	files := map[string][]byte{}
-	var admission, binding, kamelets, reader []client.Object
-	for _, o := range limited {
-		if b, ok := o.(*admissionv1.ValidatingAdmissionPolicyBinding); ok && strings.HasPrefix(b.Name, install.NamespacesPolicy+"-") {
-			binding = append(binding, o) // a limited operator's own
-		}
-	}
+	var admission, kamelets, reader []client.Object
 	for _, o := range global {
 		switch o := o.(type) {
 		case *admissionv1.ValidatingAdmissionPolicyBinding:
@@ -116,11 +111,10 @@ func Generated(version string) (map[string][]byte, error) {
 		objs []client.Object
 		cond string
 	}{
-		"admission.yaml":         {admission, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources }}"},
-		"admission-binding.yaml": {binding, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.watchNamespaces }}"},
-		"kamelets.yaml":          {kamelets, "{{- if and (not .Values.fleet.enabled) (not .Values.skipKamelets) }}"},
-		"reader.yaml":            {reader, "{{- if and (not .Values.fleet.enabled) .Values.sharedResources }}"},
-		"fleet.yaml":             {fleet, "{{- if .Values.fleet.enabled }}"},
+		"admission.yaml": {admission, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources }}"},
+		"kamelets.yaml":  {kamelets, "{{- if and (not .Values.fleet.enabled) (not .Values.skipKamelets) }}"},
+		"reader.yaml":    {reader, "{{- if and (not .Values.fleet.enabled) .Values.sharedResources }}"},
+		"fleet.yaml":     {fleet, "{{- if .Values.fleet.enabled }}"},
 	} {
 		data, err := templateOf(parts.objs, parts.cond)
 		if err != nil {

@@ -68,5 +68,5 @@ func TestADeclaredOperatorIsGuardedByItsAdmissionPolicies(t *testing.T) {
 	err = refused(t, erin, harness.NewIntegration(apps, "theirs", "declared-tenant", 1))
 	g.Expect(err.Error()).To(ContainSubstring("to operator declared-tenant needs the verb use on integrationoperators/declared-tenant"))
 	err = refused(t, env.Client, harness.NewIntegration(other, "elsewhere", "declared-tenant", 1))
-	g.Expect(err.Error()).To(ContainSubstring("operator declared-tenant serves only the namespaces " + apps + ", not " + other))
+	g.Expect(err.Error()).To(ContainSubstring("operator declared-tenant does not serve namespace " + other))
 }

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -225,7 +226,7 @@ func TestAnOperatorLimitedToANamespaceNeverServesAnother(t *testing.T) {
 	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(inA), "scoped") }, timeout, poll).Should(Succeed())
 
 	err := refused(t, env.Client, harness.NewIntegration(teamB, "in-team-b", "scoped", 1))
-	g.Expect(err.Error()).To(ContainSubstring("operator scoped serves only the namespaces " + teamA + ", not " + teamB))
+	g.Expect(err.Error()).To(ContainSubstring("operator scoped does not serve namespace " + teamB))
 
 	key := client.ObjectKeyFromObject(early)
 	g.Eventually(func() string {
@@ -251,37 +252,104 @@ func TestAnOperatorLimitedToANamespaceNeverServesAnother(t *testing.T) {
 	}, 5*time.Second, time.Second).Should(Succeed())
 }
 
-// TestARegistrationWithoutSpecLimitsNoNamespace: an operator that
-// registered itself (no `caravan install`) has an IntegrationOperator
-// without spec; the namespaces policy bound to its id must let every
-// namespace assign to it rather than fail on the missing field.
-func TestARegistrationWithoutSpecLimitsNoNamespace(t *testing.T) {
+// TestAnOperatorIsLimitedByItsGrantsAlone: the namespaces policy takes no
+// parameter; it knows that an operator is limited, and where it serves,
+// from the RBAC grants that caravan install gives a limited operator
+// (NamespacesGrants). An operator that registered itself, without them,
+// is limited nowhere, whatever its registration says; with them, every
+// namespace but the ones they name is refused; without them again, every
+// namespace may assign to it.
+func TestAnOperatorIsLimitedByItsGrantsAlone(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ensureDefault(t)
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	const id = "self-registered"
 	installer := &installpkg.Installer{Client: env.Client, Out: io.Discard}
-	g.Expect(installer.Install(ctx, ops, installpkg.AdmissionPolicies(id))).To(Succeed())
+	g.Expect(installer.Install(ctx, ops, installpkg.AdmissionPolicies())).To(Succeed())
 	iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id},
 		Spec: camelv1alpha1.IntegrationOperatorSpec{WatchNamespaces: []string{ops}}}
 	g.Expect(env.Client.Create(ctx, iop)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, iop) })
-
-	t.Log("with a spec that names another namespace, the binding refuses: it is in effect")
-	err := refused(t, env.Client, harness.NewIntegration(apps, "limited", id, 1))
-	g.Expect(err.Error()).To(ContainSubstring("operator " + id + " serves only the namespaces " + ops))
-
-	t.Log("without a spec, as a self-registered operator has, every namespace may assign to it")
-	g.Expect(env.Client.Patch(ctx, iop, client.RawPatch(types.MergePatchType, []byte(`{"spec":null}`)))).To(Succeed())
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(iop), iop)).To(Succeed())
-	g.Eventually(func() error {
-		it := harness.NewIntegration(apps, "unlimited", id, 1)
-		if err := env.Client.Create(ctx, it); err != nil {
-			return err
+	admitted := func(ns, name string) func() error {
+		return func() error {
+			it := harness.NewIntegration(ns, name, id, 1)
+			if err := env.Client.Create(ctx, it); err != nil {
+				return err
+			}
+			return env.Client.Delete(ctx, it)
 		}
-		return env.Client.Delete(ctx, it)
-	}, 30*time.Second, time.Second).Should(Succeed())
+	}
+
+	t.Log("registered as limited to one namespace, but granted nothing: every namespace may assign to it")
+	g.Expect(admitted(apps, "ungranted")()).To(Succeed())
+
+	t.Log("with the grants of an operator limited to that namespace, the others are refused")
+	grants := installpkg.NamespacesGrants(installpkg.Config{ID: id, Namespace: ops, WatchNamespaces: []string{ops}})
+	g.Expect(grants).NotTo(BeEmpty())
+	g.Expect(installer.Install(ctx, ops, grants)).To(Succeed())
+	removeGrants := func() {
+		for _, o := range grants {
+			g.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, o))).To(Succeed())
+		}
+	}
+	t.Cleanup(removeGrants)
+	err := refused(t, env.Client, harness.NewIntegration(apps, "limited", id, 1))
+	g.Expect(err.Error()).To(ContainSubstring("operator " + id + " does not serve namespace " + apps))
+	g.Expect(admitted(ops, "served")()).To(Succeed())
+
+	t.Log("without them again, every namespace may assign to it")
+	removeGrants()
+	g.Eventually(admitted(apps, "unlimited"), 30*time.Second, time.Second).Should(Succeed())
+}
+
+// TestAReinstallRetiresTheNamespacesPolicyOfEarlierVersions: earlier
+// versions bound a namespaces policy once per limited operator, with its
+// registration as parameter. Installing the operator again deletes its
+// binding, and the policy with the last one, and the operator stays
+// limited, by its grants.
+func TestAReinstallRetiresTheNamespacesPolicyOfEarlierVersions(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ops, apps, other := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	const id, legacy = "legacy-limited", "caravan-operator-namespaces"
+	policy := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacy},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			ParamKind:     &admissionv1.ParamKind{APIVersion: camelv1alpha1.GroupVersion.String(), Kind: "IntegrationOperator"},
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule: admissionv1.Rule{APIGroups: []string{camelv1.GroupVersion.Group}, APIVersions: []string{"*"},
+						Resources: []string{"integrations"}}}}}},
+			// What it refused is no matter here: this one admits all.
+			Validations: []admissionv1.Validation{{Expression: `has(params.metadata.name)`}},
+		}}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: legacy + "-" + id},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: legacy,
+			ParamRef:          &admissionv1.ParamRef{Name: id, ParameterNotFoundAction: ptr.To(admissionv1.AllowAction)},
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}}
+	iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id},
+		Spec: camelv1alpha1.IntegrationOperatorSpec{WatchNamespaces: []string{apps}}}
+	for _, o := range []client.Object{policy, binding, iop} {
+		g.Expect(env.Client.Create(ctx, o)).To(Succeed())
+	}
+	t.Cleanup(func() {
+		for _, o := range []client.Object{binding, policy} {
+			_ = env.Client.Delete(ctx, o)
+		}
+	})
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	out, errOut, err := cli(t, admin, "install", "-n", ops, "-x", id, "--watch-namespaces", apps, "--force")
+	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
+	t.Cleanup(func() { _, _, _ = cli(t, admin, "uninstall", "-n", ops, "-x", id) })
+	g.Expect(out).To(ContainSubstring("ValidatingAdmissionPolicyBinding " + legacy + "-" + id + " pruned"))
+	g.Expect(out).To(ContainSubstring("ValidatingAdmissionPolicy " + legacy + " pruned"))
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(policy), policy))).To(BeTrue())
+
+	t.Log("the operator stays limited, now by its grants")
+	err = refused(t, env.Client, harness.NewIntegration(other, "elsewhere", id, 1))
+	g.Expect(err.Error()).To(ContainSubstring("operator " + id + " does not serve namespace " + other))
 }
 
 // TestOnlyTheDefaultOperatorWatchesTheWholeCluster: with the admission
@@ -335,7 +403,7 @@ func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T)
 	g.Expect(env.Client.Delete(ctx, binding)).To(Succeed())
 	t.Cleanup(func() {
 		installer := &installpkg.Installer{Client: env.Client, Out: io.Discard}
-		if err := installer.Install(ctx, "caravan-system", installpkg.AdmissionPolicies("camel-k")); err != nil {
+		if err := installer.Install(ctx, "caravan-system", installpkg.AdmissionPolicies()); err != nil {
 			t.Errorf("restoring the admission policies: %v", err)
 		}
 		// The tests that follow rely on the label policy: wait until

@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,9 +91,15 @@ type Peaks struct {
 	Heap, RSS, Own float64
 }
 
+// MemoryQuery asks an operator's metrics handler for the gauges that
+// WithSample reads, and no other.
+var MemoryQuery = url.Values{"name[]": {heapAlloc, rss, metrics.AnonymousMemory}}.Encode()
+
+const heapAlloc = "go_memstats_heap_alloc_bytes"
+
 // WithSample is p raised to the memory of the scrape s where s has more.
 func (p Peaks) WithSample(s metrics.Samples) Peaks {
-	return Peaks{Heap: max(p.Heap, s.Sum("go_memstats_heap_alloc_bytes")), RSS: max(p.RSS, s.Sum(rss)),
+	return Peaks{Heap: max(p.Heap, s.Sum(heapAlloc)), RSS: max(p.RSS, s.Sum(rss)),
 		Own: max(p.Own, s.Sum(metrics.AnonymousMemory))}
 }
 
