@@ -14,7 +14,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
 	"github.com/caravan-dev/caravan/internal/fixture"
-	"github.com/caravan-dev/caravan/internal/operatorpod"
 )
 
 // The namespaces of the malformed scenario's two runs.
@@ -202,15 +201,10 @@ func checkMalformed(ctx context.Context, e *env, ns string, want map[string]stri
 
 // containerRestarts is the sum of the restart counts of op's containers.
 func containerRestarts(ctx context.Context, e *env, op *Operator) (int, error) {
-	pods, err := operatorpod.List(ctx, e.client, operatorNamespace, op.ID)
-	if err != nil {
-		return 0, err
-	}
+	statuses, err := op.containerStatuses(ctx)
 	n := 0
-	for _, p := range pods {
-		for _, cs := range p.Status.ContainerStatuses {
-			n += int(cs.RestartCount)
-		}
+	for _, cs := range statuses {
+		n += int(cs.RestartCount)
 	}
-	return n, nil
+	return n, err
 }

@@ -152,6 +152,20 @@ func (o *Operator) stop() {
 	_ = operatorpod.Stop(ctx, o.env.client, operatorNamespace, o.ID)
 }
 
+// containerStatuses are the statuses of the containers of the operator's
+// pods.
+func (o *Operator) containerStatuses(ctx context.Context) ([]corev1.ContainerStatus, error) {
+	pods, err := operatorpod.List(ctx, o.env.client, operatorNamespace, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.ContainerStatus
+	for _, p := range pods {
+		out = append(out, p.Status.ContainerStatuses...)
+	}
+	return out, nil
+}
+
 // Scrape reads the operator's metrics.
 func (o *Operator) Scrape(ctx context.Context) (metrics.Samples, error) {
 	return o.scrape(ctx, "")

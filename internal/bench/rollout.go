@@ -17,7 +17,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/bareoperator"
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
-	"github.com/caravan-dev/caravan/internal/operatorpod"
 )
 
 const (
@@ -379,23 +378,21 @@ func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []clien
 // the restart.
 func (e *env) warnRestarts(ctx context.Context, ops []*Operator) {
 	for _, op := range ops {
-		pods, err := operatorpod.List(ctx, e.client, operatorNamespace, op.ID)
+		statuses, err := op.containerStatuses(ctx)
 		if err != nil {
 			fmt.Fprintf(e.progress, "warning: %v\n", err)
 			continue
 		}
-		for _, p := range pods {
-			for _, cs := range p.Status.ContainerStatuses {
-				if cs.RestartCount == 0 {
-					continue
-				}
-				why := "unknown"
-				if t := cs.LastTerminationState.Terminated; t != nil {
-					why = fmt.Sprintf("%s, exit code %d", t.Reason, t.ExitCode)
-				}
-				fmt.Fprintf(e.progress, "warning: operator %s's container restarted %d times during the run (last: %s)\n",
-					op.ID, cs.RestartCount, why)
+		for _, cs := range statuses {
+			if cs.RestartCount == 0 {
+				continue
 			}
+			why := "unknown"
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				why = fmt.Sprintf("%s, exit code %d", t.Reason, t.ExitCode)
+			}
+			fmt.Fprintf(e.progress, "warning: operator %s's container restarted %d times during the run (last: %s)\n",
+				op.ID, cs.RestartCount, why)
 		}
 	}
 }
