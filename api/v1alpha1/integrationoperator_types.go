@@ -133,6 +133,9 @@ type CanaryStatus struct {
 	WaveStartTime *metav1.Time `json:"waveStartTime,omitempty"`
 	// NextWaveTime is when the next wave starts, after a pause.
 	NextWaveTime *metav1.Time `json:"nextWaveTime,omitempty"`
+	// Failure says why the wave failed, once one has: the rollback that
+	// follows reports it with its own progress.
+	Failure string `json:"failure,omitempty"`
 	// Message says, in words, where the canary stands.
 	Message string `json:"message,omitempty"`
 }

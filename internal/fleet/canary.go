@@ -228,7 +228,8 @@ func (c *canaryRun) awaitWave(ctx context.Context) (reconcile.Result, error) {
 		st.Message = fmt.Sprintf("wave %d/%d: %d/%d running under %s", st.Wave, len(st.Sizes), running, len(st.Current), c.iop.Name)
 		return reconcile.Result{RequeueAfter: canaryEvery}, nil
 	}
-	st.Message = fmt.Sprintf("wave %d/%d failed: %s; %d moved to %s in earlier waves", st.Wave, len(st.Sizes), failure, st.Moved, c.iop.Name)
+	st.Failure = fmt.Sprintf("wave %d/%d failed: %s; %d moved to %s in earlier waves", st.Wave, len(st.Sizes), failure, st.Moved, c.iop.Name)
+	st.Message = st.Failure
 	log.FromContext(ctx).Info("Canary wave failed", "wave", st.Wave, "cause", failure)
 	if !st.Spec.RollbackOnFailure {
 		st.Phase = camelv1alpha1.CanaryPhaseFailed
@@ -248,7 +249,7 @@ func (c *canaryRun) awaitRollback(ctx context.Context) (reconcile.Result, error)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	cause, _, _ := strings.Cut(st.Message, "; moving back")
+	cause := st.Failure
 	switch {
 	case failure == "" && running == len(st.Current):
 		st.Phase = camelv1alpha1.CanaryPhaseRolledBack

@@ -63,8 +63,8 @@ func TestADeclaredCanaryMovesInWavesAndRollsBackAFailedOne(t *testing.T) {
 	g.Expect(st.Canary.Wave).To(BeEquivalentTo(1), "the second wave ran")
 	g.Expect(st.Canary.Moved).To(BeEquivalentTo(0))
 	g.Expect(st.Canary.Current).To(HaveLen(3))
-	g.Expect(st.Canary.Message).To(And(ContainSubstring("wave 1/2 failed: 0/3 running under canary-broken after 15s"),
-		ContainSubstring("the 3 of this wave are back on canary-b")))
+	g.Expect(st.Canary.Failure).To(Equal("wave 1/2 failed: 0/3 running under canary-broken after 15s; 0 moved to canary-broken in earlier waves"))
+	g.Expect(st.Canary.Message).To(Equal(st.Canary.Failure + "; the 3 of this wave are back on canary-b"))
 	stalled := meta.FindStatusCondition(st.Conditions, camelv1.ConditionStalled)
 	g.Expect(stalled).NotTo(BeNil())
 	g.Expect(stalled.Reason).To(Equal("RolledBack"))
