@@ -39,4 +39,8 @@ func TestTheProcessMemoryGaugesSplitWhatIsTheProcesssOwn(t *testing.T) {
 	n, err := testutil.GatherAndCount(reg, AnonymousMemory, ProportionalMemory)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(n).To(Equal(2))
+
+	t.Log("the PSS is read again only after pssEvery: a scrape right after gives the same")
+	g.Expect(value(ProportionalMemory)).To(Equal(pss))
+	g.Expect(held[len(held)-1]).To(Equal(byte(1)))
 }
