@@ -430,21 +430,30 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 func (i *Installer) deleteAll(ctx context.Context, objs []client.Object) error {
 	var errs []error
 	for _, obj := range objs {
-		gvk, err := i.Client.GroupVersionKindFor(obj)
-		if err != nil {
-			return err
-		}
-		obj.GetObjectKind().SetGroupVersionKind(gvk)
-		err = i.Client.Delete(ctx, obj)
+		deleted, err := i.deleteIfExists(ctx, obj)
 		switch {
-		case apierrors.IsNotFound(err):
 		case err != nil:
 			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(obj), err))
-		default:
+		case deleted:
 			fmt.Fprintf(i.Out, "%s deleted\n", describe(obj))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// deleteIfExists deletes obj, with its kind set for describe, and tells
+// whether it existed.
+func (i *Installer) deleteIfExists(ctx context.Context, obj client.Object) (bool, error) {
+	gvk, err := i.Client.GroupVersionKindFor(obj)
+	if err != nil {
+		return false, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	err = i.Client.Delete(ctx, obj)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // stopOperator deletes the operator's Deployment with its pods (foreground

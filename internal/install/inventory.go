@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,14 +63,13 @@ func (i *Installer) prune(ctx context.Context, id, namespace string, objs []clie
 		if want[describe(o)] {
 			continue
 		}
-		err := i.Client.Delete(ctx, o)
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
+		deleted, err := i.deleteIfExists(ctx, o)
+		if err != nil {
 			return fmt.Errorf("pruning %s: %w", describe(o), err)
 		}
-		fmt.Fprintf(i.Out, "%s pruned\n", describe(o))
+		if deleted {
+			fmt.Fprintf(i.Out, "%s pruned\n", describe(o))
+		}
 	}
 	return i.pruneLegacyNamespaces(ctx)
 }
@@ -89,13 +87,12 @@ func (i *Installer) pruneLegacyNamespaces(ctx context.Context) error {
 		}
 	}
 	policy := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy}}
-	err := i.Client.Delete(ctx, policy)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("pruning ValidatingAdmissionPolicy %s: %w", legacyNamespacesPolicy, err)
+	deleted, err := i.deleteIfExists(ctx, policy)
+	if err != nil {
+		return fmt.Errorf("pruning %s: %w", describe(policy), err)
 	}
-	fmt.Fprintf(i.Out, "ValidatingAdmissionPolicy %s pruned: no operator is bound to it any more\n", legacyNamespacesPolicy)
+	if deleted {
+		fmt.Fprintf(i.Out, "%s pruned: no operator is bound to it any more\n", describe(policy))
+	}
 	return nil
 }
