@@ -75,8 +75,10 @@ func newSweepPlot(title, xLabel, yLabel string) *plot.Plot {
 	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
 	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(10)
+	// The lines keep well above zero, so the legend goes to the bottom
+	// right, where it cannot cover them.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-10), vg.Points(10)
 	return p
 }
 
