@@ -86,6 +86,12 @@ type Options struct {
 	// RolloutFlows gives the rollout's integrations flows, a ConfigMap
 	// each, instead of running a pre-built image alone.
 	RolloutFlows bool
+	// ProfileOperators takes every operator's CPU profile over the
+	// rollout's Caravan phase. Off by default: an operator pays for each
+	// profile it serves (the runtime builds and compresses it once the
+	// profiling stops, unseen by the profile), so the operators' CPU
+	// figures would grow with their number by the observer's share.
+	ProfileOperators bool
 	// SweepIntegrations runs the rollout at each of these N, over
 	// Operators operators; SweepOperators at each of these M, with
 	// Integrations integrations. Either sweep runs after the scenarios.
@@ -165,7 +171,7 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 	res := &result.Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
 		Options: result.Options{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
 			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission,
-			RolloutFlows: o.RolloutFlows, SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators}}
+			RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators}}
 	if points := len(o.SweepIntegrations) + len(o.SweepOperators); points > 0 {
 		fmt.Fprintf(o.Progress, "sweep: %d rollouts after the scenarios; expect about %s on a two-core machine\n",
 			points, SweepEstimate(o))
@@ -179,7 +185,7 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.skipAdmission, e.rolloutFlows = o.SkipAdmission, o.RolloutFlows
+	e.skipAdmission, e.rolloutFlows, e.profileOperators = o.SkipAdmission, o.RolloutFlows, o.ProfileOperators
 	defer func() {
 		fmt.Fprintln(o.Progress, "stopping the operators and the local cluster")
 		if err := e.stop(); err != nil {

@@ -92,3 +92,18 @@ func TestTheSweepsEstimateGrowsWithTheirPointsInWholeMinutes(t *testing.T) {
 		t.Errorf("the full sweep is estimated at %s: want more than 30 minutes, in whole minutes", big)
 	}
 }
+
+func TestTheMemorySamplesOfASetKeepToAFixedRateWhateverItsSize(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 10, 30, MaxOperators} {
+		every := sampleInterval(n)
+		if every < time.Second {
+			t.Errorf("%d operators: each sampled every %s, more often than every second", n, every)
+		}
+		if rate := float64(n) / every.Seconds(); rate > memorySamplesPerSecond+1e-9 {
+			t.Errorf("%d operators, each every %s: %.2f samples a second, over %d", n, every, rate, memorySamplesPerSecond)
+		}
+	}
+	if got := sampleInterval(30); got != 10*time.Second {
+		t.Errorf("30 operators sampled every %s, want 10s", got)
+	}
+}

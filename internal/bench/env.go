@@ -64,6 +64,8 @@ type env struct {
 	skipAdmission bool
 	// rolloutFlows gives the rollout's integrations flows.
 	rolloutFlows bool
+	// profileOperators takes the operators' CPU profiles over the rollout.
+	profileOperators bool
 }
 
 // startEnv starts a full local cluster in a new temporary directory,

@@ -260,10 +260,24 @@ func scrapeAll(ctx context.Context, ops []*Operator) ([]measure.Counters, error)
 	return out, nil
 }
 
-// sampleOperators samples every operator's memory each second until ctx
-// ends.
+// memorySamplesPerSecond is how many memory samples the bench takes a
+// second over all the operators of a set: each costs the operator that
+// serves it a few milliseconds of CPU, so a fixed total keeps what the
+// observer costs the same whatever the number of operators.
+const memorySamplesPerSecond = 3
+
+// sampleInterval is how often each of n operators has its memory sampled:
+// every second, or less often when there are more than
+// memorySamplesPerSecond of them.
+func sampleInterval(n int) time.Duration {
+	return max(time.Second, time.Duration(n)*time.Second/memorySamplesPerSecond)
+}
+
+// sampleOperators samples the memory of every operator of ops, each every
+// sampleInterval, until ctx ends.
 func sampleOperators(ctx context.Context, ops []*Operator) {
+	every := sampleInterval(len(ops))
 	for _, op := range ops {
-		go op.sampleMemory(ctx, time.Second)
+		go op.sampleMemory(ctx, every)
 	}
 }

@@ -332,9 +332,11 @@ func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []clien
 		return nil, err
 	}
 	apiProf := measure.StartProfile(ctx, api)
-	opProfs := make([]*measure.Profiler, len(ops))
-	for i, op := range ops {
-		opProfs[i] = measure.StartProfile(ctx, measure.HTTPProfiles("operator "+op.ID, op.PprofURL))
+	var opProfs []*measure.Profiler
+	if e.profileOperators {
+		for _, op := range ops {
+			opProfs = append(opProfs, measure.StartProfile(ctx, measure.HTTPProfiles("operator "+op.ID, op.PprofURL)))
+		}
 	}
 	ph, err := e.burst(ctx, t, objs, what, done, cpu, self)
 	if err != nil {

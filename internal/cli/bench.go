@@ -32,6 +32,7 @@ type BenchOptions struct {
 	AdmissionOperators  []int
 	SkipAdmission       bool
 	RolloutFlows        bool
+	ProfileOperators    bool
 	SweepIntegrations   []int
 	SweepOperators      []int
 	OutDir              string
@@ -118,6 +119,8 @@ run builds the cluster binaries (several minutes).`,
 		"run the operators without the admission policies of caravan install: they mirror the operator-id label themselves")
 	f.BoolVar(&o.RolloutFlows, "rollout-flows", false,
 		"give the rollout's integrations flows (a ConfigMap each) instead of running the pre-built image alone")
+	f.BoolVar(&o.ProfileOperators, "profile-operators", false,
+		"take every operator's CPU profile over the rollout (operators-caravan.pprof); each operator pays for its profiles, so its CPU figures include them")
 	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off and the build use the first two)")
 	f.StringVar(&o.Share, "share", o.Share, "split of the share scenario between two operators, in percent")
 	f.IntVar(&o.ShareIntegrations, "share-integrations", o.ShareIntegrations, "integrations of the share scenario")
@@ -164,7 +167,7 @@ func (o *BenchOptions) Complete() error {
 		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
 		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
 		AdmissionCreates: o.AdmissionCreates, AdmissionOperators: o.AdmissionOperators,
-		SkipAdmission: o.SkipAdmission, RolloutFlows: o.RolloutFlows, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
+		SkipAdmission: o.SkipAdmission, RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
 		SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators,
 	}
 	return nil

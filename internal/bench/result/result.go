@@ -160,6 +160,9 @@ type Options struct {
 	SkipAdmission bool `json:"skipAdmission,omitempty"`
 	// RolloutFlows is set when the rollout's integrations had flows.
 	RolloutFlows bool `json:"rolloutFlows,omitempty"`
+	// ProfileOperators is set when the operators were profiled over the
+	// rollout: their CPU figures then include what the profiling cost.
+	ProfileOperators bool `json:"profileOperators,omitempty"`
 	// SweepIntegrations and SweepOperators are the sweeps asked for.
 	SweepIntegrations []int `json:"sweepIntegrations,omitempty"`
 	SweepOperators    []int `json:"sweepOperators,omitempty"`
