@@ -91,6 +91,11 @@ func TestTheSweepsEstimateGrowsWithTheirPointsInWholeMinutes(t *testing.T) {
 	if big <= 30*time.Minute || big%time.Minute != 0 {
 		t.Errorf("the full sweep is estimated at %s: want more than 30 minutes, in whole minutes", big)
 	}
+	thrice := SweepEstimate(Options{Integrations: 1000, Operators: 3, RolloutRuns: 3, SweepIntegrations: []int{1000, 2500, 5000},
+		SweepOperators: []int{1, 3, 10, 30}})
+	if thrice < 2*big {
+		t.Errorf("with three runs a point the sweep is estimated at %s, against %s with one", thrice, big)
+	}
 }
 
 func TestTheMemorySamplesOfASetKeepToAFixedRateWhateverItsSize(t *testing.T) {

@@ -21,21 +21,23 @@ const sweepSecondsPerOperator = 4
 // machine, in whole minutes, which the bench prints before it starts them.
 func SweepEstimate(o Options) time.Duration {
 	seconds := 0
+	runs := max(o.RolloutRuns, 1)
 	for _, n := range o.SweepIntegrations {
-		seconds += n * sweepSecondsPerThousand / 1000
+		seconds += runs * n * sweepSecondsPerThousand / 1000
 	}
 	seconds += o.Operators * sweepSecondsPerOperator
 	for _, m := range o.SweepOperators {
-		seconds += o.Integrations*sweepSecondsPerThousand/1000 + m*sweepSecondsPerOperator
+		seconds += runs*o.Integrations*sweepSecondsPerThousand/1000 + m*sweepSecondsPerOperator
 	}
 	minutes := (seconds + 59) / 60
 	return time.Duration(minutes) * time.Minute
 }
 
-// runSweeps runs the rollout once at each N of o.SweepIntegrations, over
-// o.Operators operators, then once at each M of o.SweepOperators, with
+// runSweeps runs the rollout at each N of o.SweepIntegrations, over
+// o.Operators operators, then at each M of o.SweepOperators, with
 // o.Integrations integrations: each point measures Caravan, the bare
-// operator and the floor side by side. Each M runs on a set of its own;
+// operator and the floor side by side, o.RolloutRuns times, and keeps the
+// median run. Each M runs on a set of its own;
 // the operators of the set before are stopped first, so that idle
 // operators do not load the point.
 func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) error {
@@ -46,7 +48,7 @@ func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) erro
 		}
 		for _, n := range o.SweepIntegrations {
 			fmt.Fprintf(e.progress, "sweep: N=%d, M=%d\n", n, len(ops))
-			r, err := runRollout(ctx, e, ops, n)
+			r, err := runRollouts(ctx, e, ops, n, o.RolloutRuns)
 			if err != nil {
 				return fmt.Errorf("N=%d: %w", n, err)
 			}
@@ -60,7 +62,7 @@ func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) erro
 			return fmt.Errorf("M=%d: %w", m, err)
 		}
 		fmt.Fprintf(e.progress, "sweep: N=%d, M=%d\n", o.Integrations, m)
-		r, err := runRollout(ctx, e, ops, o.Integrations)
+		r, err := runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
 		if err != nil {
 			return fmt.Errorf("M=%d: %w", m, err)
 		}
@@ -82,6 +84,7 @@ func sweepPoint(r *result.Rollout) result.SweepPoint {
 		RSSMiBPerOperator:       measure.Round3(measure.Ratio(r.All.PeakRSSMiB, m)),
 		OwnMiBPerOperator:       measure.Round3(measure.Ratio(r.All.PeakOwnMiB, m)),
 		IdleOwnMiBPerOperator:   measure.Round3(measure.Ratio(r.All.IdleOwnMiB, m)),
+		Runs:                    r.Runs,
 	}
 }
 

@@ -114,7 +114,7 @@ run builds the cluster binaries (several minutes).`,
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
 	f.IntVar(&o.RolloutRuns, "rollout-runs", o.RolloutRuns,
-		"times the rollout runs (floor and Caravan each time); the figures are the median run's, with every run's times")
+		"times the rollout, and each point of a sweep, runs (floor, bare operator and Caravan each time); the figures are the median run's, with every run's times")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false,
 		"run the operators without the admission policies of caravan install: they mirror the operator-id label themselves")
 	f.BoolVar(&o.RolloutFlows, "rollout-flows", false,

@@ -78,4 +78,24 @@ func TestASweepHasATableAndThreePlotsAgainstWhatItVaries(t *testing.T) {
 			}
 		}
 	}
+	if strings.Contains(buf.String(), "EVERY RUN") {
+		t.Errorf("points that ran once show every run's ratio:\n%s", buf.String())
+	}
+}
+
+func TestASweepOfSeveralRunsAPointShowsEveryRunsRatio(t *testing.T) {
+	run := func(ratio float64) result.RolloutRun {
+		return result.RolloutRun{Ratio: ratio, FloorSeconds: 10, CaravanSeconds: ratio * 10}
+	}
+	res := &result.Results{SweepIntegrations: []result.SweepPoint{
+		{Integrations: 1000, Operators: 3, Ratio: 1.62, Runs: []result.RolloutRun{run(1.71), run(1.62), run(1.55)}},
+		{Integrations: 5000, Operators: 3, Ratio: 1.58, Runs: []result.RolloutRun{run(1.58), run(1.49), run(1.64)}},
+	}}
+	var buf bytes.Buffer
+	WriteTables(&buf, res)
+	for _, want := range []string{"EVERY RUN'S RATIO", "1.71, 1.62, 1.55", "1.58, 1.49, 1.64"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the sweep's table lacks %q:\n%s", want, buf.String())
+		}
+	}
 }

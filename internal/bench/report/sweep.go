@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -11,11 +13,17 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
-// sweepTable lists the points of a sweep over what it varies, "N" or "M".
+// sweepTable lists the points of a sweep over what it varies, "N" or "M";
+// when the points ran more than once, the last column is every run's
+// ratio to the floor, in order (the other figures are the median run's).
 func sweepTable(title, varies string, points []result.SweepPoint) table {
 	t := table{Title: title, Header: []string{varies, "CARAVAN", "BARE", "FLOOR", "RATIO", "BARE RATIO",
 		"BURST (FLOOR)", "CPU MS/INTEGRATION", "HEAP KIB/INTEGRATION", "RSS MIB/OPERATOR",
 		"OWN MIB/OPERATOR", "IDLE OWN MIB/OPERATOR"}}
+	runs := slices.ContainsFunc(points, func(p result.SweepPoint) bool { return len(p.Runs) > 0 })
+	if runs {
+		t.Header = append(t.Header, "EVERY RUN'S RATIO")
+	}
 	for _, p := range points {
 		x := p.Integrations
 		if varies == "M" {
@@ -25,6 +33,14 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 			num(p.Ratio), num(p.BareRatio), fmt.Sprintf("%s (%s)", secs(p.CaravanCreateSeconds), secs(p.FloorCreateSeconds)),
 			num(p.CPUMillisPerIntegration), num(p.HeapKiBPerIntegration), num(p.RSSMiBPerOperator),
 			num(p.OwnMiBPerOperator), num(p.IdleOwnMiBPerOperator)})
+		if runs {
+			ratios := make([]string, len(p.Runs))
+			for i, r := range p.Runs {
+				ratios[i] = num(r.Ratio)
+			}
+			row := &t.Rows[len(t.Rows)-1]
+			*row = append(*row, strings.Join(ratios, ", "))
+		}
 	}
 	return t
 }

@@ -145,6 +145,9 @@ type SweepPoint struct {
 	RSSMiBPerOperator       float64 `json:"rssMiBPerOperator"`
 	OwnMiBPerOperator       float64 `json:"ownMiBPerOperator,omitempty"`
 	IdleOwnMiBPerOperator   float64 `json:"idleOwnMiBPerOperator,omitempty"`
+	// Runs are the times of every run of the point, in order, when it ran
+	// more than once; the figures above are the median run's.
+	Runs []RolloutRun `json:"runs,omitempty"`
 }
 
 // Options record what was asked of the run.
