@@ -80,8 +80,11 @@ func (o *FleetOptions) Complete() error {
 			return err
 		}
 	}
-	o.config, err = o.Kube.RESTConfig()
-	return err
+	if o.config, err = o.Kube.RESTConfig(); err != nil {
+		return err
+	}
+	inCluster(o.config)
+	return nil
 }
 
 // Validate checks the operator image, the heartbeat and the log format.
