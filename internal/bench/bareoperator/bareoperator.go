@@ -51,12 +51,13 @@ type reconciler struct {
 }
 
 // Start runs the bare operator on the integrations of namespace, with its
-// own connection to the API server (cfg, its rate limits those of
-// Caravan's operators), until ctx ends or stop (which may be called more
-// than once) is called.
+// own connection to the API server (cfg, with the rate limits of Caravan's
+// operators, and like them asking for uncompressed responses), until ctx
+// ends or stop (which may be called more than once) is called.
 func Start(ctx context.Context, cfg *rest.Config, namespace string) (stop func(), err error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 300, 600
+	cfg.DisableCompression = true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme.New(),
 		Logger:                 logr.Discard(),
