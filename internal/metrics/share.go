@@ -46,7 +46,8 @@ func NewClusterWatch(operatorID string, watching func() bool) prometheus.Collect
 }
 
 // NewShareCollector returns the collector; cache is the operator's own
-// (label-filtered) cache, metaCache the unfiltered metadata cache.
+// (label-filtered) cache, metaCache the unfiltered metadata cache, which
+// also holds every registration.
 func NewShareCollector(cache, metaCache client.Reader, operatorID string, isDefault func() bool) prometheus.Collector {
 	constLabels := prometheus.Labels{"operator_id": operatorID}
 	return &shareCollector{
@@ -104,7 +105,7 @@ func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *shareCollector) collectUnregistered(ctx context.Context, ch chan<- prometheus.Metric) {
 	iops := &camelv1alpha1.IntegrationOperatorList{}
-	if err := c.cache.List(ctx, iops, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.metaCache.List(ctx, iops, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
 	registered := map[string]*camelv1alpha1.IntegrationOperator{}

@@ -13,8 +13,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/controller/buildcontroller"
 	"github.com/caravan-dev/caravan/internal/controller/integrationcontroller"
 	"github.com/caravan-dev/caravan/internal/controller/integrationkitcontroller"
@@ -34,11 +34,9 @@ import (
 // fence holds as it holds the manager's client's. podMonitors tells
 // whether the cluster serves the PodMonitor kind.
 func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Client, reg *Registrar, m *metrics.Metrics, o Options, podMonitors bool) error {
-	// Registrations are few; handovers and orphan checks read them from
-	// the cache, which must watch them before any controller runs.
-	if _, err := mgr.GetCache().GetInformer(ctx, &camelv1alpha1.IntegrationOperator{}); err != nil {
-		return fmt.Errorf("watching registrations: %w", err)
-	}
+	// Registrations are read when needed, not watched (see
+	// controller.RecentRegistrations); the cluster duties watch them all.
+	registrations := controller.NewRecentRegistrations(mgr.GetAPIReader())
 	wrap := m.Instrument
 	recorder := mgr.GetEventRecorder("caravan-operator")
 	if err := (&platformcontroller.Reconciler{
@@ -64,7 +62,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		return fmt.Errorf("kit controller: %w", err)
 	}
 	if err := (&integrationcontroller.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registrations: registrations, OperatorID: o.ID, Namespace: o.Namespace,
 		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{}, PodMonitors: podMonitors,
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
@@ -82,7 +80,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}).SetupWithManager(mgr, wrap); err != nil {
 		return fmt.Errorf("kamelet controller: %w", err)
 	}
-	duties := &clusterDuties{mgr: mgr, direct: direct, reg: reg, o: o}
+	duties := &clusterDuties{mgr: mgr, direct: direct, registrations: registrations, reg: reg, o: o}
 	if err := ctrlmetrics.Registry.Register(metrics.NewShareCollector(mgr.GetCache(), duties, o.ID, reg.IsDefault)); err != nil {
 		return err
 	}

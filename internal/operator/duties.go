@@ -55,8 +55,12 @@ const (
 type clusterDuties struct {
 	mgr    ctrl.Manager
 	direct client.Client
-	reg    *Registrar
-	o      Options
+	// registrations reads registrations for an operator that does not
+	// watch them; the metadata cache of every resource also watches every
+	// registration.
+	registrations client.Reader
+	reg           *Registrar
+	o             Options
 
 	once sync.Once
 	err  error
@@ -142,19 +146,19 @@ func (d *clusterDuties) startOnce(ctx context.Context) error {
 // mirrorOn starts a metadata cache, of every resource of the mirrored
 // kinds or of the unlabelled ones only, and the label mirrors that read
 // it. The cache of every resource also serves adoption and the orphan
-// controller.
+// controller, and watches every registration for them and the mirrors.
 func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cache.Cache, error) {
 	mgr, o := d.mgr, d.o
 	metaCache, err := mirrorcontroller.NewCache(mgr, namespaces(o.Namespace, o.WatchNamespaces), unlabelledOnly)
 	if err != nil {
 		return nil, err
 	}
-	name, isDefault := "mirror", d.reg.IsDefault
+	name, isDefault, registrations := "mirror", d.reg.IsDefault, client.Reader(metaCache)
 	if unlabelledOnly {
 		// Adoption is the default operator's, on the cache of every resource.
-		name, isDefault = "mirror-unlabelled", func() bool { return false }
+		name, isDefault, registrations = "mirror-unlabelled", func() bool { return false }, d.registrations
 	} else if err := (&orphancontroller.Reconciler{
-		Meta: metaCache, Registrations: mgr.GetClient(), Client: d.direct, APIReader: mgr.GetAPIReader(),
+		Meta: metaCache, Registrations: metaCache, Client: d.direct, APIReader: mgr.GetAPIReader(),
 		IsDefault: d.reg.IsDefault, Clock: clock.RealClock{},
 	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
 		// Its indexes go on the metadata cache before it starts.
@@ -164,11 +168,11 @@ func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cach
 		return nil, err
 	}
 	if err := mirrorcontroller.SetupWithManager(mgr, metaCache, mirrorcontroller.Reconciler{
-		Client: d.direct, Reader: metaCache, Registrations: mgr.GetClient(), OperatorID: o.ID, IsDefault: isDefault,
+		Client: d.direct, Reader: metaCache, Registrations: registrations, OperatorID: o.ID, IsDefault: isDefault,
 	}, name); err != nil {
 		return nil, fmt.Errorf("mirror controller: %w", err)
 	}
-	if err := kameletcontroller.SetupLabelMirror(mgr, metaCache, d.direct, o.ID, name); err != nil {
+	if err := kameletcontroller.SetupLabelMirror(mgr, metaCache, d.direct, registrations, o.ID, name); err != nil {
 		return nil, fmt.Errorf("kamelet mirror controller: %w", err)
 	}
 	return metaCache, nil

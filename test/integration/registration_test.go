@@ -3,11 +3,13 @@ package integration
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/operator"
 )
 
@@ -69,4 +72,80 @@ func TestARenewalThatConflictsWithAnotherWriterKeepsTheRegistration(t *testing.T
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: id}, iop)).To(Succeed())
 	g.Expect(time.Since(iop.Status.HeartbeatTime.Time)).To(BeNumerically("<", 2*time.Second), "the heartbeat stopped")
 	g.Expect(iop.Status.Conditions).To(ContainElement(HaveField("Type", "Deployed")), "the other writer's condition was lost")
+}
+
+// TestAnOperatorReadsAnotherRegistrationAtMostOnceASecond: an operator
+// does not watch other operators' registrations; it reads one when a
+// handover needs it. Sixteen concurrent reads of one registration make one
+// request to the API server, a read within the second after serves the same
+// answer, and one after it reads again and sees the new heartbeat. A
+// registration that does not exist is not found, also when served again.
+func TestAnOperatorReadsAnotherRegistrationAtMostOnceASecond(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	counted := &countingReader{Reader: env.Client}
+	requests := &counted.gets
+	regs := controller.NewRecentRegistrations(counted)
+
+	iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "read-once"}}
+	g.Expect(env.Client.Create(ctx, iop)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), iop) })
+	beat := func(at time.Time) {
+		iop.Status.HeartbeatTime = &metav1.Time{Time: at}
+		iop.Status.Namespace = "read-once-system"
+		iop.Status.StaleAfterSeconds = 30
+		g.Expect(env.Client.Status().Update(ctx, iop)).To(Succeed())
+	}
+	first := time.Now().Truncate(time.Second)
+	beat(first)
+
+	heartbeats := make(chan time.Time, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := &camelv1alpha1.IntegrationOperator{}
+			if err := regs.Get(ctx, client.ObjectKey{Name: "read-once"}, got); err != nil {
+				t.Errorf("reading the registration: %v", err)
+				return
+			}
+			heartbeats <- got.Status.HeartbeatTime.Time
+		}()
+	}
+	wg.Wait()
+	close(heartbeats)
+	for hb := range heartbeats {
+		g.Expect(hb.Equal(first)).To(BeTrue(), "a concurrent read saw heartbeat %s, not %s", hb, first)
+	}
+	g.Expect(requests.Load()).To(Equal(int32(1)), "16 concurrent reads of one registration")
+
+	beat(first.Add(10 * time.Second))
+	got := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(regs.Get(ctx, client.ObjectKey{Name: "read-once"}, got)).To(Succeed())
+	g.Expect(got.Status.HeartbeatTime.Time.Equal(first)).To(BeTrue(), "a read within the second is served again")
+	g.Expect(requests.Load()).To(Equal(int32(1)))
+
+	g.Eventually(func() time.Time {
+		g.Expect(regs.Get(ctx, client.ObjectKey{Name: "read-once"}, got)).To(Succeed())
+		return got.Status.HeartbeatTime.Time
+	}, 5*time.Second, 200*time.Millisecond).Should(BeTemporally("==", first.Add(10*time.Second)))
+	g.Expect(requests.Load()).To(Equal(int32(2)), "one more request once the second has passed")
+
+	missing := &camelv1alpha1.IntegrationOperator{}
+	before := requests.Load()
+	g.Expect(apierrors.IsNotFound(regs.Get(ctx, client.ObjectKey{Name: "read-once-missing"}, missing))).To(BeTrue())
+	g.Expect(apierrors.IsNotFound(regs.Get(ctx, client.ObjectKey{Name: "read-once-missing"}, missing))).To(BeTrue())
+	g.Expect(requests.Load()-before).To(Equal(int32(1)), "a registration not found is served again too")
+}
+
+// countingReader counts the reads that reach the API server.
+type countingReader struct {
+	client.Reader
+	gets atomic.Int32
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets.Add(1)
+	return c.Reader.Get(ctx, key, obj, opts...)
 }

@@ -277,3 +277,45 @@ func firstReceived(events []auditEvent) time.Time {
 	}
 	return first
 }
+
+// TestOnlyTheDefaultOperatorWatchesRegistrations: each operator's
+// heartbeat is a write of its registration, so if every operator watched
+// every registration, M operators would receive M² events. The audit log
+// shows that an operator that is not the default neither lists nor
+// watches registrations (it reads the one a handover needs), while the
+// default operator, which marks orphans, watches them all.
+func TestOnlyTheDefaultOperatorWatchesRegistrations(t *testing.T) {
+	g := NewWithT(t)
+	ensureDefault(t)
+	ops := env.Namespace(t)
+	install(t, ops, "quiet-x")
+	defaultUser, user := operatorUser("caravan-system", "camel-k"), operatorUser(ops, "quiet-x")
+	g.Eventually(func() []string { return registrationReads(t)[defaultUser] }, timeout, time.Second).
+		Should(ContainElement("watch"), "the default operator's watch of registrations is not in the audit log")
+	g.Consistently(func() []string { return registrationReads(t)[user] }, 5*time.Second, time.Second).
+		Should(BeEmpty(), "operator quiet-x lists or watches registrations")
+}
+
+// registrationReads returns, per user, the verbs of the lists and watches
+// of registrations in the audit log.
+func registrationReads(t *testing.T) map[string][]string {
+	t.Helper()
+	f, err := os.Open(env.Cluster.AuditLogPath())
+	if err != nil {
+		t.Fatalf("opening the audit log: %v", err)
+	}
+	defer f.Close()
+	out := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e auditEvent
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.ObjectRef.Resource != "integrationoperators" {
+			continue
+		}
+		if e.Verb == "list" || e.Verb == "watch" {
+			out[e.User.Username] = append(out[e.User.Username], e.Verb)
+		}
+	}
+	return out
+}

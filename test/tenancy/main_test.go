@@ -24,7 +24,8 @@ var (
 )
 
 // auditPolicy records, at Metadata level, every write to Caravan's
-// resources and to the children operators make.
+// resources and to the children operators make, and the lists and watches
+// of registrations.
 var auditPolicy = []byte(`apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -37,6 +38,11 @@ rules:
     resources: [deployments]
   - group: ""
     resources: [configmaps, services]
+- level: Metadata
+  verbs: [list, watch]
+  resources:
+  - group: camel.apache.org
+    resources: [integrationoperators]
 - level: None
 `)
 

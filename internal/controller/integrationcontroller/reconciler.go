@@ -42,8 +42,11 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads from the API server, for the rare check that the
 	// cache cannot answer (who controls an object outside the share).
-	APIReader  client.Reader
-	OperatorID string
+	APIReader client.Reader
+	// Registrations reads operators' registrations, for a handover to
+	// tell whether the previous owner is live.
+	Registrations client.Reader
+	OperatorID    string
 	// Namespace is the operator's namespace, where its platform lives.
 	Namespace    string
 	FieldManager string

@@ -20,12 +20,13 @@ import (
 // user-facing kinds, a Kamelet without the annotation is never adopted:
 // catalog Kamelets are shared and stay unassigned. As for the other kinds,
 // the label of a live operator is handed over by that operator (Reconcile
-// releases it) and taken only from an operator that is gone.
-func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, id, name string) error {
+// releases it) and taken only from an operator that is gone, which it
+// reads from registrations.
+func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, registrations client.Reader, id, name string) error {
 	gvk := camelv1.GroupVersion.WithKind("Kamelet")
 	never := func() bool { return false }
 	r := &mirrorcontroller.Reconciler{
-		Client: direct, Reader: metaCache, Registrations: mgr.GetClient(), GVK: gvk, OperatorID: id, IsDefault: never,
+		Client: direct, Reader: metaCache, Registrations: registrations, GVK: gvk, OperatorID: id, IsDefault: never,
 	}
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(gvk)

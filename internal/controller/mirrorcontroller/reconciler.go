@@ -52,7 +52,7 @@ type Reconciler struct {
 	Client client.Client
 	// Reader is the trimmed metadata cache.
 	Reader client.Reader
-	// Registrations reads IntegrationOperators (from the operator's cache).
+	// Registrations reads IntegrationOperators.
 	Registrations client.Reader
 	GVK           schema.GroupVersionKind
 	OperatorID    string
@@ -88,11 +88,13 @@ func NewCache(mgr ctrl.Manager, namespaces map[string]cache.Config, unlabelledOn
 
 // Trim keeps only what the mirror reads of an object's metadata: its
 // identity, its labels and the operator-id annotation. Other annotations
-// (kubectl's last-applied-configuration copies the whole object) go.
+// (kubectl's last-applied-configuration copies the whole object) go. Of
+// the whole objects the cache also holds (registrations), it drops the
+// managed fields.
 func Trim(in any) (any, error) {
 	obj, ok := in.(*metav1.PartialObjectMetadata)
 	if !ok {
-		return in, nil
+		return cache.TransformStripManagedFields()(in)
 	}
 	id, assigned := obj.Annotations[camelv1.OperatorIDAnnotation]
 	obj.Annotations = nil

@@ -51,7 +51,8 @@ var Kinds = []schema.GroupVersionKind{
 type Reconciler struct {
 	// Meta is the metadata cache of every resource of Kinds.
 	Meta client.Reader
-	// Registrations reads IntegrationOperators from the operator's cache.
+	// Registrations reads IntegrationOperators from the cache that watches
+	// them all (the metadata cache of the cluster duties).
 	Registrations client.Reader
 	// Client writes status; APIReader reads the resource to update.
 	Client    client.Client
@@ -67,11 +68,13 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations/status;pipes/status;kameletbindings/status,verbs=get;update;patch
 
 // SetupWithManager indexes the metadata cache by assignment and watches
-// registrations and assignments.
+// registrations and assignments, both on the metadata cache: of the
+// operators, only one running the cluster duties watches every
+// registration.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, metaCache cache.Cache) error {
 	r.marked = map[types.UID]string{}
 	b := ctrl.NewControllerManagedBy(mgr).Named("orphan").
-		WatchesRawSource(source.Kind(mgr.GetCache(), &camelv1alpha1.IntegrationOperator{},
+		WatchesRawSource(source.Kind(metaCache, &camelv1alpha1.IntegrationOperator{},
 			&handler.TypedEnqueueRequestForObject[*camelv1alpha1.IntegrationOperator]{}))
 	for _, gvk := range Kinds {
 		obj := &metav1.PartialObjectMetadata{}
