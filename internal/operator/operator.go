@@ -159,7 +159,6 @@ func cacheOptions(id, namespace string, watch []string, podMonitors bool) cache.
 	mine := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{camelv1.OperatorIDLabel: id})}
 	platform := mine
 	platform.Namespaces = map[string]cache.Config{namespace: {}}
-	lease := cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}}
 	opts := cache.Options{
 		DefaultNamespaces:           namespaces(namespace, watch),
 		DefaultTransform:            cache.TransformStripManagedFields(),
@@ -177,7 +176,6 @@ func cacheOptions(id, namespace string, watch []string, podMonitors bool) cache.
 			&corev1.Service{}:               mine,
 			&policyv1.PodDisruptionBudget{}: mine,
 			&networkingv1.Ingress{}:         mine,
-			&coordinationv1.Lease{}:         lease,
 		},
 	}
 	if podMonitors {
