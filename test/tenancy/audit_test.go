@@ -43,29 +43,42 @@ type auditEvent struct {
 // writes by user to it or its children (Deployment, ConfigMap, Service).
 func writesOf(t *testing.T, ns, user string) map[string][]auditEvent {
 	t.Helper()
-	f, err := os.Open(env.Cluster.AuditLogPath())
-	if err != nil {
-		t.Fatalf("opening the audit log: %v", err)
-	}
-	defer f.Close()
 	out := map[string][]auditEvent{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e auditEvent
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.User.Username != user || e.ObjectRef.Namespace != ns {
-			continue
+	eachAuditEvent(t, func(e auditEvent) {
+		if e.User.Username != user || e.ObjectRef.Namespace != ns {
+			return
 		}
 		if e.ResponseStatus.Code < 200 || e.ResponseStatus.Code >= 300 {
-			continue
+			return
 		}
 		name := e.ObjectRef.Name
 		if e.ObjectRef.Resource == "configmaps" && len(name) > len("-camel") {
 			name = name[:len(name)-len("-camel")]
 		}
 		out[name] = append(out[name], e)
-	}
+	})
 	return out
+}
+
+// eachAuditEvent calls each with every event of the audit log.
+func eachAuditEvent(t *testing.T, each func(auditEvent)) {
+	t.Helper()
+	f, err := os.Open(env.Cluster.AuditLogPath())
+	if err != nil {
+		t.Fatalf("opening the audit log: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e auditEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			each(e)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
 }
 
 func operatorUser(ns, id string) string {
@@ -300,22 +313,11 @@ func TestOnlyTheDefaultOperatorWatchesRegistrations(t *testing.T) {
 // of registrations in the audit log.
 func registrationReads(t *testing.T) map[string][]string {
 	t.Helper()
-	f, err := os.Open(env.Cluster.AuditLogPath())
-	if err != nil {
-		t.Fatalf("opening the audit log: %v", err)
-	}
-	defer f.Close()
 	out := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e auditEvent
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.ObjectRef.Resource != "integrationoperators" {
-			continue
-		}
-		if e.Verb == "list" || e.Verb == "watch" {
+	eachAuditEvent(t, func(e auditEvent) {
+		if e.ObjectRef.Resource == "integrationoperators" && (e.Verb == "list" || e.Verb == "watch") {
 			out[e.User.Username] = append(out[e.User.Username], e.Verb)
 		}
-	}
+	})
 	return out
 }
