@@ -157,6 +157,7 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *resu
 	}
 	res.FloorCreateSeconds, res.FloorSeconds = ph.createSeconds, ph.seconds
 	res.FloorControlPlaneCPU, res.FloorBenchCPU, res.FloorProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	res.FloorWatchEvents = perIntegration(ph.watchEvents, len(deps))
 	res.FloorCurve = measure.Curve(ph.start, values(t.Times()))
 	fmt.Fprintf(e.progress, "rollout: floor ready in %.1fs; deleting it\n", res.FloorSeconds)
 	return e.deleteNamespace(ctx, floorNamespace)
@@ -212,6 +213,7 @@ func runBareRollout(ctx context.Context, e *env, objs []client.Object, res *resu
 	b := &res.Bare
 	b.CreateSeconds, b.Seconds = ph.createSeconds, ph.seconds
 	b.ControlPlaneCPU, b.BenchCPU, res.BareProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	b.WatchEvents = perIntegration(ph.watchEvents, len(objs))
 	b.Curve = measure.Curve(ph.start, values(t.Times()))
 	if last := deployed.Last(); !last.IsZero() {
 		b.DeploymentsSeconds = measure.Round3(last.Sub(ph.start).Seconds())
@@ -259,6 +261,7 @@ func runCaravanRollout(ctx context.Context, e *env, ops []*Operator, its []*came
 	}
 	res.CaravanCreateSeconds, res.CaravanSeconds = ph.createSeconds, ph.seconds
 	res.CaravanControlPlaneCPU, res.CaravanBenchCPU, res.CaravanProfile = ph.controlPlaneCPU, ph.benchCPU, ph.profile
+	res.CaravanWatchEvents = perIntegration(ph.watchEvents, len(its))
 	res.OperatorsProfile = ph.operatorsProfile
 	res.CaravanCurve = measure.Curve(ph.start, values(t.Times()))
 	res.DeploymentsCurve = measure.Curve(ph.start, values(deployed.Times()))
@@ -312,18 +315,30 @@ type phase struct {
 	profile         *profile.Profile
 	// operatorsProfile is the operators' CPU profiles, merged.
 	operatorsProfile *profile.Profile
+	// watchEvents are the events the API server sent its watchers over
+	// those seconds, by resource.
+	watchEvents map[string]float64
 }
 
 // measureBurst creates objs in one burst and waits until t has them all
 // done (what names them, done their state, in the progress lines), while
 // it measures the time, the CPU of the control plane and of the bench,
-// and the CPU profiles of the API server and of ops.
+// the events the API server sent its watchers, and the CPU profiles of
+// the API server and of ops.
 func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []client.Object, what, done string, ops []*Operator) (*phase, error) {
 	cpu, err := e.controlPlaneCPU()
 	if err != nil {
 		return nil, err
 	}
 	self, err := measure.ProcessCPU(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	watches, err := measure.APIServerWatchEvents(e.config)
+	if err != nil {
+		return nil, err
+	}
+	eventsBefore, err := watches.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -349,6 +364,11 @@ func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []clien
 	if ph.profile, err = apiProf.Stop(); err != nil {
 		return nil, err
 	}
+	eventsAfter, err := watches.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ph.watchEvents = measure.Increase(eventsBefore, eventsAfter)
 	if len(ops) == 0 {
 		return ph, nil
 	}
@@ -435,7 +455,7 @@ func (e *env) report(what string) func(int) {
 }
 
 // perIntegration divides counts by n.
-func perIntegration(counts map[string]int, n int) map[string]float64 {
+func perIntegration[V int | float64](counts map[string]V, n int) map[string]float64 {
 	out := make(map[string]float64, len(counts))
 	for k, v := range counts {
 		out[k] = measure.Round3(float64(v) / float64(n))

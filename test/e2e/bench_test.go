@@ -62,6 +62,11 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(b.WritesByKind).To(Equal(map[string]float64{"create deployments": 1, "patch integrations/status": 1}),
 		"the bare operator makes the Deployment and writes the status once, nothing else")
 	g.Expect(r.APIServerCPUByWork).NotTo(BeEmpty())
+	t.Log("the events the API server sent its watchers: each phase's Deployments, and the Integrations of the operators' phases")
+	g.Expect(r.FloorWatchEvents).To(HaveKeyWithValue("deployments.apps", BeNumerically(">", 0)))
+	g.Expect(r.CaravanWatchEvents).To(HaveKeyWithValue("integrations.camel.apache.org", BeNumerically(">", 0)))
+	g.Expect(b.WatchEvents).To(HaveKeyWithValue("integrations.camel.apache.org", BeNumerically(">", 0)))
+	g.Expect(stdout).To(ContainSubstring("events the API server sent its watchers"))
 	h := res.Handoff
 	g.Expect(h).NotTo(BeNil())
 	g.Expect(h.MoveTimes).To(HaveLen(4))

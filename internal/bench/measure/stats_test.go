@@ -1,8 +1,12 @@
 package measure
 
 import (
+	"maps"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
 func TestPercentile(t *testing.T) {
@@ -51,5 +55,28 @@ func TestCurveCountsReadyObjectsOverTime(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("Curve[%d] = %v, want %v", i, got[i], want[i])
 		}
+	}
+}
+
+func TestWatchEventsAreSummedByResourceAndTheirIncreaseTaken(t *testing.T) {
+	samples, err := metrics.ParseText(strings.NewReader(`# TYPE apiserver_watch_events_total counter
+apiserver_watch_events_total{component="apiserver",group="",resource="pods",version="v1"} 40
+apiserver_watch_events_total{component="apiserver",group="apps",resource="deployments",version="v1"} 7
+apiserver_watch_events_total{component="apiserver",group="camel.apache.org",resource="integrations",version="v1"} 3
+apiserver_watch_events_total{component="apiserver",group="camel.apache.org",resource="integrations",version="v1alpha1"} 2
+# TYPE apiserver_request_total counter
+apiserver_request_total{resource="pods",verb="GET"} 1000
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := WatchEventsOf(samples)
+	want := map[string]float64{"pods": 40, "deployments.apps": 7, "integrations.camel.apache.org": 5}
+	if !maps.Equal(before, want) {
+		t.Errorf("watch events %v, want %v", before, want)
+	}
+	after := map[string]float64{"pods": 52, "deployments.apps": 7, "integrations.camel.apache.org": 9, "leases.coordination.k8s.io": 1}
+	if got, want := Increase(before, after), map[string]float64{"pods": 12, "integrations.camel.apache.org": 4, "leases.coordination.k8s.io": 1}; !maps.Equal(got, want) {
+		t.Errorf("increase %v, want %v", got, want)
 	}
 }

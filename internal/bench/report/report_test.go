@@ -31,8 +31,11 @@ func TestNumPrintsAtMostTwoDecimals(t *testing.T) {
 func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 	res := &result.Results{
 		Rollout: &result.Rollout{Integrations: 10, Operators: 2, CaravanSeconds: 3, FloorSeconds: 2, Ratio: 1.5,
-			Bare:        result.BareRollout{Seconds: 2.5, Ratio: 1.25, WritesByKind: map[string]float64{"create deployments": 1}},
-			PerOperator: []measure.OperatorFigures{{ID: "a", Owned: 5}, {ID: "b", Owned: 5}}},
+			Bare: result.BareRollout{Seconds: 2.5, Ratio: 1.25, WritesByKind: map[string]float64{"create deployments": 1},
+				WatchEvents: map[string]float64{"pods": 5, "integrations.camel.apache.org": 2}},
+			PerOperator:        []measure.OperatorFigures{{ID: "a", Owned: 5}, {ID: "b", Owned: 5}},
+			CaravanWatchEvents: map[string]float64{"pods": 5, "integrations.camel.apache.org": 7.5, "leases.coordination.k8s.io": 0.004},
+			FloorWatchEvents:   map[string]float64{"pods": 4.5}},
 		Handoff: &result.Handoff{Integrations: 4, Replicas: 2, From: "a", To: "b",
 			WritesByFromAfterReleaseByKind: map[string]int{"patch deployments": 2}, WritesByFromAfterRelease: 2},
 	}
@@ -40,10 +43,14 @@ func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 	WriteTables(&buf, res)
 	for _, want := range []string{"Rollout: 10 pre-built-image (sourceless) integrations over 2 operators", "1.5x", "Hand-off: 4 Running",
 		"the least an operator can do", "1.25x", "writes / integration: create deployments",
-		"2 (patch deployments: 2)"} {
+		"2 (patch deployments: 2)", "events the API server sent its watchers",
+		"integrations.camel.apache.org  7.5      2              0", "all                            12.5     7              4.5"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the tables lack %q:\n%s", want, buf.String())
 		}
+	}
+	if strings.Contains(buf.String(), "leases.coordination") {
+		t.Errorf("the watch events show a resource under 0.01 per integration:\n%s", buf.String())
 	}
 	if strings.Contains(buf.String(), "Share") || strings.Contains(buf.String(), "Build") {
 		t.Errorf("the tables show a scenario that did not run:\n%s", buf.String())

@@ -237,6 +237,13 @@ type Rollout struct {
 	// the operators' merged profiles of the Caravan phase are
 	// operators-caravan.pprof).
 	APIServerCPUByWork []measure.WorkShare `json:"apiServerCPUByWork"`
+	// FloorWatchEvents and CaravanWatchEvents are the events the API
+	// server sent its watchers (apiserver_watch_events_total) over the
+	// same periods, per integration, by resource ("pods",
+	// "integrations.camel.apache.org"); the bench's own watches of the
+	// phase's Deployments and Integrations are among them.
+	FloorWatchEvents   map[string]float64 `json:"floorWatchEvents,omitempty"`
+	CaravanWatchEvents map[string]float64 `json:"caravanWatchEvents,omitempty"`
 	// FloorProfile, BareProfile and CaravanProfile are the API server's
 	// CPU profiles of the three phases, OperatorsProfile the operators'
 	// of the Caravan phase: written as files of their own, not into
@@ -266,6 +273,8 @@ type BareRollout struct {
 	// bare operator's included (it runs in the bench).
 	ControlPlaneCPU map[string]float64 `json:"controlPlaneCPU"`
 	BenchCPU        float64            `json:"benchCPU"`
+	// WatchEvents are as the rollout's CaravanWatchEvents, in this phase.
+	WatchEvents map[string]float64 `json:"watchEvents,omitempty"`
 }
 
 // RolloutRun is what one run of the rollout took.
