@@ -79,12 +79,14 @@ func sweepPoint(r *result.Rollout) result.SweepPoint {
 		FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, BareSeconds: r.Bare.Seconds,
 		Ratio: r.Ratio, BareRatio: r.Bare.Ratio,
 		CaravanCreateSeconds: r.CaravanCreateSeconds, FloorCreateSeconds: r.FloorCreateSeconds,
-		CPUMillisPerIntegration: measure.Round3(measure.Ratio(r.All.CPUSeconds*1000, n)),
-		HeapKiBPerIntegration:   measure.Round3(measure.Ratio(r.All.PeakHeapMiB*1024, n)),
-		RSSMiBPerOperator:       measure.Round3(measure.Ratio(r.All.PeakRSSMiB, m)),
-		OwnMiBPerOperator:       measure.Round3(measure.Ratio(r.All.PeakOwnMiB, m)),
-		IdleOwnMiBPerOperator:   measure.Round3(measure.Ratio(r.All.IdleOwnMiB, m)),
-		Runs:                    r.Runs,
+		CPUMillisPerIntegration:       measure.Round3(measure.Ratio(r.All.CPUSeconds*1000, n)),
+		HeapKiBPerIntegration:         measure.Round3(measure.Ratio(r.All.PeakHeapMiB*1024, n)),
+		RSSMiBPerOperator:             measure.Round3(measure.Ratio(r.All.PeakRSSMiB, m)),
+		OwnMiBPerOperator:             measure.Round3(measure.Ratio(r.All.PeakOwnMiB, m)),
+		IdleOwnMiBPerOperator:         measure.Round3(measure.Ratio(r.All.IdleOwnMiB, m)),
+		WatchEventsPerIntegration:     measure.Round3(measure.Total(r.CaravanWatchEvents)),
+		BareWatchEventsPerIntegration: measure.Round3(measure.Total(r.Bare.WatchEvents)),
+		Runs:                          r.Runs,
 	}
 }
 

@@ -103,7 +103,7 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 		HaveField("CPUMillisPerIntegration", BeNumerically(">", 0)))))
 	g.Expect(res.SweepOperators).To(ConsistOf(And(HaveField("Integrations", 12), HaveField("Operators", 1),
 		HaveField("Ratio", BeNumerically(">", 0)), HaveField("RSSMiBPerOperator", BeNumerically(">", 0)),
-		HaveField("IdleOwnMiBPerOperator", BeNumerically(">", 0)))))
+		HaveField("IdleOwnMiBPerOperator", BeNumerically(">", 0)), HaveField("WatchEventsPerIntegration", BeNumerically(">", 0)))))
 	g.Expect(stdout).To(ContainSubstring("Sweep over M: the rollout of 12 integrations"))
 	for _, f := range []string{"rollout.png", "handoff.png", "apiserver-floor.pprof", "apiserver-bare.pprof", "apiserver-caravan.pprof",
 		"sweep-integrations-ratio.png", "sweep-operators-heap.png"} {

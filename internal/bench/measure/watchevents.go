@@ -61,6 +61,15 @@ func WatchEventsOf(samples metrics.Samples) map[string]float64 {
 	return out
 }
 
+// Total is the sum of the values of m.
+func Total(m map[string]float64) float64 {
+	var sum float64
+	for _, v := range m {
+		sum += v
+	}
+	return sum
+}
+
 // Increase is after minus before, by key, for the keys that grew.
 func Increase(before, after map[string]float64) map[string]float64 {
 	out := map[string]float64{}

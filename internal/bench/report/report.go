@@ -291,10 +291,8 @@ func watchEventsTable(r *result.Rollout) table {
 		Header: []string{"RESOURCE", "CARAVAN", "BARE OPERATOR", "FLOOR"}}
 	phases := []map[string]float64{r.CaravanWatchEvents, r.Bare.WatchEvents, r.FloorWatchEvents}
 	resources := map[string]bool{}
-	totals := make([]float64, len(phases))
-	for i, p := range phases {
+	for _, p := range phases {
 		for k, v := range p {
-			totals[i] += v
 			if v >= 0.01 {
 				resources[k] = true
 			}
@@ -309,7 +307,11 @@ func watchEventsTable(r *result.Rollout) table {
 	for _, k := range order {
 		t.Rows = append(t.Rows, []string{k, num(r.CaravanWatchEvents[k]), num(r.Bare.WatchEvents[k]), num(r.FloorWatchEvents[k])})
 	}
-	t.Rows = append(t.Rows, []string{"all", num(measure.Round3(totals[0])), num(measure.Round3(totals[1])), num(measure.Round3(totals[2]))})
+	all := []string{"all"}
+	for _, p := range phases {
+		all = append(all, num(measure.Round3(measure.Total(p))))
+	}
+	t.Rows = append(t.Rows, all)
 	return t
 }
 

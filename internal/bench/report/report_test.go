@@ -60,7 +60,8 @@ func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 func TestASweepHasATableAndThreePlotsAgainstWhatItVaries(t *testing.T) {
 	point := func(n, m int, ratio float64) result.SweepPoint {
 		return result.SweepPoint{Integrations: n, Operators: m, Ratio: ratio, BareRatio: 1.1, CaravanSeconds: ratio * 10,
-			FloorSeconds: 10, CPUMillisPerIntegration: 3.5, HeapKiBPerIntegration: 12, RSSMiBPerOperator: 40}
+			FloorSeconds: 10, CPUMillisPerIntegration: 3.5, HeapKiBPerIntegration: 12, RSSMiBPerOperator: 40,
+			WatchEventsPerIntegration: 31.5, BareWatchEventsPerIntegration: 27.25}
 	}
 	res := &result.Results{
 		SweepIntegrations: []result.SweepPoint{point(1000, 3, 1.4), point(2500, 3, 1.5)},
@@ -69,7 +70,7 @@ func TestASweepHasATableAndThreePlotsAgainstWhatItVaries(t *testing.T) {
 	var buf bytes.Buffer
 	WriteTables(&buf, res)
 	for _, want := range []string{"Sweep over N: the rollout over 3 operators", "Sweep over M: the rollout of 1000 integrations",
-		"2500", "1.6", "RSS MIB/OPERATOR"} {
+		"2500", "1.6", "RSS MIB/OPERATOR", "WATCH EVENTS/INTEGRATION (BARE)", "31.5 (27.25)"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the tables lack %q:\n%s", want, buf.String())
 		}

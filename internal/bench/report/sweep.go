@@ -19,7 +19,7 @@ import (
 func sweepTable(title, varies string, points []result.SweepPoint) table {
 	t := table{Title: title, Header: []string{varies, "CARAVAN", "BARE", "FLOOR", "RATIO", "BARE RATIO",
 		"BURST (FLOOR)", "CPU MS/INTEGRATION", "HEAP KIB/INTEGRATION", "RSS MIB/OPERATOR",
-		"OWN MIB/OPERATOR", "IDLE OWN MIB/OPERATOR"}}
+		"OWN MIB/OPERATOR", "IDLE OWN MIB/OPERATOR", "WATCH EVENTS/INTEGRATION (BARE)"}}
 	runs := slices.ContainsFunc(points, func(p result.SweepPoint) bool { return len(p.Runs) > 0 })
 	if runs {
 		t.Header = append(t.Header, "EVERY RUN'S RATIO")
@@ -32,7 +32,8 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(x), secs(p.CaravanSeconds), secs(p.BareSeconds), secs(p.FloorSeconds),
 			num(p.Ratio), num(p.BareRatio), fmt.Sprintf("%s (%s)", secs(p.CaravanCreateSeconds), secs(p.FloorCreateSeconds)),
 			num(p.CPUMillisPerIntegration), num(p.HeapKiBPerIntegration), num(p.RSSMiBPerOperator),
-			num(p.OwnMiBPerOperator), num(p.IdleOwnMiBPerOperator)})
+			num(p.OwnMiBPerOperator), num(p.IdleOwnMiBPerOperator),
+			fmt.Sprintf("%s (%s)", num(p.WatchEventsPerIntegration), num(p.BareWatchEventsPerIntegration))})
 		if runs {
 			ratios := make([]string, len(p.Runs))
 			for i, r := range p.Runs {

@@ -145,6 +145,11 @@ type SweepPoint struct {
 	RSSMiBPerOperator       float64 `json:"rssMiBPerOperator"`
 	OwnMiBPerOperator       float64 `json:"ownMiBPerOperator,omitempty"`
 	IdleOwnMiBPerOperator   float64 `json:"idleOwnMiBPerOperator,omitempty"`
+	// WatchEventsPerIntegration and BareWatchEventsPerIntegration are the
+	// events the API server sent its watchers in the Caravan and the bare
+	// operator's phases, all resources, per integration.
+	WatchEventsPerIntegration     float64 `json:"watchEventsPerIntegration,omitempty"`
+	BareWatchEventsPerIntegration float64 `json:"bareWatchEventsPerIntegration,omitempty"`
 	// Runs are the times of every run of the point, in order, when it ran
 	// more than once; the figures above are the median run's.
 	Runs []RolloutRun `json:"runs,omitempty"`
