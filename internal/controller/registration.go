@@ -7,17 +7,24 @@ import (
 	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// OperatorServes reports whether operator id can act on a resource of
-// namespace: it is registered, its heartbeat is recent enough, and it
-// serves the namespace. An operator that cannot will never release the
-// resource nor hand its label over, so whoever it was assigned to next
-// goes ahead without it.
+// Liveness tells whether operator id can act on a resource of namespace:
+// it is registered, its heartbeat is recent enough, and it serves the
+// namespace. An operator that cannot will never release the resource nor
+// hand its label over, so whoever it was assigned to next goes ahead
+// without it.
+type Liveness interface {
+	Serves(ctx context.Context, id, namespace string) (bool, error)
+}
+
+// OperatorServes reports whether operator id, as its registration read
+// from registrations says, can act on a resource of namespace at now.
 func OperatorServes(ctx context.Context, registrations client.Reader, id, namespace string, now time.Time) (bool, error) {
 	iop := &camelv1alpha1.IntegrationOperator{}
 	err := registrations.Get(ctx, client.ObjectKey{Name: id}, iop)
@@ -27,87 +34,107 @@ func OperatorServes(ctx context.Context, registrations client.Reader, id, namesp
 	if err != nil {
 		return false, err
 	}
-	reason, _ := ownership.Orphaned(id, namespace, iop, now)
-	return reason == "", nil
+	return servesAt(iop, id, namespace, now), nil
+}
+
+// servesAt judges a registration, nil when there is none, at when.
+func servesAt(iop *camelv1alpha1.IntegrationOperator, id, namespace string, when time.Time) bool {
+	if iop == nil {
+		return false
+	}
+	reason, _ := ownership.Orphaned(id, namespace, iop, when)
+	return reason == ""
+}
+
+// WatchedRegistrations is the Liveness of registrations a cache watches,
+// judged at the time of the question.
+type WatchedRegistrations struct {
+	Reader client.Reader
+	Clock  clock.PassiveClock
+}
+
+// Serves judges operator id's registration in the cache now.
+func (w WatchedRegistrations) Serves(ctx context.Context, id, namespace string) (bool, error) {
+	return OperatorServes(ctx, w.Reader, id, namespace, w.Clock.Now())
 }
 
 // registrationsRemembered is how many operators' registrations
 // RecentRegistrations keeps, and registrationTTL for how long it serves
-// one again. A registration goes stale after three missed heartbeats (at
-// least three seconds), so an answer a second old tells liveness as well
-// as a watch would.
+// one again.
 const (
 	registrationsRemembered = 256
 	registrationTTL         = time.Second
 )
 
-// RecentRegistrations reads IntegrationOperators from the API server and
-// serves each answer, found or not, again for a second; concurrent reads
-// of one registration make one request. It is how an operator reads
-// other operators' registrations without watching them: a handover asks
-// whether the previous owner is live, and a burst of moves from one
-// operator asks it for each integration at once. A watch of every
+// RecentRegistrations is the Liveness of registrations read from the API
+// server: each answer, found or not, serves again for a second, and
+// concurrent reads of one registration make one request. It is how an
+// operator judges other operators without watching their registrations:
+// a handover asks whether the previous owner is live, and a burst of moves
+// from one operator asks it for each integration at once. A watch of every
 // registration in every operator would bring each one every other
-// operator's heartbeat: M² events for M operators. Reads of other kinds,
-// and lists, go to the API server.
+// operator's heartbeat: M² events for M operators.
+//
+// A remembered registration is judged at the time it was read, not at the
+// time of the question: the operator may have renewed it since, so it
+// counts as gone only if it was gone when read. A takeover comes at most a
+// second later than a watch would allow it, never earlier.
 type RecentRegistrations struct {
 	api    client.Reader
+	clock  clock.PassiveClock
 	recent *utilcache.LRUExpireCache
 	// reads makes concurrent reads of one registration a single request.
 	reads singleflight.Group
 }
 
 // NewRecentRegistrations reads registrations through api.
-func NewRecentRegistrations(api client.Reader) *RecentRegistrations {
-	return &RecentRegistrations{api: api, recent: utilcache.NewLRUExpireCache(registrationsRemembered)}
+func NewRecentRegistrations(api client.Reader, clk clock.PassiveClock) *RecentRegistrations {
+	return &RecentRegistrations{api: api, clock: clk, recent: utilcache.NewLRUExpireCache(registrationsRemembered)}
 }
 
-// registrationAnswer is a remembered read: the registration, or nil when
-// it did not exist.
-type registrationAnswer struct {
+// registrationRead is a remembered read: the registration, nil when it
+// did not exist, and when it was read.
+type registrationRead struct {
 	iop *camelv1alpha1.IntegrationOperator
+	at  time.Time
 }
 
-// Get reads obj, an IntegrationOperator from the last second's answers
-// when it has one.
-func (r *RecentRegistrations) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	out, ok := obj.(*camelv1alpha1.IntegrationOperator)
-	if !ok || len(opts) > 0 {
-		return r.api.Get(ctx, key, obj, opts...)
+// Serves judges operator id's registration as read in the last second, or
+// as read now.
+func (r *RecentRegistrations) Serves(ctx context.Context, id, namespace string) (bool, error) {
+	iop, at, err := r.Read(ctx, id)
+	if err != nil {
+		return false, err
 	}
-	v, err, _ := r.reads.Do(key.Name, func() (any, error) {
-		if v, found := r.recent.Get(key.Name); found {
+	return servesAt(iop, id, namespace, at), nil
+}
+
+// Read returns operator id's registration (nil when it has none) and when
+// it was read: in the last second, or now.
+func (r *RecentRegistrations) Read(ctx context.Context, id string) (*camelv1alpha1.IntegrationOperator, time.Time, error) {
+	v, err, _ := r.reads.Do(id, func() (any, error) {
+		if v, found := r.recent.Get(id); found {
 			return v, nil
 		}
-		got := &camelv1alpha1.IntegrationOperator{}
-		err := r.api.Get(ctx, key, got)
+		at := r.clock.Now()
+		iop := &camelv1alpha1.IntegrationOperator{}
+		err := r.api.Get(ctx, client.ObjectKey{Name: id}, iop)
 		switch {
 		case apierrors.IsNotFound(err):
-			got = nil
+			iop = nil
 		case err != nil:
 			return nil, err
 		}
-		a := registrationAnswer{iop: got}
-		r.recent.Add(key.Name, a, registrationTTL)
-		return a, nil
+		read := registrationRead{iop: iop, at: at}
+		r.recent.Add(id, read, registrationTTL)
+		return read, nil
 	})
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
-	return answer(v.(registrationAnswer), key.Name, out)
-}
-
-// answer copies a remembered registration into out, or says it is not
-// found.
-func answer(a registrationAnswer, name string, out *camelv1alpha1.IntegrationOperator) error {
-	if a.iop == nil {
-		return apierrors.NewNotFound(camelv1alpha1.GroupVersion.WithResource("integrationoperators").GroupResource(), name)
+	read := v.(registrationRead)
+	if read.iop == nil {
+		return nil, read.at, nil
 	}
-	a.iop.DeepCopyInto(out)
-	return nil
-}
-
-// List lists from the API server.
-func (r *RecentRegistrations) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return r.api.List(ctx, list, opts...)
+	return read.iop.DeepCopy(), read.at, nil
 }

@@ -36,7 +36,7 @@ import (
 func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Client, reg *Registrar, m *metrics.Metrics, o Options, podMonitors bool) error {
 	// Registrations are read when needed, not watched (see
 	// controller.RecentRegistrations); the cluster duties watch them all.
-	registrations := controller.NewRecentRegistrations(mgr.GetAPIReader())
+	registrations := controller.NewRecentRegistrations(mgr.GetAPIReader(), clock.RealClock{})
 	wrap := m.Instrument
 	recorder := mgr.GetEventRecorder("caravan-operator")
 	if err := (&platformcontroller.Reconciler{

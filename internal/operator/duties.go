@@ -20,6 +20,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/controller/kameletcontroller"
 	"github.com/caravan-dev/caravan/internal/controller/mirrorcontroller"
 	"github.com/caravan-dev/caravan/internal/controller/orphancontroller"
@@ -55,10 +56,10 @@ const (
 type clusterDuties struct {
 	mgr    ctrl.Manager
 	direct client.Client
-	// registrations reads registrations for an operator that does not
-	// watch them; the metadata cache of every resource also watches every
-	// registration.
-	registrations client.Reader
+	// registrations judges other operators for an operator that does not
+	// watch their registrations; the metadata cache of every resource
+	// also watches every registration.
+	registrations controller.Liveness
 	reg           *Registrar
 	o             Options
 
@@ -153,7 +154,8 @@ func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cach
 	if err != nil {
 		return nil, err
 	}
-	name, isDefault, registrations := "mirror", d.reg.IsDefault, client.Reader(metaCache)
+	name, isDefault := "mirror", d.reg.IsDefault
+	var registrations controller.Liveness = controller.WatchedRegistrations{Reader: metaCache, Clock: clock.RealClock{}}
 	if unlabelledOnly {
 		// Adoption is the default operator's, on the cache of every resource.
 		name, isDefault, registrations = "mirror-unlabelled", func() bool { return false }, d.registrations

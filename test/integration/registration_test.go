@@ -9,12 +9,12 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -79,13 +79,16 @@ func TestARenewalThatConflictsWithAnotherWriterKeepsTheRegistration(t *testing.T
 // handover needs it. Sixteen concurrent reads of one registration make one
 // request to the API server, a read within the second after serves the same
 // answer, and one after it reads again and sees the new heartbeat. A
+// remembered registration is judged at the time it was read: one that was
+// live then is live, even once its heartbeat would be stale now. A
 // registration that does not exist is not found, also when served again.
 func TestAnOperatorReadsAnotherRegistrationAtMostOnceASecond(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	counted := &countingReader{Reader: env.Client}
 	requests := &counted.gets
-	regs := controller.NewRecentRegistrations(counted)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	regs := controller.NewRecentRegistrations(counted, clk)
 
 	iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: "read-once"}}
 	g.Expect(env.Client.Create(ctx, iop)).To(Succeed())
@@ -96,7 +99,7 @@ func TestAnOperatorReadsAnotherRegistrationAtMostOnceASecond(t *testing.T) {
 		iop.Status.StaleAfterSeconds = 30
 		g.Expect(env.Client.Status().Update(ctx, iop)).To(Succeed())
 	}
-	first := time.Now().Truncate(time.Second)
+	first := clk.Now().Truncate(time.Second)
 	beat(first)
 
 	heartbeats := make(chan time.Time, 16)
@@ -105,9 +108,9 @@ func TestAnOperatorReadsAnotherRegistrationAtMostOnceASecond(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got := &camelv1alpha1.IntegrationOperator{}
-			if err := regs.Get(ctx, client.ObjectKey{Name: "read-once"}, got); err != nil {
-				t.Errorf("reading the registration: %v", err)
+			got, _, err := regs.Read(ctx, "read-once")
+			if err != nil || got == nil {
+				t.Errorf("reading the registration: %v %v", got, err)
 				return
 			}
 			heartbeats <- got.Status.HeartbeatTime.Time
@@ -120,22 +123,27 @@ func TestAnOperatorReadsAnotherRegistrationAtMostOnceASecond(t *testing.T) {
 	}
 	g.Expect(requests.Load()).To(Equal(int32(1)), "16 concurrent reads of one registration")
 
-	beat(first.Add(10 * time.Second))
-	got := &camelv1alpha1.IntegrationOperator{}
-	g.Expect(regs.Get(ctx, client.ObjectKey{Name: "read-once"}, got)).To(Succeed())
-	g.Expect(got.Status.HeartbeatTime.Time.Equal(first)).To(BeTrue(), "a read within the second is served again")
-	g.Expect(requests.Load()).To(Equal(int32(1)))
+	t.Log("judged at the time of its read, a remembered registration stays live while its heartbeat would be stale now")
+	clk.SetTime(first.Add(time.Minute))
+	g.Expect(regs.Serves(ctx, "read-once", "anywhere")).To(BeTrue())
+	g.Expect(requests.Load()).To(Equal(int32(1)), "a read within the second is served again")
 
+	beat(first.Add(10 * time.Second))
 	g.Eventually(func() time.Time {
-		g.Expect(regs.Get(ctx, client.ObjectKey{Name: "read-once"}, got)).To(Succeed())
+		got, _, err := regs.Read(ctx, "read-once")
+		g.Expect(err).NotTo(HaveOccurred())
 		return got.Status.HeartbeatTime.Time
 	}, 5*time.Second, 200*time.Millisecond).Should(BeTemporally("==", first.Add(10*time.Second)))
 	g.Expect(requests.Load()).To(Equal(int32(2)), "one more request once the second has passed")
+	t.Log("read again a minute after its first heartbeat, the registration is stale: 50 s since its last one, beyond 30")
+	clk.SetTime(first.Add(time.Minute))
+	g.Eventually(func() (bool, error) { return regs.Serves(ctx, "read-once", "anywhere") }, 5*time.Second, 200*time.Millisecond).Should(BeFalse())
 
-	missing := &camelv1alpha1.IntegrationOperator{}
 	before := requests.Load()
-	g.Expect(apierrors.IsNotFound(regs.Get(ctx, client.ObjectKey{Name: "read-once-missing"}, missing))).To(BeTrue())
-	g.Expect(apierrors.IsNotFound(regs.Get(ctx, client.ObjectKey{Name: "read-once-missing"}, missing))).To(BeTrue())
+	g.Expect(regs.Serves(ctx, "read-once-missing", "anywhere")).To(BeFalse())
+	missing, _, err := regs.Read(ctx, "read-once-missing")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(missing).To(BeNil())
 	g.Expect(requests.Load()-before).To(Equal(int32(1)), "a registration not found is served again too")
 }
 

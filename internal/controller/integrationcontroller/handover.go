@@ -87,7 +87,7 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 		return reconcile.Result{}, nil
 	}
 	if o.Owner != "" && o.ReleasedAt == nil {
-		live, err := controller.OperatorServes(ctx, r.Registrations, o.Owner, s.it.Namespace, r.Clock.Now())
+		live, err := r.Registrations.Serves(ctx, o.Owner, s.it.Namespace)
 		if err != nil {
 			return reconcile.Result{}, err
 		}

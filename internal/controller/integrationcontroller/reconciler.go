@@ -43,9 +43,8 @@ type Reconciler struct {
 	// APIReader reads from the API server, for the rare check that the
 	// cache cannot answer (who controls an object outside the share).
 	APIReader client.Reader
-	// Registrations reads operators' registrations, for a handover to
-	// tell whether the previous owner is live.
-	Registrations client.Reader
+	// Registrations tells a handover whether the previous owner is live.
+	Registrations controller.Liveness
 	OperatorID    string
 	// Namespace is the operator's namespace, where its platform lives.
 	Namespace    string

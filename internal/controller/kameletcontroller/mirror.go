@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/controller/mirrorcontroller"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
@@ -20,9 +21,9 @@ import (
 // user-facing kinds, a Kamelet without the annotation is never adopted:
 // catalog Kamelets are shared and stay unassigned. As for the other kinds,
 // the label of a live operator is handed over by that operator (Reconcile
-// releases it) and taken only from an operator that is gone, which it
-// reads from registrations.
-func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, registrations client.Reader, id, name string) error {
+// releases it) and taken only from an operator that is gone, as
+// registrations tells.
+func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, registrations controller.Liveness, id, name string) error {
 	gvk := camelv1.GroupVersion.WithKind("Kamelet")
 	never := func() bool { return false }
 	r := &mirrorcontroller.Reconciler{

@@ -52,8 +52,8 @@ type Reconciler struct {
 	Client client.Client
 	// Reader is the trimmed metadata cache.
 	Reader client.Reader
-	// Registrations reads IntegrationOperators.
-	Registrations client.Reader
+	// Registrations tells whether the previous owner of a label is live.
+	Registrations controller.Liveness
 	GVK           schema.GroupVersionKind
 	OperatorID    string
 	// IsDefault tells whether this operator currently is the default one.
@@ -146,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// A previous owner that serves the namespace hands the label over
 		// itself, after it released the resource; the label of one that is
 		// gone, or does not serve the namespace, is taken.
-		if live, err := controller.OperatorServes(ctx, r.Registrations, previous, req.Namespace, time.Now()); err != nil || live {
+		if live, err := r.Registrations.Serves(ctx, previous, req.Namespace); err != nil || live {
 			return reconcile.Result{RequeueAfter: 2 * time.Second}, err
 		}
 	}
