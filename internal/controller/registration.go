@@ -39,9 +39,6 @@ func OperatorServes(ctx context.Context, registrations client.Reader, id, namesp
 
 // servesAt judges a registration, nil when there is none, at when.
 func servesAt(iop *camelv1alpha1.IntegrationOperator, id, namespace string, when time.Time) bool {
-	if iop == nil {
-		return false
-	}
 	reason, _ := ownership.Orphaned(id, namespace, iop, when)
 	return reason == ""
 }
@@ -102,16 +99,26 @@ type registrationRead struct {
 // Serves judges operator id's registration as read in the last second, or
 // as read now.
 func (r *RecentRegistrations) Serves(ctx context.Context, id, namespace string) (bool, error) {
-	iop, at, err := r.Read(ctx, id)
+	read, err := r.read(ctx, id)
 	if err != nil {
 		return false, err
 	}
-	return servesAt(iop, id, namespace, at), nil
+	return servesAt(read.iop, id, namespace, read.at), nil
 }
 
-// Read returns operator id's registration (nil when it has none) and when
-// it was read: in the last second, or now.
+// Read returns a copy of operator id's registration (nil when it has none)
+// and when it was read: in the last second, or now.
 func (r *RecentRegistrations) Read(ctx context.Context, id string) (*camelv1alpha1.IntegrationOperator, time.Time, error) {
+	read, err := r.read(ctx, id)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return read.iop.DeepCopy(), read.at, nil
+}
+
+// read returns the remembered read of operator id's registration, shared
+// with every other caller, or reads it.
+func (r *RecentRegistrations) read(ctx context.Context, id string) (registrationRead, error) {
 	v, err, _ := r.reads.Do(id, func() (any, error) {
 		if v, found := r.recent.Get(id); found {
 			return v, nil
@@ -130,11 +137,7 @@ func (r *RecentRegistrations) Read(ctx context.Context, id string) (*camelv1alph
 		return read, nil
 	})
 	if err != nil {
-		return nil, time.Time{}, err
+		return registrationRead{}, err
 	}
-	read := v.(registrationRead)
-	if read.iop == nil {
-		return nil, read.at, nil
-	}
-	return read.iop.DeepCopy(), read.at, nil
+	return v.(registrationRead), nil
 }

@@ -160,7 +160,7 @@ func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cach
 		// Adoption is the default operator's, on the cache of every resource.
 		name, isDefault, registrations = "mirror-unlabelled", func() bool { return false }, d.registrations
 	} else if err := (&orphancontroller.Reconciler{
-		Meta: metaCache, Registrations: metaCache, Client: d.direct, APIReader: mgr.GetAPIReader(),
+		Meta: metaCache, Client: d.direct, APIReader: mgr.GetAPIReader(),
 		IsDefault: d.reg.IsDefault, Clock: clock.RealClock{},
 	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
 		// Its indexes go on the metadata cache before it starts.

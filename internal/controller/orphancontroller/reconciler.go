@@ -49,11 +49,9 @@ var Kinds = []schema.GroupVersionKind{
 // Reconciler judges the resources of one operator id per request (the
 // request's name is the id).
 type Reconciler struct {
-	// Meta is the metadata cache of every resource of Kinds.
+	// Meta is the metadata cache of every resource of Kinds, which also
+	// watches every registration.
 	Meta client.Reader
-	// Registrations reads IntegrationOperators from the cache that watches
-	// them all (the metadata cache of the cluster duties).
-	Registrations client.Reader
 	// Client writes status; APIReader reads the resource to update.
 	Client    client.Client
 	APIReader client.Reader
@@ -106,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	id := req.Name
 	iop := &camelv1alpha1.IntegrationOperator{}
-	if err := r.Registrations.Get(ctx, client.ObjectKey{Name: id}, iop); apierrors.IsNotFound(err) {
+	if err := r.Meta.Get(ctx, client.ObjectKey{Name: id}, iop); apierrors.IsNotFound(err) {
 		iop = nil
 	} else if err != nil {
 		return reconcile.Result{}, err
