@@ -242,9 +242,19 @@ func operatorArgs(c Config) []string {
 // works harder before the container is killed for its memory.
 const MemoryLimitEnv = "CARAVAN_MEMORY_LIMIT"
 
+// ProcessorsEnv sets the Go runtime's number of processors (GOMAXPROCS) to
+// the container's CPU limit, rounded up to whole cores by the downward API.
+// Without it the runtime takes at least two however low the limit: each
+// processor more costs an operator CPU at every event (idle processors
+// spin looking for work and run the garbage collector's idle marking),
+// which the many small operators of a cluster pay each, and on a node that
+// enforces the limit it brings throttling. Without a limit the downward API
+// gives the node's processors, the runtime's own default.
+const ProcessorsEnv = "GOMAXPROCS"
+
 // operatorEnv names the operator (as Camel K's OPERATOR_ID and
-// KAMEL_OPERATOR_ID) and gives it its namespace, address and memory limit
-// from the downward API.
+// KAMEL_OPERATOR_ID) and gives it its namespace, address, memory limit and
+// processors from the downward API.
 func operatorEnv(c Config) []corev1.EnvVar {
 	field := func(path string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}
@@ -256,6 +266,8 @@ func operatorEnv(c Config) []corev1.EnvVar {
 		{Name: "POD_NAME", ValueFrom: field("metadata.name")},
 		{Name: "POD_IP", ValueFrom: field("status.podIP")},
 		{Name: MemoryLimitEnv, ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory",
+			Divisor: resource.MustParse("1")}}},
+		{Name: ProcessorsEnv, ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu",
 			Divisor: resource.MustParse("1")}}},
 	}
 }

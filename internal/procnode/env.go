@@ -21,6 +21,9 @@ type envResolver struct {
 	// apiHost and apiPort are where the API server is reached from the
 	// node, given to containers as KUBERNETES_SERVICE_HOST and _PORT.
 	apiHost, apiPort string
+	// allocatable is the node's, which a limit the container does not set
+	// resolves to.
+	allocatable corev1.ResourceList
 }
 
 // resolve returns the container's environment as NAME=value.
@@ -121,7 +124,7 @@ func (r envResolver) valueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.C
 		v, err := fieldValue(pod, src.FieldRef.FieldPath)
 		return v, err == nil, err
 	case src.ResourceFieldRef != nil:
-		v, err := resourceValue(c, src.ResourceFieldRef)
+		v, err := resourceValue(c, src.ResourceFieldRef, r.allocatable)
 		return v, err == nil, err
 	case src.ConfigMapKeyRef != nil:
 		ref := src.ConfigMapKeyRef
@@ -201,8 +204,9 @@ func formatMap(m map[string]string) string {
 }
 
 // resourceValue is a container's request or limit, in units of the divisor
-// (rounded up), as the downward API gives it.
-func resourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
+// (rounded up), as the downward API gives it: a limit the container does
+// not set is the node's allocatable, a request it does not set is 0.
+func resourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
 	kind, res, ok := strings.Cut(ref.Resource, ".")
 	if !ok {
 		return "", fmt.Errorf("unsupported resource %q", ref.Resource)
@@ -212,6 +216,9 @@ func resourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector) (stri
 		list = c.Resources.Limits
 	}
 	q, ok := list[corev1.ResourceName(res)]
+	if !ok && kind == "limits" {
+		q, ok = allocatable[corev1.ResourceName(res)]
+	}
 	if !ok {
 		return "0", nil
 	}

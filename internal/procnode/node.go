@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg Config) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	n := &Node{cfg: cfg, client: cs, images: &imageStore{dir: filepath.Join(cfg.Dir, "images")},
-		env: envResolver{client: cs, apiHost: apiHost, apiPort: apiPort}, volumes: volumeWriter{client: cs},
+		env: envResolver{client: cs, apiHost: apiHost, apiPort: apiPort, allocatable: allocatable()}, volumes: volumeWriter{client: cs},
 		recorder:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caravan-node", Host: cfg.Name}),
 		initBinary: cfg.InitBinary, initArgs: cfg.InitArgs,
 		pods: map[string]*podRun{}, ips: map[string]bool{}}
@@ -156,14 +156,20 @@ func (n *Node) run(ctx context.Context, port int32) error {
 	return err
 }
 
-// nodeObject is the Node the node registers: this machine's capacity, its
-// loopback address and the port of its log endpoint.
-func (n *Node) nodeObject(port int32) *corev1.Node {
-	capacity := corev1.ResourceList{
+// allocatable is what the node offers its pods: this machine's processors,
+// 16Gi of memory and 110 pods.
+func allocatable() corev1.ResourceList {
+	return corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI),
 		corev1.ResourceMemory: resource.MustParse("16Gi"),
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
+}
+
+// nodeObject is the Node the node registers: its allocatable resources,
+// its loopback address and the port of its log endpoint.
+func (n *Node) nodeObject(port int32) *corev1.Node {
+	capacity := allocatable()
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.Name, Labels: map[string]string{
 			"type": "virtual-kubelet", KindLabel: KindProcess, "kubernetes.io/hostname": n.cfg.Name,

@@ -77,12 +77,24 @@ func TestTheDownwardAPIGivesThePodsFieldsAndResources(t *testing.T) {
 
 	c := &corev1.Container{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
 		corev1.ResourceMemory: resource.MustParse("512Mi"), corev1.ResourceCPU: resource.MustParse("1500m")}}}
-	mem, err := resourceValue(c, &corev1.ResourceFieldSelector{Resource: "limits.memory"})
+	node := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("16Gi")}
+	mem, err := resourceValue(c, &corev1.ResourceFieldSelector{Resource: "limits.memory"}, node)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(mem).To(Equal("536870912"))
-	cpu, err := resourceValue(c, &corev1.ResourceFieldSelector{Resource: "limits.cpu"})
+	cpu, err := resourceValue(c, &corev1.ResourceFieldSelector{Resource: "limits.cpu"}, node)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cpu).To(Equal("2"), "CPU is rounded up to whole cores")
+
+	unlimited := &corev1.Container{}
+	cpu, err = resourceValue(unlimited, &corev1.ResourceFieldSelector{Resource: "limits.cpu"}, node)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cpu).To(Equal("8"), "a CPU limit the container does not set is the node's allocatable")
+	mem, err = resourceValue(unlimited, &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}, node)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mem).To(Equal("16384"), "a memory limit the container does not set is the node's allocatable")
+	req, err := resourceValue(unlimited, &corev1.ResourceFieldSelector{Resource: "requests.cpu"}, node)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(req).To(Equal("0"), "a request the container does not set is 0")
 }
 
 func TestAnImageEntryThatLeavesTheRootIsRefused(t *testing.T) {

@@ -73,7 +73,7 @@ func TestInstalledOperatorsRunAsPodsOfTheirImage(t *testing.T) {
 		id   string
 		args []string
 	}{{"pod-a", nil}, {"pod-b", []string{"--watch-namespaces", apps + "," + other,
-		"--requests", "cpu=100m,memory=64Mi", "--limits", "cpu=1,memory=256Mi"}}} {
+		"--requests", "cpu=100m,memory=64Mi", "--limits", "cpu=1500m,memory=256Mi"}}} {
 		uninstallOnCleanup(t, admin, ops, inst.id)
 		out, errOut, err := cli(t, admin, append([]string{"install", "-n", ops, "-x", inst.id, "--wait", "--skip-admission"}, inst.args...)...)
 		g.Expect(err).NotTo(HaveOccurred(), "install %s: %s\n%s", inst.id, out, errOut)
@@ -100,6 +100,13 @@ func TestInstalledOperatorsRunAsPodsOfTheirImage(t *testing.T) {
 		g.Expect(ok).To(BeTrue(), "pod %s serves no %s", p.Name, metrics.AnonymousMemory)
 		rss, _ := harness.Metric(url, "process_resident_memory_bytes")
 		g.Expect(own).To(And(BeNumerically(">", 0), BeNumerically("<", rss)), "pod %s", p.Name)
+	}
+
+	t.Log("each operator runs as many Go processors as its container's CPU limit, rounded up to whole cores")
+	for p, processors := range map[*corev1.Pod]float64{&podA: 1, &podB: 2} {
+		v, ok := harness.Metric(harness.PodMetricsURL(p.Status.PodIP), "go_sched_gomaxprocs_threads")
+		g.Expect(ok).To(BeTrue(), "pod %s serves no go_sched_gomaxprocs_threads", p.Name)
+		g.Expect(v).To(Equal(processors), "pod %s", p.Name)
 	}
 
 	t.Log("PodSecurity restricted is enforced in the operator namespace: the operator is admitted, a privileged pod is not")

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -159,7 +160,8 @@ func (o *Options) Run(ctx context.Context) error {
 	logger := NewLogger(o.LogFormat, o.Verbosity, o.ErrOut)
 	ctrl.SetLogger(logger)
 	ctx = ctrl.LoggerInto(ctx, logger)
-	logger.Info("Operator id resolved", "operatorID", o.id, "from", o.idSource, "version", version.Get())
+	logger.Info("Operator id resolved", "operatorID", o.id, "from", o.idSource, "version", version.Get(),
+		"processors", runtime.GOMAXPROCS(0))
 	if err := applyMemoryLimit(logger, os.Getenv); err != nil {
 		return err
 	}
