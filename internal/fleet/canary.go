@@ -277,18 +277,12 @@ func (c *canaryRun) moveAndCheck(ctx context.Context, from, to string) (running 
 		if err != nil {
 			return 0, "", err
 		}
-		if err := c.moveIfStill(ctx, t, from, to); err != nil {
-			return 0, "", err
-		}
-		it := &camelv1.Integration{}
-		if err := c.r.Direct.Get(ctx, t.Integration(), it); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
+		it, err := c.moveAndRead(ctx, t, from, to)
+		if err != nil {
 			return 0, "", err
 		}
 		switch {
-		case !reassign.Settled(it, to):
+		case it == nil, !reassign.Settled(it, to):
 		case it.Status.Phase == camelv1.IntegrationPhaseRunning:
 			running++
 		default:
@@ -301,12 +295,39 @@ func (c *canaryRun) moveAndCheck(ctx context.Context, from, to string) (running 
 	return running, failure, nil
 }
 
-// moveIfStill moves t to operator to when it is still assigned to from; a
-// resource deleted, or moved elsewhere by someone else, is left alone.
-func (c *canaryRun) moveIfStill(ctx context.Context, t reassign.Target, from, to string) error {
-	if err := c.r.Direct.Get(ctx, client.ObjectKeyFromObject(t.Obj), t.Obj); err != nil {
-		return client.IgnoreNotFound(err)
+// moveAndRead moves t to operator to when it is still assigned to from,
+// and returns the integration that shows whether it runs, nil when that
+// is gone. An integration is read once: the one read gives both its
+// assignment and its phase. A resource moved elsewhere by someone else is
+// left alone.
+func (c *canaryRun) moveAndRead(ctx context.Context, t reassign.Target, from, to string) (*camelv1.Integration, error) {
+	it := &camelv1.Integration{}
+	if t.Kind.GVK != camelv1.GroupVersion.WithKind("Integration") {
+		err := c.r.Direct.Get(ctx, client.ObjectKeyFromObject(t.Obj), t.Obj)
+		if err == nil {
+			err = c.moveIfStill(ctx, t, from, to)
+		}
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		if err := c.r.Direct.Get(ctx, t.Integration(), it); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return it, nil
 	}
+	if err := c.r.Direct.Get(ctx, t.Integration(), it); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	it.ObjectMeta.DeepCopyInto(&t.Obj.ObjectMeta)
+	// An integration moved now names from in what was read, so it counts
+	// at the next check, once its new owner has taken it.
+	return it, c.moveIfStill(ctx, t, from, to)
+}
+
+// moveIfStill moves t, as read, to operator to when it is still assigned
+// to from; a resource deleted meanwhile, or moved elsewhere by someone
+// else, is left alone.
+func (c *canaryRun) moveIfStill(ctx context.Context, t reassign.Target, from, to string) error {
 	if t.Obj.Annotations[camelv1.OperatorIDAnnotation] != from {
 		return nil
 	}
