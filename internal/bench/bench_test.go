@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/report"
 	"github.com/caravan-dev/caravan/internal/bench/result"
 )
@@ -40,12 +41,18 @@ func TestFloorObjectsHaveNoOwnerAndTheFloorID(t *testing.T) {
 func TestSeveralRolloutRunsReportTheMedianRunAndEveryRun(t *testing.T) {
 	run := func(caravan, floor float64) *result.Rollout {
 		return &result.Rollout{Integrations: 10, Operators: 2, CaravanSeconds: caravan, FloorSeconds: floor, Ratio: caravan / floor,
-			Bare: result.BareRollout{Seconds: floor + 1, Ratio: (floor + 1) / floor}}
+			Bare: result.BareRollout{Seconds: floor + 1, Ratio: (floor + 1) / floor}, All: measure.OperatorFigures{CPUSeconds: caravan / 10}}
 	}
 	odd := medianRun([]*result.Rollout{run(19, 10), run(17, 10), run(42, 20)})
 	if odd.Ratio != 1.9 || len(odd.Runs) != 3 || odd.Runs[1].Ratio != 1.7 || odd.Runs[2].FloorSeconds != 20 ||
-		odd.Runs[2].BareSeconds != 21 || odd.Runs[0].BareRatio != 1.1 {
+		odd.Runs[2].BareSeconds != 21 || odd.Runs[0].BareRatio != 1.1 || odd.Runs[2].OperatorsCPUSeconds != 4.2 {
 		t.Errorf("median of three: ratio %v, runs %+v", odd.Ratio, odd.Runs)
+	}
+	// The median run used 1.9 s; with runs of 1.9, 3 and 4.2 s the point's
+	// CPU is the median of the three, 3 s.
+	odd.Runs[1].OperatorsCPUSeconds = 3
+	if p := sweepPoint(odd); p.CPUMillisPerIntegration != 300 {
+		t.Errorf("a point of three runs has the median of their CPU per integration, 300 ms, got %v", p.CPUMillisPerIntegration)
 	}
 	even := medianRun([]*result.Rollout{run(20, 10), run(15, 10)})
 	if even.Ratio != 1.5 {

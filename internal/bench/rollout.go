@@ -54,7 +54,7 @@ func medianRun(results []*result.Rollout) *result.Rollout {
 	all := make([]result.RolloutRun, len(results))
 	for i, r := range results {
 		all[i] = result.RolloutRun{FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, Ratio: r.Ratio,
-			BareSeconds: r.Bare.Seconds, BareRatio: r.Bare.Ratio}
+			BareSeconds: r.Bare.Seconds, BareRatio: r.Bare.Ratio, OperatorsCPUSeconds: r.All.CPUSeconds}
 	}
 	sorted := slices.SortedStableFunc(slices.Values(results), func(a, b *result.Rollout) int { return cmp.Compare(a.Ratio, b.Ratio) })
 	median := sorted[(len(sorted)-1)/2]

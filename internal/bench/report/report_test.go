@@ -93,7 +93,7 @@ func TestASweepHasATableAndThreePlotsAgainstWhatItVaries(t *testing.T) {
 
 func TestASweepOfSeveralRunsAPointShowsEveryRunsRatio(t *testing.T) {
 	run := func(ratio float64) result.RolloutRun {
-		return result.RolloutRun{Ratio: ratio, FloorSeconds: 10, CaravanSeconds: ratio * 10}
+		return result.RolloutRun{Ratio: ratio, FloorSeconds: 10, CaravanSeconds: ratio * 10, OperatorsCPUSeconds: ratio * 4}
 	}
 	res := &result.Results{SweepIntegrations: []result.SweepPoint{
 		{Integrations: 1000, Operators: 3, Ratio: 1.62, Runs: []result.RolloutRun{run(1.71), run(1.62), run(1.55)}},
@@ -101,7 +101,7 @@ func TestASweepOfSeveralRunsAPointShowsEveryRunsRatio(t *testing.T) {
 	}}
 	var buf bytes.Buffer
 	WriteTables(&buf, res)
-	for _, want := range []string{"EVERY RUN'S RATIO", "1.71, 1.62, 1.55", "1.58, 1.49, 1.64"} {
+	for _, want := range []string{"EVERY RUN'S RATIO", "1.71, 1.62, 1.55", "1.58, 1.49, 1.64", "EVERY RUN'S CPU MS/INTEGRATION", "6.84, 6.48, 6.2"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the sweep's table lacks %q:\n%s", want, buf.String())
 		}

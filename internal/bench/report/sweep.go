@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
@@ -22,7 +23,7 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 		"OWN MIB/OPERATOR", "IDLE OWN MIB/OPERATOR", "WATCH EVENTS/INTEGRATION (BARE)"}}
 	runs := slices.ContainsFunc(points, func(p result.SweepPoint) bool { return len(p.Runs) > 0 })
 	if runs {
-		t.Header = append(t.Header, "EVERY RUN'S RATIO")
+		t.Header = append(t.Header, "EVERY RUN'S RATIO", "EVERY RUN'S CPU MS/INTEGRATION")
 	}
 	for _, p := range points {
 		x := p.Integrations
@@ -35,12 +36,13 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 			num(p.OwnMiBPerOperator), num(p.IdleOwnMiBPerOperator),
 			fmt.Sprintf("%s (%s)", num(p.WatchEventsPerIntegration), num(p.BareWatchEventsPerIntegration))})
 		if runs {
-			ratios := make([]string, len(p.Runs))
+			ratios, cpu := make([]string, len(p.Runs)), make([]string, len(p.Runs))
 			for i, r := range p.Runs {
 				ratios[i] = num(r.Ratio)
+				cpu[i] = num(measure.Round3(measure.Ratio(r.OperatorsCPUSeconds*1000, float64(p.Integrations))))
 			}
 			row := &t.Rows[len(t.Rows)-1]
-			*row = append(*row, strings.Join(ratios, ", "))
+			*row = append(*row, strings.Join(ratios, ", "), strings.Join(cpu, ", "))
 		}
 	}
 	return t

@@ -135,7 +135,9 @@ type SweepPoint struct {
 	CaravanCreateSeconds float64 `json:"caravanCreateSeconds"`
 	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
 	// CPUMillisPerIntegration is all operators' CPU over the rollout per
-	// integration; HeapKiBPerIntegration their summed peak heaps per
+	// integration, the median of the runs' when the point ran several
+	// times (it varies from run to run apart from the time; the other
+	// figures are the median run's); HeapKiBPerIntegration their summed peak heaps per
 	// integration; RSSMiBPerOperator their mean peak RSS, and
 	// OwnMiBPerOperator their mean peak own (anonymous) memory;
 	// IdleOwnMiBPerOperator is their mean own memory before the rollout,
@@ -289,6 +291,8 @@ type RolloutRun struct {
 	Ratio          float64 `json:"ratio"`
 	BareSeconds    float64 `json:"bareSeconds"`
 	BareRatio      float64 `json:"bareRatio"`
+	// OperatorsCPUSeconds is all operators' CPU over Caravan's phase.
+	OperatorsCPUSeconds float64 `json:"operatorsCPUSeconds,omitempty"`
 }
 
 // Share holds the share scenario's figures.
