@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/caravan-dev/caravan/internal/bench/measure"
@@ -80,7 +79,7 @@ func sweepPoint(r *result.Rollout) result.SweepPoint {
 		FloorSeconds: r.FloorSeconds, CaravanSeconds: r.CaravanSeconds, BareSeconds: r.Bare.Seconds,
 		Ratio: r.Ratio, BareRatio: r.Bare.Ratio,
 		CaravanCreateSeconds: r.CaravanCreateSeconds, FloorCreateSeconds: r.FloorCreateSeconds,
-		CPUMillisPerIntegration:       measure.Round3(measure.Ratio(operatorsCPU(r)*1000, n)),
+		CPUMillisPerIntegration:       measure.MillisEach(operatorsCPU(r), r.Integrations),
 		HeapKiBPerIntegration:         measure.Round3(measure.Ratio(r.All.PeakHeapMiB*1024, n)),
 		RSSMiBPerOperator:             measure.Round3(measure.Ratio(r.All.PeakRSSMiB, m)),
 		OwnMiBPerOperator:             measure.Round3(measure.Ratio(r.All.PeakOwnMiB, m)),
@@ -92,8 +91,8 @@ func sweepPoint(r *result.Rollout) result.SweepPoint {
 }
 
 // operatorsCPU is all operators' CPU over Caravan's phase of the rollout:
-// the median of its runs' (the lower of the two middle ones) when it ran
-// several times.
+// the median of its runs' (the lower of the two middle ones, by nearest
+// rank) when it ran several times.
 func operatorsCPU(r *result.Rollout) float64 {
 	if len(r.Runs) == 0 {
 		return r.All.CPUSeconds
@@ -102,8 +101,7 @@ func operatorsCPU(r *result.Rollout) float64 {
 	for i, run := range r.Runs {
 		cpu[i] = run.OperatorsCPUSeconds
 	}
-	slices.Sort(cpu)
-	return cpu[(len(cpu)-1)/2]
+	return measure.Summarize(cpu).P50
 }
 
 // stopSets stops the operators of every set started so far and forgets

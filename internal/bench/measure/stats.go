@@ -61,6 +61,10 @@ func Curve(start time.Time, readyAt []time.Time) []Point {
 // Round3 rounds v to three decimals, the precision of every figure.
 func Round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
+// MillisEach is seconds spread over n, in milliseconds each, rounded to
+// three decimals; 0 when n is 0.
+func MillisEach(seconds float64, n int) float64 { return Round3(Ratio(seconds*1000, float64(n))) }
+
 // Ratio is a/b, or 0 when b is 0.
 func Ratio(a, b float64) float64 {
 	if b == 0 {

@@ -39,7 +39,7 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 			ratios, cpu := make([]string, len(p.Runs)), make([]string, len(p.Runs))
 			for i, r := range p.Runs {
 				ratios[i] = num(r.Ratio)
-				cpu[i] = num(measure.Round3(measure.Ratio(r.OperatorsCPUSeconds*1000, float64(p.Integrations))))
+				cpu[i] = num(measure.MillisEach(r.OperatorsCPUSeconds, p.Integrations))
 			}
 			row := &t.Rows[len(t.Rows)-1]
 			*row = append(*row, strings.Join(ratios, ", "), strings.Join(cpu, ", "))
