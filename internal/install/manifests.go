@@ -244,12 +244,9 @@ const MemoryLimitEnv = "CARAVAN_MEMORY_LIMIT"
 
 // ProcessorsEnv sets the Go runtime's number of processors (GOMAXPROCS) to
 // the container's CPU limit, rounded up to whole cores by the downward API.
-// Without it the runtime takes at least two however low the limit: each
-// processor more costs an operator CPU at every event (idle processors
-// spin looking for work and run the garbage collector's idle marking),
-// which the many small operators of a cluster pay each, and on a node that
-// enforces the limit it brings throttling. Without a limit the downward API
-// gives the node's processors, the runtime's own default.
+// Without it the runtime takes at least two however low the limit, which
+// a node that enforces the limit throttles. Without a limit the downward
+// API gives the node's processors, the runtime's own default.
 const ProcessorsEnv = "GOMAXPROCS"
 
 // operatorEnv names the operator (as Camel K's OPERATOR_ID and
