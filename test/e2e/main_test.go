@@ -10,6 +10,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -25,6 +28,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The tests' own clients log nothing; the operators' logs are the
+	// ones a failing test prints.
+	ctrl.SetLogger(logr.Discard())
 	dir, err := os.MkdirTemp("", "caravan-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
