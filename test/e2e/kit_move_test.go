@@ -15,44 +15,44 @@ import (
 const baseRepository = "caravan-e2e/base"
 
 // TestAKitBuiltIntegrationMovesToTheNewOwnersKit: an integration built
-// from a kit of operator-1, moved to operator-2, runs a kit of
-// operator-2's: its pods roll to that kit's image, never with fewer ready
+// from a kit of kit-op-1, moved to kit-op-2, runs a kit of
+// kit-op-2's: its pods roll to that kit's image, never with fewer ready
 // pods than replicas, on the same Deployment.
 func TestAKitBuiltIntegrationMovesToTheNewOwnersKit(t *testing.T) {
 	g := NewWithT(t)
 	ns1, ns2, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
 	reg := imagetest.StartRegistry(t)
 	imagetest.PushBase(t, reg, baseRepository)
-	op1 := env.InstallOperator(t, "operator-1", ns1, harness.OperatorOptions{})
-	op2 := env.InstallOperator(t, "operator-2", ns2, harness.OperatorOptions{})
+	op1 := env.InstallOperator(t, "kit-op-1", ns1, harness.OperatorOptions{})
+	op2 := env.InstallOperator(t, "kit-op-2", ns2, harness.OperatorOptions{})
 	waitReady(t, op1, op2)
 	registry := camelv1.RegistrySpec{Address: reg.Address, Insecure: true}
-	env.UsePlatformRegistry(t, ns1, "operator-1", registry, baseRepository+":latest")
-	env.UsePlatformRegistry(t, ns2, "operator-2", registry, baseRepository+":latest")
+	env.UsePlatformRegistry(t, ns1, "kit-op-1", registry, baseRepository+":latest")
+	env.UsePlatformRegistry(t, ns2, "kit-op-2", registry, baseRepository+":latest")
 
-	it := newIntegration(apps, "built", "operator-1", 2)
+	it := newIntegration(apps, "built", "kit-op-1", 2)
 	delete(it.Spec.Traits, "container")
 	it.Spec.Dependencies = []string{"camel:timer", "camel:log"}
 	create(t, it)
 	key := client.ObjectKeyFromObject(it)
-	waitRunningUnder(t, key, "operator-1")
+	waitRunningUnder(t, key, "kit-op-1")
 	before, err := getDeployment(key)
 	g.Expect(err).NotTo(HaveOccurred())
-	firstKit := kitOf(t, key, "operator-1")
+	firstKit := kitOf(t, key, "kit-op-1")
 	g.Expect(before.Spec.Template.Spec.Containers[0].Image).To(Equal(firstKit.Status.Image))
 
-	t.Log("moved to operator-2, it runs operator-2's kit, rolled without losing a ready pod")
+	t.Log("moved to kit-op-2, it runs kit-op-2's kit, rolled without losing a ready pod")
 	pods := watchReadyPods(apps, "built")
 	g.Eventually(pods.Samples, timeout, poll).Should(BeNumerically(">=", 3))
-	reassign(t, it, "operator-2")
-	waitRunningUnder(t, key, "operator-2")
+	reassign(t, it, "kit-op-2")
+	waitRunningUnder(t, key, "kit-op-2")
 	minReady, _, seen := pods.Stop()
 	g.Expect(minReady).To(BeNumerically(">=", 2), "ready pods fell below the replicas during the move")
 	g.Expect(seen).To(BeNumerically(">", 2), "the pods did not roll to the new kit")
 	after, err := getDeployment(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(after.UID).To(Equal(before.UID), "the Deployment was recreated")
-	secondKit := kitOf(t, key, "operator-2")
+	secondKit := kitOf(t, key, "kit-op-2")
 	g.Expect(secondKit.Name).NotTo(Equal(firstKit.Name))
 	g.Expect(after.Spec.Template.Spec.Containers[0].Image).To(Equal(secondKit.Status.Image))
 	g.Expect(secondKit.Status.Image).NotTo(Equal(firstKit.Status.Image))
