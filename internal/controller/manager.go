@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // ManagerOptions are o with what the managers of Caravan's processes (the
@@ -20,3 +21,9 @@ func ManagerOptions(metricsAddr, probeAddr string, leaderElect bool, lease types
 	o.LeaderElectionReleaseOnCancel = true
 	return o
 }
+
+// Wrap wraps the reconciler of kind before a controller runs it, as the operator's metrics do to time reconciles.
+type Wrap func(kind string, r reconcile.Reconciler) reconcile.Reconciler
+
+// Unwrapped is the Wrap that leaves a reconciler as it is.
+func Unwrapped(_ string, r reconcile.Reconciler) reconcile.Reconciler { return r }
