@@ -6,7 +6,6 @@ package buildcontroller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -31,10 +30,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/platform"
 )
-
-// TaskName is the key of Caravan's task in a Build's spec.tasks: the kit
-// spec to build.
-const TaskName = "caravan"
 
 // Reconciler reconciles Builds.
 type Reconciler struct {
@@ -65,34 +60,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconc
 		For(&camelv1.Build{}).
 		WatchesRawSource(source.Channel(r.Events, &handler.EnqueueRequestForObject{})).
 		Complete(wrap("Build", r))
-}
-
-// Task encodes a kit spec as a Build task.
-func Task(s kit.Spec) (camelv1.RawObject, error) {
-	data, err := json.Marshal(map[string]kit.Spec{TaskName: s})
-	if err != nil {
-		return camelv1.RawObject{}, err
-	}
-	var raw camelv1.RawObject
-	raw.Raw = data
-	return raw, nil
-}
-
-func specOf(b *camelv1.Build) (kit.Spec, error) {
-	for _, t := range b.Spec.Tasks {
-		var task map[string]json.RawMessage
-		if err := json.Unmarshal(t.Raw, &task); err != nil {
-			continue
-		}
-		if raw, ok := task[TaskName]; ok {
-			var s kit.Spec
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return kit.Spec{}, fmt.Errorf("task %s: %w", TaskName, err)
-			}
-			return s, nil
-		}
-	}
-	return kit.Spec{}, fmt.Errorf("the build has no %q task", TaskName)
 }
 
 // Reconcile reconciles one object; a lost optimistic-lock race is retried
@@ -184,7 +151,7 @@ func (r *Reconciler) awaitBackoff(_ context.Context, s *scope) (reconcile.Result
 // resolveSpec reads the kit spec to build from the build's task: a build
 // without one, or with one that no kit layer can hold, is bad input.
 func (r *Reconciler) resolveSpec(_ context.Context, s *scope) (reconcile.Result, error) {
-	spec, err := specOf(s.b)
+	spec, err := build.SpecOf(s.b)
 	if err == nil {
 		// A spec its layer cannot hold fails every attempt alike.
 		_, err = kit.Layer(spec)

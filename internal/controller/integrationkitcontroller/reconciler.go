@@ -19,7 +19,6 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/controller"
-	"github.com/caravan-dev/caravan/internal/controller/buildcontroller"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/ownership"
@@ -164,7 +163,7 @@ func computeStatus(s *scope) {
 // createBuild creates the kit's Build; its name is the kit's, so a kit
 // never has two.
 func (r *Reconciler) createBuild(ctx context.Context, k *camelv1.IntegrationKit, spec kit.Spec) error {
-	task, err := buildcontroller.Task(spec)
+	task, err := build.Task(spec)
 	if err != nil {
 		return err
 	}
