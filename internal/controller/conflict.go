@@ -30,9 +30,3 @@ func RequeueOnConflict(res reconcile.Result, err error) (reconcile.Result, error
 func NamespaceEnding(err error) bool {
 	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
-
-// Workers is how many objects of one kind a controller reconciles at
-// once. Reconciles of different objects are independent (each object is
-// only ever in one worker at a time), and most of a reconcile is waiting
-// on the API server, so a handful of workers keep a burst moving.
-const Workers = 16

@@ -22,6 +22,13 @@ func ManagerOptions(metricsAddr, probeAddr string, leaderElect bool, lease types
 	return o
 }
 
+// Workers is how many objects of one kind a controller reconciles at once.
+// Reconciles of different objects are independent (an object is in one worker at a time), and most
+// of a reconcile waits on the API server, so a handful of workers keep a burst moving. Every
+// controller of many objects uses it; the platform, orphan and fleet controllers, whose objects are
+// few, use one worker.
+const Workers = 16
+
 // Wrap wraps the reconciler of kind before a controller runs it, as the operator's metrics do to time reconciles.
 type Wrap func(kind string, r reconcile.Reconciler) reconcile.Reconciler
 

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -87,9 +88,8 @@ type Reconciler struct {
 	converged convergeMarks
 }
 
-// SetupWithManager watches IntegrationOperators, except their heartbeats,
-// and the operators' Deployments.
-func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+// SetupWithManager watches IntegrationOperators, except their heartbeats, and the operators' Deployments.
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr manager.Manager, wrap controller.Wrap) error {
 	byInstance := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		id := o.GetLabels()["app.kubernetes.io/instance"]
 		if id == "" {
@@ -97,11 +97,13 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: id}}}
 	})
+	// One worker: operators are few, and a reconcile applies a whole installation.
 	return builder.ControllerManagedBy(mgr).
 		Named("fleet").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 1}).
 		For(&camelv1alpha1.IntegrationOperator{}, builder.WithPredicates(notHeartbeat())).
 		Watches(&appsv1.Deployment{}, byInstance).
-		Complete(r)
+		Complete(wrap("IntegrationOperator", r))
 }
 
 // notHeartbeat lets through every change of an IntegrationOperator but

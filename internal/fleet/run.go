@@ -62,7 +62,7 @@ func Run(ctx context.Context, o Options) error {
 		Identity: o.Namespace + "/" + install.FleetName,
 		Recorder: mgr.GetEventRecorder(install.FleetName), Clock: clock.RealClock{},
 	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if err := r.SetupWithManager(ctx, mgr, controller.Unwrapped); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -41,7 +41,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	recorder := mgr.GetEventRecorder("caravan-operator")
 	if err := (&platformcontroller.Reconciler{
 		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Version: o.Version, FieldManager: FieldManager,
-	}).SetupWithManager(mgr, wrap); err != nil {
+	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("platform controller: %w", err)
 	}
 	buildEvents := make(chan event.GenericEvent, 1024)
@@ -53,12 +53,12 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	if err := (&buildcontroller.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
 		Runner: runner, Events: buildEvents, Recorder: recorder, Clock: clock.RealClock{}, BackoffBase: o.BuildBackoff,
-	}).SetupWithManager(mgr, wrap); err != nil {
+	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("build controller: %w", err)
 	}
 	if err := (&integrationkitcontroller.Reconciler{
 		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Runner: runner,
-	}).SetupWithManager(mgr, wrap); err != nil {
+	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("kit controller: %w", err)
 	}
 	if err := (&integrationcontroller.Reconciler{
@@ -77,7 +77,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}
 	if err := (&kameletcontroller.Reconciler{
 		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Recorder: recorder,
-	}).SetupWithManager(mgr, wrap); err != nil {
+	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("kamelet controller: %w", err)
 	}
 	duties := &clusterDuties{mgr: mgr, direct: direct, registrations: registrations, reg: reg, o: o}

@@ -162,14 +162,14 @@ func (d *clusterDuties) mirrorOn(ctx context.Context, unlabelledOnly bool) (cach
 	} else if err := (&orphancontroller.Reconciler{
 		Meta: metaCache, Client: d.direct, APIReader: mgr.GetAPIReader(),
 		IsDefault: d.reg.IsDefault, Clock: clock.RealClock{},
-	}).SetupWithManager(ctx, mgr, metaCache); err != nil {
+	}).SetupWithManager(ctx, mgr, controller.Unwrapped); err != nil {
 		// Its indexes go on the metadata cache before it starts.
 		return nil, fmt.Errorf("orphan controller: %w", err)
 	}
 	if err := mgr.Add(metaCache); err != nil {
 		return nil, err
 	}
-	if err := mirrorcontroller.SetupWithManager(mgr, metaCache, mirrorcontroller.Reconciler{
+	if err := mirrorcontroller.SetupMirrors(mgr, metaCache, mirrorcontroller.Reconciler{
 		Client: d.direct, Reader: metaCache, Registrations: registrations, OperatorID: o.ID, IsDefault: isDefault,
 	}, name); err != nil {
 		return nil, fmt.Errorf("mirror controller: %w", err)

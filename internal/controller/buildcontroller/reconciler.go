@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -54,11 +55,12 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller: Build events, and the
 // runner's notifications.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("build").
 		For(&camelv1.Build{}).
 		WatchesRawSource(source.Channel(r.Events, &handler.EnqueueRequestForObject{})).
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Build", r))
 }
 

@@ -187,7 +187,7 @@ var rolloutSeen = predicate.TypedFuncs[client.Object]{
 }
 
 // SetupWithManager registers the controller and its watches.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &camelv1.Integration{}, kitIndex, func(o client.Object) []string {
 		it := o.(*camelv1.Integration)
 		var kits []string

@@ -40,7 +40,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits/status,verbs=get;update;patch
 
 // SetupWithManager registers the controller.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("integrationkit").
 		For(&camelv1.IntegrationKit{}).

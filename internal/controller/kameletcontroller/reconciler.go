@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -44,12 +45,13 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller. Only changes of the spec or
 // of the assignment cause a reconcile; its own status writes do not.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kamelet").
 		For(&camelv1.Kamelet{}, builder.WithPredicates(specOrAssignment)).
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Kamelet", r))
 }
 

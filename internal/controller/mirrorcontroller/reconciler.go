@@ -107,9 +107,9 @@ func Trim(in any) (any, error) {
 	return obj, nil
 }
 
-// SetupWithManager starts one controller per kind on the metadata cache.
+// SetupMirrors starts one controller per kind on the metadata cache, each a copy of template.
 // Only events that need a write reach the reconciler.
-func SetupWithManager(mgr ctrl.Manager, metaCache cache.Cache, template Reconciler, name string) error {
+func SetupMirrors(mgr ctrl.Manager, metaCache cache.Cache, template Reconciler, name string) error {
 	for _, gvk := range Kinds {
 		r := template
 		r.GVK = gvk

@@ -27,12 +27,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -51,7 +53,7 @@ var Kinds = []schema.GroupVersionKind{
 type Reconciler struct {
 	// Meta is the metadata cache of every resource of Kinds, which also
 	// watches every registration.
-	Meta client.Reader
+	Meta cache.Cache
 	// Client writes status; APIReader reads the resource to update.
 	Client    client.Client
 	APIReader client.Reader
@@ -65,13 +67,14 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations/status;pipes/status;kameletbindings/status,verbs=get;update;patch
 
-// SetupWithManager indexes the metadata cache by assignment and watches
-// registrations and assignments, both on the metadata cache: of the
-// operators, only one running the cluster duties watches every
-// registration.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, metaCache cache.Cache) error {
+// SetupWithManager indexes the metadata cache by assignment, and watches registrations and assignments on it.
+// Of the operators, only one that runs the cluster duties watches every registration.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
 	r.marked = map[types.UID]string{}
+	metaCache := r.Meta
+	// One worker: a reconcile judges all of one operator's resources, and operators are few.
 	b := ctrl.NewControllerManagedBy(mgr).Named("orphan").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 1}).
 		WatchesRawSource(source.Kind(metaCache, &camelv1alpha1.IntegrationOperator{},
 			&handler.TypedEnqueueRequestForObject[*camelv1alpha1.IntegrationOperator]{}))
 	for _, gvk := range Kinds {
@@ -94,7 +97,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, met
 				return nil
 			})))
 	}
-	return b.Complete(r)
+	return b.Complete(wrap("Orphan", r))
 }
 
 // Reconcile judges every resource assigned to the operator id req.Name.

@@ -103,7 +103,7 @@ type scope struct {
 
 // SetupWithManager registers the controller for r.Kind, its watches and
 // its index of Kamelet names.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.New(), kameletIndex, func(o client.Object) []string {
 		spec, _ := r.Kind.Parts(o)
 		return referencedKamelets(spec)

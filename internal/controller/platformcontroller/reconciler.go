@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -43,7 +44,7 @@ type Reconciler struct {
 // SetupWithManager watches the platform (the cache only holds this
 // operator's) and triggers one reconcile at start, so a missing platform
 // is created.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconcile.Reconciler) reconcile.Reconciler) error {
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
 	kick := make(chan event.GenericEvent, 1)
 	kick <- event.GenericEvent{Object: &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{
 		Namespace: r.Namespace, Name: r.OperatorID}}}
@@ -51,6 +52,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, wrap func(string, reconc
 		Named("integrationplatform").
 		For(&camelv1.IntegrationPlatform{}).
 		WatchesRawSource(source.Channel(kick, &handler.EnqueueRequestForObject{})).
+		// One worker: an operator has one platform.
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 1}).
 		Complete(wrap("IntegrationPlatform", r))
 }
 
