@@ -80,10 +80,6 @@ func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, err
 	if err != nil {
 		return nil, err
 	}
-	registry := localcluster.RegistryBinary()
-	if registry == "" {
-		return nil, errors.New("the bench runs operators from their image, pushed to the cluster's registry: install Debian's docker-registry")
-	}
 	dir, err := os.MkdirTemp("", "caravan-bench-")
 	if err != nil {
 		return nil, err
@@ -92,7 +88,7 @@ func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, err
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: true, Nodes: 1,
 		Attached: true, AuditPolicy: []byte(auditPolicy), Profiling: true, Progress: progress,
-		NodeBinary: binary, RegistryBinary: registry,
+		NodeBinary: binary, Registry: true,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

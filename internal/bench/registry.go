@@ -18,28 +18,20 @@ import (
 	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
-// registry is a docker-registry process (Debian's package, the
-// distribution project's registry) serving on a free loopback port.
+// registry is the distribution project's registry, built into the cache
+// as the local cluster's is, serving on a free loopback port.
 type registry struct {
 	address string
 	cmd     *exec.Cmd
 	exited  chan struct{}
 }
 
-// registryBinary is $CARAVAN_REGISTRY_BIN, else docker-registry on PATH.
-func registryBinary() (string, error) {
-	if bin := os.Getenv("CARAVAN_REGISTRY_BIN"); bin != "" {
-		return bin, nil
-	}
-	bin, err := exec.LookPath("docker-registry")
-	if err != nil {
-		return "", fmt.Errorf("the build scenario needs a registry: install the Debian package docker-registry, or set CARAVAN_REGISTRY_BIN")
-	}
-	return bin, nil
-}
-
 func startRegistry(ctx context.Context, dir string) (*registry, error) {
-	bin, err := registryBinary()
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := localcluster.EnsureRegistry(ctx, cacheDir, os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ Scenarios:
            writes by the old owner after the move.
   share    (opt-in, slow) 5000 integrations split 10/90 between two operators, then
            all on a third: steady-state heaps and heap per owned integration.
-  build    (opt-in, needs the docker-registry binary) integrations over dependency
+  build    (opt-in) integrations over dependency
            sets built into a real registry: builds, time to Ready, build durations;
            then moved to a second operator, which builds kits of its own.
   recovery (opt-in) N integrations for the first operator, whose pod is killed

@@ -19,10 +19,8 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
@@ -177,7 +175,7 @@ func (o *InstallOptions) Complete() error {
 		return err
 	}
 	// Building the local image takes minutes; the client's logs go to klog.
-	ctrllog.SetLogger(klog.NewKlogr())
+	cmdutil.LogClientsToKlog()
 	o.local = local.Running(o.config.Host)
 	if o.local != nil && o.Registry == "" && o.local.RegistryAddress != "" {
 		// The local cluster's own registry, over plain HTTP on loopback.
@@ -365,7 +363,7 @@ func (o *InstallOptions) pushLocalImage(ctx context.Context) error {
 // local cluster; it returns the image by digest.
 func pushLocalImage(ctx context.Context, cluster *localcluster.Cluster, progress io.Writer) (string, error) {
 	if cluster.RegistryAddress == "" {
-		return "", errors.New("the local cluster runs no registry to push the operator image to (install Debian's docker-registry and start it again), or pass --image")
+		return "", errors.New("the local cluster runs no registry to push the operator image to (it was started with --registry=false: start it again without), or pass --image")
 	}
 	cacheDir, err := localcluster.DefaultCacheDir()
 	if err != nil {

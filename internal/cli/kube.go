@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
@@ -37,6 +38,7 @@ func (f *KubeFlags) Client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	cmdutil.LogClientsToKlog()
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)

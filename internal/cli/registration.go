@@ -28,6 +28,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
@@ -152,6 +153,7 @@ func newWatchClient(kube *KubeFlags) (client.WithWatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	cmdutil.LogClientsToKlog()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)

@@ -20,7 +20,14 @@ const (
 	KubernetesVersion = "v1.37.2"
 	EtcdVersion       = "v3.7.0"
 	KwokVersion       = "v0.8.0"
+	// RegistryVersion is distribution's registry, the OCI registry that
+	// Debian's docker-registry package also ships.
+	RegistryVersion = "v3.1.2"
 )
+
+// RegistryBinaryEnv names a registry executable to run instead of the one
+// built into the cache.
+const RegistryBinaryEnv = "CARAVAN_REGISTRY_BIN"
 
 // toolSources holds the tools modules that build the local-cluster
 // binaries. They are separate modules (their go.mod is stored as go.mod.txt
@@ -51,6 +58,8 @@ type Binaries struct {
 	Kwok              string
 	// KwokStages is the kwok configuration file holding the stages.
 	KwokStages string
+	// Registry is the OCI registry that serves the cluster's images.
+	Registry string
 }
 
 // component is one tools module and what it builds.
@@ -62,9 +71,22 @@ type component struct {
 	packages []string
 	// outputs are the files the build leaves in the directory.
 	outputs []string
+	// ldflags are passed to the linker, as the component's own release
+	// build passes them (its version, mostly).
+	ldflags []string
 	// after runs in the source directory once the build succeeded, with the
 	// output directory as argument.
 	after func(ctx context.Context, srcDir, outDir string) error
+}
+
+// recipeFile records, in a component's cache directory, how it was built;
+// a cached build of another recipe is built again.
+const recipeFile = "recipe.txt"
+
+// recipe is what decides a build's result besides the version: the
+// packages and the linker flags.
+func (c component) recipe() string {
+	return strings.Join(c.packages, " ") + "\nldflags: " + strings.Join(c.ldflags, " ") + "\n"
 }
 
 func components() []component {
@@ -79,6 +101,7 @@ func components() []component {
 				"k8s.io/kubernetes/cmd/kubectl",
 			},
 			outputs: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"},
+			ldflags: kubeVersionFlags(KubernetesVersion),
 		},
 		{name: "etcd", version: EtcdVersion, packages: []string{"."}, outputs: []string{"etcd"}},
 		{
@@ -88,7 +111,31 @@ func components() []component {
 			outputs:  []string{"kwok", "stages.yaml"},
 			after:    writeKwokStages,
 		},
+		{
+			name:     "registry",
+			version:  RegistryVersion,
+			packages: []string{"github.com/distribution/distribution/v3/cmd/registry"},
+			outputs:  []string{"registry"},
+			ldflags:  []string{"-X github.com/distribution/distribution/v3/version.version=" + RegistryVersion},
+		},
 	}
+}
+
+// kubeVersionFlags stamp the version into Kubernetes' binaries, as its
+// release build does, so that servers and kubectl report it.
+func kubeVersionFlags(version string) []string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var flags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		flags = append(flags,
+			"-X "+pkg+".gitVersion="+version,
+			"-X "+pkg+".gitMajor="+major,
+			"-X "+pkg+".gitMinor="+minor,
+			"-X "+pkg+".gitTreeState=clean",
+			"-X "+pkg+".gitCommit=")
+	}
+	return flags
 }
 
 // DefaultCacheDir is where built binaries are kept: $CARAVAN_CACHE_DIR, or
@@ -108,7 +155,17 @@ func (c component) dir(cacheDir string) string {
 	return filepath.Join(cacheDir, "bin", c.name+"-"+c.version)
 }
 
+// overridden reports whether the environment names an executable to use
+// instead of this component's build.
+func (c component) overridden() bool {
+	return c.name == "registry" && os.Getenv(RegistryBinaryEnv) != ""
+}
+
 func (c component) present(cacheDir string) bool {
+	recipe, err := os.ReadFile(filepath.Join(c.dir(cacheDir), recipeFile))
+	if err != nil || string(recipe) != c.recipe() {
+		return false
+	}
 	for _, out := range c.outputs {
 		if _, err := os.Stat(filepath.Join(c.dir(cacheDir), out)); err != nil {
 			return false
@@ -122,12 +179,16 @@ func (c component) present(cacheDir string) bool {
 func FindBinaries(cacheDir string) (Binaries, []string) {
 	var missing []string
 	for _, c := range components() {
-		if !c.present(cacheDir) {
+		if !c.overridden() && !c.present(cacheDir) {
 			missing = append(missing, c.name+" "+c.version)
 		}
 	}
 	kube := components()[0].dir(cacheDir)
 	kwok := components()[2].dir(cacheDir)
+	registry := filepath.Join(components()[3].dir(cacheDir), "registry")
+	if bin := os.Getenv(RegistryBinaryEnv); bin != "" {
+		registry = bin
+	}
 	return Binaries{
 		APIServer:         filepath.Join(kube, "kube-apiserver"),
 		ControllerManager: filepath.Join(kube, "kube-controller-manager"),
@@ -136,6 +197,7 @@ func FindBinaries(cacheDir string) (Binaries, []string) {
 		Etcd:              filepath.Join(components()[1].dir(cacheDir), "etcd"),
 		Kwok:              filepath.Join(kwok, "kwok"),
 		KwokStages:        filepath.Join(kwok, "stages.yaml"),
+		Registry:          registry,
 	}, missing
 }
 
@@ -144,30 +206,55 @@ func FindBinaries(cacheDir string) (Binaries, []string) {
 // example several test binaries) wait for each other on a lock file, so
 // each component is built once.
 func EnsureBinaries(ctx context.Context, cacheDir string, out io.Writer) (Binaries, error) {
-	if bins, missing := FindBinaries(cacheDir); len(missing) == 0 {
-		return bins, nil
-	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return Binaries{}, fmt.Errorf("creating cache directory: %w", err)
-	}
-	unlock, err := gobuild.Lock(filepath.Join(cacheDir, "build.lock"))
-	if err != nil {
+	if err := ensure(ctx, cacheDir, out, components()); err != nil {
 		return Binaries{}, err
-	}
-	defer unlock()
-	for _, c := range components() {
-		if c.present(cacheDir) {
-			continue
-		}
-		if err := c.build(ctx, cacheDir, out); err != nil {
-			return Binaries{}, err
-		}
 	}
 	bins, missing := FindBinaries(cacheDir)
 	if len(missing) > 0 {
 		return Binaries{}, fmt.Errorf("binaries still missing after build: %s", strings.Join(missing, ", "))
 	}
 	return bins, nil
+}
+
+// EnsureRegistry builds the registry alone when the cache lacks it, and
+// returns its path: for tests and benches that need no cluster.
+func EnsureRegistry(ctx context.Context, cacheDir string, out io.Writer) (string, error) {
+	if err := ensure(ctx, cacheDir, out, components()[3:4]); err != nil {
+		return "", err
+	}
+	bins, _ := FindBinaries(cacheDir)
+	return bins.Registry, nil
+}
+
+// ensure builds those of comps that the cache lacks, under the cache's lock.
+func ensure(ctx context.Context, cacheDir string, out io.Writer, comps []component) error {
+	var todo []component
+	for _, c := range comps {
+		if !c.overridden() && !c.present(cacheDir) {
+			todo = append(todo, c)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return fmt.Errorf("creating cache directory: %w", err)
+	}
+	unlock, err := gobuild.Lock(filepath.Join(cacheDir, "build.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, c := range todo {
+		// Another process may have built it while this one waited.
+		if c.present(cacheDir) {
+			continue
+		}
+		if err := c.build(ctx, cacheDir, out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // build writes the tools module to the cache, builds it into a temporary
@@ -187,7 +274,11 @@ func (c component) build(ctx context.Context, cacheDir string, out io.Writer) er
 	}
 	fmt.Fprintf(out, "building %s %s (%s) into %s; a cold build takes several minutes\n",
 		c.name, c.version, strings.Join(c.outputs, ", "), c.dir(cacheDir))
-	args := append([]string{"build", "-v", "-o", tmpDir + string(filepath.Separator)}, c.packages...)
+	args := []string{"build", "-v", "-o", tmpDir + string(filepath.Separator)}
+	if len(c.ldflags) > 0 {
+		args = append(args, "-ldflags", strings.Join(c.ldflags, " "))
+	}
+	args = append(args, c.packages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = srcDir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
@@ -198,6 +289,9 @@ func (c component) build(ctx context.Context, cacheDir string, out io.Writer) er
 		if err := c.after(ctx, srcDir, tmpDir); err != nil {
 			return err
 		}
+	}
+	if err := os.WriteFile(filepath.Join(tmpDir, recipeFile), []byte(c.recipe()), 0o644); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(c.dir(cacheDir)); err != nil {
 		return err

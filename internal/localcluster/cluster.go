@@ -53,9 +53,9 @@ type Options struct {
 	// NodeBinary, when set with Full, is the caravan binary that runs the
 	// process node (caravan local node), on which operator pods run.
 	NodeBinary string
-	// RegistryBinary, when set, runs that registry (see RegistryBinary)
-	// for kit builds, with the default base image pushed into it.
-	RegistryBinary string
+	// Registry runs an OCI registry (Binaries.Registry) for the operator
+	// image and kit builds, with the default base image pushed into it.
+	Registry bool
 }
 
 // State is what a running cluster records about itself.
@@ -131,7 +131,7 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 			steps = append(steps, step{"process node", c.startProcessNode})
 		}
 	}
-	if opts.RegistryBinary != "" {
+	if opts.Registry {
 		steps = append(steps, step{"registry", c.startRegistry})
 	}
 	for _, s := range steps {

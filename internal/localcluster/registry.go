@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -14,18 +13,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/platform"
 )
-
-// RegistryBinary finds Debian's docker-registry, a real OCI registry that
-// the local cluster runs for kit builds; "" when it is not installed.
-func RegistryBinary() string {
-	if p, err := exec.LookPath("docker-registry"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/bin/docker-registry"); err == nil {
-		return "/usr/bin/docker-registry"
-	}
-	return ""
-}
 
 // startRegistry runs a registry on a loopback port, and pushes a small
 // stand-in for the platforms' default base image into it, so that kits
@@ -42,7 +29,7 @@ func (c *Cluster) startRegistry(ctx context.Context, opts Options) error {
 	if err := os.WriteFile(config, []byte(content), 0o644); err != nil {
 		return err
 	}
-	p, err := c.launch(opts, "registry", opts.RegistryBinary, []string{"serve", config})
+	p, err := c.launch(opts, "registry", opts.Binaries.Registry, []string{"serve", config})
 	if err != nil {
 		return err
 	}

@@ -88,14 +88,33 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	out, errOut, err := caravan("local", "up", "--dir", dir, "--nodes", "2")
 	g.Expect(err).NotTo(HaveOccurred(), "local up: %s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("The local cluster is running"))
-	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "process-node"}
-	if localcluster.RegistryBinary() != "" {
-		// A registry for kit builds runs when docker-registry is installed.
-		components = append(components, "registry")
-		g.Expect(out).To(MatchRegexp(`registry:\s+127\.0\.0\.1:\d+`))
-	}
+	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "process-node", "registry"}
+	g.Expect(out).To(MatchRegexp(`registry:\s+127\.0\.0\.1:\d+`))
+	g.Expect(errOut).NotTo(ContainSubstring("goroutine "), "local up printed a stack trace")
+	g.Expect(errOut).NotTo(ContainSubstring("log.SetLogger"), "local up printed controller-runtime's warning")
 	started := recordedProcesses(t, dir)
 	g.Expect(started).To(HaveLen(len(components)))
+
+	t.Run("every component runs a binary built into the cache, or caravan itself", func(t *testing.T) {
+		// A fresh machine has Go and nothing else: a component found
+		// on the PATH (a registry from apt, say) would fail there.
+		g := NewWithT(t)
+		cacheDir, err := localcluster.DefaultCacheDir()
+		g.Expect(err).NotTo(HaveOccurred())
+		cacheDir, err = filepath.EvalSymlinks(cacheDir)
+		g.Expect(err).NotTo(HaveOccurred())
+		self, err := filepath.EvalSymlinks(caravanBin)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, p := range started {
+			exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID))
+			g.Expect(err).NotTo(HaveOccurred(), "reading the executable of %s", p.Name)
+			if p.Name == "registry" && os.Getenv(localcluster.RegistryBinaryEnv) != "" {
+				continue // the user named a registry of their own
+			}
+			g.Expect(exe).To(Or(HavePrefix(cacheDir+string(filepath.Separator)), Equal(self)),
+				"%s runs %s, which is neither in the cache %s nor caravan", p.Name, exe, cacheDir)
+		}
+	})
 
 	out, _, err = caravan("local", "status", "--dir", dir)
 	g.Expect(err).NotTo(HaveOccurred(), out)
@@ -112,6 +131,18 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(strings.TrimSpace(kubeconfig)).To(Equal(filepath.Join(dir, "kubeconfig")))
 
+	t.Run("the API server reports its release version", func(t *testing.T) {
+		g := NewWithT(t)
+		out, errOut, err := caravan("local", "kubectl", "--dir", dir, "--", "version", "-o", "json")
+		g.Expect(err).NotTo(HaveOccurred(), errOut)
+		var v struct {
+			Client struct{ GitVersion string } `json:"clientVersion"`
+			Server struct{ GitVersion string } `json:"serverVersion"`
+		}
+		g.Expect(json.Unmarshal([]byte(out), &v)).To(Succeed(), out)
+		g.Expect(v.Server.GitVersion).To(Equal(localcluster.KubernetesVersion))
+		g.Expect(v.Client.GitVersion).To(Equal(localcluster.KubernetesVersion))
+	})
 	t.Run("a Deployment reaches ready pods on kwok nodes", func(t *testing.T) {
 		t.Cleanup(func() {
 			if t.Failed() {

@@ -107,9 +107,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	}
 	if opts.Full && opts.Caravan != "" {
 		lo.NodeBinary = opts.Caravan
-		if lo.RegistryBinary = localcluster.RegistryBinary(); lo.RegistryBinary == "" {
-			return nil, fmt.Errorf("installed operators run from their image, pushed to a registry: install Debian's docker-registry")
-		}
+		lo.Registry = true
 	}
 	cluster, err := localcluster.Start(ctx, lo)
 	if err != nil {

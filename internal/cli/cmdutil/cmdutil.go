@@ -6,6 +6,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Command is what the Options of every command implement. Complete fills
@@ -34,4 +36,11 @@ func Run(ctx context.Context, o Command) error {
 // arguments (a command with some keeps them in its Options first).
 func RunE(o Command) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, _ []string) error { return Run(cmd.Context(), o) }
+}
+
+// LogClientsToKlog sends controller-runtime's logs to klog. Without a
+// logger, controller-runtime prints a stack trace after 30 seconds; only
+// the first call takes effect.
+func LogClientsToKlog() {
+	ctrllog.SetLogger(klog.NewKlogr())
 }

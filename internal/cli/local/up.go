@@ -41,7 +41,7 @@ func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	o.add(cmd)
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "number of simulated (kwok) nodes")
-	cmd.Flags().BoolVar(&o.Registry, "registry", o.Registry, "run a local registry for kit builds (needs Debian's docker-registry)")
+	cmd.Flags().BoolVar(&o.Registry, "registry", o.Registry, "run the cluster's registry, which serves the operator image and kits")
 	return cmd
 }
 
@@ -72,19 +72,13 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	registry := ""
-	if o.Registry {
-		if registry = localcluster.RegistryBinary(); registry == "" {
-			fmt.Fprintln(o.ErrOut, "note: docker-registry is not installed, so kits cannot be built on this cluster (apt-get install docker-registry); pre-built images still run")
-		}
-	}
 	fmt.Fprintf(o.ErrOut, "starting the local cluster in %s\n", o.Dir)
 	self, err := executable()
 	if err != nil {
 		return err
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, RegistryBinary: registry,
+		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, Registry: o.Registry,
 		NodeBinary: self,
 	})
 	if err != nil {
@@ -109,6 +103,7 @@ func installCRDs(ctx context.Context, c *localcluster.Cluster) error {
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
 	}
+	cmdutil.LogClientsToKlog()
 	cl, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err

@@ -1,8 +1,8 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
-// Package imagetest runs a real OCI registry for tests: Debian's docker-registry binary
-// (the distribution project's registry), on a free loopback port, storing blobs in a
-// test's temporary directory, optionally behind htpasswd basic auth.
+// Package imagetest runs a real OCI registry for tests: the distribution project's
+// registry, built into Caravan's cache as the local cluster's is, on a free loopback
+// port, storing blobs in a test's temporary directory, optionally behind htpasswd basic auth.
 package imagetest
 
 import (
@@ -25,13 +25,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
-
-// BinaryEnv names an environment variable that may point at the registry binary.
-const BinaryEnv = "CARAVAN_REGISTRY_BIN"
-
-// defaultBinary is where Debian's docker-registry package installs the registry.
-const defaultBinary = "/usr/bin/docker-registry"
 
 // Registry is a running test registry.
 type Registry struct {
@@ -62,9 +57,8 @@ func WithAuth(username, password string) Option {
 	return func(o *options) { o.username, o.password = username, password }
 }
 
-// StartRegistry starts a registry and stops it when the test ends. It fails the test
-// when the docker-registry binary is missing: install the Debian package
-// docker-registry, or set CARAVAN_REGISTRY_BIN to a registry binary.
+// StartRegistry starts a registry and stops it when the test ends. It builds the
+// registry into the cache first when the cache lacks it.
 func StartRegistry(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
 	var o options
@@ -162,18 +156,15 @@ func (r *Registry) Logs() string {
 
 func findBinary(t testing.TB) string {
 	t.Helper()
-	if bin := os.Getenv(BinaryEnv); bin != "" {
-		return bin
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatalf("finding the registry: %v", err)
 	}
-	if bin, err := exec.LookPath("docker-registry"); err == nil {
-		return bin
+	bin, err := localcluster.EnsureRegistry(context.Background(), cacheDir, os.Stderr)
+	if err != nil {
+		t.Fatalf("building the test registry: %v", err)
 	}
-	if _, err := os.Stat(defaultBinary); err == nil {
-		return defaultBinary
-	}
-	t.Fatalf("no registry binary for the image tests: install the Debian package docker-registry " +
-		"(apt-get install -y docker-registry), or set " + BinaryEnv + " to a registry binary")
-	return ""
+	return bin
 }
 
 // freePort returns a loopback TCP port that is free now.
