@@ -57,7 +57,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		return fmt.Errorf("build controller: %w", err)
 	}
 	if err := (&integrationkitcontroller.Reconciler{
-		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Runner: runner,
+		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Runner: runner, Recorder: recorder,
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("kit controller: %w", err)
 	}

@@ -8,8 +8,11 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
@@ -33,7 +36,8 @@ type Reconciler struct {
 	Namespace string
 	// Runner is the operator's build runner, told to cancel the Build of a
 	// kit that is deleted.
-	Runner *build.Runner
+	Runner   *build.Runner
+	Recorder events.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create;update;patch;delete
@@ -49,25 +53,26 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap 
 		Complete(wrap("IntegrationKit", r))
 }
 
-// Reconcile reconciles one object; a lost optimistic-lock race is retried
-// quietly.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	return controller.RequeueOnConflict(r.reconcile(ctx, req))
-}
-
-// scope is what one reconcile of a kit knows: the kit, the spec it
-// builds, and its Build once there is one.
+// scope holds what the steps of one reconcile share.
 type scope struct {
-	k    *camelv1.IntegrationKit
+	// k is the kit as read; computeStatus updates its status.
+	k *camelv1.IntegrationKit
+	// spec is set by reconcileSpec: what a platform kit builds.
 	spec kit.Spec
-	// build is the kit's Build, once it was read.
+	// build is set by reconcileBuild: the kit's Build, once it was read.
 	build *camelv1.Build
 	// submitted is set by reconcileBuild when the kit had no Build and this
 	// reconcile created it.
 	submitted bool
-	// Outcome is set by a step that found the kit invalid, or that
-	// found nothing to build.
+	// Outcome is set by reconcileSpec when the kit is invalid (Failure) or
+	// external, with nothing to build (Done).
 	controller.Outcome
+}
+
+// Reconcile reconciles one object; a lost optimistic-lock race is retried
+// quietly.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
 
 // reconcile runs the steps in order; the status is computed from what
@@ -82,29 +87,59 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !ownership.Owns(k.Annotations, r.OperatorID) {
-		return reconcile.Result{}, nil
-	}
 	if !k.DeletionTimestamp.IsZero() {
 		r.Runner.Cancel(req.NamespacedName)
+		return reconcile.Result{}, nil
+	}
+	if !ownership.Owns(k.Annotations, r.OperatorID) {
 		return reconcile.Result{}, nil
 	}
 	before := k.DeepCopy()
 	s := &scope{k: k}
 	defer func() {
-		computeStatus(s)
-		if _, err := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status); err != nil {
+		if err := r.patchStatus(ctx, before, s); err != nil {
 			// The status must land: a failed write is retried, even
 			// when the steps ended in a terminal error.
 			retErr = err
 		}
 	}()
-	return controller.RunSteps(ctx, s, &s.Outcome, r.resolveSpec, r.reconcileBuild)
+	steps := []controller.Step[*scope]{
+		r.reconcileSpec,
+		// Last: an external kit, or an invalid one, has no Build.
+		r.reconcileBuild,
+	}
+	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
 
-// resolveSpec reads what the kit builds: nothing for an external kit
+// patchStatus computes the status and writes it when it changed, with a
+// precondition on the resourceVersion read; a new phase is told in an Event.
+func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.IntegrationKit, s *scope) error {
+	computeStatus(s)
+	wrote, err := controller.PatchStatus(ctx, r.Client, before, s.k, before.Status, s.k.Status)
+	if wrote && before.Status.Phase != s.k.Status.Phase {
+		r.recordTransition(s)
+	}
+	return err
+}
+
+// recordTransition emits an Event for the kit's new phase, a Warning in Error.
+func (r *Reconciler) recordTransition(s *scope) {
+	k := s.k
+	kind := corev1.EventTypeNormal
+	if k.Status.Phase == camelv1.IntegrationKitPhaseError {
+		kind = corev1.EventTypeWarning
+	}
+	var related runtime.Object
+	if s.build != nil {
+		related = s.build
+	}
+	controller.Event(r.Recorder, k, related, kind, "IntegrationKitPhaseUpdated", "Reconcile",
+		controller.PhaseNote("IntegrationKit", k.Name, string(k.Status.Phase), k.Status.Conditions))
+}
+
+// reconcileSpec reads what the kit builds: nothing for an external kit
 // (spec.image), which runs as it is.
-func (r *Reconciler) resolveSpec(_ context.Context, s *scope) (reconcile.Result, error) {
+func (r *Reconciler) reconcileSpec(_ context.Context, s *scope) (reconcile.Result, error) {
 	if s.k.Spec.Image != "" {
 		if err := image.ValidateReference(s.k.Spec.Image); err != nil {
 			s.Failure = controller.Because(ReasonInvalidKit, "spec.image: "+err.Error())
@@ -140,26 +175,6 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *scope) (reconcile.Re
 	return reconcile.Result{}, nil
 }
 
-// computeStatus sets the kit's status from what the steps found.
-func computeStatus(s *scope) {
-	k := s.k
-	k.Status.ObservedGeneration = k.Generation
-	switch {
-	case s.Failure != nil:
-		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
-	case k.Spec.Image != "":
-		k.Status.Image = k.Spec.Image
-		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonExternalImage,
-			"the kit runs the pre-built image "+k.Spec.Image)
-	case s.submitted:
-		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, ReasonBuildSubmitted, "the kit's build is submitted")
-	case s.build != nil:
-		fromBuild(k, s.build, s.spec)
-	default:
-		// The Build could not be read: the status stays as it was.
-	}
-}
-
 // createBuild creates the kit's Build; its name is the kit's, so a kit
 // never has two.
 func (r *Reconciler) createBuild(ctx context.Context, k *camelv1.IntegrationKit, spec kit.Spec) error {
@@ -187,46 +202,4 @@ func (r *Reconciler) createBuild(ctx context.Context, k *camelv1.IntegrationKit,
 		return fmt.Errorf("creating the build of kit %s: %w", k.Name, err)
 	}
 	return nil
-}
-
-// fromBuild derives the kit's status from its build's.
-func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build, spec kit.Spec) {
-	c := b.Status.GetCondition(camelv1.ConditionReady)
-	reason, message := ReasonBuildSubmitted, "the kit's build is submitted"
-	if c != nil {
-		reason, message = controller.Reason(c.Reason), "build "+b.Name+": "+c.Message
-	}
-	switch b.Status.Phase {
-	case camelv1.BuildPhaseSucceeded:
-		k.Status.Image, k.Status.Digest, k.Status.BaseImage = b.Status.Image, b.Status.Digest, b.Status.BaseImage
-		k.Status.Failure = nil
-		k.Status.Artifacts = artifacts(spec)
-		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonBuilt, "built "+b.Status.Image)
-	case camelv1.BuildPhaseError:
-		k.Status.Failure = b.Status.Failure.DeepCopy()
-		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, reason, message)
-	case camelv1.BuildPhaseRunning:
-		setStatus(k, camelv1.IntegrationKitPhaseBuildRunning, metav1.ConditionFalse, reason, message)
-	default:
-		k.Status.Failure = b.Status.Failure.DeepCopy()
-		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, reason, message)
-	}
-}
-
-func artifacts(spec kit.Spec) []camelv1.Artifact {
-	files, err := kit.Layer(spec)
-	if err != nil {
-		return nil
-	}
-	out := make([]camelv1.Artifact, 0, len(files))
-	for _, f := range files {
-		out = append(out, camelv1.Artifact{ID: f.Path, Target: f.Path})
-	}
-	return out
-}
-
-func setStatus(k *camelv1.IntegrationKit, phase camelv1.IntegrationKitPhase, status metav1.ConditionStatus, reason controller.Reason, message string) {
-	k.Status.Phase = phase
-	progress := controller.ProgressOf(phase, camelv1.IntegrationKitPhaseReady, camelv1.IntegrationKitPhaseError)
-	controller.SetProgress(&k.Status.Conditions, k.Generation, status, progress, reason, message)
 }
