@@ -53,10 +53,10 @@ func TestTheCacheHoldsTheOperatorsNamespaceAndLabelledKamelets(t *testing.T) {
 	g.Expect(some.Namespaces["apps"].LabelSelector.String()).To(Equal(mine))
 }
 
-// validated runs the validate step on k and computes its status.
+// validated runs the reconcileDefinition step on k and computes its status.
 func validated(k *camelv1.Kamelet) {
 	s := &scope{k: k}
-	_, _ = validate(context.Background(), s)
+	_, _ = reconcileDefinition(context.Background(), s)
 	computeStatus(s)
 }
 

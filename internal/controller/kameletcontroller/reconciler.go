@@ -6,13 +6,9 @@ package kameletcontroller
 
 import (
 	"context"
-	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -26,9 +22,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/kamelet"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
-
-// ReasonValid is the reason of the Ready condition of a valid Kamelet.
-const ReasonValid controller.Reason = "Valid"
 
 // Reconciler validates Kamelets.
 type Reconciler struct {
@@ -69,42 +62,54 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		// Deleted, or no longer in this operator's share.
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	if !k.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, nil
+	}
 	if k.Labels[camelv1.OperatorIDLabel] == r.OperatorID && !ownership.Owns(k.Annotations, r.OperatorID) {
 		// Assigned elsewhere: hand the label over. A Kamelet this
 		// operator still validates comes back with the new label.
 		return reconcile.Result{}, r.release(ctx, k)
 	}
-	if !Validates(k.Namespace, k.Annotations, r.OperatorID, r.Namespace) || !k.DeletionTimestamp.IsZero() {
+	if !Validates(k.Namespace, k.Annotations, r.OperatorID, r.Namespace) {
 		return reconcile.Result{}, nil
 	}
 	before := k.DeepCopy()
 	s := &scope{k: k}
 	defer func() {
-		computeStatus(s)
-		wrote, err := controller.PatchStatus(ctx, r.Client, before, k, before.Status, k.Status)
-		if err != nil {
+		if err := r.patchStatus(ctx, before, s); err != nil {
 			// The status must land: a failed write is retried, even
 			// when the steps ended in a terminal error.
 			retErr = err
-			return
-		}
-		if wrote && before.Status.Phase != k.Status.Phase {
-			r.recordTransition(k)
 		}
 	}()
-	return controller.RunSteps(ctx, s, &s.Outcome, validate)
+	steps := []controller.Step[*scope]{
+		reconcileDefinition,
+	}
+	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
 
-// scope is what one reconcile of a Kamelet knows.
+// scope holds what the steps of one reconcile share.
 type scope struct {
+	// k is the Kamelet as read; computeStatus updates its status.
 	k *camelv1.Kamelet
-	// Outcome is set when the Kamelet is invalid: only the user can fix it.
+	// Outcome is set by reconcileDefinition when the Kamelet is invalid: only the user can fix it.
 	controller.Outcome
 }
 
-// validate checks the Kamelet's name, property schema and template; the
+// patchStatus computes the status and writes it when it changed, with a
+// precondition on the resourceVersion read; a new phase is told in an Event.
+func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Kamelet, s *scope) error {
+	computeStatus(s)
+	wrote, err := controller.PatchStatus(ctx, r.Client, before, s.k, before.Status, s.k.Status)
+	if wrote && before.Status.Phase != s.k.Status.Phase {
+		r.recordTransition(s.k)
+	}
+	return err
+}
+
+// reconcileDefinition checks the Kamelet's name, property schema and template; the
 // reason is the first problem's, and the message lists them all.
-func validate(_ context.Context, s *scope) (reconcile.Result, error) {
+func reconcileDefinition(_ context.Context, s *scope) (reconcile.Result, error) {
 	problems := kamelet.Validate(s.k)
 	if len(problems) == 0 {
 		return reconcile.Result{}, nil
@@ -124,44 +129,12 @@ func (r *Reconciler) release(ctx context.Context, k *camelv1.Kamelet) error {
 	return controller.HandLabelOver(ctx, r.Client, k)
 }
 
+// recordTransition emits an Event for the Kamelet's new phase, a Warning in Error.
 func (r *Reconciler) recordTransition(k *camelv1.Kamelet) {
-	kind, note := corev1.EventTypeNormal, fmt.Sprintf("Kamelet %s in phase %q", k.Name, k.Status.Phase)
+	kind := corev1.EventTypeNormal
 	if k.Status.Phase == camelv1.KameletPhaseError {
 		kind = corev1.EventTypeWarning
-		note += ": " + k.Status.GetCondition(camelv1.ConditionReady).Message
 	}
-	if len(note) > 1024 { // an Event's note holds at most 1 kB
-		note = note[:1021] + "..."
-	}
-	r.Recorder.Eventf(k, nil, kind, "KameletPhaseUpdated", "Validate", note)
-}
-
-// computeStatus derives the status from what validate found: Ready with
-// the properties and their defaults, or Error with a Ready=False
-// condition, and Stalled, since only the user can fix a Kamelet.
-func computeStatus(s *scope) {
-	k, st := s.k, &s.k.Status
-	st.ObservedGeneration = k.Generation
-	st.Properties = properties(k)
-	if s.Failure == nil {
-		st.Phase = camelv1.KameletPhaseReady
-		controller.SetProgress(&st.Conditions, k.Generation, metav1.ConditionTrue, controller.Current, ReasonValid, "the Kamelet is valid")
-		return
-	}
-	st.Phase = camelv1.KameletPhaseError
-	controller.SetProgress(&st.Conditions, k.Generation, metav1.ConditionFalse, controller.Stuck, s.Failure.Reason, s.Failure.Message)
-}
-
-// properties lists the definition's properties, sorted by name, with
-// their defaults; none when the definition cannot be read.
-func properties(k *camelv1.Kamelet) []camelv1.KameletProperty {
-	props, _, err := kamelet.Properties(k)
-	if err != nil || len(props) == 0 {
-		return nil
-	}
-	out := make([]camelv1.KameletProperty, 0, len(props))
-	for _, name := range slices.Sorted(maps.Keys(props)) {
-		out = append(out, camelv1.KameletProperty{Name: name, Default: props[name].DefaultValue()})
-	}
-	return out
+	controller.Event(r.Recorder, k, nil, kind, "KameletPhaseUpdated", "Validate",
+		controller.PhaseNote("Kamelet", k.Name, string(k.Status.Phase), k.Status.Conditions))
 }
