@@ -24,10 +24,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
-// ReasonResolved is the reason of a platform whose settings are resolved
-// into its status: the only state the platform has.
-const ReasonResolved controller.Reason = "Resolved"
-
 // Reconciler keeps the platform <namespace>/<operator id> in place.
 type Reconciler struct {
 	Client     client.Client
@@ -57,48 +53,57 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap 
 		Complete(wrap("IntegrationPlatform", r))
 }
 
-// Reconcile creates the platform when it is missing and resolves its status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+// Reconcile reconciles the operator's platform; a lost optimistic-lock race is retried quietly.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return controller.RequeueOnConflict(r.reconcile(ctx, req))
+}
+
+// scope holds what the steps of one reconcile share.
+type scope struct {
+	// itp is the platform as read; computeStatus updates its status.
+	itp *camelv1.IntegrationPlatform
+	// operatorID and version are the operator's, which the status names.
+	operatorID, version string
+	// settings is set by reconcileSettings: the platform's spec, defaults filled in.
+	settings *camelv1.IntegrationPlatformSpec
+	// Outcome is never set: a platform has no bad input and waits for nothing.
+	controller.Outcome
+}
+
+// reconcile creates the platform when it is missing, and resolves its settings into its status.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	if req.Namespace != r.Namespace || req.Name != r.OperatorID {
 		// Another platform carrying this operator's id: not one it manages.
-		return ctrl.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	itp := &camelv1.IntegrationPlatform{}
 	err := r.Client.Get(ctx, req.NamespacedName, itp)
 	if apierrors.IsNotFound(err) || (err == nil && itp.OperatorID() != r.OperatorID) {
 		// Missing, or its id was removed: put the id back. The next
 		// reconcile, from the watch, resolves the status.
-		return ctrl.Result{}, r.ensure(ctx, req.NamespacedName)
+		return reconcile.Result{}, r.ensure(ctx, req.NamespacedName)
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return reconcile.Result{}, err
 	}
 	before := itp.DeepCopy()
-	s := &scope{itp: itp}
+	s := &scope{itp: itp, operatorID: r.OperatorID, version: r.Version}
 	defer func() {
+		computeStatus(s)
 		if _, err := controller.PatchStatus(ctx, r.Client, before, itp, before.Status, itp.Status); err != nil {
 			retErr = err
 		}
 	}()
-	return controller.RunSteps(ctx, s, &s.Outcome, r.resolve)
+	steps := []controller.Step[*scope]{
+		reconcileSettings,
+	}
+	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
 
-// scope is what one reconcile of the platform knows.
-type scope struct {
-	itp *camelv1.IntegrationPlatform
-	controller.Outcome
-}
-
-// resolve writes the platform's settings, defaults filled in, into its
-// status: Ready, the only state a platform has.
-func (r *Reconciler) resolve(_ context.Context, s *scope) (reconcile.Result, error) {
-	itp := s.itp
-	itp.Status.IntegrationPlatformSpec = platform.Resolve(itp.Spec)
-	itp.Status.Phase = camelv1.IntegrationPlatformPhaseReady
-	itp.Status.Version = r.Version
-	itp.Status.ObservedGeneration = itp.Generation
-	controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionTrue, controller.Current,
-		ReasonResolved, fmt.Sprintf("platform of operator %s", r.OperatorID))
+// reconcileSettings resolves the platform's settings, filling in the defaults.
+func reconcileSettings(_ context.Context, s *scope) (reconcile.Result, error) {
+	settings := platform.Resolve(s.itp.Spec)
+	s.settings = &settings
 	return reconcile.Result{}, nil
 }
 

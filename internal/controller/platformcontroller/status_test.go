@@ -1,0 +1,49 @@
+package platformcontroller
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+)
+
+func TestComputeStatus(t *testing.T) {
+	resolved := camelv1.IntegrationPlatformSpec{Cluster: "Kubernetes", Profile: "Kubernetes"}
+	cases := []struct {
+		name     string
+		settings *camelv1.IntegrationPlatformSpec
+		phase    camelv1.IntegrationPlatformPhase
+		version  string
+		cluster  string
+	}{
+		{name: "a platform whose settings are resolved is Ready with them and the operator's version",
+			settings: &resolved, phase: camelv1.IntegrationPlatformPhaseReady, version: "1.2.0", cluster: "Kubernetes"},
+		{name: "a reconcile that resolved nothing leaves the status as it was", phase: camelv1.IntegrationPlatformPhaseNone},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			itp := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a", Generation: 2}}
+			computeStatus(&scope{itp: itp, operatorID: "tenant-a", version: "1.2.0", settings: tc.settings})
+			st := itp.Status
+			if st.Phase != tc.phase || st.Version != tc.version || st.Cluster != tc.cluster {
+				t.Errorf("phase %q, version %q, cluster %q; want %q, %q, %q", st.Phase, st.Version, st.Cluster, tc.phase, tc.version, tc.cluster)
+			}
+			ready := meta.FindStatusCondition(st.Conditions, camelv1.ConditionReady)
+			if tc.settings == nil {
+				if ready != nil {
+					t.Errorf("Ready set with nothing resolved: %+v", ready)
+				}
+				return
+			}
+			if ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != string(ReasonResolved) ||
+				ready.Message != "platform of operator tenant-a" || ready.ObservedGeneration != 2 || st.ObservedGeneration != 2 {
+				t.Errorf("Ready %+v, observed generation %d", ready, st.ObservedGeneration)
+			}
+			if len(st.Conditions) != 1 {
+				t.Errorf("a Ready platform is neither Reconciling nor Stalled: %+v", st.Conditions)
+			}
+		})
+	}
+}
