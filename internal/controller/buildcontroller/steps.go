@@ -1,0 +1,141 @@
+package buildcontroller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/internal/platform"
+)
+
+// reconcileAttempt reads what the runner says of the current attempt: when it has it, there is nothing to submit.
+func (r *Reconciler) reconcileAttempt(_ context.Context, s *scope) (reconcile.Result, error) {
+	st, ok := r.Runner.Status(client.ObjectKeyFromObject(s.b))
+	if !ok || st.Attempt != attempts(s.b)+1 {
+		return reconcile.Result{}, nil
+	}
+	s.job, s.Done = &st, true
+	return r.retryAfter(st), nil
+}
+
+// reconcileBackoff waits out the backoff after a failed attempt.
+func (r *Reconciler) reconcileBackoff(_ context.Context, s *scope) (reconcile.Result, error) {
+	// The phase is an input, as in finished: only the status records a failed attempt.
+	if s.b.Status.Phase != camelv1.BuildPhaseFailed {
+		return reconcile.Result{}, nil
+	}
+	wait := s.b.Status.Failure.Recovery.AttemptTime.Add(build.Backoff(r.BackoffBase, attempts(s.b))).Sub(r.Clock.Now())
+	if wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// reconcileSpec reads the kit spec to build from the build's task: a build
+// without one, or with one that no kit layer can hold, is bad input.
+func (r *Reconciler) reconcileSpec(_ context.Context, s *scope) (reconcile.Result, error) {
+	spec, err := build.SpecOf(s.b)
+	if err == nil {
+		// A spec its layer cannot hold fails every attempt alike.
+		_, err = kit.Layer(spec)
+	}
+	if err != nil {
+		s.Failure = controller.Because(ReasonInvalidBuild, err.Error())
+		return reconcile.Result{}, nil
+	}
+	s.spec = spec
+	return reconcile.Result{}, nil
+}
+
+// reconcilePlatform reads the operator's platform settings, and waits for
+// the platform while it is missing.
+func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile.Result, error) {
+	itp := &camelv1.IntegrationPlatform{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.OperatorID}, itp); err != nil {
+		s.Waiting = controller.Because(ReasonPlatformNotReady, "waiting for the operator's platform")
+		return reconcile.Result{RequeueAfter: platformRetry}, client.IgnoreNotFound(err)
+	}
+	s.settings = platform.Resolve(itp.Spec)
+	return reconcile.Result{}, nil
+}
+
+// reconcileRegistry builds the registry settings, and waits while they
+// cannot work as they are: that is configuration the user must fix, not
+// an attempt.
+func (r *Reconciler) reconcileRegistry(ctx context.Context, s *scope) (reconcile.Result, error) {
+	reg, reason, msg := r.registry(ctx, s.settings.Build.Registry)
+	if reason != "" {
+		s.Waiting = controller.Because(reason, msg)
+		return reconcile.Result{RequeueAfter: registryRetry}, nil
+	}
+	s.registry = reg
+	return reconcile.Result{}, nil
+}
+
+// reconcileSubmission hands the attempt to the runner and reads what it says.
+func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile.Result, error) {
+	r.Runner.SetLimit(int(*s.settings.Build.MaxRunningBuilds))
+	timeout := s.settings.Build.Timeout.Duration
+	if s.b.Spec.Timeout != nil && s.b.Spec.Timeout.Duration > 0 {
+		timeout = s.b.Spec.Timeout.Duration
+	}
+	st := r.Runner.Submit(build.Job{
+		Build: client.ObjectKeyFromObject(s.b), Attempt: attempts(s.b) + 1,
+		Spec: s.spec, Registry: s.registry, Timeout: timeout,
+	})
+	s.job = &st
+	return r.retryAfter(st), nil
+}
+
+// retryAfter asks for the next attempt after the backoff when the runner's attempt failed and
+// is to be retried; otherwise the runner's notification brings the next reconcile.
+func (r *Reconciler) retryAfter(st build.Status) reconcile.Result {
+	if st.State == build.Done && st.Err != nil && !finalFailure(st) {
+		return reconcile.Result{RequeueAfter: build.Backoff(r.BackoffBase, st.Attempt)}
+	}
+	return reconcile.Result{}
+}
+
+// finalFailure tells whether a failed attempt is the build's last: the attempts are used up, or it was cancelled.
+func finalFailure(st build.Status) bool {
+	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled)
+}
+
+// registry builds the registry settings, reading the credentials Secret
+// named by the platform. A reason is returned when the platform's
+// settings cannot work as they are.
+func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (image.Registry, controller.Reason, string) {
+	if spec.Address == "" {
+		return image.Registry{}, ReasonNoRegistry, fmt.Sprintf(
+			"the IntegrationPlatform %s/%s has no spec.build.registry.address: kits cannot be built until it names a registry",
+			r.Namespace, r.OperatorID)
+	}
+	reg := image.Registry{Address: spec.Address, Insecure: spec.Insecure, Organization: spec.Organization}
+	if spec.Secret == "" {
+		return reg, "", ""
+	}
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.Secret}, secret); err != nil {
+		return reg, ReasonRegistrySecretUnavailable, fmt.Sprintf("reading the registry Secret %s/%s named by the platform: %v",
+			r.Namespace, spec.Secret, err)
+	}
+	data := secret.Data[corev1.DockerConfigJsonKey]
+	if data == nil {
+		data = secret.Data[corev1.DockerConfigKey]
+	}
+	auth, err := image.AuthFromDockerConfig(data, spec.Address)
+	if err != nil {
+		return reg, ReasonRegistrySecretInvalid, fmt.Sprintf("registry Secret %s/%s: %v", r.Namespace, spec.Secret, err)
+	}
+	reg.Auth = auth
+	return reg, "", ""
+}
