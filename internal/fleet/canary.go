@@ -24,18 +24,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/reassign"
 )
 
-// Reasons of the Canary condition.
-const (
-	ReasonCanaryWaiting     controller.Reason = "AwaitingRollout"
-	ReasonCanaryMoving      controller.Reason = "Moving"
-	ReasonCanaryPaused      controller.Reason = "Paused"
-	ReasonCanaryRollingBack controller.Reason = "RollingBack"
-	ReasonCanarySucceeded   controller.Reason = "Succeeded"
-	ReasonCanaryFailed      controller.Reason = "WaveFailed"
-	ReasonCanaryRolledBack  controller.Reason = "RolledBack"
-	ReasonCanaryInvalid     controller.Reason = "InvalidCanary"
-)
-
 // canaryEvery is how often a running wave is looked at again: the fleet
 // controller does not watch the integrations it moves.
 const canaryEvery = 2 * time.Second

@@ -49,18 +49,6 @@ import (
 // has removed its operator's objects.
 const Finalizer = install.FleetFinalizer
 
-// Reasons of the conditions the fleet controller sets.
-const (
-	ReasonRolledOut            controller.Reason = "RolledOut"
-	ReasonRollingOut           controller.Reason = "RollingOut"
-	ReasonAwaitingRegistration controller.Reason = "AwaitingRegistration"
-	ReasonInvalidSpec          controller.Reason = "InvalidSpec"
-	ReasonApplyFailed          controller.Reason = "ApplyFailed"
-	ReasonRolloutFailed        controller.Reason = "RolloutFailed"
-	ReasonRegisteredElsewhere  controller.Reason = "RegisteredElsewhere"
-	ReasonRemoved              controller.Reason = "Removed"
-)
-
 // holderCheckEvery is how often a fleet controller looks again whether
 // the one that runs an operator still exists, to take it over if not.
 const holderCheckEvery = 30 * time.Second
@@ -351,7 +339,7 @@ func (r *Reconciler) remove(ctx context.Context, iop *camelv1alpha1.IntegrationO
 		if left != "" {
 			msg += "; it leaves " + left + " as orphans until they are assigned to another operator (caravan reassign --from " + iop.Name + ")"
 		}
-		r.Recorder.Eventf(iop, nil, corev1.EventTypeNormal, string(ReasonRemoved), "Remove", msg)
+		controller.Event(r.Recorder, iop, nil, corev1.EventTypeNormal, string(ReasonRemoved), "Remove", msg)
 		log.FromContext(ctx).Info(msg)
 	}
 	patch := client.MergeFromWithOptions(iop.DeepCopy(), client.MergeFromWithOptimisticLock{})

@@ -20,6 +20,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -140,7 +141,7 @@ func (r *Registrar) beatOnce(ctx context.Context) (bool, error) {
 		return false, r.refuse(ctx, iop, message)
 	}
 	if reason == ownership.ReasonStaleTakenOver {
-		r.Recorder.Eventf(iop, nil, corev1.EventTypeWarning, reason, "Register", message)
+		controller.Event(r.Recorder, iop, nil, corev1.EventTypeWarning, reason, "Register", message)
 	}
 	iop.Status.Namespace = r.Namespace
 	iop.Status.Version = r.Version
@@ -245,7 +246,7 @@ func (r *Registrar) refuse(ctx context.Context, iop *camelv1alpha1.IntegrationOp
 		return nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Refusing to reconcile: operator id already registered", "operatorID", r.ID, "reason", message)
-	r.Recorder.Eventf(iop, nil, corev1.EventTypeWarning, ownership.ReasonConflict, "Register", message)
+	controller.Event(r.Recorder, iop, nil, corev1.EventTypeWarning, ownership.ReasonConflict, "Register", message)
 	meta.SetStatusCondition(&iop.Status.Conditions, metav1.Condition{
 		Type: camelv1alpha1.ConditionConflict, Status: metav1.ConditionTrue,
 		Reason: ownership.ReasonConflict, Message: message, ObservedGeneration: iop.Generation,

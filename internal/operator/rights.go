@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/install"
 )
 
@@ -210,11 +211,11 @@ func (r *RightsCheck) report(ctx context.Context, missing string) {
 	}
 	if missing != "" {
 		log.Info("Missing rights", "missing", missing)
-		r.Recorder.Eventf(regarding, iop, corev1.EventTypeWarning, reasonMissingRights, "CheckRights", "%s", eventNote(missing))
+		controller.Event(r.Recorder, regarding, iop, corev1.EventTypeWarning, reasonMissingRights, "CheckRights", eventNote(missing))
 	} else if meta.FindStatusCondition(iop.Status.Conditions, camelv1alpha1.ConditionMissingRights) != nil {
 		log.Info("The operator's rights are complete again")
-		r.Recorder.Eventf(regarding, iop, corev1.EventTypeNormal, "RightsRestored", "CheckRights",
-			"operator %s holds every right it needs again", r.ID)
+		controller.Event(r.Recorder, regarding, iop, corev1.EventTypeNormal, "RightsRestored", "CheckRights",
+			fmt.Sprintf("operator %s holds every right it needs again", r.ID))
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := r.Client.Get(ctx, client.ObjectKey{Name: r.ID}, iop); err != nil {
@@ -238,15 +239,7 @@ func (r *RightsCheck) report(ctx context.Context, missing string) {
 	}
 }
 
-// maxEventNote is the longest note the API server accepts in an Event.
-const maxEventNote = 1024
-
-// eventNote is message, cut to fit an Event's note with a pointer to the
-// condition that holds it whole.
+// eventNote is message, cut to fit an Event's note with a pointer to the condition that holds it whole.
 func eventNote(message string) string {
-	const more = " ... (the MissingRights condition of the IntegrationOperator lists them all)"
-	if len(message) <= maxEventNote {
-		return message
-	}
-	return message[:maxEventNote-len(more)] + more
+	return controller.CutNote(message, " ... (the MissingRights condition of the IntegrationOperator lists them all)")
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/caravan-dev/caravan/internal/controller"
 )
 
 func TestMissingRulesAreDescribedByResourceWithTheirVerbs(t *testing.T) {
@@ -26,7 +28,7 @@ func TestALongMessageIsCutToAnEventsNote(t *testing.T) {
 		t.Fatalf("a short message was changed: %q", eventNote(short))
 	}
 	note := eventNote(strings.Repeat("x", 5000))
-	if len(note) != maxEventNote || !strings.HasSuffix(note, "lists them all)") {
+	if len(note) != controller.MaxEventNote || !strings.HasSuffix(note, "lists them all)") {
 		t.Fatalf("note of %d bytes: %q", len(note), note[len(note)-80:])
 	}
 }

@@ -116,11 +116,11 @@ func (r *Reconciler) removeChildren(ctx context.Context, s *scope) error {
 	return r.removeChild(ctx, s, render.ConfigMapName(name), &corev1.ConfigMap{})
 }
 
-// awaitDeploy stops a built integration that does not run after its
+// reconcileDeploy stops a built integration that does not run after its
 // build at phase Build Complete, without children, until a client asks
 // for a deploy. One that has its Deployment was deployed: it stays so,
 // and rolls with its spec, until it is undeployed.
-func (r *Reconciler) awaitDeploy(ctx context.Context, s *scope) (reconcile.Result, error) {
+func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if !dontRunAfterBuild(s.it) || requestOf(s.it) == deployRequest {
 		return reconcile.Result{}, nil
 	}

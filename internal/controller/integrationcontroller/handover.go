@@ -161,8 +161,8 @@ func (r *Reconciler) trackHold(key types.NamespacedName, it *camelv1.Integration
 	r.Metrics.SetAwaitingRelease(n)
 	if waited > 0 {
 		prev := it.Status.Ownership.Owner
-		r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "AwaitingRelease", "Adopt",
-			"Integration %s is assigned to operator %s, which has waited %s for operator %s to release it; operator %s is live and has not",
-			it.Name, r.OperatorID, waited.Round(time.Second), prev, prev)
+		controller.Event(r.Recorder, it, nil, corev1.EventTypeWarning, "AwaitingRelease", "Adopt",
+			fmt.Sprintf("Integration %s is assigned to operator %s, which has waited %s for operator %s to release it; operator %s is live and has not",
+				it.Name, r.OperatorID, waited.Round(time.Second), prev, prev))
 	}
 }

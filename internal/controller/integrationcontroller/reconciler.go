@@ -106,7 +106,7 @@ type scope struct {
 	traitsIgnoredReason controller.Reason
 	// traitsChecked is set by reconcileTraits once it has looked.
 	traitsChecked bool
-	// notDeployed is set by reconcileUndeploy and awaitDeploy: the
+	// notDeployed is set by reconcileUndeploy and reconcileDeploy: the
 	// integration is built and, as its dont-run-after-build annotation
 	// asks, not deployed (Build Complete).
 	notDeployed bool
@@ -284,7 +284,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileTraits,
 		r.reconcileDigest,
 		r.reconcileImage,
-		r.awaitDeploy,
+		r.reconcileDeploy,
 		r.reconcileConfigMap,
 		r.reconcileService,
 		r.reconcilePodDisruptionBudget,

@@ -139,27 +139,24 @@ func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
 		// Not an adoption from another operator.
 	case prev.ReleasedAt != nil:
 		r.Metrics.Adopted(metrics.AfterRelease)
-		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "Adopted", "Adopt",
-			"Integration %s adopted by operator %s from operator %s (epoch %d)", after.Name, cur.Owner, prev.Owner, cur.Epoch)
+		controller.Event(r.Recorder, after, nil, corev1.EventTypeNormal, "Adopted", "Adopt",
+			fmt.Sprintf("Integration %s adopted by operator %s from operator %s (epoch %d)", after.Name, cur.Owner, prev.Owner, cur.Epoch))
 	default:
 		// A takeover: the previous owner is gone, it released nothing.
 		r.Metrics.Adopted(metrics.AfterExpiry)
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "Adopted", "Adopt",
-			"Integration %s adopted by operator %s from operator %s, whose registration expired without a release (epoch %d)",
-			after.Name, cur.Owner, prev.Owner, cur.Epoch)
+		controller.Event(r.Recorder, after, nil, corev1.EventTypeWarning, "Adopted", "Adopt",
+			fmt.Sprintf("Integration %s adopted by operator %s from operator %s, whose registration expired without a release (epoch %d)",
+				after.Name, cur.Owner, prev.Owner, cur.Epoch))
 	}
 	if before.Status.Phase == after.Status.Phase || transient(after.Status.Phase) {
 		return
 	}
 	kind := corev1.EventTypeNormal
-	note := fmt.Sprintf("Integration %s in phase %q", after.Name, after.Status.Phase)
-	if c := meta.FindStatusCondition(after.Status.Conditions, camelv1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
-		note += ": " + c.Message
-	}
 	if after.Status.Phase == camelv1.IntegrationPhaseError {
 		kind = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(after, nil, kind, "IntegrationPhaseUpdated", "Reconcile", note)
+	controller.Event(r.Recorder, after, nil, kind, "IntegrationPhaseUpdated", "Reconcile",
+		controller.PhaseNote("Integration", after.Name, string(after.Status.Phase), after.Status.Conditions))
 	if after.Status.Phase == camelv1.IntegrationPhaseRunning && after.Status.Ownership.Epoch <= 1 {
 		// Once per integration and process: a later restart of its pods
 		// is not a first readiness.

@@ -99,7 +99,7 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	if !r.warned.first(client.ObjectKeyFromObject(it), "TraitsIgnored", it.Generation) {
 		return
 	}
-	r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "TraitsIgnored", "Reconcile", "%s", s.traitsIgnored)
+	controller.Event(r.Recorder, it, nil, corev1.EventTypeWarning, "TraitsIgnored", "Reconcile", s.traitsIgnored)
 }
 
 // reconcileDigest computes what defines the integration. When it changed
@@ -172,10 +172,10 @@ func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
 		!r.warned.first(client.ObjectKeyFromObject(it), "DependenciesNotBuilt", it.Generation) {
 		return
 	}
-	r.Recorder.Eventf(it, nil, corev1.EventTypeWarning, "DependenciesNotBuilt", "Reconcile",
-		"the container trait's image %s runs as it is, and no kit is built for it: the dependencies %s are not added to it; "+
+	controller.Event(r.Recorder, it, nil, corev1.EventTypeWarning, "DependenciesNotBuilt", "Reconcile",
+		fmt.Sprintf("the container trait's image %s runs as it is, and no kit is built for it: the dependencies %s are not added to it; "+
 			"remove them, or remove the image to have a kit built with them",
-		s.image, strings.Join(it.Spec.Dependencies, ", "))
+			s.image, strings.Join(it.Spec.Dependencies, ", ")))
 }
 
 // impliedDependencies are the dependencies the traits call for.
@@ -340,10 +340,10 @@ func (r *Reconciler) reconcilePodMonitor(ctx context.Context, s *scope) (reconci
 	switch {
 	case !r.PodMonitors:
 		if want != nil && r.warned.first(client.ObjectKeyFromObject(s.it), "PodMonitorNotServed", s.it.Generation) {
-			r.Recorder.Eventf(s.it, nil, corev1.EventTypeWarning, "PodMonitorNotServed", "Reconcile",
-				"the prometheus trait asks for a PodMonitor, and the cluster served no %s when operator %s started: "+
+			controller.Event(r.Recorder, s.it, nil, corev1.EventTypeWarning, "PodMonitorNotServed", "Reconcile",
+				fmt.Sprintf("the prometheus trait asks for a PodMonitor, and the cluster served no %s when operator %s started: "+
 					"install the Prometheus Operator's CRDs and restart the operator, or set prometheus.podMonitor: false",
-				render.PodMonitorGVK.GroupVersion().WithResource("podmonitors").GroupResource(), r.OperatorID)
+					render.PodMonitorGVK.GroupVersion().WithResource("podmonitors").GroupResource(), r.OperatorID))
 		}
 		return reconcile.Result{}, nil
 	case want != nil:
@@ -532,9 +532,9 @@ func (r *Reconciler) reclaim(ctx context.Context, s *scope, want, observed clien
 	if err := r.Client.Update(ctx, want, client.FieldOwner(r.FieldManager)); err != nil {
 		return fmt.Errorf("restoring %s %s, which operator %s took: %w", kind, want.GetName(), from, err)
 	}
-	r.Recorder.Eventf(s.it, nil, corev1.EventTypeWarning, ReasonChildTakenBack, "Reconcile",
-		"%s %s was labelled for operator %s, which neither owns this integration nor handed it over: restored as operator %s renders it",
-		kind, want.GetName(), from, r.OperatorID)
+	controller.Event(r.Recorder, s.it, nil, corev1.EventTypeWarning, ReasonChildTakenBack, "Reconcile",
+		fmt.Sprintf("%s %s was labelled for operator %s, which neither owns this integration nor handed it over: restored as operator %s renders it",
+			kind, want.GetName(), from, r.OperatorID))
 	ctrl.LoggerFrom(ctx).Info("Restored a child another operator took", "kind", kind, "name", want.GetName(), "operator", from)
 	return r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), observed)
 }

@@ -15,7 +15,6 @@ package pipecontroller
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -53,6 +52,9 @@ const (
 	// deletionRetry is how soon a binding waits for the Integration of a
 	// previous binding of the same name to be deleted.
 	deletionRetry = 2 * time.Second
+	// creatingRecheck is how often a binding whose Integration is not ready
+	// yet is looked at again without an event.
+	creatingRecheck = 10 * time.Second
 )
 
 // Reconciler reconciles the bindings of one kind.
@@ -85,14 +87,14 @@ type scope struct {
 	binding client.Object
 	spec    *camelv1.PipeSpec
 	status  *camelv1.PipeStatus
-	// integration is set by observeIntegration: the generated Integration
+	// integration is set by reconcileObserved: the generated Integration
 	// as this operator's cache holds it, if it does.
 	integration *camelv1.Integration
-	// compiled is set by compile: the spec of the Integration.
+	// compiled is set by reconcileSpec: the spec of the Integration.
 	compiled *camelv1.IntegrationSpec
-	// desired is set by applyIntegration: the Integration the binding generates.
+	// desired is set by reconcileIntegration: the Integration the binding generates.
 	desired *camelv1.Integration
-	// applied is set by applyIntegration when it wrote the Integration.
+	// applied is set by reconcileIntegration when it wrote the Integration.
 	applied bool
 	// Outcome is set by a step that waits, found bad input, found on a
 	// fresh read that the binding is no longer this operator's, or found
@@ -153,10 +155,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
 
-// creatingRecheck is how often a binding whose Integration is not ready
-// yet is looked at again without an event.
-const creatingRecheck = 10 * time.Second
-
 // reconcile runs the steps in order; the status is computed from what
 // they observed and written once, at the end.
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
@@ -191,9 +189,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		}
 	}()
 	steps := []controller.Step[*scope]{
-		r.observeIntegration,
-		r.compile,
-		r.applyIntegration,
+		r.reconcileObserved,
+		r.reconcileSpec,
+		// Last: it applies what the steps above observed and compiled.
+		r.reconcileIntegration,
 	}
 	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
@@ -220,16 +219,10 @@ func (r *Reconciler) recordTransition(s *scope) {
 	if s.status.Phase == camelv1.PipePhaseError {
 		kind = corev1.EventTypeWarning
 	}
-	note := fmt.Sprintf("%s %s in phase %q", r.Kind.GVK.Kind, s.binding.GetName(), s.status.Phase)
-	if c := s.status.GetCondition(camelv1.ConditionReady); c != nil && c.Status != "True" {
-		note += ": " + c.Message
-	}
-	if len(note) > 1024 {
-		note = note[:1021] + "..."
-	}
 	var related runtime.Object
 	if s.integration != nil {
 		related = s.integration
 	}
-	r.Recorder.Eventf(s.binding, related, kind, r.Kind.GVK.Kind+"PhaseUpdated", "Reconcile", note)
+	controller.Event(r.Recorder, s.binding, related, kind, r.Kind.GVK.Kind+"PhaseUpdated", "Reconcile",
+		controller.PhaseNote(r.Kind.GVK.Kind, s.binding.GetName(), string(s.status.Phase), s.status.Conditions))
 }

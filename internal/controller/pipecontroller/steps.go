@@ -19,21 +19,9 @@ import (
 	"github.com/caravan-dev/caravan/internal/pipe"
 )
 
-// Reasons of the binding's own conditions.
-const (
-	ReasonKameletNotFound controller.Reason = "KameletNotFound"
-	ReasonInvalidBinding  controller.Reason = "InvalidBinding"
-	ReasonNameConflict    controller.Reason = "NameConflict"
-	ReasonPreviousDeleted controller.Reason = "PreviousIntegrationDeleting"
-	// Waits for the generated Integration.
-	ReasonIntegrationApplied     controller.Reason = "IntegrationApplied"
-	ReasonIntegrationReconciling controller.Reason = "IntegrationReconciling"
-	ReasonIntegrationNotReady    controller.Reason = "IntegrationNotReady"
-)
-
-// observeIntegration reads the generated Integration from the cache, which
+// reconcileObserved reads the generated Integration from the cache, which
 // holds it when it is in this operator's share.
-func (r *Reconciler) observeIntegration(ctx context.Context, s *scope) (reconcile.Result, error) {
+func (r *Reconciler) reconcileObserved(ctx context.Context, s *scope) (reconcile.Result, error) {
 	it := &camelv1.Integration{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.binding), it)
 	if apierrors.IsNotFound(err) {
@@ -46,10 +34,10 @@ func (r *Reconciler) observeIntegration(ctx context.Context, s *scope) (reconcil
 	return reconcile.Result{}, nil
 }
 
-// compile builds the Integration the binding generates. A missing Kamelet
-// is waited for (it may be created yet); other compile errors are bad
-// input the user must fix; a failed lookup is retried.
-func (r *Reconciler) compile(ctx context.Context, s *scope) (reconcile.Result, error) {
+// reconcileSpec compiles the spec of the Integration the binding generates.
+// A missing Kamelet is waited for (it may be created yet); other compile errors are bad input
+// the user must fix; a failed lookup is retried.
+func (r *Reconciler) reconcileSpec(ctx context.Context, s *scope) (reconcile.Result, error) {
 	res := &resolver{ctx: ctx, cache: r.Client, api: r.APIReader, binding: s.binding.GetNamespace(), operator: r.Namespace}
 	spec, err := pipe.Compile(*s.spec, res)
 	switch {
@@ -70,12 +58,12 @@ func (r *Reconciler) compile(ctx context.Context, s *scope) (reconcile.Result, e
 	return reconcile.Result{}, nil
 }
 
-// applyIntegration applies the desired Integration unless the observed one
+// reconcileIntegration applies the desired Integration unless the observed one
 // is current. It writes only an Integration this binding controls, or
 // none: a foreign Integration of the same name is a conflict the user
 // resolves. An Integration outside this operator's cache is new, or is
 // being moved here from another operator with the binding.
-func (r *Reconciler) applyIntegration(ctx context.Context, s *scope) (reconcile.Result, error) {
+func (r *Reconciler) reconcileIntegration(ctx context.Context, s *scope) (reconcile.Result, error) {
 	observed := s.integration
 	if observed == nil {
 		it := &camelv1.Integration{}
