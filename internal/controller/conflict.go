@@ -23,9 +23,8 @@ func RequeueOnConflict(res reconcile.Result, err error) (reconcile.Result, error
 	return res, err
 }
 
-// NamespaceEnding tells whether err is the API server refusing to create
-// an object in a namespace that is being deleted: the resource that wanted
-// it goes with the namespace, and nothing about it is worth a retry or a
+// NamespaceEnding tells whether err is a refusal to create an object in a namespace being deleted.
+// The resource that wanted it goes with the namespace, and nothing about it is worth a retry or a
 // status write.
 func NamespaceEnding(err error) bool {
 	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)

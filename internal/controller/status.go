@@ -12,10 +12,9 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
-// PatchStatus writes the status of after when it differs from the one
-// before had (oldStatus, newStatus), with a precondition on the
-// resourceVersion read, so that a status computed from a stale read never
-// overwrites a newer one. It reports whether it wrote.
+// PatchStatus writes the status of after when it differs from before's, and reports whether it
+// wrote. oldStatus and newStatus are the two statuses. The patch has a precondition on the
+// resourceVersion read, so that a status computed from a stale read never overwrites a newer one.
 func PatchStatus(ctx context.Context, c client.Client, before, after client.Object, oldStatus, newStatus any) (bool, error) {
 	if equality.Semantic.DeepEqual(oldStatus, newStatus) {
 		return false, nil
@@ -63,11 +62,10 @@ func SetProgress(conditions *[]metav1.Condition, gen int64, status metav1.Condit
 	SetProgressOf(conditions, camelv1.ConditionReady, gen, status, progress, reason, message)
 }
 
-// SetProgressOf is SetProgress with summary, the condition of a writer
-// that leaves Ready to another (the fleet controller's Deployed on an
-// IntegrationOperator, whose Ready is the operator's), in place of Ready.
-// The conditions are observed at generation gen; Reconciling and Stalled
-// are set only while they hold, as kstatus reads them.
+// SetProgressOf is SetProgress with summary in place of Ready, for a writer that leaves Ready to
+// another. The fleet controller's Deployed on an IntegrationOperator is one: Ready is the
+// operator's. The conditions are observed at generation gen; Reconciling and Stalled are set only
+// while they hold, as kstatus reads them.
 func SetProgressOf(conditions *[]metav1.Condition, summary string, gen int64, status metav1.ConditionStatus, progress Progress, reason Reason, message string) {
 	held := Cond(metav1.ConditionTrue, reason, message)
 	var reconciling, stalled *metav1.Condition

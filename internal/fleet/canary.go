@@ -41,12 +41,10 @@ type canaryRun struct {
 	now time.Time
 }
 
-// reconcileCanary runs spec.canary one step at a time, with every step
-// recorded in status.canary before the moves it decides are made: a wave
-// is planned (its resources named in status.canary.current), then moved
-// and awaited, so that a reconcile that stops half-way, or whose status
-// write fails, is taken up where it was and never moves more than a wave.
-// It runs once the operator has rolled out.
+// reconcileCanary runs spec.canary one step at a time, once the operator has rolled out. Every step
+// is recorded in status.canary before the moves it decides are made: a wave is planned (its
+// resources named in status.canary.current), then moved and awaited, so that a reconcile that stops
+// half-way, or whose status write fails, is taken up where it was and never moves more than a wave.
 func (r *Reconciler) reconcileCanary(ctx context.Context, iop *camelv1alpha1.IntegrationOperator) (reconcile.Result, error) {
 	spec := iop.Spec.Canary
 	if spec == nil {

@@ -7,11 +7,10 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 )
 
-// convergeEvery is how long the objects of an operator whose declaration
-// has not changed go without being applied again: a reconcile in between
-// (a roll-out's progress, a canary's wave) only reads, and what someone
-// changed by hand is set back within this time. A deleted Deployment is
-// applied again at once.
+// convergeEvery is how long an operator whose declaration has not changed goes without its objects
+// applied again. A reconcile in between (a roll-out's progress, a canary's wave) only reads, and
+// what someone changed by hand is set back within this time. A deleted Deployment is applied again
+// at once.
 const convergeEvery = 10 * time.Minute
 
 // convergeMarks records, per declared operator, the generation of its

@@ -1,11 +1,9 @@
-// Package fleet runs the operators that IntegrationOperators declare: for
-// each one whose spec names a namespace, it keeps the objects that caravan
-// install would create (identity, rights, Deployment, platform, admission
-// bindings) as declared, reports the roll-out in the IntegrationOperator's
-// status next to what the operator itself registers there, runs the canary
-// its spec.canary declares (a move of another operator's integrations to
-// it in waves), and removes them when the IntegrationOperator is deleted,
-// leaving its integrations as orphans.
+// Package fleet runs the operators that IntegrationOperators declare. For each one whose spec names
+// a namespace, it keeps the objects that caravan install would create (identity, rights,
+// Deployment, platform, admission bindings) as declared, reports the roll-out in the
+// IntegrationOperator's status next to what the operator itself registers there, runs the canary
+// its spec.canary declares (a move of another operator's integrations to it in waves), and removes
+// them when the IntegrationOperator is deleted, leaving its integrations as orphans.
 package fleet
 
 import (
@@ -223,10 +221,9 @@ func (r *Reconciler) holderGone(ctx context.Context, holder string) (bool, error
 	return false, err
 }
 
-// claim makes this fleet controller the one that runs iop, and holds iop
-// with the finalizer until its objects are removed; two fleet controllers
-// racing for it are told apart by the optimistic lock of the update. It
-// reports whether this one holds it.
+// claim makes this fleet controller the one that runs iop, and reports whether it is. The finalizer
+// holds iop until its objects are removed; two fleet controllers racing for it are told apart by
+// the optimistic lock of the update.
 func (r *Reconciler) claim(ctx context.Context, iop *camelv1alpha1.IntegrationOperator) (bool, error) {
 	if iop.Annotations[camelv1alpha1.FleetAnnotation] == r.Identity && controllerutil.ContainsFinalizer(iop, Finalizer) {
 		return true, nil

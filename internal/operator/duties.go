@@ -31,28 +31,25 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations,verbs=create
 
-// defaultPoll is how often an operator that does not keep the metadata
-// watch checks whether it became the default operator, which needs it;
-// every mirrorPolls polls, it also checks that the API server still
-// mirrors the label (the admission policies may be uninstalled).
+// defaultPoll is how often an operator without the metadata watch checks whether it became the
+// default operator. The default operator needs the watch. Every mirrorPolls polls, it also checks
+// that the API server still mirrors the label (the admission policies may be uninstalled).
 const (
 	defaultPoll = 5 * time.Second
 	mirrorPolls = 6
 )
 
-// clusterDuties are the controllers that read the metadata of every
-// resource of the cluster rather than the operator's share: the label
-// mirror (moves and adoption), the Kamelet label mirror and the orphan
-// marks, on one metadata-only cache.
+// clusterDuties are the controllers that read the metadata of every resource of the cluster, not
+// the operator's share. They are the label mirror (moves and adoption), the Kamelet label mirror
+// and the orphan marks, on one metadata-only cache.
 //
-// The default operator always runs them: it adopts unassigned resources
-// and marks orphans. Any other operator runs them only when the API server
-// does not mirror the operator-id label itself (the admission policy that
-// `caravan install` installs, docs/architecture.md, Authorisation): then each operator mirrors
-// the label of the resources moved to it. When the API server does, the
-// other operators watch, beyond their share, only the resources that have
-// no label (written before the policy took effect), so that the cost of
-// an operator follows its share and not the size of the cluster.
+// The default operator always runs them: it adopts unassigned resources and marks orphans. Any
+// other operator runs them only when the API server does not mirror the operator-id label itself
+// (the admission policy that `caravan install` installs, docs/architecture.md, Authorisation): then
+// each operator mirrors the label of the resources moved to it. When the API server does, the other
+// operators watch, beyond their share, only the resources that have no label (written before the
+// policy took effect), so that the cost of an operator follows its share and not the size of the
+// cluster.
 type clusterDuties struct {
 	mgr    ctrl.Manager
 	direct client.Client
@@ -202,14 +199,12 @@ func (d *clusterDuties) List(ctx context.Context, list client.ObjectList, opts .
 	return (*c).List(ctx, list, opts...)
 }
 
-// labelsMirrored reports whether the API server mirrors the operator-id
-// label of every assignable kind and of Kamelets: the label policy that
-// `caravan install` installs exists, with a binding that narrows it to no
-// namespace or object, matches them, and acts: a server-side dry run of an
-// Integration assigned to this operator comes back labelled (the policy's
-// objects can exist on a server that does not apply them, or be edited so
-// that they never match). The dry run's answer is kept until the policy or
-// its binding changes.
+// labelsMirrored reports whether the API server mirrors the operator-id label of every assignable
+// kind and of Kamelets. It does when the label policy that `caravan install` installs exists, with
+// a binding that narrows it to no namespace or object, matches them, and acts: a server-side dry
+// run of an Integration assigned to this operator comes back labelled (the policy's objects can
+// exist on a server that does not apply them, or be edited so that they never match). The dry run's
+// answer is kept until the policy or its binding changes.
 func (d *clusterDuties) labelsMirrored(ctx context.Context) (bool, error) {
 	binding := &admissionv1.MutatingAdmissionPolicyBinding{}
 	policy := &admissionv1.MutatingAdmissionPolicy{}

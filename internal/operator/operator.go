@@ -1,6 +1,6 @@
-// Package operator runs one Caravan operator: it registers its id, elects
-// a leader among its replicas, and runs the controllers over the share of
-// resources that its id owns, watched with server-side label selectors.
+// Package operator runs one Caravan operator: registration, leader election, and the controllers of
+// its share. The share is the resources its id owns, watched with server-side label selectors; its
+// replicas elect a leader.
 package operator
 
 import (

@@ -29,10 +29,9 @@ import (
 // then finds the conflict and refuses to run.
 var errRegistrationLost = errors.New("registration lost")
 
-// errRegistrationExpired stops the operator when it could not renew its
-// registration for as long as the registration lasts: another operator
-// may have taken its resources over, and its caches may still show them
-// as its own. It starts again from a fresh read.
+// errRegistrationExpired stops an operator that could not renew its registration for as long as it
+// lasts. Another operator may have taken its resources over, and its caches may still show them as
+// its own. It starts again from a fresh read.
 var errRegistrationExpired = errors.New("registration expired")
 
 // Registrar claims the IntegrationOperator named by the operator id and
@@ -190,12 +189,10 @@ func (r *Registrar) checkNotExpired(now time.Time) error {
 		errRegistrationExpired, r.ID, now.Sub(r.renewedAt).Round(time.Second), r.StaleAfter)
 }
 
-// WriteDeadline is the time until which the operator's writes may go:
-// its last renewal's heartbeat time plus the registration's life, less
-// one heartbeat interval of margin (for the time a write takes, and the
-// clocks of the nodes). Other operators count it as gone only after the
-// registration's whole life. While the operator is not registered, or
-// past that time, it returns errNotLive.
+// WriteDeadline is the time until which the operator's writes may go, or errNotLive when it is not
+// registered or past it. It is its last renewal's heartbeat time plus the registration's life, less
+// one heartbeat interval of margin (for the time a write takes, and the clocks of the nodes). Other
+// operators count it as gone only after the registration's whole life.
 func (r *Registrar) WriteDeadline() (time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -37,14 +37,12 @@ const rightsEvery = 3
 // registration's Ready=False while rights are missing.
 const reasonMissingRights = "MissingRights"
 
-// RightsCheck finds out, with one SelfSubjectRulesReview in each
-// namespace the operator serves, whether its identity holds every rule
-// the operator needs there (install.RequiredRules), and says what is
-// missing: /readyz fails, the registration gets the MissingRights
-// condition, and a Warning Event and a log line name the rules, once per
-// change. An operator whose RoleBindings were removed, or that was
-// installed by hand with too few rights, says so instead of looping on
-// "forbidden". Every replica checks, leader or not.
+// RightsCheck checks that the operator's identity holds every rule it needs, and says what is
+// missing. It runs one SelfSubjectRulesReview in each namespace the operator serves against
+// install.RequiredRules. When rules are missing, /readyz fails, the registration gets the
+// MissingRights condition, and a Warning Event and a log line name the rules, once per change. An
+// operator whose RoleBindings were removed, or that was installed by hand with too few rights, says
+// so instead of looping on "forbidden". Every replica checks, leader or not.
 type RightsCheck struct {
 	Client          client.Client
 	ID, Namespace   string

@@ -1,7 +1,6 @@
-// Package buildcontroller reconciles the Builds an operator owns: it submits each
-// attempt to the operator's build runner, records what the runner
-// observed, and retries failures with exponential backoff, at most
-// build.MaxAttempts times.
+// Package buildcontroller reconciles the Builds an operator owns by running their attempts on the
+// operator's build runner. It submits each attempt, records what the runner observed, and retries
+// failures with exponential backoff, at most build.MaxAttempts times.
 package buildcontroller
 
 import (

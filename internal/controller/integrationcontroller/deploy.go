@@ -76,9 +76,9 @@ var runRequested = predicate.TypedFuncs[client.Object]{
 	},
 }
 
-// reconcileUndeploy removes the children of an integration whose client
-// asked for an undeploy, before anything else is looked at: the request
-// is in the phase, which this reconcile's status write replaces.
+// reconcileUndeploy removes the children of an integration whose client asked for an undeploy. It
+// runs before anything else is looked at: the request is in the phase, which this reconcile's
+// status write replaces.
 func (r *Reconciler) reconcileUndeploy(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if requestOf(s.it) != undeployRequest {
 		return reconcile.Result{}, nil

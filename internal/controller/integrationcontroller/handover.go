@@ -151,11 +151,10 @@ func (h *holds) track(key types.NamespacedName, waiting bool, now time.Time) (re
 	return 0, len(h.m)
 }
 
-// trackHold records whether the integration key waits for its previous
-// owner's release, in the gauge and, once a wait has lasted
-// holdWarnAfter, in a Warning Event about it (an Event is not a write to
-// the integration: the previous owner's writes and this operator's still
-// do not interleave).
+// trackHold records whether the integration key waits for its previous owner's release. The wait
+// goes in the gauge and, once it has lasted holdWarnAfter, in a Warning Event (an Event is not a
+// write to the integration: the previous owner's writes and this operator's still do not
+// interleave).
 func (r *Reconciler) trackHold(key types.NamespacedName, it *camelv1.Integration, waiting bool) {
 	waited, n := r.holds.track(key, waiting, r.Clock.Now())
 	r.Metrics.SetAwaitingRelease(n)

@@ -1,7 +1,7 @@
-// Package integrationcontroller reconciles the Integrations an operator owns into a
-// ConfigMap of sources and properties, a Deployment and, when the
-// integration exposes a port, a Service, and with the pdb, ingress and
-// prometheus traits a PodDisruptionBudget, an Ingress and a PodMonitor.
+// Package integrationcontroller reconciles the Integrations an operator owns into the children that
+// run them. The children are a ConfigMap of sources and properties, a Deployment and, when the
+// integration exposes a port, a Service, and with the pdb, ingress and prometheus traits a
+// PodDisruptionBudget, an Ingress and a PodMonitor.
 package integrationcontroller
 
 import (
@@ -94,10 +94,10 @@ type scope struct {
 	// deployment is set by reconcileDeployment: the Deployment as cached
 	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment
-	// Outcome is set by a step that waits for something other than the
-	// Deployment (the platform, a kit), found bad input, or found that
-	// the namespace is being deleted, and the integration with it (its
-	// children cannot be applied any more: this reconcile writes nothing).
+	// Outcome is set by a step that waits, found bad input, or found the namespace being deleted. A
+	// wait is for something other than the Deployment (the platform, a kit). In a namespace being
+	// deleted the integration goes too: its children cannot be applied any more, and this reconcile
+	// writes nothing.
 	controller.Outcome
 	// traitsIgnored and traitsIgnoredReason are set by reconcileTraits
 	// when the integration sets traits Caravan does not act on: the
@@ -139,27 +139,22 @@ var statusCleared = predicate.TypedFuncs[client.Object]{
 	},
 }
 
-// notCreated drops the creation events of the children whose status the
-// integration's does not follow (the ConfigMap, the Service): the
-// reconcile that wrote one has nothing left to do when it appears, and
-// their changes and deletions still come through. The Deployment's
-// creation events do come through: a Deployment that appears may already
-// be rolled out (on a move).
+// notCreated drops the creation events of the children whose status the integration's does not
+// follow. Those are the ConfigMap and the Service: the reconcile that wrote one has nothing left to
+// do when it appears, and their changes and deletions still come through. The Deployment's creation
+// events do come through: a Deployment that appears may already be rolled out (on a move).
 var notCreated = predicate.TypedFuncs[client.Object]{
 	CreateFunc: func(event.TypedCreateEvent[client.Object]) bool { return false },
 }
 
-// rolloutSeen passes the Deployment events the integration follows: its
-// deletion; its appearance when it is rolled out already (on a move, the
-// new owner's cache gains it rolled out); a change of its spec, of its
-// labels (the operator's id and applied hash among them) or owners; and
-// a change of what its rollout tells (ready or not, and the message the
-// Ready condition carries). The rest changes nothing the integration
-// shows, and a reconcile for each would find nothing to do: the
-// appearance of a Deployment still rolling out (the reconcile that
-// applied it reported that), and the Deployment controller's other
-// writes (its revision annotation, observed generation, conditions, one
-// pod of several).
+// rolloutSeen passes the Deployment events that change what the integration shows. Those are its
+// deletion; its appearance when it is rolled out already (on a move, the new owner's cache gains it
+// rolled out); a change of its spec, of its labels (the operator's id and applied hash among them)
+// or owners; and a change of what its rollout tells (ready or not, and the message the Ready
+// condition carries). A reconcile for any other would find nothing to do: the appearance of a
+// Deployment still rolling out (the reconcile that applied it reported that), and the Deployment
+// controller's other writes (its revision annotation, observed generation, conditions, one pod of
+// several).
 var rolloutSeen = predicate.TypedFuncs[client.Object]{
 	CreateFunc: func(e event.TypedCreateEvent[client.Object]) bool {
 		d, ok := e.Object.(*appsv1.Deployment)
@@ -202,12 +197,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	if err != nil {
 		return err
 	}
-	// Status writes (this controller's own) change neither generation,
-	// annotations nor labels, so they do not cause another reconcile;
-	// except the previous owner's release, for the new owner to adopt at
-	// once, a write that names another kit (see kitNamed), a status
-	// someone else cleared (see statusCleared), and a client's deploy or
-	// undeploy request (see runRequested).
+	// Status writes, this controller's own, cause no reconcile: they change neither generation,
+	// annotations nor labels. The exceptions are the previous owner's release, for the new owner to
+	// adopt at once, a write that names another kit (see kitNamed), a status someone else cleared
+	// (see statusCleared), and a client's deploy or undeploy request (see runRequested).
 	specOrAssignment := predicate.Or(predicate.GenerationChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, released, kitNamed, statusCleared, runRequested)
 	b := ctrl.NewControllerManagedBy(mgr).

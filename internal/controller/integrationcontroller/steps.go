@@ -71,10 +71,9 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 	return reconcile.Result{}, nil
 }
 
-// warnIgnoredTraits records, for the TraitsIgnored condition, which of
-// the integration's traits Caravan keeps but does not act on (Camel K's
-// others), and which name no Camel K trait at all; and tells the user with
-// a Warning Event once per generation.
+// warnIgnoredTraits records the integration's traits that Caravan keeps but does not act on, for
+// the TraitsIgnored condition. Those are Camel K's other traits, and names of no Camel K trait at
+// all. A Warning Event tells the user, once per generation.
 func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	it := s.it
 	s.traitsChecked = true
@@ -120,10 +119,9 @@ func (r *Reconciler) reconcileDigest(_ context.Context, s *scope) (reconcile.Res
 	return reconcile.Result{}, nil
 }
 
-// reconcileImage decides the image the pods run: the container.image
-// trait; or the image of the kit named by spec.integrationKit, which must
-// be one of this operator's kits; or else the image of the operator's
-// kit for the integration's dependencies, made (and built) when missing.
+// reconcileImage decides the image the pods run. It is the container.image trait's; or the image of
+// the kit named by spec.integrationKit, which must be one of this operator's kits; or else the
+// image of the operator's kit for the integration's dependencies, made (and built) when missing.
 func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if img := s.traits.Container.Image(); img != "" {
 		if err := image.ValidateReference(img); err != nil {
@@ -160,12 +158,10 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 	return r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
 }
 
-// warnUnbuiltDependencies tells the user, with a Warning Event once per
-// generation, that the dependencies an integration lists are not in the
-// container trait's image it runs: no kit is built for such an
-// integration, so they would otherwise be dropped without a word. An
-// integration that a Pipe or a KameletBinding generated is left out: its
-// dependencies are the Kamelets', not the user's.
+// warnUnbuiltDependencies warns, once per generation, that an integration's dependencies are not in
+// the image it runs. That image is the container trait's: no kit is built for such an integration,
+// so the dependencies would otherwise be dropped without a word. An integration that a Pipe or a
+// KameletBinding generated is left out: its dependencies are the Kamelets', not the user's.
 func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
 	it := s.it
 	if len(it.Spec.Dependencies) == 0 || metav1.GetControllerOf(it) != nil ||
@@ -205,10 +201,10 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 		s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name))
 		err := r.createKit(ctx, key, *spec)
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-			// Refused by RBAC or an admission policy (whose denials are
-			// Invalid unless the policy says otherwise): an administrator
-			// must act (Error, Stalled); tried again now and then, so
-			// that the integration recovers once they have.
+			// Refused by RBAC or an admission policy: an administrator must act (Error, Stalled).
+			// An admission policy's denials are Invalid unless the policy says otherwise. The
+			// create is tried again now and then, so that the integration recovers once they have
+			// acted.
 			s.Failure = controller.Because(ReasonKitRefused, fmt.Sprintf(
 				"the API server refused to create the kit %s of this integration, so it cannot be built: %v", key.Name, err))
 			return reconcile.Result{RequeueAfter: kitRefusedRetry}, nil
@@ -361,9 +357,9 @@ func PodMonitorMetadata() *metav1.PartialObjectMetadata {
 	return pm
 }
 
-// reconcileOptionalChild applies want, a child of the integration that render made, or,
-// when render made none (want nil), deletes the one of that kind, named like the
-// integration, that the integration controls. A render error is bad input.
+// reconcileOptionalChild applies want, a child render made, or deletes the integration's child of
+// that kind when want is nil. The child deleted is the one named like the integration that the
+// integration controls. A render error is bad input.
 func reconcileOptionalChild[T any, P interface {
 	*T
 	client.Object
@@ -408,10 +404,8 @@ func (r *Reconciler) removeChild(ctx context.Context, s *scope, name string, obj
 	return client.IgnoreNotFound(r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}))
 }
 
-// takeOver labels a child of the integration that a previous owner
-// labelled with this operator's id, before this operator deletes it: the
-// confinement policy lets an operator delete only what is labelled with
-// its own id.
+// takeOver labels with this operator's id a child a previous owner labelled, before this operator
+// deletes it. The confinement policy lets an operator delete only what is labelled with its own id.
 func (r *Reconciler) takeOver(ctx context.Context, obj client.Object) error {
 	if obj.GetLabels()[camelv1.OperatorIDLabel] == r.OperatorID {
 		return nil
@@ -422,14 +416,12 @@ func (r *Reconciler) takeOver(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
-// previousOwnersChildren tells whether the integration's children may
-// still be those of an operator that owned it before: they carry that
-// operator's id, so this operator's cache, filtered by its own, does not
-// hold them, and a child this one no longer makes (a Service whose port
-// went while the integration moved) must be looked up in the API server.
-// That is the case after a handover until this operator has applied the
-// Deployment, which the steps do last: a lookup or a removal that fails
-// is retried before it. Looking costs a cached read.
+// previousOwnersChildren tells whether the integration's children may still be a previous owner's.
+// Such children carry that operator's id, so this operator's cache, filtered by its own, does not
+// hold them, and a child this one no longer makes (a Service whose port went while the integration
+// moved) must be looked up in the API server. That is the case after a handover until this operator
+// has applied the Deployment, which the steps do last: a lookup or a removal that fails is retried
+// before it. Looking costs a cached read.
 func (r *Reconciler) previousOwnersChildren(ctx context.Context, s *scope) (bool, error) {
 	if s.it.Status.Ownership.Epoch <= 1 {
 		return false, nil

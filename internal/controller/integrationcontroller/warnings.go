@@ -6,10 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// warnings records, per integration and warning, the generation it was
-// last given at, so that each warning is given once per generation, even
-// when the reconcile that first saw the generation stopped before the
-// step that gives it (the status's observedGeneration moves on anyway).
+// warnings records the generation each warning of an integration was last given at, to give it once
+// per generation. That holds even when the reconcile that first saw the generation stopped before
+// the step that gives it (the status's observedGeneration moves on anyway).
 type warnings struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]map[string]int64

@@ -27,13 +27,11 @@ func Validates(namespace string, annotations map[string]string, self, operatorNa
 	return namespace == operatorNamespace
 }
 
-// CacheByObject is how the operator's cache watches Kamelets, so that it
-// holds exactly those the rule of Validates may give it, at the cost of
-// its own share: every Kamelet of the operator's namespace (catalog
-// entries are not annotated), and, in the other namespaces it serves
-// (watch; all when empty), only those labelled for it. The label mirrors
-// the annotation (SetupLabelMirror). One informer per namespace
-// configuration: the cache allows a label selector per namespace, and
+// CacheByObject is how the operator's cache watches Kamelets: exactly those the rule of Validates
+// may give it. That costs no more than its own share: every Kamelet of the operator's namespace
+// (catalog entries are not annotated), and, in the other namespaces it serves (watch; all when
+// empty), only those labelled for it. The label mirrors the annotation (SetupLabelMirror). One
+// informer per namespace configuration: the cache allows a label selector per namespace, and
 // cache.AllNamespaces stands for the namespaces not listed.
 func CacheByObject(id, namespace string, watch []string) cache.ByObject {
 	mine := cache.Config{LabelSelector: labels.SelectorFromSet(labels.Set{camelv1.OperatorIDLabel: id})}

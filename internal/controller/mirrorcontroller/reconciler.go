@@ -62,11 +62,10 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrations;pipes;integrationkits;kameletbindings,verbs=get;list;watch;patch
 
-// NewCache returns the metadata cache the mirror reads from: of every
-// resource of the kinds, or, with unlabelledOnly, of those without the
-// operator-id label (a server-side selector), which is all an operator
-// needs when the API server mirrors the label of everything written since
-// its admission policy was installed.
+// NewCache returns the metadata cache the mirror reads from. It holds every resource of the kinds
+// or, with unlabelledOnly, those without the operator-id label (a server-side selector), which is
+// all an operator needs when the API server mirrors the label of everything written since its
+// admission policy was installed.
 func NewCache(mgr ctrl.Manager, namespaces map[string]cache.Config, unlabelledOnly bool) (cache.Cache, error) {
 	var selector labels.Selector
 	if unlabelledOnly {

@@ -1,13 +1,12 @@
-// Package orphancontroller makes orphans visible: resources assigned to an operator
-// that is not registered, not live, or does not serve their namespace get
-// the condition OperatorAvailable=False saying why. The default operator
-// does it (one operator, so each orphan is marked once); the owner clears
-// the condition when it reconciles the resource again, and this
-// controller clears the ones it marked when their operator comes back.
+// Package orphancontroller marks orphans: resources whose operator is not registered, not live, or
+// does not serve their namespace. They get the condition OperatorAvailable=False saying why. The
+// default operator does it (one operator, so each orphan is marked once); the owner clears the
+// condition when it reconciles the resource again, and this controller clears the ones it marked
+// when their operator comes back.
 //
-// It works per operator id: registrations change (heartbeats) and
-// resources are assigned, and each id's resources are judged at once from
-// the metadata cache, which the default operator keeps for adoption.
+// It works per operator id: registrations change (heartbeats) and resources are assigned, and each
+// id's resources are judged at once from the metadata cache, which the default operator keeps for
+// adoption.
 package orphancontroller
 
 import (

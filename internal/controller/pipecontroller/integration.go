@@ -17,18 +17,16 @@ import (
 	"github.com/caravan-dev/caravan/internal/render"
 )
 
-// desiredIntegration is the Integration a binding generates: same name and
-// namespace, controlled by the binding, with all of the binding's
-// annotations (the operator id among them, so the Integration goes where
-// the binding goes) and labels, plus the operator-id label and the
-// created-by labels, and the compiled spec. It carries render.Hash of
-// itself in render.AppliedHashAnnotation, so a reconcile can tell whether
-// the applied Integration is current without applying it again.
-// kubectl's last-applied-configuration is not copied: it describes the
+// desiredIntegration is the Integration a binding generates, with the compiled spec. It has the
+// binding's name and namespace, is controlled by the binding, and carries all of the binding's
+// annotations (the operator id among them, so the Integration goes where the binding goes) and
+// labels, plus the operator-id label and the created-by labels. It carries render.Hash of itself in
+// render.AppliedHashAnnotation, so a reconcile can tell whether the applied Integration is current
+// without applying it again. kubectl's last-applied-configuration is not copied: it describes the
 // binding, and kubectl apply would read it as the Integration's.
 //
-// label is the operator-id label: the binding's operator, except during a
-// move (see integrationLabel).
+// label is the operator-id label: the binding's operator, except during a move (see
+// integrationLabel).
 func desiredIntegration(k Kind, b client.Object, spec camelv1.IntegrationSpec, label string) *camelv1.Integration {
 	annotations := maps.Clone(b.GetAnnotations())
 	delete(annotations, corev1.LastAppliedConfigAnnotation)
@@ -74,12 +72,11 @@ func integrationLabel(b client.Object, observed *camelv1.Integration) string {
 	return id
 }
 
-// current reports whether the observed Integration is what the binding
-// wants: it carries the wanted hash (so its metadata and its spec were
-// applied from this very desired state) and no one has changed a field of
-// the spec the binding sets since (drift). Fields the binding does not set
-// are left to others, as server-side apply leaves them: a trait someone
-// adds is kept, a flow someone edits is put back.
+// current reports whether the observed Integration is what the binding wants. It is when it carries
+// the wanted hash (so its metadata and its spec were applied from this very desired state) and no
+// one has changed a field of the spec the binding sets since (drift). Fields the binding does not
+// set are left to others, as server-side apply leaves them: a trait someone adds is kept, a flow
+// someone edits is put back.
 func current(want, got *camelv1.Integration) bool {
 	if got.Annotations[render.AppliedHashAnnotation] != want.Annotations[render.AppliedHashAnnotation] {
 		return false

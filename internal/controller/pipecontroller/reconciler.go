@@ -1,16 +1,14 @@
-// Package pipecontroller reconciles Pipes and KameletBindings (one implementation
-// for both kinds) into the Integration that runs them: the binding is
-// compiled by internal/pipe with the Kamelets it names, and the result is
-// applied as an Integration of the same name, controlled by the binding
-// and carrying its operator id, so that the Integration is served by the
-// operator the binding is assigned to, and moves when the binding moves.
+// Package pipecontroller reconciles Pipes and KameletBindings into the Integration that runs them.
+// One implementation serves both kinds: the binding is compiled by internal/pipe with the Kamelets
+// it names, and the result is applied as an Integration of the same name, controlled by the binding
+// and carrying its operator id, so that the Integration is served by the operator the binding is
+// assigned to, and moves when the binding moves.
 //
-// A move of a binding from operator A to operator B is a handover: A, seeing
-// its binding assigned elsewhere, hands the binding's label over (its last
-// write to it); B then applies the Integration with B's id in its
-// annotation, which is the Integration's own move, carried out by the
-// Integration controllers (A releases it and hands its label over, B
-// adopts it; the Deployment is updated in place).
+// A move of a binding from operator A to operator B is a handover: A, seeing its binding assigned
+// elsewhere, hands the binding's label over (its last write to it); B then applies the Integration
+// with B's id in its annotation, which is the Integration's own move, carried out by the
+// Integration controllers (A releases it and hands its label over, B adopts it; the Deployment is
+// updated in place).
 package pipecontroller
 
 import (
@@ -96,10 +94,10 @@ type scope struct {
 	desired *camelv1.Integration
 	// applied is set by reconcileIntegration when it wrote the Integration.
 	applied bool
-	// Outcome is set by a step that waits, found bad input, found on a
-	// fresh read that the binding is no longer this operator's, or found
-	// that the namespace is being deleted, and the binding with it (its
-	// Integration cannot be applied any more). The last two write nothing.
+	// Outcome is set by a step that waits, found bad input, found the binding no longer this
+	// operator's, or found the namespace being deleted. The third is found on a fresh read. In a
+	// namespace being deleted the binding goes too: its Integration cannot be applied any more. The
+	// last two write nothing.
 	controller.Outcome
 }
 
@@ -128,10 +126,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		Complete(wrap(kind, r))
 }
 
-// bindingsOfKamelet maps a Kamelet of the cache (see the kamelet
-// controller's CacheByObject) to the bindings that use one of its name: in
-// its namespace, or anywhere when it is in the operator's namespace, where
-// every binding may find it.
+// bindingsOfKamelet maps a Kamelet of the cache to the bindings that use one of its name. Those are
+// in its namespace or, when it is in the operator's namespace, where every binding may find it,
+// anywhere. The cache holds the Kamelets of the kamelet controller's CacheByObject.
 func (r *Reconciler) bindingsOfKamelet(ctx context.Context, k client.Object) []reconcile.Request {
 	opts := []client.ListOption{client.MatchingFields{kameletIndex: k.GetName()}}
 	if k.GetNamespace() != r.Namespace {

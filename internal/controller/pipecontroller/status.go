@@ -56,9 +56,9 @@ func readiness(s *scope) (camelv1.PipePhase, metav1.Condition) {
 	return integrationReadiness(s.integration)
 }
 
-// integrationReadiness is the binding's phase and Ready condition for the
-// state of its Integration: Ready when it is Running, Error when it is in
-// Error, else Creating; the Ready condition is the Integration's.
+// integrationReadiness is the binding's phase and Ready condition for the state of its Integration.
+// The phase is Ready when the Integration is Running, Error when it is in Error, else Creating; the
+// Ready condition is the Integration's.
 func integrationReadiness(it *camelv1.Integration) (camelv1.PipePhase, metav1.Condition) {
 	if it.Status.ObservedGeneration < it.Generation {
 		return camelv1.PipePhaseCreating, controller.Cond(metav1.ConditionFalse, ReasonIntegrationReconciling,

@@ -126,12 +126,10 @@ func (r *Reconciler) checkControl(s *scope, it *camelv1.Integration) reconcile.R
 	return reconcile.Result{RequeueAfter: nameTakenRetry}
 }
 
-// release hands the label of a binding that is no longer assigned to this
-// operator over to the operator it now names (or removes it when it names
-// none), with a precondition on the version read: this operator's last
-// write to the binding. While this operator is live, the new one waits
-// for it (the label mirror does not take a live operator's label), so
-// their writes never interleave. The Integration is released by the
+// release hands the label of a binding assigned elsewhere over to the operator it names, or removes
+// it. The patch has a precondition on the version read: it is this operator's last write to the
+// binding. While this operator is live, the new one waits for it (the label mirror does not take a
+// live operator's label), so their writes never interleave. The Integration is released by the
 // Integration controller, once the new operator has assigned it.
 func (r *Reconciler) release(ctx context.Context, b client.Object) error {
 	if b.GetLabels()[camelv1.OperatorIDLabel] != r.OperatorID {

@@ -1,6 +1,6 @@
-// Package platformcontroller reconciles the operator's own IntegrationPlatform: it
-// exists in the operator's namespace, is named by the operator id, carries
-// the id, and has its defaults resolved into status.
+// Package platformcontroller keeps the operator's own IntegrationPlatform, with its defaults
+// resolved into status. The platform is in the operator's namespace, named by the operator id, and
+// carries the id.
 package platformcontroller
 
 import (
