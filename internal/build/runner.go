@@ -1,8 +1,7 @@
-// Package build runs kit image builds inside the operator (Camel K's
-// "routine" strategy): a queue with a limit on the builds running at
-// once, a timeout per build, and cancellation. The Build reconciler
-// submits jobs and reads their state; the runner tells it, through
-// notify, when a job starts or ends.
+// Package build runs kit image builds inside the operator, as Camel K's "routine" strategy does. It
+// is a queue with a limit on the builds running at once, a timeout per build, and cancellation. The
+// Build reconciler submits jobs and reads their state; the runner tells it, through notify, when a
+// job starts or ends.
 package build
 
 import (
@@ -211,9 +210,8 @@ func (r *Runner) run(ctx context.Context, j *job) {
 	r.schedule()
 }
 
-// BuildImage is the Func that builds for real: the kit layer of the job's
-// spec on its base image, pushed to the job's registry as the kit's name,
-// tagged with its hash.
+// BuildImage is the Func that builds for real: the kit layer of the job's spec, on its base image.
+// The image is pushed to the job's registry as the kit's name, tagged with its hash.
 func BuildImage(ctx context.Context, j Job) (image.Result, error) {
 	files, err := kit.Layer(j.Spec)
 	if err != nil {

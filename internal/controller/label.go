@@ -13,11 +13,10 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// HandLabelOver moves the operator-id label of obj, which no longer names
-// this operator in its annotation, to the operator it names now, or
-// removes it when it names none. The patch carries the resourceVersion
-// read: a resource changed meanwhile is left to its newer version. It is
-// the last write of an operator that releases a resource.
+// HandLabelOver moves obj's operator-id label to the operator its annotation names now, or removes
+// it. obj's annotation no longer names this operator. The patch carries the resourceVersion read: a
+// resource changed meanwhile is left to its newer version. It is the last write of an operator that
+// releases a resource.
 func HandLabelOver(ctx context.Context, c client.Client, obj client.Object) error {
 	var label any // removed when the resource names no operator
 	to := ownership.AssignedID(obj.GetAnnotations())
@@ -34,9 +33,9 @@ func HandLabelOver(ctx context.Context, c client.Client, obj client.Object) erro
 	return nil
 }
 
-// PatchLabel sets the operator-id label of obj to label (nil removes it)
-// with a merge patch that carries the resourceVersion read, so that a
-// resource changed meanwhile is refused with a conflict.
+// PatchLabel sets the operator-id label of obj to label, or removes it when label is nil. The merge
+// patch carries the resourceVersion read, so that a resource changed meanwhile is refused with a
+// conflict.
 func PatchLabel(ctx context.Context, c client.Client, obj client.Object, label any) error {
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": obj.GetResourceVersion(),

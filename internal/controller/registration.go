@@ -63,19 +63,16 @@ const (
 	registrationTTL         = time.Second
 )
 
-// RecentRegistrations is the Liveness of registrations read from the API
-// server: each answer, found or not, serves again for a second, and
-// concurrent reads of one registration make one request. It is how an
-// operator judges other operators without watching their registrations:
-// a handover asks whether the previous owner is live, and a burst of moves
-// from one operator asks it for each integration at once. A watch of every
-// registration in every operator would bring each one every other
-// operator's heartbeat: M² events for M operators.
+// RecentRegistrations is the Liveness of registrations read from the API server, each answer kept
+// for a second. An answer, found or not, serves again for a second, and concurrent reads of one
+// registration make one request. It is how an operator judges other operators without watching
+// their registrations: a handover asks whether the previous owner is live, and a burst of moves
+// from one operator asks it for each integration at once. A watch of every registration in every
+// operator would bring each one every other operator's heartbeat: M² events for M operators.
 //
-// A remembered registration is judged at the time it was read, not at the
-// time of the question: the operator may have renewed it since, so it
-// counts as gone only if it was gone when read. A takeover comes at most a
-// second later than a watch would allow it, never earlier.
+// A remembered registration is judged at the time it was read, not at the time of the question: the
+// operator may have renewed it since, so it counts as gone only if it was gone when read. A
+// takeover comes at most a second later than a watch would allow it, never earlier.
 type RecentRegistrations struct {
 	api    client.Reader
 	clock  clock.PassiveClock

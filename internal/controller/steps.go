@@ -7,9 +7,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Reason is the reason of a status condition: CamelCase, one of the named
-// reasons of a kind, so that code tells reasons apart by name and never
-// by spelling.
+// Reason is the reason of a status condition: CamelCase, one of the named reasons of a kind. Code
+// tells reasons apart by name, never by spelling.
 type Reason string
 
 // Condition is the reason and message of a status condition that a step

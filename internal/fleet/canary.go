@@ -154,9 +154,9 @@ func (c *canaryRun) step(ctx context.Context) (reconcile.Result, error) {
 	return reconcile.Result{}, nil // final until spec.canary changes
 }
 
-// nextWave plans the next wave, after the pause: it names in status the
-// resources of the operator moved from that the wave moves, which the
-// next step moves. With no wave left, the canary has succeeded.
+// nextWave plans the next wave, after the pause, or ends the canary as succeeded when none is left.
+// It names in status the resources of the operator moved from that the wave moves, which the next
+// step moves.
 func (c *canaryRun) nextWave(ctx context.Context) (reconcile.Result, error) {
 	st := c.st
 	if int(st.Wave) >= len(st.Sizes) {
@@ -310,9 +310,8 @@ func (c *canaryRun) moveAndRead(ctx context.Context, t reassign.Target, from, to
 	return it, c.moveIfStill(ctx, t, from, to)
 }
 
-// moveIfStill moves t, as read, to operator to when it is still assigned
-// to from; a resource deleted meanwhile, or moved elsewhere by someone
-// else, is left alone.
+// moveIfStill moves t, as read, to operator to when it is still assigned to from. A resource
+// deleted meanwhile, or moved elsewhere by someone else, is left alone.
 func (c *canaryRun) moveIfStill(ctx context.Context, t reassign.Target, from, to string) error {
 	if t.Obj.Annotations[camelv1.OperatorIDAnnotation] != from {
 		return nil

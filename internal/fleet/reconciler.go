@@ -59,9 +59,8 @@ const awaitEvery = 2 * time.Second
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// Direct reads and writes, uncached, what the cache does not hold:
-	// the installation's objects, and the resources an operator's removal
-	// leaves as orphans.
+	// Direct reads and writes, uncached, what the cache does not hold. That is the installation's
+	// objects, and the resources an operator's removal leaves as orphans.
 	Direct   client.Client
 	Defaults install.FleetDefaults
 	// Identity names this fleet controller (namespace/name) in the
@@ -92,9 +91,8 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr manager.Manager, wr
 		Complete(wrap("IntegrationOperator", r))
 }
 
-// notHeartbeat lets through every change of an IntegrationOperator but
-// the renewal of its registration, which would otherwise bring a
-// reconcile per operator every heartbeat.
+// notHeartbeat passes every change of an IntegrationOperator but the renewal of its registration. A
+// renewal would otherwise bring a reconcile per operator every heartbeat.
 func notHeartbeat() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		before, ok1 := e.ObjectOld.(*camelv1alpha1.IntegrationOperator)
@@ -110,9 +108,8 @@ func notHeartbeat() predicate.Funcs {
 	}}
 }
 
-// Reconcile keeps one declared operator as its IntegrationOperator says; a
-// status write that lost an optimistic-lock race to the operator's own
-// (its heartbeat) is retried quietly.
+// Reconcile keeps one declared operator as its IntegrationOperator says. A status write that lost
+// an optimistic-lock race to the operator's own (its heartbeat) is retried quietly.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
@@ -242,9 +239,9 @@ func (r *Reconciler) claim(ctx context.Context, iop *camelv1alpha1.IntegrationOp
 	return true, nil
 }
 
-// converge applies the declared operator's objects and reports its
-// roll-out: Deployed once the Deployment is Current and the operator of
-// the declared version has registered from the declared namespace.
+// converge applies the declared operator's objects and reports its roll-out. It is Deployed once
+// the Deployment is Current and the operator of the declared version has registered from the
+// declared namespace.
 func (r *Reconciler) converge(ctx context.Context, iop *camelv1alpha1.IntegrationOperator) (reconcile.Result, error) {
 	if ns := iop.Status.Namespace; ns != "" && ns != iop.Spec.Namespace && ownership.FromOperator(iop).Live(r.Clock.Now()) {
 		r.set(iop, metav1.ConditionFalse, controller.Stuck, ReasonRegisteredElsewhere, fmt.Sprintf(

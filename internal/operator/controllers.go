@@ -29,10 +29,9 @@ import (
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationoperators/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
 
-// startControllers runs once the operator holds its registration; direct
-// is the uncached client of the cluster duties, whose writes the write
-// fence holds as it holds the manager's client's. podMonitors tells
-// whether the cluster serves the PodMonitor kind.
+// startControllers starts the operator's controllers, once it holds its registration. direct is the
+// uncached client of the cluster duties, whose writes the write fence holds as it holds the
+// manager's client's. podMonitors tells whether the cluster serves the PodMonitor kind.
 func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Client, reg *Registrar, m *metrics.Metrics, o Options, podMonitors bool) error {
 	// Registrations are read when needed, not watched (see
 	// controller.RecentRegistrations); the cluster duties watch them all.

@@ -53,9 +53,8 @@ const (
 type clusterDuties struct {
 	mgr    ctrl.Manager
 	direct client.Client
-	// registrations judges other operators for an operator that does not
-	// watch their registrations; the metadata cache of every resource
-	// also watches every registration.
+	// registrations judges other operators for an operator that does not watch their registrations.
+	// The metadata cache of every resource also watches every registration.
 	registrations controller.Liveness
 	reg           *Registrar
 	o             Options
@@ -122,10 +121,9 @@ func (d *clusterDuties) start(ctx context.Context) error {
 	return d.err
 }
 
-// startUnlabelled mirrors the label of the resources assigned to this
-// operator that have none: those written before the admission policy was
-// installed, or in the moment before it took effect. A server-side
-// selector keeps that watch to the unlabelled resources, which the policy
+// startUnlabelled mirrors the label of the resources assigned to this operator that have none.
+// Those were written before the admission policy was installed, or in the moment before it took
+// effect. A server-side selector keeps that watch to the unlabelled resources, which the policy
 // makes rare.
 func (d *clusterDuties) startUnlabelled(ctx context.Context) error {
 	_, err := d.mirrorOn(ctx, true)

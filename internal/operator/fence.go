@@ -14,12 +14,11 @@ import (
 // expired: another operator may have taken its resources over.
 var errNotLive = errors.New("the operator's registration is not live")
 
-// writeFence holds the operator's writes to the time its registration
-// is surely live: a fenced client refuses a write after it, and gives
-// every write it lets through that time as its deadline. Without the
-// fence, an operator cut off from the API server for longer than its
-// registration lasts would, once the connection is back, write from a
-// cache that still shows as its own what another operator has taken over.
+// writeFence holds the operator's writes to the time its registration is surely live. A fenced
+// client refuses a write after that time, and gives every write it lets through that time as its
+// deadline. Without the fence, an operator cut off from the API server for longer than its
+// registration lasts would, once the connection is back, write from a cache that still shows as its
+// own what another operator has taken over.
 type writeFence struct {
 	// deadline is the registrar's WriteDeadline, set before the manager
 	// starts (the manager's client is made before the registrar).

@@ -299,9 +299,9 @@ func (r *Registrar) Refusal() string {
 	return r.refusal
 }
 
-// ReadyCheck fails while the operator is refused, and until its id is
-// registered to its namespace by a live operator: this replica once it
-// leads, or the leader a standby replica waits behind.
+// ReadyCheck fails while the operator is refused, and until a live operator registers its id to its
+// namespace. That operator is this replica once it leads, or the leader a standby replica waits
+// behind.
 func (r *Registrar) ReadyCheck(req *http.Request) error {
 	if refusal := r.Refusal(); refusal != "" {
 		return errors.New(refusal)

@@ -188,9 +188,9 @@ func describeRules(rules []rbacv1.PolicyRule) string {
 	return strings.Join(items, ", ")
 }
 
-// report logs the change, records an Event on the registration and sets
-// or clears its MissingRights condition (when the registration exists and
-// the operator may still write its status).
+// report logs the change, records an Event, and sets or clears the registration's MissingRights
+// condition. The Event and the condition need the registration to exist and the operator to be
+// allowed to write its status.
 func (r *RightsCheck) report(ctx context.Context, missing string) {
 	log := ctrl.LoggerFrom(ctx).WithValues("operatorID", r.ID)
 	iop := &camelv1alpha1.IntegrationOperator{}

@@ -82,8 +82,8 @@ type scope struct {
 	settings camelv1.IntegrationPlatformSpec
 	// registry is set by reconcileRegistry: where the image goes, with its credentials.
 	registry image.Registry
-	// Outcome is set by a step that waits for the platform's settings (Waiting), found the
-	// build invalid (Failure), or found the attempt the runner has (Done).
+	// Outcome is set by a step that waits for the platform's settings, found the build invalid, or
+	// found the runner's attempt. Those are a Waiting, a Failure, and Done.
 	controller.Outcome
 }
 
@@ -147,8 +147,8 @@ func finished(b *camelv1.Build) bool {
 }
 
 // patchStatus computes the status and writes it when it changed, with a precondition on the
-// resourceVersion read; a new phase is told in an Event, and a recorded outcome is dropped
-// from the runner.
+// resourceVersion read. A new phase is told in an Event, and a recorded outcome is dropped from the
+// runner.
 func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Build, s *scope) error {
 	computeStatus(s)
 	b := s.b

@@ -96,8 +96,8 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 	return r.retryAfter(st), nil
 }
 
-// retryAfter asks for the next attempt after the backoff when the runner's attempt failed and
-// is to be retried; otherwise the runner's notification brings the next reconcile.
+// retryAfter asks for a reconcile after the backoff when the runner's attempt failed and is to be
+// retried. Otherwise the runner's notification brings the next reconcile.
 func (r *Reconciler) retryAfter(st build.Status) reconcile.Result {
 	if st.State == build.Done && st.Err != nil && !finalFailure(st) {
 		return reconcile.Result{RequeueAfter: build.Backoff(r.BackoffBase, st.Attempt)}

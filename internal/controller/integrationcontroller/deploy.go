@@ -65,9 +65,8 @@ func requestOf(it *camelv1.Integration) runRequest {
 	return noRequest
 }
 
-// runRequested passes the status write of a client that asks for a deploy
-// or an undeploy (see requestOf): the operator's own status writes cause
-// no reconcile.
+// runRequested passes the status write of a client that asks for a deploy or an undeploy (see
+// requestOf). The operator's own status writes cause no reconcile.
 var runRequested = predicate.TypedFuncs[client.Object]{
 	UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
 		old, okOld := e.ObjectOld.(*camelv1.Integration)
@@ -116,10 +115,9 @@ func (r *Reconciler) removeChildren(ctx context.Context, s *scope) error {
 	return r.removeChild(ctx, s, render.ConfigMapName(name), &corev1.ConfigMap{})
 }
 
-// reconcileDeploy stops a built integration that does not run after its
-// build at phase Build Complete, without children, until a client asks
-// for a deploy. One that has its Deployment was deployed: it stays so,
-// and rolls with its spec, until it is undeployed.
+// reconcileDeploy stops a built integration that does not run after its build at Build Complete,
+// until a deploy. It has no children until a client asks for a deploy. One that has its Deployment
+// was deployed: it stays so, and rolls with its spec, until it is undeployed.
 func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (reconcile.Result, error) {
 	if !dontRunAfterBuild(s.it) || requestOf(s.it) == deployRequest {
 		return reconcile.Result{}, nil
@@ -140,9 +138,8 @@ func (r *Reconciler) reconcileDeploy(ctx context.Context, s *scope) (reconcile.R
 	return reconcile.Result{}, nil
 }
 
-// shownBuildComplete tells whether the status as read says that the
-// integration is built and not deployed: then it is not, whatever a cache
-// that lags the last undeploy still holds.
+// shownBuildComplete tells whether the status as read says the integration is built and not
+// deployed. Then it is not deployed, whatever a cache that lags the last undeploy still holds.
 func shownBuildComplete(it *camelv1.Integration) bool {
 	ready := meta.FindStatusCondition(it.Status.Conditions, camelv1.ConditionReady)
 	return ready != nil && ready.Reason == string(ReasonBuildComplete)

@@ -76,11 +76,10 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 	return controller.HandLabelOver(ctx, r.Client, it)
 }
 
-// reconcileOwnership adopts the integration: at once when it had no
-// owner or its owner released it, is gone or does not serve the
-// namespace, else it waits for the
-// release without writing anything. Adoption grows the epoch and, after
-// another owner, re-initialises the integration.
+// reconcileOwnership adopts the integration, or waits for its previous owner's release without
+// writing anything. It adopts at once when the integration had no owner or its owner released it,
+// is gone or does not serve the namespace. Adoption grows the epoch and, after another owner,
+// re-initialises the integration.
 func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcile.Result, error) {
 	o := &s.it.Status.Ownership
 	if o.Owner == r.OperatorID {
@@ -109,9 +108,8 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 	return reconcile.Result{}, nil
 }
 
-// holdWarnAfter is how long an integration may wait for the release of a
-// previous owner that is still live before a Warning Event says so: a
-// release normally follows the assignment within a second.
+// holdWarnAfter is how long an integration waits for a live previous owner's release before a
+// Warning Event says so. A release normally follows the assignment within a second.
 const holdWarnAfter = 10 * time.Second
 
 // holds are the integrations that wait for their previous owner's

@@ -52,10 +52,8 @@ type Reconciler struct {
 	Recorder     events.EventRecorder
 	Metrics      *metrics.Metrics
 	Clock        clock.PassiveClock
-	// PodMonitors tells whether the cluster served the Prometheus
-	// Operator's PodMonitor kind when the operator started: the
-	// prometheus trait's PodMonitors are made, watched and removed only
-	// then.
+	// PodMonitors tells whether the cluster served the PodMonitor kind when the operator started.
+	// The prometheus trait's PodMonitors are made, watched and removed only then.
 	PodMonitors bool
 
 	// firstReady holds the UIDs whose first readiness was observed.
@@ -99,16 +97,15 @@ type scope struct {
 	// deleted the integration goes too: its children cannot be applied any more, and this reconcile
 	// writes nothing.
 	controller.Outcome
-	// traitsIgnored and traitsIgnoredReason are set by reconcileTraits
-	// when the integration sets traits Caravan does not act on: the
-	// TraitsIgnored condition's message and reason.
+	// traitsIgnored and traitsIgnoredReason are set by reconcileTraits: the TraitsIgnored
+	// condition's message and reason. They are set when the integration sets traits Caravan does
+	// not act on.
 	traitsIgnored       string
 	traitsIgnoredReason controller.Reason
 	// traitsChecked is set by reconcileTraits once it has looked.
 	traitsChecked bool
-	// notDeployed is set by reconcileUndeploy and reconcileDeploy: the
-	// integration is built and, as its dont-run-after-build annotation
-	// asks, not deployed (Build Complete).
+	// notDeployed is set by reconcileUndeploy and reconcileDeploy: the integration is built and not
+	// deployed (Build Complete). Its dont-run-after-build annotation asks for that.
 	notDeployed bool
 	// hold is set by reconcileOwnership while the previous owner has not
 	// released the integration: this reconcile writes nothing.
@@ -128,9 +125,9 @@ var kitNamed = predicate.TypedFuncs[client.Object]{
 	},
 }
 
-// statusCleared passes the update of a status that someone else emptied,
-// as `kamel rebuild` does, for the operator to re-initialise the
-// integration (its own writes never leave the phase empty).
+// statusCleared passes the update of a status that someone else emptied, for the operator to
+// re-initialise the integration. `kamel rebuild` does that; the operator's own writes never leave
+// the phase empty.
 var statusCleared = predicate.TypedFuncs[client.Object]{
 	UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
 		old, okOld := e.ObjectOld.(*camelv1.Integration)
@@ -290,9 +287,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
 
-// patchStatus computes the status and writes it when it changed, with a
-// precondition on the resourceVersion read, so a status computed from a
-// stale read never overwrites a newer one.
+// patchStatus computes the status and writes it when it changed, with a precondition on the
+// resourceVersion read. A status computed from a stale read never overwrites a newer one; an
+// adoption and a new phase are told in Events.
 func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Integration, s *scope) error {
 	if s.hold || s.Quiet {
 		return nil // waiting for the previous owner's release, or going: no write

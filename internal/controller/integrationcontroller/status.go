@@ -122,9 +122,8 @@ func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 	}
 }
 
-// transient phases pass on their own within a reconcile or two; the
-// status shows them, and an Event for each would double the writes of
-// reaching Running.
+// transient phases pass on their own within a reconcile or two, and get no Event. The status shows
+// them; an Event for each would double the writes of reaching Running.
 func transient(p camelv1.IntegrationPhase) bool {
 	return p == camelv1.IntegrationPhaseInitialization || p == camelv1.IntegrationPhaseDeploying
 }

@@ -32,9 +32,8 @@ import (
 // not control.
 var errNotOurs = errors.New("name taken")
 
-// waitRetry is how soon a step that waits for something without a watch
-// looks again; kitRefusedRetry how soon a kit the API server refused to
-// create is tried again.
+// waitRetry is how soon a step that waits for something without a watch looks again.
+// kitRefusedRetry is how soon a kit the API server refused to create is tried again.
 const (
 	waitRetry       = 5 * time.Second
 	kitRefusedRetry = 30 * time.Second
@@ -264,9 +263,8 @@ func (r *Reconciler) input(s *scope) render.Input {
 	}
 }
 
-// reconcileConfigMap applies the sources and properties, and deletes
-// the ConfigMap it made when there are none any more (a sourceless
-// integration without properties).
+// reconcileConfigMap applies the sources and properties, or deletes the ConfigMap it made when
+// there are none. A sourceless integration without properties has none.
 func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcile.Result, error) {
 	cm, err := render.ConfigMap(r.input(s))
 	if err != nil {

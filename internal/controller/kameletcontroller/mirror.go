@@ -15,14 +15,12 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// SetupLabelMirror mirrors the operator-id annotation of the Kamelets
-// annotated for this operator into the label its cache selects on, with
-// the mirror package's reconciler on its metadata cache. Unlike the
-// user-facing kinds, a Kamelet without the annotation is never adopted:
-// catalog Kamelets are shared and stay unassigned. As for the other kinds,
-// the label of a live operator is handed over by that operator (Reconcile
-// releases it) and taken only from an operator that is gone, as
-// registrations tells.
+// SetupLabelMirror mirrors the operator-id annotation of this operator's Kamelets into the label
+// its cache selects on. It runs the mirror package's reconciler on the metadata cache. Unlike the
+// user-facing kinds, a Kamelet without the annotation is never adopted: catalog Kamelets are shared
+// and stay unassigned. As for the other kinds, the label of a live operator is handed over by that
+// operator (Reconcile releases it) and taken only from an operator that is gone, as registrations
+// tells.
 func SetupLabelMirror(mgr ctrl.Manager, metaCache cache.Cache, direct client.Client, registrations controller.Liveness, id, name string) error {
 	gvk := camelv1.GroupVersion.WithKind("Kamelet")
 	never := func() bool { return false }

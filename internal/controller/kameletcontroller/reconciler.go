@@ -1,7 +1,6 @@
-// Package kameletcontroller validates Kamelets: their name, property schema and
-// template (internal/kamelet.Validate) become a Ready or Error status with
-// the reason and a message a user can act on. Which operator validates
-// which Kamelet is the rule of Validates.
+// Package kameletcontroller validates Kamelets into a Ready or Error status that a user can act on.
+// Their name, property schema and template (internal/kamelet.Validate) decide it, and the reason
+// and message say what is wrong. Which operator validates which Kamelet is the rule of Validates.
 package kameletcontroller
 
 import (
@@ -122,9 +121,8 @@ func reconcileDefinition(_ context.Context, s *scope) (reconcile.Result, error) 
 	return reconcile.Result{}, nil
 }
 
-// release moves the label of a Kamelet no longer annotated for this
-// operator to the operator it names, or removes it, with a precondition
-// on the version read.
+// release moves the label of a Kamelet assigned elsewhere to the operator it names, or removes it.
+// The patch has a precondition on the version read.
 func (r *Reconciler) release(ctx context.Context, k *camelv1.Kamelet) error {
 	return controller.HandLabelOver(ctx, r.Client, k)
 }

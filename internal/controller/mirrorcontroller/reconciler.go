@@ -1,12 +1,11 @@
-// Package mirrorcontroller keeps the camel.apache.org/operator.id label equal to the
-// annotation of the same key, so that each operator can watch its share
-// with a server-side label selector. It also lets the default operator
-// adopt resources that name no operator.
+// Package mirrorcontroller keeps the operator-id label equal to the annotation, and lets the
+// default operator adopt. With the label camel.apache.org/operator.id equal to the annotation of
+// the same key, each operator can watch its share with a server-side label selector. The default
+// operator also adopts resources that name no operator.
 //
-// It watches metadata only, of every resource of the user-facing kinds,
-// through a cache of its own whose objects are trimmed to the few fields
-// it reads: that watch costs little memory even on a large cluster, and it
-// is what makes moves work when no admission policy mirrors the label.
+// It watches metadata only, of every resource of the user-facing kinds, through a cache of its own
+// whose objects are trimmed to the few fields it reads: that watch costs little memory even on a
+// large cluster, and it is what makes moves work when no admission policy mirrors the label.
 package mirrorcontroller
 
 import (
@@ -131,9 +130,8 @@ func SetupMirrors(mgr ctrl.Manager, metaCache cache.Cache, template Reconciler, 
 	return nil
 }
 
-// Reconcile writes the label (and, when adopting, the annotation) with a
-// precondition on the resourceVersion it read, so a concurrent change of
-// assignment is never overwritten.
+// Reconcile writes the label, and when adopting the annotation, with a precondition on the
+// resourceVersion read. A concurrent change of assignment is never overwritten.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(r.GVK)

@@ -55,13 +55,12 @@ func desiredIntegration(k Kind, b client.Object, spec camelv1.IntegrationSpec, l
 	return it
 }
 
-// integrationLabel is the operator-id label of the generated Integration:
-// the binding's operator id, except while the Integration is still
-// labelled for another operator. That operator hands the label over
-// itself once it has released the Integration (docs/architecture.md, Handover), or the
-// label mirror takes it when that operator is gone; until then the label
-// stays as it is, and the binding's new operator only changes the
-// assignment (the annotation), as a user moving the Integration would.
+// integrationLabel is the operator-id label of the generated Integration: the binding's operator,
+// unless another holds it. While the Integration is still labelled for another operator, that
+// operator hands the label over itself once it has released the Integration (docs/architecture.md,
+// Handover), or the label mirror takes it when that operator is gone; until then the label stays as
+// it is, and the binding's new operator only changes the assignment (the annotation), as a user
+// moving the Integration would.
 func integrationLabel(b client.Object, observed *camelv1.Integration) string {
 	id := ownership.AssignedID(b.GetAnnotations())
 	if observed != nil {
@@ -84,9 +83,8 @@ func current(want, got *camelv1.Integration) bool {
 	return covers(tree(want.Spec), tree(got.Spec))
 }
 
-// tree is v as decoded JSON (maps, slices, strings, float64s, booleans),
-// so that the key order and spacing of raw trait and flow trees do not
-// count as differences.
+// tree is v as decoded JSON (maps, slices, strings, float64s, booleans). Then the key order and
+// spacing of raw trait and flow trees do not count as differences.
 func tree(v any) any {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -99,9 +97,9 @@ func tree(v any) any {
 	return out
 }
 
-// covers reports whether got holds everything want sets, with the same
-// values: maps may have more keys, lists must be equal element by element
-// (server-side apply replaces lists of these schemas whole).
+// covers reports whether got holds everything want sets, with the same values. Maps may have more
+// keys; lists must be equal element by element (server-side apply replaces lists of these schemas
+// whole).
 func covers(want, got any) bool {
 	switch w := want.(type) {
 	case map[string]any:

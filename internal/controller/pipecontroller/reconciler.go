@@ -61,9 +61,9 @@ type Reconciler struct {
 	// Client reads from the operator's cache: its bindings, its
 	// Integrations and the Kamelets of its namespace.
 	Client client.Client
-	// APIReader reads from the API server what the cache does not hold:
-	// Kamelets in the bindings' namespaces, and an Integration of the
-	// binding's name that is not (yet) in this operator's share.
+	// APIReader reads from the API server what the cache does not hold. That is Kamelets in the
+	// bindings' namespaces, and an Integration of the binding's name that is not (yet) in this
+	// operator's share.
 	APIReader  client.Reader
 	OperatorID string
 	// Namespace is the operator's namespace, where Kamelets are looked up
@@ -194,9 +194,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }
 
-// patchStatus computes the status and writes it when it changed, with a
-// precondition on the resourceVersion read, so a status computed from a
-// stale read never overwrites a newer one.
+// patchStatus computes the status and writes it when it changed, with a precondition on the
+// resourceVersion read. A status computed from a stale read never overwrites a newer one; a new
+// phase is told in an Event.
 func (r *Reconciler) patchStatus(ctx context.Context, before client.Object, s *scope) error {
 	if s.Quiet {
 		return nil

@@ -10,9 +10,9 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller"
 )
 
-// computeStatus derives the binding's phase and conditions from what the
-// steps observed: its own failure or wait first, else the generated
-// Integration's state. The phase is a label for the user; no step reads it.
+// computeStatus derives the binding's phase and conditions from what the steps observed. Its own
+// failure or wait comes first, else the generated Integration's state. The phase is a label for the
+// user; no step reads it.
 func computeStatus(s *scope) {
 	st := s.status
 	st.ObservedGeneration = s.binding.GetGeneration()
@@ -33,9 +33,8 @@ func computeStatus(s *scope) {
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
 }
 
-// builtNotDeployed tells whether the binding's Integration, up to date,
-// is built and not deployed, as the dont-run-after-build annotation that
-// the binding passes on to it asks.
+// builtNotDeployed tells whether the binding's up-to-date Integration is built and not deployed.
+// The binding passes the dont-run-after-build annotation that asks for it on to its Integration.
 func builtNotDeployed(s *scope) bool {
 	it := s.integration
 	return s.Failure == nil && s.Waiting == nil && !s.applied && it != nil &&
