@@ -114,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return controller.RequeueOnConflict(r.reconcile(ctx, req))
 }
 
+// reconcile converges the operator's objects and runs its canary; the fleet's part of the status is written once, at the end.
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	iop := &camelv1alpha1.IntegrationOperator{}
 	if err := r.Client.Get(ctx, req.NamespacedName, iop); err != nil {
@@ -129,6 +130,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
 	}
+	// Unlike the operator's controllers, the fleet checks its claim before the deletion: only the
+	// fleet controller that runs an operator removes it.
 	if holder := iop.Annotations[camelv1alpha1.FleetAnnotation]; holder != "" && holder != r.Identity {
 		gone, err := r.holderGone(ctx, holder)
 		if err != nil {

@@ -89,8 +89,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	before := itp.DeepCopy()
 	s := &scope{itp: itp, operatorID: r.OperatorID, version: r.Version}
 	defer func() {
-		computeStatus(s)
-		if _, err := controller.PatchStatus(ctx, r.Client, before, itp, before.Status, itp.Status); err != nil {
+		if err := r.patchStatus(ctx, before, s); err != nil {
+			// The status must land: a failed write is retried.
 			retErr = err
 		}
 	}()
@@ -98,6 +98,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		reconcileSettings,
 	}
 	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
+}
+
+// patchStatus computes the status and writes it when it changed, with a precondition on the resourceVersion read.
+func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.IntegrationPlatform, s *scope) error {
+	computeStatus(s)
+	_, err := controller.PatchStatus(ctx, r.Client, before, s.itp, before.Status, s.itp.Status)
+	return err
 }
 
 // reconcileSettings resolves the platform's settings, filling in the defaults.
