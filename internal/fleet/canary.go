@@ -28,6 +28,9 @@ import (
 // controller does not watch the integrations it moves.
 const canaryEvery = 2 * time.Second
 
+// nextStep asks for the canary's next step at once, in a reconcile of its own, once this step's status is written.
+const nextStep = time.Millisecond
+
 // defaultWaveTimeout is how long a wave waits when spec.canary.waveTimeout
 // is unset, as `caravan reassign --wave-timeout` does.
 const defaultWaveTimeout = 5 * time.Minute
@@ -183,7 +186,7 @@ func (c *canaryRun) nextWave(ctx context.Context) (reconcile.Result, error) {
 	st.Message = fmt.Sprintf("wave %d/%d: moving %d to %s (%d of %d)", st.Wave, len(st.Sizes), len(targets), c.iop.Name,
 		int(st.Moved)+len(targets), st.Total)
 	log.FromContext(ctx).Info("Canary wave planned", "wave", st.Wave, "resources", len(targets))
-	return reconcile.Result{RequeueAfter: time.Millisecond}, nil
+	return reconcile.Result{RequeueAfter: nextStep}, nil
 }
 
 // awaitWave moves what of the wave has not moved yet, then waits until
@@ -205,7 +208,7 @@ func (c *canaryRun) awaitWave(ctx context.Context) (reconcile.Result, error) {
 			st.NextWaveTime = &metav1.Time{Time: c.now.Add(pause.Duration)}
 			return reconcile.Result{RequeueAfter: pause.Duration}, nil
 		}
-		return reconcile.Result{RequeueAfter: time.Millisecond}, nil
+		return reconcile.Result{RequeueAfter: nextStep}, nil
 	}
 	if failure == "" && c.now.Sub(st.WaveStartTime.Time) > c.waveTimeout() {
 		failure = fmt.Sprintf("%d/%d running under %s after %s", running, len(st.Current), c.iop.Name, c.waveTimeout())
@@ -224,7 +227,7 @@ func (c *canaryRun) awaitWave(ctx context.Context) (reconcile.Result, error) {
 	}
 	st.Phase = camelv1alpha1.CanaryPhaseRollingBack
 	st.WaveStartTime = &metav1.Time{Time: c.now}
-	return reconcile.Result{RequeueAfter: time.Millisecond}, nil
+	return reconcile.Result{RequeueAfter: nextStep}, nil
 }
 
 // awaitRollback moves the failed wave back to the operator it came from

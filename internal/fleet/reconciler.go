@@ -51,6 +51,9 @@ const Finalizer = install.FleetFinalizer
 // the one that runs an operator still exists, to take it over if not.
 const holderCheckEvery = 30 * time.Second
 
+// elsewhereRecheck is how often an operator registered from another namespace than the declared one is looked at again.
+const elsewhereRecheck = time.Minute
+
 // awaitEvery is how often a roll-out is looked at again while the
 // operator has not registered yet (nothing the fleet watches changes then).
 const awaitEvery = 2 * time.Second
@@ -250,7 +253,7 @@ func (r *Reconciler) converge(ctx context.Context, iop *camelv1alpha1.Integratio
 		r.set(iop, metav1.ConditionFalse, controller.Stuck, ReasonRegisteredElsewhere, fmt.Sprintf(
 			"operator %s runs in namespace %s, not the declared %s: uninstall it there (caravan uninstall -x %s -n %s)",
 			iop.Name, ns, iop.Spec.Namespace, iop.Name, ns))
-		return reconcile.Result{RequeueAfter: time.Minute}, nil
+		return reconcile.Result{RequeueAfter: elsewhereRecheck}, nil
 	}
 	cfg, err := install.DeclaredConfig(iop, r.Defaults)
 	if err != nil {

@@ -45,6 +45,9 @@ var Kinds = []schema.GroupVersionKind{
 	{Group: camelv1.GroupVersion.Group, Version: "v1alpha1", Kind: "KameletBinding"},
 }
 
+// releaseRetry is how soon the mirror looks again at a label whose live owner has not handed it over yet.
+const releaseRetry = 2 * time.Second
+
 // Reconciler mirrors one kind.
 type Reconciler struct {
 	// Client writes the label patches.
@@ -144,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// itself, after it released the resource; the label of one that is
 		// gone, or does not serve the namespace, is taken.
 		if live, err := r.Registrations.Serves(ctx, previous, req.Namespace); err != nil || live {
-			return reconcile.Result{RequeueAfter: 2 * time.Second}, err
+			return reconcile.Result{RequeueAfter: releaseRetry}, err
 		}
 	}
 	meta := map[string]any{"resourceVersion": obj.ResourceVersion}
