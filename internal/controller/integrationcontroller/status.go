@@ -14,8 +14,9 @@ import (
 	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
-// computeStatus derives the phase and conditions from what the steps
-// observed. The phase is a label for the user; no step reads it.
+// computeStatus derives the phase and conditions from what the steps observed.
+// The phase is a label for the user; no step reads the operator's own phase, only a client's
+// deploy or undeploy request written over it (see requestOf).
 func computeStatus(s *scope) {
 	st := &s.it.Status
 	st.ObservedGeneration = s.it.Generation
