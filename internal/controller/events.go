@@ -2,12 +2,15 @@ package controller
 
 import (
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
@@ -32,6 +35,20 @@ func CutNote(note, more string) string {
 		cut--
 	}
 	return note[:cut] + more
+}
+
+// PhaseEvent records the <kind>PhaseUpdated Event of obj's new phase, a Warning when failed.
+// related is the object the phase follows, if any; a nil pointer counts as none.
+func PhaseEvent(rec events.EventRecorder, obj, related client.Object, kind, action, phase string, failed bool, conditions []metav1.Condition) {
+	eventtype := corev1.EventTypeNormal
+	if failed {
+		eventtype = corev1.EventTypeWarning
+	}
+	var rel runtime.Object
+	if related != nil && !reflect.ValueOf(related).IsNil() {
+		rel = related
+	}
+	Event(rec, obj, rel, eventtype, kind+"PhaseUpdated", action, PhaseNote(kind, obj.GetName(), phase, conditions))
 }
 
 // PhaseNote is the note of a phase-change Event: the phase, and Ready's message while Ready is not True.

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
@@ -44,6 +45,31 @@ func TestEventKeepsAPercentSignAsWritten(t *testing.T) {
 	Event(rec, nil, nil, corev1.EventTypeWarning, "KameletPhaseUpdated", "Validate", "100% wrong: %s %d")
 	if got, want := <-rec.Events, "Warning KameletPhaseUpdated 100% wrong: %s %d"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestPhaseEvent(t *testing.T) {
+	notReady := []metav1.Condition{{Type: camelv1.ConditionReady, Status: metav1.ConditionFalse, Message: "no kit"}}
+	var noIntegration *camelv1.Integration
+	cases := []struct {
+		name    string
+		failed  bool
+		related client.Object
+		want    string
+	}{
+		{"a phase that is no failure is a Normal Event", false, nil, `Normal PipePhaseUpdated Pipe p in phase "Creating": no kit`},
+		{"a failed phase is a Warning Event", true, nil, `Warning PipePhaseUpdated Pipe p in phase "Creating": no kit`},
+		{"a nil related object counts as none", false, noIntegration, `Normal PipePhaseUpdated Pipe p in phase "Creating": no kit`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := events.NewFakeRecorder(1)
+			p := &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+			PhaseEvent(rec, p, tc.related, "Pipe", "Reconcile", "Creating", tc.failed, notReady)
+			if got := <-rec.Events; got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

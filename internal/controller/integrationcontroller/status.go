@@ -151,12 +151,8 @@ func (r *Reconciler) recordTransition(before, after *camelv1.Integration) {
 	if before.Status.Phase == after.Status.Phase || transient(after.Status.Phase) {
 		return
 	}
-	kind := corev1.EventTypeNormal
-	if after.Status.Phase == camelv1.IntegrationPhaseError {
-		kind = corev1.EventTypeWarning
-	}
-	controller.Event(r.Recorder, after, nil, kind, "IntegrationPhaseUpdated", "Reconcile",
-		controller.PhaseNote("Integration", after.Name, string(after.Status.Phase), after.Status.Conditions))
+	controller.PhaseEvent(r.Recorder, after, nil, "Integration", "Reconcile", string(after.Status.Phase),
+		after.Status.Phase == camelv1.IntegrationPhaseError, after.Status.Conditions)
 	if after.Status.Phase == camelv1.IntegrationPhaseRunning && after.Status.Ownership.Epoch <= 1 {
 		// Once per integration and process: a later restart of its pods
 		// is not a first readiness.

@@ -7,9 +7,7 @@ package integrationkitcontroller
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,14 +118,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Integratio
 // recordTransition emits an Event for the kit's new phase, a Warning in Error.
 func (r *Reconciler) recordTransition(s *scope) {
 	k := s.k
-	kind := corev1.EventTypeNormal
-	if k.Status.Phase == camelv1.IntegrationKitPhaseError {
-		kind = corev1.EventTypeWarning
-	}
-	var related runtime.Object
-	if s.build != nil {
-		related = s.build
-	}
-	controller.Event(r.Recorder, k, related, kind, "IntegrationKitPhaseUpdated", "Reconcile",
-		controller.PhaseNote("IntegrationKit", k.Name, string(k.Status.Phase), k.Status.Conditions))
+	controller.PhaseEvent(r.Recorder, k, s.build, "IntegrationKit", "Reconcile", string(k.Status.Phase),
+		k.Status.Phase == camelv1.IntegrationKitPhaseError, k.Status.Conditions)
 }

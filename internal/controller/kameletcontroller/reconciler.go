@@ -7,7 +7,6 @@ import (
 	"context"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -129,10 +128,6 @@ func (r *Reconciler) release(ctx context.Context, k *camelv1.Kamelet) error {
 
 // recordTransition emits an Event for the Kamelet's new phase, a Warning in Error.
 func (r *Reconciler) recordTransition(k *camelv1.Kamelet) {
-	kind := corev1.EventTypeNormal
-	if k.Status.Phase == camelv1.KameletPhaseError {
-		kind = corev1.EventTypeWarning
-	}
-	controller.Event(r.Recorder, k, nil, kind, "KameletPhaseUpdated", "Validate",
-		controller.PhaseNote("Kamelet", k.Name, string(k.Status.Phase), k.Status.Conditions))
+	controller.PhaseEvent(r.Recorder, k, nil, "Kamelet", "Validate", string(k.Status.Phase),
+		k.Status.Phase == camelv1.KameletPhaseError, k.Status.Conditions)
 }

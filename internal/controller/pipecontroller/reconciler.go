@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -210,16 +209,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, before client.Object, s *s
 	return err
 }
 
-// recordTransition emits an Event when the phase changed.
+// recordTransition emits an Event for the binding's new phase, a Warning in Error.
 func (r *Reconciler) recordTransition(s *scope) {
-	kind := corev1.EventTypeNormal
-	if s.status.Phase == camelv1.PipePhaseError {
-		kind = corev1.EventTypeWarning
-	}
-	var related runtime.Object
-	if s.integration != nil {
-		related = s.integration
-	}
-	controller.Event(r.Recorder, s.binding, related, kind, r.Kind.GVK.Kind+"PhaseUpdated", "Reconcile",
-		controller.PhaseNote(r.Kind.GVK.Kind, s.binding.GetName(), string(s.status.Phase), s.status.Conditions))
+	controller.PhaseEvent(r.Recorder, s.binding, s.integration, r.Kind.GVK.Kind, "Reconcile", string(s.status.Phase),
+		s.status.Phase == camelv1.PipePhaseError, s.status.Conditions)
 }
