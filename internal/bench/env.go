@@ -88,7 +88,7 @@ func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, err
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: true, Nodes: 1,
 		Attached: true, AuditPolicy: []byte(auditPolicy), Profiling: true, Progress: progress,
-		NodeBinary: binary, Registry: true,
+		NodeBinary: binary, Registry: true, CacheDir: cacheDir,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

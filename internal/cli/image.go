@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -42,15 +43,20 @@ type ImagePushOptions struct {
 	Insecure  bool
 	SourceDir string
 	CABundle  string
+	// Images are the images to push: operator, base, builder.
+	Images []string
 
 	// Set by Complete.
-	options operatorimage.Options
+	options  operatorimage.Options
+	registry image.Registry
+	cacheDir string
 
 	genericiooptions.IOStreams
 }
 
 func newCmdImagePush(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ImagePushOptions{Platforms: platformNames(operatorimage.Platforms), SourceDir: ".", IOStreams: streams}
+	o := &ImagePushOptions{Platforms: platformNames(operatorimage.Platforms), SourceDir: ".", IOStreams: streams,
+		Images: []string{imageOperator}}
 	cmd := &cobra.Command{
 		Use:   "push REGISTRY[/REPOSITORY]",
 		Short: "Build the operator image from this source tree and push it by digest",
@@ -61,10 +67,19 @@ as an OCI index for linux/amd64 and linux/arm64. The repository defaults to
 caravan/operator and the tag to the version. Credentials come from the docker
 configuration (~/.docker/config.json), as for docker push.
 
-It prints the image by digest, for caravan install --image.`,
+It prints the image by digest, for caravan install --image.
+
+With --images base,builder it also pushes the images that kits build on:
+the Java runtime and the builder pods' image (the same with Maven), made
+from Debian's packages with apt for this machine's architecture, as
+REGISTRY[/REPOSITORY]/caravan/base:java17 and caravan/builder:java17, the
+names a platform defaults to when its registry is REGISTRY[/REPOSITORY].`,
 		Example: `  # Push to a registry, then install an operator running that image
   caravan image push registry.example:5000
   caravan install -n operators -x tenant-a --image registry.example:5000/caravan/operator@sha256:...
+
+  # The operator, and the images that kits build on
+  caravan image push registry.example:5000 --images operator,base,builder
 
   # Another repository and version, one platform
   caravan image push registry.example:5000/platform/caravan --version v1.2.0 --platform linux/amd64`,
@@ -81,6 +96,7 @@ It prints the image by digest, for caravan install --image.`,
 	f.BoolVar(&o.Insecure, "insecure", false, "reach the registry over plain HTTP or with an unverified certificate")
 	f.StringVar(&o.SourceDir, "source", o.SourceDir, "a directory inside Caravan's source tree")
 	f.StringVar(&o.CABundle, "ca-certificates", operatorimage.HostCACertificates, "the CA bundle the image carries")
+	f.StringSliceVar(&o.Images, "images", o.Images, "the images to push: operator, base (the Java runtime of kits), builder (the builder pods')")
 	return cmd
 }
 
@@ -108,8 +124,10 @@ func (o *ImagePushOptions) Complete() error {
 	if err != nil {
 		return err
 	}
+	o.cacheDir = cacheDir
+	o.registry = image.Registry{Address: host, Insecure: o.Insecure, Auth: auth}
 	o.options = operatorimage.Options{Source: src, Platforms: platforms,
-		Registry:   image.Registry{Address: host, Insecure: o.Insecure, Auth: auth},
+		Registry:   o.registry,
 		Repository: repo, Tag: o.Tag, BinDir: operatorimage.DefaultBinDir(cacheDir),
 		CABundle: o.CABundle, Progress: o.ErrOut}
 	return nil
@@ -126,11 +144,73 @@ func (o *ImagePushOptions) Validate() error {
 	if _, err := os.Stat(o.options.CABundle); err != nil {
 		return fmt.Errorf("--ca-certificates: %w", err)
 	}
+	if len(o.Images) == 0 {
+		return errors.New("--images: give at least one of operator, base, builder")
+	}
+	for _, name := range o.Images {
+		if name != imageOperator && debianImage(name) == nil {
+			return fmt.Errorf("--images: %q is not an image Caravan pushes: give operator, base or builder", name)
+		}
+	}
 	return nil
 }
 
-// Run builds and pushes, then prints the image by digest.
+// imageOperator names the operator image in --images.
+const imageOperator = "operator"
+
+// debianImage is the image made from Debian's packages that --images calls name, or nil.
+func debianImage(name string) *debimage.Definition {
+	for _, di := range localcluster.DebianImages {
+		if di.Definition.Name == name {
+			return &di.Definition
+		}
+	}
+	return nil
+}
+
+// pushDebianImage builds def unless cached, pushes it under its repository
+// in the target registry and prints it by digest.
+func (o *ImagePushOptions) pushDebianImage(ctx context.Context, def *debimage.Definition) error {
+	img, err := localcluster.BuildDebianImage(ctx, o.cacheDir, *def, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	var repo string
+	for _, di := range localcluster.DebianImages {
+		if di.Definition.Name == def.Name {
+			repo = di.Repository
+		}
+	}
+	ref := strings.TrimSuffix(o.Target, "/") + "/" + repo
+	if err := image.Push(ctx, o.registry, ref, img); err != nil {
+		return err
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.ErrOut, "pushed %s\n", ref)
+	// The repositories carry a tag: the last colon starts it.
+	fmt.Fprintln(o.Out, ref[:strings.LastIndex(ref, ":")]+"@"+digest.String())
+	return nil
+}
+
+// Run builds and pushes each image, then prints it by digest.
 func (o *ImagePushOptions) Run(ctx context.Context) error {
+	for _, name := range o.Images {
+		if name == imageOperator {
+			if err := o.pushOperator(ctx); err != nil {
+				return err
+			}
+		} else if err := o.pushDebianImage(ctx, debianImage(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pushOperator builds and pushes the operator image, then prints it by digest.
+func (o *ImagePushOptions) pushOperator(ctx context.Context) error {
 	res, err := operatorimage.BuildAndPush(ctx, o.options)
 	if err != nil {
 		return err

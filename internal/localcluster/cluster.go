@@ -54,8 +54,11 @@ type Options struct {
 	// process node (caravan local node), on which operator pods run.
 	NodeBinary string
 	// Registry runs an OCI registry (Binaries.Registry) for the operator
-	// image and kit builds, with the default base image pushed into it.
+	// image and kit builds, with the images of DebianImages pushed into it.
 	Registry bool
+	// CacheDir holds the images made from Debian's packages (see
+	// BuildDebianImage); Registry needs it.
+	CacheDir string
 }
 
 // State is what a running cluster records about itself.
@@ -132,6 +135,9 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Registry {
+		if opts.CacheDir == "" {
+			return errors.New("the registry needs the cache directory that holds its images")
+		}
 		steps = append(steps, step{"registry", c.startRegistry})
 	}
 	for _, s := range steps {

@@ -8,15 +8,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/v1/random"
 
-	"github.com/caravan-dev/caravan/internal/image"
-	"github.com/caravan-dev/caravan/internal/platform"
 )
 
-// startRegistry runs a registry on a loopback port, and pushes a small
-// stand-in for the platforms' default base image into it, so that kits
-// build on the local cluster without reaching any other registry.
+// startRegistry runs a registry on a loopback port, and pushes the images
+// made from Debian's packages into it, so that kits build on the local
+// cluster without reaching any other registry.
 func (c *Cluster) startRegistry(ctx context.Context, opts Options) error {
 	port, err := FreePort()
 	if err != nil {
@@ -40,13 +37,5 @@ func (c *Cluster) startRegistry(ctx context.Context, opts Options) error {
 		return err
 	}
 	c.RegistryAddress = addr
-	base, err := random.Image(1024, 1)
-	if err != nil {
-		return err
-	}
-	ref := addr + "/" + platform.DefaultBaseImage
-	if err := image.Push(ctx, image.Registry{Address: addr, Insecure: true}, ref, base); err != nil {
-		return fmt.Errorf("pushing the base image %s: %w", ref, err)
-	}
-	return nil
+	return c.pushDebianImages(ctx, opts)
 }

@@ -13,9 +13,18 @@ import (
 
 // Defaults of a platform's build settings.
 const (
-	DefaultBaseImage        = "apache/camel-jbang:4.14.0"
-	DefaultRuntimeVersion   = "4.14.0"
-	DefaultRuntimeProvider  = "jbang"
+	// DefaultBaseImage is the Java runtime made from Debian's packages
+	// (caravan local up and caravan image push put it in a registry); a
+	// name without a host is looked up in the platform's registry.
+	DefaultBaseImage = "caravan/base:java17"
+	// DefaultBuilderImage is the image of builder pods: the base image
+	// with Maven.
+	DefaultBuilderImage = "caravan/builder:java17"
+	// DefaultRuntimeVersion is the version of Camel's BOM that kits
+	// resolve: an LTS line whose every runtime module Maven serves.
+	DefaultRuntimeVersion = "4.18.0"
+	// DefaultRuntimeProvider is Camel's own main class, camel-main.
+	DefaultRuntimeProvider  = "main"
 	DefaultMaxRunningBuilds = 3
 	DefaultBuildTimeout     = 5 * time.Minute
 	DefaultCluster          = "Kubernetes"

@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +23,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/platform"
 )
 
 // caravan runs the built binary and returns its stdout, stderr and error.
@@ -89,7 +94,8 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "local up: %s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("The local cluster is running"))
 	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "process-node", "registry"}
-	g.Expect(out).To(MatchRegexp(`registry:\s+127\.0\.0\.1:\d+`))
+	registry := regexp.MustCompile(`registry:\s+(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
+	g.Expect(registry).To(HaveLen(2), "local up names no registry: %s", out)
 	g.Expect(errOut).NotTo(ContainSubstring("goroutine "), "local up printed a stack trace")
 	g.Expect(errOut).NotTo(ContainSubstring("log.SetLogger"), "local up printed controller-runtime's warning")
 	started := recordedProcesses(t, dir)
@@ -131,6 +137,19 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(strings.TrimSpace(kubeconfig)).To(Equal(filepath.Join(dir, "kubeconfig")))
 
+	t.Run("the registry serves the Java base and builder images made from Debian's packages", func(t *testing.T) {
+		g := NewWithT(t)
+		for repo, pkg := range map[string]string{platform.DefaultBaseImage: "openjdk-17-jre-headless:", platform.DefaultBuilderImage: "maven:"} {
+			ref, err := name.ParseReference(registry[1]+"/"+repo, name.Insecure)
+			g.Expect(err).NotTo(HaveOccurred())
+			img, err := remote.Image(ref)
+			g.Expect(err).NotTo(HaveOccurred(), "reading %s", ref)
+			cfg, err := img.ConfigFile()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(cfg.Config.Labels[debimage.LabelPackages]).To(ContainSubstring(pkg), "the packages of %s", ref)
+			g.Expect(cfg.Config.User).NotTo(BeElementOf("", "0", "root"), "%s runs as root", ref)
+		}
+	})
 	t.Run("the API server reports its release version", func(t *testing.T) {
 		g := NewWithT(t)
 		out, errOut, err := caravan("local", "kubectl", "--dir", dir, "--", "version", "-o", "json")

@@ -46,7 +46,10 @@ func TestALocalClusterOfAnUnprivilegedUserRunsOperatorPods(t *testing.T) {
 	g.Expect(os.MkdirAll(home, 0o755)).To(Succeed())
 	cacheDir, err := localcluster.DefaultCacheDir()
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(linkTree(filepath.Join(cacheDir, "bin"), filepath.Join(cache, "bin"))).To(Succeed())
+	for _, sub := range []string{"bin", "debimage"} {
+		g.Expect(linkTree(filepath.Join(cacheDir, sub), filepath.Join(cache, sub), uid, gid)).To(Succeed())
+	}
+	g.Expect(os.Chown(cache, uid, gid)).To(Succeed())
 	bin := filepath.Join(base, "caravan")
 	g.Expect(linkOrCopy(caravanBin, bin)).To(Succeed())
 	g.Expect(os.Chown(home, uid, gid)).To(Succeed())
@@ -81,19 +84,27 @@ func TestALocalClusterOfAnUnprivilegedUserRunsOperatorPods(t *testing.T) {
 	install.Env = append(os.Environ(), "CARAVAN_LOCAL_DIR="+dir)
 	output, err := install.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "install: %s\n%s", output, logTail(filepath.Join(dir, "logs", "process-node.log")))
-	pods := &corev1.PodList{}
-	kubectl := exec.Command(caravanBin, "local", "kubectl", "--dir", dir, "--", "get", "pods", "-n", "caravan", "-o", "json")
-	kubectl.Env = append(os.Environ(), "CARAVAN_CACHE_DIR="+cache)
-	podsJSON, err := kubectl.Output()
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(json.Unmarshal(podsJSON, pods)).To(Succeed())
-	var ready []string
-	for _, p := range pods.Items {
-		if p.Spec.NodeName == localcluster.ProcessNodeName && podReady(&p) {
-			ready = append(ready, p.Name)
+	readyPods := func() ([]string, error) {
+		kubectl := exec.Command(caravanBin, "local", "kubectl", "--dir", dir, "--", "get", "pods", "-n", "caravan", "-o", "json")
+		kubectl.Env = append(os.Environ(), "CARAVAN_CACHE_DIR="+cache)
+		out, err := kubectl.Output()
+		if err != nil {
+			return nil, err
 		}
+		pods := &corev1.PodList{}
+		if err := json.Unmarshal(out, pods); err != nil {
+			return nil, err
+		}
+		var ready []string
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == localcluster.ProcessNodeName && podReady(&p) {
+				ready = append(ready, p.Name)
+			}
+		}
+		return ready, nil
 	}
-	g.Expect(ready).To(HaveLen(1), "ready operator pods on the process node: %s", podsJSON)
+	g.Eventually(readyPods, timeout).Should(HaveLen(1), "ready operator pods on the process node; end of its log:\n%s",
+		logTail(filepath.Join(dir, "logs", "process-node.log")))
 
 	t.Log("the operator's process runs as the user too, not as root")
 	operator := processesWithEnv("OPERATOR_ID=unprivileged")
@@ -140,8 +151,9 @@ func processUID(pid int) int {
 }
 
 // linkTree recreates the regular files under src in dst, as hard links
-// where the file system allows and as copies where not.
-func linkTree(src, dst string) error {
+// where the file system allows and as copies where not, in directories
+// that uid owns; it leaves out lock files and unfinished builds.
+func linkTree(src, dst string, uid, gid int) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -151,9 +163,26 @@ func linkTree(src, dst string) error {
 			if strings.HasSuffix(d.Name(), ".partial") {
 				return filepath.SkipDir
 			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			if err := os.MkdirAll(filepath.Join(dst, rel), 0o755); err != nil {
+				return err
+			}
+			return os.Chown(filepath.Join(dst, rel), uid, gid)
 		}
-		return linkOrCopy(path, filepath.Join(dst, rel))
+		if strings.HasSuffix(d.Name(), ".lock") || !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o004 != 0 {
+			return linkOrCopy(path, filepath.Join(dst, rel))
+		}
+		// A file only its owner reads is copied, for uid to own.
+		if err := copyFile(path, filepath.Join(dst, rel)); err != nil {
+			return err
+		}
+		return os.Chown(filepath.Join(dst, rel), uid, gid)
 	})
 }
 
@@ -161,6 +190,10 @@ func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
+	return copyFile(src, dst)
+}
+
+func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err

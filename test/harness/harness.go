@@ -107,7 +107,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	}
 	if opts.Full && opts.Caravan != "" {
 		lo.NodeBinary = opts.Caravan
-		lo.Registry = true
+		lo.Registry, lo.CacheDir = true, cacheDir
 	}
 	cluster, err := localcluster.Start(ctx, lo)
 	if err != nil {

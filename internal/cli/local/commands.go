@@ -127,7 +127,7 @@ func newCmdBuild(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &BuildOptions{dirOptions{IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "build",
-		Short: "Build the local cluster's binaries into the cache, without starting anything",
+		Short: "Build the local cluster's binaries and images into the cache, without starting anything",
 		Example: `  # Prepare a machine (for example in CI) before running tests
   caravan local build`,
 		Args: cobra.NoArgs,
@@ -147,9 +147,20 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 	for _, row := range [][2]string{
 		{"etcd", bins.Etcd}, {"kube-apiserver", bins.APIServer},
 		{"kube-controller-manager", bins.ControllerManager}, {"kube-scheduler", bins.Scheduler},
-		{"kubectl", bins.Kubectl}, {"kwok", bins.Kwok},
+		{"kubectl", bins.Kubectl}, {"kwok", bins.Kwok}, {"registry", bins.Registry},
 	} {
 		fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
+	}
+	for _, di := range localcluster.DebianImages {
+		img, err := localcluster.BuildDebianImage(ctx, o.CacheDir, di.Definition, o.ErrOut)
+		if err != nil {
+			return err
+		}
+		digest, err := img.Digest()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\t%s (%s)\n", di.Repository, digest, localcluster.DebianImagesDir(o.CacheDir))
 	}
 	return w.Flush()
 }

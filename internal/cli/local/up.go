@@ -78,7 +78,7 @@ func (o *UpOptions) Run(ctx context.Context) error {
 		return err
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, Registry: o.Registry,
+		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, Registry: o.Registry, CacheDir: o.CacheDir,
 		NodeBinary: self,
 	})
 	if err != nil {

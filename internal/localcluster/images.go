@@ -1,0 +1,65 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/caravan-dev/caravan/internal/debimage"
+	"github.com/caravan-dev/caravan/internal/gobuild"
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/platform"
+)
+
+// DebianImages are the images the local registry serves from Debian's
+// packages: the platforms' default base image, and the builder pods' image.
+var DebianImages = []struct {
+	Repository string
+	Definition debimage.Definition
+}{
+	{platform.DefaultBaseImage, debimage.Base},
+	{platform.DefaultBuilderImage, debimage.Builder},
+}
+
+// DebianImagesDir is where the images made from Debian's packages are
+// kept under the cache, with apt's state and the downloaded packages.
+func DebianImagesDir(cacheDir string) string { return filepath.Join(cacheDir, "debimage") }
+
+// BuildDebianImage builds def into the cache, or reads it from there;
+// concurrent callers wait for each other, so each image is built once.
+func BuildDebianImage(ctx context.Context, cacheDir string, def debimage.Definition, progress io.Writer) (v1.Image, error) {
+	dir := DebianImagesDir(cacheDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	unlock, err := gobuild.Lock(filepath.Join(dir, "build.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return debimage.Build(ctx, def, dir, progress)
+}
+
+// pushDebianImages builds the Debian images unless cached, and pushes them
+// to the cluster's registry under their repositories.
+func (c *Cluster) pushDebianImages(ctx context.Context, opts Options) error {
+	reg := image.Registry{Address: c.RegistryAddress, Insecure: true}
+	for _, di := range DebianImages {
+		img, err := BuildDebianImage(ctx, opts.CacheDir, di.Definition, opts.Progress)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		ref := c.RegistryAddress + "/" + di.Repository
+		if err := image.Push(ctx, reg, ref, img); err != nil {
+			return fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		fmt.Fprintf(opts.Progress, "  pushed %s (%s)\n", ref, time.Since(start).Round(100*time.Millisecond))
+	}
+	return nil
+}
