@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-
 )
 
 // startRegistry runs a registry on a loopback port, and pushes the images
