@@ -5,6 +5,7 @@ package image
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -67,6 +68,70 @@ func Build(ctx context.Context, reg Registry, baseImage string, files []kit.File
 	return push(ctx, reg, repo, tag, img, base.Context().Name()+"@"+baseDigest.String())
 }
 
+// NewLayer makes a layer of the media type a manifest of type mt takes.
+type NewLayer func(mt types.MediaType) (v1.Layer, error)
+
+// AppendLayer takes baseImage (a name without a registry host is looked up in reg),
+// appends the layer that newLayer makes, adds labels to its config and pushes it to
+// <address>/<organization>/<repository>:<tag> in reg (by digest when tag is ""). Every
+// error is an *Error.
+func AppendLayer(ctx context.Context, reg Registry, baseImage string, newLayer NewLayer, createdBy string,
+	labels map[string]string, repository, tag string) (Result, error) {
+	base, err := reg.parse(baseImage)
+	if err != nil {
+		return Result{}, reg.invalid(baseImage, err)
+	}
+	repo, err := reg.repo(repository)
+	if err != nil {
+		return Result{}, reg.invalid(repository, err)
+	}
+	baseImg, err := remote.Image(base, reg.options(ctx, base)...)
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
+	}
+	baseDigest, err := baseImg.Digest()
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
+	}
+	mt, err := baseImg.MediaType()
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
+	}
+	layer, err := newLayer(layerMediaType(mt))
+	if err != nil {
+		return Result{}, reg.invalid(repo.Name(), err)
+	}
+	img, err := mutate.Append(baseImg, mutate.Addendum{Layer: layer, History: v1.History{CreatedBy: createdBy}})
+	if err != nil {
+		return Result{}, reg.classify(ctx, opBase, base.Name(), fmt.Errorf("appending the layer: %w", err))
+	}
+	if img, err = withLabels(img, labels); err != nil {
+		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
+	}
+	return push(ctx, reg, repo, tag, img, base.Context().Name()+"@"+baseDigest.String())
+}
+
+// withLabels returns img with labels added to its config.
+func withLabels(img v1.Image, labels map[string]string) (v1.Image, error) {
+	if len(labels) == 0 {
+		return img, nil
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("reading the image config: %w", err)
+	}
+	c := cfg.Config.DeepCopy()
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	maps.Copy(c.Labels, labels)
+	img, err = mutate.Config(img, *c)
+	if err != nil {
+		return nil, fmt.Errorf("labelling the image config: %w", err)
+	}
+	return img, nil
+}
+
 // appendKit returns base with the kit layer appended and its config labelled with
 // hash, and the digest of base.
 func appendKit(base v1.Image, layerData []byte, hash string) (v1.Image, v1.Hash, error) {
@@ -92,18 +157,9 @@ func appendKit(base v1.Image, layerData []byte, hash string) (v1.Image, v1.Hash,
 	if hash == "" {
 		return img, baseDigest, nil
 	}
-	cfg, err := img.ConfigFile()
+	img, err = withLabels(img, map[string]string{kit.ImageHashLabel: hash})
 	if err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("reading the base image config: %w", err)
-	}
-	c := cfg.Config.DeepCopy()
-	if c.Labels == nil {
-		c.Labels = map[string]string{}
-	}
-	c.Labels[kit.ImageHashLabel] = hash
-	img, err = mutate.Config(img, *c)
-	if err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("labelling the image config: %w", err)
+		return nil, v1.Hash{}, err
 	}
 	return img, baseDigest, nil
 }

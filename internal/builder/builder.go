@@ -1,0 +1,183 @@
+// Package builder is what a builder pod runs to make a kit: it resolves the kit's
+// dependencies with Maven, layers the jars onto the base image (or onto a Ready kit
+// whose jars it already holds) and pushes the result by digest.
+package builder
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/maven"
+)
+
+// ArtifactsLabel is the kit image's config label that lists its jars, as JSON.
+const ArtifactsLabel = "dev.caravan.kit.artifacts"
+
+// Task is one kit build.
+type Task struct {
+	// Project is what Maven resolves.
+	Project maven.Project `json:"project"`
+	// BaseImage is the image the jars are layered onto; a name without a
+	// registry host is looked up in Registry.
+	BaseImage string `json:"baseImage"`
+	// Parent, when set, is a Ready kit whose jars this kit's contain: the
+	// new layer holds only the jars it lacks, on top of its image.
+	Parent *Parent `json:"parent,omitempty"`
+	// Registry is where the kit image is pushed.
+	Registry image.Registry `json:"-"`
+	// Repository and Tag name the kit image in Registry.
+	Repository string `json:"repository"`
+	Tag        string `json:"tag,omitempty"`
+	// Labels are added to the kit image's config.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Parent is a Ready kit an incremental kit builds on.
+type Parent struct {
+	// Image is the kit's image by digest.
+	Image string `json:"image"`
+	// Artifacts are its jars.
+	Artifacts []Artifact `json:"artifacts"`
+}
+
+// Result is a pushed kit image and what it holds.
+type Result struct {
+	image.Result
+	// Artifacts are all the kit's jars, its parent's included.
+	Artifacts []Artifact `json:"artifacts"`
+	// Added counts the jars of the new layer.
+	Added int `json:"added"`
+}
+
+// Options say where a build works.
+type Options struct {
+	// WorkDir holds the pom and Maven's list; it must exist.
+	WorkDir string
+	// LocalRepository is Maven's local repository: a cache kept between builds.
+	LocalRepository string
+	// Settings is a Maven settings.xml, or "".
+	Settings string
+	// Maven runs Maven in a directory with arguments and returns its output;
+	// nil runs mvn from the PATH.
+	Maven func(ctx context.Context, dir string, args []string) ([]byte, error)
+	// Log receives Maven's output as it runs; nil discards it.
+	Log io.Writer
+}
+
+// Run builds t: a Failure when its dependencies cannot exist, another
+// error when a retry may succeed.
+func Run(ctx context.Context, t Task, o Options) (Result, error) {
+	pom, err := t.Project.POM()
+	if err != nil {
+		return Result{}, &Failure{Message: err.Error()}
+	}
+	if err := os.WriteFile(filepath.Join(o.WorkDir, "pom.xml"), pom, 0o644); err != nil {
+		return Result{}, fmt.Errorf("writing the pom: %w", err)
+	}
+	listFile := filepath.Join(o.WorkDir, "dependencies.txt")
+	run := o.Maven
+	if run == nil {
+		run = o.mvn
+	}
+	out, err := run(ctx, o.WorkDir, listArgs(listFile, o.LocalRepository, o.Settings))
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("maven: %w", ctx.Err())
+		}
+		return Result{}, mavenError(out, t.Project.CamelVersion, err)
+	}
+	list, err := os.ReadFile(listFile)
+	if err != nil {
+		return Result{}, fmt.Errorf("reading Maven's dependency list: %w", err)
+	}
+	arts, err := parseList(list)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := checksum(arts); err != nil {
+		return Result{}, err
+	}
+	return t.push(ctx, arts)
+}
+
+// mvn runs mvn from the PATH, copying its output to o.Log.
+func (o Options) mvn(ctx context.Context, dir string, args []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "mvn", args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	var w io.Writer = &out
+	if o.Log != nil {
+		w = io.MultiWriter(&out, o.Log)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	err := cmd.Run()
+	return out.Bytes(), err
+}
+
+// checksum fills in each artifact's sha256.
+func checksum(arts []Artifact) error {
+	for i := range arts {
+		f, err := os.Open(arts[i].file)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", arts[i].ID, err)
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", arts[i].ID, err)
+		}
+		arts[i].Checksum = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	}
+	return nil
+}
+
+// push layers the jars that the base lacks and pushes the kit image.
+func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
+	base, added, removed := t.BaseImage, arts, []string(nil)
+	if t.Parent != nil {
+		base, added = t.Parent.Image, missing(arts, t.Parent.Artifacts)
+		// A jar of the parent that Maven no longer picks (another version of a
+		// transitive dependency) must leave the classpath.
+		for _, p := range missing(t.Parent.Artifacts, arts) {
+			if !slices.ContainsFunc(added, func(a Artifact) bool { return a.Location == p.Location }) {
+				removed = append(removed, p.Location)
+			}
+		}
+	}
+	list, err := json.Marshal(arts)
+	if err != nil {
+		return Result{}, err
+	}
+	labels := map[string]string{ArtifactsLabel: string(list)}
+	for k, v := range t.Labels {
+		labels[k] = v
+	}
+	res, err := image.AppendLayer(ctx, t.Registry, base, jarLayer(added, removed),
+		fmt.Sprintf("caravan: %d jars in %s", len(added), DependenciesDir), labels, t.Repository, t.Tag)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Result: res, Artifacts: arts, Added: len(added)}, nil
+}
+
+// missing returns the artifacts of arts that have is without, by ID and checksum.
+func missing(arts, have []Artifact) []Artifact {
+	var out []Artifact
+	for _, a := range arts {
+		if !slices.ContainsFunc(have, func(h Artifact) bool { return h.ID == a.ID && h.Checksum == a.Checksum }) {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package builder
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/random"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/image/imagetest"
+	"github.com/caravan-dev/caravan/internal/maven"
+)
+
+// fakeMaven stands for Maven, which a builder pod runs: it lists the jars
+// named in jars (coordinate to content) as the dependency plugin does,
+// with files it writes into repo.
+func fakeMaven(t *testing.T, repo string, jars map[string]string) func(context.Context, string, []string) ([]byte, error) {
+	return func(_ context.Context, dir string, args []string) ([]byte, error) {
+		if _, err := os.Stat(filepath.Join(dir, "pom.xml")); err != nil {
+			t.Errorf("maven ran without a pom: %v", err)
+		}
+		var list strings.Builder
+		list.WriteString("The following files have been resolved:\n")
+		for coord, content := range jars {
+			file := filepath.Join(repo, strings.ReplaceAll(coord, ":", "_")+".jar")
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&list, "   %s:compile:%s\n", coord, file)
+		}
+		for _, a := range args {
+			if out, ok := strings.CutPrefix(a, "-DoutputFile="); ok {
+				return []byte("[INFO] BUILD SUCCESS\n"), os.WriteFile(out, []byte(list.String()), 0o644)
+			}
+		}
+		return nil, fmt.Errorf("maven was given no output file: %v", args)
+	}
+}
+
+func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t).Config()
+	base, err := random.Image(512, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := image.Push(ctx, reg, reg.Address+"/base:1", base); err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()},
+		BaseImage: "base:1", Registry: reg, Repository: "kit-a", Labels: map[string]string{"kit": "a"}}
+	opts := Options{WorkDir: t.TempDir(), Maven: fakeMaven(t, repo, map[string]string{
+		"org.example:core:jar:1.0": "core 1.0", "org.example:lib:jar:1.0": "lib 1.0"})}
+	first, err := Run(ctx, task, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := image.Pull(ctx, reg, first.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := image.ListFiles(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(files[DependenciesDir+"/org.example.core-1.0.jar"]); got != "core 1.0" {
+		t.Errorf("the kit's core jar holds %q", got)
+	}
+	if first.Added != 2 || len(first.Artifacts) != 2 || !strings.HasPrefix(first.Artifacts[0].Checksum, "sha256:") {
+		t.Errorf("the result counts %d added of %+v", first.Added, first.Artifacts)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []Artifact
+	if err := json.Unmarshal([]byte(cfg.Config.Labels[ArtifactsLabel]), &listed); err != nil || len(listed) != 2 {
+		t.Errorf("the image lists %v (%v)", cfg.Config.Labels[ArtifactsLabel], err)
+	}
+	if cfg.Config.Labels["kit"] != "a" {
+		t.Errorf("the task's label is missing: %v", cfg.Config.Labels)
+	}
+
+	t.Log("a kit that adds a jar and moves lib to 1.1 builds on the first")
+	task.Repository, task.Parent = "kit-b", &Parent{Image: first.Image, Artifacts: first.Artifacts}
+	opts.Maven = fakeMaven(t, repo, map[string]string{"org.example:core:jar:1.0": "core 1.0",
+		"org.example:lib:jar:1.1": "lib 1.1", "org.example:extra:jar:2.0": "extra 2.0"})
+	second, err := Run(ctx, task, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img2, err := image.Pull(ctx, reg, second.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parentLayers, _ := img.Layers()
+	layers, _ := img2.Layers()
+	if len(layers) != len(parentLayers)+1 {
+		t.Fatalf("the kit has %d layers on its parent's %d", len(layers), len(parentLayers))
+	}
+	for i := range parentLayers {
+		want, _ := parentLayers[i].Digest()
+		got, _ := layers[i].Digest()
+		if want != got {
+			t.Errorf("layer %d is %s, not the parent's %s", i, got, want)
+		}
+	}
+	top, err := image.ListFiles(img2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for n := range top {
+		names = append(names, n)
+	}
+	want := []string{DependenciesDir + "/.wh.org.example.lib-1.0.jar", DependenciesDir + "/org.example.extra-2.0.jar",
+		DependenciesDir + "/org.example.lib-1.1.jar"}
+	slices.Sort(names)
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("the new layer holds %v, want %v", names, want)
+	}
+	if second.Added != 2 || len(second.Artifacts) != 3 {
+		t.Errorf("the second kit adds %d, holds %d", second.Added, len(second.Artifacts))
+	}
+}
+
+func TestAWrongDependencyFailsTheBuildWithMavensWords(t *testing.T) {
+	task := Task{Project: maven.Project{CamelVersion: "4.18.0"}, BaseImage: "base:1", Repository: "kit"}
+	_, err := Run(context.Background(), task, Options{WorkDir: t.TempDir(),
+		Maven: func(context.Context, string, []string) ([]byte, error) {
+			return []byte("[ERROR] 'dependencies.dependency.version' for org.apache.camel:camel-nope:jar is missing. @ line 9, column 1\n"),
+				fmt.Errorf("exit status 1")
+		}})
+	if !IsFailure(err) || !strings.Contains(err.Error(), "camel:nope is not a component of Camel 4.18.0") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,134 @@
+package builder
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Artifact is one resolved jar of a kit.
+type Artifact struct {
+	// ID is the Maven coordinate, group:artifact:type[:classifier]:version.
+	ID string `json:"id"`
+	// Location is the jar's path in the kit image.
+	Location string `json:"location"`
+	// Checksum is the jar's sha256, as sha256:HEX.
+	Checksum string `json:"checksum"`
+	// file is where Maven put the jar in its local repository.
+	file string
+}
+
+// DependenciesDir is where a kit's jars lie in its image.
+const DependenciesDir = "/deployments/dependencies"
+
+// listArgs are Maven's arguments that resolve the project in dir and list
+// every runtime jar with its file in the local repository.
+func listArgs(listFile, localRepository, settings string) []string {
+	args := []string{"-B", "--no-transfer-progress", "-Dmaven.repo.local=" + localRepository}
+	if settings != "" {
+		args = append(args, "-s", settings)
+	}
+	return append(args, dependencyPlugin+":list", "-DoutputFile="+listFile,
+		"-DoutputAbsoluteArtifactFilename=true", "-DincludeScope=runtime", "-DappendOutput=false")
+}
+
+// dependencyPlugin lists and resolves the project's dependencies.
+const dependencyPlugin = "org.apache.maven.plugins:maven-dependency-plugin:3.11.0"
+
+// parseList reads the dependency plugin's list: one jar a line, as
+// group:artifact:type[:classifier]:version:scope:/path [-- module name].
+func parseList(out []byte) ([]Artifact, error) {
+	var arts []Artifact
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "The following files have been resolved") || line == "none" {
+			continue
+		}
+		line, _, _ = strings.Cut(line, " -- ")
+		coords, path, ok := strings.Cut(line, ":/")
+		if !ok {
+			return nil, fmt.Errorf("reading Maven's dependency list: %q names no file", line)
+		}
+		parts := strings.Split(coords, ":")
+		if len(parts) < 5 || len(parts) > 6 {
+			return nil, fmt.Errorf("reading Maven's dependency list: %q is not group:artifact:type[:classifier]:version:scope", coords)
+		}
+		parts = parts[:len(parts)-1] // the scope
+		arts = append(arts, Artifact{ID: strings.Join(parts, ":"), file: "/" + path,
+			Location: DependenciesDir + "/" + jarName(parts)})
+	}
+	return arts, sc.Err()
+}
+
+// jarName names a jar in the image by its coordinate, so that two artifacts
+// of one name in different groups never collide.
+func jarName(parts []string) string {
+	group, artifact, typ, version := parts[0], parts[1], parts[2], parts[len(parts)-1]
+	name := group + "." + artifact + "-" + version
+	if len(parts) == 5 {
+		name += "-" + parts[3]
+	}
+	return name + "." + typ
+}
+
+// Failure is a build that failed on its input: retrying gives the same result.
+type Failure struct {
+	// Message says what failed, naming the dependency, with Maven's words.
+	Message string
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// IsFailure reports whether err is a Failure.
+func IsFailure(err error) bool {
+	var f *Failure
+	return errors.As(err, &f)
+}
+
+var (
+	// missingVersion is Maven's error for a dependency that the BOM does not know.
+	missingVersion = regexp.MustCompile(`'dependencies\.dependency\.version' for ([^:\s]+):([^:\s]+):\S+ is missing`)
+	// notFound is Maven's error for an artifact that no repository holds.
+	notFound = regexp.MustCompile(`Could not find artifact (\S+) in (\S+)`)
+	// notTransferred is Maven's error for a repository it could not reach.
+	notTransferred = regexp.MustCompile(`(?m)Could not transfer artifact (\S+) from/to (\S+ \(\S+\)): (.*?)(?: -> \[Help.*)?$`)
+)
+
+// mavenError explains a failed Maven run from its output: a Failure when the
+// input names something that does not exist, another error when a
+// repository could not be reached or anything else went wrong.
+func mavenError(out []byte, camelVersion string, runErr error) error {
+	text := string(out)
+	// A repository that cannot be reached also leaves the BOM's versions
+	// missing: it comes first.
+	if m := notTransferred.FindStringSubmatch(text); m != nil {
+		return fmt.Errorf("the Maven repository %s could not be reached for %s: %s", m[2], m[1], strings.TrimSpace(m[3]))
+	}
+	if m := missingVersion.FindStringSubmatch(text); m != nil {
+		if m[1] == "org.apache.camel" {
+			return &Failure{Message: fmt.Sprintf("camel:%s is not a component of Camel %s: Camel's BOM pins no %s:%s (Maven: %s)",
+				strings.TrimPrefix(m[2], "camel-"), camelVersion, m[1], m[2], strings.TrimSpace(m[0]))}
+		}
+		return &Failure{Message: fmt.Sprintf("mvn:%s:%s names no version and Camel's BOM pins none: write mvn:%s:%s:VERSION (Maven: %s)",
+			m[1], m[2], m[1], m[2], strings.TrimSpace(m[0]))}
+	}
+	if m := notFound.FindStringSubmatch(text); m != nil {
+		return &Failure{Message: fmt.Sprintf("no repository holds %s (Maven: %s)", m[1], strings.TrimSpace(m[0]))}
+	}
+	return fmt.Errorf("maven failed: %w; its last errors:\n%s", runErr, lastErrors(text, 10))
+}
+
+// lastErrors is the last n [ERROR] lines of Maven's output.
+func lastErrors(out string, n int) string {
+	var errs []string
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, "[ERROR]") && strings.TrimSpace(strings.TrimPrefix(line, "[ERROR]")) != "" {
+			errs = append(errs, line)
+		}
+	}
+	return strings.Join(errs[max(0, len(errs)-n):], "\n")
+}
