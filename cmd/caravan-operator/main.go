@@ -1,5 +1,5 @@
 // Command caravan-operator is the operator image's binary: `caravan
-// operator`, `caravan fleet` and `caravan version`, with client-go's cluster flags, and
+// operator`, `caravan fleet`, `caravan builder` (for builder pods) and `caravan version`, with client-go's cluster flags, and
 // none of the CLI's other commands (the bench, the local cluster, Helm,
 // kustomize), so that each operator loads less.
 package main
@@ -29,7 +29,7 @@ func main() {
 	}
 	kube := &operatorcmd.Flags{}
 	kube.AddFlags(root.PersistentFlags())
-	root.AddCommand(operatorcmd.NewCmd(kube, streams), operatorcmd.NewFleetCmd(kube, streams), &cobra.Command{
+	root.AddCommand(operatorcmd.NewCmd(kube, streams), operatorcmd.NewFleetCmd(kube, streams), operatorcmd.NewBuilderCmd(streams), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -38,7 +38,21 @@ type Job struct {
 	Spec     kit.Spec
 	Registry image.Registry
 	Timeout  time.Duration
+	// Strategy is where the build runs: StrategyRoutine or StrategyPod.
+	Strategy string
+	// BuilderImage runs Maven in a builder pod (StrategyPod).
+	BuilderImage string
 }
+
+// Build strategies, as Camel K names them (the platform's
+// spec.build.buildConfiguration.strategy).
+const (
+	// StrategyRoutine builds in the operator, in Go: kits that list their
+	// dependencies and hold no jars.
+	StrategyRoutine = "routine"
+	// StrategyPod builds in a builder pod, with Maven: kits that hold the jars.
+	StrategyPod = "pod"
+)
 
 // Func builds the image of a job.
 type Func func(ctx context.Context, job Job) (image.Result, error)

@@ -33,8 +33,13 @@ type Task struct {
 	// Parent, when set, is a Ready kit whose jars this kit's contain: the
 	// new layer holds only the jars it lacks, on top of its image.
 	Parent *Parent `json:"parent,omitempty"`
-	// Registry is where the kit image is pushed.
+	// Registry is where the kit image is pushed; its credentials, if any,
+	// come from the pod's docker configuration, never from the task.
 	Registry image.Registry `json:"-"`
+	// RegistryAddress, Insecure and Organization are Registry's, for the pod.
+	RegistryAddress string `json:"registry"`
+	Insecure        bool   `json:"insecure,omitempty"`
+	Organization    string `json:"organization,omitempty"`
 	// Repository and Tag name the kit image in Registry.
 	Repository string `json:"repository"`
 	Tag        string `json:"tag,omitempty"`
@@ -96,6 +101,12 @@ func Run(ctx context.Context, t Task, o Options) (Result, error) {
 		}
 		return Result{}, mavenError(out, t.Project.CamelVersion, err)
 	}
+	return Publish(ctx, t, listFile)
+}
+
+// Publish layers the jars of Maven's dependency list onto the task's base
+// image and pushes the kit image.
+func Publish(ctx context.Context, t Task, listFile string) (Result, error) {
 	list, err := os.ReadFile(listFile)
 	if err != nil {
 		return Result{}, fmt.Errorf("reading Maven's dependency list: %w", err)
@@ -163,7 +174,11 @@ func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
-	res, err := image.AppendLayer(ctx, t.Registry, base, jarLayer(added, removed),
+	reg := t.Registry
+	if reg.Address == "" {
+		reg = image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization}
+	}
+	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, removed),
 		fmt.Sprintf("caravan: %d jars in %s", len(added), DependenciesDir), labels, t.Repository, t.Tag)
 	if err != nil {
 		return Result{}, err

@@ -124,3 +124,13 @@ func (r Registry) transport() http.RoundTripper {
 	}
 	return t
 }
+
+// Qualify writes ref with its registry host, looking a name without one up in r, as
+// base images are.
+func (r Registry) Qualify(ref string) (string, error) {
+	parsed, err := r.parse(ref)
+	if err != nil {
+		return "", err
+	}
+	return parsed.Name(), nil
+}

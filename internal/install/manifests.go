@@ -186,6 +186,9 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 	return p
 }
 
+// OperatorContainer names the operator's container in its pod.
+const OperatorContainer = "operator"
+
 // Ports the operator container serves.
 const (
 	MetricsPort = 8080
@@ -323,7 +326,7 @@ func deployment(c Config) *appsv1.Deployment {
 					Tolerations:      c.Tolerations,
 					ImagePullSecrets: pullSecrets,
 					Containers: []corev1.Container{{
-						Name:            "operator",
+						Name:            OperatorContainer,
 						Image:           c.Image,
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						Args:            operatorArgs(c),

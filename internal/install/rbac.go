@@ -34,15 +34,15 @@ func NamespacedRoleName(id, namespace string) string {
 }
 
 // SecretsRoleName names the Role, in the operator's namespace, that lets
-// it read Secrets there (the registry Secret its platform names), and
-// its RoleBinding: the operator reads no Secret anywhere else.
+// it read Secrets there (the registry Secret its platform names) and run
+// builder pods, and its RoleBinding: it has neither right anywhere else.
 func SecretsRoleName(id, namespace string) string {
 	return ClusterRoleName(id, namespace) + ":secrets"
 }
 
 // ownNamespaceOnly are the resources of the operator's rules it gets
 // rights on in its own namespace only.
-var ownNamespaceOnly = map[string]bool{"secrets": true}
+var ownNamespaceOnly = map[string]bool{"secrets": true, "pods": true}
 
 // clusterScoped are the cluster-scoped resources of the operator's rules.
 var clusterScoped = map[string]bool{

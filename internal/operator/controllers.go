@@ -3,7 +3,10 @@ package operator
 import (
 	"context"
 	"fmt"
+	"os"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -21,6 +24,8 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller/kameletcontroller"
 	"github.com/caravan-dev/caravan/internal/controller/pipecontroller"
 	"github.com/caravan-dev/caravan/internal/controller/platformcontroller"
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/platform"
 )
@@ -44,7 +49,15 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		return fmt.Errorf("platform controller: %w", err)
 	}
 	buildEvents := make(chan event.GenericEvent, 1024)
-	runner := build.NewRunner(build.BuildImage, func(key types.NamespacedName) {
+	pods := &buildcontroller.PodBuilder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), OperatorID: o.ID,
+		Namespace: o.Namespace, PublishImage: ownImage(ctx, mgr.GetAPIReader(), o.Namespace), Poll: time.Second}
+	buildFunc := func(ctx context.Context, j build.Job) (image.Result, error) {
+		if j.Strategy == build.StrategyPod {
+			return pods.Build(ctx, j)
+		}
+		return build.BuildImage(ctx, j)
+	}
+	runner := build.NewRunner(buildFunc, func(key types.NamespacedName) {
 		buildEvents <- event.GenericEvent{Object: &camelv1.Build{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 	}, func(st build.Status) {
 		m.ObserveBuild(st.Queued, st.Started, st.Finished, st.Attempt, st.Err != nil)
@@ -84,4 +97,24 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		return err
 	}
 	return duties.setup(ctx)
+}
+
+// ownImage is the image of the operator's own pod (POD_NAME), which builder
+// pods run to push kits; "" when the operator runs outside a pod.
+func ownImage(ctx context.Context, reader client.Reader, namespace string) string {
+	name := os.Getenv("POD_NAME")
+	if name == "" {
+		return ""
+	}
+	pod := &corev1.Pod{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "reading the operator's own pod: builder pods cannot run", "pod", name)
+		return ""
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == install.OperatorContainer {
+			return c.Image
+		}
+	}
+	return ""
 }

@@ -3,6 +3,8 @@
 package platform
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,4 +55,37 @@ func Resolve(spec camelv1.IntegrationPlatformSpec) camelv1.IntegrationPlatformSp
 		b.Timeout = &metav1.Duration{Duration: DefaultBuildTimeout}
 	}
 	return out
+}
+
+// BuildConfiguration is what Caravan reads of Camel K's spec.build.buildConfiguration.
+type BuildConfiguration struct {
+	// Strategy is routine (in the operator) or pod (in a builder pod, with Maven).
+	Strategy string `json:"strategy,omitempty"`
+	// ToolImage is the builder pods' image; a name without a host is looked
+	// up in the platform's registry.
+	ToolImage string `json:"toolImage,omitempty"`
+}
+
+// DefaultBuildStrategy builds kits in the operator.
+const DefaultBuildStrategy = "routine"
+
+// BuildConfigurationOf reads spec.build.buildConfiguration, defaults filled
+// in; a strategy Caravan does not know is an error that says which it does.
+func BuildConfigurationOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfiguration, error) {
+	var c BuildConfiguration
+	if b.BuildConfiguration != nil && len(b.BuildConfiguration.Raw) > 0 {
+		if err := json.Unmarshal(b.BuildConfiguration.Raw, &c); err != nil {
+			return c, fmt.Errorf("spec.build.buildConfiguration: %w", err)
+		}
+	}
+	if c.Strategy == "" {
+		c.Strategy = DefaultBuildStrategy
+	}
+	if c.Strategy != "routine" && c.Strategy != "pod" {
+		return c, fmt.Errorf("spec.build.buildConfiguration.strategy %q is not one Caravan runs: use routine or pod", c.Strategy)
+	}
+	if c.ToolImage == "" {
+		c.ToolImage = DefaultBuilderImage
+	}
+	return c, nil
 }

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -26,5 +27,37 @@ func TestResolveFillsDefaultsAndKeepsWhatIsSet(t *testing.T) {
 	}
 	if set.Build.RuntimeVersion != "" {
 		t.Fatal("Resolve changed its input")
+	}
+}
+
+func TestTheBuildConfigurationIsReadAsCamelKWritesIt(t *testing.T) {
+	for _, c := range []struct {
+		name, raw       string
+		strategy, image string
+		wantErr         string
+	}{
+		{name: "none gives the routine strategy and the default builder image", strategy: "routine", image: DefaultBuilderImage},
+		{name: "the pod strategy with a tool image", raw: `{"strategy":"pod","toolImage":"builders/maven:1","orderStrategy":"fifo"}`,
+			strategy: "pod", image: "builders/maven:1"},
+		{name: "a strategy Caravan does not run is refused", raw: `{"strategy":"spectrum"}`, wantErr: `"spectrum" is not one Caravan runs`},
+		{name: "a configuration that is no object is refused", raw: `"pod"`, wantErr: "spec.build.buildConfiguration"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b camelv1.IntegrationPlatformBuildSpec
+			if c.raw != "" {
+				b.BuildConfiguration = &camelv1.RawObject{}
+				b.BuildConfiguration.Raw = []byte(c.raw)
+			}
+			got, err := BuildConfigurationOf(b)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %v, want an error saying %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got.Strategy != c.strategy || got.ToolImage != c.image {
+				t.Fatalf("got %+v, %v", got, err)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ const (
 	ReasonNoRegistry                controller.Reason = "NoRegistry"
 	ReasonRegistrySecretUnavailable controller.Reason = "RegistrySecretUnavailable"
 	ReasonRegistrySecretInvalid     controller.Reason = "RegistrySecretInvalid"
+	ReasonInvalidBuildConfiguration controller.Reason = "InvalidBuildConfiguration"
 	// Bad input.
 	ReasonInvalidBuild controller.Reason = "InvalidBuild"
 	// An attempt's course.
@@ -17,4 +18,6 @@ const (
 	ReasonRunning     controller.Reason = "Running"
 	ReasonSucceeded   controller.Reason = "Succeeded"
 	ReasonBuildFailed controller.Reason = "BuildFailed"
+	// A dependency that no repository holds, or that Camel's BOM does not know.
+	ReasonDependencyUnresolved controller.Reason = "DependencyUnresolved"
 )

@@ -26,6 +26,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/platform"
 )
 
 // Timing of the waits that no watch ends.
@@ -80,6 +81,8 @@ type scope struct {
 	spec kit.Spec
 	// settings is set by reconcilePlatform: the platform's, defaults filled in.
 	settings camelv1.IntegrationPlatformSpec
+	// config is set by reconcilePlatform: how and where builds run.
+	config platform.BuildConfiguration
 	// registry is set by reconcileRegistry: where the image goes, with its credentials.
 	registry image.Registry
 	// Outcome is set by a step that waits for the platform's settings, found the build invalid, or

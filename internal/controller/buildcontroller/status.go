@@ -8,6 +8,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/image"
 )
@@ -43,7 +44,11 @@ func fromJob(b *camelv1.Build, st build.Status, now time.Time) {
 			setPhase(b, camelv1.BuildPhaseSucceeded, metav1.ConditionTrue, ReasonSucceeded, "built and pushed "+st.Result.Image)
 			return
 		}
-		fail(b, controller.Reason(image.ReasonOf(st.Err)), st.Err.Error(), finalFailure(st), now)
+		reason := controller.Reason(image.ReasonOf(st.Err))
+		if builder.IsFailure(st.Err) {
+			reason = ReasonDependencyUnresolved
+		}
+		fail(b, reason, st.Err.Error(), finalFailure(st), now)
 		b.Status.Failure.Recovery.Attempt = st.Attempt
 		b.Status.Failure.Recovery.AttemptTime = metav1.Time{Time: st.Finished}
 	}

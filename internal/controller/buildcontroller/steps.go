@@ -11,6 +11,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
@@ -65,6 +66,12 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 		return reconcile.Result{RequeueAfter: platformRetry}, client.IgnoreNotFound(err)
 	}
 	s.settings = platform.Resolve(itp.Spec)
+	config, err := platform.BuildConfigurationOf(s.settings.Build)
+	if err != nil {
+		s.Waiting = controller.Because(ReasonInvalidBuildConfiguration, fmt.Sprintf("the IntegrationPlatform %s/%s: %v", r.Namespace, r.OperatorID, err))
+		return reconcile.Result{RequeueAfter: registryRetry}, nil
+	}
+	s.config = config
 	return reconcile.Result{}, nil
 }
 
@@ -91,6 +98,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 	st := r.Runner.Submit(build.Job{
 		Build: client.ObjectKeyFromObject(s.b), Attempt: attempts(s.b) + 1,
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
+		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage,
 	})
 	s.job = &st
 	return r.retryAfter(st), nil
@@ -107,7 +115,7 @@ func (r *Reconciler) retryAfter(st build.Status) reconcile.Result {
 
 // finalFailure tells whether a failed attempt is the build's last: the attempts are used up, or it was cancelled.
 func finalFailure(st build.Status) bool {
-	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled)
+	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled) || builder.IsFailure(st.Err)
 }
 
 // registry builds the registry settings, reading the credentials Secret

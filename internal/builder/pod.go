@@ -1,0 +1,161 @@
+package builder
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Paths in a builder pod.
+const (
+	// WorkDir holds the pom and Maven's list of the jars.
+	WorkDir = "/workspace"
+	// LocalRepository is Maven's local repository: the cache volume.
+	LocalRepository = "/maven"
+	// ListFile is Maven's list of the resolved jars.
+	ListFile = WorkDir + "/dependencies.txt"
+)
+
+// Container names of a builder pod.
+const (
+	// MavenContainer resolves the jars, in the builder image.
+	MavenContainer = "maven"
+	// PublishContainer layers and pushes them, in the operator's image.
+	PublishContainer = "publish"
+)
+
+// PodLabel marks builder pods (app.kubernetes.io/name), as the local
+// cluster's placement policy expects.
+const PodLabel = "caravan-builder"
+
+// Pod says what builder pod to run for a task.
+type Pod struct {
+	Name, Namespace string
+	// Labels are added to the pod's (the operator's id, the build).
+	Labels map[string]string
+	// BuilderImage runs Maven: Java and Maven, as the platform's builder image.
+	BuilderImage string
+	// PublishImage runs `caravan-operator builder publish`: the operator's own image.
+	PublishImage string
+	// Task is the build.
+	Task Task
+	// Cache is the volume of Maven's local repository; nil gives an empty one.
+	Cache *corev1.VolumeSource
+	// Timeout bounds the pod's life.
+	Timeout time.Duration
+}
+
+// Render returns the builder pod: an init container resolves the jars with
+// Maven, then the publish container layers and pushes them and writes the
+// result as its termination message. PodSecurity "restricted" admits it.
+func (p Pod) Render() (*corev1.Pod, error) {
+	pom, err := p.Task.Project.POM()
+	if err != nil {
+		return nil, err
+	}
+	task, err := json.Marshal(p.Task)
+	if err != nil {
+		return nil, err
+	}
+	cache := p.Cache
+	if cache == nil {
+		cache = &corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	}
+	labels := map[string]string{"app.kubernetes.io/name": PodLabel}
+	for k, v := range p.Labels {
+		labels[k] = v
+	}
+	mounts := []corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, {Name: "maven", MountPath: LocalRepository}}
+	tmp := corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
+	mvn := "mvn " + strings.Join(listArgs(ListFile, LocalRepository, ""), " ")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			AutomountServiceAccountToken:  ptr.To(false),
+			ActiveDeadlineSeconds:         ptr.To(int64(max(p.Timeout, time.Minute).Seconds())),
+			TerminationGracePeriodSeconds: ptr.To(int64(5)),
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(1000)),
+				RunAsGroup: ptr.To(int64(1000)), FSGroup: ptr.To(int64(1000)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Volumes: []corev1.Volume{
+				{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "maven", VolumeSource: *cache},
+			},
+			InitContainers: []corev1.Container{{
+				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
+				// The pom comes in an environment variable: no ConfigMap to create and remove.
+				Command: []string{"sh", "-c", `printf '%s' "$POM" > pom.xml && exec ` + mvn},
+				Env: []corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
+					{Name: "MAVEN_OPTS", Value: "-Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"}},
+				VolumeMounts:             append(mounts, tmp),
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext:          restricted(),
+				Resources:                resources("1Gi"),
+			}},
+			Containers: []corev1.Container{{
+				Name: PublishContainer, Image: p.PublishImage,
+				Args:                     []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(task)},
+				VolumeMounts:             append(mounts, tmp),
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext:          restricted(),
+				Resources:                resources("256Mi"),
+			}},
+		},
+	}
+	return pod, nil
+}
+
+func restricted() *corev1.SecurityContext {
+	return &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+}
+
+func resources(memory string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)},
+	}
+}
+
+// Outcome reads a finished builder pod: its result, a Failure when the
+// task's dependencies cannot exist, another error when a retry may succeed,
+// and done false while it runs.
+func Outcome(pod *corev1.Pod, camelVersion string) (res Result, done bool, err error) {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		msg := terminated(pod.Status.ContainerStatuses, PublishContainer)
+		if msg == nil {
+			return Result{}, true, fmt.Errorf("the builder pod %s succeeded without a result", pod.Name)
+		}
+		if err := json.Unmarshal([]byte(msg.Message), &res); err != nil {
+			return Result{}, true, fmt.Errorf("reading the result of builder pod %s: %w", pod.Name, err)
+		}
+		return res, true, nil
+	case corev1.PodFailed:
+		if m := terminated(pod.Status.InitContainerStatuses, MavenContainer); m != nil && m.ExitCode != 0 {
+			return Result{}, true, mavenError([]byte(m.Message), camelVersion, fmt.Errorf("maven exited with %d", m.ExitCode))
+		}
+		if m := terminated(pod.Status.ContainerStatuses, PublishContainer); m != nil && m.ExitCode != 0 {
+			return Result{}, true, fmt.Errorf("publishing the kit image failed (exit %d): %s", m.ExitCode, strings.TrimSpace(m.Message))
+		}
+		return Result{}, true, fmt.Errorf("the builder pod %s failed: %s %s", pod.Name, pod.Status.Reason, pod.Status.Message)
+	}
+	return Result{}, false, nil
+}
+
+func terminated(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStateTerminated {
+	for _, s := range statuses {
+		if s.Name == name && s.State.Terminated != nil {
+			return s.State.Terminated
+		}
+	}
+	return nil
+}

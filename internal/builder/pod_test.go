@@ -1,0 +1,90 @@
+package builder
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/caravan-dev/caravan/internal/maven"
+)
+
+func TestTheBuilderPodResolvesWithMavenThenPublishesAndRunsAsRestrictedAsks(t *testing.T) {
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", Labels: map[string]string{"camel.apache.org/operator.id": "a"},
+		BuilderImage: "reg/caravan/builder:java17", PublishImage: "reg/caravan/operator@sha256:1",
+		Task:    Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"},
+		Timeout: 5 * time.Minute}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Labels["app.kubernetes.io/name"] != PodLabel || pod.Labels["camel.apache.org/operator.id"] != "a" {
+		t.Errorf("labels %v", pod.Labels)
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever || *pod.Spec.ActiveDeadlineSeconds != 300 || *pod.Spec.AutomountServiceAccountToken {
+		t.Errorf("the pod may restart, outlive its timeout or reach the API: %+v", pod.Spec)
+	}
+	mvn := pod.Spec.InitContainers[0]
+	if mvn.Image != "reg/caravan/builder:java17" || !strings.Contains(mvn.Command[2], "exec mvn -B") ||
+		!strings.Contains(mvn.Command[2], "-Dmaven.repo.local="+LocalRepository) {
+		t.Errorf("the Maven container runs %v in %s", mvn.Command, mvn.Image)
+	}
+	if !strings.Contains(mvn.Env[0].Value, "<artifactId>camel-bom</artifactId>") {
+		t.Errorf("the pom is not given to Maven: %v", mvn.Env)
+	}
+	pub := pod.Spec.Containers[0]
+	if pub.Image != "reg/caravan/operator@sha256:1" || pub.Args[0] != "builder" || pub.Args[1] != "publish" {
+		t.Errorf("the publish container runs %v in %s", pub.Args, pub.Image)
+	}
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		sc := c.SecurityContext
+		if *sc.AllowPrivilegeEscalation || sc.Capabilities.Drop[0] != "ALL" || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+			t.Errorf("container %s is not restricted, or hides its log on failure", c.Name)
+		}
+	}
+	if !*pod.Spec.SecurityContext.RunAsNonRoot || pod.Spec.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Error("the pod may run as root, or without seccomp")
+	}
+}
+
+func TestABuilderPodsOutcomeIsItsResultOrWhatFailed(t *testing.T) {
+	ended := func(name string, code int32, msg string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}}}
+	}
+	for _, c := range []struct {
+		name    string
+		status  corev1.PodStatus
+		done    bool
+		failure bool
+		want    string
+	}{
+		{name: "a running pod is not done", status: corev1.PodStatus{Phase: corev1.PodRunning}},
+		{name: "a pod that succeeded gives the pushed image", done: true, want: "reg/kit@sha256:2",
+			status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{
+				ended(PublishContainer, 0, `{"Image":"reg/kit@sha256:2","Digest":"sha256:2","added":3}`)}}},
+		{name: "a pod whose Maven could not find a dependency is a failure naming it", done: true, failure: true,
+			want: "camel:nope is not a component of Camel 4.18.0",
+			status: corev1.PodStatus{Phase: corev1.PodFailed, InitContainerStatuses: []corev1.ContainerStatus{
+				ended(MavenContainer, 1, "[ERROR] 'dependencies.dependency.version' for org.apache.camel:camel-nope:jar is missing. @ line 9")}}},
+		{name: "a pod whose push failed is retried", done: true, want: "publishing the kit image failed (exit 1): error: registry down",
+			status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
+				ended(PublishContainer, 1, "error: registry down\n")}}},
+		{name: "a pod stopped at its deadline says so", done: true, want: "DeadlineExceeded",
+			status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "Pod was active too long"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, done, err := Outcome(&corev1.Pod{Status: c.status}, "4.18.0")
+			if done != c.done || IsFailure(err) != c.failure {
+				t.Fatalf("done %t, err %v", done, err)
+			}
+			got := res.Image
+			if err != nil {
+				got = err.Error()
+			}
+			if !strings.Contains(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,85 @@
+package operatorcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/builder"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+)
+
+// NewBuilderCmd builds `caravan builder`, what builder pods run.
+func NewBuilderCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:    "builder",
+		Short:  "Run a step of a kit build, in a builder pod",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+	}
+	cmd.AddCommand(newPublishCmd(streams))
+	return cmd
+}
+
+// PublishOptions are the options of `caravan builder publish`.
+type PublishOptions struct {
+	List           string
+	TaskJSON       string
+	TerminationLog string
+
+	// Set by Complete.
+	task builder.Task
+
+	genericiooptions.IOStreams
+}
+
+func newPublishCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &PublishOptions{TerminationLog: "/dev/termination-log", IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "publish --list FILE --task JSON",
+		Short: "Layer the jars Maven listed onto the base image and push the kit image",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), o) },
+	}
+	cmd.Flags().StringVar(&o.List, "list", builder.ListFile, "Maven's list of the resolved jars")
+	cmd.Flags().StringVar(&o.TaskJSON, "task", "", "the build task, as JSON")
+	cmd.Flags().StringVar(&o.TerminationLog, "termination-log", o.TerminationLog, "where the result is written, as JSON")
+	return cmd
+}
+
+// Complete reads the task.
+func (o *PublishOptions) Complete() error {
+	if err := json.Unmarshal([]byte(o.TaskJSON), &o.task); err != nil {
+		return fmt.Errorf("--task: %w", err)
+	}
+	return nil
+}
+
+// Validate checks that the task says what to push where.
+func (o *PublishOptions) Validate() error {
+	if o.task.BaseImage == "" && o.task.Parent == nil || o.task.Repository == "" || o.task.RegistryAddress == "" {
+		return errors.New("--task: the task names no base image, repository or registry")
+	}
+	return nil
+}
+
+// Run pushes the kit image and writes the result, without the artifacts,
+// which the image's config lists: a termination message holds 4 kB.
+func (o *PublishOptions) Run(ctx context.Context) error {
+	res, err := builder.Publish(ctx, o.task, o.List)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.ErrOut, "pushed %s: %d jars, %d of them in the new layer\n", res.Image, len(res.Artifacts), res.Added)
+	res.Artifacts = nil
+	data, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(o.TerminationLog, data, 0o644)
+}
