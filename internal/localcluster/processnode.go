@@ -27,18 +27,18 @@ const ProcessNodeName = "caravan-process-node"
 const KindKwok = "kwok"
 
 // PlacementPolicy is the local cluster's own admission policy that sends
-// the pods of Caravan's image (operators, the fleet controller) to the
-// process node and every other pod to the simulated nodes: the images of
-// integrations cannot run here, Caravan's can.
+// the pods named by ProcessPodValues (operators, the fleet controller,
+// builders) to the process node and every other pod to the simulated nodes.
 const PlacementPolicy = "caravan-local-pod-placement"
 
 // ProcessPodLabel is the label whose value, one of ProcessPodValues, marks
 // the pods that run on the process node.
 const ProcessPodLabel = "app.kubernetes.io/name"
 
-// ProcessPodValues are the values of ProcessPodLabel on the pods of
-// Caravan's image: operators and the fleet controller.
-var ProcessPodValues = []string{"caravan-operator", "caravan-fleet"}
+// ProcessPodValues are the values of ProcessPodLabel on the pods that run
+// as processes: operators and the fleet controller, of Caravan's image, and
+// builder pods, of the builder image, which run Maven in a JVM.
+var ProcessPodValues = []string{"caravan-operator", "caravan-fleet", "caravan-builder"}
 
 // startProcessNode starts `caravan local node` and the placement policy,
 // and waits until the node is Ready and schedulable.
@@ -156,7 +156,7 @@ func waitPlacementActs(ctx context.Context, cs kubernetes.Interface) error {
 	return nil
 }
 
-// kwokKindLabel marks a simulated node, which every pod but the operators' goes to.
+// kwokKindLabel marks a simulated node, which every pod but the process node's goes to.
 func kwokKindLabel(n *corev1.Node) {
 	n.Labels[procnode.KindLabel] = KindKwok
 }

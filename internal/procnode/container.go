@@ -83,7 +83,16 @@ func (c *container) prepare(ctx context.Context, n *Node, volumes map[string]str
 	if err := writeNetworkFiles(root, pod.Name, c.pod.ip); err != nil {
 		return err
 	}
-	mounts := []mount{{Source: "/proc", Target: "/proc", ReadOnly: true}}
+	// The termination log exists before its mount point is made.
+	if err := c.resetTerminationLog(); err != nil {
+		return err
+	}
+	base, err := runtimeMounts(c.dir, c.spec.TerminationMessagePath)
+	if err != nil {
+		c.pod.setWaiting(c, "CreateContainerConfigError", err.Error())
+		return err
+	}
+	mounts := append([]mount{{Source: "/proc", Target: "/proc", ReadOnly: true}}, base...)
 	for _, vm := range c.spec.VolumeMounts {
 		src, ok := volumes[vm.Name]
 		if !ok {
@@ -93,10 +102,8 @@ func (c *container) prepare(ctx context.Context, n *Node, volumes map[string]str
 		}
 		mounts = append(mounts, mount{Source: filepath.Join(src, vm.SubPath), Target: vm.MountPath, ReadOnly: vm.ReadOnly})
 	}
-	for _, m := range mounts {
-		if err := os.MkdirAll(filepath.Join(root, m.Target), 0o755); err != nil {
-			return fmt.Errorf("creating the mount point %s: %w", m.Target, err)
-		}
+	if err := makeMountPoints(root, mounts); err != nil {
+		return err
 	}
 	args := commandLine(&c.spec, img.Config.Entrypoint, img.Config.Cmd, env)
 	if len(args) == 0 {
@@ -179,6 +186,10 @@ func (c *container) start(n *Node) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.resetTerminationLog(); err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
 	defer logFile.Close()
 	cmd := exec.Command(n.initBinary, append(append([]string(nil), n.initArgs...), specPath)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -190,7 +201,8 @@ func (c *container) start(n *Node) (<-chan struct{}, error) {
 	exited := make(chan struct{})
 	go func() {
 		state, _ := cmd.Process.Wait()
-		c.pod.setTerminated(c, state)
+		code := exitCode(state)
+		c.pod.setTerminated(c, code, c.readTerminationMessage(code, c.logPath(restart)))
 		close(exited)
 	}()
 	return exited, nil

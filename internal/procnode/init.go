@@ -2,10 +2,12 @@
 // processes of the machine: each image is pulled from its registry and
 // unpacked, and each container runs confined to its own copy of it (a
 // mount namespace and chroot, as the image's non-root user), with the
-// pod's command, environment, volumes and projected ServiceAccount token.
-// It is built on virtual-kubelet's node library, which registers the node
-// and syncs pods with the API server; this package is the provider that
-// runs them. The local cluster runs operator pods on it.
+// pod's command, environment, volumes and projected ServiceAccount token,
+// a /dev of its own holding the machine's device nodes, a writable /tmp and
+// a termination message file. It is built on virtual-kubelet's node library,
+// which registers the node and syncs pods with the API server; this package
+// is the provider that runs them. The local cluster runs operator and
+// builder pods on it.
 package procnode
 
 import (

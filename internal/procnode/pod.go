@@ -71,16 +71,22 @@ func (r *podRun) setRunning(c *container, p *os.Process) {
 	})
 }
 
-func (r *podRun) setTerminated(c *container, state *os.ProcessState) {
+// exitCode is a process's exit code as a kubelet reports it: 128 plus the
+// signal that killed it, if one did.
+func exitCode(state *os.ProcessState) int32 {
+	if state == nil {
+		return 0
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int32(ws.Signal())
+	}
+	return int32(state.ExitCode())
+}
+
+// setTerminated records that c's process ended with code and message.
+func (r *podRun) setTerminated(c *container, code int32, message string) {
 	r.update(c, func(s *corev1.ContainerStatus) {
-		code, reason := int32(0), "Completed"
-		if state != nil {
-			if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int32(ws.Signal())
-			} else {
-				code = int32(state.ExitCode())
-			}
-		}
+		reason := "Completed"
 		if code != 0 {
 			reason = "Error"
 		}
@@ -89,7 +95,7 @@ func (r *podRun) setTerminated(c *container, state *os.ProcessState) {
 			startedAt = s.State.Running.StartedAt
 		}
 		s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: code, Reason: reason, StartedAt: startedAt, FinishedAt: now(), ContainerID: s.ContainerID}}
+			ExitCode: code, Reason: reason, Message: message, StartedAt: startedAt, FinishedAt: now(), ContainerID: s.ContainerID}}
 		s.Ready, s.Started = false, ptr.To(false)
 		c.process = nil
 	})
