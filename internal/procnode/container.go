@@ -33,6 +33,9 @@ type container struct {
 	spec corev1.Container
 	// dir holds the container's root filesystem, spec file and logs.
 	dir string
+	// policy is when the container restarts: the pod's policy, or, for an
+	// init container, OnFailure unless the pod's is Never.
+	policy corev1.RestartPolicy
 	// Set by start: what the container runs.
 	image pulledImage
 	cs    containerSpec
@@ -139,7 +142,7 @@ func (c *container) run(ctx context.Context, n *Node, grace func() time.Duration
 			}
 		}
 		code := c.pod.exitCode(c)
-		if ctx.Err() != nil || !restarts(c.pod.pod.Spec.RestartPolicy, code, err) {
+		if ctx.Err() != nil || !restarts(c.policy, code, err) {
 			return
 		}
 		if time.Since(started) > backoffReset {

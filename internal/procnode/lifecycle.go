@@ -36,17 +36,27 @@ func (n *Node) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	r := &podRun{ip: ip, dir: filepath.Join(n.cfg.Dir, "pods", string(pod.UID)), cancel: cancel,
 		done: make(chan struct{}), notify: n.report, pod: pod.DeepCopy(), started: time.Now()}
+	initPolicy := corev1.RestartPolicyOnFailure
+	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+		initPolicy = corev1.RestartPolicyNever
+	}
+	for _, c := range pod.Spec.InitContainers {
+		r.inits = append(r.inits, &container{pod: r, spec: c, dir: filepath.Join(r.dir, "init-containers", c.Name),
+			policy: initPolicy, status: corev1.ContainerStatus{State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}})
+	}
 	for _, c := range pod.Spec.Containers {
 		r.containers = append(r.containers, &container{pod: r, spec: c, dir: filepath.Join(r.dir, "containers", c.Name),
-			status: corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}})
+			policy: pod.Spec.RestartPolicy, status: corev1.ContainerStatus{State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}})
+	}
+	if len(r.inits) > 0 {
+		for _, c := range r.containers {
+			c.status.State.Waiting.Reason = "PodInitializing"
+		}
 	}
 	n.pods[k] = r
 	n.mu.Unlock()
-	if len(pod.Spec.InitContainers) > 0 {
-		r.fail("Unsupported", "this node does not run init containers")
-		close(r.done)
-		return nil
-	}
 	r.report()
 	go n.runPod(runCtx, r)
 	return nil
@@ -72,6 +82,14 @@ func (n *Node) runPod(ctx context.Context, r *podRun) {
 			return time.Duration(*g) * time.Second
 		}
 		return 30 * time.Second
+	}
+	// Init containers run one at a time, each to success; one that fails
+	// and is not restarted ends the pod.
+	for _, c := range r.inits {
+		n.runContainer(ctx, c, volumes, grace)
+		if ctx.Err() != nil || r.exitCode(c) != 0 {
+			return
+		}
 	}
 	var wg sync.WaitGroup
 	for _, c := range r.containers {
@@ -139,7 +157,7 @@ func (n *Node) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	go func() {
 		<-r.done
 		r.mu.Lock()
-		for _, c := range r.containers {
+		for _, c := range append(append([]*container(nil), r.inits...), r.containers...) {
 			if c.status.State.Terminated == nil {
 				c.status.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 					ExitCode: 0, Reason: "Completed", FinishedAt: now()}}
@@ -196,7 +214,7 @@ func (n *Node) containerLogs(ctx context.Context, namespace, podName, name strin
 		return nil, errdefs.NotFoundf("pod %s/%s is not on this node", namespace, podName)
 	}
 	var c *container
-	for _, cc := range r.containers {
+	for _, cc := range append(append([]*container(nil), r.inits...), r.containers...) {
 		if cc.spec.Name == name {
 			c = cc
 		}

@@ -26,6 +26,7 @@ type podRun struct {
 
 	mu         sync.Mutex // guards the fields below and the containers' status
 	pod        *corev1.Pod
+	inits      []*container
 	containers []*container
 	started    time.Time
 	deleting   bool
@@ -173,6 +174,7 @@ func (r *podRun) statusLocked() corev1.PodStatus {
 	if r.failure != nil {
 		st.Phase, st.Reason, st.Message = r.failure.Phase, r.failure.Reason, r.failure.Message
 	}
+	initialized, initFailed := r.initStatusLocked(&st)
 	running, terminated, failed, ready := 0, 0, 0, 0
 	for _, c := range r.containers {
 		s := c.status
@@ -192,6 +194,9 @@ func (r *podRun) statusLocked() corev1.PodStatus {
 		}
 	}
 	n := len(r.containers)
+	if st.Phase == "" && initFailed {
+		st.Phase = corev1.PodFailed
+	}
 	if st.Phase == "" {
 		st.Phase = corev1.PodPending
 		switch {
@@ -210,15 +215,38 @@ func (r *podRun) statusLocked() corev1.PodStatus {
 		allReady = corev1.ConditionTrue
 	}
 	t := now()
+	initCondition := corev1.ConditionTrue
+	if !initialized {
+		initCondition = corev1.ConditionFalse
+	}
 	st.Conditions = []corev1.PodCondition{
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metaTime(r.started)},
-		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: metaTime(r.started)},
+		{Type: corev1.PodInitialized, Status: initCondition, LastTransitionTime: t},
 		{Type: corev1.ContainersReady, Status: allReady, LastTransitionTime: t},
 		{Type: corev1.PodReady, Status: allReady, LastTransitionTime: t},
 	}
 	r.keepTransitionTimes(st.Conditions)
 	r.conditions = st.Conditions
 	return st
+}
+
+// initStatusLocked adds the init containers' statuses to st, and tells
+// whether they all succeeded, and whether one failed for good.
+func (r *podRun) initStatusLocked(st *corev1.PodStatus) (initialized, failed bool) {
+	initialized = true
+	for _, c := range r.inits {
+		s := c.status
+		s.Name, s.Image = c.spec.Name, c.spec.Image
+		st.InitContainerStatuses = append(st.InitContainerStatuses, s)
+		t := s.State.Terminated
+		if t == nil || t.ExitCode != 0 {
+			initialized = false
+		}
+		if t != nil && t.ExitCode != 0 && c.policy == corev1.RestartPolicyNever {
+			failed = true
+		}
+	}
+	return initialized, failed
 }
 
 // keepTransitionTimes keeps the last transition time of the conditions

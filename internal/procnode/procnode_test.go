@@ -149,3 +149,35 @@ func TestThePodStatusFollowsItsContainers(t *testing.T) {
 	g.Expect(st.Phase).To(Equal(corev1.PodFailed))
 	g.Expect(st.ContainerStatuses[0].State.Terminated.ExitCode).To(Equal(int32(3)))
 }
+
+func TestAnInitContainerHoldsThePodPendingAndItsFailureFailsIt(t *testing.T) {
+	g := NewWithT(t)
+	r := &podRun{ip: "127.0.1.4", pod: &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}}}
+	init := &container{pod: r, spec: corev1.Container{Name: "maven", Image: "builder"}, policy: corev1.RestartPolicyNever}
+	c := &container{pod: r, spec: corev1.Container{Name: "publish", Image: "operator"}, policy: corev1.RestartPolicyNever}
+	r.inits, r.containers = []*container{init}, []*container{c}
+	init.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+	st := r.statusLocked()
+	g.Expect(st.Phase).To(Equal(corev1.PodPending))
+	g.Expect(st.InitContainerStatuses).To(HaveLen(1))
+	g.Expect(st.Conditions).To(ContainElement(And(HaveField("Type", corev1.PodInitialized), HaveField("Status", corev1.ConditionFalse))))
+
+	t.Log("an init container that succeeded lets the containers run")
+	init.status.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}
+	c.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	st = r.statusLocked()
+	g.Expect(st.Phase).To(Equal(corev1.PodRunning))
+	g.Expect(st.Conditions).To(ContainElement(And(HaveField("Type", corev1.PodInitialized), HaveField("Status", corev1.ConditionTrue))))
+
+	t.Log("one that failed, never to restart, fails the pod")
+	init.status.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "maven failed"}}
+	c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+	st = r.statusLocked()
+	g.Expect(st.Phase).To(Equal(corev1.PodFailed))
+	g.Expect(st.InitContainerStatuses[0].State.Terminated.Message).To(Equal("maven failed"))
+
+	t.Log("with another restart policy it is retried, and the pod stays pending")
+	init.policy = corev1.RestartPolicyOnFailure
+	g.Expect(r.statusLocked().Phase).To(Equal(corev1.PodPending))
+}
