@@ -92,7 +92,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			InitContainers: []corev1.Container{{
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
 				// The pom comes in an environment variable: no ConfigMap to create and remove.
-				Command: []string{"sh", "-c", `printf '%s' "$POM" > pom.xml && exec ` + mvn},
+				Command: []string{"sh", "-c", mavenScript(mvn)},
 				Env: []corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
 					{Name: "MAVEN_OPTS", Value: "-Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"}},
 				VolumeMounts:             append(mounts, tmp),
@@ -111,6 +111,20 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		},
 	}
 	return pod, nil
+}
+
+// mavenScript writes the pom and runs mvn; on failure Maven's [ERROR] lines,
+// first ones first (the cause comes before its consequences), become the
+// container's termination message.
+func mavenScript(mvn string) string {
+	return `printf '%s' "$POM" > pom.xml || exit 1
+` + mvn + ` > maven.log 2>&1
+rc=$?
+cat maven.log
+if [ $rc -ne 0 ]; then
+  while IFS= read -r line; do case "$line" in '[ERROR]'*) printf '%s\n' "$line" ;; esac; done < maven.log | head -c 4000 > /dev/termination-log
+fi
+exit $rc`
 }
 
 func restricted() *corev1.SecurityContext {

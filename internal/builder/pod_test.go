@@ -25,7 +25,7 @@ func TestTheBuilderPodResolvesWithMavenThenPublishesAndRunsAsRestrictedAsks(t *t
 		t.Errorf("the pod may restart, outlive its timeout or reach the API: %+v", pod.Spec)
 	}
 	mvn := pod.Spec.InitContainers[0]
-	if mvn.Image != "reg/caravan/builder:java17" || !strings.Contains(mvn.Command[2], "exec mvn -B") ||
+	if mvn.Image != "reg/caravan/builder:java17" || !strings.Contains(mvn.Command[2], "\nmvn -B") ||
 		!strings.Contains(mvn.Command[2], "-Dmaven.repo.local="+LocalRepository) {
 		t.Errorf("the Maven container runs %v in %s", mvn.Command, mvn.Image)
 	}

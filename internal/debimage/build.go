@@ -49,6 +49,9 @@ type Options struct {
 	MaxAge time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// ExtraCACertificates is a PEM bundle trusted besides Debian's CA certificates: the
+	// machine's own bundle, say, when its network passes through a TLS proxy of its own.
+	ExtraCACertificates []byte
 }
 
 // Build returns the image of def, from cacheDir's images when its pinned packages were built
@@ -114,7 +117,7 @@ func (s *session) build(ctx context.Context, def Definition) (*built, error) {
 
 // buildPinned returns the image of def's pinned packages from the cache, or assembles it.
 func (s *session) buildPinned(ctx context.Context, def Definition, pkgs []Package, parent *built) (*built, error) {
-	b := &built{pkgs: pkgs, key: imageKey(def, pkgs, parent)}
+	b := &built{pkgs: pkgs, key: imageKey(def, pkgs, parent, s.ExtraCACertificates)}
 	dir := filepath.Join(s.CacheDir, "images", def.Name+"-"+b.key)
 	var err error
 	if b.img, err = loadImage(dir); err == nil {
@@ -187,7 +190,7 @@ func (s *session) assemble(ctx context.Context, work string, def Definition, pkg
 	arch := debianArch(pkgs)
 	files := definitionFiles(def, arch, pkgs)
 	if parent == nil {
-		system, err := systemFiles(root)
+		system, err := systemFiles(root, s.ExtraCACertificates)
 		if err != nil {
 			return nil, err
 		}
@@ -277,9 +280,12 @@ func history(createdBy string) v1.History {
 
 // imageKey hashes what decides an image's content: the assembly's version, def's links and
 // environment, the pinned packages and the parent's key.
-func imageKey(def Definition, pkgs []Package, parent *built) string {
+func imageKey(def Definition, pkgs []Package, parent *built, extraCAs []byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "format %s\nname %s\nenv %q\n", formatVersion, def.Name, def.Env)
+	if len(extraCAs) > 0 {
+		fmt.Fprintf(h, "extra CAs %x\n", sha256.Sum256(extraCAs))
+	}
 	for _, f := range definitionFiles(def, "", nil) {
 		fmt.Fprintf(h, "link %s %s\n", f.path, f.target)
 	}

@@ -281,3 +281,35 @@ func selfSigned(t *testing.T, cn string) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+func TestExtraCACertificatesAreAddedOnceAfterDebians(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "a proxy's CA"},
+		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<32, 0), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	debian := []certificate{{name: "debian-ca", pem: block, cert: cert}}
+	other, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2),
+		Subject: pkix.Name{CommonName: "another"}, NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<32, 0)}, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := append(append([]byte{}, block...), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other})...)
+	got, err := withExtra(debian, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].name != "debian-ca" || !strings.HasPrefix(got[1].name, "extra-") {
+		t.Fatalf("got %d certificates: %v, %v", len(got), got[0].name, got[len(got)-1].name)
+	}
+	if _, err := withExtra(debian, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")); err == nil {
+		t.Fatal("a broken extra certificate was taken")
+	}
+}

@@ -53,9 +53,12 @@ const nsswitch = "passwd: files\ngroup: files\nhosts: files dns\n"
 // systemFiles returns the files maintainer scripts would have made in a base image: the
 // users, their homes, /tmp, glibc's name service order and the CA and Java trust stores.
 // root holds the unpacked packages, whose CA certificates it reads.
-func systemFiles(root string) ([]file, error) {
+func systemFiles(root string, extraCAs []byte) ([]file, error) {
 	certs, err := readCertificates(root)
 	if err != nil {
+		return nil, err
+	}
+	if certs, err = withExtra(certs, extraCAs); err != nil {
 		return nil, err
 	}
 	store, err := javaTrustStore(certs)

@@ -4,6 +4,8 @@ package debimage
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -59,6 +61,35 @@ func readCertificates(root string) ([]certificate, error) {
 		return nil, errors.New("the image has no CA certificate: is the ca-certificates package in its set?")
 	}
 	return certs, nil
+}
+
+// withExtra adds the certificates of the PEM bundle extra that certs lack, in the
+// bundle's order; a block that is no certificate is an error.
+func withExtra(certs []certificate, extra []byte) ([]certificate, error) {
+	have := map[string]bool{}
+	for _, c := range certs {
+		have[string(c.cert.Raw)] = true
+	}
+	for rest := extra; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return certs, nil
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("parsing an extra CA certificate: %w", err)
+		}
+		if have[string(cert.Raw)] {
+			continue
+		}
+		have[string(cert.Raw)] = true
+		sum := sha256.Sum256(cert.Raw)
+		certs = append(certs, certificate{name: "extra-" + hex.EncodeToString(sum[:6]), pem: pem.EncodeToMemory(block), cert: cert})
+	}
 }
 
 // pemBundle concatenates the certificates' PEM blocks, as /etc/ssl/certs/ca-certificates.crt.

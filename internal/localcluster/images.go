@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/gobuild"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
@@ -31,8 +33,15 @@ var DebianImages = []struct {
 func DebianImagesDir(cacheDir string) string { return filepath.Join(cacheDir, "debimage") }
 
 // BuildDebianImage builds def into the cache, or reads it from there;
-// concurrent callers wait for each other, so each image is built once.
+// concurrent callers wait for each other, so each image is built once. The
+// images trust this machine's CA certificates besides Debian's, as the
+// operator image does: builder pods reach Maven repositories through the
+// machine's network.
 func BuildDebianImage(ctx context.Context, cacheDir string, def debimage.Definition, progress io.Writer) (v1.Image, error) {
+	hostCAs, err := os.ReadFile(operatorimage.HostCACertificates)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading this machine's CA certificates: %w", err)
+	}
 	dir := DebianImagesDir(cacheDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
@@ -42,7 +51,7 @@ func BuildDebianImage(ctx context.Context, cacheDir string, def debimage.Definit
 		return nil, err
 	}
 	defer unlock()
-	return debimage.Build(ctx, def, dir, progress)
+	return debimage.Options{CacheDir: dir, Progress: progress, ExtraCACertificates: hostCAs}.Build(ctx, def)
 }
 
 // pushDebianImages builds the Debian images unless cached, and pushes them
