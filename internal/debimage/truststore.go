@@ -5,8 +5,8 @@ package debimage
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
