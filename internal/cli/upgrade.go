@@ -1,5 +1,3 @@
-//go:build !operatorimage
-
 package cli
 
 import (

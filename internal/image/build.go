@@ -36,6 +36,27 @@ type Result struct {
 // It returns the pushed image by digest. Every error is an *Error; a canceled ctx
 // aborts the work and gives Reason Canceled, wrapping ctx.Err().
 func Build(ctx context.Context, reg Registry, baseImage string, files []kit.File, repository, tag string) (Result, error) {
+	layerData, err := tarFiles(files)
+	if err != nil {
+		return Result{}, reg.invalid(repository, err)
+	}
+	var labels map[string]string
+	if hash := kit.HashOf(files); hash != "" {
+		labels = map[string]string{kit.ImageHashLabel: hash}
+	}
+	return AppendLayer(ctx, reg, baseImage, func(mt types.MediaType) (v1.Layer, error) { return newLayer(layerData, mt) },
+		"caravan: kit layer "+kit.Dir, labels, repository, tag)
+}
+
+// NewLayer makes a layer of the media type a manifest of type mt takes.
+type NewLayer func(mt types.MediaType) (v1.Layer, error)
+
+// AppendLayer takes baseImage (a name without a registry host is looked up in reg),
+// appends the layer that newLayer makes, adds labels to its config and pushes it to
+// <address>/<organization>/<repository>:<tag> in reg (by digest when tag is ""). Every
+// error is an *Error; a canceled ctx gives Reason Canceled, wrapping ctx.Err().
+func AppendLayer(ctx context.Context, reg Registry, baseImage string, newLayer NewLayer, createdBy string,
+	labels map[string]string, repository, tag string) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, reg.classify(ctx, opBase, baseImage, err)
 	}
@@ -51,39 +72,6 @@ func Build(ctx context.Context, reg Registry, baseImage string, files []kit.File
 		if _, err := name.NewTag(repo.Name()+":"+tag, reg.nameOptions()...); err != nil {
 			return Result{}, reg.invalid(repository+":"+tag, fmt.Errorf("kit image tag: %w", err))
 		}
-	}
-	layerData, err := tarFiles(files)
-	if err != nil {
-		return Result{}, reg.invalid(repo.Name(), err)
-	}
-
-	baseImg, err := remote.Image(base, reg.options(ctx, base)...)
-	if err != nil {
-		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
-	}
-	img, baseDigest, err := appendKit(baseImg, layerData, kit.HashOf(files))
-	if err != nil {
-		return Result{}, reg.classify(ctx, opBase, base.Name(), err)
-	}
-	return push(ctx, reg, repo, tag, img, base.Context().Name()+"@"+baseDigest.String())
-}
-
-// NewLayer makes a layer of the media type a manifest of type mt takes.
-type NewLayer func(mt types.MediaType) (v1.Layer, error)
-
-// AppendLayer takes baseImage (a name without a registry host is looked up in reg),
-// appends the layer that newLayer makes, adds labels to its config and pushes it to
-// <address>/<organization>/<repository>:<tag> in reg (by digest when tag is ""). Every
-// error is an *Error.
-func AppendLayer(ctx context.Context, reg Registry, baseImage string, newLayer NewLayer, createdBy string,
-	labels map[string]string, repository, tag string) (Result, error) {
-	base, err := reg.parse(baseImage)
-	if err != nil {
-		return Result{}, reg.invalid(baseImage, err)
-	}
-	repo, err := reg.repo(repository)
-	if err != nil {
-		return Result{}, reg.invalid(repository, err)
 	}
 	baseImg, err := remote.Image(base, reg.options(ctx, base)...)
 	if err != nil {
@@ -130,38 +118,6 @@ func withLabels(img v1.Image, labels map[string]string) (v1.Image, error) {
 		return nil, fmt.Errorf("labelling the image config: %w", err)
 	}
 	return img, nil
-}
-
-// appendKit returns base with the kit layer appended and its config labelled with
-// hash, and the digest of base.
-func appendKit(base v1.Image, layerData []byte, hash string) (v1.Image, v1.Hash, error) {
-	baseDigest, err := base.Digest()
-	if err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("reading the base image digest: %w", err)
-	}
-	mt, err := base.MediaType()
-	if err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("reading the base image media type: %w", err)
-	}
-	layer, err := newLayer(layerData, layerMediaType(mt))
-	if err != nil {
-		return nil, v1.Hash{}, err
-	}
-	img, err := mutate.Append(base, mutate.Addendum{
-		Layer:   layer,
-		History: v1.History{CreatedBy: "caravan: kit layer " + kit.Dir, Comment: hash},
-	})
-	if err != nil {
-		return nil, v1.Hash{}, fmt.Errorf("appending the kit layer: %w", err)
-	}
-	if hash == "" {
-		return img, baseDigest, nil
-	}
-	img, err = withLabels(img, map[string]string{kit.ImageHashLabel: hash})
-	if err != nil {
-		return nil, v1.Hash{}, err
-	}
-	return img, baseDigest, nil
 }
 
 // layerMediaType returns the layer media type that fits a manifest of media type mt.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,6 +63,18 @@ func TestAKitBuiltIntegrationMovesToTheNewOwnersKit(t *testing.T) {
 // Ready and assigned to operatorID.
 func kitOf(t *testing.T, key client.ObjectKey, operatorID string) *camelv1.IntegrationKit {
 	t.Helper()
+	return waitKit(t, key, timeout, func(k *camelv1.IntegrationKit) error {
+		if k.Annotations[camelv1.OperatorIDAnnotation] != operatorID || k.Status.Phase != camelv1.IntegrationKitPhaseReady {
+			return errorf("kit %s: operator %q, phase %q", k.Name, k.Annotations[camelv1.OperatorIDAnnotation], k.Status.Phase)
+		}
+		return nil
+	})
+}
+
+// waitKit returns the kit the integration's status names, once check
+// passes on it, within wait.
+func waitKit(t *testing.T, key client.ObjectKey, wait time.Duration, check func(*camelv1.IntegrationKit) error) *camelv1.IntegrationKit {
+	t.Helper()
 	k := &camelv1.IntegrationKit{}
 	NewWithT(t).Eventually(func() error {
 		it, err := getIntegration(key)
@@ -75,10 +88,7 @@ func kitOf(t *testing.T, key client.ObjectKey, operatorID string) *camelv1.Integ
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, k); err != nil {
 			return err
 		}
-		if k.Annotations[camelv1.OperatorIDAnnotation] != operatorID || k.Status.Phase != camelv1.IntegrationKitPhaseReady {
-			return errorf("kit %s: operator %q, phase %q", k.Name, k.Annotations[camelv1.OperatorIDAnnotation], k.Status.Phase)
-		}
-		return nil
-	}, timeout, poll).Should(Succeed())
+		return check(k)
+	}, wait, poll).Should(Succeed())
 	return k
 }

@@ -92,23 +92,10 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 // builtKit waits for the kit that the integration's status names to reach phase.
 func builtKit(t *testing.T, key client.ObjectKey, phase camelv1.IntegrationKitPhase) *camelv1.IntegrationKit {
 	t.Helper()
-	k := &camelv1.IntegrationKit{}
-	NewWithT(t).Eventually(func() error {
-		it, err := getIntegration(key)
-		if err != nil {
-			return err
-		}
-		if it.Status.IntegrationKit == nil {
-			return errorf("integration %s names no kit", key)
-		}
-		ref := it.Status.IntegrationKit
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, k); err != nil {
-			return err
-		}
+	return waitKit(t, key, mavenTimeout, func(k *camelv1.IntegrationKit) error {
 		if k.Status.Phase != phase {
 			return errorf("kit %s in phase %q, not %q", k.Name, k.Status.Phase, phase)
 		}
 		return nil
-	}, mavenTimeout, time.Second).Should(Succeed())
-	return k
+	})
 }
