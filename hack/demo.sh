@@ -58,9 +58,11 @@ done
 bin/caravan reassign -n demo --from operator-a --to operator-b -l team=a --waves 1,4 --wave-timeout 2m --rollback-on-failure
 bin/caravan get -n demo -l team=a
 
-step "An integration built from source: operator-b builds its kit into the local registry"
-bin/caravan run hack/demo/routes.yaml -n demo --name greeter -x operator-b -d camel:timer -d camel:log --wait
+step "An integration built from source: operator-b builds its kit with Maven, in a builder pod, into the local registry"
+k patch integrationplatform operator-b -n caravan --type merge -p '{"spec":{"build":{"buildConfiguration":{"strategy":"pod"}}}}'
+bin/caravan run hack/demo/routes.yaml -n demo --name greeter -x operator-b -d camel:jackson --wait
 bin/caravan get kits -n demo -o wide
+k get builds -n demo -o custom-columns=BUILD:.metadata.name,PHASE:.status.phase,DURATION:.status.duration
 bin/caravan get -n demo
 
 step "Done. Stop everything with: bin/caravan local down"
