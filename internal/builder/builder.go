@@ -1,10 +1,9 @@
-// Package builder is what a builder pod runs to make a kit: it resolves the kit's
-// dependencies with Maven, layers the jars onto the base image (or onto a Ready kit
-// whose jars it already holds) and pushes the result by digest.
+// Package builder is what a builder pod runs to make a kit: Maven resolves the kit's
+// dependencies (Pod), then Publish layers the jars onto the base image (or onto a Ready
+// kit whose jars it already holds) and pushes the result by digest.
 package builder
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,8 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 
 	"github.com/caravan-dev/caravan/internal/image"
@@ -33,10 +30,8 @@ type Task struct {
 	// Parent, when set, is a Ready kit whose jars this kit's contain: the
 	// new layer holds only the jars it lacks, on top of its image.
 	Parent *Parent `json:"parent,omitempty"`
-	// Registry is where the kit image is pushed; its credentials, if any,
-	// come from the pod's docker configuration, never from the task.
-	Registry image.Registry `json:"-"`
-	// RegistryAddress, Insecure and Organization are Registry's, for the pod.
+	// RegistryAddress, Insecure and Organization say where the kit image is
+	// pushed (the platform's registry, without its credentials).
 	RegistryAddress string `json:"registry"`
 	Insecure        bool   `json:"insecure,omitempty"`
 	Organization    string `json:"organization,omitempty"`
@@ -64,46 +59,6 @@ type Result struct {
 	Added int `json:"added"`
 }
 
-// Options say where a build works.
-type Options struct {
-	// WorkDir holds the pom and Maven's list; it must exist.
-	WorkDir string
-	// LocalRepository is Maven's local repository: a cache kept between builds.
-	LocalRepository string
-	// Settings is a Maven settings.xml, or "".
-	Settings string
-	// Maven runs Maven in a directory with arguments and returns its output;
-	// nil runs mvn from the PATH.
-	Maven func(ctx context.Context, dir string, args []string) ([]byte, error)
-	// Log receives Maven's output as it runs; nil discards it.
-	Log io.Writer
-}
-
-// Run builds t: a Failure when its dependencies cannot exist, another
-// error when a retry may succeed.
-func Run(ctx context.Context, t Task, o Options) (Result, error) {
-	pom, err := t.Project.POM()
-	if err != nil {
-		return Result{}, &Failure{Message: err.Error()}
-	}
-	if err := os.WriteFile(filepath.Join(o.WorkDir, "pom.xml"), pom, 0o644); err != nil {
-		return Result{}, fmt.Errorf("writing the pom: %w", err)
-	}
-	listFile := filepath.Join(o.WorkDir, "dependencies.txt")
-	run := o.Maven
-	if run == nil {
-		run = o.mvn
-	}
-	out, err := run(ctx, o.WorkDir, listArgs(listFile, o.LocalRepository, o.Settings))
-	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("maven: %w", ctx.Err())
-		}
-		return Result{}, mavenError(out, t.Project.CamelVersion, err)
-	}
-	return Publish(ctx, t, listFile)
-}
-
 // Publish layers the jars of Maven's dependency list onto the task's base
 // image and pushes the kit image.
 func Publish(ctx context.Context, t Task, listFile string) (Result, error) {
@@ -119,20 +74,6 @@ func Publish(ctx context.Context, t Task, listFile string) (Result, error) {
 		return Result{}, err
 	}
 	return t.push(ctx, arts)
-}
-
-// mvn runs mvn from the PATH, copying its output to o.Log.
-func (o Options) mvn(ctx context.Context, dir string, args []string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "mvn", args...)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	var w io.Writer = &out
-	if o.Log != nil {
-		w = io.MultiWriter(&out, o.Log)
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	err := cmd.Run()
-	return out.Bytes(), err
 }
 
 // checksum fills in each artifact's sha256.
@@ -174,10 +115,7 @@ func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
-	reg := t.Registry
-	if reg.Address == "" {
-		reg = image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization}
-	}
+	reg := image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization}
 	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, removed),
 		fmt.Sprintf("caravan: %d jars in %s", len(added), DependenciesDir), labels, t.Repository, t.Tag)
 	if err != nil {

@@ -26,13 +26,10 @@ const DependenciesDir = "/deployments/dependencies"
 
 // listArgs are Maven's arguments that resolve the project in dir and list
 // every runtime jar with its file in the local repository.
-func listArgs(listFile, localRepository, settings string) []string {
-	args := []string{"-B", "--no-transfer-progress", "-Dmaven.repo.local=" + localRepository}
-	if settings != "" {
-		args = append(args, "-s", settings)
-	}
-	return append(args, dependencyPlugin+":list", "-DoutputFile="+listFile,
-		"-DoutputAbsoluteArtifactFilename=true", "-DincludeScope=runtime", "-DappendOutput=false")
+func listArgs(listFile, localRepository string) []string {
+	return []string{"-B", "--no-transfer-progress", "-Dmaven.repo.local=" + localRepository,
+		dependencyPlugin + ":list", "-DoutputFile=" + listFile,
+		"-DoutputAbsoluteArtifactFilename=true", "-DincludeScope=runtime", "-DappendOutput=false"}
 }
 
 // dependencyPlugin lists and resolves the project's dependencies.

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/caravan-dev/caravan/internal/install"
 )
 
 // Paths in a builder pod.
@@ -73,7 +75,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 	}
 	mounts := []corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, {Name: "maven", MountPath: LocalRepository}}
 	tmp := corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
-	mvn := "mvn " + strings.Join(listArgs(ListFile, LocalRepository, ""), " ")
+	mvn := "mvn " + strings.Join(listArgs(ListFile, LocalRepository), " ")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.PodSpec{
@@ -97,7 +99,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 					{Name: "MAVEN_OPTS", Value: "-Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"}},
 				VolumeMounts:             append(mounts, tmp),
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-				SecurityContext:          restricted(),
+				SecurityContext:          install.Restricted(),
 				Resources:                resources("1Gi"),
 			}},
 			Containers: []corev1.Container{{
@@ -105,7 +107,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 				Args:                     []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(task)},
 				VolumeMounts:             append(mounts, tmp),
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-				SecurityContext:          restricted(),
+				SecurityContext:          install.Restricted(),
 				Resources:                resources("256Mi"),
 			}},
 		},
@@ -125,11 +127,6 @@ if [ $rc -ne 0 ]; then
   while IFS= read -r line; do case "$line" in '[ERROR]'*) printf '%s\n' "$line" ;; esac; done < maven.log | head -c 4000 > /dev/termination-log
 fi
 exit $rc`
-}
-
-func restricted() *corev1.SecurityContext {
-	return &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
-		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
 }
 
 func resources(memory string) corev1.ResourceRequirements {

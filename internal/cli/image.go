@@ -15,7 +15,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
-	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -157,33 +156,19 @@ func (o *ImagePushOptions) Validate() error {
 const imageOperator = "operator"
 
 // debianImage is the image made from Debian's packages that --images calls name, or nil.
-func debianImage(name string) *debimage.Definition {
+func debianImage(name string) *localcluster.DebianImage {
 	for _, di := range localcluster.DebianImages {
 		if di.Definition.Name == name {
-			return &di.Definition
+			return &di
 		}
 	}
 	return nil
 }
 
-// pushDebianImage builds def unless cached, pushes it under its repository
+// pushDebianImage builds di unless cached, pushes it under its repository
 // in the target registry and prints it by digest.
-func (o *ImagePushOptions) pushDebianImage(ctx context.Context, def *debimage.Definition) error {
-	img, err := localcluster.BuildDebianImage(ctx, o.cacheDir, *def, o.ErrOut)
-	if err != nil {
-		return err
-	}
-	var repo string
-	for _, di := range localcluster.DebianImages {
-		if di.Definition.Name == def.Name {
-			repo = di.Repository
-		}
-	}
-	ref := strings.TrimSuffix(o.Target, "/") + "/" + repo
-	if err := image.Push(ctx, o.registry, ref, img); err != nil {
-		return err
-	}
-	digest, err := img.Digest()
+func (o *ImagePushOptions) pushDebianImage(ctx context.Context, di *localcluster.DebianImage) error {
+	ref, digest, err := di.Push(ctx, o.cacheDir, o.registry, o.Target, o.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -272,10 +272,10 @@ func operatorEnv(c Config) []corev1.EnvVar {
 	}
 }
 
-// restricted is a container security context that PodSecurity "restricted"
+// Restricted is a container security context that PodSecurity "restricted"
 // admits: non-root, read-only root filesystem, no capabilities, no
 // privilege escalation, the runtime's default seccomp profile.
-func restricted() *corev1.SecurityContext {
+func Restricted() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		RunAsNonRoot:             ptr.To(true),
 		ReadOnlyRootFilesystem:   ptr.To(true),
@@ -338,7 +338,7 @@ func deployment(c Config) *appsv1.Deployment {
 						LivenessProbe:   probe("/healthz", 6),
 						ReadinessProbe:  probe("/readyz", 3),
 						Resources:       resources,
-						SecurityContext: restricted(),
+						SecurityContext: Restricted(),
 						VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 					}},
 					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -18,12 +19,16 @@ import (
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
-// DebianImages are the images the local registry serves from Debian's
-// packages: the platforms' default base image, and the builder pods' image.
-var DebianImages = []struct {
+// DebianImage is an image made from Debian's packages, and the repository
+// (with its tag) it is pushed as.
+type DebianImage struct {
 	Repository string
 	Definition debimage.Definition
-}{
+}
+
+// DebianImages are the images the local registry serves from Debian's
+// packages: the platforms' default base image, and the builder pods' image.
+var DebianImages = []DebianImage{
 	{platform.DefaultBaseImage, debimage.Base},
 	{platform.DefaultBuilderImage, debimage.Builder},
 }
@@ -59,16 +64,27 @@ func BuildDebianImage(ctx context.Context, cacheDir string, def debimage.Definit
 func (c *Cluster) pushDebianImages(ctx context.Context, opts Options) error {
 	reg := image.Registry{Address: c.RegistryAddress, Insecure: true}
 	for _, di := range DebianImages {
-		img, err := BuildDebianImage(ctx, opts.CacheDir, di.Definition, opts.Progress)
+		start := time.Now()
+		ref, _, err := di.Push(ctx, opts.CacheDir, reg, c.RegistryAddress, opts.Progress)
 		if err != nil {
 			return err
-		}
-		start := time.Now()
-		ref := c.RegistryAddress + "/" + di.Repository
-		if err := image.Push(ctx, reg, ref, img); err != nil {
-			return fmt.Errorf("pushing %s: %w", ref, err)
 		}
 		fmt.Fprintf(opts.Progress, "  pushed %s (%s)\n", ref, time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
+}
+
+// Push builds di unless cached and pushes it to reg as prefix/Repository;
+// it returns the reference pushed and the image's digest.
+func (di DebianImage) Push(ctx context.Context, cacheDir string, reg image.Registry, prefix string, progress io.Writer) (string, v1.Hash, error) {
+	img, err := BuildDebianImage(ctx, cacheDir, di.Definition, progress)
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	ref := strings.TrimSuffix(prefix, "/") + "/" + di.Repository
+	if err := image.Push(ctx, reg, ref, img); err != nil {
+		return "", v1.Hash{}, fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	digest, err := img.Digest()
+	return ref, digest, err
 }

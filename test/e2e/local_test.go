@@ -70,6 +70,12 @@ func running(pid int) bool {
 
 // processesMentioning lists the PIDs whose command line contains s.
 func processesMentioning(s string) []int {
+	return processesWhere("cmdline", func(cmdline []byte) bool { return bytes.Contains(cmdline, []byte(s)) })
+}
+
+// processesWhere lists the PIDs, but this one's, whose file under
+// /proc/PID (cmdline, environ) matches.
+func processesWhere(file string, match func([]byte) bool) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -77,8 +83,8 @@ func processesMentioning(s string) []int {
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
 			continue
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), s) && pid != os.Getpid() {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), file))
+		if err == nil && match(data) && pid != os.Getpid() {
 			pids = append(pids, pid)
 		}
 	}

@@ -222,17 +222,7 @@ func logTail(path string) string {
 
 // processesWithEnv lists the PIDs whose environment holds the entry K=V.
 func processesWithEnv(entry string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(append([]byte{0}, environ...), []byte("\x00"+entry+"\x00")) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return processesWhere("environ", func(environ []byte) bool {
+		return bytes.Contains(append([]byte{0}, environ...), []byte("\x00"+entry+"\x00"))
+	})
 }
