@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // MaxConfigMapBytes is the most data a ConfigMap can hold.
@@ -23,13 +22,14 @@ const MaxConfigMapBytes = 1 << 20
 // file is one key of the integration's ConfigMap.
 type file struct {
 	key    string
+	path   string // the file name it is mounted under
 	data   []byte
 	binary bool // goes into BinaryData
 }
 
 // ConfigMap renders the ConfigMap <integration>-camel: each source under its name, the
-// flows as one YAML list under flows.yaml, and application.properties from the camel
-// trait. A sourceless integration (a pre-built image) has a ConfigMap only when it has
+// flows as one YAML list under flows.yaml, and application.properties: the runtime's
+// properties, then the camel trait's. A sourceless integration (a pre-built image) has a ConfigMap only when it has
 // properties, and then with application.properties alone: ConfigMap returns nil when
 // there is nothing to hold. It refuses an invalid, duplicate or reserved source name, an
 // unknown language, a contentRef source, or more data than a ConfigMap holds.
@@ -44,7 +44,7 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, file{key: PropertiesKey, data: []byte(properties(in.Traits))})
+	files = append(files, file{key: PropertiesKey, data: []byte(in.properties())})
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: in.objectMeta(ConfigMapName(in.Integration.Name)),
@@ -97,7 +97,18 @@ func integrationFiles(it *camelv1.Integration) ([]file, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		files = append(files, file{key: FlowsKey, data: data})
+		files = append(files, file{key: FlowsKey, path: FlowsKey, data: data})
+	}
+	mounted := map[string]string{}
+	for _, f := range files {
+		what := "source " + f.key
+		if f.key == FlowsKey {
+			what = "spec.flows"
+		}
+		if other, ok := mounted[f.path]; ok {
+			errs = append(errs, fmt.Errorf("%s: the runtime would load it as %s, like %s: rename one", what, f.path, other))
+		}
+		mounted[f.path] = what
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -122,15 +133,30 @@ func sourceFile(i int, s camelv1.SourceSpec, seen map[string]bool) (file, error)
 	if s.ContentRef != "" {
 		return file{}, fmt.Errorf("source %s: contentRef is not supported yet", s.Name)
 	}
-	if _, err := SourceLanguage(s); err != nil {
+	lang, err := SourceLanguage(s)
+	if err != nil {
 		return file{}, err
 	}
 	data, binary, err := sourceContent(s)
 	if err != nil {
 		return file{}, fmt.Errorf("source %s: %w", s.Name, err)
 	}
-	return file{key: s.Name, data: data, binary: binary}, nil
+	return file{key: s.Name, path: mountedName(s.Name, lang), data: data, binary: binary}, nil
 }
+
+// mountedName is the file name a source is mounted under, since the runtime picks its loader
+// by what follows the first dot: the name with its language's extension, and dots before it
+// made '_' (a Kamelet's .kamelet.yaml is kept, which has a loader of its own).
+func mountedName(name string, lang camelv1.Language) string {
+	ext := "." + string(lang)
+	if lang == camelv1.LanguageYAML && strings.HasSuffix(name, KameletSuffix) {
+		return strings.ReplaceAll(strings.TrimSuffix(name, KameletSuffix), ".", "_") + KameletSuffix
+	}
+	return strings.ReplaceAll(strings.TrimSuffix(name, ext), ".", "_") + ext
+}
+
+// KameletSuffix ends the name of a source that holds a Kamelet.
+const KameletSuffix = ".kamelet.yaml"
 
 // flowsYAML writes all flows as one YAML list.
 func flowsYAML(flows []camelv1.RawObject) ([]byte, error) {
@@ -152,16 +178,16 @@ func flowsYAML(flows []camelv1.RawObject) ([]byte, error) {
 	return out, nil
 }
 
-// properties writes the jvm trait's classpath as the runtime's classpath property, then
-// the camel trait properties, one key=value per line, in order: a classpath property the
-// camel trait sets comes later and wins.
-func properties(t trait.Traits) string {
-	var b strings.Builder
-	if cp := t.JVM.Classpath(); len(cp) > 0 {
-		b.WriteString(trait.ClasspathProperty + "=" + strings.Join(cp, ","))
-		b.WriteByte('\n')
+// properties writes the runtime's properties (for an integration with sources) then the
+// camel trait's, one key=value per line, in order: a property the camel trait sets again
+// comes later and wins.
+func (in Input) properties() string {
+	var props []string
+	if !Sourceless(in.Integration) {
+		props = in.runtimeProperties()
 	}
-	for _, p := range t.Camel.Properties() {
+	var b strings.Builder
+	for _, p := range append(props, in.Traits.Camel.Properties()...) {
 		b.WriteString(p)
 		b.WriteByte('\n')
 	}

@@ -28,6 +28,19 @@ func gzipped(t *testing.T, s string) []byte {
 	return buf.Bytes()
 }
 
+// defaultRuntimeProperties are the runtime's properties of input's integration.
+const defaultRuntimeProperties = `camel.main.routes-include-pattern=file:/etc/camel/sources/*
+camel.main.shutdownTimeout=25
+camel.component.kamelet.location=file:/etc/camel/sources,classpath:kamelets
+camel.management.enabled=true
+camel.management.port=9876
+camel.management.host={{env:POD_IP:0.0.0.0}}
+camel.management.healthCheckEnabled=true
+camel.server.enabled=true
+camel.server.port=8080
+camel.server.host={{env:POD_IP:0.0.0.0}}
+`
+
 func TestConfigMapHoldsSourcesFlowsAndProperties(t *testing.T) {
 	g := NewWithT(t)
 	in := input(t, `{"camel":{"properties":["b=2","a=1"]}}`)
@@ -41,7 +54,7 @@ func TestConfigMapHoldsSourcesFlowsAndProperties(t *testing.T) {
 	g.Expect(cm.Data).To(Equal(map[string]string{
 		"Hello.java":             "class Hello {}",
 		"flows.yaml":             "- from:\n    steps:\n    - log: hi\n    uri: timer:tick\n- route:\n    from:\n      uri: direct:b\n    id: r2\n",
-		"application.properties": "b=2\na=1\n",
+		"application.properties": defaultRuntimeProperties + "b=2\na=1\n",
 	}))
 	g.Expect(cm.BinaryData).To(BeNil())
 }
@@ -79,7 +92,7 @@ func TestConfigMapSourceContent(t *testing.T) {
 			cm, err := ConfigMap(in)
 
 			g.Expect(err).NotTo(HaveOccurred())
-			wantData := map[string]string{"application.properties": ""}
+			wantData := map[string]string{"application.properties": defaultRuntimeProperties}
 			for k, v := range tc.wantData {
 				wantData[k] = v
 			}

@@ -5,6 +5,7 @@ package render
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,10 +27,10 @@ const (
 const RevisionHistoryLimit = int32(3)
 
 // Deployment renders the Deployment <integration>: one container running Input.Image with
-// the run command, the identity and runtime env, the ConfigMap mounted at SourcesDir and
-// PropertiesPath, then the user's spec.template applied as a strategic merge patch. A
-// sourceless integration runs the image's own entrypoint, with the properties mounted
-// when it has some.
+// JavaCommand, the identity and runtime env, the ConfigMap mounted at SourcesDir and
+// PropertiesPath, then the user's spec.template applied as a strategic merge patch; the
+// heap is sized from the memory limit the template leaves. A sourceless integration runs
+// the image's own entrypoint, with the properties mounted when it has some.
 // It fails on the same source errors as ConfigMap, on a missing image and on a malformed
 // template.
 func Deployment(in Input) (*appsv1.Deployment, error) {
@@ -48,6 +49,9 @@ func Deployment(in Input) (*appsv1.Deployment, error) {
 	pod, err := applyTemplate(in.podTemplate(main, files), it.Spec.Template)
 	if err != nil {
 		return nil, err
+	}
+	if !Sourceless(it) {
+		in.sizeHeap(&pod, main)
 	}
 	if err := checkIdentity(pod, main.Name, in.identityEnv()); err != nil {
 		return nil, err
@@ -84,7 +88,7 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 	if !Sourceless(in.Integration) {
 		sources := make([]corev1.KeyToPath, len(files))
 		for i, f := range files {
-			sources[i] = corev1.KeyToPath{Key: f.key, Path: f.key}
+			sources[i] = corev1.KeyToPath{Key: f.key, Path: f.path}
 		}
 		volumes = append(volumes, corev1.Volume{Name: SourcesVolume, VolumeSource: configMap(sources)})
 	}
@@ -128,12 +132,14 @@ func (in Input) container() corev1.Container {
 	c := corev1.Container{
 		Name:            t.Container.Name(),
 		Image:           in.Image,
-		Env:             append(in.identityEnv(), jvmEnv(t)...),
 		Resources:       t.Container.Resources(),
 		ImagePullPolicy: t.Container.ImagePullPolicy(),
 	}
-	if !Sourceless(in.Integration) {
-		c.Command = in.runCommand()
+	if Sourceless(in.Integration) {
+		c.Env = append(in.identityEnv(), jvmEnv(t)...)
+	} else {
+		c.Command, c.Args, c.WorkingDir = slices.Clone(JavaCommand), in.javaArgs(), DeploymentsDir
+		c.Env = slices.Concat(in.identityEnv(), runtimeEnv(), t.Environment.Vars())
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: SourcesDir, ReadOnly: true})
 	}
 	if in.hasConfigMap() {
@@ -143,8 +149,8 @@ func (in Input) container() corev1.Container {
 	for _, mv := range t.Mount.Volumes() {
 		c.VolumeMounts = append(c.VolumeMounts, mv.Mount)
 	}
-	if t.Health.Enabled() {
-		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(in.runtimePort())
+	if in.healthProbes() {
+		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes()
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
@@ -155,8 +161,15 @@ func (in Input) container() corev1.Container {
 	return c
 }
 
+// healthProbes tells whether the health trait probes the container: by default when it runs
+// on a kit, as Camel K does for a managed build, and never while jvm.debug is on.
+func (in Input) healthProbes() bool {
+	return !in.Traits.JVM.Debug() && in.Traits.Health.Enabled(in.managed())
+}
+
 // jvmEnv are the environment trait's variables, with the jvm trait's options first in
-// JAVA_TOOL_OPTIONS (before what the environment trait sets there, if anything).
+// JAVA_TOOL_OPTIONS (before what the environment trait sets there, if anything): the
+// options of a sourceless integration, whose image launches its JVM its own way.
 func jvmEnv(t trait.Traits) []corev1.EnvVar {
 	vars := t.Environment.Vars()
 	opts := t.JVM.ToolOptions()
@@ -172,8 +185,8 @@ func jvmEnv(t trait.Traits) []corev1.EnvVar {
 	return append(vars, corev1.EnvVar{Name: trait.EnvJavaToolOptions, Value: opts})
 }
 
-// runtimePort is the port the runtime serves its health endpoints and metrics on: the
-// container's, else DefaultPort.
+// runtimePort is the port of the runtime's HTTP server, which serves platform-http routes
+// and is scraped for metrics: the container's, else DefaultPort.
 func (in Input) runtimePort() int32 {
 	if port := in.Traits.ContainerPort(); port != 0 {
 		return port

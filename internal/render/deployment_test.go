@@ -3,7 +3,6 @@
 package render
 
 import (
-	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -45,14 +44,23 @@ func TestDeploymentRunsTheIntegration(t *testing.T) {
 	c := pod.Containers[0]
 	g.Expect(c.Name).To(Equal("integration"))
 	g.Expect(c.Image).To(Equal("registry.local/kit@sha256:abc"))
-	g.Expect(c.Command).To(Equal(DefaultRunCommand))
+	g.Expect(c.Command).To(Equal([]string{"java"}))
+	g.Expect(c.Args).To(Equal([]string{"-Xmx268M",
+		"-cp", "/etc/camel/resources.d/_configmaps:/etc/camel/resources.d/_secrets:/deployments/dependencies/*",
+		"org.apache.camel.main.Main", "-propertiesLocation", "file:/etc/camel/application.properties"}))
+	g.Expect(c.WorkingDir).To(Equal("/deployments"))
 	g.Expect(c.Env).To(Equal([]corev1.EnvVar{
 		{Name: "CAMEL_K_INTEGRATION", Value: "hello"},
 		{Name: "CAMEL_K_DIGEST", Value: "v1-digest"},
 		{Name: "CAMEL_K_CONF", Value: "/etc/camel/application.properties"},
 		{Name: "CAMEL_K_CONF_D", Value: "/etc/camel/conf.d"},
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}},
 		{Name: "GREETING", Value: "hi"},
 	}))
+	g.Expect(c.ReadinessProbe).To(Equal(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+		Path: "/observe/health/ready", Port: intstr.FromInt32(9876), Scheme: corev1.URISchemeHTTP}}}),
+		"a kit's runtime is probed for readiness by default, as Camel K does")
+	g.Expect([]*corev1.Probe{c.LivenessProbe, c.StartupProbe}).To(HaveEach(BeNil()))
 	g.Expect(c.Ports).To(BeEmpty())
 	g.Expect(c.ImagePullPolicy).To(BeEmpty())
 	g.Expect(c.Resources).To(Equal(corev1.ResourceRequirements{}))
@@ -102,6 +110,8 @@ func TestASourcelessIntegrationRunsItsImageAsItIs(t *testing.T) {
 	c := pod.Containers[0]
 	g.Expect(c.Image).To(Equal("example/camel-app:1.0"))
 	g.Expect(c.Command).To(BeNil(), "the image's own entrypoint")
+	g.Expect(c.Args).To(BeNil())
+	g.Expect(c.ReadinessProbe).To(BeNil(), "a pre-built image is probed only when the health trait is enabled")
 	g.Expect(c.VolumeMounts).To(BeEmpty())
 	g.Expect(c.Env).To(Equal([]corev1.EnvVar{
 		{Name: "CAMEL_K_INTEGRATION", Value: "hello"},
@@ -187,12 +197,6 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
 					{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}))
 			}},
-		{name: "the run command can be replaced", traits: `{}`, change: func(in *Input) {
-			in.RunCommand, in.Dependencies = []string{"/run.sh"}, []string{"camel:http"}
-		},
-			check: func(g Gomega, d *appsv1.Deployment) {
-				g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(Equal([]string{"/run.sh"}))
-			}},
 		{name: "the mount trait's volumes are in the pod and mounted in the main container",
 			traits: `{"mount":{"configs":["configmap:app-config"],"volumes":["data:/var/data"]}}`,
 			check: func(g Gomega, d *appsv1.Deployment) {
@@ -218,7 +222,7 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 			check: func(g Gomega, d *appsv1.Deployment) {
 				c := d.Spec.Template.Spec.Containers[0]
 				g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal(trait.DefaultReadinessPath))
-				g.Expect(c.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
+				g.Expect(c.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(9876), "on the management port, not the container's")
 				g.Expect(c.LivenessProbe).To(BeNil())
 				g.Expect(d.Spec.Template.Spec.Affinity.PodAntiAffinity).NotTo(BeNil())
 				g.Expect(d.Spec.Template.Spec.Tolerations).To(HaveLen(1))
@@ -236,17 +240,12 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
 					{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}))
 			}},
-		{name: "the jvm trait's options come first in JAVA_TOOL_OPTIONS",
+		{name: "the jvm trait's options of a sourceless integration come first in JAVA_TOOL_OPTIONS",
 			traits: `{"jvm":{"options":["-Xmx512m"]},"environment":{"vars":["JAVA_TOOL_OPTIONS=-Dx=1","TZ=UTC"]}}`,
+			change: func(in *Input) { in.Integration.Spec.Sources, in.Integration.Spec.Flows = nil, nil },
 			check: func(g Gomega, d *appsv1.Deployment) {
 				g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(ContainElements(
 					corev1.EnvVar{Name: "JAVA_TOOL_OPTIONS", Value: "-Xmx512m -Dx=1"}, corev1.EnvVar{Name: "TZ", Value: "UTC"}))
-			}},
-		{name: "the default run command loads the kit's dependencies", traits: `{}`,
-			change: func(in *Input) { in.Dependencies = []string{"camel:http", "mvn:org.example:lib:1.0"} },
-			check: func(g Gomega, d *appsv1.Deployment) {
-				g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(Equal(append(slices.Clone(DefaultRunCommand),
-					"--dep=camel:http,mvn:org.example:lib:1.0")))
 			}},
 	}
 	for _, tc := range cases {
@@ -273,7 +272,7 @@ func TestDeploymentAppliesThePodTemplate(t *testing.T) {
 	in := input(t, `{"container":{"requestCPU":"100m"}}`)
 	tpl := raw(`{"spec":{
 		"containers":[{"name":"integration","env":[{"name":"EXTRA","value":"1"}],
-			"resources":{"limits":{"memory":"512Mi"}}}],
+			"resources":{"limits":{"memory":"1Gi"}}}],
 		"initContainers":[{"name":"wait","image":"busybox","command":["sleep","1"]}],
 		"nodeSelector":{"disk":"ssd"}}}`)
 	in.Integration.Spec.Template = &tpl
@@ -287,8 +286,9 @@ func TestDeploymentAppliesThePodTemplate(t *testing.T) {
 		corev1.EnvVar{Name: "EXTRA", Value: "1"}, corev1.EnvVar{Name: "CAMEL_K_INTEGRATION", Value: "hello"}))
 	g.Expect(main.Resources).To(Equal(corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}))
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}))
 	g.Expect(main.VolumeMounts).To(HaveLen(2))
+	g.Expect(main.Args[0]).To(Equal("-Xmx537M"), "the heap is half the memory limit the template sets")
 	g.Expect(pod.InitContainers).To(Equal([]corev1.Container{{Name: "wait", Image: "busybox", Command: []string{"sleep", "1"}}}))
 	g.Expect(pod.NodeSelector).To(Equal(map[string]string{"disk": "ssd"}))
 }

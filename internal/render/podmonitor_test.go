@@ -47,22 +47,3 @@ func TestNoPodMonitorIsMadeUnlessThePrometheusTraitAsksForOne(t *testing.T) {
 		})
 	}
 }
-
-func TestTheJVMTraitsClasspathGoesIntoTheRuntimesProperties(t *testing.T) {
-	g := NewWithT(t)
-	in := input(t, `{"jvm":{"classpath":"/etc/camel/resources.d/a.jar:/opt/lib/b.jar"},"camel":{"properties":["a=1"]}}`)
-	cm, err := ConfigMap(in)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cm.Data).To(HaveKeyWithValue(PropertiesKey,
-		trait.ClasspathProperty+"=/etc/camel/resources.d/a.jar,/opt/lib/b.jar\na=1\n"))
-
-	t.Log("a pre-built image with only a classpath gets the properties too")
-	in = input(t, `{"jvm":{"classpath":"/deployments/extra.jar"}}`)
-	in.Integration.Spec = camelv1.IntegrationSpec{}
-	cm, err = ConfigMap(in)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cm.Data).To(Equal(map[string]string{PropertiesKey: trait.ClasspathProperty + "=/deployments/extra.jar\n"}))
-	d, err := Deployment(in)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(d.Spec.Template.Spec.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", PropertiesPath)))
-}

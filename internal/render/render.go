@@ -1,8 +1,9 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
 // Package render builds the children of a Running integration, following Camel K's runtime
-// contract: a ConfigMap with the sources, flows and properties, a Deployment that mounts
-// it, and a Service when the integration exposes a port. A sourceless integration (a
+// contract on camel-main: a ConfigMap with the sources, flows and properties, a Deployment
+// that mounts it and runs the kit's jars with java, and a Service when the integration
+// exposes a port. A sourceless integration (a
 // pre-built image holding its routes) has no sources to mount and a ConfigMap only for
 // its properties. Rendering is pure and
 // deterministic: the same Input gives byte-identical JSON, ready for server-side apply.
@@ -15,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,9 +42,6 @@ const (
 	FlowsKey       = "flows.yaml"
 )
 
-// DefaultRunCommand is the run command of the default runtime image (Camel JBang style).
-var DefaultRunCommand = []string{"camel", "run", "--properties=" + PropertiesPath, "--source-dir=" + SourcesDir}
-
 // Input is everything the children depend on.
 type Input struct {
 	// Integration is the integration to render; its name, namespace and uid name the children.
@@ -58,12 +54,6 @@ type Input struct {
 	Image string
 	// Digest is the integration's status digest; it goes into the env CAMEL_K_DIGEST.
 	Digest string
-	// RunCommand is the runtime's command; nil means DefaultRunCommand.
-	RunCommand []string
-	// Dependencies are the dependencies of the kit whose image runs; the
-	// default run command gets them (DependencyFlag), so that the runtime
-	// loads what the kit holds.
-	Dependencies []string
 }
 
 // ConfigMapName is the name of the ConfigMap holding an integration's sources.
@@ -135,27 +125,10 @@ func (in Input) objectMeta(name string) metav1.ObjectMeta {
 	}
 }
 
-// hasConfigMap reports whether the integration has a ConfigMap: it has sources or flows,
-// or properties (the camel trait's, or the jvm trait's classpath).
+// hasConfigMap reports whether the integration has a ConfigMap: it has sources or flows
+// (and the runtime's properties), or the camel trait's properties.
 func (in Input) hasConfigMap() bool {
-	return !Sourceless(in.Integration) || len(in.Traits.Camel.Properties()) > 0 || len(in.Traits.JVM.Classpath()) > 0
-}
-
-// DependencyFlag is the option of the default run command that lists the
-// dependencies to load, comma-separated.
-const DependencyFlag = "--dep="
-
-// runCommand is the command of the main container: a replaced one as it
-// is, else the default one with the kit's dependencies.
-func (in Input) runCommand() []string {
-	if in.RunCommand != nil {
-		return slices.Clone(in.RunCommand)
-	}
-	cmd := slices.Clone(DefaultRunCommand)
-	if len(in.Dependencies) > 0 {
-		cmd = append(cmd, DependencyFlag+strings.Join(in.Dependencies, ","))
-	}
-	return cmd
+	return !Sourceless(in.Integration) || len(in.Traits.Camel.Properties()) > 0
 }
 
 // stampHash sets AppliedHashLabel on a rendered child, hashing it first.

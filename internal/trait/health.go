@@ -10,24 +10,33 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The runtime's health endpoints, where Camel K's runtimes serve them.
+// ManagementPort is the port of the runtime's management server, which serves the health endpoints.
+const ManagementPort int32 = 9876
+
+// The runtime's health endpoints, where Camel K probes a camel-main runtime.
 const (
-	DefaultLivenessPath  = "/q/health/live"
-	DefaultReadinessPath = "/q/health/ready"
-	DefaultStartupPath   = "/q/health/started"
+	DefaultLivenessPath  = "/observe/health/live"
+	DefaultReadinessPath = "/observe/health/ready"
+	DefaultStartupPath   = "/observe/health"
 )
 
+// DefaultStartupFailureThreshold gives a starting JVM time: Camel K's startup probe default.
+const DefaultStartupFailureThreshold int32 = 10
+
 // Health is the health trait: HTTP probes of the main container on the runtime's health
-// endpoints. Off unless enabled: true; then the readiness probe is on unless
+// endpoints, on ManagementPort. When on, the readiness probe is on unless
 // readinessProbeEnabled is false, and the liveness and startup probes only when their
-// livenessProbeEnabled or startupProbeEnabled is true, as in Camel K.
+// livenessProbeEnabled or startupProbeEnabled is true, as in Camel K. Whether it is on
+// without enabled set is the caller's to say (Enabled).
 type Health struct {
+	enabled                      *bool
 	liveness, readiness, startup *probe
 }
 
-// probe is one probe as the trait sets it; the port is the container's.
+// probe is one probe as the trait sets it.
 type probe struct {
 	path             string
+	port             int32
 	scheme           corev1.URIScheme
 	initialDelay     int32
 	timeout          int32
@@ -37,9 +46,9 @@ type probe struct {
 }
 
 func parseHealth(o *object) Health {
-	enabled := o.boolean("enabled")
-	if enabled == nil || !*enabled {
-		return Health{}
+	h := Health{enabled: o.boolean("enabled")}
+	if h.enabled != nil && !*h.enabled {
+		return h
 	}
 	read := func(name, defaultPath string, on bool) *probe {
 		if e := o.boolean(name + "ProbeEnabled"); e != nil {
@@ -47,6 +56,7 @@ func parseHealth(o *object) Health {
 		}
 		p := &probe{
 			path:   o.str(name + "Probe"),
+			port:   o.port(name + "Port"),
 			scheme: corev1.URIScheme(o.oneOf(name+"Scheme", string(corev1.URISchemeHTTP), string(corev1.URISchemeHTTPS))),
 		}
 		seconds := func(key string, lo int64) int32 {
@@ -71,29 +81,40 @@ func parseHealth(o *object) Health {
 		}
 		return p
 	}
-	return Health{
-		liveness:  read("liveness", DefaultLivenessPath, false),
-		readiness: read("readiness", DefaultReadinessPath, true),
-		startup:   read("startup", DefaultStartupPath, false),
+	h.liveness = read("liveness", DefaultLivenessPath, false)
+	h.readiness = read("readiness", DefaultReadinessPath, true)
+	h.startup = read("startup", DefaultStartupPath, false)
+	if h.startup != nil && h.startup.failureThreshold == 0 {
+		h.startup.failureThreshold = DefaultStartupFailureThreshold
 	}
+	return h
 }
 
-// Probes are the liveness, readiness and startup probes on port; nil for a probe that is
-// off.
-func (h Health) Probes(port int32) (liveness, readiness, startup *corev1.Probe) {
-	return h.liveness.on(port), h.readiness.on(port), h.startup.on(port)
+// Enabled tells whether the probes are on: health.enabled when set, else byDefault.
+func (h Health) Enabled(byDefault bool) bool {
+	if h.enabled != nil {
+		return *h.enabled
+	}
+	return byDefault
 }
 
-// Enabled tells whether any probe is on.
-func (h Health) Enabled() bool { return h.liveness != nil || h.readiness != nil || h.startup != nil }
+// Probes are the liveness, readiness and startup probes, each on its own port when the
+// trait sets one, else on ManagementPort; nil for a probe that is off.
+func (h Health) Probes() (liveness, readiness, startup *corev1.Probe) {
+	return h.liveness.probe(), h.readiness.probe(), h.startup.probe()
+}
 
-func (p *probe) on(port int32) *corev1.Probe {
+func (p *probe) probe() *corev1.Probe {
 	if p == nil {
 		return nil
 	}
 	scheme := p.scheme
 	if scheme == "" {
 		scheme = corev1.URISchemeHTTP
+	}
+	port := p.port
+	if port == 0 {
+		port = ManagementPort
 	}
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{

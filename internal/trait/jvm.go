@@ -8,24 +8,25 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // EnvJavaToolOptions is the variable every JVM reads its extra options from, whatever
 // launches it.
 const EnvJavaToolOptions = "JAVA_TOOL_OPTIONS"
 
-// ClasspathProperty is the runtime property that adds files to the default runtime's
-// classpath, comma-separated.
-const ClasspathProperty = "camel.jbang.classpathFiles"
+// DefaultMemoryLimit is the memory limit the heap is sized for when the container has none:
+// Camel K's default limit of the integration container.
+var DefaultMemoryLimit = resource.MustParse("512Mi")
 
 // JVM is the jvm trait, in part: its options (options, and the debug agent of debug,
-// debugPort, debugSuspend) reach the runtime's JVM through JAVA_TOOL_OPTIONS, which
-// every JVM reads, and its classpath (entries separated by ':', as Camel K writes it)
-// reaches the default runtime through ClasspathProperty. With enabled: false it reads
-// as defaults.
+// debugPort, debugSuspend) and its classpath (entries separated by ':', as Camel K writes
+// it) go on the runtime's java command line. With enabled: false it reads as defaults.
 type JVM struct {
 	options   []string
 	classpath []string
+	debug     bool
 }
 
 func parseJVM(o *object) JVM {
@@ -58,13 +59,40 @@ func parseJVM(o *object) JVM {
 		if s := o.boolean("debugSuspend"); s != nil && *s {
 			suspend = "y"
 		}
+		j.debug = true
 		j.options = append(j.options, fmt.Sprintf("-agentlib:jdwp=transport=dt_socket,server=y,suspend=%s,address=*:%d", suspend, port))
 	}
 	return j
 }
 
+// Options are the JVM options, the debug agent last; nil for none.
+func (j JVM) Options() []string { return slices.Clone(j.options) }
+
 // Classpath are the classpath entries, in order; nil for none.
 func (j JVM) Classpath() []string { return slices.Clone(j.classpath) }
 
+// Debug tells whether jvm.debug is on. Camel K turns the health probes off meanwhile.
+func (j JVM) Debug() bool { return j.debug }
+
 // ToolOptions is the value of JAVA_TOOL_OPTIONS: the options, space-separated; "" for none.
 func (j JVM) ToolOptions() string { return strings.Join(j.options, " ") }
+
+// MaxHeap is the -Xmx option for a container with memory limit (nil for none: DefaultMemoryLimit),
+// by Camel K's rule: half the limit, a quarter under 300M; "" when the options size the heap.
+func (j JVM) MaxHeap(limit *resource.Quantity) string {
+	for _, opt := range j.options {
+		for _, sized := range []string{"-Xmx", "-XX:MaxHeapSize", "-XX:MinRAMPercentage", "-XX:MaxRAMPercentage"} {
+			if strings.Contains(opt, sized) {
+				return ""
+			}
+		}
+	}
+	if limit == nil {
+		limit = &DefaultMemoryLimit
+	}
+	percent := int64(50)
+	if limit.Cmp(*resource.NewScaledQuantity(300, resource.Mega)) < 0 {
+		percent = 25
+	}
+	return fmt.Sprintf("-Xmx%dM", limit.ScaledValue(resource.Mega)*percent/100)
+}

@@ -38,11 +38,33 @@ type Mount struct {
 type MountedVolume struct {
 	Volume corev1.Volume
 	Mount  corev1.VolumeMount
+	// config tells that it is one of mount.configs, which the runtime reads properties from.
+	config bool
+}
+
+// Dir is the directory that holds the volume's files: its mount path, or the directory of
+// the one file it mounts.
+func (mv MountedVolume) Dir() string {
+	if mv.Mount.SubPath != "" {
+		return path.Dir(mv.Mount.MountPath)
+	}
+	return mv.Mount.MountPath
 }
 
 // Volumes are the volumes to add, in the order written: configs, resources, volumes,
 // then empty directories.
 func (m Mount) Volumes() []MountedVolume { return slices.Clone(m.volumes) }
+
+// ConfigDirs are the directories of mount.configs, in order, without duplicates.
+func (m Mount) ConfigDirs() []string {
+	var dirs []string
+	for _, mv := range m.volumes {
+		if mv.config && !slices.Contains(dirs, mv.Dir()) {
+			dirs = append(dirs, mv.Dir())
+		}
+	}
+	return dirs
+}
 
 func parseMount(o *object) Mount {
 	if o.disabled() {
@@ -63,6 +85,7 @@ func parseMount(o *object) Mount {
 	}
 	for i, e := range o.strs("configs") {
 		mv, err := storeVolume("config", e, false)
+		mv.config = true
 		add("configs", i, e, mv, err)
 	}
 	for i, e := range o.strs("resources") {

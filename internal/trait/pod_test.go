@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -14,28 +15,34 @@ import (
 func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.T) {
 	g := NewWithT(t)
 	tr, err := Parse(traits(t, `{"health":{"enabled":true,"livenessProbeEnabled":true,"livenessInitialDelay":5,
-		"livenessFailureThreshold":4,"readinessProbe":"/ready"}}`))
+		"livenessFailureThreshold":4,"readinessProbe":"/ready","readinessPort":8081}}`))
 	g.Expect(err).NotTo(HaveOccurred())
-	live, ready, startup := tr.Health.Probes(8081)
+	live, ready, startup := tr.Health.Probes()
 	g.Expect(live).To(Equal(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-		Path: DefaultLivenessPath, Port: intstr.FromInt32(8081), Scheme: corev1.URISchemeHTTP}},
+		Path: "/observe/health/live", Port: intstr.FromInt32(9876), Scheme: corev1.URISchemeHTTP}},
 		InitialDelaySeconds: 5, FailureThreshold: 4}))
 	g.Expect(ready.HTTPGet.Path).To(Equal("/ready"))
+	g.Expect(ready.HTTPGet.Port).To(Equal(intstr.FromInt32(8081)), "a probe's own port wins")
 	g.Expect(startup).To(BeNil(), "the startup probe is off unless asked for")
 
-	tr, err = Parse(traits(t, `{"health":{"livenessProbeEnabled":true}}`))
+	tr, err = Parse(traits(t, `{"health":{"readinessProbeEnabled":false,"startupProbeEnabled":true}}`))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(tr.Health.Enabled()).To(BeFalse(), "the trait is off unless enabled")
-	tr, err = Parse(traits(t, `{"health":{"enabled":true,"readinessProbeEnabled":false,"startupProbeEnabled":true}}`))
-	g.Expect(err).NotTo(HaveOccurred())
-	live, ready, startup = tr.Health.Probes(8080)
+	g.Expect(tr.Health.Enabled(true)).To(BeTrue(), "without enabled, the caller's default decides")
+	g.Expect(tr.Health.Enabled(false)).To(BeFalse())
+	live, ready, startup = tr.Health.Probes()
 	g.Expect([]*corev1.Probe{live, ready}).To(HaveEach(BeNil()))
-	g.Expect(startup.HTTPGet.Path).To(Equal(DefaultStartupPath))
+	g.Expect(startup.HTTPGet.Path).To(Equal("/observe/health"))
+	g.Expect(startup.FailureThreshold).To(Equal(int32(10)), "a starting JVM gets ten tries")
 
-	_, err = Parse(traits(t, `{"health":{"enabled":true,"livenessScheme":"TCP","readinessTimeout":0,"startupProbe":"started"}}`))
+	tr, err = Parse(traits(t, `{"health":{"enabled":false,"livenessProbeEnabled":true}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.Health.Enabled(true)).To(BeFalse(), "enabled: false wins over the default")
+
+	_, err = Parse(traits(t, `{"health":{"enabled":true,"livenessScheme":"TCP","readinessTimeout":0,"startupProbe":"started","startupPort":0}}`))
 	g.Expect(err).To(MatchError(And(ContainSubstring("trait health.livenessScheme: must be one of HTTP, HTTPS"),
 		ContainSubstring("trait health.readinessTimeout: must be an integer between 1"),
-		ContainSubstring("trait health.startupProbe: must be a path starting with /"))))
+		ContainSubstring("trait health.startupProbe: must be a path starting with /"),
+		ContainSubstring("trait health.startupPort: must be an integer between 1 and 65535"))))
 }
 
 func TestTheSchedulingTraitsSetAffinityAndTolerations(t *testing.T) {
@@ -106,16 +113,53 @@ func TestThePDBTraitSetsOneBudgetMaxUnavailableOneByDefault(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`trait pdb.minAvailable: must be a non-negative integer or a percentage`)))
 }
 
-func TestTheJVMTraitsOptionsGoIntoJavaToolOptions(t *testing.T) {
+func TestTheJVMTraitsOptionsAndDebugAgentAreJavaOptions(t *testing.T) {
 	g := NewWithT(t)
 	tr, err := Parse(traits(t, `{"jvm":{"options":["-Xmx512m","-Dfoo=bar"],"debug":true,"debugPort":5006}}`))
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.JVM.Options()).To(Equal([]string{"-Xmx512m", "-Dfoo=bar", "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:5006"}))
 	g.Expect(tr.JVM.ToolOptions()).To(Equal("-Xmx512m -Dfoo=bar -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:5006"))
-	tr, err = Parse(traits(t, `{"jvm":{"enabled":false,"options":["-Xmx1g"]}}`))
+	g.Expect(tr.JVM.Debug()).To(BeTrue())
+	tr, err = Parse(traits(t, `{"jvm":{"enabled":false,"options":["-Xmx1g"],"debug":true}}`))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(tr.JVM.ToolOptions()).To(BeEmpty())
+	g.Expect(tr.JVM.Options()).To(BeEmpty())
+	g.Expect(tr.JVM.Debug()).To(BeFalse())
 	_, err = Parse(traits(t, `{"jvm":{"options":["  "]}}`))
 	g.Expect(err).To(MatchError(ContainSubstring("trait jvm.options[0]: must be one JVM option")))
+}
+
+func TestTheHeapIsSizedFromTheMemoryLimitByCamelKsRule(t *testing.T) {
+	cases := []struct {
+		name    string
+		options string
+		limit   string
+		want    string
+	}{
+		{name: "half of a limit of 300M or more", limit: "1Gi", want: "-Xmx537M"},
+		{name: "half of 512Mi, Camel K's default limit", limit: "512Mi", want: "-Xmx268M"},
+		{name: "a quarter of a limit under 300M", limit: "256Mi", want: "-Xmx67M"},
+		{name: "exactly 300M is not under it", limit: "300M", want: "-Xmx150M"},
+		{name: "no limit sizes the heap for Camel K's default limit", want: "-Xmx268M"},
+		{name: "an -Xmx option leaves the heap to the options", options: `["-Xmx1g"]`, limit: "1Gi"},
+		{name: "a RAM percentage option leaves the heap to the options", options: `["-XX:MaxRAMPercentage=75"]`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			jvm := `{}`
+			if tc.options != "" {
+				jvm = `{"jvm":{"options":` + tc.options + `}}`
+			}
+			tr, err := Parse(traits(t, jvm))
+			g.Expect(err).NotTo(HaveOccurred())
+			var limit *resource.Quantity
+			if tc.limit != "" {
+				q := resource.MustParse(tc.limit)
+				limit = &q
+			}
+			g.Expect(tr.JVM.MaxHeap(limit)).To(Equal(tc.want))
+		})
+	}
 }
 
 func TestTheIngressTraitRoutesAHostAndPath(t *testing.T) {

@@ -127,6 +127,17 @@ func TestParseReadsValidTraits(t *testing.T) {
 				g.Expect(mounts["/data/claim"].ReadOnly).To(BeFalse())
 				g.Expect(volumes["/tmp/work"].EmptyDir).NotTo(BeNil())
 			}},
+		{name: "the runtime reads properties from the directories of the configs, each once, in order",
+			traits: `{"mount":{"configs":["secret:s/a.properties","configmap:a","secret:s/b.properties"],"resources":["configmap:r"]}}`,
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Mount.ConfigDirs()).To(Equal([]string{"/etc/camel/conf.d/_secrets/s", "/etc/camel/conf.d/_configmaps/a"}))
+				var dirs []string
+				for _, mv := range tr.Mount.Volumes() {
+					dirs = append(dirs, mv.Dir())
+				}
+				g.Expect(dirs).To(Equal([]string{"/etc/camel/conf.d/_secrets/s", "/etc/camel/conf.d/_configmaps/a",
+					"/etc/camel/conf.d/_secrets/s", "/etc/camel/resources.d/_configmaps/r"}), "a volume of one key is in its directory")
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -134,9 +135,8 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 		}
 		return d.Spec.Template.Spec.Containers[0].Image
 	}, timeout, poll).Should(Equal(k.Status.Image))
-	layerDeps := strings.Fields(string(files[kit.DependenciesFile]))
-	g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(ContainElement("--dep="+strings.Join(layerDeps, ",")),
-		"the runtime is told to load the dependencies the kit layer lists")
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement(ContainSubstring(render.DependenciesDir+"/*")),
+		"the runtime loads the kit's jars")
 	g.Eventually(func() string {
 		cur := &camelv1.Integration{}
 		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(second), cur)
@@ -490,8 +490,8 @@ func TestAPinnedKitThatDoesNotExistIsBadInput(t *testing.T) {
 		HaveField("Phase", Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))),
 		HaveField("Image", harness.TestImage)))
 	d := get(t, key, &appsv1.Deployment{})
-	g.Expect(d.Spec.Template.Spec.Containers[0].Command).To(ContainElement("--dep=camel:http,mvn:org.example:lib:1.0"),
-		"the runtime is told to load the dependencies the pinned kit names")
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement(ContainSubstring(render.DependenciesDir+"/*")),
+		"the runtime loads the jars the pinned kit's image holds, with nothing downloaded")
 }
 
 // TestAKitWithAnImageNoRegistryCanServeIsBadInput: a kit of a pre-built

@@ -158,8 +158,7 @@ func Children(it *camelv1.Integration, operatorID string) (client.Object, client
 	if err != nil {
 		return nil, nil, err
 	}
-	in := render.Input{Integration: it, Traits: traits, OperatorID: operatorID, Image: traits.Container.Image(),
-		Digest: d, RunCommand: render.DefaultRunCommand}
+	in := render.Input{Integration: it, Traits: traits, OperatorID: operatorID, Image: traits.Container.Image(), Digest: d}
 	cm, err := render.ConfigMap(in)
 	if err != nil {
 		return nil, nil, err

@@ -86,9 +86,6 @@ type scope struct {
 	digest string
 	// image is set by reconcileImage, once the integration has one to run.
 	image string
-	// dependencies are set by reconcileImage: those of the kit whose image
-	// runs, which the runtime is told to load.
-	dependencies []string
 	// deployment is set by reconcileDeployment: the Deployment as cached
 	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment

@@ -217,10 +217,6 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	switch {
 	case k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != "":
 		s.image = k.Status.Image
-		// The kit's dependencies: those its layer lists when an operator
-		// built it, those its image holds when it was built elsewhere (a
-		// promoted kit names its source's).
-		s.dependencies = kit.NormalizeDependencies(k.Spec.Dependencies)
 	case k.Status.Phase == camelv1.IntegrationKitPhaseError && c != nil:
 		s.Failure = controller.Because(controller.Reason(c.Reason), fmt.Sprintf("kit %s failed: %s", key.Name, c.Message))
 	case c != nil:
@@ -259,7 +255,7 @@ func (r *Reconciler) createKit(ctx context.Context, key client.ObjectKey, spec k
 func (r *Reconciler) input(s *scope) render.Input {
 	return render.Input{
 		Integration: s.it, Traits: s.traits, OperatorID: r.OperatorID,
-		Image: s.image, Digest: s.digest, Dependencies: s.dependencies,
+		Image: s.image, Digest: s.digest,
 	}
 }
 
