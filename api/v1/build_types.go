@@ -39,6 +39,9 @@ type BuildStatus struct {
 	Digest string `json:"digest,omitempty"`
 	// BaseImage is the image the kit layer was added to.
 	BaseImage string `json:"baseImage,omitempty"`
+	// Artifacts are what the image's kit layers hold: the jars, with their
+	// Maven coordinates and checksums.
+	Artifacts []Artifact `json:"artifacts,omitempty"`
 	// StartedAt is when the last attempt started.
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// Duration is how long the last attempt took, as a Go duration string.

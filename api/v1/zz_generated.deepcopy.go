@@ -117,6 +117,11 @@ func (in *BuildSpec) DeepCopy() *BuildSpec {
 func (in *BuildStatus) DeepCopyInto(out *BuildStatus) {
 	*out = *in
 	in.CommonStatus.DeepCopyInto(&out.CommonStatus)
+	if in.Artifacts != nil {
+		in, out := &in.Artifacts, &out.Artifacts
+		*out = make([]Artifact, len(*in))
+		copy(*out, *in)
+	}
 	if in.StartedAt != nil {
 		in, out := &in.StartedAt, &out.StartedAt
 		*out = (*in).DeepCopy()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
 )
@@ -42,6 +43,20 @@ type Job struct {
 	Strategy string
 	// BuilderImage runs Maven in a builder pod (StrategyPod).
 	BuilderImage string
+	// Parent, when set, is the image of a Ready kit whose dependencies this
+	// kit's contain, and its artifacts (StrategyPod): the kit adds only what
+	// it lacks.
+	Parent *Parent
+	// MavenCache names the claim of Maven's local repository (StrategyPod);
+	// empty, each pod starts with an empty one.
+	MavenCache string
+}
+
+// Parent is a Ready kit an incremental kit builds on.
+type Parent struct {
+	// Kit names it; Image is its image by digest.
+	Kit, Image string
+	Artifacts  []camelv1.Artifact
 }
 
 // Build strategies, as Camel K names them (the platform's
@@ -55,7 +70,40 @@ const (
 )
 
 // Func builds the image of a job.
-type Func func(ctx context.Context, job Job) (image.Result, error)
+type Func func(ctx context.Context, job Job) (Output, error)
+
+// Output is a built kit image and the artifacts its kit layers hold.
+type Output struct {
+	image.Result
+	Artifacts []camelv1.Artifact
+	// Maven tells, for a kit of jars, how it was made; nil for a routine build.
+	Maven *MavenOutput
+}
+
+// MavenOutput tells how a kit of jars was made.
+type MavenOutput struct {
+	// Parent is the kit built on, "" for the base image.
+	Parent string
+	// Added counts the jars of the new layer.
+	Added int
+	// DownloadedFiles and DownloadedBytes are what Maven downloaded.
+	DownloadedFiles int
+	DownloadedBytes int64
+}
+
+// Summary says what a build made, for its Succeeded condition.
+func (o Output) Summary() string {
+	s := "built and pushed " + o.Image
+	if m := o.Maven; m != nil {
+		on := "the base image"
+		if m.Parent != "" {
+			on = "kit " + m.Parent
+		}
+		s += fmt.Sprintf(": %d jars, %d of them in a new layer on %s; Maven downloaded %d files (%d bytes)",
+			len(o.Artifacts), m.Added, on, m.DownloadedFiles, m.DownloadedBytes)
+	}
+	return s
+}
 
 // State is where a job is.
 type State int
@@ -74,7 +122,7 @@ type Status struct {
 	Queued   time.Time
 	Started  time.Time
 	Finished time.Time
-	Result   image.Result
+	Result   Output
 	// Err is the failure of a Done job, nil when it succeeded.
 	Err error
 }
@@ -226,10 +274,18 @@ func (r *Runner) run(ctx context.Context, j *job) {
 
 // BuildImage is the Func that builds for real: the kit layer of the job's spec, on its base image.
 // The image is pushed to the job's registry as the kit's name, tagged with its hash.
-func BuildImage(ctx context.Context, j Job) (image.Result, error) {
+func BuildImage(ctx context.Context, j Job) (Output, error) {
 	files, err := kit.Layer(j.Spec)
 	if err != nil {
-		return image.Result{}, err
+		return Output{}, err
 	}
-	return image.Build(ctx, j.Registry, j.Spec.BaseImage, files, j.Spec.Name(), j.Spec.Hash())
+	res, err := image.Build(ctx, j.Registry, j.Spec.BaseImage, files, j.Spec.Name(), j.Spec.Hash())
+	if err != nil {
+		return Output{}, err
+	}
+	arts := make([]camelv1.Artifact, 0, len(files))
+	for _, f := range files {
+		arts = append(arts, camelv1.Artifact{ID: f.Path, Target: f.Path})
+	}
+	return Output{Result: res, Artifacts: arts}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/image"
 )
 
@@ -21,7 +22,7 @@ type blockingBuild struct {
 	peak    atomic.Int32
 }
 
-func (b *blockingBuild) run(ctx context.Context, _ Job) (image.Result, error) {
+func (b *blockingBuild) run(ctx context.Context, _ Job) (Output, error) {
 	n := b.running.Add(1)
 	defer b.running.Add(-1)
 	for {
@@ -32,9 +33,9 @@ func (b *blockingBuild) run(ctx context.Context, _ Job) (image.Result, error) {
 	}
 	select {
 	case <-b.release:
-		return image.Result{Image: "done"}, nil
+		return Output{Result: image.Result{Image: "done"}}, nil
 	case <-ctx.Done():
-		return image.Result{}, ctx.Err()
+		return Output{}, ctx.Err()
 	}
 }
 
@@ -81,9 +82,9 @@ func TestTheRunnerNeverRunsMoreBuildsThanItsLimit(t *testing.T) {
 
 func TestSubmittingTheSameAttemptTwiceRunsOneBuild(t *testing.T) {
 	var calls atomic.Int32
-	r := NewRunner(func(context.Context, Job) (image.Result, error) {
+	r := NewRunner(func(context.Context, Job) (Output, error) {
 		calls.Add(1)
-		return image.Result{}, nil
+		return Output{}, nil
 	}, func(types.NamespacedName) {}, func(Status) {}, clock.RealClock{}, 1)
 	r.Submit(Job{Build: key("a"), Attempt: 1, Timeout: time.Minute})
 	r.Submit(Job{Build: key("a"), Attempt: 1, Timeout: time.Minute})
@@ -124,5 +125,17 @@ func TestBackoffDoublesUpToACap(t *testing.T) {
 		if got := Backoff(base, failed); got != want {
 			t.Errorf("after %d failures: got %s, want %s", failed, got, want)
 		}
+	}
+}
+
+func TestTheSummaryOfAMavenKitTellsWhatItBuiltOnAndDownloaded(t *testing.T) {
+	out := Output{Result: image.Result{Image: "registry/kit@sha256:d"}, Artifacts: make([]camelv1.Artifact, 40),
+		Maven: &MavenOutput{Parent: "kit-runtime", Added: 3, DownloadedFiles: 0}}
+	want := "built and pushed registry/kit@sha256:d: 40 jars, 3 of them in a new layer on kit kit-runtime; Maven downloaded 0 files (0 bytes)"
+	if got := out.Summary(); got != want {
+		t.Fatalf("Summary() = %q, want %q", got, want)
+	}
+	if got := (Output{Result: image.Result{Image: "registry/kit@sha256:d"}}).Summary(); got != "built and pushed registry/kit@sha256:d" {
+		t.Fatalf("a routine build's Summary() = %q", got)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"slices"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/maven"
 )
@@ -57,6 +59,8 @@ type Result struct {
 	Artifacts []Artifact `json:"artifacts"`
 	// Added counts the jars of the new layer.
 	Added int `json:"added"`
+	// Downloads is what Maven downloaded for this kit.
+	Downloads Downloads `json:"downloads"`
 }
 
 // Publish layers the jars of Maven's dependency list onto the task's base
@@ -133,4 +137,21 @@ func missing(arts, have []Artifact) []Artifact {
 		}
 	}
 	return out
+}
+
+// ImageArtifacts returns the jars a kit image lists in its config (ArtifactsLabel).
+func ImageArtifacts(img v1.Image) ([]Artifact, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("reading the image config: %w", err)
+	}
+	list, ok := cfg.Config.Labels[ArtifactsLabel]
+	if !ok {
+		return nil, fmt.Errorf("the image config has no %s label: no builder pod made it", ArtifactsLabel)
+	}
+	var arts []Artifact
+	if err := json.Unmarshal([]byte(list), &arts); err != nil {
+		return nil, fmt.Errorf("the image config's %s label: %w", ArtifactsLabel, err)
+	}
+	return arts, nil
 }

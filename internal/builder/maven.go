@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +28,8 @@ const DependenciesDir = "/deployments/dependencies"
 // listArgs are Maven's arguments that resolve the project in dir and list
 // every runtime jar with its file in the local repository.
 func listArgs(listFile, localRepository string) []string {
-	return []string{"-B", "--no-transfer-progress", "-Dmaven.repo.local=" + localRepository,
+	// Batch mode logs each download as one line, which Downloaded counts.
+	return []string{"-B", "-Dmaven.repo.local=" + localRepository,
 		dependencyPlugin + ":list", "-DoutputFile=" + listFile,
 		"-DoutputAbsoluteArtifactFilename=true", "-DincludeScope=runtime", "-DappendOutput=false"}
 }
@@ -87,6 +89,8 @@ func IsFailure(err error) bool {
 }
 
 var (
+	// downloaded is Maven's line for a file it downloaded, with its size.
+	downloaded = regexp.MustCompile(`(?m)^\[INFO\] Downloaded from \S+: \S+ \(([0-9.]+) (B|kB|MB|GB) at`)
 	// missingVersion is Maven's error for a dependency that the BOM does not know.
 	missingVersion = regexp.MustCompile(`'dependencies\.dependency\.version' for ([^:\s]+):([^:\s]+):\S+ is missing`)
 	// notFound is Maven's error for an artifact that no repository holds.
@@ -94,6 +98,28 @@ var (
 	// notTransferred is Maven's error for a repository it could not reach.
 	notTransferred = regexp.MustCompile(`(?m)Could not transfer artifact (\S+) from/to (\S+ \(\S+\)): (.*?)(?: -> \[Help.*)?$`)
 )
+
+// Downloads counts what Maven downloaded in one run.
+type Downloads struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Downloaded reads Maven's batch-mode log for the files it downloaded and
+// their sizes, which Maven prints in units of 1000 bytes.
+func Downloaded(log []byte) Downloads {
+	unit := map[string]float64{"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+	var d Downloads
+	for _, m := range downloaded.FindAllSubmatch(log, -1) {
+		size, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			continue
+		}
+		d.Files++
+		d.Bytes += int64(size * unit[string(m[2])])
+	}
+	return d
+}
 
 // mavenError explains a failed Maven run from its output: a Failure when the
 // input names something that does not exist, another error when a

@@ -83,3 +83,20 @@ func TestMavensErrorsTellAWrongDependencyFromARepositoryThatIsDown(t *testing.T)
 		})
 	}
 }
+
+func TestDownloadedCountsTheFilesAndBytesOfMavensBatchLog(t *testing.T) {
+	log := []byte(`[INFO] Scanning for projects...
+[INFO] Downloading from central: https://repo.example/org/apache/camel/camel-bom/4.18.0/camel-bom-4.18.0.pom
+[INFO] Downloaded from central: https://repo.example/org/apache/camel/camel-bom/4.18.0/camel-bom-4.18.0.pom (215 kB at 1.2 MB/s)
+[INFO] Downloaded from mirror: https://mirror.example/x/y-1.jar (1.5 MB at 3 MB/s)
+[INFO] Downloaded from central: https://repo.example/x/y-1.jar.sha1 (40 B at 1 kB/s)
+[INFO] BUILD SUCCESS
+`)
+	got := Downloaded(log)
+	if got.Files != 3 || got.Bytes != 215_000+1_500_000+40 {
+		t.Fatalf("Downloaded = %+v", got)
+	}
+	if none := Downloaded([]byte("[INFO] BUILD SUCCESS\n")); none.Files != 0 || none.Bytes != 0 {
+		t.Fatalf("a run that downloaded nothing counts %+v", none)
+	}
+}

@@ -22,6 +22,8 @@ const (
 	LocalRepository = "/maven"
 	// ListFile is Maven's list of the resolved jars.
 	ListFile = WorkDir + "/dependencies.txt"
+	// MavenLog is Maven's output.
+	MavenLog = WorkDir + "/maven.log"
 )
 
 // Container names of a builder pod.
@@ -120,11 +122,11 @@ func (p Pod) Render() (*corev1.Pod, error) {
 // container's termination message.
 func mavenScript(mvn string) string {
 	return `printf '%s' "$POM" > pom.xml || exit 1
-` + mvn + ` > maven.log 2>&1
+` + mvn + ` > ` + MavenLog + ` 2>&1
 rc=$?
-cat maven.log
+cat ` + MavenLog + `
 if [ $rc -ne 0 ]; then
-  while IFS= read -r line; do case "$line" in '[ERROR]'*) printf '%s\n' "$line" ;; esac; done < maven.log | head -c 4000 > /dev/termination-log
+  while IFS= read -r line; do case "$line" in '[ERROR]'*) printf '%s\n' "$line" ;; esac; done < ` + MavenLog + ` | head -c 4000 > /dev/termination-log
 fi
 exit $rc`
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -59,6 +60,7 @@ type InstallOptions struct {
 	Verbosity       int
 	LogFormat       string
 	Pprof           bool
+	MavenCache      string
 	// Fleet installs the fleet controller instead of an operator.
 	Fleet bool
 
@@ -68,6 +70,7 @@ type InstallOptions struct {
 	defaultSet       bool
 	imageSet         bool
 	registryInsecure bool
+	mavenCache       *resource.Quantity
 	namespace        string
 	config           *rest.Config
 	local            *localcluster.Cluster
@@ -152,6 +155,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.IntVar(&o.Verbosity, "log-verbosity", 0, "the operator's log verbosity")
 	f.StringVar(&o.LogFormat, "log-format", "text", "the operator's log format: text, or json for one JSON object a line")
 	f.BoolVar(&o.Fleet, "fleet", false, "install the fleet controller, which runs the operators that IntegrationOperators declare (spec.namespace), instead of an operator; --image is also the operators' default image")
+	f.StringVar(&o.MavenCache, "maven-cache", "", "size of a PersistentVolumeClaim, on the default StorageClass, that keeps Maven's downloads across builder pods (the platform's spec.build.maven.cacheVolumeClaim), such as 2Gi")
 	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof on port 8082 of the operator pod, for profiling")
 	return cmd
 }
@@ -189,6 +193,13 @@ func (o *InstallOptions) Validate() error {
 	}
 	if o.Global && len(o.WatchNamespaces) > 0 {
 		return errors.New("--global and --watch-namespaces exclude each other")
+	}
+	if o.MavenCache != "" {
+		q, err := resource.ParseQuantity(o.MavenCache)
+		if err != nil || q.Sign() <= 0 {
+			return fmt.Errorf("--maven-cache %q: want a size, such as 2Gi", o.MavenCache)
+		}
+		o.mavenCache = &q
 	}
 	if o.CRDs != "include" && o.CRDs != "skip" && o.CRDs != "only" {
 		return fmt.Errorf("--crds must be include, skip or only, got %q", o.CRDs)
@@ -236,8 +247,8 @@ func (o *InstallOptions) installConfig() install.Config {
 		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: o.WatchNamespaces,
 		Image: o.Image, Registry: o.Registry, Version: version.Get(),
 		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
-		SkipKamelets: o.SkipKamelets,
-		Replicas:     ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,
+		SkipKamelets: o.SkipKamelets, MavenCache: o.mavenCache,
+		Replicas: ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,
 		Tolerations: o.tolerations, ImagePullSecrets: o.PullSecrets,
 		HeartbeatInterval: o.Heartbeat, Verbosity: o.Verbosity, LogJSON: o.LogFormat == "json", Pprof: o.Pprof,
 	}

@@ -200,8 +200,8 @@ func Namespace(name string) *corev1.Namespace {
 // Install applies objs in order with server-side apply, except two: the
 // IntegrationOperator, which it creates to claim the id (refused when
 // the id is registered to another namespace), and the
-// IntegrationPlatform, which it creates only when absent, so that a
-// re-install keeps what a user set on it. When a step fails, it deletes
+// IntegrationPlatform and the Maven cache's claim, which it creates only
+// when absent, so that a re-install keeps what a user set on them. When a step fails, it deletes
 // every object it created (not those it only updated, never a CRD) and
 // returns the error.
 func (i *Installer) Install(ctx context.Context, namespace string, objs []client.Object) error {
@@ -229,7 +229,7 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 		switch o := obj.(type) {
 		case *camelv1alpha1.IntegrationOperator:
 			isNew, err = i.claim(ctx, namespace, o)
-		case *camelv1.IntegrationPlatform:
+		case *camelv1.IntegrationPlatform, *corev1.PersistentVolumeClaim:
 			isNew, err = i.createIfAbsent(ctx, o)
 		default:
 			isNew, err = i.applyOne(ctx, obj)
@@ -385,6 +385,7 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 	objs := []client.Object{
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(id), Namespace: namespace}},
 		&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: MavenCacheClaim(id), Namespace: namespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
 	}
 	owned, err := i.inventory(ctx, id, namespace)

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -40,7 +41,10 @@ type Config struct {
 	Registry        string
 	// RegistryInsecure lets the operator reach the registry over plain HTTP.
 	RegistryInsecure bool
-	Version          string
+	// MavenCache, when set, is the size of the claim that keeps Maven's
+	// local repository across builds (MavenCacheClaim); a new platform names it.
+	MavenCache *resource.Quantity
+	Version    string
 	// SkipAdmission leaves out the admission policies that enforce who
 	// may assign resources to which operator (for clusters that cannot
 	// run them; the operators still mirror labels themselves).
@@ -116,6 +120,9 @@ func Manifests(c Config) ([]client.Object, error) {
 	if !c.SkipAdmission {
 		objs = append(objs, admissionManifests(c)...)
 	}
+	if c.MavenCache != nil {
+		objs = append(objs, mavenCache(c))
+	}
 	objs = append(objs, platform(c))
 	objs = append(objs, deployment(c), metricsService(c))
 	if !c.SkipKamelets {
@@ -183,7 +190,28 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 	}
 	p.Spec.Build.Registry.Address = c.Registry
 	p.Spec.Build.Registry.Insecure = c.RegistryInsecure
+	if c.MavenCache != nil {
+		p.Spec.Build.Maven = &camelv1.RawObject{JSON: apiextensionsv1.JSON{
+			Raw: fmt.Appendf(nil, `{"cacheVolumeClaim":%q}`, MavenCacheClaim(c.ID))}}
+	}
 	return p
+}
+
+// MavenCacheClaim names the PersistentVolumeClaim of operator id's Maven cache.
+func MavenCacheClaim(id string) string { return operatorName(id) + "-maven" }
+
+// mavenCache is the claim of Maven's local repository, on the cluster's
+// default StorageClass. Like the platform, it is created only when absent.
+func mavenCache(c Config) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		TypeMeta: typeMeta("v1", "PersistentVolumeClaim"),
+		ObjectMeta: metav1.ObjectMeta{Name: MavenCacheClaim(c.ID), Namespace: c.Namespace,
+			Labels: map[string]string{camelv1.OperatorIDLabel: c.ID}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *c.MavenCache}},
+		},
+	}
 }
 
 // OperatorContainer names the operator's container in its pod.

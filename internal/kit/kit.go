@@ -146,3 +146,21 @@ func Matches(kit *camelv1.IntegrationKit, s Spec) bool {
 	hash := kit.Labels[SpecHashLabel]
 	return hash != "" && hash == s.Hash()
 }
+
+// Extends tells whether a kit of child can be built on a kit of parent: the
+// same operator, base image, runtime and repositories, and parent's
+// dependencies a strict subset of child's.
+func (child Spec) Extends(parent Spec) bool {
+	c, p := child.normalized(), parent.normalized()
+	if c.OperatorID != p.OperatorID || c.BaseImage != p.BaseImage || c.RuntimeVersion != p.RuntimeVersion ||
+		c.RuntimeProvider != p.RuntimeProvider || !slices.Equal(c.Repositories, p.Repositories) ||
+		len(p.Dependencies) >= len(c.Dependencies) {
+		return false
+	}
+	for _, d := range p.Dependencies {
+		if _, found := slices.BinarySearch(c.Dependencies, d); !found {
+			return false
+		}
+	}
+	return true
+}

@@ -223,3 +223,28 @@ func BeSortedByPath() OmegaMatcher {
 		return true
 	}, BeTrue())
 }
+
+func TestAKitExtendsOnlyAKitWhoseDependenciesItHoldsAndMore(t *testing.T) {
+	base := Spec{OperatorID: "a", BaseImage: "caravan/base:java17", RuntimeVersion: "4.18.0", RuntimeProvider: "main"}
+	with := func(s Spec, deps ...string) Spec { s.Dependencies = deps; return s }
+	for _, tc := range []struct {
+		name          string
+		child, parent Spec
+		want          bool
+	}{
+		{"the runtime kit is extended by a kit with one more dependency", with(base, "camel:jackson"), base, true},
+		{"a subset in another spelling is a subset", with(base, "camel:http", "camel:jackson"), with(base, "camel-jackson"), true},
+		{"an equal set is the same kit, not a parent", with(base, "camel:jackson"), with(base, "camel:jackson"), false},
+		{"a parent with a dependency the child lacks is refused", with(base, "camel:jackson"), with(base, "camel:http"), false},
+		{"another operator's kit is refused", with(base, "camel:jackson"), func() Spec { s := base; s.OperatorID = "b"; return s }(), false},
+		{"another Camel version is refused", with(base, "camel:jackson"), func() Spec { s := base; s.RuntimeVersion = "4.14.0"; return s }(), false},
+		{"another base image is refused", with(base, "camel:jackson"), func() Spec { s := base; s.BaseImage = "other:1"; return s }(), false},
+		{"other repositories are refused", with(base, "camel:jackson"), base.WithRepositories("https://repo.example/maven"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.child.Extends(tc.parent); got != tc.want {
+				t.Fatalf("Extends = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

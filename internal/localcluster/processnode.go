@@ -10,6 +10,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -55,6 +56,9 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 		return err
 	}
 	if err := waitPlacementActs(ctx, cs); err != nil {
+		return err
+	}
+	if err := applyStorageClass(ctx, cs); err != nil {
 		return err
 	}
 	p, err := c.launch(opts, "process-node", opts.NodeBinary, []string{"local", "node",
@@ -121,6 +125,23 @@ func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the pod placement policy binding: %w", err)
+	}
+	return nil
+}
+
+// applyStorageClass creates the cluster's default StorageClass, whose
+// claims the process node provisions as directories of its own.
+func applyStorageClass(ctx context.Context, cs kubernetes.Interface) error {
+	class := &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: procnode.StorageClass,
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner:       procnode.Provisioner,
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
+	}
+	_, err := cs.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the StorageClass %s: %w", class.Name, err)
 	}
 	return nil
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller/kameletcontroller"
 	"github.com/caravan-dev/caravan/internal/controller/pipecontroller"
 	"github.com/caravan-dev/caravan/internal/controller/platformcontroller"
-	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/platform"
@@ -51,7 +50,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	buildEvents := make(chan event.GenericEvent, 1024)
 	pods := &buildcontroller.PodBuilder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), OperatorID: o.ID,
 		Namespace: o.Namespace, PublishImage: ownImage(ctx, mgr.GetAPIReader(), o.Namespace), Poll: time.Second}
-	buildFunc := func(ctx context.Context, j build.Job) (image.Result, error) {
+	buildFunc := func(ctx context.Context, j build.Job) (build.Output, error) {
 		if j.Strategy == build.StrategyPod {
 			return pods.Build(ctx, j)
 		}

@@ -5,9 +5,11 @@ package platform
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -88,4 +90,29 @@ func BuildConfigurationOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfigur
 		c.ToolImage = DefaultBuilderImage
 	}
 	return c, nil
+}
+
+// Maven is what Caravan reads of Camel K's spec.build.maven.
+type Maven struct {
+	// CacheVolumeClaim names a PersistentVolumeClaim of the operator's
+	// namespace that holds Maven's local repository across builds; empty,
+	// each builder pod downloads into an empty directory.
+	CacheVolumeClaim string `json:"cacheVolumeClaim,omitempty"`
+}
+
+// MavenOf reads spec.build.maven; a claim name that cannot name a claim is an error.
+func MavenOf(b camelv1.IntegrationPlatformBuildSpec) (Maven, error) {
+	var m Maven
+	if b.Maven != nil && len(b.Maven.Raw) > 0 {
+		if err := json.Unmarshal(b.Maven.Raw, &m); err != nil {
+			return m, fmt.Errorf("spec.build.maven: %w", err)
+		}
+	}
+	if m.CacheVolumeClaim != "" {
+		if errs := validation.IsDNS1123Subdomain(m.CacheVolumeClaim); len(errs) > 0 {
+			return m, fmt.Errorf("spec.build.maven.cacheVolumeClaim %q names no PersistentVolumeClaim: %s",
+				m.CacheVolumeClaim, strings.Join(errs, "; "))
+		}
+	}
+	return m, nil
 }

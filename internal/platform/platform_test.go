@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -57,6 +58,38 @@ func TestTheBuildConfigurationIsReadAsCamelKWritesIt(t *testing.T) {
 			}
 			if err != nil || got.Strategy != c.strategy || got.ToolImage != c.image {
 				t.Fatalf("got %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestTheMavenCacheClaimIsReadFromTheMavenSettings(t *testing.T) {
+	raw := func(s string) camelv1.IntegrationPlatformBuildSpec {
+		return camelv1.IntegrationPlatformBuildSpec{Maven: &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(s)}}}
+	}
+	for _, tc := range []struct {
+		name, maven, claim, err string
+	}{
+		{name: "no Maven settings name no claim"},
+		{name: "Camel K's other settings are left alone", maven: `{"cliOptions":["-V"]}`},
+		{name: "a claim is read", maven: `{"cacheVolumeClaim":"operator-a-maven"}`, claim: "operator-a-maven"},
+		{name: "a name no claim can have is refused", maven: `{"cacheVolumeClaim":"Not_A_Name"}`, err: `"Not_A_Name" names no PersistentVolumeClaim`},
+		{name: "a claim that is not a string is refused", maven: `{"cacheVolumeClaim":3}`, err: "spec.build.maven"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := camelv1.IntegrationPlatformBuildSpec{}
+			if tc.maven != "" {
+				b = raw(tc.maven)
+			}
+			m, err := MavenOf(b)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || m.CacheVolumeClaim != tc.claim {
+				t.Fatalf("got %+v, %v; want claim %q", m, err, tc.claim)
 			}
 		})
 	}

@@ -16,7 +16,8 @@ import (
 
 // volumeWriter makes a pod's volumes as directories of the node: empty
 // dirs, and the files of ConfigMap, Secret, downward API and projected
-// volumes (the ServiceAccount token among them, bound to the pod).
+// volumes (the ServiceAccount token among them, bound to the pod). A
+// claim's volume is its PersistentVolume's directory.
 type volumeWriter struct {
 	client kubernetes.Interface
 }
@@ -26,6 +27,14 @@ type volumeWriter struct {
 func (w volumeWriter) prepare(ctx context.Context, pod *corev1.Pod, dir string) (map[string]string, error) {
 	paths := map[string]string{}
 	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			p, err := w.claimPath(ctx, pod.Namespace, v.PersistentVolumeClaim)
+			if err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			paths[v.Name] = p
+			continue
+		}
 		p := filepath.Join(dir, v.Name)
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return nil, err
@@ -44,7 +53,7 @@ func (w volumeWriter) prepare(ctx context.Context, pod *corev1.Pod, dir string) 
 		case v.DownwardAPI != nil:
 			files, err = downward(pod, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
 		default:
-			err = fmt.Errorf("this node supports emptyDir, configMap, secret, downwardAPI and projected volumes only")
+			err = fmt.Errorf("this node supports emptyDir, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes only")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("volume %s: %w", v.Name, err)

@@ -2,15 +2,17 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -23,35 +25,45 @@ import (
 // downloads some hundred artifacts.
 const mavenTimeout = 6 * time.Minute
 
-// TestAKitHoldsTheJarsMavenResolvedInABuilderPod: with the pod strategy, a
-// kit for camel:jackson is built by Maven in a builder pod on the local
-// cluster and holds camel-jackson, its transitive jars and the runtime's,
-// under /deployments/dependencies on the Java base image; a misspelt
-// component ends its Build in Error naming it; no builder pod is left.
+// TestAKitHoldsTheJarsMavenResolvedInABuilderPod: with the pod strategy and
+// a Maven cache, a kit for camel:jackson is built by Maven in a builder pod
+// on the local cluster, on the runtime's kit: it adds one layer of the jars
+// that kit lacks, and lists every jar in its status. The same set built again
+// in another namespace downloads nothing. A misspelt component ends its Build
+// in Error naming it; no builder pod is left.
 func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 	g := NewWithT(t)
-	ops, apps := env.Namespace(t), env.Namespace(t)
-	op := env.InstallOperator(t, "maven-kits", ops, harness.OperatorOptions{})
+	ops, apps, others := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	op := env.InstallOperator(t, "maven-kits", ops, harness.OperatorOptions{MavenCache: ptr.To(resource.MustParse("1Gi"))})
 	waitReady(t, op)
 	patch := `{"spec":{"build":{"buildConfiguration":{"strategy":"pod"}}}}`
 	itp := &camelv1.IntegrationPlatform{}
 	itp.Namespace, itp.Name = ops, "maven-kits"
 	g.Expect(env.Client.Patch(context.Background(), itp, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
-
-	it := newIntegration(apps, "jackson", "maven-kits", 1)
-	delete(it.Spec.Traits, "container")
-	it.Spec.Dependencies = []string{"camel:jackson"}
-	create(t, it)
-	bad := newIntegration(apps, "misspelt", "maven-kits", 1)
-	delete(bad.Spec.Traits, "container")
-	bad.Spec.Dependencies = []string{"camel:no-such-component"}
-	create(t, bad)
-
-	t.Log("the kit holds the jars Maven resolved, on the Java base image")
-	kit := builtKit(t, client.ObjectKeyFromObject(it), camelv1.IntegrationKitPhaseReady)
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(itp), itp)).To(Succeed())
+	g.Expect(string(itp.Spec.Build.Maven.Raw)).To(ContainSubstring(`"cacheVolumeClaim":"maven-kits-operator-maven"`))
 	reg := image.Registry{Address: env.Cluster.RegistryAddress, Insecure: true}
+
+	t.Log("the runtime's kit is built cold: Maven downloads into the cache")
+	runtime := mavenIntegration(t, apps, "runtime")
+	runtimeKit := builtKit(t, client.ObjectKeyFromObject(runtime), camelv1.IntegrationKitPhaseReady)
+	g.Expect(buildOf(t, runtimeKit).Status.GetCondition(camelv1.ConditionReady).Message).To(
+		MatchRegexp(`on the base image; Maven downloaded [1-9][0-9]+ files`))
+
+	t.Log("a kit with one more dependency adds one layer to the runtime's kit")
+	it := mavenIntegration(t, apps, "jackson", "camel:jackson")
+	kit := builtKit(t, client.ObjectKeyFromObject(it), camelv1.IntegrationKitPhaseReady)
+	g.Expect(buildOf(t, kit).Status.GetCondition(camelv1.ConditionReady).Message).To(
+		ContainSubstring("in a new layer on kit " + runtimeKit.Name))
+	parentImg, err := image.Pull(context.Background(), reg, runtimeKit.Status.Image)
+	g.Expect(err).NotTo(HaveOccurred())
 	img, err := image.Pull(context.Background(), reg, kit.Status.Image)
 	g.Expect(err).NotTo(HaveOccurred())
+	parentLayers, layers := layerDigests(t, parentImg), layerDigests(t, img)
+	g.Expect(layers).To(HaveLen(len(parentLayers)+1), "the kit does not add one layer to its parent's")
+	g.Expect(layers[:len(parentLayers)]).To(Equal(parentLayers), "the kit does not reuse its parent's layers")
+
+	t.Log("the kit holds the jars Maven resolved, on the Java base image, and its status lists them")
 	files, err := image.ListFiles(img)
 	g.Expect(err).NotTo(HaveOccurred())
 	var jars []string
@@ -64,17 +76,27 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 		g.Expect(slices.ContainsFunc(jars, func(j string) bool { return strings.HasPrefix(j, prefix) })).To(BeTrue(),
 			"the kit lacks %s*: %v", prefix, jars)
 	}
+	arts, err := builder.ImageArtifacts(img)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(arts).To(HaveLen(len(jars)), "the image lists other jars than it holds")
+	g.Expect(kit.Status.Artifacts).To(HaveLen(len(jars)), "the kit's status lists other jars than it holds")
+	g.Expect(kit.Status.Artifacts).To(ContainElement(And(
+		HaveField("ID", HavePrefix("org.apache.camel:camel-jackson:jar:4.18.0")),
+		HaveField("Checksum", HavePrefix("sha256:")),
+		HaveField("Target", HavePrefix(builder.DependenciesDir+"/")))))
 	cfg, err := img.ConfigFile()
 	g.Expect(err).NotTo(HaveOccurred())
-	var arts []builder.Artifact
-	g.Expect(json.Unmarshal([]byte(cfg.Config.Labels[builder.ArtifactsLabel]), &arts)).To(Succeed())
-	g.Expect(arts).To(HaveLen(len(jars)), "the image lists other jars than it holds")
 	g.Expect(cfg.Config.Env).To(ContainElement(HavePrefix("JAVA_HOME=")), "the kit is not on the Java base image")
 
+	t.Log("the same set built in another namespace downloads nothing: the cache holds it")
+	again := mavenIntegration(t, others, "jackson", "camel:jackson")
+	againKit := builtKit(t, client.ObjectKeyFromObject(again), camelv1.IntegrationKitPhaseReady)
+	g.Expect(buildOf(t, againKit).Status.GetCondition(camelv1.ConditionReady).Message).To(
+		ContainSubstring("Maven downloaded 0 files (0 bytes)"))
+
 	t.Log("a misspelt component ends the build in Error, naming it with Maven's words")
-	failed := builtKit(t, client.ObjectKeyFromObject(bad), camelv1.IntegrationKitPhaseError)
-	b := &camelv1.Build{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(failed), b)).To(Succeed())
+	bad := mavenIntegration(t, apps, "misspelt", "camel:no-such-component")
+	b := buildOf(t, builtKit(t, client.ObjectKeyFromObject(bad), camelv1.IntegrationKitPhaseError))
 	ready := b.Status.GetCondition(camelv1.ConditionReady)
 	g.Expect(b.Status.Phase).To(Equal(camelv1.BuildPhaseError))
 	g.Expect(ready.Reason).To(Equal("DependencyUnresolved"))
@@ -87,6 +109,43 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 			client.MatchingLabels{"app.kubernetes.io/name": builder.PodLabel})
 		return pods.Items, err
 	}, timeout, poll).Should(BeEmpty())
+}
+
+// mavenIntegration creates an integration of operator maven-kits that runs on a kit of deps.
+func mavenIntegration(t *testing.T, namespace, name string, deps ...string) *camelv1.Integration {
+	it := newIntegration(namespace, name, "maven-kits", 1)
+	delete(it.Spec.Traits, "container")
+	it.Spec.Dependencies = deps
+	create(t, it)
+	return it
+}
+
+// buildOf reads the Build of a kit (they share a name).
+func buildOf(t *testing.T, k *camelv1.IntegrationKit) *camelv1.Build {
+	t.Helper()
+	b := &camelv1.Build{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(k), b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// layerDigests are an image's layer digests, base first.
+func layerDigests(t *testing.T, img v1.Image) []string {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d.String())
+	}
+	return out
 }
 
 // builtKit waits for the kit that the integration's status names to reach phase.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,8 @@ type OperatorOptions struct {
 	// hand that copies another namespace's objects would: the id is not
 	// claimed, and the operator finds out itself who holds it.
 	Unregistered bool
+	// MavenCache, when set, is the size of its Maven cache's claim.
+	MavenCache *resource.Quantity
 }
 
 // Operator is an operator installed by a test as `caravan install`
@@ -106,7 +109,7 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 		ID: id, Namespace: namespace, Default: opts.Default || id == ownership.DefaultID, WatchNamespaces: opts.WatchNamespaces,
 		Image: e.OperatorImage(t), Registry: e.Cluster.RegistryAddress, RegistryInsecure: true,
 		Version: version.Get(), SkipAdmission: true, Replicas: ptr.To(replicas),
-		HeartbeatInterval: HeartbeatInterval, Verbosity: opts.Verbosity,
+		HeartbeatInterval: HeartbeatInterval, Verbosity: opts.Verbosity, MavenCache: opts.MavenCache,
 	})
 	if err != nil {
 		t.Fatal(err)

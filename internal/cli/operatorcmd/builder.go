@@ -29,6 +29,7 @@ func NewBuilderCmd(streams genericiooptions.IOStreams) *cobra.Command {
 // PublishOptions are the options of `caravan builder publish`.
 type PublishOptions struct {
 	List           string
+	MavenLog       string
 	TaskJSON       string
 	TerminationLog string
 
@@ -47,6 +48,7 @@ func newPublishCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.List, "list", builder.ListFile, "Maven's list of the resolved jars")
+	cmd.Flags().StringVar(&o.MavenLog, "maven-log", builder.MavenLog, "Maven's batch-mode log, whose downloads the result counts")
 	cmd.Flags().StringVar(&o.TaskJSON, "task", "", "the build task, as JSON")
 	cmd.Flags().StringVar(&o.TerminationLog, "termination-log", o.TerminationLog, "where the result is written, as JSON")
 	return cmd
@@ -75,7 +77,13 @@ func (o *PublishOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.ErrOut, "pushed %s: %d jars, %d of them in the new layer\n", res.Image, len(res.Artifacts), res.Added)
+	log, err := os.ReadFile(o.MavenLog)
+	if err != nil {
+		return fmt.Errorf("reading Maven's log: %w", err)
+	}
+	res.Downloads = builder.Downloaded(log)
+	fmt.Fprintf(o.ErrOut, "pushed %s: %d jars, %d of them in the new layer; Maven downloaded %d files\n",
+		res.Image, len(res.Artifacts), res.Added, res.Downloads.Files)
 	res.Artifacts = nil
 	data, err := json.Marshal(res)
 	if err != nil {

@@ -40,37 +40,81 @@ type PodBuilder struct {
 
 // Build is the build.Func of the pod strategy: it starts the attempt's pod
 // (or finds it, after a restart), waits for it to end, and removes it.
-func (p *PodBuilder) Build(ctx context.Context, j build.Job) (image.Result, error) {
+func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, error) {
 	if p.PublishImage == "" {
-		return image.Result{}, &builder.Failure{Message: "the operator runs outside a pod, so it knows no image to run builder pods with: " +
+		return build.Output{}, &builder.Failure{Message: "the operator runs outside a pod, so it knows no image to run builder pods with: " +
 			"set the platform's spec.build.buildConfiguration.strategy to routine"}
 	}
 	pod, err := p.pod(j)
 	if err != nil {
-		return image.Result{}, err
+		return build.Output{}, err
 	}
 	if err := p.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-		return image.Result{}, fmt.Errorf("creating the builder pod %s: %w", pod.Name, err)
+		return build.Output{}, fmt.Errorf("creating the builder pod %s: %w", pod.Name, err)
 	}
 	defer p.remove(pod)
+	current := pod
 	for {
-		current := &corev1.Pod{}
-		if err := p.Reader.Get(ctx, client.ObjectKeyFromObject(pod), current); err != nil {
+		read := &corev1.Pod{}
+		if err := p.Reader.Get(ctx, client.ObjectKeyFromObject(pod), read); err != nil {
 			if ctx.Err() != nil {
-				return image.Result{}, ctx.Err()
+				return build.Output{}, stuck(current, ctx.Err())
 			}
-			return image.Result{}, fmt.Errorf("reading the builder pod %s: %w", pod.Name, err)
+			return build.Output{}, fmt.Errorf("reading the builder pod %s: %w", pod.Name, err)
 		}
+		current = read
 		res, done, err := builder.Outcome(current, j.Spec.RuntimeVersion)
 		if done {
-			return res.Result, err
+			if err != nil {
+				return build.Output{}, err
+			}
+			return p.output(ctx, j, res)
 		}
 		select {
 		case <-ctx.Done():
-			return image.Result{}, ctx.Err()
+			return build.Output{}, stuck(current, ctx.Err())
 		case <-time.After(p.Poll):
 		}
 	}
+}
+
+// output reads the artifacts of a pushed kit image from its config, where
+// the builder pod listed them: its termination message is too small to.
+func (p *PodBuilder) output(ctx context.Context, j build.Job, res builder.Result) (build.Output, error) {
+	img, err := image.Pull(ctx, j.Registry, res.Image)
+	if err != nil {
+		return build.Output{}, err
+	}
+	arts, err := builder.ImageArtifacts(img)
+	if err != nil {
+		return build.Output{}, fmt.Errorf("the kit image %s: %w", res.Image, err)
+	}
+	out := build.Output{Result: res.Result, Artifacts: make([]camelv1.Artifact, 0, len(arts)),
+		Maven: &build.MavenOutput{Added: res.Added, DownloadedFiles: res.Downloads.Files, DownloadedBytes: res.Downloads.Bytes}}
+	if j.Parent != nil {
+		out.Maven.Parent = j.Parent.Kit
+	}
+	for _, a := range arts {
+		out.Artifacts = append(out.Artifacts, camelv1.Artifact{ID: a.ID, Target: a.Location, Checksum: a.Checksum})
+	}
+	return out, nil
+}
+
+// stuck wraps the error that ended the wait for a pod with what held the pod
+// back: a scheduling failure (an unbound Maven cache claim, say) or a
+// container that could not start.
+func stuck(pod *corev1.Pod, err error) error {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
+			return fmt.Errorf("%w: the builder pod %s was not scheduled: %s", err, pod.Name, c.Message)
+		}
+	}
+	for _, s := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		if w := s.State.Waiting; w != nil && w.Message != "" {
+			return fmt.Errorf("%w: container %s of the builder pod %s is waiting: %s: %s", err, s.Name, pod.Name, w.Reason, w.Message)
+		}
+	}
+	return err
 }
 
 // pod renders the builder pod of a job.
@@ -90,10 +134,20 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	}
 	task := builder.Task{Project: project, BaseImage: j.Spec.BaseImage, Repository: j.Spec.Name(), Tag: j.Spec.Hash(),
 		RegistryAddress: j.Registry.Address, Insecure: j.Registry.Insecure, Organization: j.Registry.Organization}
+	if j.Parent != nil {
+		task.Parent = &builder.Parent{Image: j.Parent.Image}
+		for _, a := range j.Parent.Artifacts {
+			task.Parent.Artifacts = append(task.Parent.Artifacts, builder.Artifact{ID: a.ID, Location: a.Target, Checksum: a.Checksum})
+		}
+	}
+	var cache *corev1.VolumeSource
+	if j.MavenCache != "" {
+		cache = &corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: j.MavenCache}}
+	}
 	return builder.Pod{
 		Name: podName(j), Namespace: p.Namespace,
 		Labels:       map[string]string{camelv1.OperatorIDLabel: p.OperatorID, BuildLabel: j.Build.Name},
-		BuilderImage: builderImage, PublishImage: p.PublishImage, Task: task, Timeout: j.Timeout,
+		BuilderImage: builderImage, PublishImage: p.PublishImage, Task: task, Timeout: j.Timeout, Cache: cache,
 	}.Render()
 }
 

@@ -58,6 +58,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=camel.apache.org,resources=builds,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=camel.apache.org,resources=builds/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch
 
 // SetupWithManager registers the controller: Build events, and the runner's notifications.
 func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap controller.Wrap) error {
@@ -83,6 +84,10 @@ type scope struct {
 	settings camelv1.IntegrationPlatformSpec
 	// config is set by reconcilePlatform: how and where builds run.
 	config platform.BuildConfiguration
+	// maven is set by reconcilePlatform: Maven's settings.
+	maven platform.Maven
+	// parent is set by reconcileParent: the Ready kit to build on, if any.
+	parent *build.Parent
 	// registry is set by reconcileRegistry: where the image goes, with its credentials.
 	registry image.Registry
 	// Outcome is set by a step that waits for the platform's settings, found the build invalid, or
@@ -134,6 +139,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileSpec,
 		r.reconcilePlatform,
 		r.reconcileRegistry,
+		r.reconcileParent,
 		// Last: it hands the attempt, with all the above resolved, to the runner.
 		r.reconcileSubmission,
 	}

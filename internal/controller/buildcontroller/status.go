@@ -41,7 +41,8 @@ func fromJob(b *camelv1.Build, st build.Status, now time.Time) {
 		b.Status.Duration = st.Finished.Sub(st.Started).Round(time.Millisecond).String()
 		if st.Err == nil {
 			b.Status.Image, b.Status.Digest, b.Status.BaseImage = st.Result.Image, st.Result.Digest, st.Result.BaseImage
-			setPhase(b, camelv1.BuildPhaseSucceeded, metav1.ConditionTrue, ReasonSucceeded, "built and pushed "+st.Result.Image)
+			b.Status.Artifacts = st.Result.Artifacts
+			setPhase(b, camelv1.BuildPhaseSucceeded, metav1.ConditionTrue, ReasonSucceeded, st.Result.Summary())
 			return
 		}
 		reason := controller.Reason(image.ReasonOf(st.Err))

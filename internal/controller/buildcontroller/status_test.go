@@ -21,7 +21,8 @@ func TestComputeStatus(t *testing.T) {
 	started, finished := now.Add(-time.Minute), now.Add(-time.Second)
 	done := func(attempt int32, err error) *build.Status {
 		return &build.Status{State: build.Done, Attempt: attempt, Started: started, Finished: finished,
-			Result: image.Result{Image: "registry/kit@sha256:d", Digest: "sha256:d"}, Err: err}
+			Result: build.Output{Result: image.Result{Image: "registry/kit@sha256:d", Digest: "sha256:d"},
+				Artifacts: []camelv1.Artifact{{ID: "org.example:a:jar:1", Target: "/deployments/dependencies/org.example.a-1.jar"}}}, Err: err}
 	}
 	cases := []struct {
 		name     string
@@ -44,7 +45,7 @@ func TestComputeStatus(t *testing.T) {
 		{name: "an attempt that runs makes the build Running",
 			scope: scope{job: &build.Status{State: build.Running, Attempt: 1, Started: started}},
 			phase: camelv1.BuildPhaseRunning, reason: ReasonRunning, progress: camelv1.ConditionReconciling},
-		{name: "an attempt that succeeded makes the build Succeeded with its image",
+		{name: "an attempt that succeeded makes the build Succeeded with its image and artifacts",
 			scope: scope{job: done(1, nil)},
 			phase: camelv1.BuildPhaseSucceeded, reason: ReasonSucceeded, image: "registry/kit@sha256:d"},
 		{name: "an attempt that failed with attempts left makes the build Failed, to be retried",
@@ -88,6 +89,9 @@ func TestComputeStatus(t *testing.T) {
 			}
 			if st.Image != tc.image {
 				t.Errorf("image %q, want %q", st.Image, tc.image)
+			}
+			if hasArtifacts := len(st.Artifacts) == 1; hasArtifacts != (tc.image != "") {
+				t.Errorf("artifacts %+v recorded with image %q", st.Artifacts, st.Image)
 			}
 		})
 	}

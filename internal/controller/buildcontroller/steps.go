@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +16,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
@@ -67,6 +69,9 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 	}
 	s.settings = platform.Resolve(itp.Spec)
 	config, err := platform.BuildConfigurationOf(s.settings.Build)
+	if err == nil {
+		s.maven, err = platform.MavenOf(s.settings.Build)
+	}
 	if err != nil {
 		s.Waiting = controller.Because(ReasonInvalidBuildConfiguration, fmt.Sprintf("the IntegrationPlatform %s/%s: %v", r.Namespace, r.OperatorID, err))
 		return reconcile.Result{RequeueAfter: registryRetry}, nil
@@ -88,6 +93,49 @@ func (r *Reconciler) reconcileRegistry(ctx context.Context, s *scope) (reconcile
 	return reconcile.Result{}, nil
 }
 
+// reconcileParent picks, for a build in a builder pod, the Ready kit of the
+// build's namespace to build on: the one with the most of its dependencies.
+func (r *Reconciler) reconcileParent(ctx context.Context, s *scope) (reconcile.Result, error) {
+	if s.config.Strategy != build.StrategyPod {
+		return reconcile.Result{}, nil
+	}
+	kits := &camelv1.IntegrationKitList{}
+	if err := r.Client.List(ctx, kits, client.InNamespace(s.b.Namespace)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing the kits to build on: %w", err)
+	}
+	var best *camelv1.IntegrationKit
+	var bestDeps int
+	for i := range kits.Items {
+		k := &kits.Items[i]
+		spec, err := kit.FromResource(k)
+		if err != nil || !usableParent(k, r.OperatorID) || !s.spec.Extends(spec) {
+			continue
+		}
+		if best == nil || len(spec.Dependencies) > bestDeps || len(spec.Dependencies) == bestDeps && k.Name < best.Name {
+			best, bestDeps = k, len(spec.Dependencies)
+		}
+	}
+	if best != nil {
+		s.parent = &build.Parent{Kit: best.Name, Image: best.Status.Image, Artifacts: best.Status.Artifacts}
+	}
+	return reconcile.Result{}, nil
+}
+
+// usableParent tells whether a kit can be built on: Ready, this operator's,
+// and built by a builder pod, which listed its jars with their checksums.
+func usableParent(k *camelv1.IntegrationKit, operatorID string) bool {
+	if k.Status.Phase != camelv1.IntegrationKitPhaseReady || k.Status.Image == "" || k.Spec.Image != "" ||
+		!ownership.Owns(k.Annotations, operatorID) || len(k.Status.Artifacts) == 0 {
+		return false
+	}
+	for _, a := range k.Status.Artifacts {
+		if !strings.HasPrefix(a.Checksum, "sha256:") || !strings.HasPrefix(a.Target, builder.DependenciesDir+"/") {
+			return false
+		}
+	}
+	return true
+}
+
 // reconcileSubmission hands the attempt to the runner and reads what it says.
 func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile.Result, error) {
 	r.Runner.SetLimit(int(*s.settings.Build.MaxRunningBuilds))
@@ -98,7 +146,8 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 	st := r.Runner.Submit(build.Job{
 		Build: client.ObjectKeyFromObject(s.b), Attempt: attempts(s.b) + 1,
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
-		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage,
+		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
+		Parent: s.parent,
 	})
 	s.job = &st
 	return r.retryAfter(st), nil

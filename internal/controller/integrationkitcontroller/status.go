@@ -5,7 +5,6 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/controller"
-	"github.com/caravan-dev/caravan/internal/kit"
 )
 
 // computeStatus derives the kit's phase and conditions from what the steps observed.
@@ -23,14 +22,14 @@ func computeStatus(s *scope) {
 	case s.submitted:
 		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, ReasonBuildSubmitted, "the kit's build is submitted")
 	case s.build != nil:
-		fromBuild(k, s.build, s.spec)
+		fromBuild(k, s.build)
 	default:
 		// The Build could not be read: the status stays as it was.
 	}
 }
 
 // fromBuild derives the kit's status from its build's.
-func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build, spec kit.Spec) {
+func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build) {
 	c := b.Status.GetCondition(camelv1.ConditionReady)
 	reason, message := ReasonBuildSubmitted, "the kit's build is submitted"
 	if c != nil {
@@ -40,7 +39,7 @@ func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build, spec kit.Spec) {
 	case camelv1.BuildPhaseSucceeded:
 		k.Status.Image, k.Status.Digest, k.Status.BaseImage = b.Status.Image, b.Status.Digest, b.Status.BaseImage
 		k.Status.Failure = nil
-		k.Status.Artifacts = artifacts(spec)
+		k.Status.Artifacts = b.Status.Artifacts
 		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonBuilt, "built "+b.Status.Image)
 	case camelv1.BuildPhaseError:
 		k.Status.Failure = b.Status.Failure.DeepCopy()
@@ -51,19 +50,6 @@ func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build, spec kit.Spec) {
 		k.Status.Failure = b.Status.Failure.DeepCopy()
 		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, reason, message)
 	}
-}
-
-// artifacts lists the files of the kit's layer.
-func artifacts(spec kit.Spec) []camelv1.Artifact {
-	files, err := kit.Layer(spec)
-	if err != nil {
-		return nil
-	}
-	out := make([]camelv1.Artifact, 0, len(files))
-	for _, f := range files {
-		out = append(out, camelv1.Artifact{ID: f.Path, Target: f.Path})
-	}
-	return out
 }
 
 // setStatus sets the kit's phase, and Ready with Reconciling or Stalled as the phase tells.

@@ -15,6 +15,7 @@ func TestComputeStatus(t *testing.T) {
 		b := &camelv1.Build{ObjectMeta: metav1.ObjectMeta{Name: "kit"}}
 		b.Status.Phase = phase
 		b.Status.Image, b.Status.Digest = "registry/kit:h", "sha256:d"
+		b.Status.Artifacts = []camelv1.Artifact{{ID: "org.apache.camel:camel-jackson:jar:4.18.0", Checksum: "sha256:c"}}
 		b.Status.Conditions = []metav1.Condition{{Type: camelv1.ConditionReady, Status: status, Reason: reason, Message: message}}
 		if phase == camelv1.BuildPhaseError {
 			b.Status.Failure = &camelv1.Failure{Reason: message}
@@ -42,7 +43,7 @@ func TestComputeStatus(t *testing.T) {
 		{name: "a kit whose Build runs is Build Running with the Build's reason",
 			scope: scope{build: buildIn(camelv1.BuildPhaseRunning, metav1.ConditionFalse, "Running", "attempt 1 is running")},
 			phase: camelv1.IntegrationKitPhaseBuildRunning, reason: "Running", progress: camelv1.ConditionReconciling},
-		{name: "a kit whose Build succeeded is Ready with the Build's image",
+		{name: "a kit whose Build succeeded is Ready with the Build's image and artifacts",
 			scope: scope{build: buildIn(camelv1.BuildPhaseSucceeded, metav1.ConditionTrue, "Succeeded", "built")},
 			phase: camelv1.IntegrationKitPhaseReady, reason: ReasonBuilt, kitImage: "registry/kit:h"},
 		{name: "a kit whose Build failed for good is in Error with the Build's failure",
@@ -75,6 +76,9 @@ func TestComputeStatus(t *testing.T) {
 			}
 			if st.Image != tc.kitImage {
 				t.Errorf("image %q, want %q", st.Image, tc.kitImage)
+			}
+			if built := tc.reason == ReasonBuilt; built != (len(st.Artifacts) == 1) {
+				t.Errorf("artifacts %+v", st.Artifacts)
 			}
 			if (st.Failure != nil) != tc.isFailure {
 				t.Errorf("failure %+v", st.Failure)
