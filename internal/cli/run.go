@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -56,7 +57,10 @@ type RunOptions struct {
 	Labels            []string
 	Annotations       []string
 
-	// Set by the command and Complete.
+	// Set by the command and Complete. flags are every flag of the command, localFlags
+	// run's own; modelines set them as the command line does.
+	flags       *pflag.FlagSet
+	localFlags  *pflag.FlagSet
 	replicasSet bool
 	namespace   string
 	integration *camelv1.Integration
@@ -76,6 +80,12 @@ A .yaml or .yml file that holds a list of routes goes into spec.flows; any other
 YAML file, and .java, .groovy, .xml, .js, .jsh and .kts files, become sources.
 The name defaults to the first file's name, in lowercase words joined by '-'.
 
+Comment lines such as "// camel-k: dependency=camel:http" ("# camel-k:" in YAML,
+"<!-- camel-k: ... -->" in XML), on any line of a file, are modelines: their options
+are applied as flags, as kamel run does. Lists (-d, -p, -t, --config, ...) add to the
+command line's; a flag the command line sets, or a -p/-t key it gives, wins. An
+option run does not take is refused.
+
 Without files, --image runs a pre-built image that holds its routes (a
 sourceless integration): no kit is built and the image's own entrypoint runs.
 The name then defaults to the image's last path element.
@@ -94,6 +104,9 @@ default operator.`,
   # Run a Java route on the operator tenant-a and wait until it runs
   caravan run MyRoute.java -x tenant-a --wait
 
+  # Run a Java route whose "// camel-k: dependency=..." modelines add its dependencies
+  caravan run Lang3.java
+
   # Set traits, properties and dependencies
   caravan run routes.yaml -t container.port=8080 -t service.enabled=true -p greeting=hello -d camel:http
 
@@ -104,7 +117,7 @@ default operator.`,
   caravan run routes.yaml -x tenant-a -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
-			o.replicasSet = cmd.Flags().Changed("replicas")
+			o.flags, o.localFlags = cmd.Flags(), cmd.LocalFlags()
 			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
@@ -135,10 +148,16 @@ default operator.`,
 	return cmd
 }
 
-// Complete resolves the namespace and builds the Integration from the
-// files and flags; a file or flag that cannot be read is an error here,
-// before anything is sent to the cluster.
+// Complete applies the files' modelines to the flags, resolves the namespace and
+// builds the Integration from the files and flags; a file or flag that cannot be
+// read is an error here, before anything is sent to the cluster.
 func (o *RunOptions) Complete() error {
+	if err := o.applyModelines(); err != nil {
+		return err
+	}
+	if o.flags != nil {
+		o.replicasSet = o.flags.Changed("replicas")
+	}
 	ns, err := o.Kube.Namespace()
 	if err != nil {
 		return err
