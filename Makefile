@@ -1,7 +1,7 @@
 # Caravan's everyday commands. The README's two commands are hack/demo.sh
 # and hack/test.sh; these targets are shortcuts.
 
-.PHONY: help demo test flake generate build
+.PHONY: help demo test flake generate catalog build
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -21,6 +21,9 @@ generate: ## Regenerate deepcopy code, CRDs, the operator's RBAC, the packagings
 	go tool controller-gen rbac:roleName=caravan-operator 'paths=./internal/operator/...;./internal/controller/...' output:rbac:artifacts:config=config/rbac
 	go run ./hack/packaging
 	cd hack/diagram && go run . ../../docs/architecture.dot ../../docs/architecture.svg
+
+catalog: ## Regenerate internal/catalog/catalog.json from Camel's catalog (needs mvn and a Maven repository; run when Camel's version changes)
+	go run ./hack/catalog
 
 build: ## Build bin/caravan, and bin/kubectl-caravan to use it as a kubectl plugin
 	go build -o bin/caravan ./cmd/caravan

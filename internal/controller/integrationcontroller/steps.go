@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,9 +20,11 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/digest"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/inspect"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
@@ -151,7 +154,8 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
 		return reconcile.Result{}, nil
 	}
-	spec := kit.ForIntegration(s.it.Spec.Dependencies, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
+	deps := slices.Concat(s.it.Spec.Dependencies, routeDependencies(ctx, s.it))
+	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
 	return r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
@@ -179,6 +183,21 @@ func impliedDependencies(t trait.Traits) []string {
 		return []string{"camel:platform-http"}
 	}
 	return nil
+}
+
+// routeDependencies are the Camel modules the integration's routes use that the runtime
+// lacks. A source that cannot be read and a scheme the catalog does not know are left to
+// the runtime, which reports them when the integration starts.
+func routeDependencies(ctx context.Context, it *camelv1.Integration) []string {
+	routes, err := inspect.Integration(catalog.Camel(), &it.Spec)
+	log := ctrl.LoggerFrom(ctx).V(1)
+	if err != nil {
+		log.Info("Some sources could not be inspected for the components they use", "error", err.Error())
+	}
+	if len(routes.Unknown) > 0 {
+		log.Info("The routes use URI schemes the catalog does not know", "schemes", routes.Unknown)
+	}
+	return routes.Dependencies
 }
 
 // useKit takes the image of a kit of this operator. A kit that does not

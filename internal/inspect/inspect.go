@@ -1,0 +1,221 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+// Package inspect reads an integration's routes and tells which Camel modules they
+// need: the components their endpoint URIs name, their data formats and expression
+// languages, and the REST DSL. YAML, XML and Java sources are read; other languages
+// are left to the user's spec.dependencies. It is pure: it never logs, and the
+// runtime fails on what it misses.
+package inspect
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/catalog"
+	"github.com/caravan-dev/caravan/internal/render"
+)
+
+// Result is what an integration's routes need beyond the runtime every kit holds.
+type Result struct {
+	// Dependencies are the modules the routes use that the runtime lacks, written
+	// camel:NAME, sorted, without duplicates.
+	Dependencies []string
+	// Unknown are the URI schemes the catalog does not know, sorted: a component
+	// the user brings in spec.dependencies, or a mistake the runtime reports.
+	Unknown []string
+}
+
+// maxSourceBytes bounds how much of one source is read, as a ConfigMap bounds it.
+const maxSourceBytes = render.MaxConfigMapBytes
+
+// Integration inspects spec's sources and flows against c. A source that cannot be
+// read or parsed is an error, joined with the others; what the rest use is still
+// returned.
+func Integration(c *catalog.Catalog, spec *camelv1.IntegrationSpec) (Result, error) {
+	in := newInspection(c)
+	var errs []error
+	for _, s := range spec.Sources {
+		if err := in.source(s); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", s.Name, err))
+		}
+	}
+	for i, f := range spec.Flows {
+		if err := in.yaml(f.Raw); err != nil {
+			errs = append(errs, fmt.Errorf("spec.flows[%d]: %w", i, err))
+		}
+	}
+	return in.result(), errors.Join(errs...)
+}
+
+// Source inspects one source's content, written in lang, against c.
+func Source(c *catalog.Catalog, lang camelv1.Language, content []byte) (Result, error) {
+	in := newInspection(c)
+	err := in.content(lang, content)
+	return in.result(), err
+}
+
+// inspection collects what the routes of one integration use.
+type inspection struct {
+	catalog *catalog.Catalog
+	// modules are the Camel modules found so far, runtime ones included.
+	modules map[string]bool
+	// unknown are the URI schemes the catalog does not know.
+	unknown map[string]bool
+}
+
+func newInspection(c *catalog.Catalog) *inspection {
+	return &inspection{catalog: c, modules: map[string]bool{}, unknown: map[string]bool{}}
+}
+
+// source inspects one spec.sources entry, when its language is one that is read.
+func (in *inspection) source(s camelv1.SourceSpec) error {
+	if s.ContentRef != "" {
+		return nil
+	}
+	lang, err := render.SourceLanguage(s)
+	if err != nil {
+		return nil // The integration's rendering reports it.
+	}
+	if lang != camelv1.LanguageYAML && lang != camelv1.LanguageXML && lang != camelv1.LanguageJava {
+		return nil
+	}
+	data, err := sourceBytes(s)
+	if err != nil {
+		return err
+	}
+	return in.content(lang, data)
+}
+
+// content inspects text written in lang.
+func (in *inspection) content(lang camelv1.Language, data []byte) error {
+	switch lang {
+	case camelv1.LanguageYAML:
+		return in.yaml(data)
+	case camelv1.LanguageXML:
+		return in.xml(data)
+	case camelv1.LanguageJava:
+		in.java(string(data))
+	}
+	return nil
+}
+
+// result returns the modules found that the runtime lacks, and the unknown schemes.
+func (in *inspection) result() Result {
+	var r Result
+	for m := range in.modules {
+		if !in.catalog.InRuntime(m) {
+			r.Dependencies = append(r.Dependencies, catalog.Dependency(m))
+		}
+	}
+	for s := range in.unknown {
+		r.Unknown = append(r.Unknown, s)
+	}
+	slices.Sort(r.Dependencies)
+	slices.Sort(r.Unknown)
+	return r
+}
+
+// scheme is what a URI scheme may be: a letter, then letters, digits, '+', '.' or '-'.
+var scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*$`)
+
+// uri records the component an endpoint URI names. A URI whose scheme is a property
+// placeholder or an expression ({{x}}:..., ${header.x}) names none that can be known
+// now, and Kamelets are resolved from their own dependencies.
+func (in *inspection) uri(u string) {
+	name, rest, ok := strings.Cut(strings.TrimSpace(u), ":")
+	if !ok || !scheme.MatchString(name) || name == "kamelet" {
+		return
+	}
+	m, ok := in.catalog.Component(name)
+	if !ok {
+		in.unknown[name] = true
+		return
+	}
+	in.modules[m] = true
+	if name == "dataformat" {
+		// dataformat:NAME:marshal|unmarshal
+		if df, _, _ := strings.Cut(rest, ":"); df != "" {
+			in.dataFormat(df, "")
+		}
+	}
+}
+
+// component records the module of a scheme the DSL implies (rest, bean, ...).
+func (in *inspection) component(name string) {
+	if m, ok := in.catalog.Component(name); ok {
+		in.modules[m] = true
+	}
+}
+
+// rest records what the REST DSL needs: the rest component and an HTTP server.
+func (in *inspection) rest() {
+	in.component("rest")
+	in.component("platform-http")
+}
+
+// language records the module of an expression language, when it is one.
+func (in *inspection) language(name string) bool {
+	m, ok := in.catalog.Language(name)
+	if ok {
+		in.modules[m] = true
+	}
+	return ok
+}
+
+// dataFormat records the module of a data format a route names under model (json,
+// avro, ...), with the library it chose, if any: model+library (avroJackson) first,
+// then, for json, the library's own name (gson), then model's default.
+func (in *inspection) dataFormat(model, library string) {
+	var names []string
+	if library != "" {
+		names = append(names, model+library)
+		if model == "json" {
+			names = append(names, strings.ToLower(library))
+		}
+	}
+	for _, n := range append(names, model) {
+		if m, ok := in.catalog.DataFormat(n); ok {
+			in.modules[m] = true
+			return
+		}
+	}
+}
+
+// sourceBytes reads a source's text: content, which with compression is base64 of
+// gzip as kamel run --compression writes it, or rawContent, gzip when compressed.
+func sourceBytes(s camelv1.SourceSpec) ([]byte, error) {
+	compressed := s.Compression != nil && *s.Compression
+	switch {
+	case s.Content != "" && compressed:
+		zipped, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s.Content))
+		if err != nil {
+			return nil, fmt.Errorf("compressed content is not base64: %w", err)
+		}
+		return gunzip(zipped)
+	case s.Content != "":
+		return []byte(s.Content), nil
+	case compressed:
+		return gunzip(s.RawContent)
+	}
+	return s.RawContent, nil
+}
+
+func gunzip(zipped []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(zipped))
+	if err != nil {
+		return nil, fmt.Errorf("compressed content is not gzip: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxSourceBytes))
+	if err != nil {
+		return nil, fmt.Errorf("compressed content is not gzip: %w", err)
+	}
+	return data, nil
+}
