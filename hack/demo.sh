@@ -20,7 +20,7 @@ export KUBECONFIG
 
 step "Installing two operators, operator-a and operator-b, side by side in namespace caravan (the first run builds the operator image)"
 for id in operator-a operator-b; do
-  bin/caravan install -n caravan -x "$id" --force --wait
+  bin/caravan install -n caravan -x "$id" --force --wait --maven-cache 2Gi
 done
 k get integrationoperators
 echo "Each operator is a pod of the process node, running the operator image built from this tree:"
@@ -58,11 +58,14 @@ done
 bin/caravan reassign -n demo --from operator-a --to operator-b -l team=a --waves 1,4 --wave-timeout 2m --rollback-on-failure
 bin/caravan get -n demo -l team=a
 
-step "An integration built from source: operator-b builds its kit with Maven, in a builder pod, into the local registry"
-k patch integrationplatform operator-b -n caravan --type merge -p '{"spec":{"build":{"buildConfiguration":{"strategy":"pod"}}}}'
+step "An integration built from source: operator-b builds its kit with Maven, in a builder pod, and Camel runs it in a JVM"
 bin/caravan run hack/demo/routes.yaml -n demo --name greeter -x operator-b -d camel:jackson --wait
 bin/caravan get kits -n demo -o wide
-k get builds -n demo -o custom-columns=BUILD:.metadata.name,PHASE:.status.phase,DURATION:.status.duration
+k get builds -n demo -o custom-columns=BUILD:.metadata.name,PHASE:.status.phase,DURATION:.status.duration,RESULT:'.status.conditions[?(@.type=="Ready")].message'
+k wait -n demo --for=condition=Ready integration/greeter --timeout=120s
 bin/caravan get -n demo
+echo "The greeter's pod runs camel-main on the process node; its log:"
+for _ in $(seq 60); do bin/caravan logs -n demo greeter 2>/dev/null | grep -q "Built by Caravan" && break; sleep 2; done
+bin/caravan logs -n demo greeter --tail 4
 
 step "Done. Stop everything with: bin/caravan local down"

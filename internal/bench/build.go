@@ -109,7 +109,8 @@ func (e *env) usePlatformRegistry(ctx context.Context, id, address string) error
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	patch := fmt.Sprintf(`{"spec":{"build":{"registry":{"address":%q,"insecure":true},"baseImage":%q}}}`,
+	// The bench's operators run in its process: they build in themselves.
+	patch := fmt.Sprintf(`{"spec":{"build":{"registry":{"address":%q,"insecure":true},"baseImage":%q,"buildConfiguration":{"strategy":"routine"}}}}`,
 		address, baseRepository+":latest")
 	if err := e.client.Patch(ctx, itp, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return fmt.Errorf("configuring the platform's registry: %w", err)

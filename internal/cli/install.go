@@ -23,6 +23,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/install"
@@ -61,6 +62,7 @@ type InstallOptions struct {
 	LogFormat       string
 	Pprof           bool
 	MavenCache      string
+	BuildStrategy   string
 	// Fleet installs the fleet controller instead of an operator.
 	Fleet bool
 
@@ -155,6 +157,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.IntVar(&o.Verbosity, "log-verbosity", 0, "the operator's log verbosity")
 	f.StringVar(&o.LogFormat, "log-format", "text", "the operator's log format: text, or json for one JSON object a line")
 	f.BoolVar(&o.Fleet, "fleet", false, "install the fleet controller, which runs the operators that IntegrationOperators declare (spec.namespace), instead of an operator; --image is also the operators' default image")
+	f.StringVar(&o.BuildStrategy, "build-strategy", "", "where a new platform builds kits: pod (Maven in builder pods, the default) or routine (in the operator, a kit of the dependency list and no jars)")
 	f.StringVar(&o.MavenCache, "maven-cache", "", "size of a PersistentVolumeClaim, on the default StorageClass, that keeps Maven's downloads across builder pods (the platform's spec.build.maven.cacheVolumeClaim), such as 2Gi")
 	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof on port 8082 of the operator pod, for profiling")
 	return cmd
@@ -193,6 +196,9 @@ func (o *InstallOptions) Validate() error {
 	}
 	if o.Global && len(o.WatchNamespaces) > 0 {
 		return errors.New("--global and --watch-namespaces exclude each other")
+	}
+	if o.BuildStrategy != "" && o.BuildStrategy != build.StrategyPod && o.BuildStrategy != build.StrategyRoutine {
+		return fmt.Errorf("--build-strategy must be pod or routine, got %q", o.BuildStrategy)
 	}
 	if o.MavenCache != "" {
 		q, err := resource.ParseQuantity(o.MavenCache)
@@ -247,7 +253,7 @@ func (o *InstallOptions) installConfig() install.Config {
 		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: o.WatchNamespaces,
 		Image: o.Image, Registry: o.Registry, Version: version.Get(),
 		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
-		SkipKamelets: o.SkipKamelets, MavenCache: o.mavenCache,
+		SkipKamelets: o.SkipKamelets, MavenCache: o.mavenCache, BuildStrategy: o.BuildStrategy,
 		Replicas: ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,
 		Tolerations: o.tolerations, ImagePullSecrets: o.PullSecrets,
 		HeartbeatInterval: o.Heartbeat, Verbosity: o.Verbosity, LogJSON: o.LogFormat == "json", Pprof: o.Pprof,

@@ -41,6 +41,8 @@ type Config struct {
 	Registry        string
 	// RegistryInsecure lets the operator reach the registry over plain HTTP.
 	RegistryInsecure bool
+	// BuildStrategy, when set, is a new platform's build strategy (routine or pod).
+	BuildStrategy string
 	// MavenCache, when set, is the size of the claim that keeps Maven's
 	// local repository across builds (MavenCacheClaim); a new platform names it.
 	MavenCache *resource.Quantity
@@ -190,6 +192,10 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 	}
 	p.Spec.Build.Registry.Address = c.Registry
 	p.Spec.Build.Registry.Insecure = c.RegistryInsecure
+	if c.BuildStrategy != "" {
+		p.Spec.Build.BuildConfiguration = &camelv1.RawObject{JSON: apiextensionsv1.JSON{
+			Raw: fmt.Appendf(nil, `{"strategy":%q}`, c.BuildStrategy)}}
+	}
 	if c.MavenCache != nil {
 		p.Spec.Build.Maven = &camelv1.RawObject{JSON: apiextensionsv1.JSON{
 			Raw: fmt.Appendf(nil, `{"cacheVolumeClaim":%q}`, MavenCacheClaim(c.ID))}}

@@ -126,6 +126,14 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		{"etcd", c.startEtcd},
 		{"kube-apiserver", c.startAPIServer},
 	}
+	// The registry comes before the process node, whose placement policy
+	// sends the pods of its images there.
+	if opts.Registry {
+		if opts.CacheDir == "" {
+			return errors.New("the registry needs the cache directory that holds its images")
+		}
+		steps = append(steps, step{"registry", c.startRegistry})
+	}
 	if opts.Full {
 		steps = append(steps,
 			step{"controllers, scheduler and kwok", c.startControllers},
@@ -133,12 +141,6 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		if opts.NodeBinary != "" {
 			steps = append(steps, step{"process node", c.startProcessNode})
 		}
-	}
-	if opts.Registry {
-		if opts.CacheDir == "" {
-			return errors.New("the registry needs the cache directory that holds its images")
-		}
-		steps = append(steps, step{"registry", c.startRegistry})
 	}
 	for _, s := range steps {
 		start := time.Now()

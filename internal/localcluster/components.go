@@ -18,7 +18,8 @@ import (
 
 // controllers are the kube-controller-manager controllers a local cluster
 // runs: enough for Deployments to reach ready pods on kwok nodes, for
-// owner-reference garbage collection, and for namespaces to be deleted.
+// owner-reference garbage collection, for namespaces to be deleted, and
+// for claims to bind to the volumes the process node provisions.
 var controllers = []string{
 	"deployment-controller",
 	"replicaset-controller",
@@ -29,6 +30,9 @@ var controllers = []string{
 	"node-lifecycle-controller",
 	"endpointslice-controller",
 	"root-ca-certificate-publisher-controller",
+	"persistentvolume-binder-controller",
+	"persistentvolumeclaim-protection-controller",
+	"persistentvolume-protection-controller",
 }
 
 // ContextName is the kubeconfig context of a local cluster.

@@ -28,9 +28,16 @@ const ProcessNodeName = "caravan-process-node"
 const KindKwok = "kwok"
 
 // PlacementPolicy is the local cluster's own admission policy that sends
-// the pods named by ProcessPodValues (operators, the fleet controller,
-// builders) to the process node and every other pod to the simulated nodes.
+// to the process node the pods named by ProcessPodValues (operators, the
+// fleet controller, builders) and the pods whose every image is in the
+// local registry (kits, and images a user pushes there), unless their
+// namespace is labelled SimulatedLabel=true; every other pod goes to the
+// simulated nodes.
 const PlacementPolicy = "caravan-local-pod-placement"
+
+// SimulatedLabel, set to "true" on a namespace, keeps its pods of local
+// images on the simulated nodes: many integrations without as many JVMs.
+const SimulatedLabel = "caravan.dev/simulated"
 
 // ProcessPodLabel is the label whose value, one of ProcessPodValues, marks
 // the pods that run on the process node.
@@ -52,7 +59,7 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := applyPlacementPolicy(ctx, cs); err != nil {
+	if err := applyPlacementPolicy(ctx, cs, c.RegistryAddress); err != nil {
 		return err
 	}
 	if err := waitPlacementActs(ctx, cs); err != nil {
@@ -79,13 +86,19 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 	})
 }
 
-// applyPlacementPolicy creates the placement policy and its binding.
-func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface) error {
+// applyPlacementPolicy creates the placement policy and its binding;
+// registry is the local registry's address, "" for none.
+func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface, registry string) error {
 	values := make([]string, len(ProcessPodValues))
 	for i, v := range ProcessPodValues {
 		values[i] = strconv.Quote(v)
 	}
-	isOperator := fmt.Sprintf(`object.metadata.?labels[?%q].orValue("") in [%s]`, ProcessPodLabel, strings.Join(values, ", "))
+	isProcess := fmt.Sprintf(`object.metadata.?labels[?%q].orValue("") in [%s]`, ProcessPodLabel, strings.Join(values, ", "))
+	if registry != "" {
+		local := fmt.Sprintf(`c.image.startsWith(%q)`, registry+"/")
+		isProcess = fmt.Sprintf(`(%s) || (object.spec.containers.all(c, %s) && object.spec.?initContainers.orValue([]).all(c, %s) && `+
+			`namespaceObject.metadata.?labels[?%q].orValue("") != "true")`, isProcess, local, local, SimulatedLabel)
+	}
 	policy := &admissionv1.MutatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: PlacementPolicy},
 		Spec: admissionv1.MutatingAdmissionPolicySpec{
@@ -96,7 +109,7 @@ func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface) error {
 			MatchConditions:    []admissionv1.MatchCondition{{Name: "not-bound", Expression: `!has(object.spec.nodeName) || object.spec.nodeName == ""`}},
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
 			Variables: []admissionv1.Variable{{Name: "kind",
-				Expression: fmt.Sprintf(`(%s) ? %q : %q`, isOperator, procnode.KindProcess, KindKwok)}},
+				Expression: fmt.Sprintf(`(%s) ? %q : %q`, isProcess, procnode.KindProcess, KindKwok)}},
 			// nodeSelector is an atomic map: a JSON patch adds the key to it.
 			Mutations: []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeJSONPatch,
 				JSONPatch: &admissionv1.JSONPatch{Expression: fmt.Sprintf(`has(object.spec.nodeSelector) ? `+

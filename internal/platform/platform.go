@@ -68,8 +68,8 @@ type BuildConfiguration struct {
 	ToolImage string `json:"toolImage,omitempty"`
 }
 
-// DefaultBuildStrategy builds kits in the operator.
-const DefaultBuildStrategy = "routine"
+// DefaultBuildStrategy builds kits of jars with Maven, in builder pods.
+const DefaultBuildStrategy = "pod"
 
 // BuildConfigurationOf reads spec.build.buildConfiguration, defaults filled
 // in; a strategy Caravan does not know is an error that says which it does.

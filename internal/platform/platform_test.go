@@ -37,7 +37,7 @@ func TestTheBuildConfigurationIsReadAsCamelKWritesIt(t *testing.T) {
 		strategy, image string
 		wantErr         string
 	}{
-		{name: "none gives the routine strategy and the default builder image", strategy: "routine", image: DefaultBuilderImage},
+		{name: "none gives the pod strategy and the default builder image", strategy: "pod", image: DefaultBuilderImage},
 		{name: "the pod strategy with a tool image", raw: `{"strategy":"pod","toolImage":"builders/maven:1","orderStrategy":"fifo"}`,
 			strategy: "pod", image: "builders/maven:1"},
 		{name: "a strategy Caravan does not run is refused", raw: `{"strategy":"spectrum"}`, wantErr: `"spectrum" is not one Caravan runs`},

@@ -151,10 +151,23 @@ func (e *Env) Stop() error {
 }
 
 // Namespace creates a namespace for one test, named after it, and deletes
-// it when the test ends.
+// it when the test ends. On the local cluster its pods run on the simulated
+// nodes, whatever their images: see JVMNamespace.
 func (e *Env) Namespace(t testing.TB) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceName(t.Name())}}
+	return e.namespace(t, map[string]string{localcluster.SimulatedLabel: "true"})
+}
+
+// JVMNamespace is Namespace whose pods of local images (kits) run on the
+// process node: their JVMs run for real.
+func (e *Env) JVMNamespace(t testing.TB) string {
+	t.Helper()
+	return e.namespace(t, nil)
+}
+
+func (e *Env) namespace(t testing.TB, labels map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceName(t.Name()), Labels: labels}}
 	if err := e.Client.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace %s: %v", ns.Name, err)
 	}

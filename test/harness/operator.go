@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/metrics"
@@ -47,6 +48,10 @@ type OperatorOptions struct {
 	// hand that copies another namespace's objects would: the id is not
 	// claimed, and the operator finds out itself who holds it.
 	Unregistered bool
+	// BuildStrategy is its platform's; "" is routine, which builds kits in the
+	// operator without Maven: the many tests that run their kits on the
+	// simulated nodes need no jars.
+	BuildStrategy string
 	// MavenCache, when set, is the size of its Maven cache's claim.
 	MavenCache *resource.Quantity
 }
@@ -105,11 +110,16 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 	if replicas == 0 {
 		replicas = 1
 	}
+	strategy := opts.BuildStrategy
+	if strategy == "" {
+		strategy = build.StrategyRoutine
+	}
 	objs, err := install.Manifests(install.Config{
 		ID: id, Namespace: namespace, Default: opts.Default || id == ownership.DefaultID, WatchNamespaces: opts.WatchNamespaces,
 		Image: e.OperatorImage(t), Registry: e.Cluster.RegistryAddress, RegistryInsecure: true,
 		Version: version.Get(), SkipAdmission: true, Replicas: ptr.To(replicas),
 		HeartbeatInterval: HeartbeatInterval, Verbosity: opts.Verbosity, MavenCache: opts.MavenCache,
+		BuildStrategy: strategy,
 	})
 	if err != nil {
 		t.Fatal(err)

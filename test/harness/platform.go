@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,7 +14,8 @@ import (
 
 // UsePlatformRegistry points the platform of operator id (the
 // IntegrationPlatform id in namespace, which the operator makes at start)
-// at registry, with baseImage as the kits' base, waiting up to a minute
+// at registry, with baseImage as the kits' base and the routine build
+// strategy (an operator of the test process runs no builder pods), waiting up to a minute
 // for the platform to exist and then for the operator to have seen the
 // change (the platform's status observes its generation): a build the
 // test starts afterwards uses this registry, not the one before.
@@ -34,6 +36,7 @@ func (e *Env) UsePlatformRegistry(t testing.TB, namespace, id string, registry c
 	before := itp.DeepCopy()
 	itp.Spec.Build.Registry = registry
 	itp.Spec.Build.BaseImage = baseImage
+	itp.Spec.Build.BuildConfiguration = &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(`{"strategy":"routine"}`)}}
 	if err := e.Client.Patch(ctx, itp, client.MergeFrom(before)); err != nil {
 		t.Fatalf("configuring the registry of platform %s: %v", key, err)
 	}
