@@ -385,8 +385,11 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 	objs := []client.Object{
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: MetricsServiceName(id), Namespace: namespace}},
 		&camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace}},
-		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: MavenCacheClaim(id), Namespace: namespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
+	}
+	if !i.fleet {
+		// Only caravan install --maven-cache makes the claim; a declared operator has none.
+		objs = append(objs, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: MavenCacheClaim(id), Namespace: namespace}})
 	}
 	owned, err := i.inventory(ctx, id, namespace)
 	if err != nil {
