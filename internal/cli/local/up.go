@@ -114,7 +114,7 @@ func installCRDs(ctx context.Context, c *localcluster.Cluster) error {
 func printUsage(out io.Writer, c *localcluster.Cluster) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "  server:\t%s\n", c.Server)
-	fmt.Fprintf(w, "  nodes:\t%d simulated (kwok), and %s (runs operator and builder pods as processes)\n", c.Nodes, localcluster.ProcessNodeName)
+	fmt.Fprintf(w, "  nodes:\t%d simulated (kwok), and %s (runs operator, builder and kit pods as processes)\n", c.Nodes, localcluster.ProcessNodeName)
 	fmt.Fprintf(w, "  kubeconfig:\t%s\n", c.Kubeconfig)
 	if c.RegistryAddress != "" {
 		fmt.Fprintf(w, "  registry:\t%s (the operator image and kits are pushed here)\n", c.RegistryAddress)
