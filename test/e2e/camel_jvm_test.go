@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,6 +77,27 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	after := jvmPod(t, movingKey)
 	g.Expect(after.UID).To(Equal(before.UID), "the move replaced the pod")
 	g.Expect(after.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM")
+
+	t.Log("a Java and an XML source run together and read -p file:, --config and --resource")
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config"}, Data: map[string]string{"app.properties": "config.word=from-a-configmap\n"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "data"}, Data: map[string]string{"greeting.txt": "from-a-resource"}},
+	} {
+		create(t, cm)
+	}
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
+		"--name", "two", "-x", "jvm", "-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
+		"--config", "configmap:app-config", "--resource", "configmap:data")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
+	g.Eventually(func() (string, error) {
+		out, errOut, err := cli("logs", "two")
+		if err != nil {
+			return "", errorf("%v: %s", err, errOut)
+		}
+		return out, nil
+	}, timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap"),
+		ContainSubstring("xml says from-a-resource")))
 }
 
 // jvmPod waits for the one pod of an integration to be ready on the process node, and returns it.
