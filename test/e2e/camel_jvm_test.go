@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -41,8 +45,17 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	key := client.ObjectKey{Namespace: apps, Name: "timer"}
 	kit := builtKit(t, key, camelv1.IntegrationKitPhaseReady)
 
-	t.Log("the pod runs on the process node and is ready by Camel's health check")
-	jvmPod(t, key)
+	t.Log("the pod runs on the process node and is ready by Camel's health check; its HTTP route answers")
+	pod := jvmPod(t, key)
+	g.Eventually(func() (string, error) {
+		resp, err := http.Get("http://" + net.JoinHostPort(pod.Status.PodIP, "8080") + "/hello")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, body), err
+	}, timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
 
 	t.Log("caravan logs shows the route's lines")
 	g.Eventually(func() (string, error) {
