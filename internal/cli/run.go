@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,8 @@ func newCmdRun(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Comma
 		Long: `Create or update an Integration from files of Camel routes.
 
 A .yaml or .yml file that holds a list of routes goes into spec.flows; any other
-YAML file, and .java, .groovy, .xml, .js, .jsh and .kts files, become sources.
+YAML file, and .java and .xml files, become sources: the runtime loads YAML, XML
+and Java routes (Camel K's groovy, js, jsh and kts sources are refused).
 The name defaults to the first file's name, in lowercase words joined by '-'.
 
 Comment lines such as "// camel-k: dependency=camel:http" ("# camel-k:" in YAML,
@@ -396,6 +398,9 @@ func loadRunFile(path string) (*camelv1.SourceSpec, []camelv1.RawObject, error) 
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: unknown file type %q: use one of %s", path, strings.ToLower(filepath.Ext(path)),
 			strings.Join(render.Extensions(), ", "))
+	}
+	if !slices.Contains(render.RunnableLanguages, lang) {
+		return nil, nil, fmt.Errorf("%s: %w", path, render.NotRunnable(lang))
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

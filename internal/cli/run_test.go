@@ -146,10 +146,12 @@ func TestLoadRunFiles(t *testing.T) {
 		wantErr string
 	}{
 		{name: "an unknown extension is refused, listing the known ones", files: []string{path("route.txt")},
-			wantErr: `unknown file type ".txt": use one of .groovy, .java, .js, .jsh, .kts, .xml, .yaml, .yml`},
+			wantErr: `unknown file type ".txt": use one of .java, .xml, .yaml, .yml`},
+		{name: "a language the runtime cannot load is refused, saying which it loads", files: []string{path("route.groovy")},
+			wantErr: "route.groovy: the runtime (camel-main with the YAML, XML and Java DSLs) has no loader for groovy sources"},
 		{name: "a missing file is refused", files: []string{path("missing.java")}, wantErr: "reading testdata/run/missing.java"},
 		{name: "a YAML file that does not parse is refused", files: []string{path("broken.yaml")}, wantErr: "broken.yaml: not valid YAML"},
-		{name: "an empty file is refused", files: []string{path("empty.groovy")}, wantErr: "empty.groovy is empty"},
+		{name: "an empty file is refused", files: []string{path("empty.xml")}, wantErr: "empty.xml is empty"},
 		{name: "two sources with the same file name are refused", files: []string{path("Hello.java"), "testdata/run/../run/Hello.java"},
 			wantErr: "have the same file name Hello.java"},
 	}

@@ -67,8 +67,8 @@ func TestConfigMapSourceContent(t *testing.T) {
 		wantBinary map[string][]byte
 	}{
 		{name: "compressed content is decompressed as kamel run --compression writes it",
-			source:   camelv1.SourceSpec{Name: "r.groovy", Compression: ptr(true), Content: base64.StdEncoding.EncodeToString(gzipped(t, "from('timer:x')"))},
-			wantData: map[string]string{"r.groovy": "from('timer:x')"}},
+			source:   camelv1.SourceSpec{Name: "r.xml", Compression: ptr(true), Content: base64.StdEncoding.EncodeToString(gzipped(t, "<routes/>"))},
+			wantData: map[string]string{"r.xml": "<routes/>"}},
 		{name: "raw content goes into binary data",
 			source:     camelv1.SourceSpec{Name: "r.yaml", RawContent: []byte("- from: {}")},
 			wantBinary: map[string][]byte{"r.yaml": []byte("- from: {}")}},
@@ -76,8 +76,8 @@ func TestConfigMapSourceContent(t *testing.T) {
 			source:     camelv1.SourceSpec{Name: "r.xml", Compression: ptr(true), RawContent: gzipped(t, "<routes/>")},
 			wantBinary: map[string][]byte{"r.xml": []byte("<routes/>")}},
 		{name: "a source without content is an empty file",
-			source:   camelv1.SourceSpec{Name: "empty.js"},
-			wantData: map[string]string{"empty.js": ""}},
+			source:   camelv1.SourceSpec{Name: "empty.xml"},
+			wantData: map[string]string{"empty.xml": ""}},
 		{name: "an explicit language allows any extension",
 			source:   camelv1.SourceSpec{Name: "routes.txt", Language: camelv1.LanguageYAML, Content: "- from: {}"},
 			wantData: map[string]string{"routes.txt": "- from: {}"}},
@@ -112,7 +112,7 @@ func TestSourceErrors(t *testing.T) {
 	}{
 		{name: "a source with an unknown extension is refused, listing the known languages",
 			sources: []camelv1.SourceSpec{java("hello.rb")},
-			want:    `source hello.rb: unknown language "rb" (known: yaml, xml, java, groovy, js, kts, jsh)`},
+			want:    `source hello.rb: unknown language "rb" (known: yaml, xml, java)`},
 		{name: "a source with an unknown explicit language is refused",
 			sources: []camelv1.SourceSpec{{Name: "a.java", Language: "ruby"}}, want: `source a.java: unknown language "ruby"`},
 		{name: "a source without language nor extension is refused",
@@ -137,7 +137,7 @@ func TestSourceErrors(t *testing.T) {
 			sources: []camelv1.SourceSpec{{Name: "A.java", Content: base64.StdEncoding.EncodeToString([]byte("plain")), Compression: ptr(true)}},
 			want:    "source A.java: compressed content is not gzip"},
 		{name: "every bad source is reported",
-			sources: []camelv1.SourceSpec{java("a.rb"), java("b.py")}, want: `unknown language "rb" (known: yaml, xml, java, groovy, js, kts, jsh)` + "\n" + `source b.py: unknown language "py"`},
+			sources: []camelv1.SourceSpec{java("a.rb"), java("b.py")}, want: `unknown language "rb" (known: yaml, xml, java)` + "\n" + `source b.py: unknown language "py"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,11 +174,7 @@ func TestSourceLanguage(t *testing.T) {
 		{name: "yaml comes from .yml", source: camelv1.SourceSpec{Name: "r.yml"}, want: camelv1.LanguageYAML},
 		{name: "the extension is read without regard to case", source: camelv1.SourceSpec{Name: "R.JAVA"}, want: camelv1.LanguageJava},
 		{name: "xml comes from .xml", source: camelv1.SourceSpec{Name: "r.xml"}, want: camelv1.LanguageXML},
-		{name: "groovy comes from .groovy", source: camelv1.SourceSpec{Name: "r.groovy"}, want: camelv1.LanguageGroovy},
-		{name: "js comes from .js", source: camelv1.SourceSpec{Name: "r.js"}, want: camelv1.LanguageJavaScript},
-		{name: "kts comes from .kts", source: camelv1.SourceSpec{Name: "r.kts"}, want: camelv1.LanguageKotlin},
-		{name: "jsh comes from .jsh", source: camelv1.SourceSpec{Name: "r.jsh"}, want: camelv1.LanguageJavaShell},
-		{name: "the language field wins over the extension", source: camelv1.SourceSpec{Name: "r.java", Language: "groovy"}, want: camelv1.LanguageGroovy},
+		{name: "the language field wins over the extension", source: camelv1.SourceSpec{Name: "r.groovy", Language: "java"}, want: camelv1.LanguageJava},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,6 +182,18 @@ func TestSourceLanguage(t *testing.T) {
 			got, err := SourceLanguage(tc.source)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(got).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestALanguageOfCamelKsAPIThatTheRuntimeCannotLoadIsRefused(t *testing.T) {
+	for _, src := range []camelv1.SourceSpec{{Name: "r.groovy"}, {Name: "r.js"}, {Name: "r.kts"}, {Name: "r.jsh"},
+		{Name: "r.java", Language: camelv1.LanguageGroovy}} {
+		t.Run(src.Name+" "+string(src.Language), func(t *testing.T) {
+			_, err := SourceLanguage(src)
+			if err == nil || !strings.Contains(err.Error(), "has no loader for") || !strings.Contains(err.Error(), "write the route in YAML, XML or Java") {
+				t.Fatalf("SourceLanguage(%+v) = %v, want a refusal that says what to do", src, err)
+			}
 		})
 	}
 }

@@ -108,7 +108,7 @@ func TestRenderingIsDeterministic(t *testing.T) {
 		in := input(t, traits)
 		in.Integration.Spec.Sources = append(in.Integration.Spec.Sources,
 			camelv1.SourceSpec{Name: "b.yaml", Content: "- from: {}"}, camelv1.SourceSpec{Name: "a.xml", Content: "<routes/>"},
-			camelv1.SourceSpec{Name: "c.groovy", Content: "from('x')"}, camelv1.SourceSpec{Name: "d.bin.yaml", RawContent: []byte{0, 1, 2}})
+			camelv1.SourceSpec{Name: "C.java", Content: "class C {}"}, camelv1.SourceSpec{Name: "d.bin.yaml", RawContent: []byte{0, 1, 2}})
 		tpl := raw(`{"spec":{"containers":[{"name":"integration","env":[{"name":"Q","value":"1"}]}],
 			"initContainers":[{"name":"b"},{"name":"a"}],"nodeSelector":{"z":"1","a":"2"}}}`)
 		in.Integration.Spec.Template = &tpl

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -17,10 +16,20 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
-// KnownLanguages are the source languages the runtime loads.
+// KnownLanguages are the source languages of Camel K's API.
 var KnownLanguages = []camelv1.Language{
 	camelv1.LanguageYAML, camelv1.LanguageXML, camelv1.LanguageJava, camelv1.LanguageGroovy,
 	camelv1.LanguageJavaScript, camelv1.LanguageKotlin, camelv1.LanguageJavaShell,
+}
+
+// RunnableLanguages are the source languages the runtime loads: camel-main's
+// YAML, XML and Java (jOOR) DSLs.
+var RunnableLanguages = []camelv1.Language{camelv1.LanguageYAML, camelv1.LanguageXML, camelv1.LanguageJava}
+
+// NotRunnable explains why a known language outside RunnableLanguages cannot run.
+func NotRunnable(l camelv1.Language) error {
+	return fmt.Errorf("the runtime (camel-main with the YAML, XML and Java DSLs) has no loader for %s sources: "+
+		"write the route in YAML, XML or Java", l)
 }
 
 // extensions maps file extensions to languages.
@@ -31,8 +40,17 @@ var extensions = map[string]camelv1.Language{
 }
 
 // SourceLanguage is the language of a source: its language field, else the one its file
-// extension names. A language outside KnownLanguages is an error.
+// extension names. A language outside RunnableLanguages is an error.
 func SourceLanguage(s camelv1.SourceSpec) (camelv1.Language, error) {
+	l, err := sourceLanguage(s)
+	if err == nil && !slices.Contains(RunnableLanguages, l) {
+		err = fmt.Errorf("source %s: %w", s.Name, NotRunnable(l))
+	}
+	return l, err
+}
+
+// sourceLanguage is the language a source names, one of KnownLanguages.
+func sourceLanguage(s camelv1.SourceSpec) (camelv1.Language, error) {
 	if s.Language != "" {
 		if slices.Contains(KnownLanguages, s.Language) {
 			return s.Language, nil
@@ -56,14 +74,21 @@ func LanguageOf(name string) (camelv1.Language, bool) {
 	return l, ok
 }
 
-// Extensions are the file extensions that name a language, sorted.
+// Extensions are the file extensions of the languages the runtime loads, sorted.
 func Extensions() []string {
-	return slices.Sorted(maps.Keys(extensions))
+	var out []string
+	for ext, l := range extensions {
+		if slices.Contains(RunnableLanguages, l) {
+			out = append(out, ext)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func knownList() string {
-	names := make([]string, len(KnownLanguages))
-	for i, l := range KnownLanguages {
+	names := make([]string, len(RunnableLanguages))
+	for i, l := range RunnableLanguages {
 		names[i] = string(l)
 	}
 	return strings.Join(names, ", ")

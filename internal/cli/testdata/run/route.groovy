@@ -1,0 +1,1 @@
+from('timer:x').to('log:x')
