@@ -139,6 +139,9 @@ func (in Input) container() corev1.Container {
 		c.Env = append(in.identityEnv(), jvmEnv(t)...)
 	} else {
 		c.Command, c.Args, c.WorkingDir = slices.Clone(JavaCommand), in.javaArgs(), DeploymentsDir
+		// A JVM that exits in error leaves its last log lines (Camel's exception) as the
+		// container's termination message.
+		c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 		c.Env = slices.Concat(in.identityEnv(), runtimeEnv(), t.Environment.Vars())
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: SourcesDir, ReadOnly: true})
 	}

@@ -49,6 +49,8 @@ func TestDeploymentRunsTheIntegration(t *testing.T) {
 		"-cp", "/etc/camel/resources.d/_configmaps:/etc/camel/resources.d/_secrets:/deployments/dependencies/*",
 		"org.apache.camel.main.Main", "-propertiesLocation", "file:/etc/camel/application.properties"}))
 	g.Expect(c.WorkingDir).To(Equal("/deployments"))
+	g.Expect(c.TerminationMessagePolicy).To(Equal(corev1.TerminationMessageFallbackToLogsOnError),
+		"a JVM that fails leaves its last lines as the termination message")
 	g.Expect(c.Env).To(Equal([]corev1.EnvVar{
 		{Name: "CAMEL_K_INTEGRATION", Value: "hello"},
 		{Name: "CAMEL_K_DIGEST", Value: "v1-digest"},
@@ -110,6 +112,7 @@ func TestASourcelessIntegrationRunsItsImageAsItIs(t *testing.T) {
 	c := pod.Containers[0]
 	g.Expect(c.Image).To(Equal("example/camel-app:1.0"))
 	g.Expect(c.Command).To(BeNil(), "the image's own entrypoint")
+	g.Expect(c.TerminationMessagePolicy).To(BeEmpty(), "the image's own way of failing")
 	g.Expect(c.Args).To(BeNil())
 	g.Expect(c.ReadinessProbe).To(BeNil(), "a pre-built image is probed only when the health trait is enabled")
 	g.Expect(c.VolumeMounts).To(BeEmpty())
