@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/caravan-dev/caravan/internal/maven"
 )
 
 // Artifact is one resolved jar of a kit.
@@ -30,12 +32,9 @@ const DependenciesDir = "/deployments/dependencies"
 func listArgs(listFile, localRepository string) []string {
 	// Batch mode logs each download as one line, which Downloaded counts.
 	return []string{"-B", "-Dmaven.repo.local=" + localRepository,
-		dependencyPlugin + ":list", "-DoutputFile=" + listFile,
+		maven.DependencyPlugin + ":list", "-DoutputFile=" + listFile,
 		"-DoutputAbsoluteArtifactFilename=true", "-DincludeScope=runtime", "-DappendOutput=false"}
 }
-
-// dependencyPlugin lists and resolves the project's dependencies.
-const dependencyPlugin = "org.apache.maven.plugins:maven-dependency-plugin:3.11.0"
 
 // parseList reads the dependency plugin's list: one jar a line, as
 // group:artifact:type[:classifier]:version:scope:/path [-- module name].

@@ -17,7 +17,7 @@ const (
 	CamelGroup = "org.apache.camel"
 	// BOM is the artifact that pins every Camel module and its dependencies.
 	BOM = "camel-bom"
-	// DependencyPlugin is the plugin the builder runs to copy the resolved jars.
+	// DependencyPlugin is the plugin that resolves and lists a project's jars.
 	DependencyPlugin = "org.apache.maven.plugins:maven-dependency-plugin:3.11.0"
 )
 
