@@ -58,13 +58,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	}, timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
 
 	t.Log("caravan logs shows the route's lines")
-	g.Eventually(func() (string, error) {
-		out, errOut, err := cli("logs", "timer")
-		if err != nil {
-			return "", errorf("%v: %s", err, errOut)
-		}
-		return out, nil
-	}, timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
+	g.Eventually(integrationLog(cli, "timer"), timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
 	it, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Status).To(BeEquivalentTo("True"))
@@ -103,13 +97,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		"--config", "configmap:app-config", "--resource", "configmap:data")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
-	g.Eventually(func() (string, error) {
-		out, errOut, err := cli("logs", "two")
-		if err != nil {
-			return "", errorf("%v: %s", err, errOut)
-		}
-		return out, nil
-	}, timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap"),
+	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap"),
 		ContainSubstring("xml says from-a-resource")))
 }
 
@@ -140,10 +128,21 @@ func jvmPod(t *testing.T, key client.ObjectKey) corev1.Pod {
 
 var movingLine = regexp.MustCompile(`moving #(\d+)`)
 
+// integrationLog reads an integration's log with `caravan logs`.
+func integrationLog(cli func(...string) (string, string, error), name string) func() (string, error) {
+	return func() (string, error) {
+		out, errOut, err := cli("logs", name)
+		if err != nil {
+			return "", errorf("%v: %s", err, errOut)
+		}
+		return out, nil
+	}
+}
+
 // lastCount is the highest timer count in the integration's log, 0 for none yet.
 func lastCount(t *testing.T, cli func(...string) (string, string, error), name string) int {
 	t.Helper()
-	out, _, err := cli("logs", name)
+	out, err := integrationLog(cli, name)()
 	if err != nil {
 		return 0
 	}
