@@ -23,13 +23,13 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
-	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/version"
 )
 
@@ -197,7 +197,7 @@ func (o *InstallOptions) Validate() error {
 	if o.Global && len(o.WatchNamespaces) > 0 {
 		return errors.New("--global and --watch-namespaces exclude each other")
 	}
-	if o.BuildStrategy != "" && o.BuildStrategy != build.StrategyPod && o.BuildStrategy != build.StrategyRoutine {
+	if o.BuildStrategy != "" && !platform.KnownStrategy(o.BuildStrategy) {
 		return fmt.Errorf("--build-strategy must be pod or routine, got %q", o.BuildStrategy)
 	}
 	if o.MavenCache != "" {

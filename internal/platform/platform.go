@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/build"
 )
 
 // Defaults of a platform's build settings.
@@ -69,7 +70,10 @@ type BuildConfiguration struct {
 }
 
 // DefaultBuildStrategy builds kits of jars with Maven, in builder pods.
-const DefaultBuildStrategy = "pod"
+const DefaultBuildStrategy = build.StrategyPod
+
+// KnownStrategy tells whether Caravan runs builds of strategy s.
+func KnownStrategy(s string) bool { return s == build.StrategyRoutine || s == build.StrategyPod }
 
 // BuildConfigurationOf reads spec.build.buildConfiguration, defaults filled
 // in; a strategy Caravan does not know is an error that says which it does.
@@ -83,7 +87,7 @@ func BuildConfigurationOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfigur
 	if c.Strategy == "" {
 		c.Strategy = DefaultBuildStrategy
 	}
-	if c.Strategy != "routine" && c.Strategy != "pod" {
+	if !KnownStrategy(c.Strategy) {
 		return c, fmt.Errorf("spec.build.buildConfiguration.strategy %q is not one Caravan runs: use routine or pod", c.Strategy)
 	}
 	if c.ToolImage == "" {
