@@ -41,8 +41,36 @@ func SecretsRoleName(id, namespace string) string {
 }
 
 // ownNamespaceOnly are the resources of the operator's rules it gets
-// rights on in its own namespace only.
+// rights on in its own namespace only: Secrets, and the writes of pods
+// (its builder pods). It reads pods wherever it serves, to tell why an
+// integration's pods fail.
 var ownNamespaceOnly = map[string]bool{"secrets": true, "pods": true}
+
+// sharedVerbs are the verbs on a resource of ownNamespaceOnly that the
+// operator holds in every namespace it serves nonetheless.
+var sharedVerbs = map[string][]string{"pods": {"list"}}
+
+// splitOwn splits rules into those the operator gets in its own
+// namespace only and the rest.
+func splitOwn(rules []rbacv1.PolicyRule) (own, rest []rbacv1.PolicyRule) {
+	own, rest = splitRules(rules, ownNamespaceOnly)
+	for _, r := range own {
+		for _, res := range r.Resources {
+			var shared []string
+			for _, v := range r.Verbs {
+				if slices.Contains(sharedVerbs[res], v) {
+					shared = append(shared, v)
+				}
+			}
+			if len(shared) > 0 {
+				s := r
+				s.Resources, s.Verbs = []string{res}, shared
+				rest = append(rest, s)
+			}
+		}
+	}
+	return own, rest
+}
 
 // clusterScoped are the cluster-scoped resources of the operator's rules.
 var clusterScoped = map[string]bool{
@@ -108,7 +136,7 @@ func rbacManifests(c Config) ([]client.Object, error) {
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: installationLabels(c)}}
 	objs := []client.Object{sa}
-	ownRules, rules := splitRules(rules, ownNamespaceOnly)
+	ownRules, rules := splitOwn(rules)
 	clusterRules, namespacedRules := rules, []rbacv1.PolicyRule(nil)
 	if len(c.WatchNamespaces) > 0 {
 		clusterRules, namespacedRules = splitRules(rules, clusterScoped)
@@ -174,7 +202,7 @@ func RequiredRules(id, own, ns string) ([]rbacv1.PolicyRule, error) {
 	if ns == own {
 		return rules, nil
 	}
-	_, rules = splitRules(rules, ownNamespaceOnly)
+	_, rules = splitOwn(rules)
 	_, rules = splitRules(rules, clusterScoped)
 	return rules, nil
 }

@@ -79,6 +79,10 @@ func TestALimitedOperatorHasItsNamespacedRightsOnlyWhereItServes(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	got := grants(append(append(roles[ClusterRoleName("tenant-a", "ops")].Rules, roles[NamespacedRoleName("tenant-a", "ops")].Rules...), secrets...))
 	g.Expect(grants(roles[NamespacedRoleName("tenant-a", "ops")].Rules)).NotTo(HaveKey("/secrets get"))
+	t.Log("it lists the pods of the integrations it serves, and makes pods (its builds') only in its own namespace")
+	g.Expect(grants(roles[NamespacedRoleName("tenant-a", "ops")].Rules)).To(HaveKey("/pods list"))
+	g.Expect(grants(roles[NamespacedRoleName("tenant-a", "ops")].Rules)).NotTo(HaveKey("/pods create"))
+	g.Expect(grants(secrets)).To(HaveKey("/pods create"))
 	for right := range grants(want) {
 		g.Expect(got).To(HaveKey(right))
 	}

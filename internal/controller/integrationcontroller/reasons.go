@@ -29,6 +29,9 @@ const (
 	ReasonDeploying          controller.Reason = "Deploying"
 	ReasonDeploymentReady    controller.Reason = "DeploymentReady"
 	ReasonDeploymentNotReady controller.Reason = "DeploymentNotReady"
+	// A pod's container exits with an error, or the kubelet cannot start it.
+	ReasonCrashing       controller.Reason = "Crashing"
+	ReasonPodNotStarting controller.Reason = "PodNotStarting"
 )
 
 // awaitsKit are the waits that show as phase Building Kit: the

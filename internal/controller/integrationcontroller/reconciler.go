@@ -280,6 +280,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		// Last: once the Deployment carries this operator's id, the
 		// children no longer look like a previous owner's.
 		r.reconcileDeployment,
+		// After the Deployment: a stalled rollout's pods tell why.
+		r.reconcilePods,
 	}
 	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }

@@ -147,6 +147,12 @@
   - update
   - watch
 - apiGroups:
+  - ""
+  resources:
+  - pods
+  verbs:
+  - list
+- apiGroups:
   - camel.apache.org
   resourceNames:
   - {{ include "caravan.id" . }}
@@ -329,6 +335,12 @@
   - patch
   - update
   - watch
+- apiGroups:
+  - ""
+  resources:
+  - pods
+  verbs:
+  - list
 {{- end }}
 {{- define "caravan.rules.secrets" }}
 - apiGroups:
@@ -339,6 +351,7 @@
   - create
   - delete
   - get
+  - list
 - apiGroups:
   - ""
   resources:

@@ -1,0 +1,139 @@
+package integrationcontroller
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
+)
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+
+// podsCheckAfter is how long a rollout may go without progress before its pods are read for a
+// failure; podsRecheck is how often they are read again while it is not ready. Pods have no watch
+// here: a cache of every integration pod would cost each operator memory at every scale, while a
+// read only happens for a Deployment that is stuck.
+const (
+	podsCheckAfter = 10 * time.Second
+	podsRecheck    = 20 * time.Second
+)
+
+// notStarting are the waiting reasons of a container the kubelet cannot start.
+var notStarting = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+}
+
+// logLinesKept is how many lines of a crashed container's log end up in the condition.
+const logLinesKept = 12
+
+// reconcilePods reads the pods of a Deployment whose rollout has stalled, and fails the integration
+// when a container crashes or cannot start: its reason and the end of its log, which the runtime
+// container leaves as its termination message, become the Ready condition's message.
+func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (reconcile.Result, error) {
+	d := s.deployment
+	if d == nil {
+		return reconcile.Result{}, nil
+	}
+	if ready, _ := deploymentReady(d); ready {
+		return reconcile.Result{}, nil
+	}
+	if wait := podsCheckAfter - r.Clock.Since(lastProgress(d)); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	pods := &corev1.PodList{}
+	// Served from the API server's watch cache, as a cached read would be.
+	err := r.APIReader.List(ctx, pods, client.InNamespace(s.it.Namespace),
+		client.MatchingLabels{camelv1.IntegrationLabel: s.it.Name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}})
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("reading the pods of integration %s: %w", s.it.Name, err)
+	}
+	s.Failure = podFailure(pods.Items)
+	return reconcile.Result{RequeueAfter: podsRecheck}, nil
+}
+
+// lastProgress is when the Deployment's rollout last made progress, as its Progressing condition
+// says, or else when it was made.
+func lastProgress(d *appsv1.Deployment) time.Time {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && !c.LastUpdateTime.IsZero() {
+			return c.LastUpdateTime.Time
+		}
+	}
+	return d.CreationTimestamp.Time
+}
+
+// podFailure is the failure of the newest pod with a container that crashed or cannot start, nil
+// when none has. A container that is ready again is not failing.
+func podFailure(pods []corev1.Pod) *controller.Condition {
+	pods = slices.Clone(pods)
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+			if f := containerFailure(p.Name, cs); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// containerFailure tells why container cs of pod pod fails, nil when it does not.
+func containerFailure(pod string, cs corev1.ContainerStatus) *controller.Condition {
+	if cs.Ready {
+		return nil
+	}
+	if w := cs.State.Waiting; w != nil && notStarting[w.Reason] {
+		return controller.Because(ReasonPodNotStarting,
+			fmt.Sprintf("pod %s: container %s cannot start: %s: %s", pod, cs.Name, w.Reason, w.Message))
+	}
+	t := cs.State.Terminated
+	if t == nil {
+		t = cs.LastTerminationState.Terminated
+	}
+	if t == nil || t.ExitCode == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("pod %s: container %s exited with code %d", pod, cs.Name, t.ExitCode)
+	if cs.RestartCount > 0 {
+		msg += fmt.Sprintf(" and was restarted %d times", cs.RestartCount)
+	}
+	if tail := logTail(t.Message); tail != "" {
+		msg += "; the end of its log:\n" + tail
+	} else {
+		msg += fmt.Sprintf("; its log: kubectl logs --previous %s -c %s", pod, cs.Name)
+	}
+	return controller.Because(ReasonCrashing, msg)
+}
+
+// stackFrame matches the lines of a Java stack trace that name a frame or elided frames.
+var stackFrame = regexp.MustCompile(`^\s+(at |\.\.\. \d+ more)`)
+
+// logTail keeps the last lines of a log excerpt, without stack frames: what is left are the log's
+// messages and the exceptions with their causes, which say what went wrong.
+func logTail(excerpt string) string {
+	var kept []string
+	for _, line := range strings.Split(strings.TrimRight(excerpt, "\n"), "\n") {
+		if strings.TrimSpace(line) != "" && !stackFrame.MatchString(line) {
+			kept = append(kept, line)
+		}
+	}
+	if len(kept) > logLinesKept {
+		kept = kept[len(kept)-logLinesKept:]
+	}
+	return strings.Join(kept, "\n")
+}
