@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -50,6 +51,8 @@ type Job struct {
 	// MavenCache names the claim of Maven's local repository (StrategyPod);
 	// empty, each pod starts with an empty one.
 	MavenCache string
+	// MavenSettings is a volume whose settings.xml is Maven's settings (StrategyPod); nil, Maven's own.
+	MavenSettings *corev1.VolumeSource
 }
 
 // Parent is a Ready kit an incremental kit builds on.

@@ -24,6 +24,9 @@ const (
 	ListFile = WorkDir + "/dependencies.txt"
 	// MavenLog is Maven's output.
 	MavenLog = WorkDir + "/maven.log"
+	// SettingsDir holds Maven's settings.xml, SettingsFile, when the platform names one.
+	SettingsDir  = "/etc/maven-settings"
+	SettingsFile = "settings.xml"
 )
 
 // Container names of a builder pod.
@@ -51,6 +54,8 @@ type Pod struct {
 	Task Task
 	// Cache is the volume of Maven's local repository; nil gives an empty one.
 	Cache *corev1.VolumeSource
+	// Settings is a volume holding SettingsFile, Maven's settings; nil, Maven runs with its own.
+	Settings *corev1.VolumeSource
 	// Timeout bounds the pod's life.
 	Timeout time.Duration
 }
@@ -77,7 +82,19 @@ func (p Pod) Render() (*corev1.Pod, error) {
 	}
 	mounts := []corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, {Name: "maven", MountPath: LocalRepository}}
 	tmp := corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
-	mvn := "mvn " + strings.Join(listArgs(ListFile, LocalRepository), " ")
+	args := listArgs(ListFile, LocalRepository)
+	mavenMounts := append(mounts, tmp)
+	volumes := []corev1.Volume{
+		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "maven", VolumeSource: *cache},
+	}
+	if p.Settings != nil {
+		args = append([]string{"-s", SettingsDir + "/" + SettingsFile}, args...)
+		volumes = append(volumes, corev1.Volume{Name: "settings", VolumeSource: *p.Settings})
+		mavenMounts = append(mavenMounts, corev1.VolumeMount{Name: "settings", MountPath: SettingsDir, ReadOnly: true})
+	}
+	mvn := "mvn " + strings.Join(args, " ")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.PodSpec{
@@ -88,18 +105,14 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(1000)),
 				RunAsGroup: ptr.To(int64(1000)), FSGroup: ptr.To(int64(1000)),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Volumes: []corev1.Volume{
-				{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-				{Name: "maven", VolumeSource: *cache},
-			},
+			Volumes: volumes,
 			InitContainers: []corev1.Container{{
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
 				// The pom comes in an environment variable: no ConfigMap to create and remove.
 				Command: []string{"sh", "-c", mavenScript(mvn)},
 				Env: []corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
 					{Name: "MAVEN_OPTS", Value: "-Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"}},
-				VolumeMounts:             append(mounts, tmp),
+				VolumeMounts:             mavenMounts,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          install.Restricted(),
 				Resources:                resources("1Gi"),

@@ -47,6 +47,46 @@ func TestTheBuilderPodResolvesWithMavenThenPublishesAndRunsAsRestrictedAsks(t *t
 	}
 }
 
+func TestTheBuilderPodRunsMavenWithThePlatformsSettings(t *testing.T) {
+	settings := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "maven-settings"},
+		Items: []corev1.KeyToPath{{Key: "custom.xml", Path: SettingsFile}}}}
+	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, Settings: settings}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mvn := pod.Spec.InitContainers[0]
+	if !strings.Contains(mvn.Command[2], "\nmvn -s "+SettingsDir+"/"+SettingsFile+" -B") {
+		t.Errorf("Maven runs without the settings: %s", mvn.Command[2])
+	}
+	mounted := false
+	for _, m := range mvn.VolumeMounts {
+		mounted = mounted || m.Name == "settings" && m.MountPath == SettingsDir && m.ReadOnly
+	}
+	var vol *corev1.VolumeSource
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == "settings" {
+			vol = &v.VolumeSource
+		}
+	}
+	if !mounted || vol == nil || vol.ConfigMap.Name != "maven-settings" {
+		t.Errorf("the settings are not mounted read-only for Maven: %+v, %+v", mvn.VolumeMounts, pod.Spec.Volumes)
+	}
+	for _, m := range pod.Spec.Containers[0].VolumeMounts {
+		if m.Name == "settings" {
+			t.Error("the publish container, which needs no settings, mounts them")
+		}
+	}
+
+	pod, err = Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(pod.Spec.InitContainers[0].Command[2], " -s ") || len(pod.Spec.Volumes) != 3 {
+		t.Errorf("a pod without settings names some: %s", pod.Spec.InitContainers[0].Command[2])
+	}
+}
+
 func TestABuilderPodsOutcomeIsItsResultOrWhatFailed(t *testing.T) {
 	ended := func(name string, code int32, msg string) corev1.ContainerStatus {
 		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -102,6 +103,45 @@ type Maven struct {
 	// namespace that holds Maven's local repository across builds; empty,
 	// each builder pod downloads into an empty directory.
 	CacheVolumeClaim string `json:"cacheVolumeClaim,omitempty"`
+	// Settings is Maven's settings.xml, a key of a ConfigMap or Secret of the operator's namespace
+	// (Camel K's spec.build.maven.settings): mirrors, repositories, proxies and their credentials.
+	Settings *ValueSource `json:"settings,omitempty"`
+}
+
+// ValueSource is one key of a ConfigMap or of a Secret, as Camel K's ValueSource.
+type ValueSource struct {
+	ConfigMapKeyRef *corev1.ConfigMapKeySelector `json:"configMapKeyRef,omitempty"`
+	SecretKeyRef    *corev1.SecretKeySelector    `json:"secretKeyRef,omitempty"`
+}
+
+// validate checks that v names exactly one key of one object.
+func (v *ValueSource) validate(field string) error {
+	var name, key string
+	switch {
+	case v.ConfigMapKeyRef != nil && v.SecretKeyRef != nil:
+		return fmt.Errorf("%s: set configMapKeyRef or secretKeyRef, not both", field)
+	case v.ConfigMapKeyRef != nil:
+		name, key = v.ConfigMapKeyRef.Name, v.ConfigMapKeyRef.Key
+	case v.SecretKeyRef != nil:
+		name, key = v.SecretKeyRef.Name, v.SecretKeyRef.Key
+	default:
+		return fmt.Errorf("%s: set configMapKeyRef or secretKeyRef", field)
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("%s: name %q: %s", field, name, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+		return fmt.Errorf("%s: key %q: %s", field, key, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// String names the key, as kubectl would: configmap/NAME key KEY.
+func (v *ValueSource) String() string {
+	if v.SecretKeyRef != nil {
+		return fmt.Sprintf("secret/%s key %s", v.SecretKeyRef.Name, v.SecretKeyRef.Key)
+	}
+	return fmt.Sprintf("configmap/%s key %s", v.ConfigMapKeyRef.Name, v.ConfigMapKeyRef.Key)
 }
 
 // MavenOf reads spec.build.maven; a claim name that cannot name a claim is an error.
@@ -116,6 +156,11 @@ func MavenOf(b camelv1.IntegrationPlatformBuildSpec) (Maven, error) {
 		if errs := validation.IsDNS1123Subdomain(m.CacheVolumeClaim); len(errs) > 0 {
 			return m, fmt.Errorf("spec.build.maven.cacheVolumeClaim %q names no PersistentVolumeClaim: %s",
 				m.CacheVolumeClaim, strings.Join(errs, "; "))
+		}
+	}
+	if m.Settings != nil {
+		if err := m.Settings.validate("spec.build.maven.settings"); err != nil {
+			return m, err
 		}
 	}
 	return m, nil

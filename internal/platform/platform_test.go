@@ -63,18 +63,26 @@ func TestTheBuildConfigurationIsReadAsCamelKWritesIt(t *testing.T) {
 	}
 }
 
-func TestTheMavenCacheClaimIsReadFromTheMavenSettings(t *testing.T) {
+func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) {
 	raw := func(s string) camelv1.IntegrationPlatformBuildSpec {
 		return camelv1.IntegrationPlatformBuildSpec{Maven: &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(s)}}}
 	}
 	for _, tc := range []struct {
-		name, maven, claim, err string
+		name, maven, claim, settings, err string
 	}{
 		{name: "no Maven settings name no claim"},
 		{name: "Camel K's other settings are left alone", maven: `{"cliOptions":["-V"]}`},
 		{name: "a claim is read", maven: `{"cacheVolumeClaim":"operator-a-maven"}`, claim: "operator-a-maven"},
 		{name: "a name no claim can have is refused", maven: `{"cacheVolumeClaim":"Not_A_Name"}`, err: `"Not_A_Name" names no PersistentVolumeClaim`},
 		{name: "a claim that is not a string is refused", maven: `{"cacheVolumeClaim":3}`, err: "spec.build.maven"},
+		{name: "settings from a ConfigMap", maven: `{"settings":{"configMapKeyRef":{"name":"maven-settings","key":"settings.xml"}}}`,
+			settings: "configmap/maven-settings key settings.xml"},
+		{name: "settings from a Secret", maven: `{"settings":{"secretKeyRef":{"name":"maven-settings","key":"settings.xml"}}}`,
+			settings: "secret/maven-settings key settings.xml"},
+		{name: "settings from both are refused", maven: `{"settings":{"configMapKeyRef":{"name":"a","key":"k"},"secretKeyRef":{"name":"b","key":"k"}}}`,
+			err: "spec.build.maven.settings: set configMapKeyRef or secretKeyRef, not both"},
+		{name: "settings from neither are refused", maven: `{"settings":{}}`, err: "spec.build.maven.settings: set configMapKeyRef or secretKeyRef"},
+		{name: "settings without a key are refused", maven: `{"settings":{"configMapKeyRef":{"name":"a"}}}`, err: `spec.build.maven.settings: key ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := camelv1.IntegrationPlatformBuildSpec{}
@@ -90,6 +98,14 @@ func TestTheMavenCacheClaimIsReadFromTheMavenSettings(t *testing.T) {
 			}
 			if err != nil || m.CacheVolumeClaim != tc.claim {
 				t.Fatalf("got %+v, %v; want claim %q", m, err, tc.claim)
+			}
+			if got := ""; m.Settings != nil || tc.settings != "" {
+				if m.Settings != nil {
+					got = m.Settings.String()
+				}
+				if got != tc.settings {
+					t.Fatalf("settings %q, want %q", got, tc.settings)
+				}
 			}
 		})
 	}

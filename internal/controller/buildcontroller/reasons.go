@@ -11,6 +11,7 @@ const (
 	ReasonRegistrySecretUnavailable controller.Reason = "RegistrySecretUnavailable"
 	ReasonRegistrySecretInvalid     controller.Reason = "RegistrySecretInvalid"
 	ReasonInvalidBuildConfiguration controller.Reason = "InvalidBuildConfiguration"
+	ReasonMavenSettingsUnavailable  controller.Reason = "MavenSettingsUnavailable"
 	// Bad input.
 	ReasonInvalidBuild controller.Reason = "InvalidBuild"
 	// An attempt's course.

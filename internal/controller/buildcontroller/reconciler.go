@@ -86,6 +86,9 @@ type scope struct {
 	config platform.BuildConfiguration
 	// maven is set by reconcilePlatform: Maven's settings.
 	maven platform.Maven
+	// mavenSettings is set by reconcileMavenSettings: the volume of Maven's settings.xml, if the
+	// platform names one.
+	mavenSettings *corev1.VolumeSource
 	// parent is set by reconcileParent: the Ready kit to build on, if any.
 	parent *build.Parent
 	// registry is set by reconcileRegistry: where the image goes, with its credentials.
@@ -139,6 +142,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileSpec,
 		r.reconcilePlatform,
 		r.reconcileRegistry,
+		r.reconcileMavenSettings,
 		r.reconcileParent,
 		// Last: it hands the attempt, with all the above resolved, to the runner.
 		r.reconcileSubmission,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -93,6 +94,46 @@ func (r *Reconciler) reconcileRegistry(ctx context.Context, s *scope) (reconcile
 	return reconcile.Result{}, nil
 }
 
+// reconcileMavenSettings finds, for a build in a builder pod, the settings.xml the platform names,
+// and waits while its ConfigMap or Secret lacks it: a pod would wait for it unseen.
+func (r *Reconciler) reconcileMavenSettings(ctx context.Context, s *scope) (reconcile.Result, error) {
+	ref := s.maven.Settings
+	if s.config.Strategy != build.StrategyPod || ref == nil {
+		return reconcile.Result{}, nil
+	}
+	var (
+		obj  client.Object
+		name string
+		key  string
+		has  func() bool
+		vol  corev1.VolumeSource
+	)
+	if ref.SecretKeyRef != nil {
+		secret := &corev1.Secret{}
+		obj, name, key = secret, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key
+		has = func() bool { _, ok := secret.Data[key]; return ok }
+		vol.Secret = &corev1.SecretVolumeSource{SecretName: name, Items: []corev1.KeyToPath{{Key: key, Path: builder.SettingsFile}}}
+	} else {
+		cm := &corev1.ConfigMap{}
+		obj, name, key = cm, ref.ConfigMapKeyRef.Name, ref.ConfigMapKeyRef.Key
+		has = func() bool { _, ok := cm.Data[key]; return ok }
+		vol.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name},
+			Items: []corev1.KeyToPath{{Key: key, Path: builder.SettingsFile}}}
+	}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, obj)
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && !has():
+		s.Waiting = controller.Because(ReasonMavenSettingsUnavailable, fmt.Sprintf(
+			"the IntegrationPlatform %s/%s takes Maven's settings from %s in namespace %s, which is not there: create it, or change spec.build.maven.settings",
+			r.Namespace, r.OperatorID, ref, r.Namespace))
+		return reconcile.Result{RequeueAfter: registryRetry}, nil
+	case err != nil:
+		return reconcile.Result{}, fmt.Errorf("reading Maven's settings from %s: %w", ref, err)
+	}
+	s.mavenSettings = &vol
+	return reconcile.Result{}, nil
+}
+
 // reconcileParent picks, for a build in a builder pod, the Ready kit of the
 // build's namespace to build on: the one with the most of its dependencies.
 func (r *Reconciler) reconcileParent(ctx context.Context, s *scope) (reconcile.Result, error) {
@@ -147,7 +188,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Build: client.ObjectKeyFromObject(s.b), Attempt: attempts(s.b) + 1,
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
-		Parent: s.parent,
+		MavenSettings: s.mavenSettings, Parent: s.parent,
 	})
 	s.job = &st
 	return r.retryAfter(st), nil

@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+// TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings: the platform names a
+// settings.xml in a ConfigMap that adds a private repository, served by the test from a
+// directory over HTTP. Until the ConfigMap exists the Build waits, saying so. While the
+// repository answers 503 the attempt fails naming it; once it is up, the Build's retry resolves
+// the private artifact through it, and the kit holds the jar.
+func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ops, apps := env.Namespace(t), env.Namespace(t)
+	repo := servePrivateRepository(t)
+	op := env.InstallOperator(t, "maven-settings", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
+		MavenCache: ptr.To(resource.MustParse("1Gi"))})
+	waitReady(t, op)
+
+	t.Log("the platform takes Maven's settings from a ConfigMap that does not exist yet: the Build waits, naming it")
+	patch := `{"spec":{"build":{"maven":{"settings":{"configMapKeyRef":{"name":"maven-settings","key":"settings.xml"}}}}}}`
+	g.Expect(env.Client.Patch(ctx, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"}},
+		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	it := newIntegration(apps, "greeting", "maven-settings", 1)
+	delete(it.Spec.Traits, "container")
+	it.Spec.Dependencies = []string{"mvn:dev.caravan.e2e:greeting:1.0"}
+	create(t, it)
+	kit := waitKit(t, client.ObjectKeyFromObject(it), timeout, func(k *camelv1.IntegrationKit) error { return nil })
+	g.Eventually(func() (string, error) {
+		b := &camelv1.Build{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
+			return "", err
+		}
+		ready := b.Status.GetCondition(camelv1.ConditionReady)
+		if ready == nil {
+			return "", nil
+		}
+		return ready.Reason + " " + ready.Message, nil
+	}, timeout, poll).Should(And(HavePrefix("MavenSettingsUnavailable "), ContainSubstring("configmap/maven-settings key settings.xml")))
+
+	t.Log("with the settings there and the repository down, the attempt fails naming the repository")
+	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"},
+		Data: map[string]string{"settings.xml": settingsWithRepository("private", repo.url)}})
+	g.Eventually(func() (string, error) {
+		b := &camelv1.Build{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
+			return "", err
+		}
+		if b.Status.Failure == nil {
+			return "", nil
+		}
+		return b.Status.Failure.Reason, nil
+	}, mavenTimeout, poll).Should(And(ContainSubstring("the Maven repository private ("+repo.url), ContainSubstring("503")))
+
+	t.Log("once the repository is up, the Build's retry resolves the private jar through it")
+	repo.up.Store(true)
+	kit = builtKit(t, client.ObjectKeyFromObject(it), camelv1.IntegrationKitPhaseReady)
+	g.Expect(kit.Status.Artifacts).To(ContainElement(HaveField("ID", "dev.caravan.e2e:greeting:jar:1.0")))
+	g.Expect(repo.served()).To(ContainElement("/dev/caravan/e2e/greeting/1.0/greeting-1.0.jar"))
+}
+
+// privateRepository is a Maven repository the test serves from a directory.
+type privateRepository struct {
+	url string
+	// up is false while it answers every request with 503.
+	up atomic.Bool
+	mu sync.Mutex
+	ok []string
+}
+
+// served are the paths it answered with a file.
+func (r *privateRepository) served() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ok)
+}
+
+// servePrivateRepository serves a repository that holds dev.caravan.e2e:greeting:1.0, a jar of
+// one text file, on the host's loopback, which the process node's pods share; it starts down.
+func servePrivateRepository(t *testing.T) *privateRepository {
+	t.Helper()
+	dir := t.TempDir()
+	var jar bytes.Buffer
+	zw := zip.NewWriter(&jar)
+	w, err := zw.Create("greeting.txt")
+	if err == nil {
+		_, err = w.Write([]byte("hello from a private repository\n"))
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	pom := `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>` +
+		`<groupId>dev.caravan.e2e</groupId><artifactId>greeting</artifactId><version>1.0</version></project>`
+	base := filepath.Join(dir, "dev", "caravan", "e2e", "greeting", "1.0")
+	for name, data := range map[string][]byte{"greeting-1.0.jar": jar.Bytes(), "greeting-1.0.pom": []byte(pom)} {
+		sum := sha1.Sum(data)
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, name+".sha1"), []byte(hex.EncodeToString(sum[:])), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &privateRepository{url: fmt.Sprintf("http://%s/", l.Addr())}
+	files := http.FileServer(http.Dir(dir))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !r.up.Load() {
+			http.Error(w, "down for the test", http.StatusServiceUnavailable)
+			return
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(req.URL.Path))); err == nil {
+			r.mu.Lock()
+			r.ok = append(r.ok, req.URL.Path)
+			r.mu.Unlock()
+		}
+		files.ServeHTTP(w, req)
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return r
+}
+
+// settingsWithRepository is a Maven settings.xml whose active profile adds repository id at url.
+func settingsWithRepository(id, url string) string {
+	return `<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
+  <profiles>
+    <profile>
+      <id>` + id + `</id>
+      <repositories>
+        <repository><id>` + id + `</id><url>` + url + `</url></repository>
+      </repositories>
+    </profile>
+  </profiles>
+  <activeProfiles><activeProfile>` + id + `</activeProfile></activeProfiles>
+</settings>
+`
+}
