@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -87,20 +88,19 @@ func (o *LogsOptions) Validate() error {
 	return nil
 }
 
-// Run streams the logs of every pod of the integration, each pod's lines whole.
+// Run streams the logs of every pod of the integration, each pod's lines whole; with -f it
+// follows them until interrupted.
 func (o *LogsOptions) Run(ctx context.Context) error {
-	list, err := o.pods.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{camelv1.IntegrationLabel: o.Name}).String()})
-	if err != nil {
-		return fmt.Errorf("listing the pods of integration %q: %w", o.Name, err)
+	if o.Follow {
+		return o.follow(ctx)
 	}
-	pods := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool {
-		return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodPending || len(p.Spec.Containers) == 0
-	})
+	pods, err := o.startedPods(ctx)
+	if err != nil {
+		return err
+	}
 	if len(pods) == 0 {
 		return fmt.Errorf("integration %q has no started pods in namespace %s: see caravan describe integration %s", o.Name, o.namespace, o.Name)
 	}
-	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(pods))
@@ -112,23 +112,142 @@ func (o *LogsOptions) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = o.stream(ctx, &pods[i], prefix, &mu)
+			errs[i] = o.stream(ctx, &pods[i], logRequest{prefix: prefix, tail: o.Tail}, &mu)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-// stream copies one pod's log to Out, a whole line at a time under mu.
-func (o *LogsOptions) stream(ctx context.Context, pod *corev1.Pod, prefix string, mu *sync.Mutex) error {
-	container := o.Container
-	if container == "" {
-		container = pod.Spec.Containers[0].Name
+// startedPods are the integration's pods that are not pending or going, by name.
+func (o *LogsOptions) startedPods(ctx context.Context) ([]corev1.Pod, error) {
+	list, err := o.pods.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{camelv1.IntegrationLabel: o.Name}).String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of integration %q: %w", o.Name, err)
 	}
-	opts := &corev1.PodLogOptions{Container: container, Follow: o.Follow}
-	if o.Tail >= 0 {
-		opts.TailLines = &o.Tail
+	pods := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool {
+		return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodPending || len(p.Spec.Containers) == 0
+	})
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return pods, nil
+}
+
+// followPoll is how often -f looks for containers that started: a restart, a new pod.
+const followPoll = 2 * time.Second
+
+// follow streams each run of the container in each pod of the integration once, until
+// interrupted: a container that restarts and the pods of a rollout or a move are followed too.
+// It waits for the first pod, as kamel does. Runs present at the start honour --tail; later ones
+// print whole.
+func (o *LogsOptions) follow(ctx context.Context) error {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	streamed := map[string]bool{}
+	for first := true; ; first = false {
+		pods, err := o.startedPods(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if first && len(pods) == 0 {
+			fmt.Fprintf(o.ErrOut, "waiting for a pod of integration %s in namespace %s to start\n", o.Name, o.namespace)
+		}
+		for i := range pods {
+			req, ok := o.nextRun(&pods[i], streamed)
+			if !ok {
+				continue
+			}
+			if len(pods) > 1 {
+				req.prefix = "[" + pods[i].Name + "] "
+			}
+			if first {
+				req.tail = o.Tail
+			} else if req.restart > 0 && !req.previous {
+				fmt.Fprintf(o.ErrOut, "pod %s: container %s restarted (restart %d)\n", pods[i].Name, req.container, req.restart)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := o.stream(ctx, &pods[i], req, &mu); err != nil && ctx.Err() == nil {
+					fmt.Fprintln(o.ErrOut, err)
+				}
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
 	}
+}
+
+// nextRun is the run of pod's container not streamed yet, if one has a log: the running or
+// ended one, or the one before a container that waits to restart. It marks it streamed. A run is
+// told apart by its container ID and start, as restart counts are not reliably set at the time.
+func (o *LogsOptions) nextRun(pod *corev1.Pod, streamed map[string]bool) (logRequest, bool) {
+	req := logRequest{container: o.containerOf(pod), tail: -1}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != req.container {
+			continue
+		}
+		req.restart = cs.RestartCount
+		var id string
+		var started metav1.Time
+		switch st := cs.State; {
+		case st.Running != nil:
+			id, started = cs.ContainerID, st.Running.StartedAt
+		case st.Terminated != nil:
+			id, started = st.Terminated.ContainerID, st.Terminated.StartedAt
+		case cs.LastTerminationState.Terminated != nil:
+			// Waiting to restart: the run that ended is the one before.
+			last := cs.LastTerminationState.Terminated
+			id, started, req.previous = last.ContainerID, last.StartedAt, true
+		default:
+			return req, false
+		}
+		key := fmt.Sprintf("%s/%s/%s/%s", pod.UID, req.container, id, started.UTC().Format(time.RFC3339Nano))
+		if streamed[key] {
+			return req, false
+		}
+		streamed[key] = true
+		return req, true
+	}
+	return req, false
+}
+
+// containerOf is the container whose log is printed: -c, or the pod's first.
+func (o *LogsOptions) containerOf(pod *corev1.Pod) string {
+	if o.Container != "" {
+		return o.Container
+	}
+	return pod.Spec.Containers[0].Name
+}
+
+// logRequest is one container run's log to stream.
+type logRequest struct {
+	container string
+	// restart is the run's restart count; previous reads the run before the current one.
+	restart  int32
+	previous bool
+	// prefix starts each line; tail, when not negative, is how many last lines to print.
+	prefix string
+	tail   int64
+}
+
+// stream copies one container run's log to Out, a whole line at a time under mu.
+func (o *LogsOptions) stream(ctx context.Context, pod *corev1.Pod, req logRequest, mu *sync.Mutex) error {
+	if req.container == "" {
+		req.container = o.containerOf(pod)
+	}
+	opts := &corev1.PodLogOptions{Container: req.container, Follow: o.Follow, Previous: req.previous}
+	if req.tail >= 0 {
+		opts.TailLines = &req.tail
+	}
+	prefix := req.prefix
 	r, err := o.pods.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the log of pod %s: %w", pod.Name, err)
