@@ -49,6 +49,10 @@ func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (reconcile.Res
 	if ready, _ := deploymentReady(d); ready {
 		return reconcile.Result{}, nil
 	}
+	if d.Status.ObservedGeneration < d.Generation {
+		// The Deployment controller has not seen the latest template yet: its pods tell of an older one.
+		return reconcile.Result{RequeueAfter: podsCheckAfter}, nil
+	}
 	if wait := podsCheckAfter - r.Clock.Since(lastProgress(d)); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
@@ -59,7 +63,7 @@ func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (reconcile.Res
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("reading the pods of integration %s: %w", s.it.Name, err)
 	}
-	s.Failure = podFailure(pods.Items)
+	s.Failure = podFailure(pods.Items, d)
 	return reconcile.Result{RequeueAfter: podsRecheck}, nil
 }
 
@@ -74,13 +78,14 @@ func lastProgress(d *appsv1.Deployment) time.Time {
 	return d.CreationTimestamp.Time
 }
 
-// podFailure is the failure of the newest pod with a container that crashed or cannot start, nil
-// when none has. A container that is ready again is not failing.
-func podFailure(pods []corev1.Pod) *controller.Condition {
+// podFailure is the failure of the newest pod of d's template with a container that crashed or
+// cannot start, nil when none has. A container that is ready again is not failing, and a pod of an
+// older template (another image: a rollout or a move going back) tells nothing of this one.
+func podFailure(pods []corev1.Pod, d *appsv1.Deployment) *controller.Condition {
 	pods = slices.Clone(pods)
 	slices.SortFunc(pods, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
+		if p.DeletionTimestamp != nil || !sameImages(p.Spec.Containers, d.Spec.Template.Spec.Containers) {
 			continue
 		}
 		for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
@@ -90,6 +95,11 @@ func podFailure(pods []corev1.Pod) *controller.Condition {
 		}
 	}
 	return nil
+}
+
+// sameImages tells whether a pod's containers run the images of a template's.
+func sameImages(pod, template []corev1.Container) bool {
+	return slices.EqualFunc(pod, template, func(a, b corev1.Container) bool { return a.Name == b.Name && a.Image == b.Image })
 }
 
 // containerFailure tells why container cs of pod pod fails, nil when it does not.

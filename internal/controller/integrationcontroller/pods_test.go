@@ -24,8 +24,13 @@ Caused by: org.apache.camel.NoSuchEndpointException: No endpoint could be found 
 
 func pod(name string, created time.Time, statuses ...corev1.ContainerStatus) corev1.Pod {
 	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "integration", Image: "kit:1"}}},
 		Status: corev1.PodStatus{ContainerStatuses: statuses}}
 }
+
+// current is the Deployment whose template runs kit:1.
+var current = &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+	Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "integration", Image: "kit:1"}}}}}}
 
 func TestPodFailureTellsWhyAnIntegrationsPodsFail(t *testing.T) {
 	now := time.Now()
@@ -36,7 +41,7 @@ func TestPodFailureTellsWhyAnIntegrationsPodsFail(t *testing.T) {
 
 	t.Run("a crash loop: the exit code, the restarts and the log's messages without stack frames", func(t *testing.T) {
 		g := NewWithT(t)
-		f := podFailure([]corev1.Pod{pod("it-1", now, crashed)})
+		f := podFailure([]corev1.Pod{pod("it-1", now, crashed)}, current)
 		g.Expect(f).NotTo(BeNil())
 		g.Expect(f.Reason).To(Equal(ReasonCrashing))
 		g.Expect(f.Message).To(HavePrefix("pod it-1: container integration exited with code 1 and was restarted 2 times; the end of its log:\n"))
@@ -49,7 +54,7 @@ func TestPodFailureTellsWhyAnIntegrationsPodsFail(t *testing.T) {
 		g := NewWithT(t)
 		first := corev1.ContainerStatus{Name: "integration",
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}}
-		f := podFailure([]corev1.Pod{pod("it-1", now, first)})
+		f := podFailure([]corev1.Pod{pod("it-1", now, first)}, current)
 		g.Expect(f).NotTo(BeNil())
 		g.Expect(f.Message).To(Equal("pod it-1: container integration exited with code 137; its log: kubectl logs --previous it-1 -c integration"))
 	})
@@ -57,7 +62,7 @@ func TestPodFailureTellsWhyAnIntegrationsPodsFail(t *testing.T) {
 		g := NewWithT(t)
 		pull := corev1.ContainerStatus{Name: "integration", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason: "ImagePullBackOff", Message: `Back-off pulling image "registry.example/nope:1"`}}}
-		f := podFailure([]corev1.Pod{pod("it-1", now, pull)})
+		f := podFailure([]corev1.Pod{pod("it-1", now, pull)}, current)
 		g.Expect(f).NotTo(BeNil())
 		g.Expect(f.Reason).To(Equal(ReasonPodNotStarting))
 		g.Expect(f.Message).To(Equal(`pod it-1: container integration cannot start: ImagePullBackOff: Back-off pulling image "registry.example/nope:1"`))
@@ -71,13 +76,19 @@ func TestPodFailureTellsWhyAnIntegrationsPodsFail(t *testing.T) {
 		deleted := pod("it-old", now, crashed)
 		deleted.DeletionTimestamp = &metav1.Time{Time: now}
 		g.Expect(podFailure([]corev1.Pod{pod("a", now, running), pod("b", now, recovered), pod("c", now, creating),
-			pod("d", now, completed), deleted})).To(BeNil())
-		g.Expect(podFailure(nil)).To(BeNil())
+			pod("d", now, completed), deleted}, current)).To(BeNil())
+		g.Expect(podFailure(nil, current)).To(BeNil())
 	})
 	t.Run("the newest failing pod is the one told", func(t *testing.T) {
 		g := NewWithT(t)
-		f := podFailure([]corev1.Pod{pod("old", now.Add(-time.Minute), crashed), pod("new", now, crashed), pod("ok", now.Add(time.Minute), running)})
+		f := podFailure([]corev1.Pod{pod("old", now.Add(-time.Minute), crashed), pod("new", now, crashed), pod("ok", now.Add(time.Minute), running)}, current)
 		g.Expect(f.Message).To(HavePrefix("pod new: "))
+	})
+	t.Run("a crashing pod of another image, an older template's, is not this one's failure", func(t *testing.T) {
+		g := NewWithT(t)
+		old := pod("old-image", now.Add(time.Minute), crashed)
+		old.Spec.Containers[0].Image = "nojava:1"
+		g.Expect(podFailure([]corev1.Pod{old, pod("ok", now, running)}, current)).To(BeNil())
 	})
 	t.Run("a long log keeps its last lines", func(t *testing.T) {
 		g := NewWithT(t)
