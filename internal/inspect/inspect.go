@@ -14,9 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/catalog"
@@ -31,6 +34,8 @@ type Result struct {
 	// Unknown are the URI schemes the catalog does not know, sorted: a component
 	// the user brings in spec.dependencies, or a mistake the runtime reports.
 	Unknown []string
+	// Kamelets are the names of the Kamelets the routes use (kamelet:NAME), sorted.
+	Kamelets []string
 }
 
 // maxSourceBytes bounds how much of one source is read, as a ConfigMap bounds it.
@@ -69,10 +74,12 @@ type inspection struct {
 	modules map[string]bool
 	// unknown are the URI schemes the catalog does not know.
 	unknown map[string]bool
+	// kamelets are the Kamelets the routes use.
+	kamelets map[string]bool
 }
 
 func newInspection(c *catalog.Catalog) *inspection {
-	return &inspection{catalog: c, modules: map[string]bool{}, unknown: map[string]bool{}}
+	return &inspection{catalog: c, modules: map[string]bool{}, unknown: map[string]bool{}, kamelets: map[string]bool{}}
 }
 
 // source inspects one spec.sources entry, when its language is one that is read.
@@ -118,6 +125,7 @@ func (in *inspection) result() Result {
 	for s := range in.unknown {
 		r.Unknown = append(r.Unknown, s)
 	}
+	r.Kamelets = slices.Sorted(maps.Keys(in.kamelets))
 	slices.Sort(r.Dependencies)
 	slices.Sort(r.Unknown)
 	return r
@@ -131,7 +139,11 @@ var scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*$`)
 // now, and Kamelets are resolved from their own dependencies.
 func (in *inspection) uri(u string) {
 	name, rest, ok := strings.Cut(strings.TrimSpace(u), ":")
-	if !ok || !scheme.MatchString(name) || name == "kamelet" {
+	if !ok || !scheme.MatchString(name) {
+		return
+	}
+	if name == "kamelet" {
+		in.kamelet(rest)
 		return
 	}
 	m, ok := in.catalog.Component(name)
@@ -146,6 +158,18 @@ func (in *inspection) uri(u string) {
 			in.dataFormat(df, "")
 		}
 	}
+}
+
+// kamelet records the Kamelet of a kamelet: URI's remainder, NAME[/ROUTE][?OPTIONS]. The
+// source and sink of a Kamelet's own template name none, nor does a placeholder.
+func (in *inspection) kamelet(rest string) {
+	rest = strings.TrimPrefix(rest, "//")
+	name, _, _ := strings.Cut(rest, "?")
+	name, _, _ = strings.Cut(name, "/")
+	if name == "" || name == "source" || name == "sink" || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return
+	}
+	in.kamelets[name] = true
 }
 
 // component records the module of a scheme the DSL implies (rest, bean, ...).

@@ -18,11 +18,12 @@ import (
 )
 
 type sourceCase struct {
-	name    string
-	lang    camelv1.Language
-	src     string
-	deps    []string
-	unknown []string
+	name     string
+	lang     camelv1.Language
+	src      string
+	deps     []string
+	unknown  []string
+	kamelets []string
 }
 
 func runSourceCases(t *testing.T, cases []sourceCase) {
@@ -38,6 +39,9 @@ func runSourceCases(t *testing.T, cases []sourceCase) {
 			}
 			if !slices.Equal(got.Unknown, tc.unknown) {
 				t.Errorf("unknown schemes: got %q, want %q", got.Unknown, tc.unknown)
+			}
+			if !slices.Equal(got.Kamelets, tc.kamelets) {
+				t.Errorf("kamelets: got %q, want %q", got.Kamelets, tc.kamelets)
 			}
 		})
 	}
@@ -73,15 +77,18 @@ func TestYAMLRoutesNeedTheirComponents(t *testing.T) {
 		{name: "only runtime components need nothing", lang: camelv1.LanguageYAML, src: `
 - from: {uri: "timer:tick", steps: [{to: "log:info"}, {to: "platform-http:/x"}]}
 `},
-		{name: "kamelets and placeholders are skipped", lang: camelv1.LanguageYAML, src: `
+		{name: "kamelets are named apart, their components left to them; placeholders are skipped", lang: camelv1.LanguageYAML, src: `
 - from:
     uri: "kamelet:kafka-source"
     steps:
       - kamelet: {name: aws-s3-sink}
+      - kamelet: "log-sink?showHeaders=true"
+      - to: "kamelet://http-sink/route-1?url=x"
+      - to: "kamelet:{{name}}"
       - to: "{{sink.uri}}"
       - to: "{{scheme}}:resource"
       - toD: "${header.target}"
-`},
+`, kamelets: []string{"aws-s3-sink", "http-sink", "kafka-source", "log-sink"}},
 		{name: "an unknown scheme is reported apart", lang: camelv1.LanguageYAML, src: `
 - from: {uri: "direct:in", steps: [{to: "acme:thing"}]}
 `, deps: []string{"camel:direct"}, unknown: []string{"acme"}},

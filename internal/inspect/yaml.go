@@ -65,6 +65,15 @@ func (in *inspection) yamlMap(key string, m map[string]any) {
 		}
 	}
 	for k, child := range m {
+		if k == "kamelet" {
+			// The kamelet EIP: NAME[?OPTIONS], or {name: NAME, ...}.
+			if spec, ok := child.(map[string]any); ok {
+				child = spec["name"]
+			}
+			if name, ok := child.(string); ok {
+				in.kamelet(name)
+			}
+		}
 		if opaqueKeys[k] {
 			continue
 		}

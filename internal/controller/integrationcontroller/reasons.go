@@ -8,6 +8,7 @@ const (
 	ReasonPlatformNotReady controller.Reason = "PlatformNotReady"
 	ReasonKitBuilding      controller.Reason = "KitBuilding"
 	ReasonKitNotReady      controller.Reason = "KitNotReady"
+	ReasonKameletNotFound  controller.Reason = "KameletNotFound"
 	// Bad input, or a refusal an administrator must resolve.
 	ReasonInvalidTrait      controller.Reason = "InvalidTrait"
 	ReasonInvalidSpec       controller.Reason = "InvalidSpec"
@@ -18,6 +19,7 @@ const (
 	ReasonKitRefused        controller.Reason = "KitRefused"
 	ReasonKitNotFound       controller.Reason = "KitNotFound"
 	ReasonNameConflict      controller.Reason = "NameConflict"
+	ReasonKameletInvalid    controller.Reason = "KameletInvalid"
 	// Built, and deployed only on request (dont-run-after-build).
 	ReasonBuildComplete controller.Reason = "BuildComplete"
 	// Traits kept as written and not acted on (the TraitsIgnored condition).

@@ -73,6 +73,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=camel.apache.org,resources=kamelets,verbs=get;list;watch
 
 // scope holds what the steps of one reconcile share.
 type scope struct {
@@ -84,6 +85,10 @@ type scope struct {
 	traits trait.Traits
 	// digest is set by reconcileDigest.
 	digest string
+	// routeDependencies and kamelets are set by reconcileRoutes: the modules the routes use that
+	// the runtime lacks, with their Kamelets' dependencies; and the sources of those Kamelets.
+	routeDependencies []string
+	kamelets          []camelv1.SourceSpec
 	// image is set by reconcileImage, once the integration has one to run.
 	image string
 	// deployment is set by reconcileDeployment: the Deployment as cached
@@ -270,6 +275,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcilePlatform,
 		r.reconcileTraits,
 		r.reconcileDigest,
+		r.reconcileRoutes,
 		r.reconcileImage,
 		r.reconcileDeploy,
 		r.reconcileConfigMap,

@@ -20,11 +20,9 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/apply"
-	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/digest"
 	"github.com/caravan-dev/caravan/internal/image"
-	"github.com/caravan-dev/caravan/internal/inspect"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
@@ -154,7 +152,7 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
 		return reconcile.Result{}, nil
 	}
-	deps := slices.Concat(s.it.Spec.Dependencies, routeDependencies(ctx, s.it))
+	deps := slices.Concat(s.it.Spec.Dependencies, s.routeDependencies)
 	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
@@ -183,21 +181,6 @@ func impliedDependencies(t trait.Traits) []string {
 		return []string{"camel:platform-http"}
 	}
 	return nil
-}
-
-// routeDependencies are the Camel modules the integration's routes use that the runtime
-// lacks. A source that cannot be read and a scheme the catalog does not know are left to
-// the runtime, which reports them when the integration starts.
-func routeDependencies(ctx context.Context, it *camelv1.Integration) []string {
-	routes, err := inspect.Integration(catalog.Camel(), &it.Spec)
-	log := ctrl.LoggerFrom(ctx).V(1)
-	if err != nil {
-		log.Info("Some sources could not be inspected for the components they use", "error", err.Error())
-	}
-	if len(routes.Unknown) > 0 {
-		log.Info("The routes use URI schemes the catalog does not know", "schemes", routes.Unknown)
-	}
-	return routes.Dependencies
 }
 
 // useKit takes the image of a kit of this operator. A kit that does not
@@ -271,11 +254,20 @@ func (r *Reconciler) createKit(ctx context.Context, key client.ObjectKey, spec k
 	return nil
 }
 
+// input is what the children are rendered from. The Kamelets the routes use are mounted as
+// sources, and their content is part of the pods' digest: a changed Kamelet rolls them.
 func (r *Reconciler) input(s *scope) render.Input {
-	return render.Input{
+	in := render.Input{
 		Integration: s.it, Traits: s.traits, OperatorID: r.OperatorID,
 		Image: s.image, Digest: s.digest,
 	}
+	if len(s.kamelets) > 0 {
+		it := s.it.DeepCopy()
+		it.Spec.Sources = append(it.Spec.Sources, s.kamelets...)
+		in.Integration = it
+		in.Digest += "-" + render.Hash(s.kamelets)
+	}
+	return in
 }
 
 // reconcileConfigMap applies the sources and properties, or deletes the ConfigMap it made when

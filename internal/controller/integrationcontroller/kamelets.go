@@ -1,0 +1,98 @@
+package integrationcontroller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/catalog"
+	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/inspect"
+	"github.com/caravan-dev/caravan/internal/pipe"
+	"github.com/caravan-dev/caravan/internal/render"
+)
+
+// kameletRetry is how soon an integration whose Kamelet is missing looks again: Kamelets outside
+// the operator's namespace are not watched.
+const kameletRetry = 10 * time.Second
+
+// reconcileRoutes reads what the routes use: the modules their kit needs, and the Kamelets they
+// name. Each Kamelet that no source of the integration holds (a Pipe's integration holds its
+// own) is looked up in the integration's namespace, then in the operator's; it is mounted with
+// the sources, where the runtime finds it, and its dependencies go into the kit.
+func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.Result, error) {
+	routes, err := inspect.Integration(catalog.Camel(), &s.it.Spec)
+	log := ctrl.LoggerFrom(ctx).V(1)
+	if err != nil {
+		log.Info("Some sources could not be inspected for the components they use", "error", err.Error())
+	}
+	if len(routes.Unknown) > 0 {
+		log.Info("The routes use URI schemes the catalog does not know", "schemes", routes.Unknown)
+	}
+	s.routeDependencies = routes.Dependencies
+	for _, name := range routes.Kamelets {
+		source := name + render.KameletSuffix
+		if slices.ContainsFunc(s.it.Spec.Sources, func(src camelv1.SourceSpec) bool { return src.Name == source }) {
+			continue
+		}
+		k, err := r.kamelet(ctx, s.it.Namespace, name)
+		if apierrors.IsNotFound(err) {
+			s.Waiting = controller.Because(ReasonKameletNotFound, fmt.Sprintf(
+				"the routes use the Kamelet %s, which is in neither namespace %s nor %s: create it, or fix its name", name, s.it.Namespace, r.Namespace))
+			return reconcile.Result{RequeueAfter: kameletRetry}, nil
+		}
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("reading the Kamelet %s: %w", name, err)
+		}
+		if k.Status.Phase == camelv1.KameletPhaseError {
+			s.Failure = controller.Because(ReasonKameletInvalid, fmt.Sprintf("the routes use the Kamelet %s/%s, which is invalid: %s",
+				k.Namespace, name, kameletError(k)))
+			return reconcile.Result{}, nil
+		}
+		content, err := pipe.KameletYAML(k)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("the Kamelet %s: %w", name, err)
+		}
+		s.kamelets = append(s.kamelets, camelv1.SourceSpec{Name: source, Content: string(content),
+			Language: camelv1.LanguageYAML, FromKamelet: ptr.To(true)})
+		s.routeDependencies = append(s.routeDependencies, k.Spec.Dependencies...)
+	}
+	return reconcile.Result{}, nil
+}
+
+// kamelet reads the Kamelet name: the integration's namespace's, from the API server (Kamelets of
+// the cluster are not cached), else the operator's namespace's, from the cache.
+func (r *Reconciler) kamelet(ctx context.Context, namespace, name string) (*camelv1.Kamelet, error) {
+	k := &camelv1.Kamelet{}
+	if namespace != r.Namespace {
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, k)
+		if !apierrors.IsNotFound(err) {
+			return k, err
+		}
+	}
+	return k, r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, k)
+}
+
+// kameletError is what a Kamelet in Error says of itself.
+func kameletError(k *camelv1.Kamelet) string {
+	var msgs []string
+	for _, c := range k.Status.Conditions {
+		if c.Status == metav1.ConditionFalse && c.Message != "" {
+			msgs = append(msgs, c.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return "see kubectl describe kamelet -n " + k.Namespace + " " + k.Name
+	}
+	return strings.Join(msgs, "; ")
+}
