@@ -244,37 +244,55 @@ func (c *container) signal(sig syscall.Signal) {
 	}
 }
 
-// probe runs the container's readiness and liveness probes while its
-// current process runs. A failed liveness probe kills the process, which
-// run then restarts.
+// probe runs the container's probes while its current process runs. A startup probe comes first:
+// until it succeeds the container is not started and no other probe runs, and when it fails the
+// process is killed. Then a failed liveness probe kills the process, which run then restarts.
 func (c *container) probe(ctx context.Context, n *Node) {
 	pid := c.pod.pid(c)
+	if sp := c.spec.StartupProbe; sp != nil {
+		c.pod.setStarted(c, false)
+		// Until the first verdict, the process's end, or the node's.
+		started := false
+		c.loop(ctx, pid, sp, c.check, func(ok bool) bool {
+			started = ok
+			if !ok {
+				n.event(c.pod.pod, corev1.EventTypeWarning, "Unhealthy", "Startup probe failed: container "+c.spec.Name+" will be restarted")
+				c.signal(syscall.SIGKILL)
+			}
+			return false // a startup probe ends with its first verdict
+		})
+		if !started {
+			return
+		}
+		c.pod.setStarted(c, true)
+	}
 	type prober struct {
 		p       *corev1.Probe
-		onState func(ok bool)
+		onState func(ok bool) bool
 	}
 	var probers []prober
 	if c.spec.ReadinessProbe != nil {
-		probers = append(probers, prober{c.spec.ReadinessProbe, func(ok bool) { c.pod.setReady(c, ok) }})
+		probers = append(probers, prober{c.spec.ReadinessProbe, func(ok bool) bool { c.pod.setReady(c, ok); return true }})
 	} else {
 		c.pod.setReady(c, true)
 	}
 	if c.spec.LivenessProbe != nil {
-		probers = append(probers, prober{c.spec.LivenessProbe, func(ok bool) {
+		probers = append(probers, prober{c.spec.LivenessProbe, func(ok bool) bool {
 			if !ok {
 				n.event(c.pod.pod, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: container "+c.spec.Name+" will be restarted")
 				c.signal(syscall.SIGKILL)
 			}
+			return true
 		}})
 	}
 	for _, pr := range probers {
-		go c.loop(ctx, pid, pr.p, pr.onState)
+		go c.loop(ctx, pid, pr.p, c.check, pr.onState)
 	}
 }
 
-// loop runs probe p every period while the process pid lives, calling
-// onState when its verdict (after the thresholds) changes.
-func (c *container) loop(ctx context.Context, pid int, p *corev1.Probe, onState func(bool)) {
+// loop runs probe p with check every period while the process pid lives, calling onState when
+// its verdict (after the thresholds) changes, until onState says to stop.
+func (c *container) loop(ctx context.Context, pid int, p *corev1.Probe, check func(context.Context, *corev1.Probe) error, onState func(bool) bool) {
 	period := time.Duration(max(p.PeriodSeconds, 1)) * time.Second
 	select {
 	case <-ctx.Done():
@@ -283,17 +301,21 @@ func (c *container) loop(ctx context.Context, pid int, p *corev1.Probe, onState 
 	}
 	verdict, successes, failures := false, 0, 0
 	for c.pod.pid(c) == pid {
-		if err := c.check(ctx, p); err == nil {
+		if err := check(ctx, p); err == nil {
 			successes, failures = successes+1, 0
 			if !verdict && successes >= int(max(p.SuccessThreshold, 1)) {
 				verdict = true
-				onState(true)
+				if !onState(true) {
+					return
+				}
 			}
 		} else {
 			successes, failures = 0, failures+1
 			if failures >= int(max(p.FailureThreshold, 1)) && (verdict || failures == int(max(p.FailureThreshold, 1))) {
 				verdict = false
-				onState(false)
+				if !onState(false) {
+					return
+				}
 			}
 		}
 		select {

@@ -108,6 +108,16 @@ func (r *podRun) restarted(c *container) {
 	r.update(c, func(s *corev1.ContainerStatus) { s.RestartCount++ })
 }
 
+// setStarted records whether c's startup probe has succeeded; a running container without one
+// is started at once.
+func (r *podRun) setStarted(c *container, started bool) {
+	r.update(c, func(s *corev1.ContainerStatus) {
+		if s.State.Running != nil {
+			s.Started = ptr.To(started)
+		}
+	})
+}
+
 func (r *podRun) setReady(c *container, ready bool) {
 	r.update(c, func(s *corev1.ContainerStatus) {
 		if s.State.Running != nil {
