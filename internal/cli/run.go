@@ -128,7 +128,7 @@ default operator.`,
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the integration to this operator")
 	f.StringArrayVarP(&o.Dependencies, "dependency", "d", nil, "a dependency, such as camel:http or mvn:org.example:lib:1.0 (repeatable)")
 	f.StringArrayVarP(&o.Traits, "trait", "t", nil, "a trait setting TRAIT.KEY=VALUE, such as container.port=8080; [a,b] is a list, a repeated key adds to a list (repeatable)")
-	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE, into the camel trait's properties (repeatable)")
+	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
 	f.BoolVar(&o.Wait, "wait", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")

@@ -66,7 +66,14 @@ func FromFlags(f Flags) (camelv1.Traits, error) {
 			return nil, err
 		}
 	}
+	configs := slices.Clone(f.Configs)
 	for _, p := range f.Properties {
+		if strings.HasPrefix(p, "configmap:") || strings.HasPrefix(p, "secret:") {
+			// kamel's -p configmap:NAME: each entry is a property, mounted as --config mounts it;
+			// the runtime reads a file of the configuration directories as KEY=its content.
+			configs = append(configs, p)
+			continue
+		}
 		key, _, ok := strings.Cut(p, "=")
 		if !ok || strings.TrimSpace(key) == "" {
 			return nil, fmt.Errorf("-p %s: a property must be KEY=VALUE", p)
@@ -80,7 +87,7 @@ func FromFlags(f Flags) (camelv1.Traits, error) {
 		path    []string
 		entries []string
 	}{
-		{"--config", []string{"mount", "configs"}, f.Configs},
+		{"--config", []string{"mount", "configs"}, configs},
 		{"--resource", []string{"mount", "resources"}, f.Resources},
 		{"-v/--volume", []string{"mount", "volumes"}, f.Volumes},
 		{"-e/--env", []string{"environment", "vars"}, f.Env},
@@ -127,8 +134,29 @@ func setTrait(tree map[string]any, setting string) error {
 	if !traitNamePattern.MatchString(keys[0]) {
 		return fmt.Errorf("-t %s: %q is not a trait name: use lowercase letters, digits and '-'", setting, keys[0])
 	}
+	keys[1] = camelCase(keys[1])
+	path = strings.Join(keys, ".")
 	return setTraitPath(tree, keys, "-t "+setting, traitValue(path, value))
 }
+
+// camelCase spells a trait property as the Integration stores it: kamel takes
+// health.liveness-probe-enabled and container.request-cpu, the spec holds
+// livenessProbeEnabled and requestCPU.
+func camelCase(key string) string {
+	parts := strings.Split(key, "-")
+	for i := 1; i < len(parts); i++ {
+		switch p := parts[i]; {
+		case acronyms[p]:
+			parts[i] = strings.ToUpper(p)
+		case p != "":
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// acronyms are the words Camel K's trait fields write in capitals (requestCPU, tlsCACertificate).
+var acronyms = map[string]bool{"cpu": true, "ca": true, "ssl": true}
 
 // traitValue types a value: [a,b] is a list; in a list field every item
 // is a string; otherwise true and false are booleans, integers are numbers
