@@ -129,6 +129,9 @@ registry; the local cluster's process node runs the operator pod from it.`,
 			if cmd.Flags().Changed("watch-namespaces") {
 				o.Global = false
 			}
+			// -o prints and applies nothing, as kamel install -o did: a redirect to a file never
+			// changes the cluster.
+			o.DryRun = o.DryRun || cmd.Flags().Changed("output")
 			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
@@ -140,7 +143,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.BoolVar(&o.Force, "force", false, "reinstall or upgrade an operator already installed in this namespace")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the manifests instead of applying them: the namespace first, then the CRDs, then the operator's objects")
 	f.StringVar(&o.CRDs, "crds", "include", "with --dry-run, include the CRDs, skip them, or print only them (include, skip or only): kubectl apply needs the CRDs established before the objects of their kinds")
-	f.StringVarP(&o.Output, "output", "o", "yaml", "format of --dry-run: yaml or json")
+	f.StringVarP(&o.Output, "output", "o", "yaml", "print the manifests in this format, yaml or json, and apply nothing (as --dry-run)")
 	f.StringVar(&o.Image, "image", "caravan/operator:"+version.Get(), "operator container image")
 	f.StringVar(&o.Registry, "registry", "", "address of the registry kits are pushed to (the platform's spec.build.registry.address)")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false, "do not install the admission policies that enforce who may assign resources to which operator")

@@ -237,6 +237,15 @@ func TestTheDryRunOutputAppliesAsItIs(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
 	args := []string{"install", "--dry-run", "-o", "yaml", "-n", ns, "-x", "gitops", "--image", env.OperatorImage(t),
 		"--skip-admission", "--skip-kamelets"}
+
+	t.Log("-o yaml without --dry-run prints the manifests and applies nothing, as kamel install -o did")
+	out, errOut, err := cli(t, admin, "install", "-o", "yaml", "-n", ns, "-x", "gitops", "--image", env.OperatorImage(t), "--skip-admission")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(And(HavePrefix("apiVersion: v1\nkind: Namespace\n"), ContainSubstring("kind: Deployment")))
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}))).To(BeTrue(), "-o yaml created the namespace")
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: "gitops"}, &camelv1alpha1.IntegrationOperator{}))).To(BeTrue(),
+		"-o yaml registered the operator")
+
 	for _, crds := range []string{"only", "skip"} {
 		out, errOut, err := cli(t, admin, append(args, "--crds="+crds)...)
 		g.Expect(err).NotTo(HaveOccurred(), errOut)
@@ -256,7 +265,7 @@ func TestTheDryRunOutputAppliesAsItIs(t *testing.T) {
 		return iop.Status.Namespace
 	}, timeout, poll).Should(Equal(ns))
 
-	_, errOut, err := cli(t, admin, "install", "-n", ns, "-x", "gitops", "--crds=skip")
+	_, errOut, err = cli(t, admin, "install", "-n", ns, "-x", "gitops", "--crds=skip")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("--crds is for --dry-run"))
 }
