@@ -1,20 +1,26 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,8 +41,13 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	op := env.InstallOperator(t, "jvm", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
 		MavenCache: ptr.To(resource.MustParse("1Gi"))})
 	other := env.InstallOperator(t, "jvm-b", ops, harness.OperatorOptions{})
-	waitReady(t, op, other)
-	waitRegistered(t, op, other)
+	// Its kits are layered on the operator's image, which holds no Java: a broken runtime.
+	noJava := env.InstallOperator(t, "jvm-nojava", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod})
+	waitReady(t, op, other, noJava)
+	waitRegistered(t, op, other, noJava)
+	patch := fmt.Sprintf(`{"spec":{"build":{"baseImage":%q}}}`, env.OperatorImage(t))
+	g.Expect(env.Client.Patch(context.Background(), &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "jvm-nojava"}},
+		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	cli := adminCLI(t, apps)
 
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "timer", "-x", "jvm",
@@ -63,6 +74,42 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Status).To(BeEquivalentTo("True"))
 
+	t.Log("a route with an unknown component crashes its JVM: the integration is in Error with Camel's exception, which describe shows")
+	broken := newIntegration(apps, "broken", "jvm", 1)
+	delete(broken.Spec.Traits, "container") // built into a kit, not the fixture's image
+	broken.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "timer:crash", "steps": []any{map[string]any{"to": "nosuch:thing"}}}})}
+	create(t, broken)
+	brokenKey := client.ObjectKeyFromObject(broken)
+	follow := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "logs", "broken", "-f")
+	g.Eventually(func() (string, error) {
+		it, err := getIntegration(brokenKey)
+		if err != nil {
+			return "", err
+		}
+		ready := it.Status.GetCondition(camelv1.ConditionReady)
+		if ready == nil {
+			return string(it.Status.Phase), nil
+		}
+		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
+	}, mavenTimeout, poll).Should(And(HavePrefix("Error Crashing pod broken-"), ContainSubstring("exited with code 1"),
+		ContainSubstring("No endpoint could be found for: nosuch://thing")), func() string {
+		pods := &corev1.PodList{}
+		_ = env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "broken"})
+		log, _ := integrationLog(cli, "broken")()
+		return fmt.Sprintf("pods: %+v\nlog: %s", pods.Items, log)
+	})
+	out, errOut, err = cli("describe", "integration", "broken")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("No endpoint could be found for: nosuch://thing"))
+	t.Log("caravan logs -f, started before the pod, follows each run of the crashing JVM")
+	g.Eventually(func() int { return strings.Count(follow.stdout(), "No endpoint could be found for: nosuch://thing") }, 2*timeout, poll).Should(
+		BeNumerically(">=", 4), func() string { return follow.stdout() + follow.stderr() }) // each run logs it twice: the exception, its cause
+	g.Expect(follow.stderr()).To(ContainSubstring("waiting for a pod of integration broken"))
+	g.Expect(follow.stderr()).To(MatchRegexp(`pod broken-\S+: container integration restarted \(restart [1-9]\)`))
+	follow.stop()
+	g.Expect(env.Client.Delete(context.Background(), broken)).To(Succeed()) // its restarts cost CPU
+
 	t.Log("an integration of the kit's image moves to another operator: the same JVM keeps logging")
 	moving := newIntegration(apps, "moving", "jvm", 1)
 	moving.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
@@ -85,20 +132,78 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(after.UID).To(Equal(before.UID), "the move replaced the pod")
 	g.Expect(after.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM")
 
-	t.Log("a Java and an XML source run together and read -p file:, --config and --resource")
+	t.Log("a Java and an XML source run together and read -p file:, -p configmap:, --config configmap: and secret:, and --resource")
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config"}, Data: map[string]string{"app.properties": "config.word=from-a-configmap\n"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "data"}, Data: map[string]string{"greeting.txt": "from-a-resource"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "more-props"}, Data: map[string]string{"cm.word": "from-a-configmap-entry"}},
 	} {
 		create(t, cm)
 	}
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-secret"},
+		StringData: map[string]string{"secret.properties": "secret.word=from-a-secret\n"}})
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
 		"--name", "two", "-x", "jvm", "-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
-		"--config", "configmap:app-config", "--resource", "configmap:data")
+		"--config", "configmap:app-config", "--resource", "configmap:data", "-p", "configmap:more-props", "--config", "secret:app-secret",
+		"-t", "health.startup-probe-enabled=true", "-t", "health.liveness-probe-enabled=true")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
-	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap"),
+	twoPod := jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
+	g.Expect(twoPod.Spec.Containers[0].StartupProbe).NotTo(BeNil())
+	g.Expect(twoPod.Status.ContainerStatuses[0].Started).To(HaveValue(BeTrue()), "ready before its startup probe passed")
+	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret"),
 		ContainSubstring("xml says from-a-resource")))
+
+	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",
+		"-t", "health.startup-probe-enabled=true", "-t", "health.startup-probe=/nope", "-t", "health.startup-period=1", "-t", "health.startup-failure-threshold=2")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	nostart := client.ObjectKey{Namespace: apps, Name: "nostart"}
+	g.Eventually(func() (string, error) {
+		it, err := getIntegration(nostart)
+		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
+			return "", err
+		}
+		return string(it.Status.Phase) + " " + it.Status.GetCondition(camelv1.ConditionReady).Message, nil
+	}, mavenTimeout, poll).Should(And(HavePrefix("Error pod nostart-"), ContainSubstring("exited with code 137")))
+	g.Expect(eventNotes(apps, "", "Unhealthy", corev1.EventTypeWarning)).To(ContainElement(
+		ContainSubstring("Startup probe failed: container integration will be restarted")))
+	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "nostart"}})).To(Succeed())
+
+	t.Log("a Pipe from timer-source to log-sink logs the timer's message")
+	out, errOut, err = cli("bind", "timer-source", "log-sink", "-p", "source.message=Hello from a Pipe", "-x", "jvm", "--name", "ticker")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "ticker"})
+	g.Eventually(integrationLog(cli, "ticker"), timeout, poll).Should(ContainSubstring("Hello from a Pipe"))
+
+	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit")
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "kamelets"})
+	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(ContainSubstring("Hello from a Kamelet"))
+
+	t.Log("a canary to an operator whose runtime cannot start fails its first wave on readiness, rolls it back, and moves no more")
+	running := map[string]types.UID{}
+	for _, name := range []string{"timer", "two"} {
+		running[name] = jvmPod(t, client.ObjectKey{Namespace: apps, Name: name}).UID
+		g.Expect(env.Client.Patch(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: name}},
+			client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"wave":"jvm"}}}`)))).To(Succeed())
+	}
+	out, errOut, err = cli("reassign", "--from", "jvm", "--to", "jvm-nojava", "-l", "wave=jvm", "--waves", "1,2",
+		"--wave-timeout", "5m", "--rollback-on-failure")
+	g.Expect(err).To(HaveOccurred(), out)
+	t.Logf("the canary said:\n%s%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("wave 1/2: moving 1 to jvm-nojava (1 of 2)"))
+	g.Expect(out).To(ContainSubstring("wave 1/2 failed; moving its 1 back to jvm"))
+	g.Expect(out).NotTo(ContainSubstring("wave 2/2: moving"))
+	g.Expect(errOut).To(And(ContainSubstring("in phase Error under jvm-nojava"), ContainSubstring(`executable "java" not found`)))
+	g.Expect(errOut).To(ContainSubstring("the 1 of this wave are back on jvm"))
+	for _, name := range []string{"timer", "two"} {
+		key := client.ObjectKey{Namespace: apps, Name: name}
+		waitRunningUnder(t, key, "jvm")
+		back := jvmPod(t, key)
+		g.Expect(back.UID).To(Equal(running[name]), "the JVM of %s that ran before the canary was replaced", name)
+		g.Expect(back.Status.ContainerStatuses[0].RestartCount).To(BeZero())
+	}
 }
 
 // jvmPod waits for the one pod of an integration to be ready on the process node, and returns it.
@@ -153,4 +258,47 @@ func lastCount(t *testing.T, cli func(...string) (string, string, error), name s
 		}
 	}
 	return last
+}
+
+// backgroundCLI is a caravan command that runs until stopped, its output read as it comes.
+type backgroundCLI struct {
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	out, err bytes.Buffer
+}
+
+// startCLI starts caravan with args; the test's end stops it.
+func startCLI(t *testing.T, args ...string) *backgroundCLI {
+	t.Helper()
+	b := &backgroundCLI{cmd: exec.Command(caravanBin, args...)}
+	b.cmd.Stdout, b.cmd.Stderr = lockedWriter{&b.mu, &b.out}, lockedWriter{&b.mu, &b.err}
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.stop)
+	return b
+}
+
+func (b *backgroundCLI) stdout() string { b.mu.Lock(); defer b.mu.Unlock(); return b.out.String() }
+func (b *backgroundCLI) stderr() string { b.mu.Lock(); defer b.mu.Unlock(); return b.err.String() }
+
+// stop interrupts the command and waits for it; stopping twice is harmless.
+func (b *backgroundCLI) stop() {
+	if b.cmd.ProcessState != nil {
+		return
+	}
+	_ = b.cmd.Process.Signal(os.Interrupt)
+	_ = b.cmd.Wait()
+}
+
+// lockedWriter writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
