@@ -241,6 +241,10 @@ func FleetManifests(c FleetConfig) ([]client.Object, error) {
 				"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, Verbs: all},
 		rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: all},
 	)
+	// It makes the teams' roles with the operators, and RBAC lets it grant only what it holds.
+	for _, o := range teamRoles() {
+		rules = append(rules, o.(*rbacv1.ClusterRole).Rules...)
+	}
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),
 		ObjectMeta: metav1.ObjectMeta{Name: FleetName, Namespace: c.Namespace, Labels: fleetLabels()}}
 	role := &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),

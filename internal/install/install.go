@@ -416,7 +416,9 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		objs = append(objs, &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy}})
 		objs = append(objs,
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
-			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}})
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ViewRole}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: EditRole}})
 		crds, err := crdManifests()
 		if err != nil {
 			return err

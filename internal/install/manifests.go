@@ -30,6 +30,14 @@ const InstalledNamespaceAnnotation = "caravan.dev/installed-namespace"
 // registrations (aggregated into view, edit and admin too).
 const ReaderRole = "caravan-operator-reader"
 
+// ViewRole and EditRole let a team read, and write, the camel.apache.org kinds a team works
+// with; Kubernetes aggregates them into view, and into edit and admin. Assigning a resource to
+// an operator also needs its <id>-operator-user role in the namespace (UserRole).
+const (
+	ViewRole = "caravan-view"
+	EditRole = "caravan-edit"
+)
+
 // Config says what to install.
 type Config struct {
 	ID        string

@@ -185,7 +185,32 @@ func rbacManifests(c Config) ([]client.Object, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReaderRole},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:authenticated"}}}
-	return append(objs, user, reader, readerBinding), nil
+	return append(append(objs, user, reader, readerBinding), teamRoles()...), nil
+}
+
+// teamRoles are ViewRole and EditRole, aggregated into Kubernetes' view, edit and admin roles.
+func teamRoles() []client.Object {
+	group := []string{camelv1.GroupVersion.Group}
+	aggregate := func(to ...string) map[string]string {
+		labels := map[string]string{}
+		for _, role := range to {
+			labels["rbac.authorization.k8s.io/aggregate-to-"+role] = "true"
+		}
+		return labels
+	}
+	read := []string{"get", "list", "watch"}
+	return []client.Object{
+		&rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: ViewRole, Labels: aggregate("view", "edit", "admin")},
+			Rules: []rbacv1.PolicyRule{{APIGroups: group, Verbs: read, Resources: []string{
+				"integrations", "integrations/status", "pipes", "pipes/status", "kameletbindings", "kameletbindings/status",
+				"kamelets", "kamelets/status", "integrationkits", "integrationkits/status", "builds", "builds/status"}}}},
+		&rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: EditRole, Labels: aggregate("edit", "admin")},
+			Rules: []rbacv1.PolicyRule{{APIGroups: group, Verbs: []string{"create", "update", "patch", "delete", "deletecollection"},
+				Resources: []string{"integrations", "integrations/scale", "pipes", "pipes/scale", "kameletbindings", "kameletbindings/scale",
+					"kamelets", "integrationkits"}}}},
+	}
 }
 
 // RequiredRules are the rules operator id, installed in namespace own,

@@ -33,6 +33,8 @@ var controllers = []string{
 	"persistentvolume-binder-controller",
 	"persistentvolumeclaim-protection-controller",
 	"persistentvolume-protection-controller",
+	// Fills the edit, view and admin roles with the rules of roles labelled to aggregate into them.
+	"clusterrole-aggregation-controller",
 }
 
 // ContextName is the kubeconfig context of a local cluster.

@@ -233,7 +233,7 @@ func expectSameObjects(t *testing.T, want, got map[string]any, what string) {
 // that every operator of a cluster shares, which only the first release
 // renders.
 func shared(key string) bool {
-	for _, name := range []string{install.ReaderRole, install.AssignmentPolicy, install.NamespacesPolicy, install.ConfinementPolicy, install.OrphanMarkPolicy, install.LabelPolicy, install.DefaultPolicy} {
+	for _, name := range []string{install.ReaderRole, install.ViewRole, install.EditRole, install.AssignmentPolicy, install.NamespacesPolicy, install.ConfinementPolicy, install.OrphanMarkPolicy, install.LabelPolicy, install.DefaultPolicy} {
 		if strings.HasSuffix(key, "/"+name) {
 			return true
 		}

@@ -94,7 +94,7 @@ func Generated(version string) (map[string][]byte, error) {
 		case *camelv1.Kamelet:
 			kamelets = append(kamelets, o)
 		case *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
-			if o.GetName() == install.ReaderRole {
+			if o.GetName() == install.ReaderRole || o.GetName() == install.ViewRole || o.GetName() == install.EditRole {
 				reader = append(reader, o)
 			}
 		default:

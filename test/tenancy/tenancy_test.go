@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -45,20 +46,24 @@ func ensureDefault(t *testing.T) {
 	})
 }
 
-// tenant returns a client for a user who may edit integrations in ns and
-// use the given operators there.
+// tenant returns a client for a user onboarded as a team is: Kubernetes' edit role in ns, into
+// which Caravan's caravan-edit role aggregates, and the <id>-operator-user role of the given
+// operators there.
 func tenant(t *testing.T, ns, user string, operators ...string) client.Client {
 	t.Helper()
-	ctx := context.Background()
-	editor := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "integration-editor"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"camel.apache.org"},
-			Resources: []string{"integrations", "pipes"}, Verbs: []string{"*"}}},
-	}
-	if err := env.Client.Create(ctx, editor); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	roles := append([]string{"integration-editor"}, operatorUserRoles(operators)...)
+	NewWithT(t).Eventually(func() (bool, error) {
+		edit := &rbacv1.ClusterRole{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: "edit"}, edit); err != nil {
+			return false, err
+		}
+		for _, r := range edit.Rules {
+			if slices.Contains(r.APIGroups, "camel.apache.org") && slices.Contains(r.Resources, "integrations") && slices.Contains(r.Verbs, "create") {
+				return true, nil
+			}
+		}
+		return false, nil
+	}, timeout, poll).Should(BeTrue(), "caravan-edit never aggregated into edit")
+	roles := append([]string{"edit"}, operatorUserRoles(operators)...)
 	for _, role := range roles {
 		bind(t, ns, user, role)
 	}
