@@ -319,6 +319,8 @@ func (o *RunOptions) Validate() error {
 		if err := validateOperatorIDFlag("-x/--operator-id", o.OperatorID); err != nil {
 			return err
 		}
+	} else if o.flags != nil && o.flags.Changed("operator-id") {
+		return errors.New("cannot use an empty operator id: give -x ID, or leave -x out to keep the assignment as it is")
 	}
 	if o.Image != "" && len(o.Dependencies) > 0 {
 		return errors.New("-d/--dependency cannot be used with --image: a pre-built image is run as it is, so it must hold its dependencies")

@@ -240,6 +240,8 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 	}{
 		{name: "a malformed trait", args: []string{"testdata/run/routes.yaml", "-t", "container.port"}, wantErr: "a trait setting must be TRAIT.KEY=VALUE"},
 		{name: "a trait of the wrong type", args: []string{"testdata/run/routes.yaml", "-t", "container.port=http"}, wantErr: "container.port: must be an integer"},
+		{name: "a trait Camel K does not have", args: []string{"testdata/run/routes.yaml", "-t", "foo.bar=1"}, wantErr: "trait foo does not exist in catalog"},
+		{name: "an empty operator id", args: []string{"testdata/run/routes.yaml", "-x", ""}, wantErr: "cannot use an empty operator id"},
 		{name: "a bad operator id", args: []string{"testdata/run/routes.yaml", "-x", "Tenant_A"}, wantErr: `-x/--operator-id: invalid operator id "Tenant_A"`},
 		{name: "a bad name", args: []string{"testdata/run/routes.yaml", "--name", "My.Route"}, wantErr: `invalid integration name "My.Route"`},
 		{name: "an unknown output format", args: []string{"testdata/run/routes.yaml", "-o", "wide"}, wantErr: `-o/--output "wide" is not supported`},

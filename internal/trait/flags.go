@@ -118,6 +118,9 @@ func FromFlags(f Flags) (camelv1.Traits, error) {
 		}
 		traits[name] = camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: raw}}
 	}
+	if _, unknown := Ignored(traits); len(unknown) > 0 {
+		return nil, fmt.Errorf("trait %s does not exist in catalog: Camel K has no trait of that name (docs/traits.md lists them)", strings.Join(unknown, ", "))
+	}
 	if _, err := Parse(traits); err != nil {
 		return nil, fmt.Errorf("invalid traits: %w", err)
 	}
