@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -45,5 +47,41 @@ func TestVersionWithoutFlagsDoesNotNeedACluster(t *testing.T) {
 	}
 	if out.String() != "Client: "+version.Get()+"\n" || errOut.Len() != 0 {
 		t.Fatalf("got %q, %q", out.String(), errOut.String())
+	}
+}
+
+func TestVersionPrintsTheBuildAsYAMLOrJSON(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		cmd := newCmdVersion(NewKubeFlags(), genericiooptions.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		cmd.SetArgs(args)
+		err := cmd.ExecuteContext(context.Background())
+		return out.String(), err
+	}
+	out, err := run("--client", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got versions
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if got.Client.Version != version.Get() || got.Client.GoVersion != runtime.Version() || got.Client.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Fatalf("got %+v", got.Client)
+	}
+	out, err = run("-o", "yaml")
+	if err != nil || !strings.Contains(out, "clientVersion:\n") || !strings.Contains(out, "  goVersion: "+runtime.Version()+"\n") {
+		t.Fatalf("got %v:\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", "wide"}, `-o/--output "wide" is not supported`},
+		{[]string{"--client", "--all"}, "--client prints the client's version only"},
+	} {
+		if _, err := run(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }
