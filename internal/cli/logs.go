@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
@@ -30,6 +31,11 @@ type LogsOptions struct {
 	Follow    bool
 	Container string
 	Tail      int64
+	Since     time.Duration
+	// Timestamps starts each line with its RFC 3339 time.
+	Timestamps bool
+	// Previous prints the run of the container before the current one.
+	Previous bool
 
 	// Set by Complete.
 	namespace string
@@ -41,27 +47,41 @@ type LogsOptions struct {
 func newCmdLogs(kube *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &LogsOptions{Kube: kube, Tail: -1, IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "logs NAME",
-		Short: "Print the logs of an integration's pods",
+		Use:     "logs NAME",
+		Aliases: []string{"log"},
+		Short:   "Print the logs of an integration's pods",
 		Long: `Print the logs of the pods of an integration (those labelled
-camel.apache.org/integration=NAME), as kamel logs does; with -f, follow them as
-they grow. With several pods each line starts with [POD]. The main container's
-logs are printed unless -c names another container.`,
+camel.apache.org/integration=NAME); with -f, wait for its first pod and follow
+them as they grow, across restarts and new pods. With several pods each line
+starts with [POD]. The main container's logs are printed unless -c names another
+container. Called as "caravan log", kamel's name, it follows unless -f=false.`,
 		Example: `  # Follow the logs of the integration orders
   caravan logs orders -f
 
   # The last 20 lines of each pod
-  caravan logs orders --tail 20`,
+  caravan logs orders --tail 20
+
+  # The lines of the last ten minutes, with their times
+  caravan logs orders --since 10m --timestamps
+
+  # The log of the run before a container's restart
+  caravan logs orders --previous`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
+			if cmd.CalledAs() == "log" && !cmd.Flags().Changed("follow") {
+				o.Follow = true
+			}
 			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVarP(&o.Follow, "follow", "f", false, "follow the logs as they grow, until interrupted")
 	f.StringVarP(&o.Container, "container", "c", "", "the container whose logs to print (default: the integration's main container)")
-	f.Int64Var(&o.Tail, "tail", o.Tail, "print only the last N lines of each pod (default: all)")
+	f.Int64Var(&o.Tail, "tail", o.Tail, "print only the last N lines of each pod, -1 for all")
+	f.DurationVar(&o.Since, "since", 0, "print only the lines newer than this, such as 5s, 2m or 3h")
+	f.BoolVar(&o.Timestamps, "timestamps", false, "start each line with its time")
+	f.BoolVarP(&o.Previous, "previous", "p", false, "print the log of the container's run before the current one")
 	return cmd
 }
 
@@ -84,6 +104,12 @@ func (o *LogsOptions) Complete() error {
 func (o *LogsOptions) Validate() error {
 	if o.Tail < -1 {
 		return fmt.Errorf("--tail must be 0 or more, got %d", o.Tail)
+	}
+	if o.Since < 0 {
+		return fmt.Errorf("--since must be positive, got %s", o.Since)
+	}
+	if o.Previous && o.Follow {
+		return errors.New("--previous prints a run that ended: it cannot be followed, drop -f")
 	}
 	return nil
 }
@@ -112,7 +138,7 @@ func (o *LogsOptions) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = o.stream(ctx, &pods[i], logRequest{prefix: prefix, tail: o.Tail}, &mu)
+			errs[i] = o.stream(ctx, &pods[i], logRequest{prefix: prefix, tail: o.Tail, since: o.Since, previous: o.Previous}, &mu)
 		}()
 	}
 	wg.Wait()
@@ -165,7 +191,7 @@ func (o *LogsOptions) follow(ctx context.Context) error {
 				req.prefix = "[" + pods[i].Name + "] "
 			}
 			if first {
-				req.tail = o.Tail
+				req.tail, req.since = o.Tail, o.Since
 			} else if req.restart > 0 && !req.previous {
 				fmt.Fprintf(o.ErrOut, "pod %s: container %s restarted (restart %d)\n", pods[i].Name, req.container, req.restart)
 			}
@@ -235,7 +261,9 @@ type logRequest struct {
 	previous bool
 	// prefix starts each line; tail, when not negative, is how many last lines to print.
 	prefix string
-	tail   int64
+	// since, when positive, prints only the lines newer than it.
+	since time.Duration
+	tail  int64
 }
 
 // stream copies one container run's log to Out, a whole line at a time under mu.
@@ -243,9 +271,12 @@ func (o *LogsOptions) stream(ctx context.Context, pod *corev1.Pod, req logReques
 	if req.container == "" {
 		req.container = o.containerOf(pod)
 	}
-	opts := &corev1.PodLogOptions{Container: req.container, Follow: o.Follow, Previous: req.previous}
+	opts := &corev1.PodLogOptions{Container: req.container, Follow: o.Follow, Previous: req.previous, Timestamps: o.Timestamps}
 	if req.tail >= 0 {
 		opts.TailLines = &req.tail
+	}
+	if req.since > 0 {
+		opts.SinceSeconds = ptr.To(int64(max(req.since.Round(time.Second), time.Second).Seconds()))
 	}
 	prefix := req.prefix
 	r, err := o.pods.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)

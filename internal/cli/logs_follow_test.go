@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,21 @@ func TestFollowStreamsEachRunOfAContainerOnce(t *testing.T) {
 		}
 		if ok && req.container != "integration" {
 			t.Fatalf("step %d: container %q", i, req.container)
+		}
+	}
+}
+
+func TestLogsRefusesFlagsThatCannotGoTogether(t *testing.T) {
+	for _, tc := range []struct {
+		o    LogsOptions
+		want string
+	}{
+		{o: LogsOptions{Tail: -2}, want: "--tail must be 0 or more"},
+		{o: LogsOptions{Tail: -1, Since: -time.Second}, want: "--since must be positive"},
+		{o: LogsOptions{Tail: -1, Previous: true, Follow: true}, want: "--previous prints a run that ended"},
+	} {
+		if err := tc.o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want %q", tc.o, err, tc.want)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		"uri": "timer:crash", "steps": []any{map[string]any{"to": "nosuch:thing"}}}})}
 	create(t, broken)
 	brokenKey := client.ObjectKeyFromObject(broken)
-	follow := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "logs", "broken", "-f")
+	follow := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "log", "broken") // kamel's name, which follows
 	g.Eventually(func() (string, error) {
 		it, err := getIntegration(brokenKey)
 		if err != nil {
@@ -102,7 +102,15 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	out, errOut, err = cli("describe", "integration", "broken")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("No endpoint could be found for: nosuch://thing"))
-	t.Log("caravan logs -f, started before the pod, follows each run of the crashing JVM")
+	t.Log("caravan logs --previous prints the run before the restart")
+	g.Eventually(func() (string, error) {
+		out, errOut, err := cli("logs", "broken", "--previous", "--tail", "3")
+		if err != nil {
+			return "", errorf("%v: %s", err, errOut)
+		}
+		return out, nil
+	}, timeout, poll).Should(MatchRegexp(`\A(.*\n){1,3}\z`))
+	t.Log("caravan log, started before the pod, follows each run of the crashing JVM")
 	g.Eventually(func() int { return strings.Count(follow.stdout(), "No endpoint could be found for: nosuch://thing") }, 2*timeout, poll).Should(
 		BeNumerically(">=", 4), func() string { return follow.stdout() + follow.stderr() }) // each run logs it twice: the exception, its cause
 	g.Expect(follow.stderr()).To(ContainSubstring("waiting for a pod of integration broken"))
