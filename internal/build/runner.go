@@ -53,6 +53,11 @@ type Job struct {
 	MavenCache string
 	// MavenSettings is a volume whose settings.xml is Maven's settings (StrategyPod); nil, Maven's own.
 	MavenSettings *corev1.VolumeSource
+	// RegistrySecret is the key of the Secret that holds Registry's credentials, a Docker config
+	// (StrategyPod: the builder pod pushes with them); nil, anonymous.
+	RegistrySecret *corev1.SecretKeySelector
+	// MavenCA is a volume of PEM certificates Maven trusts besides the public ones (StrategyPod).
+	MavenCA *corev1.VolumeSource
 }
 
 // Parent is a Ready kit an incremental kit builds on.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/caravan-dev/caravan/internal/image"
@@ -37,6 +38,8 @@ type Task struct {
 	RegistryAddress string `json:"registry"`
 	Insecure        bool   `json:"insecure,omitempty"`
 	Organization    string `json:"organization,omitempty"`
+	// Auth are the registry's credentials, which the task's JSON never holds; nil, anonymous.
+	Auth authn.Authenticator `json:"-"`
 	// Repository and Tag name the kit image in Registry.
 	Repository string `json:"repository"`
 	Tag        string `json:"tag,omitempty"`
@@ -119,7 +122,7 @@ func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
-	reg := image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization}
+	reg := image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization, Auth: t.Auth}
 	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, removed),
 		fmt.Sprintf("caravan: %d jars in %s", len(added), DependenciesDir), labels, t.Repository, t.Tag)
 	if err != nil {

@@ -3,6 +3,7 @@ package builder
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -27,6 +28,13 @@ const (
 	// SettingsDir holds Maven's settings.xml, SettingsFile, when the platform names one.
 	SettingsDir  = "/etc/maven-settings"
 	SettingsFile = "settings.xml"
+	// RegistryAuthFile is the Docker config the publish container pushes with, when the platform
+	// names the registry's Secret.
+	RegistryAuthFile = "/etc/caravan/registry/config.json"
+	// CADir holds PEM certificates Maven trusts besides the public ones, as *.crt files.
+	CADir = "/etc/maven-ca"
+	// javaTrustStore is the Java trust store of the builder image, which the CAs are added to.
+	javaTrustStore = "/etc/ssl/certs/java/cacerts"
 )
 
 // Container names of a builder pod.
@@ -56,6 +64,10 @@ type Pod struct {
 	Cache *corev1.VolumeSource
 	// Settings is a volume holding SettingsFile, Maven's settings; nil, Maven runs with its own.
 	Settings *corev1.VolumeSource
+	// RegistrySecret is the key of the Secret whose Docker config the kit is pushed with; nil, anonymous.
+	RegistrySecret *corev1.SecretKeySelector
+	// CA is a volume of PEM certificates, *.crt files, Maven trusts besides the public ones; nil, none.
+	CA *corev1.VolumeSource
 	// Timeout bounds the pod's life.
 	Timeout time.Duration
 }
@@ -94,7 +106,19 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		volumes = append(volumes, corev1.Volume{Name: "settings", VolumeSource: *p.Settings})
 		mavenMounts = append(mavenMounts, corev1.VolumeMount{Name: "settings", MountPath: SettingsDir, ReadOnly: true})
 	}
+	if p.CA != nil {
+		volumes = append(volumes, corev1.Volume{Name: "ca", VolumeSource: *p.CA})
+		mavenMounts = append(mavenMounts, corev1.VolumeMount{Name: "ca", MountPath: CADir, ReadOnly: true})
+	}
 	mvn := "mvn " + strings.Join(args, " ")
+	publishArgs := []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(task)}
+	publishMounts := append(mounts, tmp)
+	if s := p.RegistrySecret; s != nil {
+		volumes = append(volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: s.Name, Items: []corev1.KeyToPath{{Key: s.Key, Path: path.Base(RegistryAuthFile)}}}}})
+		publishMounts = append(publishMounts, corev1.VolumeMount{Name: "registry", MountPath: path.Dir(RegistryAuthFile), ReadOnly: true})
+		publishArgs = append(publishArgs, "--registry-auth="+RegistryAuthFile)
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.PodSpec{
@@ -109,7 +133,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			InitContainers: []corev1.Container{{
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
 				// The pom comes in an environment variable: no ConfigMap to create and remove.
-				Command: []string{"sh", "-c", mavenScript(mvn)},
+				Command: []string{"sh", "-c", mavenScript(mvn, p.CA != nil)},
 				Env: []corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
 					{Name: "MAVEN_OPTS", Value: "-Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"}},
 				VolumeMounts:             mavenMounts,
@@ -119,8 +143,8 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			}},
 			Containers: []corev1.Container{{
 				Name: PublishContainer, Image: p.PublishImage,
-				Args:                     []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(task)},
-				VolumeMounts:             append(mounts, tmp),
+				Args:                     publishArgs,
+				VolumeMounts:             publishMounts,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          install.Restricted(),
 				Resources:                resources("256Mi"),
@@ -132,9 +156,35 @@ func (p Pod) Render() (*corev1.Pod, error) {
 
 // mavenScript writes the pom and runs mvn; on failure Maven's [ERROR] lines,
 // first ones first (the cause comes before its consequences), become the
-// container's termination message.
-func mavenScript(mvn string) string {
-	return `printf '%s' "$POM" > pom.xml || exit 1
+// container's termination message. With ca, each certificate of CADir's files
+// is first added to a copy of the Java trust store that Maven then uses.
+func mavenScript(mvn string, ca bool) string {
+	trust := ""
+	if ca {
+		trust = `cp ` + javaTrustStore + ` /tmp/truststore || exit 1
+n=0
+for f in ` + CADir + `/*.crt; do
+  cert=
+  while IFS= read -r line; do
+    cert="$cert$line
+"
+    case "$line" in *'-----END CERTIFICATE-----'*)
+      n=$((n+1))
+      printf '%s' "$cert" > /tmp/ca.pem
+      if ! keytool -importcert -noprompt -alias "caravan-ca-$n" -file /tmp/ca.pem -keystore /tmp/truststore -storepass changeit > /tmp/keytool.log 2>&1; then
+        cat /tmp/keytool.log
+        echo "[ERROR] keytool refused certificate $n of $f" | tee /dev/termination-log
+        exit 1
+      fi
+      cert= ;;
+    esac
+  done < "$f"
+done
+echo "Maven trusts $n more certificates"
+export MAVEN_OPTS="$MAVEN_OPTS -Djavax.net.ssl.trustStore=/tmp/truststore -Djavax.net.ssl.trustStorePassword=changeit"
+`
+	}
+	return trust + `printf '%s' "$POM" > pom.xml || exit 1
 ` + mvn + ` > ` + MavenLog + ` 2>&1
 rc=$?
 cat ` + MavenLog + `

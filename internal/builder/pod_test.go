@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +127,52 @@ func TestABuilderPodsOutcomeIsItsResultOrWhatFailed(t *testing.T) {
 				t.Errorf("got %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+func TestTheBuilderPodHasMavenTrustThePlatformsCAs(t *testing.T) {
+	ca := &corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "corp-ca"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca-0.crt"}}}}}}}
+	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, CA: ca}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mvn := pod.Spec.InitContainers[0]
+	script := mvn.Command[2]
+	trust, run, ok := strings.Cut(script, "printf '%s' \"$POM\"")
+	if !ok || !strings.Contains(trust, "keytool -importcert") || !strings.Contains(trust, CADir+"/*.crt") ||
+		!strings.Contains(trust, "export MAVEN_OPTS=\"$MAVEN_OPTS -Djavax.net.ssl.trustStore=/tmp/truststore") || !strings.Contains(run, "\nmvn -B") {
+		t.Errorf("Maven does not trust the CAs before it runs:\n%s", script)
+	}
+	mounted := slices.ContainsFunc(mvn.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "ca" && m.MountPath == CADir && m.ReadOnly })
+	vol := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "ca" && v.Projected == ca.Projected })
+	if !mounted || vol < 0 {
+		t.Errorf("the CAs are not mounted read-only for Maven: %+v, %+v", mvn.VolumeMounts, pod.Spec.Volumes)
+	}
+	without, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task}.Render()
+	if err != nil || strings.Contains(without.Spec.InitContainers[0].Command[2], "keytool") {
+		t.Errorf("without CAs, Maven still makes a trust store (%v)", err)
+	}
+}
+
+func TestTheBuilderPodPushesWithTheRegistrysSecret(t *testing.T) {
+	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	secret := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "push-creds"}, Key: corev1.DockerConfigJsonKey}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, RegistrySecret: secret}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish, mvn := pod.Spec.Containers[0], pod.Spec.InitContainers[0]
+	if !slices.Contains(publish.Args, "--registry-auth="+RegistryAuthFile) {
+		t.Errorf("publish runs without the credentials: %v", publish.Args)
+	}
+	if !slices.ContainsFunc(publish.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "registry" && m.ReadOnly }) ||
+		slices.ContainsFunc(mvn.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "registry" }) {
+		t.Errorf("the credentials are not mounted for publish alone: publish %+v, maven %+v", publish.VolumeMounts, mvn.VolumeMounts)
+	}
+	i := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "registry" })
+	if i < 0 || pod.Spec.Volumes[i].Secret.SecretName != "push-creds" || pod.Spec.Volumes[i].Secret.Items[0].Key != corev1.DockerConfigJsonKey {
+		t.Errorf("volumes %+v", pod.Spec.Volumes)
 	}
 }

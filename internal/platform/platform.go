@@ -106,6 +106,9 @@ type Maven struct {
 	// Settings is Maven's settings.xml, a key of a ConfigMap or Secret of the operator's namespace
 	// (Camel K's spec.build.maven.settings): mirrors, repositories, proxies and their credentials.
 	Settings *ValueSource `json:"settings,omitempty"`
+	// CASecrets are keys of Secrets of the operator's namespace holding PEM certificates that
+	// Maven trusts besides the public ones (Camel K's spec.build.maven.caSecrets).
+	CASecrets []corev1.SecretKeySelector `json:"caSecrets,omitempty"`
 }
 
 // ValueSource is one key of a ConfigMap or of a Secret, as Camel K's ValueSource.
@@ -160,6 +163,12 @@ func MavenOf(b camelv1.IntegrationPlatformBuildSpec) (Maven, error) {
 	}
 	if m.Settings != nil {
 		if err := m.Settings.validate("spec.build.maven.settings"); err != nil {
+			return m, err
+		}
+	}
+	for i := range m.CASecrets {
+		ref := &ValueSource{SecretKeyRef: &m.CASecrets[i]}
+		if err := ref.validate(fmt.Sprintf("spec.build.maven.caSecrets[%d]", i)); err != nil {
 			return m, err
 		}
 	}

@@ -69,6 +69,7 @@ func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) 
 	}
 	for _, tc := range []struct {
 		name, maven, claim, settings, err string
+		cas                               int
 	}{
 		{name: "no Maven settings name no claim"},
 		{name: "Camel K's other settings are left alone", maven: `{"cliOptions":["-V"]}`},
@@ -83,6 +84,10 @@ func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) 
 			err: "spec.build.maven.settings: set configMapKeyRef or secretKeyRef, not both"},
 		{name: "settings from neither are refused", maven: `{"settings":{}}`, err: "spec.build.maven.settings: set configMapKeyRef or secretKeyRef"},
 		{name: "settings without a key are refused", maven: `{"settings":{"configMapKeyRef":{"name":"a"}}}`, err: `spec.build.maven.settings: key ""`},
+		{name: "CA certificates from Secrets", maven: `{"caSecrets":[{"name":"corp-ca","key":"ca.crt"},{"name":"other-ca","key":"tls.crt"}]}`, cas: 2},
+		{name: "a CA Secret without a key is refused", maven: `{"caSecrets":[{"name":"corp-ca","key":"ca.crt"},{"name":"other-ca"}]}`,
+			err: `spec.build.maven.caSecrets[1]: key ""`},
+		{name: "a CA Secret without a name is refused", maven: `{"caSecrets":[{"key":"ca.crt"}]}`, err: `spec.build.maven.caSecrets[0]: name ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := camelv1.IntegrationPlatformBuildSpec{}
@@ -96,7 +101,7 @@ func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) 
 				}
 				return
 			}
-			if err != nil || m.CacheVolumeClaim != tc.claim {
+			if err != nil || m.CacheVolumeClaim != tc.claim || len(m.CASecrets) != tc.cas {
 				t.Fatalf("got %+v, %v; want claim %q", m, err, tc.claim)
 			}
 			if got := ""; m.Settings != nil || tc.settings != "" {

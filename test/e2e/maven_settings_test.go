@@ -4,9 +4,17 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha1"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +23,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +40,8 @@ import (
 
 // TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings: the platform names a
 // settings.xml in a ConfigMap that adds a private repository, served by the test from a
-// directory over HTTP. Until the ConfigMap exists the Build waits, saying so. While the
+// directory over HTTPS with a certificate of the test's own CA, which the platform's caSecrets
+// name. Until the ConfigMap and the CA's Secret exist the Build waits, saying so. While the
 // repository answers 503 the attempt fails naming it; once it is up, the Build's retry resolves
 // the private artifact through it, and the kit holds the jar.
 func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.T) {
@@ -44,7 +54,8 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	waitReady(t, op)
 
 	t.Log("the platform takes Maven's settings from a ConfigMap that does not exist yet: the Build waits, naming it")
-	patch := `{"spec":{"build":{"maven":{"settings":{"configMapKeyRef":{"name":"maven-settings","key":"settings.xml"}}}}}}`
+	patch := `{"spec":{"build":{"maven":{"settings":{"configMapKeyRef":{"name":"maven-settings","key":"settings.xml"}},` +
+		`"caSecrets":[{"name":"corp-ca","key":"ca.crt"}]}}}}`
 	g.Expect(env.Client.Patch(ctx, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"}},
 		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	it := newIntegration(apps, "greeting", "maven-settings", 1)
@@ -64,9 +75,23 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 		return ready.Reason + " " + ready.Message, nil
 	}, timeout, poll).Should(And(HavePrefix("MavenSettingsUnavailable "), ContainSubstring("configmap/maven-settings key settings.xml")))
 
-	t.Log("with the settings there and the repository down, the attempt fails naming the repository")
+	t.Log("with the settings there, the Build waits for the CA's Secret, naming it")
 	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"},
 		Data: map[string]string{"settings.xml": settingsWithRepository("private", repo.url)}})
+	g.Eventually(func() (string, error) {
+		b := &camelv1.Build{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
+			return "", err
+		}
+		ready := b.Status.GetCondition(camelv1.ConditionReady)
+		if ready == nil {
+			return "", nil
+		}
+		return ready.Reason + " " + ready.Message, nil
+	}, timeout, poll).Should(And(HavePrefix("MavenCAUnavailable "), ContainSubstring("secret/corp-ca key ca.crt")))
+
+	t.Log("with the CA there and the repository down, the attempt fails naming the repository")
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "corp-ca"}, Data: map[string][]byte{"ca.crt": repo.ca}})
 	g.Eventually(func() (string, error) {
 		b := &camelv1.Build{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
@@ -88,6 +113,8 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 // privateRepository is a Maven repository the test serves from a directory.
 type privateRepository struct {
 	url string
+	// ca is the PEM certificate of the CA that signed the repository's.
+	ca []byte
 	// up is false while it answers every request with 503.
 	up atomic.Bool
 	mu sync.Mutex
@@ -102,7 +129,8 @@ func (r *privateRepository) served() []string {
 }
 
 // servePrivateRepository serves a repository that holds dev.caravan.e2e:greeting:1.0, a jar of
-// one text file, on the host's loopback, which the process node's pods share; it starts down.
+// one text file, over HTTPS with a certificate of a CA of its own, on the host's loopback, which
+// the process node's pods share; it starts down.
 func servePrivateRepository(t *testing.T) *privateRepository {
 	t.Helper()
 	dir := t.TempDir()
@@ -137,7 +165,8 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &privateRepository{url: fmt.Sprintf("http://%s/", l.Addr())}
+	ca, cert := testCA(t, "127.0.0.1")
+	r := &privateRepository{url: fmt.Sprintf("https://%s/", l.Addr()), ca: ca}
 	files := http.FileServer(http.Dir(dir))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if !r.up.Load() {
@@ -151,7 +180,8 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 		}
 		files.ServeHTTP(w, req)
 	})}
-	go func() { _ = srv.Serve(l) }()
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	go func() { _ = srv.ServeTLS(l, "", "") }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return r
 }
@@ -170,4 +200,33 @@ func settingsWithRepository(id, url string) string {
   <activeProfiles><activeProfile>` + id + `</activeProfile></activeProfiles>
 </settings>
 `
+}
+
+// testCA makes a CA and a server certificate it signs for ip: the CA's PEM and the server's key pair.
+func testCA(t *testing.T, ip string) ([]byte, tls.Certificate) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "caravan e2e CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: ip},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.ParseIP(ip)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/image"
 )
 
 // NewBuilderCmd builds `caravan builder`, what builder pods run.
@@ -32,6 +33,8 @@ type PublishOptions struct {
 	MavenLog       string
 	TaskJSON       string
 	TerminationLog string
+	// RegistryAuth is a Docker config file with the registry's credentials; empty, anonymous.
+	RegistryAuth string
 
 	// Set by Complete.
 	task builder.Task
@@ -51,13 +54,24 @@ func newPublishCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&o.MavenLog, "maven-log", builder.MavenLog, "Maven's batch-mode log, whose downloads the result counts")
 	cmd.Flags().StringVar(&o.TaskJSON, "task", "", "the build task, as JSON")
 	cmd.Flags().StringVar(&o.TerminationLog, "termination-log", o.TerminationLog, "where the result is written, as JSON")
+	cmd.Flags().StringVar(&o.RegistryAuth, "registry-auth", "", "a Docker config file with the registry's credentials")
 	return cmd
 }
 
-// Complete reads the task.
+// Complete reads the task, and the registry's credentials.
 func (o *PublishOptions) Complete() error {
 	if err := json.Unmarshal([]byte(o.TaskJSON), &o.task); err != nil {
 		return fmt.Errorf("--task: %w", err)
+	}
+	if o.RegistryAuth == "" {
+		return nil
+	}
+	data, err := os.ReadFile(o.RegistryAuth)
+	if err != nil {
+		return fmt.Errorf("--registry-auth: %w", err)
+	}
+	if o.task.Auth, err = image.AuthFromDockerConfig(data, o.task.RegistryAddress); err != nil {
+		return fmt.Errorf("--registry-auth %s: %w", o.RegistryAuth, err)
 	}
 	return nil
 }

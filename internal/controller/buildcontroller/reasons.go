@@ -12,6 +12,7 @@ const (
 	ReasonRegistrySecretInvalid     controller.Reason = "RegistrySecretInvalid"
 	ReasonInvalidBuildConfiguration controller.Reason = "InvalidBuildConfiguration"
 	ReasonMavenSettingsUnavailable  controller.Reason = "MavenSettingsUnavailable"
+	ReasonMavenCAUnavailable        controller.Reason = "MavenCAUnavailable"
 	// Bad input.
 	ReasonInvalidBuild controller.Reason = "InvalidBuild"
 	// An attempt's course.

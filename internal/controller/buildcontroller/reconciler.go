@@ -89,10 +89,15 @@ type scope struct {
 	// mavenSettings is set by reconcileMavenSettings: the volume of Maven's settings.xml, if the
 	// platform names one.
 	mavenSettings *corev1.VolumeSource
+	// mavenCA is set by reconcileMavenCA: the volume of the certificates Maven trusts besides
+	// the public ones, if the platform names some.
+	mavenCA *corev1.VolumeSource
 	// parent is set by reconcileParent: the Ready kit to build on, if any.
 	parent *build.Parent
 	// registry is set by reconcileRegistry: where the image goes, with its credentials.
 	registry image.Registry
+	// registrySecret is set by reconcileRegistry: the key of the Secret the credentials come from, if any.
+	registrySecret *corev1.SecretKeySelector
 	// Outcome is set by a step that waits for the platform's settings, found the build invalid, or
 	// found the runner's attempt. Those are a Waiting, a Failure, and Done.
 	controller.Outcome
@@ -143,6 +148,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcilePlatform,
 		r.reconcileRegistry,
 		r.reconcileMavenSettings,
+		r.reconcileMavenCA,
 		r.reconcileParent,
 		// Last: it hands the attempt, with all the above resolved, to the runner.
 		r.reconcileSubmission,

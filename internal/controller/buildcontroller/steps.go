@@ -1,7 +1,10 @@
 package buildcontroller
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -85,12 +88,12 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 // cannot work as they are: that is configuration the user must fix, not
 // an attempt.
 func (r *Reconciler) reconcileRegistry(ctx context.Context, s *scope) (reconcile.Result, error) {
-	reg, reason, msg := r.registry(ctx, s.settings.Build.Registry)
+	reg, secret, reason, msg := r.registry(ctx, s.settings.Build.Registry)
 	if reason != "" {
 		s.Waiting = controller.Because(reason, msg)
 		return reconcile.Result{RequeueAfter: registryRetry}, nil
 	}
-	s.registry = reg
+	s.registry, s.registrySecret = reg, secret
 	return reconcile.Result{}, nil
 }
 
@@ -132,6 +135,64 @@ func (r *Reconciler) reconcileMavenSettings(ctx context.Context, s *scope) (reco
 	}
 	s.mavenSettings = &vol
 	return reconcile.Result{}, nil
+}
+
+// reconcileMavenCA finds, for a build in a builder pod, the CA certificates the platform names
+// (spec.build.maven.caSecrets), and waits while a Secret lacks one.
+func (r *Reconciler) reconcileMavenCA(ctx context.Context, s *scope) (reconcile.Result, error) {
+	if s.config.Strategy != build.StrategyPod || len(s.maven.CASecrets) == 0 {
+		return reconcile.Result{}, nil
+	}
+	vol := corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}
+	for i, ref := range s.maven.CASecrets {
+		secret := &corev1.Secret{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: ref.Name}, secret)
+		if apierrors.IsNotFound(err) || err == nil && len(secret.Data[ref.Key]) == 0 {
+			s.Waiting = controller.Because(ReasonMavenCAUnavailable, fmt.Sprintf(
+				"the IntegrationPlatform %s/%s has Maven trust the certificates of secret/%s key %s in namespace %s, which is not there: create it, or change spec.build.maven.caSecrets",
+				r.Namespace, r.OperatorID, ref.Name, ref.Key, r.Namespace))
+			return reconcile.Result{RequeueAfter: registryRetry}, nil
+		}
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("reading Maven's CA certificates from secret/%s: %w", ref.Name, err)
+		}
+		if err := pemCertificates(secret.Data[ref.Key]); err != nil {
+			s.Waiting = controller.Because(ReasonMavenCAUnavailable, fmt.Sprintf(
+				"secret/%s key %s in namespace %s, named by spec.build.maven.caSecrets of the IntegrationPlatform %s/%s: %v",
+				ref.Name, ref.Key, r.Namespace, r.Namespace, r.OperatorID, err))
+			return reconcile.Result{RequeueAfter: registryRetry}, nil
+		}
+		vol.Projected.Sources = append(vol.Projected.Sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name},
+			Items:                []corev1.KeyToPath{{Key: ref.Key, Path: fmt.Sprintf("ca-%d.crt", i)}}}})
+	}
+	s.mavenCA = &vol
+	return reconcile.Result{}, nil
+}
+
+// pemCertificates checks that data holds PEM certificates, and nothing else.
+func pemCertificates(data []byte) error {
+	n := 0
+	for rest := data; ; n++ {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			if len(bytes.TrimSpace(rest)) > 0 {
+				return fmt.Errorf("holds something other than PEM certificates after certificate %d", n)
+			}
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return fmt.Errorf("block %d is a %s, not a CERTIFICATE", n+1, block.Type)
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return fmt.Errorf("certificate %d: %w", n+1, err)
+		}
+	}
+	if n == 0 {
+		return errors.New("holds no PEM certificate")
+	}
+	return nil
 }
 
 // reconcileParent picks, for a build in a builder pod, the Ready kit of the
@@ -188,7 +249,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Build: client.ObjectKeyFromObject(s.b), Attempt: attempts(s.b) + 1,
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
-		MavenSettings: s.mavenSettings, Parent: s.parent,
+		RegistrySecret: s.registrySecret, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
 	})
 	s.job = &st
 	return r.retryAfter(st), nil
@@ -209,31 +270,31 @@ func finalFailure(st build.Status) bool {
 }
 
 // registry builds the registry settings, reading the credentials Secret
-// named by the platform. A reason is returned when the platform's
-// settings cannot work as they are.
-func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (image.Registry, controller.Reason, string) {
+// named by the platform, and the key of that Secret they come from. A reason
+// is returned when the platform's settings cannot work as they are.
+func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (image.Registry, *corev1.SecretKeySelector, controller.Reason, string) {
 	if spec.Address == "" {
-		return image.Registry{}, ReasonNoRegistry, fmt.Sprintf(
+		return image.Registry{}, nil, ReasonNoRegistry, fmt.Sprintf(
 			"the IntegrationPlatform %s/%s has no spec.build.registry.address: kits cannot be built until it names a registry",
 			r.Namespace, r.OperatorID)
 	}
 	reg := image.Registry{Address: spec.Address, Insecure: spec.Insecure, Organization: spec.Organization}
 	if spec.Secret == "" {
-		return reg, "", ""
+		return reg, nil, "", ""
 	}
 	secret := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.Secret}, secret); err != nil {
-		return reg, ReasonRegistrySecretUnavailable, fmt.Sprintf("reading the registry Secret %s/%s named by the platform: %v",
+		return reg, nil, ReasonRegistrySecretUnavailable, fmt.Sprintf("reading the registry Secret %s/%s named by the platform: %v",
 			r.Namespace, spec.Secret, err)
 	}
-	data := secret.Data[corev1.DockerConfigJsonKey]
-	if data == nil {
-		data = secret.Data[corev1.DockerConfigKey]
+	key := corev1.DockerConfigJsonKey
+	if secret.Data[key] == nil {
+		key = corev1.DockerConfigKey
 	}
-	auth, err := image.AuthFromDockerConfig(data, spec.Address)
+	auth, err := image.AuthFromDockerConfig(secret.Data[key], spec.Address)
 	if err != nil {
-		return reg, ReasonRegistrySecretInvalid, fmt.Sprintf("registry Secret %s/%s: %v", r.Namespace, spec.Secret, err)
+		return reg, nil, ReasonRegistrySecretInvalid, fmt.Sprintf("registry Secret %s/%s: %v", r.Namespace, spec.Secret, err)
 	}
 	reg.Auth = auth
-	return reg, "", ""
+	return reg, &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: spec.Secret}, Key: key}, "", ""
 }
