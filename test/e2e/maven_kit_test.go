@@ -34,8 +34,10 @@ const mavenTimeout = 6 * time.Minute
 // a Maven cache, a kit for camel:jackson is built by Maven in a builder pod
 // on the local cluster, on the runtime's kit: it adds one layer of the jars
 // that kit lacks, and lists every jar in its status. The same set built again
-// in another namespace downloads nothing. A misspelt component ends its Build
-// in Error naming it; no builder pod is left.
+// in another namespace downloads nothing; built by another operator, it is that
+// operator's own kit, built in its own namespace and pushed to its own image. A
+// modeline's dependency of a Java source given to caravan run is in its kit. A
+// misspelt component ends its Build in Error naming it; no builder pod is left.
 func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 	g := NewWithT(t)
 	ops, apps, others := env.Namespace(t), env.Namespace(t), env.Namespace(t)
@@ -94,6 +96,49 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 	g.Expect(buildOf(t, againKit).Status.GetCondition(camelv1.ConditionReady).Message).To(
 		ContainSubstring("Maven downloaded 0 files (0 bytes)"))
 
+	t.Log("another operator builds the same set: its own kit, by a builder pod in its own namespace, pushed to its own image")
+	opsB, appsB := env.Namespace(t), env.Namespace(t)
+	waitReady(t, env.InstallOperator(t, "maven-kits-b", opsB, harness.OperatorOptions{BuildStrategy: build.StrategyPod}))
+	itB := newIntegration(appsB, "jackson", "maven-kits-b", 1)
+	delete(itB.Spec.Traits, "container")
+	itB.Spec.Dependencies = []string{"camel:jackson"}
+	create(t, itB)
+	builders := map[string]string{} // builder pod name to the operator its label names, for each namespace seen
+	kitB := waitKit(t, client.ObjectKeyFromObject(itB), mavenTimeout, func(k *camelv1.IntegrationKit) error {
+		for _, ns := range []string{ops, opsB} {
+			pods := &corev1.PodList{}
+			if err := env.Client.List(context.Background(), pods, client.InNamespace(ns),
+				client.MatchingLabels{"app.kubernetes.io/name": builder.PodLabel}); err != nil {
+				return err
+			}
+			for _, p := range pods.Items {
+				builders[ns+"/"+p.Name] = p.Labels[camelv1.OperatorIDLabel]
+			}
+		}
+		if k.Status.Phase != camelv1.IntegrationKitPhaseReady {
+			return errorf("kit %s in phase %q", k.Name, k.Status.Phase)
+		}
+		return nil
+	})
+	g.Expect(kitB.Namespace).To(Equal(appsB))
+	g.Expect(kitB.Name).NotTo(Equal(againKit.Name), "two operators share a kit name")
+	g.Expect(kitB.Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, "maven-kits-b"))
+	g.Expect(repositoryOf(kitB.Status.Image)).NotTo(Equal(repositoryOf(againKit.Status.Image)))
+	g.Expect(builders).NotTo(BeEmpty(), "no builder pod of the second operator was seen")
+	for pod, id := range builders {
+		g.Expect(pod).To(HavePrefix(opsB+"/"), "a builder pod of the first operator ran while only the second built")
+		g.Expect(id).To(Equal("maven-kits-b"))
+	}
+	imgB, err := image.Pull(context.Background(), reg, kitB.Status.Image)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(kitJars(t, imgB)).To(Equal(jars), "the same set made other jars")
+
+	t.Log("the modeline of a Java source run by caravan run puts its dependency in the kit")
+	out, errOut, err := adminCLI(t, apps)("run", path.Join("testdata", "camel", "Lang3.java"), "-x", "maven-kits")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	langKit := builtKit(t, client.ObjectKey{Namespace: apps, Name: "lang3"}, camelv1.IntegrationKitPhaseReady)
+	g.Expect(langKit.Status.Artifacts).To(ContainElement(HaveField("ID", "org.apache.commons:commons-lang3:jar:3.17.0")))
+
 	t.Log("a misspelt component ends the build in Error, naming it with Maven's words")
 	bad := mavenIntegration(t, apps, "misspelt", "camel:no-such-component")
 	b := buildOf(t, builtKit(t, client.ObjectKeyFromObject(bad), camelv1.IntegrationKitPhaseError))
@@ -118,6 +163,15 @@ func mavenIntegration(t *testing.T, namespace, name string, deps ...string) *cam
 	it.Spec.Dependencies = deps
 	create(t, it)
 	return it
+}
+
+// repositoryOf is an image reference without its tag or digest.
+func repositoryOf(ref string) string {
+	ref, _, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
 }
 
 // buildOf reads the Build of a kit (they share a name).
