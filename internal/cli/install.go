@@ -139,7 +139,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringVarP(&o.ID, "operator-id", "x", o.ID, "the operator id, a DNS-1123 label")
 	f.BoolVar(&o.Default, "default", false, "make it the default operator, which adopts resources that name no operator (default true for camel-k when no other default exists)")
 	f.StringSliceVar(&o.WatchNamespaces, "watch-namespaces", nil, "serve only these namespaces")
-	f.BoolVar(&o.Global, "global", o.Global, "serve every namespace (the default unless --watch-namespaces is set)")
+	f.BoolVar(&o.Global, "global", o.Global, "serve every namespace; --global=false serves only the namespace installed in, as kamel's (the default unless --watch-namespaces is set)")
 	f.BoolVar(&o.Force, "force", false, "reinstall or upgrade an operator already installed in this namespace")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the manifests instead of applying them: the namespace first, then the CRDs, then the operator's objects")
 	f.StringVar(&o.CRDs, "crds", "include", "with --dry-run, include the CRDs, skip them, or print only them (include, skip or only): kubectl apply needs the CRDs established before the objects of their kinds")
@@ -252,8 +252,13 @@ func (o *InstallOptions) Validate() error {
 }
 
 func (o *InstallOptions) installConfig() install.Config {
+	watch := o.WatchNamespaces
+	if !o.Global && len(watch) == 0 {
+		// kamel's --global=false: the operator serves the namespace it is installed in.
+		watch = []string{o.namespace}
+	}
 	return install.Config{
-		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: o.WatchNamespaces,
+		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: watch,
 		Image: o.Image, Registry: o.Registry, Version: version.Get(),
 		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
 		SkipKamelets: o.SkipKamelets, MavenCache: o.mavenCache, BuildStrategy: o.BuildStrategy,

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
@@ -23,8 +25,17 @@ func NewKubeFlags() *KubeFlags {
 	return &KubeFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}
 }
 
-// RESTConfig loads the client configuration.
+// errNoKubeconfig says that no kubeconfig names a cluster, and where one can come from.
+var errNoKubeconfig = errors.New("no cluster to talk to: no kubeconfig was found (KUBECONFIG, --kubeconfig or ~/.kube/config); " +
+	"point one at a cluster, or start a local one with caravan local up")
+
+// RESTConfig loads the client configuration. Without a kubeconfig, --server or an in-cluster
+// service account it fails saying so, rather than dialling kubectl's default localhost:8080.
 func (f *KubeFlags) RESTConfig() (*rest.Config, error) {
+	raw, err := f.ToRawKubeConfigLoader().RawConfig()
+	if err == nil && len(raw.Contexts) == 0 && (f.APIServer == nil || *f.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return nil, errNoKubeconfig
+	}
 	cfg, err := f.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading the cluster configuration: %w", err)

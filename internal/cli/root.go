@@ -4,6 +4,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -24,5 +26,22 @@ camel.apache.org/operator.id annotation names it.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(commands(kube, streams)...)
+	withUsageOnArgErrors(root)
 	return root
+}
+
+// withUsageOnArgErrors makes a wrong number of arguments, on cmd and its subcommands, name the
+// command's usage line and its help, as kubectl does, instead of cobra's bare count.
+func withUsageOnArgErrors(cmd *cobra.Command) {
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				return fmt.Errorf("%w\nUsage: %s\nSee '%s --help' for examples", err, c.UseLine(), c.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		withUsageOnArgErrors(sub)
+	}
 }

@@ -47,8 +47,9 @@ func NewFleetCmd(kube Kube, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &FleetOptions{Kube: kube, MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElect: true,
 		LogFormat: LogFormatText, IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "fleet",
-		Short: "Run the fleet controller, which runs the operators that IntegrationOperators declare",
+		Use:    "fleet",
+		Hidden: true, // the fleet controller's pod runs it; users install it with caravan install --fleet
+		Short:  "Run the fleet controller, which runs the operators that IntegrationOperators declare",
 		Long: `Run the fleet controller. For each IntegrationOperator whose spec names a
 namespace, it creates and keeps what caravan install would: the operator's
 identity and rights, its Deployment, its platform and its admission bindings.

@@ -62,8 +62,9 @@ func NewCmd(kube Kube, streams genericiooptions.IOStreams) *cobra.Command {
 		HeartbeatInterval: 10 * time.Second, BuildBackoff: 5 * time.Second, IOStreams: streams,
 	}
 	cmd := &cobra.Command{
-		Use:   "operator",
-		Short: "Run a Caravan operator",
+		Use:    "operator",
+		Hidden: true, // operator pods run it; users install operators with caravan install
+		Short:  "Run a Caravan operator",
 		Long: `Run a Caravan operator. It reconciles only the resources whose
 camel.apache.org/operator.id annotation names its id; the default operator
 also adopts resources that name none.
