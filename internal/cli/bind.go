@@ -42,7 +42,7 @@ type BindOptions struct {
 	OperatorID string
 	Force      bool
 	Kind       string
-	DryRun     bool
+	DryRun     cmdutil.DryRun
 	Output     string
 
 	// Set by Complete.
@@ -99,7 +99,7 @@ assignment is left as it is.`,
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the binding to this operator")
 	f.BoolVar(&o.Force, "force", false, "assign the binding to --operator-id even if that operator is not registered")
 	f.StringVar(&o.Kind, "kind", o.Kind, "kind to create: Pipe or KameletBinding (camel.apache.org/v1alpha1)")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be applied and change nothing; no cluster is contacted")
+	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would be applied, contacting no cluster; server: send it with dryRun=All, so admission (the operator's use check) runs and nothing is stored")
 	f.StringVarP(&o.Output, "output", "o", "", "print the binding as yaml or json")
 	return cmd
 }
@@ -159,7 +159,7 @@ func (o *BindOptions) Validate() error {
 // Run applies the binding.
 func (o *BindOptions) Run(ctx context.Context) error {
 	kind := strings.ToLower(o.binding.GetObjectKind().GroupVersionKind().Kind)
-	if o.DryRun {
+	if o.DryRun.Client() {
 		return printApplyResult(o.Out, o.binding, o.Output, kind, "created (dry run)")
 	}
 	c, err := o.Kube.Client()
@@ -171,9 +171,16 @@ func (o *BindOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	result, applied, err := applyAsCaravan(ctx, c, o.binding, o.OperatorID != "")
+	var opts []client.ApplyOption
+	if o.DryRun.Server() {
+		opts = append(opts, client.DryRunAll)
+	}
+	result, applied, err := applyAsCaravan(ctx, c, o.binding, o.OperatorID != "", opts...)
 	if err != nil {
 		return err
+	}
+	if o.DryRun.Server() {
+		result += " (server dry run)"
 	}
 	return printApplyResult(o.Out, applied, o.Output, kind, result)
 }

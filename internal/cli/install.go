@@ -42,7 +42,7 @@ type InstallOptions struct {
 	WatchNamespaces []string
 	Global          bool
 	Force           bool
-	DryRun          bool
+	DryRun          cmdutil.DryRun
 	CRDs            string
 	Output          string
 	Image           string
@@ -131,7 +131,9 @@ registry; the local cluster's process node runs the operator pod from it.`,
 			}
 			// -o prints and applies nothing, as kamel install -o did: a redirect to a file never
 			// changes the cluster.
-			o.DryRun = o.DryRun || cmd.Flags().Changed("output")
+			if cmd.Flags().Changed("output") && !o.DryRun.Any() {
+				o.DryRun = cmdutil.DryRunClient
+			}
 			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
@@ -141,7 +143,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringSliceVar(&o.WatchNamespaces, "watch-namespaces", nil, "serve only these namespaces")
 	f.BoolVar(&o.Global, "global", o.Global, "serve every namespace; --global=false serves only the namespace installed in, as kamel's (the default unless --watch-namespaces is set)")
 	f.BoolVar(&o.Force, "force", false, "reinstall or upgrade an operator already installed in this namespace")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the manifests instead of applying them: the namespace first, then the CRDs, then the operator's objects")
+	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print the manifests instead of applying them: the namespace first, then the CRDs, then the operator's objects")
 	f.StringVar(&o.CRDs, "crds", "include", "with --dry-run, include the CRDs, skip them, or print only them (include, skip or only): kubectl apply needs the CRDs established before the objects of their kinds")
 	f.StringVarP(&o.Output, "output", "o", "yaml", "print the manifests in this format, yaml or json, and apply nothing (as --dry-run)")
 	f.StringVar(&o.Image, "image", "caravan/operator:"+version.Get(), "operator container image")
@@ -176,7 +178,7 @@ func (o *InstallOptions) Complete() error {
 	if !o.defaultSet {
 		o.Default = o.ID == ownership.DefaultID
 	}
-	if o.DryRun {
+	if o.DryRun.Client() {
 		return nil
 	}
 	if o.config, err = o.Kube.RESTConfig(); err != nil {
@@ -200,6 +202,9 @@ func (o *InstallOptions) Validate() error {
 	if o.Global && len(o.WatchNamespaces) > 0 {
 		return errors.New("--global and --watch-namespaces exclude each other")
 	}
+	if o.DryRun.Server() {
+		return errors.New("--dry-run=server is not supported by install, whose objects need the CRDs it installs: use --dry-run=client to print them")
+	}
 	if o.BuildStrategy != "" && !platform.KnownStrategy(o.BuildStrategy) {
 		return fmt.Errorf("--build-strategy must be pod or routine, got %q", o.BuildStrategy)
 	}
@@ -213,10 +218,10 @@ func (o *InstallOptions) Validate() error {
 	if o.CRDs != "include" && o.CRDs != "skip" && o.CRDs != "only" {
 		return fmt.Errorf("--crds must be include, skip or only, got %q", o.CRDs)
 	}
-	if o.CRDs != "include" && !o.DryRun {
+	if o.CRDs != "include" && !o.DryRun.Client() {
 		return errors.New("--crds is for --dry-run: an install applies the CRDs first and waits until they are established")
 	}
-	if o.DryRun && o.Output != "yaml" && o.Output != "json" {
+	if o.DryRun.Client() && o.Output != "yaml" && o.Output != "json" {
 		return fmt.Errorf("--output must be yaml or json, got %q", o.Output)
 	}
 	if o.Image == "" {
@@ -279,7 +284,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.DryRun {
+	if o.DryRun.Client() {
 		return printManifests(o.dryRunObjects(objs), o.Output, o.IOStreams)
 	}
 	c, err := o.Kube.Client()

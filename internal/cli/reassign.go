@@ -34,7 +34,7 @@ type ReassignOptions struct {
 	From          string
 	To            string
 	AllNamespaces bool
-	DryRun        bool
+	DryRun        cmdutil.DryRun
 	Wait          bool
 	Timeout       time.Duration
 	Force         bool
@@ -97,7 +97,7 @@ The operator --to must be registered (checked first, unless --force).`,
 	f.StringVar(&o.To, "to", "", "the operator id to move to (required)")
 	f.StringVar(&o.From, "from", "", "move what is assigned to this operator id; with names, move them only if they are")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "with --from, move the resources of every namespace")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print what would move and change nothing")
+	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would move and change nothing; server: also send each move with dryRun=All, so admission (the use check on --to) runs")
 	f.BoolVar(&o.Wait, "wait", false, "wait until every moved integration runs under --to, printing progress")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.BoolVar(&o.Force, "force", false, "move to --to even if that operator is not registered")
@@ -141,7 +141,7 @@ func (o *ReassignOptions) Validate() error {
 		return errors.New("give the names of the resources to move, or --from")
 	case len(o.Names) > 0 && o.AllNamespaces:
 		return errors.New("-A/--all-namespaces only applies to --from without names")
-	case o.Wait && o.DryRun:
+	case o.Wait && o.DryRun.Any():
 		return errors.New("--wait cannot be used with --dry-run")
 	case o.Timeout <= 0:
 		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
@@ -166,14 +166,14 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(o.waves) > 0 && !o.DryRun {
+	if len(o.waves) > 0 && !o.DryRun.Any() {
 		return o.runWaves(ctx, targets)
 	}
 	moved := map[string]int{}
 	var movedIntegrations []types.NamespacedName
 	failed := 0
 	for _, t := range targets {
-		if o.DryRun {
+		if o.DryRun.Client() {
 			fmt.Fprintf(o.Out, "%s: %s -> %s (dry run)\n", t, reassign.DisplayID(t.Obj.Annotations[camelv1.OperatorIDAnnotation]), o.To)
 			moved[t.Kind.Name]++
 			continue
@@ -184,14 +184,21 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 			failed++
 			continue
 		}
+		if o.DryRun.Server() {
+			fmt.Fprintf(o.Out, "%s: %s -> %s (server dry run)\n", t, reassign.DisplayID(from), o.To)
+			moved[t.Kind.Name]++
+			continue
+		}
 		fmt.Fprintf(o.Out, "%s: %s -> %s\n", t, reassign.DisplayID(from), o.To)
 		moved[t.Kind.Name]++
 		if t.Kind.Name == "integration" {
 			movedIntegrations = append(movedIntegrations, types.NamespacedName{Namespace: t.Obj.Namespace, Name: t.Obj.Name})
 		}
 	}
-	if o.DryRun {
+	if o.DryRun.Client() {
 		fmt.Fprintf(o.Out, "would move %s (dry run)\n", countMoved(moved))
+	} else if o.DryRun.Server() {
+		fmt.Fprintf(o.Out, "would move %s (server dry run); %d refused\n", countMoved(moved), failed)
 	} else {
 		fmt.Fprintf(o.Out, "moved %s; %d failed\n", countMoved(moved), failed)
 	}
@@ -261,6 +268,9 @@ func (o *ReassignOptions) listFrom(ctx context.Context, c client.Client) ([]reas
 // move moves t to --to (see reassign.Move), only if it is still assigned
 // to --from when --from is given, and returns the id it moved it from.
 func (o *ReassignOptions) move(ctx context.Context, c client.Client, t reassign.Target) (string, error) {
+	if o.DryRun.Server() {
+		return reassign.Move(ctx, c, t, o.From, o.To, client.DryRunAll)
+	}
 	return reassign.Move(ctx, c, t, o.From, o.To)
 }
 

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func assignedPipe(ns, name, operatorID string) *camelv1.Pipe {
@@ -51,7 +52,7 @@ func TestReassignFromMovesOnlyWhatTheOperatorHas(t *testing.T) {
 		_, before[name] = operatorOfIntegration(t, ns, name)
 	}
 
-	o, output := newReassign(t, ns, ReassignOptions{From: "op-a", To: "op-b", DryRun: true})
+	o, output := newReassign(t, ns, ReassignOptions{From: "op-a", To: "op-b", DryRun: cmdutil.DryRunClient})
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestReassignValidation(t *testing.T) {
 		{name: "the same --from and --to", o: ReassignOptions{From: "a", To: "a"}, wantErr: `--from and --to are both "a"`},
 		{name: "neither names nor --from", o: ReassignOptions{To: "b"}, wantErr: "give the names of the resources to move, or --from"},
 		{name: "names with -A", o: ReassignOptions{Names: []string{"x"}, To: "b", AllNamespaces: true}, wantErr: "-A/--all-namespaces only applies to --from"},
-		{name: "--wait with --dry-run", o: ReassignOptions{From: "a", To: "b", Wait: true, DryRun: true}, wantErr: "--wait cannot be used with --dry-run"},
+		{name: "--wait with --dry-run", o: ReassignOptions{From: "a", To: "b", Wait: true, DryRun: cmdutil.DryRunClient}, wantErr: "--wait cannot be used with --dry-run"},
 		{name: "an unknown kind", o: ReassignOptions{Names: []string{"route/x"}, To: "b"}, wantErr: `unknown kind "route": use integration, pipe or kameletbinding`},
 		{name: "a kind without a name", o: ReassignOptions{Names: []string{"pipe/"}, To: "b"}, wantErr: `"pipe/": the name is missing`},
 	}

@@ -168,7 +168,7 @@ func newWatchClient(kube *KubeFlags) (client.WithWatch, error) {
 // again as it is, with the resourceVersion read as a precondition (retried
 // on a conflict), so that the apply never drops or changes an assignment.
 // It returns "created", "updated" or "unchanged", and the object applied.
-func applyAsCaravan(ctx context.Context, c client.Client, obj client.Object, assign bool) (string, *unstructured.Unstructured, error) {
+func applyAsCaravan(ctx context.Context, c client.Client, obj client.Object, assign bool, opts ...client.ApplyOption) (string, *unstructured.Unstructured, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	var result string
 	var applied *unstructured.Unstructured
@@ -199,7 +199,7 @@ func applyAsCaravan(ctx context.Context, c client.Client, obj client.Object, ass
 			want.SetResourceVersion(existing.GetResourceVersion())
 		}
 		err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(want),
-			client.FieldOwner(caravanFieldManager), client.ForceOwnership)
+			append([]client.ApplyOption{client.FieldOwner(caravanFieldManager), client.ForceOwnership}, opts...)...)
 		if err != nil {
 			return err
 		}

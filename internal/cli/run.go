@@ -47,7 +47,7 @@ type RunOptions struct {
 	Wait         bool
 	Timeout      time.Duration
 	Force        bool
-	DryRun       bool
+	DryRun       cmdutil.DryRun
 	Output       string
 	// DontRunAfterBuild stops the integration at Build Complete.
 	DontRunAfterBuild bool
@@ -134,7 +134,7 @@ default operator.`,
 	f.BoolVar(&o.Wait, "wait", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.BoolVar(&o.Force, "force", false, "assign the integration to --operator-id even if that operator is not registered")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be applied and change nothing; no cluster is contacted")
+	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would be applied, contacting no cluster; server: send it with dryRun=All, so admission (the operator's use check) runs and nothing is stored")
 	f.StringVarP(&o.Output, "output", "o", "", "print the integration as yaml or json instead of applying it, as kamel run -o does (no cluster needed)")
 	f.StringArrayVar(&o.Configs, "config", nil, "configuration the runtime reads: configmap:NAME[/KEY] or secret:NAME[/KEY], "+
 		"mounted under /etc/camel/conf.d (trait mount.configs), or file:PATH of a .properties file, into the camel trait's properties (repeatable)")
@@ -331,7 +331,7 @@ func (o *RunOptions) Validate() error {
 	if o.replicasSet && o.Replicas < 0 {
 		return fmt.Errorf("--replicas must be 0 or more, got %d", o.Replicas)
 	}
-	if o.Wait && (o.DryRun || o.Output != "") {
+	if o.Wait && (o.DryRun.Any() || o.Output != "") {
 		return errors.New("--wait cannot be used with --dry-run or -o, which print the integration without applying it")
 	}
 	if o.Timeout <= 0 {
@@ -342,7 +342,7 @@ func (o *RunOptions) Validate() error {
 
 // Run applies the integration and, with --wait, waits until it runs.
 func (o *RunOptions) Run(ctx context.Context) error {
-	if o.DryRun || o.Output != "" {
+	if o.DryRun.Client() || o.Output != "" && !o.DryRun.Server() {
 		return printApplyResult(o.Out, o.integration, o.Output, "integration", "created (dry run)")
 	}
 	c, err := newWatchClient(o.Kube)
@@ -354,9 +354,16 @@ func (o *RunOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	result, applied, err := applyAsCaravan(ctx, c, o.integration, o.OperatorID != "")
+	var opts []client.ApplyOption
+	if o.DryRun.Server() {
+		opts = append(opts, client.DryRunAll)
+	}
+	result, applied, err := applyAsCaravan(ctx, c, o.integration, o.OperatorID != "", opts...)
 	if err != nil {
 		return err
+	}
+	if o.DryRun.Server() {
+		result += " (server dry run)"
 	}
 	if err := printApplyResult(o.Out, applied, o.Output, "integration", result); err != nil {
 		return err

@@ -151,8 +151,8 @@ func MadeFromBinding(kind Kind, obj metav1.Object) string {
 // only it, with the resourceVersion read as a precondition. On a conflict
 // it reads the resource again and moves it only if it is still assigned
 // to from ("" for whichever operator it has). It returns the id it moved
-// the resource from.
-func Move(ctx context.Context, c client.Client, t Target, from, to string) (string, error) {
+// the resource from. With client.DryRunAll among opts, admission runs and nothing changes.
+func Move(ctx context.Context, c client.Client, t Target, from, to string, opts ...client.PatchOption) (string, error) {
 	obj := t.Obj
 	was := obj.Annotations[camelv1.OperatorIDAnnotation]
 	first := true
@@ -169,7 +169,7 @@ func Move(ctx context.Context, c client.Client, t Target, from, to string) (stri
 		first = false
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q},"resourceVersion":%q}}`,
 			camelv1.OperatorIDAnnotation, to, obj.ResourceVersion)
-		return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
+		return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)), opts...)
 	})
 	return was, err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -157,6 +159,19 @@ func TestAssigningWorkToAnOperatorNeedsTheUseVerb(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(mine), after)).To(Succeed())
 	g.Expect(after.Annotations[camelv1.OperatorIDAnnotation]).To(Equal("tenant-a"))
 	g.Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "a refused change changed the object")
+
+	t.Log("caravan run --dry-run=server shows the refusal before anything is applied, and stores nothing")
+	aliceKubeconfig := env.Kubeconfig(t, "alice")
+	route := filepath.Join(t.TempDir(), "dry.yaml")
+	g.Expect(os.WriteFile(route, []byte("- from:\n    uri: timer:dry\n    steps:\n    - log: dry\n"), 0o644)).To(Succeed())
+	out, errOut, err := cli(t, aliceKubeconfig, "run", route, "-n", apps, "-x", "tenant-b", "--dry-run=server")
+	g.Expect(err).To(HaveOccurred(), out)
+	g.Expect(errOut).To(ContainSubstring("to operator tenant-b needs the verb use on integrationoperators/tenant-b"))
+	out, errOut, err = cli(t, aliceKubeconfig, "run", route, "-n", apps, "-x", "tenant-a", "--dry-run=server")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(Equal("integration \"dry\" created (server dry run)\n"))
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: apps, Name: "dry"}, &camelv1.Integration{}))).To(BeTrue(),
+		"a server dry run stored the integration")
 
 	t.Log("an unassigned create is judged against the default operator, camel-k")
 	err = alice.Create(ctx, harness.NewIntegration(apps, "unassigned", "", 1))
