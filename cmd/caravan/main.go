@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func main() {
@@ -28,6 +29,6 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
+		os.Exit(cmdutil.ExitCode(err))
 	}
 }

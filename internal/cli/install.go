@@ -420,8 +420,8 @@ func (o *InstallOptions) waitReady(ctx context.Context, c client.Client) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("operator %s did not become ready within %s: see its pod (kubectl describe pods -n %s -l app.kubernetes.io/instance=%s) and its log (kubectl logs -n %s deployment/%s-operator)",
-				o.ID, o.Timeout, o.namespace, o.ID, o.namespace, o.ID)
+			return cmdutil.WithExitCode(cmdutil.ExitTimeout, fmt.Errorf("operator %s did not become ready within %s: see its pod (kubectl describe pods -n %s -l app.kubernetes.io/instance=%s) and its log (kubectl logs -n %s deployment/%s-operator)",
+				o.ID, o.Timeout, o.namespace, o.ID, o.namespace, o.ID))
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -205,10 +205,16 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 	if failed > 0 {
 		problems = append(problems, fmt.Sprintf("%d of %d resources failed to move", failed, len(targets)))
 	}
+	waitCode := 0
 	if o.Wait && len(movedIntegrations) > 0 {
 		if err := waitRunningUnder(ctx, c, o.Out, o.listNamespace(), movedIntegrations, o.To, o.Timeout); err != nil {
 			problems = append(problems, err.Error())
+			waitCode = cmdutil.ExitCode(err)
 		}
+	}
+	if len(problems) == 1 && waitCode != 0 {
+		// Only the wait failed: its code says how.
+		return cmdutil.WithExitCode(waitCode, errors.New(problems[0]))
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
@@ -359,7 +365,7 @@ func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case err != nil && wait.Interrupted(err):
-		return fmt.Errorf("timed out after %s: %s", timeout, pendingSummary(state, done, to))
+		return cmdutil.WithExitCode(cmdutil.ExitTimeout, fmt.Errorf("timed out after %s: %s", timeout, pendingSummary(state, done, to)))
 	case err != nil:
 		return err
 	}
@@ -370,7 +376,8 @@ func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d integrations are in phase Error under %s: %s", len(failed), to, strings.Join(failed, "; "))
+		return cmdutil.WithExitCode(cmdutil.ExitFailed,
+			fmt.Errorf("%d integrations are in phase Error under %s: %s", len(failed), to, strings.Join(failed, "; ")))
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 // NewRootCommand builds the caravan command tree.
@@ -27,6 +29,7 @@ camel.apache.org/operator.id annotation names it.`,
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(commands(kube, streams)...)
 	withUsageOnArgErrors(root)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.WithExitCode(cmdutil.ExitUsage, err) })
 	return root
 }
 
@@ -36,7 +39,8 @@ func withUsageOnArgErrors(cmd *cobra.Command) {
 	if args := cmd.Args; args != nil {
 		cmd.Args = func(c *cobra.Command, a []string) error {
 			if err := args(c, a); err != nil {
-				return fmt.Errorf("%w\nUsage: %s\nSee '%s --help' for examples", err, c.UseLine(), c.CommandPath())
+				return cmdutil.WithExitCode(cmdutil.ExitUsage,
+					fmt.Errorf("%w\nUsage: %s\nSee '%s --help' for examples", err, c.UseLine(), c.CommandPath()))
 			}
 			return nil
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func TestAWrongArgumentCountNamesTheUsage(t *testing.T) {
@@ -29,6 +31,24 @@ func TestTheCommandsUsersNeverTypeAreHidden(t *testing.T) {
 		cmd, _, err := root.Find(path)
 		if err != nil || !cmd.Hidden {
 			t.Errorf("%v: hidden %v (%v)", path, cmd != nil && cmd.Hidden, err)
+		}
+	}
+}
+
+func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"logs"}, cmdutil.ExitUsage},
+		{[]string{"get", "--no-such-flag"}, cmdutil.ExitUsage},
+		{[]string{"run", "testdata/run/routes.yaml", "--replicas", "-1"}, cmdutil.ExitUsage},
+		{append([]string{"get", "integrations"}, unreachable...), cmdutil.ExitFailure},
+	} {
+		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
+		root.SetArgs(tc.args)
+		if got := cmdutil.ExitCode(root.Execute()); got != tc.code {
+			t.Errorf("%v: exit code %d, want %d", tc.args, got, tc.code)
 		}
 	}
 }

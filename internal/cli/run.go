@@ -517,7 +517,7 @@ func waitIntegrationPhase(ctx context.Context, c client.WithWatch, out io.Writer
 		case done:
 			return true, nil
 		case camelv1.IntegrationPhaseError:
-			return false, fmt.Errorf("integration %s failed: %s", name, readyMessage(it))
+			return false, cmdutil.WithExitCode(cmdutil.ExitFailed, fmt.Errorf("integration %s failed: %s", name, readyMessage(it)))
 		}
 		return false, nil
 	})
@@ -527,7 +527,8 @@ func waitIntegrationPhase(ctx context.Context, c client.WithWatch, out io.Writer
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case wait.Interrupted(err):
-		return fmt.Errorf("timed out after %s waiting for integration %s to reach phase %s: %s", timeout, name, done, describeWait(last))
+		return cmdutil.WithExitCode(cmdutil.ExitTimeout,
+			fmt.Errorf("timed out after %s waiting for integration %s to reach phase %s: %s", timeout, name, done, describeWait(last)))
 	}
 	return err
 }

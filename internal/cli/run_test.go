@@ -5,16 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 // init defines the -update flag, which rewrites the golden files, unless
@@ -322,5 +325,26 @@ func TestCaravanAppliedOperatorID(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestRunWaitExitsWithTheCodeOfHowItEnded(t *testing.T) {
+	ns := cluster(t).Namespace(t)
+	c := watchClient(t)
+	it := assignedIntegration(ns, "waited", "op-a")
+	create(t, it)
+	err := waitIntegrationPhase(context.Background(), c, io.Discard, ns, "waited", it.Generation, camelv1.IntegrationPhaseRunning, time.Second)
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitTimeout || !strings.Contains(err.Error(), "timed out after 1s") {
+		t.Fatalf("no status: got %v (exit code %d), want a timeout (%d)", err, code, cmdutil.ExitTimeout)
+	}
+	it.Status.Phase = camelv1.IntegrationPhaseError
+	it.Status.ObservedGeneration = it.Generation
+	it.Status.Ownership.Owner = "op-a"
+	if err := c.Status().Update(context.Background(), it); err != nil {
+		t.Fatal(err)
+	}
+	err = waitIntegrationPhase(context.Background(), c, io.Discard, ns, "waited", it.Generation, camelv1.IntegrationPhaseRunning, time.Minute)
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitFailed || !strings.Contains(err.Error(), "integration waited failed") {
+		t.Fatalf("in Error: got %v (exit code %d), want a failure (%d)", err, code, cmdutil.ExitFailed)
 	}
 }

@@ -27,7 +27,7 @@ func Run(ctx context.Context, o Command) error {
 		return err
 	}
 	if err := o.Validate(); err != nil {
-		return err
+		return WithExitCode(ExitUsage, err)
 	}
 	return o.Run(ctx)
 }
