@@ -14,9 +14,9 @@ import (
 
 func newCmdCompletion(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "completion bash|zsh|fish",
-		Short: "Print the shell completion script for bash, zsh or fish",
-		Long: `Print the shell completion script for bash, zsh or fish. Completion covers
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print the shell completion script for bash, zsh, fish or PowerShell",
+		Long: `Print the shell completion script for bash, zsh, fish or PowerShell. Completion covers
 commands and flags, resource types, and, by asking the cluster, resource
 names and operator ids.`,
 		Example: `  # Load completion in the current bash session (needs bash-completion)
@@ -26,8 +26,11 @@ names and operator ids.`,
   caravan completion zsh > "${fpath[1]}/_caravan"
 
   # Install it for fish
-  caravan completion fish > ~/.config/fish/completions/caravan.fish`,
-		ValidArgs:             []string{"bash", "zsh", "fish"},
+  caravan completion fish > ~/.config/fish/completions/caravan.fish
+
+  # Load it in the current PowerShell session
+  caravan completion powershell | Out-String | Invoke-Expression`,
+		ValidArgs:             []string{"bash", "zsh", "fish", "powershell"},
 		Args:                  cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -39,8 +42,10 @@ names and operator ids.`,
 				return root.GenZshCompletion(streams.Out)
 			case "fish":
 				return root.GenFishCompletion(streams.Out, true)
+			case "powershell":
+				return root.GenPowerShellCompletionWithDesc(streams.Out)
 			}
-			return fmt.Errorf("unsupported shell %q: use bash, zsh or fish", args[0])
+			return fmt.Errorf("unsupported shell %q: use bash, zsh, fish or powershell", args[0])
 		},
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 func TestCompletionScripts(t *testing.T) {
 	for shell, want := range map[string]string{
-		"bash": "__start_caravan", "zsh": "#compdef caravan", "fish": "complete -c caravan",
+		"bash": "__start_caravan", "zsh": "#compdef caravan", "fish": "complete -c caravan", "powershell": "Register-ArgumentCompleter -CommandName 'caravan'",
 	} {
 		t.Run(shell, func(t *testing.T) {
 			var out bytes.Buffer

@@ -155,6 +155,8 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.Int32Var(&o.Replicas, "replicas", 1, "replicas of the operator Deployment (one leads, on the Lease <id>-lock)")
 	f.StringToStringVar(&o.Requests, "requests", nil, "resource requests of the operator container, as cpu=100m,memory=64Mi (default cpu=100m,memory=64Mi)")
 	f.StringToStringVar(&o.Limits, "limits", nil, "resource limits of the operator container, as cpu=1,memory=512Mi (default cpu=1,memory=512Mi)")
+	// The usage says the defaults, which an empty map stands for.
+	f.Lookup("requests").DefValue, f.Lookup("limits").DefValue = "", ""
 	f.StringToStringVar(&o.NodeSelector, "node-selector", nil, "node labels the operator pod must run on, as key=value")
 	f.StringSliceVar(&o.Tolerations, "tolerations", nil, "taints the operator pod tolerates, as key[=value]:Effect[:seconds] or key:Exists:Effect")
 	f.StringSliceVar(&o.PullSecrets, "image-pull-secret", nil, "Secrets, in the operator namespace, to pull the operator image with")

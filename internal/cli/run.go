@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -45,10 +46,14 @@ type RunOptions struct {
 	Image        string
 	Replicas     int32
 	Wait         bool
-	Timeout      time.Duration
-	Force        bool
-	DryRun       cmdutil.DryRun
-	Output       string
+	// Logs follows the integration's logs once it is applied (and, with Wait, runs).
+	Logs bool
+	// Dev is kamel's --dev: wait, follow the logs, and delete the integration on interrupt.
+	Dev     bool
+	Timeout time.Duration
+	Force   bool
+	DryRun  cmdutil.DryRun
+	Output  string
 	// DontRunAfterBuild stops the integration at Build Complete.
 	DontRunAfterBuild bool
 	Configs           []string
@@ -115,6 +120,9 @@ default operator.`,
   # Mount a ConfigMap of properties and one of data, set a variable, label it
   caravan run routes.yaml --config configmap:app-config --resource configmap:data@/data -e TZ=UTC --label team=orders
 
+  # Develop a route: run it, follow its log, and delete it on Ctrl-C
+  caravan run routes.yaml --dev
+
   # Print the Integration instead of applying it (no cluster needed)
   caravan run routes.yaml -x tenant-a -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -131,7 +139,9 @@ default operator.`,
 	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
-	f.BoolVar(&o.Wait, "wait", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")
+	f.BoolVarP(&o.Wait, "wait", "w", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")
+	f.BoolVar(&o.Logs, "logs", false, "follow the integration's logs once it is applied, until interrupted")
+	f.BoolVar(&o.Dev, "dev", false, "wait until the integration runs, follow its logs, and delete it when interrupted (Ctrl-C), as kamel run --dev")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.BoolVar(&o.Force, "force", false, "assign the integration to --operator-id even if that operator is not registered")
 	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would be applied, contacting no cluster; server: send it with dryRun=All, so admission (the operator's use check) runs and nothing is stored")
@@ -331,6 +341,12 @@ func (o *RunOptions) Validate() error {
 	if o.replicasSet && o.Replicas < 0 {
 		return fmt.Errorf("--replicas must be 0 or more, got %d", o.Replicas)
 	}
+	if (o.Logs || o.Dev) && (o.DryRun.Any() || o.Output != "") {
+		return errors.New("--logs and --dev follow a running integration: they cannot be used with --dry-run or -o")
+	}
+	if o.Dev && o.DontRunAfterBuild {
+		return errors.New("--dev runs the integration: it cannot be used with --dont-run-after-build")
+	}
 	if o.Wait && (o.DryRun.Any() || o.Output != "") {
 		return errors.New("--wait cannot be used with --dry-run or -o, which print the integration without applying it")
 	}
@@ -368,14 +384,39 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	if err := printApplyResult(o.Out, applied, o.Output, "integration", result); err != nil {
 		return err
 	}
-	if !o.Wait {
+	if o.Dev {
+		defer o.deleteAfterDev(c)
+	}
+	if o.Wait || o.Dev {
+		done := camelv1.IntegrationPhaseRunning
+		if o.DontRunAfterBuild {
+			done = camelv1.IntegrationPhaseBuildComplete
+		}
+		if err := waitIntegrationPhase(ctx, c, o.Out, o.namespace, o.Name, applied.GetGeneration(), done, o.Timeout); err != nil {
+			return err
+		}
+	}
+	if !o.Logs && !o.Dev {
 		return nil
 	}
-	done := camelv1.IntegrationPhaseRunning
-	if o.DontRunAfterBuild {
-		done = camelv1.IntegrationPhaseBuildComplete
+	logs := &LogsOptions{Kube: o.Kube, Name: o.Name, Follow: true, Tail: -1, IOStreams: o.IOStreams}
+	if err := logs.Complete(); err != nil {
+		return err
 	}
-	return waitIntegrationPhase(ctx, c, o.Out, o.namespace, o.Name, applied.GetGeneration(), done, o.Timeout)
+	return logs.Run(ctx)
+}
+
+// deleteAfterDev deletes the integration that --dev ran, when the command ends or is
+// interrupted; the command's context may be done, so it has its own.
+func (o *RunOptions) deleteAfterDev(c client.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	it := &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: o.namespace, Name: o.Name}}
+	if err := c.Delete(ctx, it); err != nil && !apierrors.IsNotFound(err) {
+		fmt.Fprintf(o.ErrOut, "error: deleting integration %s after --dev: %v\n", o.Name, err)
+		return
+	}
+	fmt.Fprintf(o.Out, "integration %q deleted\n", o.Name)
 }
 
 // loadRunFiles reads the files: YAML route lists become flows, the rest

@@ -18,6 +18,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -73,6 +74,18 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	it, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Status).To(BeEquivalentTo("True"))
+
+	t.Log("caravan run --dev waits for the JVM, follows its log, and deletes the integration on Ctrl-C")
+	dev := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "run",
+		filepath.Join("testdata", "camel", "timer.yaml"), "--name", "dev", "-x", "jvm", "-p", "greeting=Hello from --dev", "--dev")
+	g.Eventually(dev.stdout, mavenTimeout, poll).Should(And(ContainSubstring("integration dev: Running"),
+		ContainSubstring("Hello from --dev #2")), dev.stderr)
+	dev.stop()
+	g.Expect(dev.stdout()).To(HaveSuffix("integration \"dev\" deleted\n"))
+	g.Eventually(func() bool {
+		_, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "dev"})
+		return apierrors.IsNotFound(err)
+	}, timeout, poll).Should(BeTrue(), "--dev left its integration behind")
 
 	t.Log("a route with an unknown component crashes its JVM: the integration is in Error with Camel's exception, which describe shows")
 	broken := newIntegration(apps, "broken", "jvm", 1)
