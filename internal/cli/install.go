@@ -314,7 +314,17 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err := o.checkServerVersion(); err != nil {
 		return err
 	}
-	if err := installer.Check(ctx, o.installConfig(), o.Force); err != nil {
+	cfg := o.installConfig()
+	if err := installer.FitAdmission(&cfg); err != nil {
+		return err
+	}
+	if cfg.ValidatingOnly {
+		fmt.Fprintln(o.ErrOut, "admission policies installed without their mutating part: "+install.ValidatingOnlyGuarantees)
+		if objs, err = install.Manifests(cfg); err != nil {
+			return err
+		}
+	}
+	if err := installer.Check(ctx, cfg, o.Force); err != nil {
 		return err
 	}
 	if err := installer.Install(ctx, o.namespace, objs); err != nil {
@@ -367,13 +377,13 @@ func (o *InstallOptions) checkServerVersion() error {
 	if err != nil {
 		return fmt.Errorf("reading the cluster's Kubernetes version: %w", err)
 	}
-	served := false
+	validating := false
 	if list, err := dc.ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1"); err == nil {
 		for _, r := range list.APIResources {
-			served = served || r.Name == "mutatingadmissionpolicies"
+			validating = validating || r.Name == "validatingadmissionpolicies"
 		}
 	}
-	return install.CheckAdmissionServed(info.GitVersion, served)
+	return install.CheckAdmissionServed(info.GitVersion, validating)
 }
 
 // pushLocalImage builds the operator image of this source tree for this

@@ -112,6 +112,9 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if o.local != nil && o.local.RegistryAddress != "" {
 		cfg.Registry, cfg.RegistryInsecure = o.local.RegistryAddress, true
 	}
+	if err := installer.FitAdmission(&cfg); err != nil {
+		return err
+	}
 	objs, err := install.Manifests(cfg)
 	if err != nil {
 		return err

@@ -36,6 +36,9 @@ const (
 	NamespacesPolicy = "caravan-operator-served-namespaces"
 	LabelPolicy      = "caravan-operator-label"
 	DefaultPolicy    = "caravan-operator-default"
+	// DefaultUsePolicy stands in for DefaultPolicy where no MutatingAdmissionPolicy is served: an
+	// unassigned resource, which the default operator takes, needs the verb use on it.
+	DefaultUsePolicy = "caravan-operator-default-use"
 	// DefaultLabel marks the default operator's IntegrationOperator, the
 	// parameter of DefaultPolicy.
 	DefaultLabel = "caravan.dev/default"
@@ -103,7 +106,53 @@ func operatorParam() *admissionv1.ParamKind {
 // admissionManifests are the policies shared by every operator, and, for
 // an operator limited to some namespaces, its NamespacesGrants.
 func admissionManifests(c Config) []client.Object {
-	return append(sharedAdmissionManifests(), NamespacesGrants(c)...)
+	shared := sharedAdmissionManifests()
+	if c.ValidatingOnly {
+		shared = ValidatingOnlyAdmissionPolicies()
+	}
+	return append(shared, NamespacesGrants(c)...)
+}
+
+// validatingOnly keeps the objects of objs that are no MutatingAdmissionPolicy or binding of one.
+func validatingOnly(objs []client.Object) []client.Object {
+	return slices.DeleteFunc(objs, func(o client.Object) bool {
+		switch o.(type) {
+		case *admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding:
+			return true
+		}
+		return false
+	})
+}
+
+// defaultUsePolicy is DefaultUsePolicy and its binding: creating an unassigned resource, or
+// removing a resource's assignment, needs the verb use on the default operator, the parameter.
+func defaultUsePolicy() []client.Object {
+	return []client.Object{
+		&admissionv1.ValidatingAdmissionPolicy{
+			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"), ObjectMeta: metav1.ObjectMeta{Name: DefaultUsePolicy},
+			Spec: admissionv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy: ptr.To(admissionv1.Fail), ParamKind: operatorParam(),
+				MatchConstraints: rules(admissionv1.Create, admissionv1.Update),
+				MatchConditions: []admissionv1.MatchCondition{
+					{Name: "unassigned", Expression: "!(" + assigned + ")"},
+					{Name: "created-or-assignment-removed", Expression: `request.operation == 'CREATE' || (` + wasAssigned + `)`},
+				},
+				Variables: []admissionv1.Variable{{Name: "id", Expression: `params.metadata.name`}},
+				Validations: []admissionv1.Validation{{Expression: mayUse, MessageExpression: mayUseMessage,
+					Reason: ptr.To(metav1.StatusReasonForbidden)}},
+			},
+		},
+		&admissionv1.ValidatingAdmissionPolicyBinding{
+			TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: DefaultUsePolicy},
+			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: DefaultUsePolicy,
+				ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+				ParamRef: &admissionv1.ParamRef{
+					Selector:                &metav1.LabelSelector{MatchLabels: map[string]string{DefaultLabel: "true"}},
+					ParameterNotFoundAction: ptr.To(admissionv1.AllowAction),
+				}},
+		},
+	}
 }
 
 // sharedAdmissionManifests are the policies shared by every operator.
@@ -194,6 +243,11 @@ func sharedAdmissionManifests() []client.Object {
 // installs, which every operator shares: what a cluster whose operators
 // were installed by it enforces.
 func AdmissionPolicies() []client.Object { return sharedAdmissionManifests() }
+
+// ValidatingOnlyAdmissionPolicies are AdmissionPolicies as installed ValidatingOnly.
+func ValidatingOnlyAdmissionPolicies() []client.Object {
+	return append(validatingOnly(sharedAdmissionManifests()), defaultUsePolicy()...)
+}
 
 // NamespacesPrincipal is the namespace of the ServiceAccounts that stand
 // for operators in NamespacesPolicy: ServiceAccount <id> of it holds the

@@ -96,6 +96,9 @@ func DeclaredConfig(iop *camelv1alpha1.IntegrationOperator, d FleetDefaults) (Co
 // installation no longer holds. The platform is created when absent and
 // otherwise left as its users set it.
 func (i *Installer) Converge(ctx context.Context, c Config) error {
+	if err := i.FitAdmission(&c); err != nil {
+		return err
+	}
 	objs, err := Manifests(c)
 	if err != nil {
 		return err

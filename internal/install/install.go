@@ -15,7 +15,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -412,7 +414,7 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		fmt.Fprintf(i.Out, "IntegrationOperator %s kept: it is registered to namespace %s\n", id, registered)
 	}
 	if all {
-		objs = append(objs, sharedAdmissionManifests()...)
+		objs = append(append(objs, sharedAdmissionManifests()...), defaultUsePolicy()...)
 		objs = append(objs, &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy}})
 		objs = append(objs,
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
@@ -456,7 +458,32 @@ func (i *Installer) deleteIfExists(ctx context.Context, obj client.Object) (bool
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	err = i.Client.Delete(ctx, obj)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		// A kind the cluster does not serve holds nothing.
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// FitAdmission sets c.ValidatingOnly when c installs admission policies on a cluster that serves
+// no MutatingAdmissionPolicy.
+func (i *Installer) FitAdmission(c *Config) error {
+	if c.SkipAdmission {
+		return nil
+	}
+	served, err := i.MutatingPoliciesServed()
+	if err != nil {
+		return fmt.Errorf("asking the cluster whether it serves MutatingAdmissionPolicy: %w", err)
+	}
+	c.ValidatingOnly = !served
+	return nil
+}
+
+// MutatingPoliciesServed tells whether the cluster serves MutatingAdmissionPolicy v1 (Kubernetes
+// 1.36 and later): where it does not, the admission policies are installed ValidatingOnly.
+func (i *Installer) MutatingPoliciesServed() (bool, error) {
+	_, err := i.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: admissionv1.GroupName, Kind: "MutatingAdmissionPolicy"}, "v1")
+	if meta.IsNoMatchError(err) {
 		return false, nil
 	}
 	return err == nil, err

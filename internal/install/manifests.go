@@ -59,6 +59,10 @@ type Config struct {
 	// may assign resources to which operator (for clusters that cannot
 	// run them; the operators still mirror labels themselves).
 	SkipAdmission bool
+	// ValidatingOnly installs the validating admission policies alone, for a cluster that serves
+	// no MutatingAdmissionPolicy (Kubernetes 1.30 to 1.35): DefaultUsePolicy judges unassigned
+	// resources in DefaultPolicy's stead, and the operators mirror labels themselves.
+	ValidatingOnly bool
 	// SkipKamelets leaves the Kamelet catalog out.
 	SkipKamelets bool
 	// Replicas of the operator Deployment (one leads); 1 when nil.

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -155,11 +156,40 @@ func TestTolerationsAreParsedOrRefusedWithTheForm(t *testing.T) {
 func TestAnOlderClusterIsRefusedWithWhatToDo(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(CheckAdmissionServed("v1.37.2", true)).To(Succeed())
+	g.Expect(CheckAdmissionServed("v1.30.0", true)).To(Succeed(), "1.30 serves ValidatingAdmissionPolicy v1")
 	g.Expect(CheckAdmissionServed("v0.0.0-master+$Format:%H$", true)).To(Succeed(), "a source build that serves the policies")
-	err := CheckAdmissionServed("v1.35.4", false)
-	g.Expect(err).To(MatchError(ContainSubstring("need 1.36 or later")))
+	err := CheckAdmissionServed("v1.29.4", false)
+	g.Expect(err).To(MatchError(ContainSubstring("need 1.30 or later")))
 	g.Expect(err).To(MatchError(ContainSubstring("--skip-admission")))
-	g.Expect(CheckAdmissionServed("v1.36.1", false)).To(MatchError(ContainSubstring("does not serve MutatingAdmissionPolicy")))
+	g.Expect(CheckAdmissionServed("v1.31.1", false)).To(MatchError(ContainSubstring("does not serve ValidatingAdmissionPolicy")))
+}
+
+func TestValidatingOnlyLeavesOutTheMutatingPoliciesAndJudgesUnassignedWork(t *testing.T) {
+	g := NewWithT(t)
+	kinds := func(c Config) map[string]bool {
+		objs, err := Manifests(c)
+		g.Expect(err).NotTo(HaveOccurred())
+		names := map[string]bool{}
+		for _, o := range objs {
+			switch o.(type) {
+			case *admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding,
+				*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding:
+				names[fmt.Sprintf("%T/%s", o, o.GetName())] = true
+			}
+		}
+		return names
+	}
+	full := kinds(Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
+	only := kinds(Config{ID: "tenant-a", Namespace: "ops", Image: "img", ValidatingOnly: true})
+	g.Expect(full).To(HaveKey("*v1.MutatingAdmissionPolicy/" + LabelPolicy))
+	g.Expect(full).NotTo(HaveKey("*v1.ValidatingAdmissionPolicy/" + DefaultUsePolicy))
+	for name := range only {
+		g.Expect(name).NotTo(HavePrefix("*v1.Mutating"), "validating-only installs a mutating policy")
+	}
+	for _, name := range []string{AssignmentPolicy, NamespacesPolicy, ConfinementPolicy, OrphanMarkPolicy, DefaultUsePolicy} {
+		g.Expect(only).To(HaveKey("*v1.ValidatingAdmissionPolicy/"+name), "validating-only lacks %s", name)
+		g.Expect(only).To(HaveKey("*v1.ValidatingAdmissionPolicyBinding/"+name), "validating-only does not bind %s", name)
+	}
 }
 
 func TestTheHeartbeatVerbosityAndPprofReachTheContainerOnlyWhenSet(t *testing.T) {

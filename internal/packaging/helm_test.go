@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -131,15 +132,24 @@ func manifests(t *testing.T, c install.Config) (objs, crds []string) {
 	return objs, crds
 }
 
-// render renders the chart with values, as release namespace ns.
+// render renders the chart with values, as release namespace ns, for a cluster that serves
+// MutatingAdmissionPolicy v1.
 func render(t *testing.T, values map[string]any, ns string) (objs, crds []string) {
+	t.Helper()
+	caps := *chartutil.DefaultCapabilities
+	caps.KubeVersion = chartutil.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
+	caps.APIVersions = append(slices.Clone(caps.APIVersions), "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")
+	return renderFor(t, values, ns, &caps)
+}
+
+// renderFor renders the chart with values, as release namespace ns, for a cluster of caps.
+func renderFor(t *testing.T, values map[string]any, ns string, caps *chartutil.Capabilities) (objs, crds []string) {
 	t.Helper()
 	ch, err := LoadChart(sourceRoot())
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "caravan", Namespace: ns, IsInstall: true},
-		chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "caravan", Namespace: ns, IsInstall: true}, caps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,6 +278,20 @@ func TestTheChartRendersWhatInstallApplies(t *testing.T) {
 			g.Expect(normalized(t, gotCRDs)).To(Equal(normalized(t, wantCRDs)))
 		})
 	}
+}
+
+func TestTheChartInstallsTheValidatingPoliciesAloneWhereNoMutatingPolicyIsServed(t *testing.T) {
+	ch, err := LoadChart(sourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := install.Config{ID: "camel-k", Default: true, Namespace: "ops", Version: ch.Metadata.AppVersion,
+		Image: "caravan/operator:" + ch.Metadata.AppVersion, ValidatingOnly: true}
+	wantObjs, _ := manifests(t, c)
+	caps := *chartutil.DefaultCapabilities
+	caps.KubeVersion = chartutil.KubeVersion{Version: "v1.34.1", Major: "1", Minor: "34"}
+	gotObjs, _ := renderFor(t, nil, "ops", &caps)
+	expectSameObjects(t, normalized(t, wantObjs), normalized(t, gotObjs), "the chart on Kubernetes 1.34")
 }
 
 func TestTheChartRefusesAnInvalidOperatorID(t *testing.T) {

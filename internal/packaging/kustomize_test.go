@@ -41,6 +41,8 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 	pinned.Replicas, pinned.Registry = ptr.To[int32](2), "REGISTRY"
 	bare := Base(version)
 	bare.SkipAdmission = true
+	older := Base(version)
+	older.ValidatingOnly = true
 	for _, tc := range []struct {
 		dir    string
 		config install.Config
@@ -48,6 +50,7 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 		{"base", Base(version)},
 		{"overlays/pinned", pinned},
 		{"overlays/without-admission", bare},
+		{"overlays/before-1.36", older},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			g := NewWithT(t)

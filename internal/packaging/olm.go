@@ -110,7 +110,9 @@ func olmBundle(files map[string][]byte, version string) error {
 				"camel-k (OPERATOR_ID and KAMEL_OPERATOR_ID), which serves every namespace.",
 			Version:        opversion.OperatorVersion{Version: v},
 			Maturity:       "alpha",
-			MinKubeVersion: "1.36.0",
+			// The bundle installs no admission policy; its CRDs' transition rules need 1.29, and 1.30 is
+			// the oldest release Caravan's admission policies and tests cover.
+			MinKubeVersion: install.MinValidatingAdmissionVersion.String() + ".0",
 			Keywords:       []string{"camel", "camel-k", "integration", "operator"},
 			Provider:       operatorsv1alpha1.AppLink{Name: "The Caravan Authors"},
 			Maintainers:    []operatorsv1alpha1.Maintainer{{Name: "The Caravan Authors"}},

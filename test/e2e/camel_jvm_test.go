@@ -92,9 +92,10 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	delete(broken.Spec.Traits, "container") // built into a kit, not the fixture's image
 	broken.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
 		"uri": "timer:crash", "steps": []any{map[string]any{"to": "nosuch:thing"}}}})}
+	follow := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "log", "broken") // kamel's name, which follows
+	g.Eventually(follow.stderr, timeout, poll).Should(ContainSubstring("waiting for a pod of integration broken"))
 	create(t, broken)
 	brokenKey := client.ObjectKeyFromObject(broken)
-	follow := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "log", "broken") // kamel's name, which follows
 	g.Eventually(func() (string, error) {
 		it, err := getIntegration(brokenKey)
 		if err != nil {
