@@ -108,8 +108,8 @@ func olmBundle(files map[string][]byte, version string) error {
 				"with many operators on one cluster: each resource is owned by the operator its " +
 				"camel.apache.org/operator.id annotation names. This bundle installs the default operator, " +
 				"camel-k (OPERATOR_ID and KAMEL_OPERATOR_ID), which serves every namespace.",
-			Version:        opversion.OperatorVersion{Version: v},
-			Maturity:       "alpha",
+			Version:  opversion.OperatorVersion{Version: v},
+			Maturity: "alpha",
 			// The bundle installs no admission policy; its CRDs' transition rules need 1.29, and 1.30 is
 			// the oldest release Caravan's admission policies and tests cover.
 			MinKubeVersion: install.MinValidatingAdmissionVersion.String() + ".0",

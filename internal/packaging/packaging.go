@@ -132,9 +132,9 @@ func Generated(version string) (map[string][]byte, error) {
 			"(" + mutatingServed + ") }}"},
 		"admission-validating-only.yaml": {defaultUse, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources " +
 			"(not (" + mutatingServed + ")) }}"},
-		"kamelets.yaml":  {kamelets, "{{- if and (not .Values.fleet.enabled) (not .Values.skipKamelets) }}"},
-		"reader.yaml":    {reader, "{{- if and (not .Values.fleet.enabled) .Values.sharedResources }}"},
-		"fleet.yaml":     {fleet, "{{- if .Values.fleet.enabled }}"},
+		"kamelets.yaml": {kamelets, "{{- if and (not .Values.fleet.enabled) (not .Values.skipKamelets) }}"},
+		"reader.yaml":   {reader, "{{- if and (not .Values.fleet.enabled) .Values.sharedResources }}"},
+		"fleet.yaml":    {fleet, "{{- if .Values.fleet.enabled }}"},
 	} {
 		data, err := templateOf(parts.objs, parts.cond)
 		if err != nil {
