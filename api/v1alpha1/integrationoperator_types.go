@@ -38,6 +38,8 @@ type IntegrationOperatorSpec struct {
 	// Default makes this operator adopt resources that name no operator. At most one is default.
 	Default bool `json:"default,omitempty"`
 	// WatchNamespaces limits the operator to these namespaces; empty means all.
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	WatchNamespaces []string `json:"watchNamespaces,omitempty"`
 	// Version is the operator version wanted, if any. For a declared
 	// operator without an image, it is the tag of the fleet controller's

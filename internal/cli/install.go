@@ -204,6 +204,9 @@ func (o *InstallOptions) Validate() error {
 	if o.Global && len(o.WatchNamespaces) > 0 {
 		return errors.New("--global and --watch-namespaces exclude each other")
 	}
+	if err := install.ValidateWatchNamespaces(o.WatchNamespaces); err != nil {
+		return fmt.Errorf("--watch-namespaces: %w", err)
+	}
 	if o.DryRun.Server() {
 		return errors.New("--dry-run=server is not supported by install, whose objects need the CRDs it installs: use --dry-run=client to print them")
 	}

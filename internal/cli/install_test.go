@@ -2,8 +2,16 @@ package cli
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
+
+func TestInstallRefusesAWatchedNamespaceNoNamespaceCanHave(t *testing.T) {
+	o := &InstallOptions{ID: "a", WatchNamespaces: []string{"team-a", "Bad_NS"}}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `--watch-namespaces: watched namespace "Bad_NS"`) {
+		t.Fatalf("got %v", err)
+	}
+}
 
 func TestGlobalFalseServesTheNamespaceInstalledIn(t *testing.T) {
 	for _, tc := range []struct {

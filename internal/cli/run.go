@@ -29,6 +29,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
@@ -331,6 +332,12 @@ func (o *RunOptions) Validate() error {
 		}
 	} else if o.flags != nil && o.flags.Changed("operator-id") {
 		return errors.New("cannot use an empty operator id: give -x ID, or leave -x out to keep the assignment as it is")
+	}
+	for _, d := range o.Dependencies {
+		// The builder reads each dependency with this same rule.
+		if _, err := maven.ParseDependency(d); err != nil {
+			return fmt.Errorf("-d %s: %w", d, err)
+		}
 	}
 	if o.Image != "" && len(o.Dependencies) > 0 {
 		return errors.New("-d/--dependency cannot be used with --image: a pre-built image is run as it is, so it must hold its dependencies")

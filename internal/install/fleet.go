@@ -59,6 +59,9 @@ func DeclaredConfig(iop *camelv1alpha1.IntegrationOperator, d FleetDefaults) (Co
 	if !iop.Declared() {
 		return Config{}, fmt.Errorf("operator %s is not declared: its spec names no namespace", iop.Name)
 	}
+	if err := ValidateWatchNamespaces(iop.Spec.WatchNamespaces); err != nil {
+		return Config{}, fmt.Errorf("spec.watchNamespaces: %w", err)
+	}
 	s := iop.Spec
 	c := Config{
 		ID: iop.Name, Namespace: s.Namespace, Default: s.Default, WatchNamespaces: s.WatchNamespaces,

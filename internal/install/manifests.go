@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +38,17 @@ const (
 	ViewRole = "caravan-view"
 	EditRole = "caravan-edit"
 )
+
+// ValidateWatchNamespaces refuses a watched namespace that no namespace can be named, as the
+// IntegrationOperator CRD does.
+func ValidateWatchNamespaces(namespaces []string) error {
+	for _, ns := range namespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("watched namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+	}
+	return nil
+}
 
 // Config says what to install.
 type Config struct {

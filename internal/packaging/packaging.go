@@ -58,6 +58,25 @@ const (
 	registryPlaceholder = "caravan-placeholder-registry"
 )
 
+// keepAnnotation tells Helm to leave an object in place when its release is uninstalled.
+const keepAnnotation = "helm.sh/resource-policy"
+
+// kept returns copies of objs that Helm keeps when their release is uninstalled.
+func kept(objs []client.Object) []client.Object {
+	out := make([]client.Object, len(objs))
+	for i, o := range objs {
+		c := o.DeepCopyObject().(client.Object)
+		ann := c.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[keepAnnotation] = "keep"
+		c.SetAnnotations(ann)
+		out[i] = c
+	}
+	return out
+}
+
 // mutatingServed is the chart's test for a cluster that serves MutatingAdmissionPolicy v1.
 const mutatingServed = `.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"`
 
@@ -121,6 +140,9 @@ func Generated(version string) (map[string][]byte, error) {
 			}
 		}
 	}
+	// Helm keeps the objects every release relies on when the release that made them is
+	// uninstalled: the admission policies and the reader roles outlive any single tenant's release.
+	admission, mutating, defaultUse, reader = kept(admission), kept(mutating), kept(defaultUse), kept(reader)
 	for name, parts := range map[string]struct {
 		objs []client.Object
 		cond string

@@ -2,18 +2,24 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v3/pkg/action"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/packaging"
 )
 
@@ -83,4 +89,81 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the registration outlived the release")
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), it)).To(Succeed())
 	g.Eventually(func() []corev1.Pod { return operatorPods(t, ops, "from-helm") }, timeout, poll).Should(BeEmpty())
+}
+
+// TestTheSharedPoliciesOutliveTheHelmReleaseThatMadeThem: of two releases of the chart, the
+// first holds the objects every operator shares (sharedResources). Uninstalling it leaves the
+// admission policies in place: a user without the verb use on the second release's operator is
+// still refused when assigning work to it.
+func TestTheSharedPoliciesOutliveTheHelmReleaseThatMadeThem(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	opsA, opsB, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	ch, err := packaging.LoadChart(sourceRoot())
+	g.Expect(err).NotTo(HaveOccurred())
+
+	t.Log("release shared-a takes the shared objects over, as the first release on a cluster holds them")
+	// Other tests' installs made them: Helm adopts an object whose metadata names the release.
+	shared := append(install.AdmissionPolicies(),
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.ReaderRole}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.ViewRole}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.EditRole}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: install.ReaderRole}})
+	adopt := fmt.Sprintf(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"Helm"},`+
+		`"annotations":{"meta.helm.sh/release-name":"shared-a","meta.helm.sh/release-namespace":%q}}}`, opsA)
+	for _, o := range shared {
+		err := env.Client.Patch(ctx, o.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(adopt)))
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+	}
+	values := func(id string, sharedResources bool) map[string]any {
+		return map[string]any{"operatorId": id, "image": env.OperatorImage(t), "skipKamelets": true, "sharedResources": sharedResources,
+			"registry": map[string]any{"address": env.Cluster.RegistryAddress, "insecure": true}, "heartbeatInterval": "2s"}
+	}
+	cfgA, cfgB := helmConfig(t, opsA), helmConfig(t, opsB)
+	instA := action.NewInstall(cfgA)
+	instA.ReleaseName, instA.Namespace = "shared-a", opsA
+	_, err = instA.RunWithContext(ctx, ch, values("shared-a", true))
+	g.Expect(err).NotTo(HaveOccurred())
+	uninstalledA := false
+	t.Cleanup(func() {
+		if !uninstalledA {
+			_, _ = action.NewUninstall(cfgA).Run("shared-a")
+		}
+	})
+	instB := action.NewInstall(cfgB)
+	instB.ReleaseName, instB.Namespace = "shared-b", opsB
+	_, err = instB.RunWithContext(ctx, ch, values("shared-b", false))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _, _ = action.NewUninstall(cfgB).Run("shared-b") })
+
+	t.Log("mallory, who may use shared-a only, is refused an assignment to shared-b")
+	for _, role := range []string{"edit", "shared-a-operator-user"} {
+		create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "mallory-" + role},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "mallory"}}})
+	}
+	mallory := env.UserClient(t, "mallory")
+	refusedToB := func() error {
+		err := mallory.Create(ctx, newIntegration(apps, "to-b", "shared-b", 1))
+		if err == nil {
+			_ = env.Client.Delete(ctx, newIntegration(apps, "to-b", "shared-b", 1))
+			return errorf("mallory assigned work to shared-b")
+		}
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "needs the verb use on integrationoperators/shared-b") {
+			return errorf("not the assignment policy's refusal: %v", err)
+		}
+		return nil
+	}
+	g.Eventually(refusedToB, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return mallory.Create(ctx, newIntegration(apps, "to-a", "shared-a", 1)) }, timeout, poll).Should(Succeed())
+
+	t.Log("helm uninstall of shared-a keeps the shared objects: the assignment is still refused")
+	_, err = action.NewUninstall(cfgA).Run("shared-a")
+	g.Expect(err).NotTo(HaveOccurred())
+	uninstalledA = true
+	for _, o := range shared {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).To(Succeed(),
+			"%T %s went with the release", o, o.GetName())
+	}
+	g.Expect(refusedToB()).To(Succeed())
 }
