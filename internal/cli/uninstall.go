@@ -76,11 +76,44 @@ func (o *UninstallOptions) Run(ctx context.Context) error {
 	if o.Fleet {
 		return installer.UninstallFleet(ctx, o.namespace)
 	}
+	if err := o.findOperator(ctx, installer); err != nil {
+		return err
+	}
 	if err := installer.Uninstall(ctx, o.ID, o.namespace, o.All); err != nil {
 		return err
 	}
 	if !o.All { // --all removed the integrations with the CRDs
 		o.reportLeftBehind(ctx, cl)
+	}
+	return nil
+}
+
+// findOperator settles the namespace to uninstall from. An id is registered to one namespace:
+// without -n that one is used; a -n that names another is refused. With neither a registration
+// nor a Deployment of the id in the namespace there is nothing to uninstall, which is an error
+// (but --all still removes the shared objects).
+func (o *UninstallOptions) findOperator(ctx context.Context, installer *install.Installer) error {
+	registered, err := installer.RegisteredNamespace(ctx, o.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case registered != "" && registered != o.namespace && o.Kube.NamespaceFlag() == "":
+		fmt.Fprintf(o.ErrOut, "operator %s is registered to namespace %s: uninstalling it there\n", o.ID, registered)
+		o.namespace = registered
+	case registered != "" && registered != o.namespace:
+		return fmt.Errorf("operator %s is registered to namespace %s, not %s: give -n %s", o.ID, registered, o.namespace, registered)
+	}
+	if registered != "" || o.All {
+		return nil
+	}
+	found, err := installer.HasOperator(ctx, o.ID, o.namespace)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("operator %s is not installed in namespace %s: no registration names it and no Deployment %s-operator runs there (caravan operators lists them)",
+			o.ID, o.namespace, o.ID)
 	}
 	return nil
 }

@@ -166,6 +166,20 @@ func (i *Installer) registeredNamespace(ctx context.Context, id string) (string,
 	return registeredNamespaceOf(iop), err
 }
 
+// RegisteredNamespace is the namespace operator id is registered to, "" when it is not.
+func (i *Installer) RegisteredNamespace(ctx context.Context, id string) (string, error) {
+	return i.registeredNamespace(ctx, id)
+}
+
+// HasOperator tells whether operator id has a Deployment in namespace.
+func (i *Installer) HasOperator(ctx context.Context, id, namespace string) (bool, error) {
+	err := i.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: operatorName(id)}, &appsv1.Deployment{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // registeredNamespaceOf is registeredNamespace of the registration iop,
 // nil when there is none.
 func registeredNamespaceOf(iop *camelv1alpha1.IntegrationOperator) string {
