@@ -212,7 +212,7 @@ func (o *LogsOptions) follow(ctx context.Context) error {
 }
 
 // nextRun is the run of pod's container not streamed yet, if one has a log: the running or
-// ended one, or the one before a container that waits to restart. It marks it streamed. A run is
+// ended one, also while the container waits to restart. It marks it streamed. A run is
 // told apart by its container ID and start, as restart counts are not reliably set at the time.
 func (o *LogsOptions) nextRun(pod *corev1.Pod, streamed map[string]bool) (logRequest, bool) {
 	req := logRequest{container: o.containerOf(pod), tail: -1}
@@ -229,9 +229,10 @@ func (o *LogsOptions) nextRun(pod *corev1.Pod, streamed map[string]bool) (logReq
 		case st.Terminated != nil:
 			id, started = st.Terminated.ContainerID, st.Terminated.StartedAt
 		case cs.LastTerminationState.Terminated != nil:
-			// Waiting to restart: the run that ended is the one before.
+			// Waiting to restart: the run that ended is still the current one, as a kubelet
+			// serves it, until the next run starts.
 			last := cs.LastTerminationState.Terminated
-			id, started, req.previous = last.ContainerID, last.StartedAt, true
+			id, started = last.ContainerID, last.StartedAt
 		default:
 			return req, false
 		}

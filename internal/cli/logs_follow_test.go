@@ -39,8 +39,8 @@ func TestFollowStreamsEachRunOfAContainerOnce(t *testing.T) {
 		{pod: waiting(t0, 0)},
 		{pod: waiting(t0, 1)},
 		{pod: running(t1, 1), stream: true},
-		// A run that ended before it was seen running is read as the previous one.
-		{pod: waiting(metav1.NewTime(time.Unix(160, 0)), 2), stream: true, before: true},
+		// A run that ended before it was seen running is still the current one while the container waits.
+		{pod: waiting(metav1.NewTime(time.Unix(160, 0)), 2), stream: true},
 	} {
 		req, ok := o.nextRun(step.pod, streamed)
 		if ok != step.stream || ok && req.previous != step.before {
