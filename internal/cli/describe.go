@@ -56,6 +56,9 @@ phase and conditions, the objects made for it and its recent Events.
 TYPE is one of:
   integration (it)     with its Deployment, ConfigMaps and Service
   pipe (pp)            with the Integration made from it
+  kameletbinding (klb) as a pipe
+  kamelet (kl)         its properties and dependencies
+  build (ikb)          its image, jars, duration and failure
   kit (ik)
   platform (itp)
   operator (iop)       NAME is the operator id; shows its registration, whether
@@ -106,6 +109,12 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	switch o.kind.name {
 	case "pipe":
 		return o.describePipe(ctx)
+	case "kameletbinding":
+		return o.describeKameletBinding(ctx)
+	case "kamelet":
+		return o.describeKamelet(ctx)
+	case "build":
+		return o.describeBuild(ctx)
 	case "kit":
 		return o.describeKit(ctx)
 	case "platform":
@@ -131,6 +140,12 @@ func describeTypes() []describeType {
 			newList: func() client.ObjectList { return &camelv1.IntegrationList{} }},
 		{name: "pipe", aliases: []string{"pipes", "pp"}, namespaced: true,
 			newList: func() client.ObjectList { return &camelv1.PipeList{} }},
+		{name: "kameletbinding", aliases: []string{"kameletbindings", "klb"}, namespaced: true,
+			newList: func() client.ObjectList { return &camelv1alpha1.KameletBindingList{} }},
+		{name: "kamelet", aliases: []string{"kamelets", "kl"}, namespaced: true,
+			newList: func() client.ObjectList { return &camelv1.KameletList{} }},
+		{name: "build", aliases: []string{"builds", "ikb"}, namespaced: true,
+			newList: func() client.ObjectList { return &camelv1.BuildList{} }},
 		{name: "kit", aliases: []string{"kits", "ik", "integrationkit", "integrationkits"}, namespaced: true,
 			newList: func() client.ObjectList { return &camelv1.IntegrationKitList{} }},
 		{name: "platform", aliases: []string{"platforms", "itp", "integrationplatform", "integrationplatforms"}, namespaced: true,
@@ -337,6 +352,88 @@ func (o *DescribeOptions) describePipe(ctx context.Context) error {
 		return err
 	}
 	return writePipeReport(o.Out, r, o.now())
+}
+
+// describeKameletBinding reports on a KameletBinding as on the Pipe it is the older name of.
+func (o *DescribeOptions) describeKameletBinding(ctx context.Context) error {
+	b := &camelv1alpha1.KameletBinding{}
+	key := client.ObjectKey{Namespace: o.namespace, Name: o.name}
+	if err := o.client.Get(ctx, key, b); err != nil {
+		return err
+	}
+	r := &pipeReport{pipe: &camelv1.Pipe{ObjectMeta: b.ObjectMeta, Spec: b.Spec, Status: b.Status}}
+	it := &camelv1.Integration{}
+	err := o.client.Get(ctx, key, it)
+	switch _, fatal := section(err); {
+	case fatal != nil:
+		return fatal
+	case err == nil && metav1.IsControlledBy(it, b):
+		r.integration = it
+	}
+	if r.events, r.eventsErr, err = o.events(ctx, b, "KameletBinding"); err != nil {
+		return err
+	}
+	return writePipeReport(o.Out, r, o.now())
+}
+
+// describeKamelet reports on a Kamelet: its properties, dependencies and the operator that validated it.
+func (o *DescribeOptions) describeKamelet(ctx context.Context) error {
+	k := &camelv1.Kamelet{}
+	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, k); err != nil {
+		return err
+	}
+	events, eventsErr, err := o.events(ctx, k, "Kamelet")
+	if err != nil {
+		return err
+	}
+	props := make([]string, 0, len(k.Status.Properties))
+	for _, p := range k.Status.Properties {
+		props = append(props, p.Name)
+	}
+	now := o.now()
+	fields := []field{
+		{"Name", k.Name}, {"Namespace", k.Namespace},
+		{"Operator", operatorOf(k)},
+		{"Type", orNone(k.Labels[camelv1.KameletTypeLabel])},
+		{"Phase", orNone(string(k.Status.Phase))},
+		{"Properties", orNone(strings.Join(props, ", "))},
+		{"Dependencies", orNone(strings.Join(k.Spec.Dependencies, ", "))},
+		{"Created", timeText(k.CreationTimestamp.Time, now)},
+	}
+	return writeReport(o.Out, fields, k.Status.Conditions, nil, events, eventsErr, now)
+}
+
+// describeBuild reports on a Build: its image, how long it took, its failure and its jars.
+func (o *DescribeOptions) describeBuild(ctx context.Context) error {
+	b := &camelv1.Build{}
+	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, b); err != nil {
+		return err
+	}
+	events, eventsErr, err := o.events(ctx, b, "Build")
+	if err != nil {
+		return err
+	}
+	now := o.now()
+	failure, started := none, none
+	if f := b.Status.Failure; f != nil {
+		failure = fmt.Sprintf("%s (attempt %d of %d, %s ago)", f.Reason, f.Recovery.Attempt, f.Recovery.AttemptMax, age(f.Time.Time, now))
+	}
+	if b.Status.StartedAt != nil {
+		started = timeText(b.Status.StartedAt.Time, now)
+	}
+	fields := []field{
+		{"Name", b.Name}, {"Namespace", b.Namespace},
+		{"Operator", operatorOf(b)},
+		{"Phase", orNone(string(b.Status.Phase))},
+		{"Image", orNone(b.Status.Image)},
+		{"Base image", orNone(b.Status.BaseImage)},
+		{"Jars", fmt.Sprint(len(b.Status.Artifacts))},
+		{"Started", started},
+		{"Duration", orNone(b.Status.Duration)},
+		{"Failure", failure},
+		{"Created", timeText(b.CreationTimestamp.Time, now)},
+	}
+	return writeReport(o.Out, fields, b.Status.Conditions, nil, events, eventsErr, now)
 }
 
 // madeFromPipe tells whether the Integration was made from the Pipe, by

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,7 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
@@ -163,13 +166,52 @@ func TestMadeFromPipe(t *testing.T) {
 
 func TestLookupDescribeType(t *testing.T) {
 	for name, want := range map[string]string{"it": "integration", "Integrations": "integration", "pp": "pipe",
-		"ik": "kit", "itp": "platform", "iop": "operator", "operators": "operator"} {
+		"ik": "kit", "itp": "platform", "iop": "operator", "operators": "operator", "klb": "kameletbinding", "kamelets": "kamelet", "ikb": "build"} {
 		dt, err := lookupDescribeType(name)
 		if err != nil || dt.name != want {
 			t.Errorf("%s: got %q, %v; want %s", name, dt.name, err, want)
 		}
 	}
-	if _, err := lookupDescribeType("build"); err == nil || !strings.Contains(err.Error(), "use one of integration, pipe, kit, platform, operator") {
+	if _, err := lookupDescribeType("deployment"); err == nil || !strings.Contains(err.Error(), "use one of integration, pipe, kameletbinding, kamelet, build, kit, platform, operator") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestDescribeKameletBindingsKameletsAndBuilds(t *testing.T) {
+	ns := cluster(t).Namespace(t)
+	klb := &camelv1alpha1.KameletBinding{ObjectMeta: objectMeta(ns, "old-style", "tenant-a", time.Minute)}
+	klb.Spec.Source = camelv1.Endpoint{Ref: &corev1.ObjectReference{Kind: "Kamelet", Name: "timer-source"}}
+	klb.Spec.Sink = camelv1.Endpoint{URI: ptr.To("log:out")}
+	kamelet := &camelv1.Kamelet{ObjectMeta: objectMeta(ns, "greeter-source", "tenant-a", time.Minute)}
+	kamelet.Labels[camelv1.KameletTypeLabel] = "source"
+	kamelet.Spec.Dependencies = []string{"camel:timer"}
+	b := &camelv1.Build{ObjectMeta: objectMeta(ns, "kit-abc", "tenant-a", time.Minute)}
+	for _, o := range []client.Object{klb, kamelet, b} {
+		o.SetCreationTimestamp(metav1.Time{})
+		o.SetResourceVersion("")
+	}
+	create(t, klb, kamelet, b)
+	for _, tc := range []struct {
+		kind, name string
+		want       []string
+	}{
+		{"klb", "old-style", []string{"Name:", "old-style", "Source:", "Kamelet timer-source", "Sink:", "log:out", "Operator:", "tenant-a"}},
+		{"kamelet", "greeter-source", []string{"greeter-source", "Type:", "source", "Dependencies:", "camel:timer"}},
+		{"build", "kit-abc", []string{"kit-abc", "Jars:", "Phase:"}},
+	} {
+		dt, err := lookupDescribeType(tc.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams, _, out, _ := genericiooptions.NewTestIOStreams()
+		o := &DescribeOptions{kind: dt, name: tc.name, namespace: ns, client: cluster(t).Client, now: time.Now, IOStreams: streams}
+		if err := o.Run(context.Background()); err != nil {
+			t.Fatalf("describe %s %s: %v", tc.kind, tc.name, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("describe %s %s lacks %q:\n%s", tc.kind, tc.name, w, out)
+			}
+		}
 	}
 }

@@ -61,6 +61,8 @@ operator each one is assigned to by its camel.apache.org/operator.id annotation.
 TYPE is one of (default integrations):
   integrations (integration, it)
   pipes (pipe, pp)
+  kameletbindings (kameletbinding, klb)
+  kamelets (kamelet, kl)
   integrationkits (kits, kit, ik)
   builds (build, ikb)
   integrationplatforms (platforms, platform, itp)
@@ -440,6 +442,18 @@ func resourceTypes() []resourceType {
 		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "REPLICAS", "AGE"},
 		row:       pipeRow,
 	}, {
+		plural: "kameletbindings", aliases: []string{"kameletbinding", "klb"},
+		newObject: func() client.Object { return &camelv1alpha1.KameletBinding{} },
+		newList:   func() client.ObjectList { return &camelv1alpha1.KameletBindingList{} },
+		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "REPLICAS", "AGE"},
+		row:       kameletBindingRow,
+	}, {
+		plural: "kamelets", aliases: []string{"kamelet", "kl"},
+		newObject: func() client.Object { return &camelv1.Kamelet{} },
+		newList:   func() client.ObjectList { return &camelv1.KameletList{} },
+		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "AGE"},
+		row:       kameletRow,
+	}, {
 		plural: "integrationkits", aliases: []string{"integrationkit", "kits", "kit", "ik"},
 		newObject: func() client.Object { return &camelv1.IntegrationKit{} },
 		newList:   func() client.ObjectList { return &camelv1.IntegrationKitList{} },
@@ -494,6 +508,18 @@ func pipeRow(obj client.Object, now time.Time) []string {
 	p := obj.(*camelv1.Pipe)
 	return []string{p.Name, orNone(string(p.Status.Phase)), conditionStatus(p.Status.Conditions, camelv1.ConditionReady),
 		operatorOf(p), int32OrNone(p.Status.Replicas), age(p.CreationTimestamp.Time, now)}
+}
+
+func kameletBindingRow(obj client.Object, now time.Time) []string {
+	b := obj.(*camelv1alpha1.KameletBinding)
+	return []string{b.Name, orNone(string(b.Status.Phase)), conditionStatus(b.Status.Conditions, camelv1.ConditionReady),
+		operatorOf(b), int32OrNone(b.Status.Replicas), age(b.CreationTimestamp.Time, now)}
+}
+
+func kameletRow(obj client.Object, now time.Time) []string {
+	k := obj.(*camelv1.Kamelet)
+	return []string{k.Name, orNone(string(k.Status.Phase)), conditionStatus(k.Status.Conditions, camelv1.ConditionReady),
+		operatorOf(k), age(k.CreationTimestamp.Time, now)}
 }
 
 func kitRow(obj client.Object, now time.Time) []string {

@@ -134,6 +134,7 @@ func TestLookupResourceAcceptsCamelKNames(t *testing.T) {
 		"it": "integrations", "Integration": "integrations", "integrations.camel.apache.org": "integrations",
 		"pp": "pipes", "pipe": "pipes", "ik": "integrationkits", "kits": "integrationkits", "kit": "integrationkits",
 		"ikb": "builds", "build": "builds", "itp": "integrationplatforms", "platforms": "integrationplatforms",
+		"klb": "kameletbindings", "kameletbindings.camel.apache.org": "kameletbindings", "kamelet": "kamelets",
 	} {
 		rt, err := lookupResource(name)
 		if err != nil || rt.plural != want {
@@ -403,4 +404,27 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func TestGetListsKameletBindingsAndKamelets(t *testing.T) {
+	f := getFixture{apps: cluster(t).Namespace(t)}
+	klb := &camelv1alpha1.KameletBinding{ObjectMeta: metav1.ObjectMeta{Namespace: f.apps, Name: "old-style",
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: "tenant-a"}}}
+	klb.Spec.Source = camelv1.Endpoint{URI: ptr.To("timer:x")}
+	klb.Spec.Sink = camelv1.Endpoint{URI: ptr.To("log:out")}
+	kamelet := &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: f.apps, Name: "greeter-source"}}
+	create(t, klb, kamelet)
+	for resource, want := range map[string]string{"klb": "old-style", "kamelets": "greeter-source"} {
+		out, errOut, err := f.get(t, GetOptions{}, resource)
+		if err != nil || errOut != "" {
+			t.Fatalf("get %s: %v, %q", resource, err, errOut)
+		}
+		if got := names(t, out); len(got) != 1 || got[0] != want {
+			t.Errorf("get %s: got %v, want %s\n%s", resource, got, want, out)
+		}
+	}
+	out, _, err := f.get(t, GetOptions{}, "klb")
+	if err != nil || !strings.Contains(out, "tenant-a") {
+		t.Errorf("the binding's operator is not shown (%v):\n%s", err, out)
+	}
 }
