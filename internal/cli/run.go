@@ -87,6 +87,7 @@ A .yaml or .yml file that holds a list of routes goes into spec.flows; any other
 YAML file, and .java and .xml files, become sources: the runtime loads YAML, XML
 and Java routes (Camel K's groovy, js, jsh and kts sources are refused).
 The name defaults to the first file's name, in lowercase words joined by '-'.
+A file may be an http(s) URL, fetched first and named by its last path element.
 
 Comment lines such as "// camel-k: dependency=camel:http" ("# camel-k:" in YAML,
 "<!-- camel-k: ... -->" in XML), on any line of a file, are modelines: their options
@@ -112,6 +113,9 @@ default operator.`,
   # Run a Java route on the operator tenant-a and wait until it runs
   caravan run MyRoute.java -x tenant-a --wait
 
+  # Run a route file served over HTTP(S), as kamel does
+  caravan run https://example.com/routes/timer.yaml
+
   # Run a Java route whose "// camel-k: dependency=..." modelines add its dependencies
   caravan run Lang3.java
 
@@ -127,7 +131,24 @@ default operator.`,
   # Print the Integration instead of applying it (no cluster needed)
   caravan run routes.yaml -x tenant-a -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Files = args
+			var tmp string
+			defer func() {
+				if tmp != "" {
+					_ = os.RemoveAll(tmp)
+				}
+			}()
+			files, err := fetchURLSources(cmd.Context(), args, func() (string, error) {
+				if tmp == "" {
+					var err error
+					tmp, err = os.MkdirTemp("", "caravan-run-")
+					return tmp, err
+				}
+				return tmp, nil
+			})
+			if err != nil {
+				return err
+			}
+			o.Files = files
 			o.flags, o.localFlags = cmd.Flags(), cmd.LocalFlags()
 			return cmdutil.Run(cmd.Context(), o)
 		},
