@@ -3,12 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 )
 
@@ -130,4 +133,36 @@ func completeDescribeArgs(kube *KubeFlags) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 	}
+}
+
+// integrationCommands take integration names as arguments.
+var integrationCommands = []string{"logs", "delete", "rebuild", "promote", "deploy", "undeploy"}
+
+// registerCompletions completes, on every command of root, the operator ids that -x, --from and
+// --to take, and the integration names of the commands that take them, unless a command
+// completes them already; and -n with the cluster's namespaces.
+func registerCompletions(root *cobra.Command, kube *KubeFlags) {
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, name := range []string{"operator-id", "from", "to"} {
+			if cmd.Flags().Lookup(name) == nil {
+				continue
+			}
+			if _, ok := cmd.GetFlagCompletionFunc(name); !ok {
+				_ = cmd.RegisterFlagCompletionFunc(name, completeOperatorIDs(kube))
+			}
+		}
+		if slices.Contains(integrationCommands, cmd.Name()) && cmd.ValidArgsFunction == nil && cmd.Parent() == root {
+			cmd.ValidArgsFunction = func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				return completeNames(cmd.Context(), kube, &camelv1.IntegrationList{}, true), cobra.ShellCompDirectiveNoFileComp
+			}
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeNames(cmd.Context(), kube, &corev1.NamespaceList{}, false), cobra.ShellCompDirectiveNoFileComp
+	})
 }

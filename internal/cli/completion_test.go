@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -41,7 +42,37 @@ func TestCompletionRefusesOtherShells(t *testing.T) {
 
 func TestGetCompletesResourceTypes(t *testing.T) {
 	got, _ := completeGetArgs(NewKubeFlags())(&cobra.Command{}, nil, "")
-	if strings.Join(got, " ") != "integrations pipes integrationkits builds integrationplatforms" {
+	if strings.Join(got, " ") != "integrations pipes kameletbindings kamelets integrationkits builds integrationplatforms" {
 		t.Fatalf("got %v", got)
+	}
+}
+
+func TestCompletionOffersOperatorIDsIntegrationsAndNamespaces(t *testing.T) {
+	ns := cluster(t).Namespace(t)
+	create(t, assignedIntegration(ns, "orders", "op-a"), registeredOperator("op-complete", time.Now()))
+	kubeconfig := cluster(t).Kubeconfig(t, "admin", "system:masters")
+	complete := func(args ...string) string {
+		var out bytes.Buffer
+		root := NewRootCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		root.SetArgs(append([]string{"__complete", "--kubeconfig", kubeconfig, "-n", ns}, args...))
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return out.String()
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs", ""}, "orders\n"},
+		{[]string{"delete", ""}, "orders\n"},
+		{[]string{"reassign", "--to", ""}, "op-complete\n"},
+		{[]string{"uninstall", "-x", ""}, "op-complete\n"},
+		{[]string{"run", "-x", ""}, "op-complete\n"},
+		{[]string{"get", "-n", ""}, ns + "\n"},
+	} {
+		if got := complete(tc.args...); !strings.Contains(got, tc.want) {
+			t.Errorf("%v: %q lacks %q", tc.args, got, tc.want)
+		}
 	}
 }

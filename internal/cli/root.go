@@ -29,6 +29,7 @@ camel.apache.org/operator.id annotation names it.`,
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(commands(kube, streams)...)
 	withUsageOnArgErrors(root)
+	registerCompletions(root, kube)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.WithExitCode(cmdutil.ExitUsage, err) })
 	return root
 }
