@@ -185,7 +185,7 @@ func (r *podRun) statusLocked() corev1.PodStatus {
 		st.Phase, st.Reason, st.Message = r.failure.Phase, r.failure.Reason, r.failure.Message
 	}
 	initialized, initFailed := r.initStatusLocked(&st)
-	running, terminated, failed, ready := 0, 0, 0, 0
+	running, terminated, restarting, failed, ready := 0, 0, 0, 0, 0
 	for _, c := range r.containers {
 		s := c.status
 		s.Name, s.Image = c.spec.Name, c.spec.Image
@@ -198,6 +198,9 @@ func (r *podRun) statusLocked() corev1.PodStatus {
 			if s.State.Terminated.ExitCode != 0 {
 				failed++
 			}
+		case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
+			// Waiting to restart after it ran: a kubelet keeps such a pod Running.
+			restarting++
 		}
 		if s.Ready {
 			ready++
@@ -216,7 +219,7 @@ func (r *podRun) statusLocked() corev1.PodStatus {
 			if failed > 0 {
 				st.Phase = corev1.PodFailed
 			}
-		case running > 0 || terminated > 0:
+		case running > 0 || terminated > 0 || restarting > 0:
 			st.Phase = corev1.PodRunning
 		}
 	}

@@ -181,3 +181,15 @@ func TestAnInitContainerHoldsThePodPendingAndItsFailureFailsIt(t *testing.T) {
 	init.policy = corev1.RestartPolicyOnFailure
 	g.Expect(r.statusLocked().Phase).To(Equal(corev1.PodPending))
 }
+
+func TestAPodWhoseContainerWaitsToRestartIsRunning(t *testing.T) {
+	g := NewWithT(t)
+	r := &podRun{pod: &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyAlways}}}
+	c := &container{pod: r, spec: corev1.Container{Name: "c", Image: "img"}}
+	r.containers = []*container{c}
+	c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	g.Expect(r.statusLocked().Phase).To(Equal(corev1.PodPending), "a container that never ran")
+	c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	c.status.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	g.Expect(r.statusLocked().Phase).To(Equal(corev1.PodRunning), "a kubelet keeps a crash-looping pod Running")
+}
