@@ -22,6 +22,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // Kinds bind creates.
@@ -42,8 +43,14 @@ type BindOptions struct {
 	OperatorID string
 	Force      bool
 	Kind       string
-	DryRun     cmdutil.DryRun
-	Output     string
+	// Traits are -t settings of the Integration made from the binding (spec.traits).
+	Traits []string
+	// ErrorHandler is kamel's --error-handler: none, log or sink:ENDPOINT.
+	ErrorHandler string
+	Labels       []string
+	Annotations  []string
+	DryRun       cmdutil.DryRun
+	Output       string
 
 	// Set by Complete.
 	namespace string
@@ -99,8 +106,12 @@ assignment is left as it is.`,
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the binding to this operator")
 	f.BoolVar(&o.Force, "force", false, "assign the binding to --operator-id even if that operator is not registered")
 	f.StringVar(&o.Kind, "kind", o.Kind, "kind to create: Pipe or KameletBinding (camel.apache.org/v1alpha1)")
+	f.StringArrayVarP(&o.Traits, "trait", "t", nil, "a trait setting TRAIT.KEY=VALUE of the integration made from the binding (repeatable)")
+	f.StringVar(&o.ErrorHandler, "error-handler", "", "what handles a failed message: none, log, or sink:ENDPOINT (a Kamelet or a URI), as kamel bind --error-handler")
+	f.StringArrayVar(&o.Labels, "label", nil, "a label KEY=VALUE of the binding (repeatable)")
+	f.StringArrayVar(&o.Annotations, "annotation", nil, "an annotation KEY=VALUE of the binding (repeatable)")
 	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would be applied, contacting no cluster; server: send it with dryRun=All, so admission (the operator's use check) runs and nothing is stored")
-	f.StringVarP(&o.Output, "output", "o", "", "print the binding as yaml or json")
+	f.StringVarP(&o.Output, "output", "o", "", "print the binding as yaml or json instead of applying it, as kamel bind -o does (no cluster needed)")
 	return cmd
 }
 
@@ -120,8 +131,17 @@ func (o *BindOptions) Complete() error {
 		o.Name = sanitizeResourceName(endpointNamePart(spec.Source) + "-to-" + endpointNamePart(spec.Sink))
 	}
 	meta := metav1.ObjectMeta{Name: o.Name, Namespace: ns}
+	if err := setMetadata(&meta, o.Labels, o.Annotations); err != nil {
+		return err
+	}
 	if o.OperatorID != "" {
-		meta.Annotations = map[string]string{camelv1.OperatorIDAnnotation: o.OperatorID}
+		metav1.SetMetaDataAnnotation(&meta, camelv1.OperatorIDAnnotation, o.OperatorID)
+	}
+	if spec.Traits, err = trait.FromFlags(trait.Flags{Settings: o.Traits}); err != nil {
+		return err
+	}
+	if spec.ErrorHandler, err = errorHandlerFlag(o.ErrorHandler); err != nil {
+		return err
 	}
 	switch strings.ToLower(o.Kind) {
 	case strings.ToLower(kindPipe):
@@ -159,7 +179,8 @@ func (o *BindOptions) Validate() error {
 // Run applies the binding.
 func (o *BindOptions) Run(ctx context.Context) error {
 	kind := strings.ToLower(o.binding.GetObjectKind().GroupVersionKind().Kind)
-	if o.DryRun.Client() {
+	if o.DryRun.Client() || o.Output != "" && !o.DryRun.Server() {
+		// -o alone prints and applies nothing, as kamel bind -o does.
 		return printApplyResult(o.Out, o.binding, o.Output, kind, "created (dry run)")
 	}
 	c, err := o.Kube.Client()
@@ -362,4 +383,41 @@ func endpointNamePart(e camelv1.Endpoint) string {
 		return scheme
 	}
 	return ""
+}
+
+// errorHandlerFlag is kamel bind's --error-handler as the Pipe's spec.errorHandler: none, log,
+// or sink:ENDPOINT, ENDPOINT in the syntax of the source and sink arguments; "" sets none.
+func errorHandlerFlag(v string) (*camelv1.RawObject, error) {
+	var handler map[string]any
+	switch kind, endpoint, _ := strings.Cut(v, ":"); kind {
+	case "":
+		return nil, nil
+	case "none":
+		handler = map[string]any{"none": map[string]any{}}
+	case "log":
+		handler = map[string]any{"log": map[string]any{}}
+	case "sink":
+		if endpoint == "" {
+			return nil, errors.New("--error-handler sink: name the endpoint, as sink:log-sink or sink:log:errors")
+		}
+		e, props, err := parseEndpoint(endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("--error-handler %s: %w", v, err)
+		}
+		if len(props) > 0 {
+			raw, err := json.Marshal(props)
+			if err != nil {
+				return nil, err
+			}
+			e.Properties = &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: raw}}
+		}
+		handler = map[string]any{"sink": map[string]any{"endpoint": e}}
+	default:
+		return nil, fmt.Errorf("--error-handler %q: use none, log or sink:ENDPOINT", v)
+	}
+	raw, err := json.Marshal(handler)
+	if err != nil {
+		return nil, err
+	}
+	return &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: raw}}, nil
 }

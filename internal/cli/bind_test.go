@@ -170,6 +170,10 @@ func TestBindRefusesBadFlags(t *testing.T) {
 		{name: "a bad name", args: []string{"--name", "a.b"}, wantErr: `invalid binding name "a.b"`},
 		{name: "a bad output", args: []string{"-o", "table"}, wantErr: `-o/--output "table" is not supported`},
 		{name: "a bad property", args: []string{"-p", "src.x=1"}, wantErr: `"src" is not an endpoint`},
+		{name: "an unknown error handler", args: []string{"--error-handler", "retry"}, wantErr: `--error-handler "retry": use none, log or sink:ENDPOINT`},
+		{name: "an error handler sink without an endpoint", args: []string{"--error-handler", "sink:"}, wantErr: "name the endpoint"},
+		{name: "a trait Camel K does not have", args: []string{"-t", "foo.bar=1"}, wantErr: "trait foo does not exist in catalog"},
+		{name: "the operator id as an annotation", args: []string{"--annotation", "camel.apache.org/operator.id=b"}, wantErr: "the operator id is set with -x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,5 +183,42 @@ func TestBindRefusesBadFlags(t *testing.T) {
 				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
 			}
 		})
+	}
+}
+
+func TestBindTakesKamelsTraitErrorHandlerAndMetadataFlags(t *testing.T) {
+	out, errOut, err := execMutateCommand(t, newCmdBind, append([]string{"bind", "timer-source", "log-sink", "-n", "apps",
+		"-t", "container.port=8080", "--error-handler", "sink:log-sink?showHeaders=true", "--label", "team=a",
+		"--annotation", "example.com/owner=ops", "-o", "json"}, unreachable...)...)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	p := &camelv1.Pipe{}
+	if err := json.Unmarshal([]byte(out), p); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	canonical := func(raw []byte) string {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err.Error()
+		}
+		data, _ := json.Marshal(v)
+		return string(data)
+	}
+	if got := canonical(p.Spec.Traits["container"].Raw); got != `{"port":8080}` {
+		t.Errorf("traits: %s", got)
+	}
+	if got := canonical(p.Spec.ErrorHandler.Raw); got != `{"sink":{"endpoint":{"properties":{"showHeaders":"true"},"ref":{"apiVersion":"camel.apache.org/v1","kind":"Kamelet","name":"log-sink"}}}}` {
+		t.Errorf("error handler: %s", got)
+	}
+	if p.Labels["team"] != "a" || p.Annotations["example.com/owner"] != "ops" {
+		t.Errorf("labels %v, annotations %v", p.Labels, p.Annotations)
+	}
+	for _, h := range []string{"none", "log"} {
+		out, _, err := execMutateCommand(t, newCmdBind, append([]string{"bind", "timer-source", "log-sink", "-n", "apps",
+			"--error-handler", h, "-o", "yaml"}, unreachable...)...)
+		if err != nil || !strings.Contains(out, "errorHandler:\n    "+h+": {}\n") {
+			t.Errorf("--error-handler %s: %v\n%s", h, err, out)
+		}
 	}
 }

@@ -315,6 +315,12 @@ func readPropertiesFile(flag, path string) ([]string, error) {
 // refusing a key or value the API server would, and the operator id,
 // which -x sets.
 func (o *RunOptions) setMetadata() error {
+	return setMetadata(&o.integration.ObjectMeta, o.Labels, o.Annotations)
+}
+
+// setMetadata sets the --label and --annotation entries, KEY=VALUE, on meta; the operator id is
+// refused there, as -x sets it.
+func setMetadata(meta *metav1.ObjectMeta, labels, annotations []string) error {
 	set := func(flag string, entries []string, check func(k, v string) []string, put func(k, v string)) error {
 		for _, e := range entries {
 			k, v, ok := strings.Cut(e, "=")
@@ -331,15 +337,14 @@ func (o *RunOptions) setMetadata() error {
 		}
 		return nil
 	}
-	meta := &o.integration.ObjectMeta
 	labelCheck := func(k, v string) []string {
 		return append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...)
 	}
-	if err := set("--label", o.Labels, labelCheck, func(k, v string) { metav1.SetMetaDataLabel(meta, k, v) }); err != nil {
+	if err := set("--label", labels, labelCheck, func(k, v string) { metav1.SetMetaDataLabel(meta, k, v) }); err != nil {
 		return err
 	}
 	annotationCheck := func(k, _ string) []string { return validation.IsQualifiedName(k) }
-	return set("--annotation", o.Annotations, annotationCheck, func(k, v string) { metav1.SetMetaDataAnnotation(meta, k, v) })
+	return set("--annotation", annotations, annotationCheck, func(k, v string) { metav1.SetMetaDataAnnotation(meta, k, v) })
 }
 
 // Validate checks the flags.
