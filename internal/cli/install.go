@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -67,10 +68,12 @@ type InstallOptions struct {
 	Fleet bool
 
 	// Set by Complete.
-	resources        corev1.ResourceRequirements
-	tolerations      []corev1.Toleration
-	defaultSet       bool
-	imageSet         bool
+	resources   corev1.ResourceRequirements
+	tolerations []corev1.Toleration
+	defaultSet  bool
+	imageSet    bool
+	// flags are the command's flags, for Validate to tell which were given.
+	flags            *pflag.FlagSet
 	registryInsecure bool
 	mavenCache       *resource.Quantity
 	namespace        string
@@ -118,14 +121,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.defaultSet = cmd.Flags().Changed("default")
 			o.imageSet = cmd.Flags().Changed("image")
-			if o.Fleet {
-				for _, only := range []string{"operator-id", "default", "watch-namespaces", "global", "skip-admission", "skip-kamelets",
-					"replicas", "requests", "limits", "node-selector", "tolerations", "log-verbosity", "log-format", "pprof"} {
-					if cmd.Flags().Changed(only) {
-						return fmt.Errorf("--%s is a setting of one operator, not of the fleet controller: set it in the operator's IntegrationOperator (spec) instead", only)
-					}
-				}
-			}
+			o.flags = cmd.Flags()
 			if cmd.Flags().Changed("watch-namespaces") {
 				o.Global = false
 			}
@@ -196,8 +192,19 @@ func (o *InstallOptions) Complete() error {
 	return nil
 }
 
+// operatorOnlyFlags are the flags of one operator, which --fleet refuses.
+var operatorOnlyFlags = []string{"operator-id", "default", "watch-namespaces", "global", "skip-admission", "skip-kamelets",
+	"replicas", "requests", "limits", "node-selector", "tolerations", "log-verbosity", "log-format", "pprof"}
+
 // Validate checks the flags before anything is written.
 func (o *InstallOptions) Validate() error {
+	if o.Fleet && o.flags != nil {
+		for _, only := range operatorOnlyFlags {
+			if o.flags.Changed(only) {
+				return fmt.Errorf("--%s is a setting of one operator, not of the fleet controller: set it in the operator's IntegrationOperator (spec) instead", only)
+			}
+		}
+	}
 	if err := ownership.ValidateID(o.ID); err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 func TestInstallRefusesAWatchedNamespaceNoNamespaceCanHave(t *testing.T) {
@@ -27,5 +29,20 @@ func TestGlobalFalseServesTheNamespaceInstalledIn(t *testing.T) {
 		if got := o.installConfig().WatchNamespaces; !slices.Equal(got, tc.want) {
 			t.Errorf("--global=%v --watch-namespaces=%v: serves %v, want %v", tc.global, tc.watch, got, tc.want)
 		}
+	}
+}
+
+func TestInstallAndUninstallRefuseOperatorFlagsWithFleet(t *testing.T) {
+	cmd := newCmdInstall(NewKubeFlags(), genericiooptions.NewTestIOStreamsDiscard())
+	if err := cmd.ParseFlags([]string{"--fleet", "--replicas", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	o := &InstallOptions{ID: "camel-k", Fleet: true, Global: true, flags: cmd.Flags()}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--replicas is a setting of one operator") {
+		t.Errorf("install --fleet --replicas: %v", err)
+	}
+	u := &UninstallOptions{ID: "camel-k", Fleet: true, idSet: true}
+	if err := u.Validate(); err == nil || !strings.Contains(err.Error(), "--fleet removes the fleet controller alone") {
+		t.Errorf("uninstall --fleet -x: %v", err)
 	}
 }

@@ -21,6 +21,8 @@ type UninstallOptions struct {
 	Fleet bool
 
 	namespace string
+	// idSet tells whether -x was given.
+	idSet bool
 	genericiooptions.IOStreams
 }
 
@@ -44,9 +46,7 @@ IntegrationOperator; --fleet removes the fleet controller, once it runs none.`,
   caravan uninstall -n caravan-system --fleet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Fleet && (cmd.Flags().Changed("operator-id") || o.All) {
-				return fmt.Errorf("--fleet removes the fleet controller alone: it takes neither --operator-id nor --all")
-			}
+			o.idSet = cmd.Flags().Changed("operator-id")
 			return cmdutil.Run(cmd.Context(), o)
 		},
 	}
@@ -63,8 +63,13 @@ func (o *UninstallOptions) Complete() error {
 	return err
 }
 
-// Validate checks the id.
-func (o *UninstallOptions) Validate() error { return ownership.ValidateID(o.ID) }
+// Validate checks the id, and that --fleet comes alone.
+func (o *UninstallOptions) Validate() error {
+	if o.Fleet && (o.idSet || o.All) {
+		return fmt.Errorf("--fleet removes the fleet controller alone: it takes neither --operator-id nor --all")
+	}
+	return ownership.ValidateID(o.ID)
+}
 
 // Run deletes the operator (its Deployment first, waited for), then its objects.
 func (o *UninstallOptions) Run(ctx context.Context) error {
