@@ -17,6 +17,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdRun(kube, streams),
 		newCmdBind(kube, streams),
 		newCmdDelete(kube, streams),
+		newCmdReset(kube, streams),
 		newCmdRebuild(kube, streams),
 		newCmdDeploy(kube, streams),
 		newCmdUndeploy(kube, streams),
