@@ -18,6 +18,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdBind(kube, streams),
 		newCmdDelete(kube, streams),
 		newCmdReset(kube, streams),
+		newCmdDump(kube, streams),
 		newCmdRebuild(kube, streams),
 		newCmdDeploy(kube, streams),
 		newCmdUndeploy(kube, streams),
