@@ -11,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	kubectlget "k8s.io/kubectl/pkg/cmd/get"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -37,6 +39,12 @@ type GetOptions struct {
 	Orphaned      bool
 	Selector      string
 	Watch         bool
+	// NoHeaders, ShowLabels, LabelColumns and SortBy lay out the table as kubectl's flags do.
+	NoHeaders     bool
+	ShowLabels    bool
+	LabelColumns  []string
+	SortBy        string
+	FieldSelector string
 
 	// Set by Complete.
 	resource  resourceType
@@ -116,6 +124,11 @@ Filters, at most one at a time, and -l/--selector with any of them:
 	_ = f.MarkHidden("operator")
 	f.StringVarP(&o.Selector, "selector", "l", "", "only the resources whose labels match this selector, such as team=orders")
 	f.BoolVarP(&o.Watch, "watch", "w", false, "after listing, print each change of the listed resources until interrupted")
+	f.BoolVar(&o.NoHeaders, "no-headers", false, "print the table without its header")
+	f.BoolVar(&o.ShowLabels, "show-labels", false, "add a LABELS column with every label")
+	f.StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "add a column for each of these label keys")
+	f.StringVar(&o.SortBy, "sort-by", "", "sort by a JSONPath field, as {.metadata.creationTimestamp} or .status.phase")
+	f.StringVar(&o.FieldSelector, "field-selector", "", "select by fields on the server, as metadata.name=orders")
 	cmd.Flags().BoolVar(&o.Unassigned, "unassigned", false, "only the resources that name no operator")
 	cmd.Flags().BoolVar(&o.Orphaned, "orphaned", false, "only the resources whose operator is not registered or not live")
 	_ = cmd.RegisterFlagCompletionFunc("operator-id", completeOperatorIDs(kube))
@@ -173,6 +186,14 @@ func (o *GetOptions) Validate() error {
 	if o.Selector != "" && len(o.names) > 0 {
 		return errors.New("-l/--selector selects from a list: drop the names or the selector")
 	}
+	if o.FieldSelector != "" {
+		if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
+			return fmt.Errorf("--field-selector: %w", err)
+		}
+		if len(o.names) > 0 {
+			return errors.New("--field-selector selects from a list: drop the names or the selector")
+		}
+	}
 	if o.Watch && (o.Orphaned || len(o.names) > 0) {
 		return errors.New("-w/--watch follows a list: it takes no names, and not --orphaned, whose answer depends on the operators' heartbeats")
 	}
@@ -196,6 +217,11 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	}
 	objs = keep(objs, o.matches)
 	sortObjects(objs)
+	if o.SortBy != "" {
+		if objs, err = sortByField(objs, o.SortBy, o.scheme); err != nil {
+			return err
+		}
+	}
 	if len(objs) == 0 && notFound != nil {
 		// Like kubectl: the names that do not exist are the whole answer.
 		return notFound
@@ -256,6 +282,11 @@ func (o *GetOptions) listOptions() []client.ListOption {
 	if !sel.Empty() {
 		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
 	}
+	if o.FieldSelector != "" {
+		if fs, err := fields.ParseSelector(o.FieldSelector); err == nil {
+			opts = append(opts, client.MatchingFieldsSelector{Selector: fs})
+		}
+	}
 	return opts
 }
 
@@ -310,6 +341,7 @@ func (o *GetOptions) printChange(obj client.Object) error {
 	case outputTable, outputWide:
 		t := getTable(o.resource, []client.Object{obj}, tableOptions{
 			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces, now: o.now(),
+			labelColumns: o.LabelColumns, showLabels: o.ShowLabels,
 		})
 		return t.writeRows(o.Out)
 	default:
@@ -341,7 +373,11 @@ func (o *GetOptions) print(objs []client.Object, reasons map[client.ObjectKey]st
 		t := getTable(o.resource, objs, tableOptions{
 			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces,
 			orphaned: o.Orphaned, reasons: reasons, now: o.now(),
+			labelColumns: o.LabelColumns, showLabels: o.ShowLabels,
 		})
+		if o.NoHeaders {
+			return t.writeRows(o.Out)
+		}
 		return t.write(o.Out, "")
 	default:
 		return printObjects(o.Out, o.Output, o.scheme, objs, len(o.names) == 1)
@@ -378,6 +414,9 @@ type tableOptions struct {
 	orphaned bool
 	reasons  map[client.ObjectKey]string
 	now      time.Time
+	// labelColumns add a column per label key (-L); showLabels a LABELS column.
+	labelColumns []string
+	showLabels   bool
 }
 
 // getTable builds the table of `caravan get` for objects of one type.
@@ -393,6 +432,12 @@ func getTable(rt resourceType, objs []client.Object, opts tableOptions) *table {
 	if opts.orphaned {
 		columns = append(columns, "REASON")
 	}
+	for _, key := range opts.labelColumns {
+		columns = append(columns, strings.ToUpper(key[strings.LastIndex(key, "/")+1:]))
+	}
+	if opts.showLabels {
+		columns = append(columns, "LABELS")
+	}
 	t := newTable(columns...)
 	for _, obj := range objs {
 		var row []string
@@ -405,6 +450,12 @@ func getTable(rt resourceType, objs []client.Object, opts tableOptions) *table {
 		}
 		if opts.orphaned {
 			row = append(row, orNone(opts.reasons[client.ObjectKeyFromObject(obj)]))
+		}
+		for _, key := range opts.labelColumns {
+			row = append(row, obj.GetLabels()[key])
+		}
+		if opts.showLabels {
+			row = append(row, labelsText(obj.GetLabels()))
 		}
 		t.add(row...)
 	}
@@ -576,4 +627,33 @@ func sortObjects(objs []client.Object) {
 		}
 		return strings.Compare(a.GetName(), b.GetName())
 	})
+}
+
+// labelsText is labels as kubectl's LABELS column shows them: k=v,… sorted, or <none>.
+func labelsText(l map[string]string) string {
+	if len(l) == 0 {
+		return none
+	}
+	return labels.Set(l).String()
+}
+
+// sortByField sorts objs by the value of a JSONPath field, with kubectl's sorter.
+func sortByField(objs []client.Object, sortBy string, scheme *runtime.Scheme) ([]client.Object, error) {
+	items := make([]runtime.Object, len(objs))
+	for i, obj := range objs {
+		u, err := toUnstructured(obj, scheme)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = u
+	}
+	sorter := kubectlget.NewRuntimeSorter(items, sortBy)
+	if err := sorter.Sort(); err != nil {
+		return nil, fmt.Errorf("--sort-by %s: %w", sortBy, err)
+	}
+	sorted := make([]client.Object, len(objs))
+	for i := range objs {
+		sorted[i] = objs[sorter.OriginalPosition(i)]
+	}
+	return sorted, nil
 }

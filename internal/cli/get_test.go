@@ -428,3 +428,28 @@ func TestGetListsKameletBindingsAndKamelets(t *testing.T) {
 		t.Errorf("the binding's operator is not shown (%v):\n%s", err, out)
 	}
 }
+
+func TestGetTakesKubectlsTableFlags(t *testing.T) {
+	f := newGetFixture(t)
+	out, _, err := f.get(t, GetOptions{NoHeaders: true}, "it")
+	if err != nil || strings.Contains(out, "NAME") || strings.Count(out, "\n") != 3 {
+		t.Errorf("--no-headers: %v\n%s", err, out)
+	}
+	out, _, err = f.get(t, GetOptions{LabelColumns: []string{camelv1.OperatorIDLabel}, ShowLabels: true}, "it")
+	if err != nil || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "OPERATOR.ID") || !strings.Contains(out, "LABELS") ||
+		!strings.Contains(out, camelv1.OperatorIDLabel+"=tenant-a") {
+		t.Errorf("-L and --show-labels: %v\n%s", err, out)
+	}
+	out, _, err = f.get(t, GetOptions{SortBy: "{.metadata.name}"}, "it")
+	if got := names(t, out); err != nil || strings.Join(got, ",") != "building,fresh,timer-to-log" {
+		t.Errorf("--sort-by name: %v %v", got, err)
+	}
+	out, _, err = f.get(t, GetOptions{SortBy: ".metadata.annotations.nosuch"}, "it")
+	if err == nil || !strings.Contains(err.Error(), "--sort-by .metadata.annotations.nosuch") {
+		t.Errorf("--sort-by of a field no object has: %v\n%s", err, out)
+	}
+	out, _, err = f.get(t, GetOptions{FieldSelector: "metadata.name=fresh"}, "it")
+	if got := names(t, out); err != nil || strings.Join(got, ",") != "fresh" {
+		t.Errorf("--field-selector: %v %v", got, err)
+	}
+}
