@@ -57,6 +57,17 @@ func (f *KubeFlags) Client() (client.Client, error) {
 	return c, nil
 }
 
+// NamespaceAndClient is Namespace and Client: the preamble of the commands that read or write
+// one namespace.
+func (f *KubeFlags) NamespaceAndClient() (string, client.Client, error) {
+	ns, err := f.Namespace()
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := f.Client()
+	return ns, c, err
+}
+
 // Namespace is -n, else the kubeconfig context's namespace, else default.
 func (f *KubeFlags) Namespace() (string, error) {
 	ns, _, err := f.ToRawKubeConfigLoader().Namespace()

@@ -88,12 +88,8 @@ the copy is printed and nothing is applied.`,
 
 // Complete resolves the namespace and makes the client.
 func (o *PromoteOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	o.client, err = o.Kube.Client()
+	var err error
+	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
 	return err
 }
 

@@ -79,12 +79,8 @@ operator meanwhile is left alone. Operators, platforms and Kamelets stay.
 
 // Complete resolves the namespace and makes the client.
 func (o *ResetOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	o.client, err = o.Kube.Client()
+	var err error
+	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
 	return err
 }
 

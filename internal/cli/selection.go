@@ -45,12 +45,8 @@ func (o *selectionCommand) bind(cmd *cobra.Command, verb string, c cmdutil.Comma
 
 // Complete resolves the namespace and makes the client.
 func (o *selectionCommand) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	o.client, err = o.Kube.Client()
+	var err error
+	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
 	return err
 }
 
