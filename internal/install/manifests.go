@@ -232,11 +232,17 @@ func MavenCacheClaim(id string) string { return operatorName(id) + "-maven" }
 
 // mavenCache is the claim of Maven's local repository, on the cluster's
 // default StorageClass. Like the platform, it is created only when absent.
+// keptAnnotation is procnode.KeptAnnotation: the local cluster's process node keeps a claim so
+// annotated across clusters.
+const keptAnnotation = "caravan.dev/kept-across-clusters"
+
 func mavenCache(c Config) *corev1.PersistentVolumeClaim {
 	return &corev1.PersistentVolumeClaim{
 		TypeMeta: typeMeta("v1", "PersistentVolumeClaim"),
 		ObjectMeta: metav1.ObjectMeta{Name: MavenCacheClaim(c.ID), Namespace: c.Namespace,
-			Labels: map[string]string{camelv1.OperatorIDLabel: c.ID}},
+			Labels: map[string]string{camelv1.OperatorIDLabel: c.ID},
+			// The local cluster keeps this volume from one cluster to the next; others ignore it.
+			Annotations: map[string]string{keptAnnotation: "true"}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *c.MavenCache}},

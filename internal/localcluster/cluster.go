@@ -59,6 +59,10 @@ type Options struct {
 	// CacheDir holds the images made from Debian's packages (see
 	// BuildDebianImage); Registry needs it.
 	CacheDir string
+	// KeptVolumes, when set, is where the process node provisions the claims annotated
+	// procnode.KeptAnnotation (Maven caches), so that they outlive the cluster; caravan local up
+	// sets it under CacheDir, tests leave it empty.
+	KeptVolumes string
 }
 
 // State is what a running cluster records about itself.

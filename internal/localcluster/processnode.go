@@ -68,9 +68,13 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 	if err := applyStorageClass(ctx, cs); err != nil {
 		return err
 	}
-	p, err := c.launch(opts, "process-node", opts.NodeBinary, []string{"local", "node",
+	args := []string{"local", "node",
 		"--name", ProcessNodeName, "--dir", filepath.Join(c.Dir, "process-node"), "--kubeconfig", c.Kubeconfig,
-		"--tls-cert-file", c.pki("apiserver.crt"), "--tls-private-key-file", c.pki("apiserver.key")})
+		"--tls-cert-file", c.pki("apiserver.crt"), "--tls-private-key-file", c.pki("apiserver.key")}
+	if opts.KeptVolumes != "" {
+		args = append(args, "--kept-volumes", opts.KeptVolumes)
+	}
+	p, err := c.launch(opts, "process-node", opts.NodeBinary, args)
 	if err != nil {
 		return err
 	}

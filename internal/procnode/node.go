@@ -46,8 +46,11 @@ const (
 type Config struct {
 	Name string
 	// Dir holds the images, pods and logs.
-	Dir        string
-	RESTConfig *rest.Config
+	Dir string
+	// KeptVolumes, when set, holds the volumes of claims annotated KeptAnnotation, by claim
+	// name, so that they outlive the cluster.
+	KeptVolumes string
+	RESTConfig  *rest.Config
 	// InitBinary and InitArgs start a container's init (caravan local
 	// container-init); the spec file is appended.
 	InitBinary string

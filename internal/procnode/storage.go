@@ -19,12 +19,18 @@ const (
 	StorageClass = "caravan-local"
 	// Provisioner is StorageClass's provisioner name.
 	Provisioner = "caravan.dev/process-node"
+	// KeptAnnotation marks a claim whose volume the node keeps across clusters, by the claim's
+	// name, when it has a place for kept volumes: Maven's cache, warm from one local cluster to
+	// the next.
+	KeptAnnotation = "caravan.dev/kept-across-clusters"
 )
 
 // pathProvisioner makes each claimed volume a directory under dir, as a
 // hostPath PersistentVolume that only this node can mount.
 type pathProvisioner struct {
-	dir  string
+	dir string
+	// kept, when set, holds the volumes of claims annotated KeptAnnotation.
+	kept string
 	node string
 }
 
@@ -33,6 +39,9 @@ var _ controller.Provisioner = pathProvisioner{}
 // Provision creates the volume's directory and returns its PersistentVolume.
 func (p pathProvisioner) Provision(_ context.Context, opts controller.ProvisionOptions) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
 	path := filepath.Join(p.dir, opts.PVName)
+	if p.kept != "" && opts.PVC.Annotations[KeptAnnotation] == "true" {
+		path = filepath.Join(p.kept, opts.PVC.Name)
+	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, controller.ProvisioningFinished, err
 	}
@@ -76,15 +85,17 @@ func (p pathProvisioner) hostPath(pv *corev1.PersistentVolume) (string, error) {
 		return "", fmt.Errorf("PersistentVolume %s is no hostPath volume", pv.Name)
 	}
 	path := filepath.Clean(pv.Spec.HostPath.Path)
-	if !strings.HasPrefix(path, filepath.Clean(p.dir)+string(filepath.Separator)) {
-		return "", fmt.Errorf("PersistentVolume %s lies outside this node's volumes (%s)", pv.Name, p.dir)
+	for _, dir := range []string{p.dir, p.kept} {
+		if dir != "" && strings.HasPrefix(path, filepath.Clean(dir)+string(filepath.Separator)) {
+			return path, nil
+		}
 	}
-	return path, nil
+	return "", fmt.Errorf("PersistentVolume %s lies outside this node's volumes (%s)", pv.Name, p.dir)
 }
 
 // runProvisioner provisions the claims of StorageClass until ctx ends.
 func (n *Node) runProvisioner(ctx context.Context) {
-	p := pathProvisioner{dir: filepath.Join(n.cfg.Dir, "volumes"), node: n.cfg.Name}
+	p := pathProvisioner{dir: filepath.Join(n.cfg.Dir, "volumes"), kept: n.cfg.KeptVolumes, node: n.cfg.Name}
 	controller.NewProvisionController(ctx, n.client, Provisioner, p, controller.LeaderElection(false)).Run(ctx)
 }
 

@@ -18,6 +18,7 @@ import (
 type NodeOptions struct {
 	Name        string
 	Dir         string
+	KeptVolumes string
 	Kubeconfig  string
 	ServingCert string
 	ServingKey  string
@@ -38,6 +39,7 @@ func newCmdNode() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Name, "name", "", "name of the Node")
 	f.StringVar(&o.Dir, "dir", "", "directory of the node's images, pods and logs")
+	f.StringVar(&o.KeptVolumes, "kept-volumes", "", "directory of the volumes kept across clusters (claims annotated "+procnode.KeptAnnotation+")")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the node's identity")
 	f.StringVar(&o.ServingCert, "tls-cert-file", "", "certificate of the log endpoint")
 	f.StringVar(&o.ServingKey, "tls-private-key-file", "", "key of the log endpoint")
@@ -65,7 +67,7 @@ func (o *NodeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return procnode.Run(ctx, procnode.Config{Name: o.Name, Dir: o.Dir, RESTConfig: cfg,
+	return procnode.Run(ctx, procnode.Config{Name: o.Name, Dir: o.Dir, KeptVolumes: o.KeptVolumes, RESTConfig: cfg,
 		InitBinary: o.self, InitArgs: []string{"local", procnode.InitCommand},
 		ServingCert: o.ServingCert, ServingKey: o.ServingKey})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, Registry: o.Registry, CacheDir: o.CacheDir,
-		NodeBinary: self,
+		NodeBinary: self, KeptVolumes: filepath.Join(o.CacheDir, "volumes"),
 	})
 	if err != nil {
 		return err
