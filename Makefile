@@ -25,6 +25,7 @@ generate: ## Regenerate deepcopy code, CRDs, the operator's RBAC, the packagings
 catalog: ## Regenerate internal/catalog/catalog.json from Camel's catalog (needs mvn and a Maven repository; run when Camel's version changes)
 	go run ./hack/catalog
 
-build: ## Build bin/caravan, and bin/kubectl-caravan to use it as a kubectl plugin
+build: ## Build bin/caravan, and bin/kubectl-caravan and its completion helper bin/kubectl_complete-caravan to use it as a kubectl plugin
 	go build -o bin/caravan ./cmd/caravan
 	ln -sf caravan bin/kubectl-caravan
+	ln -sf caravan bin/kubectl_complete-caravan

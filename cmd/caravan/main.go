@@ -21,6 +21,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	root := cli.NewRootCommand(streams)
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl_complete-") {
+		// kubectl's completion helper of the plugin: kubectl __complete caravan ARGS runs it with ARGS.
+		root.SetArgs(append([]string{cobra.ShellCompRequestCmd}, os.Args[1:]...))
+	}
 	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
 		// Run as a kubectl plugin (kubectl caravan ...).
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl caravan"}

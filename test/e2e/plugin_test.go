@@ -10,7 +10,8 @@ import (
 )
 
 // TestCaravanWorksAsAKubectlPlugin: named kubectl-caravan on the PATH, the
-// binary runs as `kubectl caravan`, with kubectl's flags.
+// binary runs as `kubectl caravan`, with kubectl's flags; named
+// kubectl_complete-caravan, it completes `kubectl caravan` for kubectl.
 func TestCaravanWorksAsAKubectlPlugin(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
@@ -23,4 +24,11 @@ func TestCaravanWorksAsAKubectlPlugin(t *testing.T) {
 	help, err := exec.Command(filepath.Join(dir, "kubectl-caravan"), "--help").CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(help)).To(ContainSubstring("kubectl caravan [command]"))
+
+	g.Expect(os.Symlink(caravanBin, filepath.Join(dir, "kubectl_complete-caravan"))).To(Succeed())
+	complete := exec.Command(env.Binaries.Kubectl, "__complete", "caravan", "vers")
+	complete.Env = cmd.Env
+	out, err = complete.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	g.Expect(string(out)).To(ContainSubstring("version"))
 }
