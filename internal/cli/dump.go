@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -242,7 +243,7 @@ func (o *DumpOptions) write(ctx context.Context, a *dumpArchive) error {
 			}
 		}
 	}
-	for _, ns := range sortedKeysOf(namespaces) {
+	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
 		events, err := o.list(ctx, eventsv1.SchemeGroupVersion.WithKind("Event"), client.InNamespace(ns))
 		if err != nil {
 			return err
@@ -397,14 +398,4 @@ func redactSecretKeys(m map[string]any) {
 			m[k] = redacted
 		}
 	}
-}
-
-// sortedKeysOf returns the keys of m, sorted.
-func sortedKeysOf(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -63,32 +63,12 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	it.Spec.Dependencies = []string{"mvn:dev.caravan.e2e:greeting:1.0"}
 	create(t, it)
 	kit := waitKit(t, client.ObjectKeyFromObject(it), timeout, func(k *camelv1.IntegrationKit) error { return nil })
-	g.Eventually(func() (string, error) {
-		b := &camelv1.Build{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
-			return "", err
-		}
-		ready := b.Status.GetCondition(camelv1.ConditionReady)
-		if ready == nil {
-			return "", nil
-		}
-		return ready.Reason + " " + ready.Message, nil
-	}, timeout, poll).Should(And(HavePrefix("MavenSettingsUnavailable "), ContainSubstring("configmap/maven-settings key settings.xml")))
+	g.Eventually(buildReady(kit), timeout, poll).Should(And(HavePrefix("MavenSettingsUnavailable "), ContainSubstring("configmap/maven-settings key settings.xml")))
 
 	t.Log("with the settings there, the Build waits for the CA's Secret, naming it")
 	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"},
 		Data: map[string]string{"settings.xml": settingsWithRepository("private", repo.url)}})
-	g.Eventually(func() (string, error) {
-		b := &camelv1.Build{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
-			return "", err
-		}
-		ready := b.Status.GetCondition(camelv1.ConditionReady)
-		if ready == nil {
-			return "", nil
-		}
-		return ready.Reason + " " + ready.Message, nil
-	}, timeout, poll).Should(And(HavePrefix("MavenCAUnavailable "), ContainSubstring("secret/corp-ca key ca.crt")))
+	g.Eventually(buildReady(kit), timeout, poll).Should(And(HavePrefix("MavenCAUnavailable "), ContainSubstring("secret/corp-ca key ca.crt")))
 
 	t.Log("with the CA there and the repository down, the attempt fails naming the repository")
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "corp-ca"}, Data: map[string][]byte{"ca.crt": repo.ca}})
@@ -108,6 +88,21 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	kit = builtKit(t, client.ObjectKeyFromObject(it), camelv1.IntegrationKitPhaseReady)
 	g.Expect(kit.Status.Artifacts).To(ContainElement(HaveField("ID", "dev.caravan.e2e:greeting:jar:1.0")))
 	g.Expect(repo.served()).To(ContainElement("/dev/caravan/e2e/greeting/1.0/greeting-1.0.jar"))
+}
+
+// buildReady reads the reason and message of the Ready condition of a kit's Build, "" without one.
+func buildReady(kit *camelv1.IntegrationKit) func() (string, error) {
+	return func() (string, error) {
+		b := &camelv1.Build{}
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(kit), b); err != nil {
+			return "", err
+		}
+		ready := b.Status.GetCondition(camelv1.ConditionReady)
+		if ready == nil {
+			return "", nil
+		}
+		return ready.Reason + " " + ready.Message, nil
+	}
 }
 
 // privateRepository is a Maven repository the test serves from a directory.
