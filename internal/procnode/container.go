@@ -193,23 +193,45 @@ func (c *container) start(n *Node) (<-chan struct{}, error) {
 		_ = logFile.Close()
 		return nil, err
 	}
-	defer logFile.Close()
+	// The container writes into a pipe; each line goes into the log after the time it was read.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
 	cmd := exec.Command(n.initBinary, append(append([]string(nil), n.initArgs...), specPath)...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = confinement()
 	if err := cmd.Start(); err != nil {
+		_ = errors.Join(pw.Close(), pr.Close(), logFile.Close())
 		return nil, fmt.Errorf("starting container %s: %w", c.spec.Name, err)
 	}
+	_ = pw.Close() // the container holds the pipe's other end now
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_ = copyTimed(logFile, pr, time.Now)
+		_ = errors.Join(pr.Close(), logFile.Close())
+	}()
 	c.pod.setRunning(c, cmd.Process)
 	exited := make(chan struct{})
 	go func() {
 		state, _ := cmd.Process.Wait()
 		code := exitCode(state)
+		// The log is whole once every process of the container closed the pipe; one left in the
+		// background may hold it open, so the wait is bounded.
+		select {
+		case <-copied:
+		case <-time.After(logDrainTimeout):
+		}
 		c.pod.setTerminated(c, code, c.readTerminationMessage(code, c.logPath(restart)))
 		close(exited)
 	}()
 	return exited, nil
 }
+
+// logDrainTimeout bounds the wait for a container's last log lines after its process ended.
+const logDrainTimeout = 2 * time.Second
 
 // confinement is how the init starts: its own mount and UTS namespaces and process
 // group, killed with the node; without root, also its own user namespace

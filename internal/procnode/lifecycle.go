@@ -1,10 +1,8 @@
 package procnode
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -205,11 +203,9 @@ func (n *Node) stopAll() {
 }
 
 // containerLogs serves kubectl logs: the container's current log, or its
-// previous one, tailed, limited, and followed while the container runs.
+// previous one, since a time, tailed, with or without each line's time,
+// limited, and followed while the container runs.
 func (n *Node) containerLogs(ctx context.Context, namespace, podName, name string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
-	if opts.Timestamps || opts.SinceSeconds > 0 || !opts.SinceTime.IsZero() {
-		return nil, errdefs.InvalidInputf("the local cluster's process node keeps no time per log line: it serves no timestamps and no since")
-	}
 	n.mu.Lock()
 	r, ok := n.pods[key(namespace, podName)]
 	n.mu.Unlock()
@@ -236,75 +232,20 @@ func (n *Node) containerLogs(ctx context.Context, namespace, podName, name strin
 	if err != nil {
 		return nil, errdefs.NotFoundf("container %s has no log yet", name)
 	}
-	data = tail(data, opts.Tail)
-	if opts.LimitBytes > 0 && len(data) > opts.LimitBytes {
-		data = data[:opts.LimitBytes]
+	q := logQuery{tail: opts.Tail, timestamps: opts.Timestamps, since: opts.SinceTime}
+	if opts.SinceSeconds > 0 {
+		q.since = time.Now().Add(-time.Duration(opts.SinceSeconds) * time.Second)
+	}
+	lines, rest := parseLog(data)
+	out := q.render(lines)
+	if opts.LimitBytes > 0 && len(out) > opts.LimitBytes {
+		out = out[:opts.LimitBytes]
 	}
 	if !opts.Follow || opts.Previous {
-		return io.NopCloser(bytes.NewReader(data)), nil
+		return io.NopCloser(bytes.NewReader(out)), nil
 	}
 	pr, pw := io.Pipe()
-	go follow(ctx, pw, data, c.logPath(restart), func() bool { return r.restartCount(c) == restart && ctx.Err() == nil })
+	offset := int64(len(data) - len(rest))
+	go follow(ctx, pw, out, c.logPath(restart), offset, q, func() bool { return r.restartCount(c) == restart && ctx.Err() == nil })
 	return pr, nil
-}
-
-// tail keeps the last n lines of data (all when n is 0).
-func tail(data []byte, n int) []byte {
-	if n <= 0 {
-		return data
-	}
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, append(append([]byte(nil), sc.Bytes()...), '\n'))
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return bytes.Join(lines, nil)
-}
-
-// follow writes data, then what is appended to path, while more says so.
-func follow(ctx context.Context, w *io.PipeWriter, data []byte, path string, more func() bool) {
-	if _, err := w.Write(data); err != nil {
-		return
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		_ = w.CloseWithError(err)
-		return
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	if _, err := f.Seek(st.Size(), io.SeekStart); err != nil {
-		_ = w.CloseWithError(err)
-		return
-	}
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := f.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err == io.EOF {
-			if !more() {
-				_ = w.Close()
-				return
-			}
-			select {
-			case <-ctx.Done():
-				_ = w.Close()
-				return
-			case <-time.After(250 * time.Millisecond):
-			}
-			continue
-		}
-		if err != nil {
-			_ = w.CloseWithError(fmt.Errorf("reading the log: %w", err))
-			return
-		}
-	}
 }

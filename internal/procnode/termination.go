@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -50,7 +51,16 @@ func (c *container) readTerminationMessage(code int32, logPath string) string {
 	file, _ := readHead(c.terminationLog(), limit)
 	var logTail []byte
 	if useLog(file, c.spec.TerminationMessagePolicy, code) {
-		logTail, _ = readTail(logPath, fallbackLogBytes)
+		// The file's lines carry their times; the message holds what the container wrote.
+		limit := fallbackLogBytes + fallbackLogLines*len(time.RFC3339Nano+" ")
+		stamped, _ := readTail(logPath, limit)
+		if len(stamped) == limit {
+			// Read from within a line: drop what is left of it.
+			if nl := bytes.IndexByte(stamped, '\n'); nl >= 0 {
+				stamped = stamped[nl+1:]
+			}
+		}
+		logTail = untimed(stamped)
 	}
 	return terminationMessage(file, logTail, c.spec.TerminationMessagePolicy, code)
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -116,14 +117,24 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	out, errOut, err = cli("describe", "integration", "broken")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("No endpoint could be found for: nosuch://thing"))
-	t.Log("caravan logs --previous prints the run before the restart")
+	t.Log("caravan logs --previous prints the run before the restart; --timestamps dates each line, --since and --tail bound them")
 	g.Eventually(func() (string, error) {
-		out, errOut, err := cli("logs", "broken", "--previous", "--tail", "3")
+		out, errOut, err := cli("logs", "broken", "--previous", "--timestamps", "--since", "1h", "--tail", "3")
 		if err != nil {
 			return "", errorf("%v: %s", err, errOut)
 		}
 		return out, nil
-	}, timeout, poll).Should(MatchRegexp(`\A(.*\n){1,3}\z`))
+	}, timeout, poll).Should(MatchRegexp(`\A(\d{4}-\d\d-\d\dT\S+Z .*\n){1,3}\z`))
+	out, errOut, err = cli("logs", "broken", "--since", "1s", "--timestamps")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		at, perr := time.Parse(time.RFC3339Nano, strings.Fields(line)[0])
+		g.Expect(perr).NotTo(HaveOccurred(), line)
+		g.Expect(time.Since(at)).To(BeNumerically("<", 30*time.Second), "--since 1s served an older line: %s", line)
+	}
 	t.Log("caravan log, started before the pod, follows each run of the crashing JVM")
 	g.Eventually(func() int { return strings.Count(follow.stdout(), "No endpoint could be found for: nosuch://thing") }, 2*timeout, poll).Should(
 		BeNumerically(">=", 4), func() string { return follow.stdout() + follow.stderr() }) // each run logs it twice: the exception, its cause
