@@ -29,6 +29,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
@@ -358,6 +359,12 @@ func (o *RunOptions) Validate() error {
 		}
 	} else if o.flags != nil && o.flags.Changed("operator-id") {
 		return errors.New("cannot use an empty operator id: give -x ID, or leave -x out to keep the assignment as it is")
+	}
+	if o.Image != "" {
+		// The operator refuses the image with this same rule (InvalidImage).
+		if err := image.ValidateReference(o.Image); err != nil {
+			return fmt.Errorf("--image: %w", err)
+		}
 	}
 	for _, d := range o.Dependencies {
 		// The builder reads each dependency with this same rule.

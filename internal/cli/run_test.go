@@ -245,7 +245,7 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 		{name: "a trait of the wrong type", args: []string{"testdata/run/routes.yaml", "-t", "container.port=http"}, wantErr: "container.port: must be an integer"},
 		{name: "a trait Camel K does not have", args: []string{"testdata/run/routes.yaml", "-t", "foo.bar=1"}, wantErr: "trait foo does not exist in catalog"},
 		{name: "an image that is no image reference", args: []string{"--image", "UPPER/Case::bad", "--name", "x"},
-			wantErr: "trait container.image: must be an image reference"},
+			wantErr: `--image: invalid image reference "UPPER/Case::bad"`},
 		{name: "a dependency that is no Maven coordinate", args: []string{"testdata/run/routes.yaml", "-d", "mvn:"},
 			wantErr: `-d mvn:: dependency "mvn:" is not a Maven coordinate`},
 		{name: "a dependency of no known form", args: []string{"testdata/run/routes.yaml", "-d", "github:me/lib"},

@@ -3,7 +3,6 @@
 package trait
 
 import (
-	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -35,7 +34,7 @@ func parseContainer(o *object) Container {
 		return Container{}
 	}
 	return Container{
-		image:           o.checked("image", isImageReference, "must be an image reference, as quay.io/org/app:1.0 or one @sha256:…"),
+		image:           o.str("image"),
 		name:            o.checked("name", validation.IsDNS1123Label, "must be a DNS-1123 label (lowercase letters, digits and '-')"),
 		port:            o.port("port"),
 		portName:        o.checked("portName", validation.IsValidPortName, "must be a port name (at most 15 lowercase letters, digits and '-')"),
@@ -122,12 +121,4 @@ func or(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// isImageReference returns why s is no image reference, as go-containerregistry parses them.
-func isImageReference(s string) []string {
-	if _, err := name.ParseReference(s); err != nil {
-		return []string{err.Error()}
-	}
-	return nil
 }

@@ -111,10 +111,23 @@ func TestTheSharedPoliciesOutliveTheHelmReleaseThatMadeThem(t *testing.T) {
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: install.ReaderRole}})
 	adopt := fmt.Sprintf(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"Helm"},`+
 		`"annotations":{"meta.helm.sh/release-name":"shared-a","meta.helm.sh/release-namespace":%q}}}`, opsA)
+	var made []client.Object // the shared objects the release makes, which the test removes again
 	for _, o := range shared {
 		err := env.Client.Patch(ctx, o.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(adopt)))
-		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+		if apierrors.IsNotFound(err) {
+			made = append(made, o)
+			continue
+		}
+		g.Expect(err).NotTo(HaveOccurred())
 	}
+	// The other tests run without admission policies: what the release made goes when this test ends.
+	t.Cleanup(func() {
+		for _, o := range made {
+			if err := env.Client.Delete(context.Background(), o.DeepCopyObject().(client.Object)); client.IgnoreNotFound(err) != nil {
+				t.Errorf("removing %T %s: %v", o, o.GetName(), err)
+			}
+		}
+	})
 	values := func(id string, sharedResources bool) map[string]any {
 		return map[string]any{"operatorId": id, "image": env.OperatorImage(t), "skipKamelets": true, "sharedResources": sharedResources,
 			"registry": map[string]any{"address": env.Cluster.RegistryAddress, "insecure": true}, "heartbeatInterval": "2s"}
