@@ -165,7 +165,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(after.UID).To(Equal(before.UID), "the move replaced the pod")
 	g.Expect(after.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM")
 
-	t.Log("a Java and an XML source run together and read -p file:, -p configmap:, --config configmap: and secret:, and --resource")
+	t.Log("a Java, an XML and a YAML source run together and read -p file:, -p configmap:, --config configmap: and secret:, and --resource")
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config"}, Data: map[string]string{"app.properties": "config.word=from-a-configmap\n"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "data"}, Data: map[string]string{"greeting.txt": "from-a-resource"}},
@@ -176,7 +176,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-secret"},
 		StringData: map[string]string{"secret.properties": "secret.word=from-a-secret\n"}})
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
-		"--name", "two", "-x", "jvm", "-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
+		filepath.Join("testdata", "camel", "echo.yaml"), "--name", "two", "-x", "jvm", "-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
 		"--config", "configmap:app-config", "--resource", "configmap:data", "-p", "configmap:more-props", "--config", "secret:app-secret",
 		"-t", "health.startup-probe-enabled=true", "-t", "health.liveness-probe-enabled=true")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
@@ -184,7 +184,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(twoPod.Spec.Containers[0].StartupProbe).NotTo(BeNil())
 	g.Expect(twoPod.Status.ContainerStatuses[0].Started).To(HaveValue(BeTrue()), "ready before its startup probe passed")
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret"),
-		ContainSubstring("xml says from-a-resource")))
+		ContainSubstring("xml says from-a-resource"), ContainSubstring("yaml says from-a-file")))
 
 	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",
