@@ -19,6 +19,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdDelete(kube, streams),
 		newCmdReset(kube, streams),
 		newCmdDump(kube, streams),
+		newCmdKit(kube, streams),
 		newCmdRebuild(kube, streams),
 		newCmdDeploy(kube, streams),
 		newCmdUndeploy(kube, streams),
