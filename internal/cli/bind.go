@@ -49,8 +49,10 @@ type BindOptions struct {
 	ErrorHandler string
 	Labels       []string
 	Annotations  []string
-	DryRun       cmdutil.DryRun
-	Output       string
+	// ServiceAccount is the service account the binding's integration runs as.
+	ServiceAccount string
+	DryRun         cmdutil.DryRun
+	Output         string
 
 	// Set by Complete.
 	namespace string
@@ -109,6 +111,7 @@ assignment is left as it is.`,
 	f.StringArrayVarP(&o.Traits, "trait", "t", nil, "a trait setting TRAIT.KEY=VALUE of the integration made from the binding (repeatable)")
 	f.StringVar(&o.ErrorHandler, "error-handler", "", "what handles a failed message: none, log, or sink:ENDPOINT (a Kamelet or a URI), as kamel bind --error-handler")
 	f.StringArrayVar(&o.Labels, "label", nil, "a label KEY=VALUE of the binding (repeatable)")
+	f.StringVar(&o.ServiceAccount, "service-account", "", "the service account the binding's integration runs as (spec.serviceAccountName)")
 	f.StringArrayVar(&o.Annotations, "annotation", nil, "an annotation KEY=VALUE of the binding (repeatable)")
 	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would be applied, contacting no cluster; server: send it with dryRun=All, so admission (the operator's use check) runs and nothing is stored")
 	f.StringVarP(&o.Output, "output", "o", "", "print the binding as yaml or json instead of applying it, as kamel bind -o does (no cluster needed)")
@@ -142,6 +145,12 @@ func (o *BindOptions) Complete() error {
 	}
 	if spec.ErrorHandler, err = errorHandlerFlag(o.ErrorHandler); err != nil {
 		return err
+	}
+	if o.ServiceAccount != "" {
+		if errs := validation.IsDNS1123Subdomain(o.ServiceAccount); len(errs) > 0 {
+			return fmt.Errorf("--service-account %q: %s", o.ServiceAccount, strings.Join(errs, "; "))
+		}
+		spec.ServiceAccountName = o.ServiceAccount
 	}
 	switch strings.ToLower(o.Kind) {
 	case strings.ToLower(kindPipe):

@@ -189,7 +189,7 @@ func TestBindRefusesBadFlags(t *testing.T) {
 func TestBindTakesKamelsTraitErrorHandlerAndMetadataFlags(t *testing.T) {
 	out, errOut, err := execMutateCommand(t, newCmdBind, append([]string{"bind", "timer-source", "log-sink", "-n", "apps",
 		"-t", "container.port=8080", "--error-handler", "sink:log-sink?showHeaders=true", "--label", "team=a",
-		"--annotation", "example.com/owner=ops", "-o", "json"}, unreachable...)...)
+		"--annotation", "example.com/owner=ops", "--service-account", "pipes", "-o", "json"}, unreachable...)...)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
@@ -210,6 +210,9 @@ func TestBindTakesKamelsTraitErrorHandlerAndMetadataFlags(t *testing.T) {
 	}
 	if got := canonical(p.Spec.ErrorHandler.Raw); got != `{"sink":{"endpoint":{"properties":{"showHeaders":"true"},"ref":{"apiVersion":"camel.apache.org/v1","kind":"Kamelet","name":"log-sink"}}}}` {
 		t.Errorf("error handler: %s", got)
+	}
+	if p.Spec.ServiceAccountName != "pipes" {
+		t.Errorf("service account %q", p.Spec.ServiceAccountName)
 	}
 	if p.Labels["team"] != "a" || p.Annotations["example.com/owner"] != "ops" {
 		t.Errorf("labels %v, annotations %v", p.Labels, p.Annotations)

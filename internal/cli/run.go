@@ -47,7 +47,9 @@ type RunOptions struct {
 	Properties   []string
 	Image        string
 	Replicas     int32
-	Wait         bool
+	// ServiceAccount is the service account the integration's pods run as.
+	ServiceAccount string
+	Wait           bool
 	// Logs follows the integration's logs once it is applied (and, with Wait, runs).
 	Logs bool
 	// Dev is kamel's --dev: wait, follow the logs, and delete the integration on interrupt.
@@ -162,6 +164,7 @@ default operator.`,
 	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
+	f.StringVar(&o.ServiceAccount, "service-account", "", "the service account the integration's pods run as (spec.serviceAccountName)")
 	f.BoolVarP(&o.Wait, "wait", "w", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")
 	f.BoolVar(&o.Logs, "logs", false, "follow the integration's logs once it is applied, until interrupted")
 	f.BoolVar(&o.Dev, "dev", false, "wait until the integration runs, follow its logs, and delete it when interrupted (Ctrl-C), as kamel run --dev")
@@ -237,6 +240,7 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		return spec, err
 	}
 	spec.Sources, spec.Flows = sources, flows
+	spec.ServiceAccountName = o.ServiceAccount
 	for _, d := range o.Dependencies {
 		if strings.TrimSpace(d) == "" {
 			return spec, errors.New("-d/--dependency: a dependency is empty")
@@ -359,6 +363,11 @@ func (o *RunOptions) Validate() error {
 		}
 	} else if o.flags != nil && o.flags.Changed("operator-id") {
 		return errors.New("cannot use an empty operator id: give -x ID, or leave -x out to keep the assignment as it is")
+	}
+	if o.ServiceAccount != "" {
+		if errs := validation.IsDNS1123Subdomain(o.ServiceAccount); len(errs) > 0 {
+			return fmt.Errorf("--service-account %q: %s", o.ServiceAccount, strings.Join(errs, "; "))
+		}
 	}
 	if o.Image != "" {
 		// The operator refuses the image with this same rule (InvalidImage).

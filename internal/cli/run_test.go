@@ -250,6 +250,8 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 			wantErr: `-d mvn:: dependency "mvn:" is not a Maven coordinate`},
 		{name: "a dependency of no known form", args: []string{"testdata/run/routes.yaml", "-d", "github:me/lib"},
 			wantErr: "is neither camel:NAME nor mvn:GROUP:ARTIFACT[:VERSION]"},
+		{name: "a service account no object can be named", args: []string{"testdata/run/routes.yaml", "--service-account", "Bad_SA"},
+			wantErr: `--service-account "Bad_SA"`},
 		{name: "an empty operator id", args: []string{"testdata/run/routes.yaml", "-x", ""}, wantErr: "cannot use an empty operator id"},
 		{name: "a bad operator id", args: []string{"testdata/run/routes.yaml", "-x", "Tenant_A"}, wantErr: `-x/--operator-id: invalid operator id "Tenant_A"`},
 		{name: "a bad name", args: []string{"testdata/run/routes.yaml", "--name", "My.Route"}, wantErr: `invalid integration name "My.Route"`},
@@ -352,5 +354,12 @@ func TestRunWaitExitsWithTheCodeOfHowItEnded(t *testing.T) {
 	err = waitIntegrationPhase(context.Background(), c, io.Discard, ns, "waited", it.Generation, camelv1.IntegrationPhaseRunning, time.Minute)
 	if code := cmdutil.ExitCode(err); code != cmdutil.ExitFailed || !strings.Contains(err.Error(), "integration waited failed") {
 		t.Fatalf("in Error: got %v (exit code %d), want a failure (%d)", err, code, cmdutil.ExitFailed)
+	}
+}
+
+func TestRunSetsTheServiceAccount(t *testing.T) {
+	it, _ := runToIntegration(t, "testdata/run/routes.yaml", "-n", "apps", "--service-account", "orders-sa")
+	if it.Spec.ServiceAccountName != "orders-sa" {
+		t.Fatalf("spec.serviceAccountName %q", it.Spec.ServiceAccountName)
 	}
 }
