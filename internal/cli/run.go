@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +50,9 @@ type RunOptions struct {
 	Replicas     int32
 	// ServiceAccount is the service account the integration's pods run as.
 	ServiceAccount string
-	Wait           bool
+	// Kit pins the IntegrationKit, of the integration's namespace, to run on.
+	Kit  string
+	Wait bool
 	// Logs follows the integration's logs once it is applied (and, with Wait, runs).
 	Logs bool
 	// Dev is kamel's --dev: wait, follow the logs, and delete the integration on interrupt.
@@ -165,6 +168,7 @@ default operator.`,
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
 	f.StringVar(&o.ServiceAccount, "service-account", "", "the service account the integration's pods run as (spec.serviceAccountName)")
+	f.StringVarP(&o.Kit, "kit", "k", "", "run on this IntegrationKit of the namespace instead of one built for the integration (spec.integrationKit)")
 	f.BoolVarP(&o.Wait, "wait", "w", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")
 	f.BoolVar(&o.Logs, "logs", false, "follow the integration's logs once it is applied, until interrupted")
 	f.BoolVar(&o.Dev, "dev", false, "wait until the integration runs, follow its logs, and delete it when interrupted (Ctrl-C), as kamel run --dev")
@@ -241,6 +245,9 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 	}
 	spec.Sources, spec.Flows = sources, flows
 	spec.ServiceAccountName = o.ServiceAccount
+	if o.Kit != "" {
+		spec.IntegrationKit = &corev1.ObjectReference{APIVersion: camelv1.GroupVersion.String(), Kind: "IntegrationKit", Name: o.Kit}
+	}
 	for _, d := range o.Dependencies {
 		if strings.TrimSpace(d) == "" {
 			return spec, errors.New("-d/--dependency: a dependency is empty")
@@ -363,6 +370,14 @@ func (o *RunOptions) Validate() error {
 		}
 	} else if o.flags != nil && o.flags.Changed("operator-id") {
 		return errors.New("cannot use an empty operator id: give -x ID, or leave -x out to keep the assignment as it is")
+	}
+	if o.Kit != "" {
+		if errs := validation.IsDNS1123Subdomain(o.Kit); len(errs) > 0 {
+			return fmt.Errorf("-k/--kit %q: %s", o.Kit, strings.Join(errs, "; "))
+		}
+		if o.Image != "" || len(o.Dependencies) > 0 {
+			return errors.New("-k/--kit runs an existing kit: it cannot be used with --image or -d/--dependency")
+		}
 	}
 	if o.ServiceAccount != "" {
 		if errs := validation.IsDNS1123Subdomain(o.ServiceAccount); len(errs) > 0 {

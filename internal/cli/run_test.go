@@ -250,6 +250,9 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 			wantErr: `-d mvn:: dependency "mvn:" is not a Maven coordinate`},
 		{name: "a dependency of no known form", args: []string{"testdata/run/routes.yaml", "-d", "github:me/lib"},
 			wantErr: "is neither camel:NAME nor mvn:GROUP:ARTIFACT[:VERSION]"},
+		{name: "a kit with dependencies", args: []string{"testdata/run/routes.yaml", "-k", "kit-abc", "-d", "camel:http"},
+			wantErr: "-k/--kit runs an existing kit: it cannot be used with --image or -d/--dependency"},
+		{name: "a kit no object can be named", args: []string{"testdata/run/routes.yaml", "-k", "Kit_ABC"}, wantErr: `-k/--kit "Kit_ABC"`},
 		{name: "a service account no object can be named", args: []string{"testdata/run/routes.yaml", "--service-account", "Bad_SA"},
 			wantErr: `--service-account "Bad_SA"`},
 		{name: "an empty operator id", args: []string{"testdata/run/routes.yaml", "-x", ""}, wantErr: "cannot use an empty operator id"},
@@ -357,9 +360,12 @@ func TestRunWaitExitsWithTheCodeOfHowItEnded(t *testing.T) {
 	}
 }
 
-func TestRunSetsTheServiceAccount(t *testing.T) {
-	it, _ := runToIntegration(t, "testdata/run/routes.yaml", "-n", "apps", "--service-account", "orders-sa")
+func TestRunSetsTheServiceAccountAndTheKit(t *testing.T) {
+	it, _ := runToIntegration(t, "testdata/run/routes.yaml", "-n", "apps", "--service-account", "orders-sa", "-k", "kit-abc")
 	if it.Spec.ServiceAccountName != "orders-sa" {
-		t.Fatalf("spec.serviceAccountName %q", it.Spec.ServiceAccountName)
+		t.Errorf("spec.serviceAccountName %q", it.Spec.ServiceAccountName)
+	}
+	if k := it.Spec.IntegrationKit; k == nil || k.Name != "kit-abc" || k.Kind != "IntegrationKit" {
+		t.Errorf("spec.integrationKit %+v", k)
 	}
 }
