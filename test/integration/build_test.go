@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -355,10 +356,15 @@ func TestANewKitRollsTheDeployment(t *testing.T) {
 	d := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
 
-	cur := &camelv1.Integration{}
-	g.Expect(env.Client.Get(ctx, key, cur)).To(Succeed())
-	cur.Spec.Dependencies = append(cur.Spec.Dependencies, "camel:http")
-	g.Expect(env.Client.Update(ctx, cur)).To(Succeed())
+	// The operator writes the integration's metadata too: read it again on a conflict.
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &camelv1.Integration{}
+		if err := env.Client.Get(ctx, key, cur); err != nil {
+			return err
+		}
+		cur.Spec.Dependencies = append(cur.Spec.Dependencies, "camel:http")
+		return env.Client.Update(ctx, cur)
+	})).To(Succeed())
 	g.Eventually(image, timeout, poll).ShouldNot(Equal(first))
 	after := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, key, after)).To(Succeed())
