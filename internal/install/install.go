@@ -158,17 +158,12 @@ func (i *Installer) readRegistration(ctx context.Context, id string) (*camelv1al
 	return iop, nil
 }
 
-// registeredNamespace returns the namespace operator id is registered to,
+// RegisteredNamespace returns the namespace operator id is registered to,
 // or was installed into before its first registration; "" when the id is
 // not registered.
-func (i *Installer) registeredNamespace(ctx context.Context, id string) (string, error) {
+func (i *Installer) RegisteredNamespace(ctx context.Context, id string) (string, error) {
 	iop, err := i.readRegistration(ctx, id)
 	return registeredNamespaceOf(iop), err
-}
-
-// RegisteredNamespace is the namespace operator id is registered to, "" when it is not.
-func (i *Installer) RegisteredNamespace(ctx context.Context, id string) (string, error) {
-	return i.registeredNamespace(ctx, id)
 }
 
 // HasOperator tells whether operator id has a Deployment in namespace.
@@ -302,7 +297,7 @@ func (i *Installer) claim(ctx context.Context, namespace string, iop *camelv1alp
 	if !apierrors.IsAlreadyExists(err) {
 		return false, fmt.Errorf("registering operator id %q: %w", iop.Name, err)
 	}
-	holder, err := i.registeredNamespace(ctx, iop.Name)
+	holder, err := i.RegisteredNamespace(ctx, iop.Name)
 	if err != nil {
 		return false, err
 	}
@@ -415,7 +410,7 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 	// The registration, the user role and the admission binding belong to
 	// the id: they stay when the id is registered to another namespace,
 	// whose operator still uses them.
-	registered, err := i.registeredNamespace(ctx, id)
+	registered, err := i.RegisteredNamespace(ctx, id)
 	if err != nil {
 		return err
 	}
