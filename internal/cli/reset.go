@@ -18,6 +18,7 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/reassign"
 )
 
 // ResetOptions are the options of `caravan reset`.
@@ -120,7 +121,7 @@ func (o *ResetOptions) Run(ctx context.Context) error {
 		}
 		items := slices.DeleteFunc(list.Items, func(m metav1.PartialObjectMetadata) bool {
 			return o.OperatorID != "" && m.Annotations[camelv1.OperatorIDAnnotation] != o.OperatorID ||
-				k.name == "integration" && managedByBinding(m.OwnerReferences)
+				k.name == "integration" && reassign.Binding(&m) != "" // it goes with its binding
 		})
 		for i := range items {
 			m := &items[i]
@@ -160,12 +161,4 @@ func (o *ResetOptions) Run(ctx context.Context) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// managedByBinding tells whether an Integration is made from a Pipe or KameletBinding, which
-// reset deletes with it.
-func managedByBinding(refs []metav1.OwnerReference) bool {
-	return slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool {
-		return r.Controller != nil && *r.Controller && (r.Kind == "Pipe" || r.Kind == "KameletBinding")
-	})
 }

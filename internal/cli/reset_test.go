@@ -26,7 +26,8 @@ func TestResetDeletesOneOperatorsShareAndNothingElse(t *testing.T) {
 		Annotations: map[string]string{camelv1.OperatorIDAnnotation: "op-a"}}}
 	kitB := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kit-b",
 		Annotations: map[string]string{camelv1.OperatorIDAnnotation: "op-b"}}}
-	create(t, assignedIntegration(ns, "a1", "op-a"), assignedIntegration(ns, "b1", "op-b"), pipe, kitA, kitB)
+	create(t, assignedIntegration(ns, "a1", "op-a"), assignedIntegration(ns, "b1", "op-b"), pipe, kitA, kitB,
+		controlledByPipe(assignedIntegration(ns, "from-p1", "op-a"), "p1"))
 	reset := func(o ResetOptions) string {
 		streams, _, out, _ := genericiooptions.NewTestIOStreams()
 		o.IOStreams, o.client, o.namespace = streams, c, ns
@@ -66,6 +67,8 @@ func TestResetDeletesOneOperatorsShareAndNothingElse(t *testing.T) {
 		&camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p1"}}:              false,
 		&camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kit-a"}}: false,
 		&camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b1"}}:       true,
+		// Made from the Pipe: the garbage collector deletes it with the Pipe, not reset.
+		&camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "from-p1"}}:  true,
 		&camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kit-b"}}: true,
 	} {
 		if got := exists(name); got != want {
