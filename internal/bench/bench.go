@@ -155,10 +155,12 @@ func (o *Options) Validate() error {
 			}
 		}
 	}
-	for _, s := range []string{Handoff, Build} {
-		if slices.Contains(o.Scenarios, s) && o.Operators < 2 {
-			return fmt.Errorf("the %s scenario needs at least 2 operators (it moves integrations from one to another)", s)
-		}
+	if slices.Contains(o.Scenarios, Handoff) && o.Operators < 2 {
+		return errors.New("the handoff scenario needs at least 2 operators (it moves integrations from one to another)")
+	}
+	if o.BuildDependencySets > len(BuildComponents) {
+		return fmt.Errorf("the build scenario has %d dependency sets at most (one per component of %v), got %d",
+			len(BuildComponents), BuildComponents, o.BuildDependencySets)
 	}
 	return nil
 }
@@ -229,7 +231,7 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 		ops []*Operator
 		err error
 	)
-	if s != Share && s != Admission { // they start operators of their own, or none
+	if s != Share && s != Admission && s != Build { // they start operators of their own, or none
 		if ops, err = e.operatorSet(ctx, "bench", o.Operators); err != nil {
 			return err
 		}
@@ -242,7 +244,7 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 	case Handoff:
 		res.Handoff, err = runHandoff(ctx, e, ops[0], ops[1], o.HandoffIntegrations, o.HandoffReplicas)
 	case Build:
-		res.Build, err = runBuild(ctx, e, ops[0], ops[1], o.BuildIntegrations, o.BuildDependencySets)
+		res.Build, err = runBuild(ctx, e, o.BuildIntegrations, o.BuildDependencySets)
 	case Admission:
 		res.Admission, err = runAdmission(ctx, e, o.AdmissionCreates, o.AdmissionOperators)
 	case Recovery:
@@ -264,7 +266,7 @@ func (e *env) operatorSet(ctx context.Context, name string, n int) ([]*Operator,
 		ids[i] = fmt.Sprintf("%s-%d", name, i)
 	}
 	fmt.Fprintf(e.progress, "starting %d operators\n", n)
-	ops, err := e.startOperators(ctx, ids...)
+	ops, err := e.startOperators(ctx, nil, ids...)
 	if err != nil {
 		return nil, err
 	}

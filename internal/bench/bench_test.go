@@ -89,6 +89,21 @@ func TestOptionsRefuseARolloutThatRunsNeverOrTooOften(t *testing.T) {
 	}
 }
 
+// TestOptionsRefuseMoreBuildSetsThanComponents: each dependency set of
+// the build scenario adds its own component; there are so many.
+func TestOptionsRefuseMoreBuildSetsThanComponents(t *testing.T) {
+	o := Options{Scenarios: []string{Build}, Integrations: 10, Operators: 1, RolloutRuns: 1,
+		ShareIntegrations: 100, ShareSplit: [2]int{10, 90}, HandoffIntegrations: 1, HandoffReplicas: 1,
+		BuildIntegrations: 10, BuildDependencySets: len(BuildComponents)}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("one set per component refused: %v", err)
+	}
+	o.BuildDependencySets++
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "dependency sets at most") {
+		t.Errorf("%d sets: got %v", o.BuildDependencySets, err)
+	}
+}
+
 func TestTheSweepsEstimateGrowsWithTheirPointsInWholeMinutes(t *testing.T) {
 	if small := SweepEstimate(Options{Integrations: 10, Operators: 1, SweepIntegrations: []int{5}}); small != time.Minute {
 		t.Errorf("a short sweep is about a minute, not %s", small)

@@ -2,118 +2,296 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
+	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
-const (
-	buildNamespace = "bench-build"
-	baseRepository = "bench/base"
-)
+// buildNamespace holds the build scenario's burst of integrations.
+const buildNamespace = "bench-build"
 
-// runBuild runs n integrations without an image, over sets dependency
-// sets, on op, whose platform is pointed at a registry the bench starts;
-// then moves them all to next, whose platform uses the same registry.
-func runBuild(ctx context.Context, e *env, op, next *Operator, n, sets int) (*result.Build, error) {
-	res := &result.Build{Integrations: n, DependencySets: sets}
-	reg, err := startRegistry(ctx, e.dir)
+// BuildComponents are the components the build scenario adds to the
+// runtime, one per dependency set: Camel modules with jars of their own
+// for Maven to download, each checked to resolve at the runtime's
+// version (mvn dependency:get).
+var BuildComponents = []string{"camel:jackson", "camel:http", "camel:ftp", "camel:quartz",
+	"camel:sql", "camel:jms", "camel:kafka", "camel:platform-http-vertx"}
+
+// buildKitTimeout bounds one kit's build: a cold Maven cache downloads
+// some hundred files.
+const buildKitTimeout = 6 * time.Minute
+
+// buildOperators installs the build scenario's two operators: builds in
+// builder pods with Maven, each with its own empty Maven cache, pushing
+// to the cluster's registry.
+func (e *env) buildOperators(ctx context.Context) ([]*Operator, error) {
+	cache := resource.MustParse("2Gi")
+	return e.startOperators(ctx, func(c *install.Config) {
+		c.BuildStrategy, c.MavenCache = build.StrategyPod, &cache
+		c.Registry, c.RegistryInsecure = e.cluster.RegistryAddress, true
+	}, "build-a", "build-b")
+}
+
+// runBuild measures kits that Maven builds in builder pods, on two
+// operators of their own. First one kit at a time: the runtime's set with
+// an empty cache, one more dependency on that kit, and both again in
+// another namespace with everything cached. Then n integrations over
+// sets dependency sets in one burst, moved at once to the second
+// operator, which builds kits of its own with its own, empty, cache. The
+// integrations' pods run on the simulated nodes: builds are measured
+// here, JVMs elsewhere.
+func runBuild(ctx context.Context, e *env, n, sets int) (*result.Build, error) {
+	ops, err := e.buildOperators(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer reg.stop()
-	if err := reg.pushBase(ctx, baseRepository+":latest"); err != nil {
-		return nil, err
+	op, next := ops[0], ops[1]
+	res := &result.Build{Integrations: n, DependencySets: sets}
+	reg := image.Registry{Address: e.cluster.RegistryAddress, Insecure: true}
+	cases := []struct{ namespace, name, title, dependency string }{
+		{buildNamespace + "-cold", "runtime", "runtime set, empty cache", ""},
+		{buildNamespace + "-cold", "plus-one", "+ " + BuildComponents[0] + " on the runtime kit", BuildComponents[0]},
+		{buildNamespace + "-warm", "runtime", "runtime set, cached (another namespace)", ""},
+		{buildNamespace + "-warm", "plus-one", "+ " + BuildComponents[0] + " on the runtime kit, cached", BuildComponents[0]},
 	}
-	for _, o := range []*Operator{op, next} {
-		if err := e.usePlatformRegistry(ctx, o.ID, reg.address); err != nil {
+	for _, c := range cases {
+		if err := e.createSimulatedNamespace(ctx, c.namespace); err != nil {
+			return nil, err
+		}
+		var deps []string
+		if c.dependency != "" {
+			deps = append(deps, c.dependency)
+		}
+		fmt.Fprintf(e.progress, "build: a kit of the %s\n", c.title)
+		k, err := buildOneKit(ctx, e, reg, newIntegration(c.namespace, c.name, op.ID, 1, "", deps...))
+		if err != nil {
+			return nil, fmt.Errorf("the kit of the %s: %w", c.title, err)
+		}
+		k.Case = c.title
+		fmt.Fprintf(e.progress, "build:   %.1f s, %d jars (%d new), Maven downloaded %d files (%.1f MB), %d of %d layers reused\n",
+			k.Seconds, k.Jars, k.AddedJars, k.DownloadedFiles, float64(k.DownloadedBytes)/1e6, k.LayersReused, k.Layers)
+		res.Kits = append(res.Kits, *k)
+	}
+	for _, ns := range []string{buildNamespace + "-cold", buildNamespace + "-warm"} {
+		if err := e.deleteNamespace(ctx, ns); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.createNamespace(ctx, buildNamespace); err != nil {
+	if err := runBuildBurst(ctx, e, op, next, res); err != nil {
 		return nil, err
 	}
+	return res, e.deleteNamespace(ctx, buildNamespace)
+}
+
+// runBuildBurst creates res.Integrations integrations over
+// res.DependencySets sets on op in one burst, then moves them to next.
+func runBuildBurst(ctx context.Context, e *env, op, next *Operator, res *result.Build) (err error) {
+	n, sets := res.Integrations, res.DependencySets
+	if err := e.createSimulatedNamespace(ctx, buildNamespace); err != nil {
+		return err
+	}
+	ctx, stop := e.stopOnBuildError(ctx, buildNamespace)
+	defer func() {
+		stop()
+		if cause := context.Cause(ctx); err != nil && errors.Is(cause, errBuildFailed) {
+			err = cause
+		}
+	}()
 	w, err := measure.NewWatcher(ctx, e.config, buildNamespace, &camelv1.Integration{}, &appsv1.Deployment{}, &corev1.Pod{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer w.Stop()
 	ready, err := w.Track(ctx, w.IntegrationReady(buildNamespace), nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ready.Sweep = measure.ReadyIntegrations(e.client, buildNamespace)
 	defer ready.Stop()
 	objs := make([]client.Object, n)
 	for i := range objs {
-		deps := []string{"camel:timer", "camel:log", fmt.Sprintf("mvn:org.example.bench:set-%d:1.0", i%sets)}
-		objs[i] = newIntegration(buildNamespace, fmt.Sprintf("build-%04d", i), op.ID, 1, "", deps...)
+		objs[i] = newIntegration(buildNamespace, fmt.Sprintf("build-%04d", i), op.ID, 1, "", BuildComponents[i%sets])
 	}
 	fmt.Fprintf(e.progress, "build: %d integrations over %d dependency sets on %s\n", n, sets, op.ID)
 	start := time.Now()
 	if err := createAll(ctx, e.client, objs); err != nil {
-		return nil, err
+		return err
 	}
 	if err := ready.Wait(ctx, n, "the integrations", e.report("Ready")); err != nil {
-		return nil, err
+		return err
 	}
 	ready.WarnMissed(e.progress, "integrations")
 	res.Seconds = measure.Round3(ready.Last().Sub(start).Seconds())
 	res.Curve = measure.Curve(start, values(ready.Times()))
-	builds := &camelv1.BuildList{}
-	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace)); err != nil {
-		return nil, err
+	var durations []float64
+	if res.Builds, durations, err = e.buildsOf(ctx, op.ID); err != nil {
+		return err
 	}
-	res.Builds = len(builds.Items)
+	res.BuildSeconds = measure.Summarize(durations)
+
+	if res.Move, err = moveAll(ctx, e, w, buildNamespace, op, next, objs, 1); err != nil {
+		return err
+	}
+	if res.MoveBuilds, durations, err = e.buildsOf(ctx, next.ID); err != nil {
+		return err
+	}
+	res.MoveBuildSeconds = measure.Summarize(durations)
+	fmt.Fprintf(e.progress, "build: moves p99 %.2fs; deleting the integrations\n", res.Move.MoveSeconds.P99)
+	return nil
+}
+
+// errBuildFailed is the cause of a context that stopOnBuildError ended.
+var errBuildFailed = errors.New("a build failed")
+
+// stopOnBuildError returns a context that ends, with errBuildFailed and
+// the Build's message as its cause, once a Build of namespace is in
+// Error: the integrations that wait for it would never be Ready.
+func (e *env) stopOnBuildError(ctx context.Context, namespace string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		for {
+			builds := &camelv1.BuildList{}
+			if err := e.client.List(ctx, builds, client.InNamespace(namespace)); err == nil {
+				for _, b := range builds.Items {
+					if b.Status.Phase == camelv1.BuildPhaseError {
+						cancel(fmt.Errorf("%w: build %s: %s", errBuildFailed, b.Name, readyMessage(&b.Status.CommonStatus)))
+						return
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
+// buildsOf counts the Builds of operator id in buildNamespace, with the
+// durations of those that ended.
+func (e *env) buildsOf(ctx context.Context, id string) (int, []float64, error) {
+	builds := &camelv1.BuildList{}
+	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace),
+		client.MatchingLabels{camelv1.OperatorIDLabel: id}); err != nil {
+		return 0, nil, err
+	}
 	var durations []float64
 	for _, b := range builds.Items {
 		if d, err := time.ParseDuration(b.Status.Duration); err == nil {
 			durations = append(durations, measure.Round3(d.Seconds()))
 		}
 	}
-	res.BuildSeconds = measure.Summarize(durations)
-
-	if res.Move, err = moveAll(ctx, e, w, buildNamespace, op, next, objs, 1); err != nil {
-		return nil, err
-	}
-	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace),
-		client.MatchingLabels{camelv1.OperatorIDLabel: next.ID}); err != nil {
-		return nil, err
-	}
-	res.MoveBuilds = len(builds.Items)
-	fmt.Fprintf(e.progress, "build: moves p99 %.2fs; deleting the integrations\n", res.Move.MoveSeconds.P99)
-	return res, e.deleteNamespace(ctx, buildNamespace)
+	return len(builds.Items), durations, nil
 }
 
-// usePlatformRegistry points operator id's platform at the registry, with
-// the base image pushed there.
-func (e *env) usePlatformRegistry(ctx context.Context, id, address string) error {
-	itp := &camelv1.IntegrationPlatform{}
-	key := client.ObjectKey{Namespace: operatorNamespace, Name: id}
+// buildOneKit creates it, waits until its kit is Ready, and reads what
+// its Build says and what its image shares with the image it was built
+// on.
+func buildOneKit(ctx context.Context, e *env, reg image.Registry, it *camelv1.Integration) (*result.KitBuild, error) {
+	ctx, cancel := context.WithTimeout(ctx, buildKitTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := e.client.Create(ctx, it); err != nil {
+		return nil, err
+	}
+	kit, b := &camelv1.IntegrationKit{}, &camelv1.Build{}
 	for {
-		err := e.client.Get(ctx, key, itp)
-		if err == nil {
-			break
+		err := e.client.Get(ctx, client.ObjectKeyFromObject(it), it)
+		if err == nil && it.Status.IntegrationKit != nil {
+			err = e.client.Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Status.IntegrationKit.Name}, kit)
+			if err == nil && kit.Status.Phase == camelv1.IntegrationKitPhaseError {
+				return nil, fmt.Errorf("kit %s in Error: %s", kit.Name, readyMessage(&kit.Status.CommonStatus))
+			}
+			if err == nil && kit.Status.Phase == camelv1.IntegrationKitPhaseReady {
+				break
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for the platform %s: %w", id, err)
-		case <-time.After(500 * time.Millisecond):
+			return nil, fmt.Errorf("no Ready kit for integration %s after %s (kit phase %q)", it.Name, buildKitTimeout, kit.Status.Phase)
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	// The bench's operators run in its process: they build in themselves.
-	patch := fmt.Sprintf(`{"spec":{"build":{"registry":{"address":%q,"insecure":true},"baseImage":%q,"buildConfiguration":{"strategy":"routine"}}}}`,
-		address, baseRepository+":latest")
-	if err := e.client.Patch(ctx, itp, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		return fmt.Errorf("configuring the platform's registry: %w", err)
+	k := &result.KitBuild{Dependencies: it.Spec.Dependencies, ReadySeconds: measure.Round3(time.Since(start).Seconds())}
+	if err := e.client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
+		return nil, err
+	}
+	if d, err := time.ParseDuration(b.Status.Duration); err == nil {
+		k.Seconds = measure.Round3(d.Seconds())
+	}
+	jars, m, ok := build.ParseSummary(readyMessage(&b.Status.CommonStatus))
+	if !ok {
+		return nil, fmt.Errorf("build %s does not say what Maven did: %q", b.Name, readyMessage(&b.Status.CommonStatus))
+	}
+	k.Jars, k.AddedJars, k.Parent = jars, m.Added, m.Parent
+	k.DownloadedFiles, k.DownloadedBytes = m.DownloadedFiles, m.DownloadedBytes
+	layers, err := layerDigests(ctx, reg, kit.Status.Image)
+	if err != nil {
+		return nil, err
+	}
+	under, err := layerDigests(ctx, reg, b.Status.BaseImage)
+	if err != nil {
+		return nil, err
+	}
+	k.Layers = len(layers)
+	for i := 0; i < len(under) && i < len(layers) && layers[i] == under[i]; i++ {
+		k.LayersReused++
+	}
+	return k, nil
+}
+
+// readyMessage is the message of a status's Ready condition, "" without one.
+func readyMessage(s *camelv1.CommonStatus) string {
+	if c := s.GetCondition(camelv1.ConditionReady); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+// layerDigests are the digests of the layers of the image ref.
+func layerDigests(ctx context.Context, reg image.Registry, ref string) ([]string, error) {
+	img, err := image.Pull(ctx, reg, ref)
+	if err != nil {
+		return nil, fmt.Errorf("reading image %s: %w", ref, err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(layers))
+	for i, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d.String()
+	}
+	return out, nil
+}
+
+// createSimulatedNamespace creates a namespace whose pods the local
+// cluster keeps on its simulated nodes, kit images included.
+func (e *env) createSimulatedNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{localcluster.SimulatedLabel: "true"}}}
+	if err := e.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	return nil
 }

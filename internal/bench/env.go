@@ -176,8 +176,8 @@ func (e *env) deleteNamespace(ctx context.Context, name string) error {
 }
 
 // startOperators starts operators with the given ids and waits until all
-// are ready.
-func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, error) {
+// are ready; configure, when not nil, changes what is installed.
+func (e *env) startOperators(ctx context.Context, configure func(*install.Config), ids ...string) ([]*Operator, error) {
 	if !e.skipAdmission {
 		if err := e.installAdmission(ctx, ids); err != nil {
 			return nil, err
@@ -185,7 +185,7 @@ func (e *env) startOperators(ctx context.Context, ids ...string) ([]*Operator, e
 	}
 	ops := make([]*Operator, 0, len(ids))
 	for _, id := range ids {
-		op, err := e.startOperator(ctx, id)
+		op, err := e.startOperator(ctx, id, configure)
 		if err != nil {
 			return nil, err
 		}

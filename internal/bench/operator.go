@@ -75,13 +75,17 @@ func (e *env) operatorImage(ctx context.Context) (string, error) {
 // than install's default, so that MaxOperators fit on the process node of
 // a two-core machine (its capacity is the machine's); the limit is
 // install's.
-func (e *env) startOperator(ctx context.Context, id string) (*Operator, error) {
+func (e *env) startOperator(ctx context.Context, id string, configure func(*install.Config)) (*Operator, error) {
 	img, err := e.operatorImage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := install.Manifests(install.Config{ID: id, Namespace: operatorNamespace, Image: img,
-		Version: version.Get(), SkipAdmission: true, SkipKamelets: true, Pprof: true, Resources: benchResources()})
+	cfg := install.Config{ID: id, Namespace: operatorNamespace, Image: img,
+		Version: version.Get(), SkipAdmission: true, SkipKamelets: true, Pprof: true, Resources: benchResources()}
+	if configure != nil {
+		configure(&cfg)
+	}
+	objs, err := install.Manifests(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func runShare(ctx context.Context, e *env, n int, split [2]int) (*result.Share, 
 		return nil, err
 	}
 	fmt.Fprintln(e.progress, "share: starting share-a, share-b and share-all")
-	ops, err := e.startOperators(ctx, "share-a", "share-b", "share-all")
+	ops, err := e.startOperators(ctx, nil, "share-a", "share-b", "share-all")
 	if err != nil {
 		return nil, err
 	}

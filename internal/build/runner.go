@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -58,6 +60,9 @@ type Job struct {
 	RegistrySecret *corev1.SecretKeySelector
 	// MavenCA is a volume of PEM certificates Maven trusts besides the public ones (StrategyPod).
 	MavenCA *corev1.VolumeSource
+	// RegistryCA is a volume of the registry's CA certificates, *.crt files (StrategyPod); the
+	// routine strategy has them in Registry.
+	RegistryCA *corev1.VolumeSource
 }
 
 // Parent is a Ready kit an incremental kit builds on.
@@ -111,6 +116,24 @@ func (o Output) Summary() string {
 			len(o.Artifacts), m.Added, on, m.DownloadedFiles, m.DownloadedBytes)
 	}
 	return s
+}
+
+// mavenSummary matches what Summary writes of a kit of jars.
+var mavenSummary = regexp.MustCompile(`: (\d+) jars, (\d+) of them in a new layer on (?:kit (\S+)|the base image); Maven downloaded (\d+) files \((\d+) bytes\)$`)
+
+// ParseSummary reads back what Summary wrote of a kit of jars: the jars,
+// and the MavenOutput. It is false for a routine build's summary.
+func ParseSummary(s string) (jars int, m MavenOutput, ok bool) {
+	g := mavenSummary.FindStringSubmatch(s)
+	if g == nil {
+		return 0, MavenOutput{}, false
+	}
+	jars, _ = strconv.Atoi(g[1])
+	m.Added, _ = strconv.Atoi(g[2])
+	m.Parent = g[3]
+	m.DownloadedFiles, _ = strconv.Atoi(g[4])
+	m.DownloadedBytes, _ = strconv.ParseInt(g[5], 10, 64)
+	return jars, m, true
 }
 
 // State is where a job is.

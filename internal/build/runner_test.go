@@ -139,3 +139,18 @@ func TestTheSummaryOfAMavenKitTellsWhatItBuiltOnAndDownloaded(t *testing.T) {
 		t.Fatalf("a routine build's Summary() = %q", got)
 	}
 }
+
+// TestParseSummaryReadsBackWhatSummaryWrote: the bench reads a Build's
+// figures from its condition, on a kit or on the base image alike.
+func TestParseSummaryReadsBackWhatSummaryWrote(t *testing.T) {
+	for _, m := range []MavenOutput{{Parent: "kit-runtime", Added: 3}, {Added: 63, DownloadedFiles: 415, DownloadedBytes: 38_123_456}} {
+		out := Output{Result: image.Result{Image: "registry/kit@sha256:d"}, Artifacts: make([]camelv1.Artifact, 63), Maven: &m}
+		jars, got, ok := ParseSummary(out.Summary())
+		if !ok || jars != 63 || got != m {
+			t.Errorf("ParseSummary(%q) = %d, %+v, %v; want 63, %+v", out.Summary(), jars, got, ok, m)
+		}
+	}
+	if _, _, ok := ParseSummary("built and pushed registry/kit@sha256:d"); ok {
+		t.Error("a routine build's summary parses as a Maven build's")
+	}
+}

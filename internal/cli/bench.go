@@ -70,9 +70,10 @@ Scenarios:
            writes by the old owner after the move.
   share    (opt-in, slow) 5000 integrations split 10/90 between two operators, then
            all on a third: steady-state heaps and heap per owned integration.
-  build    (opt-in) integrations over dependency
-           sets built into a real registry: builds, time to Ready, build durations;
-           then moved to a second operator, which builds kits of its own.
+  build    (opt-in) kits built by Maven in builder pods, on two operators of
+           its own: one at a time (cold, cached, on another kit: seconds, files and
+           bytes downloaded, layers reused), then integrations over dependency
+           sets in one burst, moved to the second operator, which builds its own.
   recovery (opt-in) N integrations for the first operator, whose pod is killed
            when half are created: the time from the kill to all Ready.
   malformed (opt-in) N valid integrations for the first operator alone, then N
@@ -121,7 +122,7 @@ run builds the cluster binaries (several minutes).`,
 		"give the rollout's integrations flows (a ConfigMap each) instead of running the pre-built image alone")
 	f.BoolVar(&o.ProfileOperators, "profile-operators", false,
 		"take every operator's CPU profile over the rollout (operators-caravan.pprof); each operator pays for its profiles, so its CPU figures include them")
-	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off and the build use the first two)")
+	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off uses the first two)")
 	f.StringVar(&o.Share, "share", o.Share, "split of the share scenario between two operators, in percent")
 	f.IntVar(&o.ShareIntegrations, "share-integrations", o.ShareIntegrations, "integrations of the share scenario")
 	f.IntVar(&o.HandoffIntegrations, "handoff-integrations", o.HandoffIntegrations, "integrations moved at once in the hand-off scenario")

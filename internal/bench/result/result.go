@@ -368,19 +368,46 @@ type Handoff struct {
 	FromWritesIdle    float64 `json:"fromWritesIdle"`
 }
 
-// Build holds the build scenario's figures.
+// Build holds the build scenario's figures: kits Maven built in builder
+// pods, one at a time, then a burst of integrations over dependency sets.
 type Build struct {
-	Integrations   int `json:"integrations"`
-	DependencySets int `json:"dependencySets"`
-	// Builds is how many Builds the operator created.
+	// Kits are the kits built one at a time, in order: cold and cached,
+	// on the base image and on another kit.
+	Kits           []KitBuild `json:"kits"`
+	Integrations   int        `json:"integrations"`
+	DependencySets int        `json:"dependencySets"`
+	// Builds is how many Builds the operator created for the burst.
 	Builds int `json:"builds"`
 	// Seconds runs from the creation burst to the last integration Ready.
 	Seconds      float64              `json:"seconds"`
 	BuildSeconds measure.Distribution `json:"buildSeconds"`
 	Curve        []measure.Point      `json:"curve"`
 	// Move is the integrations' move to a second operator, in one burst:
-	// that operator builds kits of its own (MoveBuilds Builds), so the
-	// pods roll to its images.
-	Move       *Handoff `json:"move,omitempty"`
-	MoveBuilds int      `json:"moveBuilds"`
+	// that operator builds kits of its own (MoveBuilds Builds, with its
+	// own cache, empty), so the pods roll to its images.
+	Move             *Handoff             `json:"move,omitempty"`
+	MoveBuilds       int                  `json:"moveBuilds"`
+	MoveBuildSeconds measure.Distribution `json:"moveBuildSeconds"`
+}
+
+// KitBuild is one kit built alone, as its Build tells it.
+type KitBuild struct {
+	Case         string   `json:"case"`
+	Dependencies []string `json:"dependencies,omitempty"`
+	// Seconds is the Build's duration; ReadySeconds runs from the
+	// integration's creation to its kit Ready.
+	Seconds      float64 `json:"seconds"`
+	ReadySeconds float64 `json:"readySeconds"`
+	// Jars the kit holds, AddedJars of them in its own layer, on Parent
+	// ("" for the base image).
+	Jars      int    `json:"jars"`
+	AddedJars int    `json:"addedJars"`
+	Parent    string `json:"parent,omitempty"`
+	// DownloadedFiles and DownloadedBytes are what Maven downloaded.
+	DownloadedFiles int   `json:"downloadedFiles"`
+	DownloadedBytes int64 `json:"downloadedBytes"`
+	// Layers is the kit image's layer count, LayersReused of them the
+	// very layers of the image it was built on.
+	Layers       int `json:"layers"`
+	LayersReused int `json:"layersReused"`
 }
