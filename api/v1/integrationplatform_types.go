@@ -60,7 +60,8 @@ type RegistrySpec struct {
 	Organization string `json:"organization,omitempty"`
 	// Secret names the Secret with the registry credentials.
 	Secret string `json:"secret,omitempty"`
-	// CA names the Secret with the registry's CA certificate.
+	// CA names a ConfigMap of the operator's namespace whose every key holds PEM
+	// certificates that kit builds trust for the registry besides the system's.
 	CA string `json:"ca,omitempty"`
 	// Insecure allows plain HTTP or unverified TLS.
 	Insecure bool `json:"insecure,omitempty"`

@@ -40,6 +40,9 @@ type Task struct {
 	Organization    string `json:"organization,omitempty"`
 	// Auth are the registry's credentials, which the task's JSON never holds; nil, anonymous.
 	Auth authn.Authenticator `json:"-"`
+	// CACertificates are PEM certificates trusted for the registry besides the system's,
+	// read from files the pod mounts; the task's JSON never holds them.
+	CACertificates []byte `json:"-"`
 	// Repository and Tag name the kit image in Registry.
 	Repository string `json:"repository"`
 	Tag        string `json:"tag,omitempty"`
@@ -122,7 +125,8 @@ func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
-	reg := image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization, Auth: t.Auth}
+	reg := image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization, Auth: t.Auth,
+		CACertificates: t.CACertificates}
 	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, removed),
 		fmt.Sprintf("caravan: %d jars in %s", len(added), DependenciesDir), labels, t.Repository, t.Tag)
 	if err != nil {

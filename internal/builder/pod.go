@@ -31,6 +31,9 @@ const (
 	// RegistryAuthFile is the Docker config the publish container pushes with, when the platform
 	// names the registry's Secret.
 	RegistryAuthFile = "/etc/caravan/registry/config.json"
+	// RegistryCADir holds the registry's CA certificates, as *.crt files, when the platform
+	// names them (spec.build.registry.ca).
+	RegistryCADir = "/etc/caravan/registry-ca"
 	// CADir holds PEM certificates Maven trusts besides the public ones, as *.crt files.
 	CADir = "/etc/maven-ca"
 	// javaTrustStore is the Java trust store of the builder image, which the CAs are added to.
@@ -66,6 +69,9 @@ type Pod struct {
 	Settings *corev1.VolumeSource
 	// RegistrySecret is the key of the Secret whose Docker config the kit is pushed with; nil, anonymous.
 	RegistrySecret *corev1.SecretKeySelector
+	// RegistryCA is a volume of PEM certificates, *.crt files, the publish container trusts for
+	// the registry besides the system's; nil, none.
+	RegistryCA *corev1.VolumeSource
 	// CA is a volume of PEM certificates, *.crt files, Maven trusts besides the public ones; nil, none.
 	CA *corev1.VolumeSource
 	// Timeout bounds the pod's life.
@@ -118,6 +124,11 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			SecretName: s.Name, Items: []corev1.KeyToPath{{Key: s.Key, Path: path.Base(RegistryAuthFile)}}}}})
 		publishMounts = append(publishMounts, corev1.VolumeMount{Name: "registry", MountPath: path.Dir(RegistryAuthFile), ReadOnly: true})
 		publishArgs = append(publishArgs, "--registry-auth="+RegistryAuthFile)
+	}
+	if p.RegistryCA != nil {
+		volumes = append(volumes, corev1.Volume{Name: "registry-ca", VolumeSource: *p.RegistryCA})
+		publishMounts = append(publishMounts, corev1.VolumeMount{Name: "registry-ca", MountPath: RegistryCADir, ReadOnly: true})
+		publishArgs = append(publishArgs, "--registry-ca="+RegistryCADir)
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},

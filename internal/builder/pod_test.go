@@ -176,3 +176,26 @@ func TestTheBuilderPodPushesWithTheRegistrysSecret(t *testing.T) {
 		t.Errorf("volumes %+v", pod.Spec.Volumes)
 	}
 }
+
+func TestTheBuilderPodTrustsTheRegistrysCAForPublishAlone(t *testing.T) {
+	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	ca := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"},
+		Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca-0.crt"}}}}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, RegistryCA: ca}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish, mvn := pod.Spec.Containers[0], pod.Spec.InitContainers[0]
+	if !slices.Contains(publish.Args, "--registry-ca="+RegistryCADir) {
+		t.Errorf("publish runs without the registry's CA: %v", publish.Args)
+	}
+	if !slices.ContainsFunc(publish.VolumeMounts, func(m corev1.VolumeMount) bool {
+		return m.Name == "registry-ca" && m.MountPath == RegistryCADir && m.ReadOnly
+	}) || slices.ContainsFunc(mvn.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "registry-ca" }) {
+		t.Errorf("the registry's CA is not mounted for publish alone: publish %+v, maven %+v", publish.VolumeMounts, mvn.VolumeMounts)
+	}
+	i := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "registry-ca" })
+	if i < 0 || pod.Spec.Volumes[i].ConfigMap == nil || pod.Spec.Volumes[i].ConfigMap.Name != "registry-ca" {
+		t.Errorf("no volume of the CA's ConfigMap: %+v", pod.Spec.Volumes)
+	}
+}

@@ -4,17 +4,10 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -23,7 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +27,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/testca"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -160,8 +153,8 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, cert := testCA(t, "127.0.0.1")
-	r := &privateRepository{url: fmt.Sprintf("https://%s/", l.Addr()), ca: ca}
+	ca := testca.New(t, "127.0.0.1")
+	r := &privateRepository{url: fmt.Sprintf("https://%s/", l.Addr()), ca: ca.PEM}
 	files := http.FileServer(http.Dir(dir))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if !r.up.Load() {
@@ -175,7 +168,7 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 		}
 		files.ServeHTTP(w, req)
 	})}
-	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{ca.Server}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return r
@@ -195,33 +188,4 @@ func settingsWithRepository(id, url string) string {
   <activeProfiles><activeProfile>` + id + `</activeProfile></activeProfiles>
 </settings>
 `
-}
-
-// testCA makes a CA and a server certificate it signs for ip: the CA's PEM and the server's key pair.
-func testCA(t *testing.T, ip string) ([]byte, tls.Certificate) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "caravan e2e CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: ip},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.ParseIP(ip)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

@@ -251,6 +251,50 @@ func TestWrongCredentialsEndInAnErrorThatSaysSo(t *testing.T) {
 	}, timeout, poll).Should(And(ContainSubstring(reg.Address), ContainSubstring("credentials")))
 }
 
+// TestABuildTrustsTheRegistryCAThePlatformNames: the platform's registry serves TLS with a
+// certificate of a private CA. Builds wait, with RegistryCAUnavailable, while the ConfigMap that
+// spec.build.registry.ca names is missing and while it holds no certificate; with the CA in it,
+// the kit is pushed there and Ready.
+func TestABuildTrustsTheRegistryCAThePlatformNames(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t, imagetest.WithTLS())
+	imagetest.PushBase(t, reg, baseRepository)
+	useCA := func(name string) {
+		env.UsePlatformRegistry(t, operatorNamespace, operatorID, camelv1.RegistrySpec{Address: reg.Address, CA: name}, baseRepository+":latest")
+	}
+	useCA("registry-ca")
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "private-ca", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	reason := func(b *camelv1.Build) string {
+		if c := b.Status.GetCondition(camelv1.ConditionReady); c != nil {
+			return c.Reason + ": " + c.Message
+		}
+		return ""
+	}
+	var b *camelv1.Build
+	g.Eventually(last(buildOf(t, ns, it), &b), timeout, poll).Should(WithTransform(reason, And(
+		HavePrefix("RegistryCAUnavailable: "), ContainSubstring("configmap/registry-ca"), ContainSubstring("spec.build.registry.ca"))))
+
+	for name, data := range map[string]string{"not-a-ca": "not a certificate", "registry-ca": string(reg.CA.PEM)} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: name}, Data: map[string]string{"ca.crt": data}}
+		g.Expect(env.Client.Create(ctx, cm)).To(Succeed())
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, cm) })
+	}
+	useCA("not-a-ca")
+	g.Eventually(last(buildOf(t, ns, it), &b), 2*timeout, poll).Should(WithTransform(reason, And(
+		HavePrefix("RegistryCAUnavailable: "), ContainSubstring("configmap/not-a-ca key ca.crt"), ContainSubstring("other than PEM certificates"))))
+
+	// A waiting build looks again every 30 s (its registry retry).
+	useCA("registry-ca")
+	g.Eventually(last(buildOf(t, ns, it), &b), 2*timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseSucceeded))
+	g.Expect(b.Status.Image).To(HavePrefix(reg.Address + "/"))
+	if _, err := image.Pull(ctx, reg.Config(), b.Status.Image); err != nil {
+		t.Fatalf("the kit is not in the registry: %v", err)
+	}
+}
+
 func dockerConfigSecret(registry, user, password string) *corev1.Secret {
 	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 	data, _ := json.Marshal(map[string]any{"auths": map[string]any{registry: map[string]string{"auth": auth}}})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -35,6 +36,8 @@ type PublishOptions struct {
 	TerminationLog string
 	// RegistryAuth is a Docker config file with the registry's credentials; empty, anonymous.
 	RegistryAuth string
+	// RegistryCA is a directory of *.crt files, PEM certificates trusted for the registry.
+	RegistryCA string
 
 	// Set by Complete.
 	task builder.Task
@@ -55,13 +58,30 @@ func newPublishCmd(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVar(&o.TaskJSON, "task", "", "the build task, as JSON")
 	cmd.Flags().StringVar(&o.TerminationLog, "termination-log", o.TerminationLog, "where the result is written, as JSON")
 	cmd.Flags().StringVar(&o.RegistryAuth, "registry-auth", "", "a Docker config file with the registry's credentials")
+	cmd.Flags().StringVar(&o.RegistryCA, "registry-ca", "", "a directory of *.crt files, PEM certificates trusted for the registry besides the system's")
 	return cmd
 }
 
-// Complete reads the task, and the registry's credentials.
+// Complete reads the task, the registry's CA certificates and its credentials.
 func (o *PublishOptions) Complete() error {
 	if err := json.Unmarshal([]byte(o.TaskJSON), &o.task); err != nil {
 		return fmt.Errorf("--task: %w", err)
+	}
+	if o.RegistryCA != "" {
+		files, err := filepath.Glob(filepath.Join(o.RegistryCA, "*.crt"))
+		if err == nil && len(files) == 0 {
+			err = errors.New("holds no *.crt file")
+		}
+		if err != nil {
+			return fmt.Errorf("--registry-ca %s: %w", o.RegistryCA, err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("--registry-ca: %w", err)
+			}
+			o.task.CACertificates = append(append(o.task.CACertificates, data...), '\n')
+		}
 	}
 	if o.RegistryAuth == "" {
 		return nil

@@ -24,9 +24,50 @@ import (
 // against a registry that requires credentials: refused without --registry-auth, pushed with the
 // Docker config of the platform's registry Secret.
 func TestPublishPushesWithTheRegistrysCredentials(t *testing.T) {
-	ctx := context.Background()
 	srv := imagetest.StartRegistry(t, imagetest.WithAuth("builder", "s3cret"))
 	reg := srv.Config()
+	publish := publisher(t, reg)
+	dir := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte("builder:s3cret"))
+	config := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`{"auths":{"%s":{"auth":"%s"}}}`, reg.Address, auth)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publish(); err == nil || !strings.Contains(err.Error(), "requires credentials") {
+		t.Fatalf("without credentials: got %v, want the registry's refusal", err)
+	}
+	out, err := publish("--registry-auth=" + config)
+	checkPushed(t, reg, out, err)
+	if _, err := publish("--registry-auth=" + filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "--registry-auth") {
+		t.Fatalf("a missing credentials file: got %v", err)
+	}
+}
+
+// TestPublishTrustsTheRegistrysCA: against a registry whose certificate a private CA signed,
+// publish fails on the certificate without --registry-ca, and pushes with the CA's *.crt files.
+func TestPublishTrustsTheRegistrysCA(t *testing.T) {
+	srv := imagetest.StartRegistry(t, imagetest.WithTLS())
+	reg := srv.Config()
+	publish := publisher(t, reg)
+	if _, err := publish(); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("without the CA: got %v, want a refused certificate", err)
+	}
+	dir := t.TempDir()
+	if _, err := publish("--registry-ca=" + dir); err == nil || !strings.Contains(err.Error(), "no *.crt file") {
+		t.Fatalf("a directory without certificates: got %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca-0.crt"), srv.CA.PEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := publish("--registry-ca=" + dir)
+	checkPushed(t, reg, out, err)
+}
+
+// publisher pushes a base image to reg and returns a function that runs `builder publish`
+// of one jar onto it with extra flags, as a builder pod does, and returns its termination log.
+func publisher(t *testing.T, reg image.Registry) func(extra ...string) (string, error) {
+	t.Helper()
+	ctx := context.Background()
 	base, err := random.Image(256, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -44,16 +85,11 @@ func TestPublishPushesWithTheRegistrysCredentials(t *testing.T) {
 		}
 	}
 	task, err := json.Marshal(builder.Task{Project: maven.Project{CamelVersion: "4.18.0"}, BaseImage: "base:1",
-		RegistryAddress: reg.Address, Insecure: true, Repository: "kit-a"})
+		RegistryAddress: reg.Address, Insecure: reg.Insecure, Repository: "kit-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := base64.StdEncoding.EncodeToString([]byte("builder:s3cret"))
-	config := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`{"auths":{"%s":{"auth":"%s"}}}`, reg.Address, auth)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	publish := func(extra ...string) (string, error) {
+	return func(extra ...string) (string, error) {
 		termination := filepath.Join(t.TempDir(), "termination-log")
 		var errOut bytes.Buffer
 		cmd := newPublishCmd(genericiooptions.IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut})
@@ -65,11 +101,11 @@ func TestPublishPushesWithTheRegistrysCredentials(t *testing.T) {
 		data, err := os.ReadFile(termination)
 		return string(data), err
 	}
+}
 
-	if _, err := publish(); err == nil || !strings.Contains(err.Error(), "requires credentials") {
-		t.Fatalf("without credentials: got %v, want the registry's refusal", err)
-	}
-	out, err := publish("--registry-auth=" + config)
+// checkPushed checks that publish wrote the result of a kit it pushed to reg.
+func checkPushed(t *testing.T, reg image.Registry, out string, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +113,7 @@ func TestPublishPushesWithTheRegistrysCredentials(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || !strings.HasPrefix(res.Image, reg.Address+"/kit-a@sha256:") || res.Added != 1 {
 		t.Fatalf("got %+v (%v) from %s", res, err, out)
 	}
-	if _, err := image.Pull(ctx, reg, res.Image); err != nil {
+	if _, err := image.Pull(context.Background(), reg, res.Image); err != nil {
 		t.Fatalf("the kit is not in the registry: %v", err)
-	}
-	if _, err := publish("--registry-auth=" + filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "--registry-auth") {
-		t.Fatalf("a missing credentials file: got %v", err)
 	}
 }

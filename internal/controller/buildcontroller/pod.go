@@ -148,7 +148,7 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 		Name: podName(j), Namespace: p.Namespace,
 		Labels:       map[string]string{camelv1.OperatorIDLabel: p.OperatorID, BuildLabel: j.Build.Name},
 		BuilderImage: builderImage, PublishImage: p.PublishImage, Task: task, Timeout: j.Timeout, Cache: cache,
-		Settings: j.MavenSettings, CA: j.MavenCA, RegistrySecret: j.RegistrySecret,
+		Settings: j.MavenSettings, CA: j.MavenCA, RegistrySecret: j.RegistrySecret, RegistryCA: j.RegistryCA,
 	}.Render()
 }
 

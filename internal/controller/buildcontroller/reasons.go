@@ -10,6 +10,7 @@ const (
 	ReasonNoRegistry                controller.Reason = "NoRegistry"
 	ReasonRegistrySecretUnavailable controller.Reason = "RegistrySecretUnavailable"
 	ReasonRegistrySecretInvalid     controller.Reason = "RegistrySecretInvalid"
+	ReasonRegistryCAUnavailable     controller.Reason = "RegistryCAUnavailable"
 	ReasonInvalidBuildConfiguration controller.Reason = "InvalidBuildConfiguration"
 	ReasonMavenSettingsUnavailable  controller.Reason = "MavenSettingsUnavailable"
 	ReasonMavenCAUnavailable        controller.Reason = "MavenCAUnavailable"

@@ -98,6 +98,8 @@ type scope struct {
 	registry image.Registry
 	// registrySecret is set by reconcileRegistry: the key of the Secret the credentials come from, if any.
 	registrySecret *corev1.SecretKeySelector
+	// registryCA is set by reconcileRegistry: the registry's CA certificates as a volume, if any.
+	registryCA *corev1.VolumeSource
 	// Outcome is set by a step that waits for the platform's settings, found the build invalid, or
 	// found the runner's attempt. Those are a Waiting, a Failure, and Done.
 	controller.Outcome

@@ -7,6 +7,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -93,8 +95,45 @@ func (r *Reconciler) reconcileRegistry(ctx context.Context, s *scope) (reconcile
 		s.Waiting = controller.Because(reason, msg)
 		return reconcile.Result{RequeueAfter: registryRetry}, nil
 	}
+	if reg.CACertificates, s.registryCA, reason, msg = r.registryCA(ctx, s.settings.Build.Registry.CA); reason != "" {
+		s.Waiting = controller.Because(reason, msg)
+		return reconcile.Result{RequeueAfter: registryRetry}, nil
+	}
 	s.registry, s.registrySecret = reg, secret
 	return reconcile.Result{}, nil
+}
+
+// registryCA reads the CA certificates of the ConfigMap name, as Camel K's
+// spec.build.registry.ca names one: every key holds PEM certificates. It
+// returns them, and a volume of them as *.crt files for a builder pod. A
+// reason is returned while the ConfigMap is missing or holds anything else.
+func (r *Reconciler) registryCA(ctx context.Context, name string) ([]byte, *corev1.VolumeSource, controller.Reason, string) {
+	if name == "" {
+		return nil, nil, "", ""
+	}
+	cm := &corev1.ConfigMap{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, cm)
+	if apierrors.IsNotFound(err) || err == nil && len(cm.Data) == 0 {
+		return nil, nil, ReasonRegistryCAUnavailable, fmt.Sprintf(
+			"the IntegrationPlatform %s/%s has kits pushed trusting the CA certificates of configmap/%s in namespace %s, which is not there or empty: "+
+				"create it, or change spec.build.registry.ca", r.Namespace, r.OperatorID, name, r.Namespace)
+	}
+	if err != nil {
+		return nil, nil, ReasonRegistryCAUnavailable, fmt.Sprintf("reading configmap/%s in namespace %s, named by spec.build.registry.ca: %v", name, r.Namespace, err)
+	}
+	keys := slices.Sorted(maps.Keys(cm.Data))
+	var pems []byte
+	vol := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+	for i, key := range keys {
+		if err := pemCertificates([]byte(cm.Data[key])); err != nil {
+			return nil, nil, ReasonRegistryCAUnavailable, fmt.Sprintf(
+				"configmap/%s key %s in namespace %s, named by spec.build.registry.ca of the IntegrationPlatform %s/%s, %v",
+				name, key, r.Namespace, r.Namespace, r.OperatorID, err)
+		}
+		pems = append(append(pems, cm.Data[key]...), '\n')
+		vol.ConfigMap.Items = append(vol.ConfigMap.Items, corev1.KeyToPath{Key: key, Path: fmt.Sprintf("ca-%d.crt", i)})
+	}
+	return pems, vol, "", ""
 }
 
 // reconcileMavenSettings finds, for a build in a builder pod, the settings.xml the platform names,
@@ -249,7 +288,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Build: client.ObjectKeyFromObject(s.b), Attempt: attempts(s.b) + 1,
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
-		RegistrySecret: s.registrySecret, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
+		RegistrySecret: s.registrySecret, RegistryCA: s.registryCA, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
 	})
 	s.job = &st
 	return r.retryAfter(st), nil

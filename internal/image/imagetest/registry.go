@@ -2,13 +2,15 @@
 
 // Package imagetest runs a real OCI registry for tests: the distribution project's
 // registry, built into Caravan's cache as the local cluster's is, on a free loopback
-// port, storing blobs in a test's temporary directory, optionally behind htpasswd basic auth.
+// port, storing blobs in a test's temporary directory, optionally behind htpasswd basic auth
+// and over TLS with a CA of its own.
 package imagetest
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/testca"
 )
 
 // Registry is a running test registry.
@@ -34,6 +37,8 @@ type Registry struct {
 	Address string
 	// Username and Password are the credentials it accepts, when started WithAuth.
 	Username, Password string
+	// CA is the certificate authority of its TLS certificate, when started WithTLS.
+	CA *testca.CA
 
 	t      testing.TB
 	bin    string
@@ -50,11 +55,18 @@ type Option func(*options)
 
 type options struct {
 	username, password string
+	tls                bool
 }
 
 // WithAuth makes the registry require basic auth with username and password.
 func WithAuth(username, password string) Option {
 	return func(o *options) { o.username, o.password = username, password }
+}
+
+// WithTLS makes the registry serve HTTPS only, with a certificate signed by a CA of the
+// test's own (Registry.CA), which no client trusts by default.
+func WithTLS() Option {
+	return func(o *options) { o.tls = true }
 }
 
 // StartRegistry starts a registry and stops it when the test ends. It builds the
@@ -77,15 +89,29 @@ func StartRegistry(t testing.TB, opts ...Option) *Registry {
 		htpasswd = filepath.Join(dir, "htpasswd")
 		writeHtpasswd(t, htpasswd, o.username, o.password)
 	}
-	writeConfig(t, r.config, r.Address, filepath.Join(dir, "storage"), htpasswd)
+	var tlsFiles []string
+	if o.tls {
+		r.CA = testca.New(t, "127.0.0.1")
+		tlsFiles = []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
+		for i, data := range [][]byte{r.CA.ServerCertPEM, r.CA.ServerKeyPEM} {
+			if err := os.WriteFile(tlsFiles[i], data, 0o600); err != nil {
+				t.Fatalf("writing the test registry's TLS files: %v", err)
+			}
+		}
+	}
+	writeConfig(t, r.config, r.Address, filepath.Join(dir, "storage"), htpasswd, tlsFiles)
 	t.Cleanup(r.Stop)
 	r.Start()
 	return r
 }
 
-// Config returns the image.Registry that reaches r, with its credentials if it has any.
+// Config returns the image.Registry that reaches r, with its credentials if it has any,
+// and its CA when it serves TLS.
 func (r *Registry) Config() image.Registry {
 	reg := image.Registry{Address: r.Address, Insecure: true}
+	if r.CA != nil {
+		reg.Insecure, reg.CACertificates = false, r.CA.PEM
+	}
 	if r.Username != "" {
 		reg.Auth = &authn.Basic{Username: r.Username, Password: r.Password}
 	}
@@ -118,7 +144,7 @@ func (r *Registry) Start() {
 	if err != nil {
 		r.t.Fatalf("starting the test registry %s: %v", r.bin, err)
 	}
-	if err := waitReady(r.Address, done); err != nil {
+	if err := waitReady(r.Address, r.CA != nil, done); err != nil {
 		r.Stop()
 		r.t.Fatalf("the test registry on %s did not start: %v\n%s", r.Address, err, logs.String())
 	}
@@ -190,7 +216,7 @@ func writeHtpasswd(t testing.TB, path, username, password string) {
 	}
 }
 
-func writeConfig(t testing.TB, path, addr, storage, htpasswd string) {
+func writeConfig(t testing.TB, path, addr, storage, htpasswd string, tlsFiles []string) {
 	t.Helper()
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret)
@@ -208,6 +234,9 @@ http:
   addr: %q
   secret: %q
 `, storage, addr, hex.EncodeToString(secret))
+	if len(tlsFiles) == 2 {
+		cfg += fmt.Sprintf("  tls:\n    certificate: %q\n    key: %q\n", tlsFiles[0], tlsFiles[1])
+	}
 	if htpasswd != "" {
 		cfg += fmt.Sprintf("auth:\n  htpasswd:\n    realm: caravan-test\n    path: %q\n", htpasswd)
 	}
@@ -217,13 +246,18 @@ http:
 }
 
 // waitReady polls the registry's API root until it answers (200, or 401 with auth),
-// the process exits, or 15 seconds pass.
-func waitReady(addr string, exited <-chan struct{}) error {
+// the process exits, or 15 seconds pass. Over TLS, it does not check the certificate.
+func waitReady(addr string, overTLS bool, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	client := &http.Client{Timeout: time.Second}
+	client := &http.Client{Timeout: time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a readiness probe of the test's own server
+	scheme := "http://"
+	if overTLS {
+		scheme = "https://"
+	}
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, scheme+addr+"/v2/", nil)
 		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
