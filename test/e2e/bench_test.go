@@ -30,8 +30,8 @@ var clusterDir = regexp.MustCompile(`starting a local cluster in (\S+)`)
 func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T) {
 	g := NewWithT(t)
 	out := t.TempDir()
-	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,admission,recovery,malformed", "-N", "12", "--operators", "2",
-		"--admission-creates", "20", "--admission-operators", "1,3",
+	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,build,admission,recovery,malformed", "-N", "12", "--operators", "2",
+		"--admission-creates", "20", "--admission-operators", "1,3", "--build-integrations", "2", "--build-dependency-sets", "1",
 		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
@@ -71,6 +71,19 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(h).NotTo(BeNil())
 	g.Expect(h.MoveTimes).To(HaveLen(4))
 	g.Expect(h.PodsStarted).To(BeZero(), "a move restarts no pod")
+	t.Log("the build scenario: Maven kits cold, cached and on another kit, then 2 integrations on one set, moved")
+	bld := res.Build
+	g.Expect(bld).NotTo(BeNil())
+	g.Expect(bld.Kits).To(HaveLen(4))
+	cold, plusOne, cached := bld.Kits[0], bld.Kits[1], bld.Kits[2]
+	g.Expect(cold.DownloadedFiles).To(BeNumerically(">", 100), "a cold cache downloads the runtime's jars")
+	g.Expect(cold.Parent).To(BeEmpty())
+	g.Expect(plusOne.Parent).NotTo(BeEmpty(), "one more dependency builds on the runtime's kit")
+	g.Expect(plusOne.LayersReused).To(Equal(plusOne.Layers-1), "it reuses every layer of the kit it builds on")
+	g.Expect(cached.DownloadedFiles).To(BeZero(), "the cache holds the runtime's jars")
+	g.Expect(bld.Builds).To(Equal(1), "two integrations of one set share a kit")
+	g.Expect(bld.MoveBuilds).To(Equal(1), "the new owner builds its own kit")
+	g.Expect(stdout).To(ContainSubstring("Kits built one at a time by Maven"))
 	t.Log("the admission scenario: 20 creates with 1 and 3 operators registered, serving every namespace, then limited")
 	g.Expect(res.Admission).NotTo(BeNil())
 	g.Expect(res.Admission.Points).To(HaveLen(4))
