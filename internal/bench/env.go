@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
@@ -66,6 +68,8 @@ type env struct {
 	rolloutFlows bool
 	// profileOperators takes the operators' CPU profiles over the rollout.
 	profileOperators bool
+	// scraper reads the operators' metrics and profiles.
+	scraper *operatorpod.Scraper
 }
 
 // startEnv starts a full local cluster in a new temporary directory,
@@ -120,6 +124,15 @@ func (e *env) connect(ctx context.Context) error {
 	if err := e.bindOperatorRole(ctx); err != nil {
 		return err
 	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	token, err := operatorpod.ScraperToken(ctx, cs, metav1.NamespaceSystem, 24*time.Hour)
+	if err != nil {
+		return err
+	}
+	e.scraper = operatorpod.NewScraper(token)
 	return e.createNamespace(ctx, operatorNamespace)
 }
 

@@ -186,7 +186,7 @@ func (o *Operator) scrape(ctx context.Context, query string) (metrics.Samples, e
 	if query != "" {
 		url += "?" + query
 	}
-	data, err := measure.Get(ctx, url)
+	data, err := o.env.scraper.Get(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("scraping operator %s: %w", o.ID, err)
 	}

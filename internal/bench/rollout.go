@@ -350,7 +350,7 @@ func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []clien
 	var opProfs []*measure.Profiler
 	if e.profileOperators {
 		for _, op := range ops {
-			opProfs = append(opProfs, measure.StartProfile(ctx, measure.HTTPProfiles("operator "+op.ID, op.PprofURL)))
+			opProfs = append(opProfs, measure.StartProfile(ctx, measure.HTTPProfiles("operator "+op.ID, op.PprofURL, e.scraper.Get)))
 		}
 	}
 	ph, err := e.burst(ctx, t, objs, what, done, cpu, self)

@@ -26,6 +26,7 @@ func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Comm
 		newCmdPromote(kube, streams),
 		newCmdLogs(kube, streams),
 		newCmdReassign(kube, streams),
+		newCmdGrant(kube, streams),
 		newCmdInstall(kube, streams),
 		newCmdUninstall(kube, streams),
 		newCmdUpgrade(kube, streams),

@@ -162,7 +162,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.BoolVar(&o.Fleet, "fleet", false, "install the fleet controller, which runs the operators that IntegrationOperators declare (spec.namespace), instead of an operator; --image is also the operators' default image")
 	f.StringVar(&o.BuildStrategy, "build-strategy", "", "where a new platform builds kits: pod (Maven in builder pods, the default) or routine (in the operator, a kit of the dependency list and no jars)")
 	f.StringVar(&o.MavenCache, "maven-cache", "", "size of a PersistentVolumeClaim, on the default StorageClass, that keeps Maven's downloads across builder pods (the platform's spec.build.maven.cacheVolumeClaim), such as 2Gi")
-	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof on port 8082 of the operator pod, for profiling")
+	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof beside the metrics, behind the same authentication, for profiling")
 	return cmd
 }
 

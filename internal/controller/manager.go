@@ -1,24 +1,46 @@
 package controller
 
 import (
+	"net/http"
+	"net/http/pprof"
+
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // ManagerOptions are o with what the managers of the operator and the fleet controller set alike.
-// Metrics are served at metricsAddr and probes at probeAddr ("0" disables either), and, when
+// Metrics are served at metricsAddr and probes at probeAddr ("0" disables either). Metrics go
+// over HTTPS, to callers whose bearer token the API server authenticates and who may get the
+// path (MetricsReaderRole); with pprof, the Go runtime's /debug/pprof is served beside them,
+// behind the same check. When
 // leaderElect, leader election goes by the Lease lease, released when the manager stops so that
 // another replica takes over at once.
-func ManagerOptions(metricsAddr, probeAddr string, leaderElect bool, lease types.NamespacedName, o ctrl.Options) ctrl.Options {
-	o.Metrics = metricsserver.Options{BindAddress: metricsAddr}
+func ManagerOptions(metricsAddr, probeAddr string, pprof, leaderElect bool, lease types.NamespacedName, o ctrl.Options) ctrl.Options {
+	o.Metrics = metricsserver.Options{BindAddress: metricsAddr, SecureServing: true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization}
+	if pprof {
+		o.Metrics.ExtraHandlers = pprofHandlers()
+	}
 	o.HealthProbeBindAddress = probeAddr
 	o.LeaderElection = leaderElect
 	o.LeaderElectionID = lease.Name
 	o.LeaderElectionNamespace = lease.Namespace
 	o.LeaderElectionReleaseOnCancel = true
 	return o
+}
+
+// pprofHandlers serve the Go runtime's profiles under /debug/pprof/, as net/http/pprof does.
+func pprofHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }
 
 // Workers is how many objects of one kind a controller reconciles at once.

@@ -38,7 +38,7 @@ func Run(ctx context.Context, o Options) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("namespace", o.Namespace)
 	operators := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/name": "caravan-operator"})
 	lease := client.ObjectKey{Namespace: o.Namespace, Name: install.FleetName + "-lock"}
-	mgr, err := ctrl.NewManager(o.Config, controller.ManagerOptions(o.MetricsAddr, o.ProbeAddr, o.LeaderElect, lease, ctrl.Options{
+	mgr, err := ctrl.NewManager(o.Config, controller.ManagerOptions(o.MetricsAddr, o.ProbeAddr, false, o.LeaderElect, lease, ctrl.Options{
 		Scheme: scheme.New(),
 		Logger: log,
 		Cache: cache.Options{

@@ -248,7 +248,7 @@ func FleetManifests(c FleetConfig) ([]client.Object, error) {
 		rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: all},
 	)
 	// It makes the teams' roles with the operators, and RBAC lets it grant only what it holds.
-	for _, o := range teamRoles() {
+	for _, o := range sharedRoles() {
 		rules = append(rules, o.(*rbacv1.ClusterRole).Rules...)
 	}
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"),

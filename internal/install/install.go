@@ -419,6 +419,14 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 			objs = append(objs, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}})
 		}
 		objs = append(objs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: UserRole(id)}}, legacyNamespacesBinding(id))
+		// The grants of caravan grant bind that role: they go with it.
+		grants := &rbacv1.RoleBindingList{}
+		if err := i.Client.List(ctx, grants, client.MatchingLabels{GrantLabel: id}); err != nil {
+			return fmt.Errorf("listing the grants of operator %s: %w", id, err)
+		}
+		for j := range grants.Items {
+			objs = append(objs, &grants.Items[j])
+		}
 	} else {
 		fmt.Fprintf(i.Out, "IntegrationOperator %s kept: it is registered to namespace %s\n", id, registered)
 	}
@@ -426,10 +434,10 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		objs = append(append(objs, sharedAdmissionManifests()...), defaultUsePolicy()...)
 		objs = append(objs, &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy}})
 		objs = append(objs,
-			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
-			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}},
-			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ViewRole}},
-			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: EditRole}})
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}})
+		for _, name := range SharedRoles {
+			objs = append(objs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}
 		crds, err := crdManifests()
 		if err != nil {
 			return err

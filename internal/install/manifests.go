@@ -39,6 +39,18 @@ const (
 	EditRole = "caravan-edit"
 )
 
+// MetricsReaderRole lets a caller read the operators' metrics and profiles: bind it to the
+// scraper's identity (the monitoring objects bind their own).
+const MetricsReaderRole = "caravan-metrics-reader"
+
+// GrantLabel marks, with an operator id, the RoleBindings of caravan grant that let a
+// subject use that operator in one namespace; uninstalling the id deletes them.
+const GrantLabel = "caravan.dev/grants-use-of"
+
+// SharedRoles are the ClusterRoles every installation of a cluster shares (the reader role's
+// binding has its name too).
+var SharedRoles = []string{ReaderRole, ViewRole, EditRole, MetricsReaderRole}
+
 // ValidateWatchNamespaces refuses a watched namespace that no namespace can be named, as the
 // IntegrationOperator CRD does.
 func ValidateWatchNamespaces(namespaces []string) error {
@@ -255,10 +267,9 @@ const OperatorContainer = "operator"
 
 // Ports the operator container serves.
 const (
-	MetricsPort = 8080
+	// MetricsPort serves the metrics over HTTPS, and /debug/pprof when Config.Pprof is set.
+	MetricsPort = 8443
 	ProbesPort  = 8081
-	// PprofPort serves /debug/pprof when Config.Pprof is set.
-	PprofPort = 8082
 )
 
 // MetricsServiceName names the Service in front of operator id's metrics.
@@ -293,7 +304,7 @@ func operatorArgs(c Config) []string {
 		args = append(args, "--log-format=json")
 	}
 	if c.Pprof {
-		args = append(args, fmt.Sprintf("--pprof-bind-address=$(POD_IP):%d", PprofPort))
+		args = append(args, "--pprof")
 	}
 	if len(c.WatchNamespaces) > 0 {
 		ns := append([]string(nil), c.WatchNamespaces...)

@@ -197,7 +197,7 @@ func TestTheHeartbeatVerbosityAndPprofReachTheContainerOnlyWhenSet(t *testing.T)
 	d := operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img",
 		HeartbeatInterval: 2 * time.Second, Verbosity: 1, LogJSON: true, Pprof: true})
 	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--heartbeat-interval=2s", "--verbosity=1",
-		"--log-format=json", "--pprof-bind-address=$(POD_IP):8082"))
+		"--log-format=json", "--pprof"))
 	d = operatorDeployment(t, Config{ID: "tenant-a", Namespace: "ops", Image: "img"})
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
 		g.Expect(a).NotTo(Or(HavePrefix("--heartbeat-interval"), HavePrefix("--verbosity"), HavePrefix("--log-format"), HavePrefix("--pprof")))

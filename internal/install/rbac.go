@@ -76,6 +76,7 @@ func splitOwn(rules []rbacv1.PolicyRule) (own, rest []rbacv1.PolicyRule) {
 var clusterScoped = map[string]bool{
 	"integrationoperators": true, "integrationoperators/status": true,
 	"mutatingadmissionpolicies": true, "mutatingadmissionpolicybindings": true,
+	"tokenreviews": true, "subjectaccessreviews": true,
 }
 
 // IsClusterScoped tells whether resource (as a rule names it, with its
@@ -185,7 +186,18 @@ func rbacManifests(c Config) ([]client.Object, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: ReaderRole},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReaderRole},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:authenticated"}}}
-	return append(append(objs, user, reader, readerBinding), teamRoles()...), nil
+	return append(append(objs, user, reader, readerBinding), sharedRoles()...), nil
+}
+
+// sharedRoles are the ClusterRoles every installation shares: the teams' and MetricsReaderRole.
+func sharedRoles() []client.Object {
+	return append(teamRoles(), &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+		ObjectMeta: metav1.ObjectMeta{Name: MetricsReaderRole}, Rules: MetricsReaderRules()})
+}
+
+// MetricsReaderRules let a caller get the operators' metrics and profiles.
+func MetricsReaderRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", "/debug/pprof", "/debug/pprof/*"}, Verbs: []string{"get"}}}
 }
 
 // teamRoles are ViewRole and EditRole, aggregated into Kubernetes' view, edit and admin roles.

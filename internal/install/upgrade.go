@@ -106,7 +106,7 @@ func configFromDeployment(d *appsv1.Deployment) (Config, error) {
 				return Config{}, fmt.Errorf("the Deployment's %s: %w", arg, err)
 			}
 			c.Verbosity = v
-		case "--pprof-bind-address":
+		case "--pprof", "--pprof-bind-address":
 			c.Pprof = true
 		case "--log-format":
 			c.LogJSON = value == "json"

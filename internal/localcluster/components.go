@@ -26,6 +26,8 @@ var controllers = []string{
 	"garbage-collector-controller",
 	"namespace-controller",
 	"serviceaccount-controller",
+	// It fills the token Secrets of service accounts, which a PodMonitor sends.
+	"serviceaccount-token-controller",
 	"job-controller",
 	"node-lifecycle-controller",
 	"endpointslice-controller",
@@ -166,6 +168,8 @@ func (c *Cluster) startControllers(ctx context.Context, opts Options) error {
 	if _, err := c.launch(opts, "kube-controller-manager", opts.Binaries.ControllerManager, []string{
 		"--kubeconfig=" + cm,
 		"--controllers=" + strings.Join(controllers, ","),
+		"--service-account-private-key-file=" + c.pki("sa.key"),
+		"--root-ca-file=" + c.pki("ca.crt"),
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--use-service-account-credentials=false",

@@ -1,5 +1,6 @@
 // Package monitoring builds what a Prometheus Operator and a Grafana need to watch every
-// Caravan operator of a cluster: a PodMonitor of the operators' metrics port, a
+// Caravan operator of a cluster: a PodMonitor of the operators' metrics port with the
+// identity it scrapes as, a
 // PrometheusRule with the alerts docs/operations.md recommends, and a Grafana dashboard
 // with an operator_id variable, in a ConfigMap that Grafana's dashboard sidecar loads.
 // The chart, the kustomize component deploy/monitoring and `make generate` take them
@@ -11,9 +12,12 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caravan-dev/caravan/internal/install"
 )
 
 // Names of the monitoring objects.
@@ -25,6 +29,10 @@ const (
 	DashboardKey = "caravan.json"
 	// DashboardLabel is the label Grafana's dashboard sidecar looks for.
 	DashboardLabel = "grafana_dashboard"
+	// ScraperName names the ServiceAccount the PodMonitor scrapes as, its ClusterRoleBinding
+	// to install.MetricsReaderRole, and, with ScraperTokenSuffix, the Secret of its token.
+	ScraperName        = "caravan-metrics-scraper"
+	ScraperTokenSuffix = "-token"
 )
 
 // An Alert is one alerting rule.
@@ -51,8 +59,10 @@ var Alerts = []Alert{
 		Severity: "warning", Summary: "operator {{ $labels.operator_id }} had {{ $value }} failed build attempts in 30 minutes"},
 }
 
-// Objects are the PodMonitor and the PrometheusRule, in namespace, and the dashboard's
-// ConfigMap.
+// Objects are the PodMonitor, the identity it scrapes as and the PrometheusRule, in
+// namespace, and the dashboard's ConfigMap. The operators serve their metrics over HTTPS
+// with a self-signed certificate, to a bearer token the API server reviews: the PodMonitor
+// sends the token of ServiceAccount ScraperName, which may read the metrics alone.
 func Objects(namespace string) ([]client.Object, error) {
 	dashboard, err := Dashboard()
 	if err != nil {
@@ -63,11 +73,24 @@ func Objects(namespace string) ([]client.Object, error) {
 		"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
 		"metadata": map[string]any{"name": PodMonitorName, "namespace": namespace, "labels": toAny(labels)},
 		"spec": map[string]any{
-			"namespaceSelector":   map[string]any{"any": true},
-			"selector":            map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "caravan-operator"}},
-			"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "path": "/metrics"}},
+			"namespaceSelector": map[string]any{"any": true},
+			"selector":          map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "caravan-operator"}},
+			"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "path": "/metrics", "scheme": "https",
+				"tlsConfig": map[string]any{"insecureSkipVerify": true},
+				"authorization": map[string]any{"type": "Bearer",
+					"credentials": map[string]any{"name": ScraperName + ScraperTokenSuffix, "key": "token"}}}},
 		},
 	}}
+	scraper := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: metav1.ObjectMeta{Name: ScraperName, Namespace: namespace, Labels: labels}}
+	token := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: ScraperName + ScraperTokenSuffix, Namespace: namespace, Labels: labels,
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: ScraperName}},
+		Type: corev1.SecretTypeServiceAccountToken}
+	binding := &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: ScraperName, Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: install.MetricsReaderRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ScraperName, Namespace: namespace}}}
 	rules := make([]any, len(Alerts))
 	for i, a := range Alerts {
 		r := map[string]any{"alert": a.Name, "expr": a.Expr, "labels": map[string]any{"severity": a.Severity},
@@ -91,7 +114,7 @@ func Objects(namespace string) ([]client.Object, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: DashboardConfigMap, Namespace: namespace, Labels: cmLabels},
 		Data:       map[string]string{DashboardKey: string(dashboard)},
 	}
-	return []client.Object{podMonitor, rule, cm}, nil
+	return []client.Object{podMonitor, scraper, token, binding, rule, cm}, nil
 }
 
 func toAny(m map[string]string) map[string]any {

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
@@ -74,12 +79,23 @@ func TestTheObjectsAreAPodMonitorARuleAndADashboardWithTheOperatorVariable(t *te
 	var kinds []string
 	for _, o := range objs {
 		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
-		if o.GetNamespace() != "ops" {
+		if kind := o.GetObjectKind().GroupVersionKind().Kind; o.GetNamespace() != "ops" && kind != "ClusterRoleBinding" {
 			t.Errorf("%s %s is in namespace %q", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), o.GetNamespace())
 		}
 	}
-	if !slices.Equal(kinds, []string{"PodMonitor", "PrometheusRule", "ConfigMap"}) {
+	if !slices.Equal(kinds, []string{"PodMonitor", "ServiceAccount", "Secret", "ClusterRoleBinding", "PrometheusRule", "ConfigMap"}) {
 		t.Fatalf("kinds %v", kinds)
+	}
+	t.Log("the PodMonitor scrapes over HTTPS with the token of the scraper, which the metrics reader role binds")
+	endpoint, _, _ := unstructured.NestedSlice(objs[0].(*unstructured.Unstructured).Object, "spec", "podMetricsEndpoints")
+	ep := endpoint[0].(map[string]any)
+	secret, _, _ := unstructured.NestedString(ep, "authorization", "credentials", "name")
+	if ep["scheme"] != "https" || secret != objs[2].GetName() || objs[2].(*corev1.Secret).Annotations[corev1.ServiceAccountNameKey] != objs[1].GetName() {
+		t.Errorf("the PodMonitor's endpoint %v does not send the token of Secret %s of ServiceAccount %s", ep, objs[2].GetName(), objs[1].GetName())
+	}
+	if b := objs[3].(*rbacv1.ClusterRoleBinding); b.RoleRef.Name != install.MetricsReaderRole ||
+		b.Subjects[0].Name != objs[1].GetName() || b.Subjects[0].Namespace != "ops" {
+		t.Errorf("the binding %+v does not let the scraper read the metrics", b)
 	}
 	data, err := Dashboard()
 	if err != nil {

@@ -57,8 +57,8 @@ type Options struct {
 	// MetricsAddr and ProbeAddr are listen addresses; "0" disables.
 	MetricsAddr string
 	ProbeAddr   string
-	// PprofAddr serves the Go runtime's /debug/pprof; "" or "0" disables.
-	PprofAddr   string
+	// Pprof serves the Go runtime's /debug/pprof beside the metrics.
+	Pprof       bool
 	LeaderElect bool
 	// HeartbeatInterval is how often the registration is renewed;
 	// StaleAfter is when a registration without renewal counts as gone.
@@ -71,6 +71,10 @@ type Options struct {
 	// means every namespace.
 	WatchNamespaces []string
 }
+
+// The metrics endpoint asks the API server who its callers are and what they may read.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // The cache watches these kinds even before their controllers exist.
 // +kubebuilder:rbac:groups=camel.apache.org,resources=builds;pipes;kameletbindings,verbs=get;list;watch
@@ -89,7 +93,7 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("Looked for the PodMonitor kind", "served", podMonitors)
 	lease := client.ObjectKey{Namespace: o.Namespace, Name: o.ID + "-lock"}
 	fence := &writeFence{}
-	mgr, err := ctrl.NewManager(o.Config, controller.ManagerOptions(o.MetricsAddr, o.ProbeAddr, o.LeaderElect, lease, ctrl.Options{
+	mgr, err := ctrl.NewManager(o.Config, controller.ManagerOptions(o.MetricsAddr, o.ProbeAddr, o.Pprof, o.LeaderElect, lease, ctrl.Options{
 		Scheme: scheme.New(),
 		// The controllers' writes go only while the registration is live.
 		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
@@ -99,9 +103,8 @@ func Run(ctx context.Context, o Options) error {
 			}
 			return fence.fenced(c), nil
 		},
-		Logger:           log,
-		Cache:            cacheOptions(o.ID, o.Namespace, o.WatchNamespaces, podMonitors),
-		PprofBindAddress: o.PprofAddr,
+		Logger: log,
+		Cache:  cacheOptions(o.ID, o.Namespace, o.WatchNamespaces, podMonitors),
 	}))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

@@ -55,9 +55,10 @@ func Newest(pods []corev1.Pod) (corev1.Pod, bool) {
 	return running[len(running)-1], true
 }
 
-// MetricsURL is the metrics endpoint of the operator pod at address.
+// MetricsURL is the metrics endpoint of the operator pod at address: HTTPS,
+// read with a Scraper.
 func MetricsURL(address string) string {
-	return fmt.Sprintf("http://%s:%d/metrics", address, install.MetricsPort)
+	return fmt.Sprintf("https://%s:%d/metrics", address, install.MetricsPort)
 }
 
 // ProbeURL is the URL of path (such as /readyz) on the probe port of the
@@ -66,10 +67,11 @@ func ProbeURL(address, path string) string {
 	return fmt.Sprintf("http://%s:%d%s", address, install.ProbesPort, path)
 }
 
-// PprofURL is the root of the /debug/pprof endpoints of the operator pod
-// at address, when it was installed to serve them.
+// PprofURL is the root of the /debug/pprof endpoints of the operator pod at
+// address, when it was installed to serve them: beside the metrics, read with
+// a Scraper.
 func PprofURL(address string) string {
-	return fmt.Sprintf("http://%s:%d", address, install.PprofPort)
+	return fmt.Sprintf("https://%s:%d", address, install.MetricsPort)
 }
 
 // Log is the log of pod namespace/name as `kubectl logs` gives it: its

@@ -94,9 +94,9 @@ func TestEndpoints(t *testing.T) {
 		got  string
 		want string
 	}{
-		{name: "metrics are served on the metrics port", got: MetricsURL("10.0.0.1"), want: "http://10.0.0.1:8080/metrics"},
+		{name: "metrics are served over HTTPS on the metrics port", got: MetricsURL("10.0.0.1"), want: "https://10.0.0.1:8443/metrics"},
 		{name: "a probe is served on the probes port", got: ProbeURL("10.0.0.1", "/readyz?verbose"), want: "http://10.0.0.1:8081/readyz?verbose"},
-		{name: "pprof is served on the pprof port", got: PprofURL("10.0.0.1"), want: "http://10.0.0.1:8082"},
+		{name: "pprof is served beside the metrics", got: PprofURL("10.0.0.1"), want: "https://10.0.0.1:8443"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -246,7 +246,7 @@ func expectSameObjects(t *testing.T, want, got map[string]any, what string) {
 // that every operator of a cluster shares, which only the first release
 // renders.
 func shared(key string) bool {
-	for _, name := range []string{install.ReaderRole, install.ViewRole, install.EditRole, install.AssignmentPolicy, install.NamespacesPolicy, install.ConfinementPolicy, install.OrphanMarkPolicy, install.LabelPolicy, install.DefaultPolicy} {
+	for _, name := range append(slices.Clone(install.SharedRoles), install.AssignmentPolicy, install.NamespacesPolicy, install.ConfinementPolicy, install.OrphanMarkPolicy, install.LabelPolicy, install.DefaultPolicy) {
 		if strings.HasSuffix(key, "/"+name) {
 			return true
 		}
@@ -320,8 +320,9 @@ func TestTheChartPassesHelmLint(t *testing.T) {
 }
 
 // TestTheChartRendersTheMonitoringObjectsWhenAsked: with monitoring.enabled the release
-// that holds the shared objects renders the PodMonitor, the PrometheusRule and the
-// dashboard's ConfigMap, as monitoring.Objects makes them, and no other release does.
+// that holds the shared objects renders the PodMonitor, the scraper's identity, the
+// PrometheusRule and the dashboard's ConfigMap, as monitoring.Objects makes them, and no
+// other release does.
 func TestTheChartRendersTheMonitoringObjectsWhenAsked(t *testing.T) {
 	g := NewWithT(t)
 	want, err := monitoring.Objects("ops")
@@ -336,7 +337,8 @@ func TestTheChartRendersTheMonitoringObjectsWhenAsked(t *testing.T) {
 		objs, _ := render(t, values, "ops")
 		got := map[string]any{}
 		for key, obj := range normalized(t, objs) {
-			if strings.HasPrefix(key, "PodMonitor ") || strings.HasPrefix(key, "PrometheusRule ") || strings.Contains(key, monitoring.DashboardConfigMap) {
+			if strings.HasPrefix(key, "PodMonitor ") || strings.HasPrefix(key, "PrometheusRule ") ||
+				strings.Contains(key, monitoring.DashboardConfigMap) || strings.Contains(key, monitoring.ScraperName) {
 				got[key] = obj
 			}
 		}

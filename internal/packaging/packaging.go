@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -127,7 +128,7 @@ func Generated(version string) (map[string][]byte, error) {
 		case *camelv1.Kamelet:
 			kamelets = append(kamelets, o)
 		case *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
-			if o.GetName() == install.ReaderRole || o.GetName() == install.ViewRole || o.GetName() == install.EditRole {
+			if slices.Contains(install.SharedRoles, o.GetName()) {
 				reader = append(reader, o)
 			}
 		default:

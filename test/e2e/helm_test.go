@@ -104,11 +104,10 @@ func TestTheSharedPoliciesOutliveTheHelmReleaseThatMadeThem(t *testing.T) {
 
 	t.Log("release shared-a takes the shared objects over, as the first release on a cluster holds them")
 	// Other tests' installs made them: Helm adopts an object whose metadata names the release.
-	shared := append(install.AdmissionPolicies(),
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.ReaderRole}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.ViewRole}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.EditRole}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: install.ReaderRole}})
+	shared := append(install.AdmissionPolicies(), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: install.ReaderRole}})
+	for _, name := range install.SharedRoles {
+		shared = append(shared, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
 	adopt := fmt.Sprintf(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"Helm"},`+
 		`"annotations":{"meta.helm.sh/release-name":"shared-a","meta.helm.sh/release-namespace":%q}}}`, opsA)
 	var made []client.Object // the shared objects the release makes, which the test removes again

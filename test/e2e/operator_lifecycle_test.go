@@ -69,8 +69,8 @@ func TestAnOperatorOfTwoReplicasHasOneLeaderThatReconciles(t *testing.T) {
 	var leader, standby corev1.Pod
 	for _, p := range pods {
 		url := harness.PodMetricsURL(p.Status.PodIP)
-		leads, _ := harness.Metric(url, "leader_election_master_status", `name="two-replicas-lock"`)
-		_, reconciled := harness.Metric(url, "camel_k_reconciliation_duration_seconds_count", `kind="Integration"`)
+		leads, _ := env.Metric(url, "leader_election_master_status", `name="two-replicas-lock"`)
+		_, reconciled := env.Metric(url, "camel_k_reconciliation_duration_seconds_count", `kind="Integration"`)
 		if leads == 1 {
 			g.Expect(leader.Name).To(BeEmpty(), "both replicas lead")
 			g.Expect(reconciled).To(BeTrue(), "the leader %s reconciled nothing", p.Name)
@@ -94,7 +94,7 @@ func TestAnOperatorOfTwoReplicasHasOneLeaderThatReconciles(t *testing.T) {
 	g.Eventually(func() []string {
 		var leaders []string
 		for _, p := range readyPods(t, op, 2) {
-			if v, _ := harness.Metric(harness.PodMetricsURL(p.Status.PodIP), "leader_election_master_status",
+			if v, _ := env.Metric(harness.PodMetricsURL(p.Status.PodIP), "leader_election_master_status",
 				`name="two-replicas-lock"`); v == 1 {
 				leaders = append(leaders, p.Name)
 			}

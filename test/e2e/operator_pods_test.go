@@ -10,8 +10,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -73,7 +76,7 @@ func TestInstalledOperatorsRunAsPodsOfTheirImage(t *testing.T) {
 		id   string
 		args []string
 	}{{"pod-a", nil}, {"pod-b", []string{"--watch-namespaces", apps + "," + other,
-		"--requests", "cpu=100m,memory=64Mi", "--limits", "cpu=1500m,memory=256Mi"}}} {
+		"--requests", "cpu=100m,memory=64Mi", "--limits", "cpu=1500m,memory=256Mi", "--pprof"}}} {
 		uninstallOnCleanup(t, admin, ops, inst.id)
 		out, errOut, err := cli(t, admin, append([]string{"install", "-n", ops, "-x", inst.id, "--wait", "--skip-admission"}, inst.args...)...)
 		g.Expect(err).NotTo(HaveOccurred(), "install %s: %s\n%s", inst.id, out, errOut)
@@ -93,27 +96,52 @@ func TestInstalledOperatorsRunAsPodsOfTheirImage(t *testing.T) {
 	for p, limit := range map[*corev1.Pod]float64{&podA: 512 << 20, &podB: 256 << 20} {
 		url := harness.PodMetricsURL(p.Status.PodIP)
 		g.Eventually(func() float64 {
-			v, _ := harness.Metric(url, "go_gc_gomemlimit_bytes")
+			v, _ := env.Metric(url, "go_gc_gomemlimit_bytes")
 			return v
 		}, timeout).Should(BeEquivalentTo(float64(int64(limit)/10*9)), "pod %s", p.Name)
-		own, ok := harness.Metric(url, metrics.AnonymousMemory)
+		own, ok := env.Metric(url, metrics.AnonymousMemory)
 		g.Expect(ok).To(BeTrue(), "pod %s serves no %s", p.Name, metrics.AnonymousMemory)
-		rss, _ := harness.Metric(url, "process_resident_memory_bytes")
+		rss, _ := env.Metric(url, "process_resident_memory_bytes")
 		g.Expect(own).To(And(BeNumerically(">", 0), BeNumerically("<", rss)), "pod %s", p.Name)
 	}
 
 	t.Log("each operator runs as many Go processors as its container's CPU limit, rounded up to whole cores")
 	for p, processors := range map[*corev1.Pod]float64{&podA: 1, &podB: 2} {
-		v, ok := harness.Metric(harness.PodMetricsURL(p.Status.PodIP), "go_sched_gomaxprocs_threads")
+		v, ok := env.Metric(harness.PodMetricsURL(p.Status.PodIP), "go_sched_gomaxprocs_threads")
 		g.Expect(ok).To(BeTrue(), "pod %s serves no go_sched_gomaxprocs_threads", p.Name)
 		g.Expect(v).To(Equal(processors), "pod %s", p.Name)
 	}
+
+	t.Log("metrics and profiles go over HTTPS to a token the API server reviews, with the metrics reader role, and to no other caller")
+	scraper, err := env.Scraper()
+	g.Expect(err).NotTo(HaveOccurred())
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	stranger := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: other}}
+	_, err = cs.CoreV1().ServiceAccounts(other).Create(ctx, stranger, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	tr, err := cs.CoreV1().ServiceAccounts(other).CreateToken(ctx, stranger.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	for who, get := range map[string]func(context.Context, string) ([]byte, error){
+		"no token":                 operatorpod.NewScraper("").Get,
+		"a token without the role": operatorpod.NewScraper(tr.Status.Token).Get,
+	} {
+		_, err := get(ctx, harness.PodMetricsURL(podB.Status.PodIP))
+		g.Expect(err).To(MatchError(Or(ContainSubstring("401 Unauthorized"), ContainSubstring("403 Forbidden"))), "the metrics, to %s", who)
+		_, err = get(ctx, operatorpod.PprofURL(podB.Status.PodIP)+"/debug/pprof/cmdline")
+		g.Expect(err).To(MatchError(Or(ContainSubstring("401 Unauthorized"), ContainSubstring("403 Forbidden"))), "the profiles, to %s", who)
+	}
+	cmdline, err := scraper.Get(ctx, operatorpod.PprofURL(podB.Status.PodIP)+"/debug/pprof/cmdline")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(cmdline)).To(ContainSubstring("--pprof"))
+	_, err = scraper.Get(ctx, operatorpod.PprofURL(podA.Status.PodIP)+"/debug/pprof/cmdline")
+	g.Expect(err).To(MatchError(ContainSubstring("404")), "an operator installed without --pprof serves profiles")
 
 	t.Log("PodSecurity restricted is enforced in the operator namespace: the operator is admitted, a privileged pod is not")
 	privileged := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "privileged", Namespace: ops},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x",
 			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}}}
-	err := env.Client.Create(ctx, privileged)
+	err = env.Client.Create(ctx, privileged)
 	g.Expect(err).To(MatchError(ContainSubstring("violates PodSecurity \"restricted")))
 
 	t.Log("kubectl logs shows each operator's start")

@@ -21,16 +21,20 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorpod"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
@@ -65,6 +69,27 @@ type Env struct {
 	dir string
 	// image is the operator image of this tree, once pushed.
 	image operatorImage
+	// scraper reads the operators' metrics, once made by Scraper.
+	scraper     *operatorpod.Scraper
+	scraperOnce sync.Once
+	scraperErr  error
+}
+
+// Scraper returns the client that reads the operators' metrics and profiles, with a token of
+// a ServiceAccount bound to the metrics reader role, made on first use.
+func (e *Env) Scraper() (*operatorpod.Scraper, error) {
+	e.scraperOnce.Do(func() {
+		cs, err := kubernetes.NewForConfig(e.Config)
+		if err != nil {
+			e.scraperErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		token, err := operatorpod.ScraperToken(ctx, cs, metav1.NamespaceSystem, 24*time.Hour)
+		e.scraper, e.scraperErr = operatorpod.NewScraper(token), err
+	})
+	return e.scraper, e.scraperErr
 }
 
 // Main starts the control plane, publishes it in *env, runs the tests and

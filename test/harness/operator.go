@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -264,19 +265,24 @@ func (o *Operator) Metric(name string, labels ...string) (float64, bool) {
 	if !o.Running() {
 		return 0, false
 	}
-	return Metric(o.MetricsURL(), name, labels...)
+	return o.env.Metric(o.MetricsURL(), name, labels...)
 }
 
 // Metric returns the sum of the samples of a metric served at url whose
 // label set contains every given name="value" pair, and whether any was
-// found.
-func Metric(url, name string, labels ...string) (float64, bool) {
-	resp, err := http.Get(url)
+// found. It reads url as Prometheus does, with the token of Scraper.
+func (e *Env) Metric(url, name string, labels ...string) (float64, bool) {
+	scraper, err := e.Scraper()
 	if err != nil {
 		return 0, false
 	}
-	defer resp.Body.Close()
-	samples, err := metrics.ParseText(resp.Body)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	body, err := scraper.Get(ctx, url)
+	if err != nil {
+		return 0, false
+	}
+	samples, err := metrics.ParseText(bytes.NewReader(body))
 	if err != nil {
 		return 0, false
 	}

@@ -213,7 +213,7 @@ func TestAGoneOperatorIsTakenOverOnlyAfterItsHeartbeatExpires(t *testing.T) {
 	heir := env.OperatorMetricsURL(t, ops, "heir-b")
 	metric := func(name string, labels ...string) func() float64 {
 		return func() float64 {
-			v, _ := harness.Metric(heir, name, labels...)
+			v, _ := env.Metric(heir, name, labels...)
 			return v
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,9 +49,9 @@ func ensureDefault(t *testing.T) {
 	})
 }
 
-// tenant returns a client for a user onboarded as a team is: Kubernetes' edit role in ns, into
-// which Caravan's caravan-edit role aggregates, and the <id>-operator-user role of the given
-// operators there.
+// tenant returns a client for a user onboarded as docs/install.md onboards a team: Kubernetes'
+// edit role in ns, into which Caravan's caravan-edit role aggregates, and caravan grant of the
+// given operators there, run as the administrator.
 func tenant(t *testing.T, ns, user string, operators ...string) client.Client {
 	t.Helper()
 	NewWithT(t).Eventually(func() (bool, error) {
@@ -65,19 +66,15 @@ func tenant(t *testing.T, ns, user string, operators ...string) client.Client {
 		}
 		return false, nil
 	}, timeout, poll).Should(BeTrue(), "caravan-edit never aggregated into edit")
-	roles := append([]string{"edit"}, operatorUserRoles(operators)...)
-	for _, role := range roles {
-		bind(t, ns, user, role)
+	bind(t, ns, user, "edit")
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	for _, id := range operators {
+		out, errOut, err := cli(t, admin, "grant", "-x", id, "--to", "user:"+user, "-n", ns)
+		if err != nil || !strings.Contains(out, "created: user "+user+" may run work on operator "+id+" in namespace "+ns) {
+			t.Fatalf("caravan grant -x %s --to user:%s -n %s: %v\n%s%s", id, user, ns, err, out, errOut)
+		}
 	}
 	return env.UserClient(t, user, "tenants")
-}
-
-func operatorUserRoles(ids []string) []string {
-	var roles []string
-	for _, id := range ids {
-		roles = append(roles, id+"-operator-user")
-	}
-	return roles
 }
 
 func bind(t *testing.T, ns, user, role string) {
@@ -172,6 +169,20 @@ func TestAssigningWorkToAnOperatorNeedsTheUseVerb(t *testing.T) {
 	g.Expect(out).To(Equal("integration \"dry\" created (server dry run)\n"))
 	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: apps, Name: "dry"}, &camelv1.Integration{}))).To(BeTrue(),
 		"a server dry run stored the integration")
+
+	t.Log("the grant holds in its namespace only: in another one where alice may edit, tenant-a is refused her")
+	elsewhere := env.Namespace(t)
+	bind(t, elsewhere, "alice", "edit")
+	err = refused(t, alice, harness.NewIntegration(elsewhere, "elsewhere", "tenant-a", 1))
+	g.Expect(err.Error()).To(ContainSubstring("to operator tenant-a needs the verb use"))
+
+	t.Log("caravan grant --revoke takes the use back")
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	out, errOut, err = cli(t, admin, "grant", "-x", "tenant-a", "--to", "user:alice", "-n", apps, "--revoke")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(ContainSubstring("deleted: user alice may no longer run work on operator tenant-a in namespace " + apps))
+	err = refused(t, alice, harness.NewIntegration(apps, "revoked", "tenant-a", 1))
+	g.Expect(err.Error()).To(ContainSubstring("to operator tenant-a needs the verb use"))
 
 	t.Log("an unassigned create is judged against the default operator, camel-k")
 	err = alice.Create(ctx, harness.NewIntegration(apps, "unassigned", "", 1))
@@ -486,7 +497,7 @@ func TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct(t *testing.T) {
 func clusterWatch(t *testing.T, ns, id string) func() (float64, error) {
 	url := env.OperatorMetricsURL(t, ns, id)
 	return func() (float64, error) {
-		v, found := harness.Metric(url, "caravan_cluster_watch")
+		v, found := env.Metric(url, "caravan_cluster_watch")
 		if !found {
 			return 0, fmt.Errorf("operator %s does not serve caravan_cluster_watch yet", id)
 		}

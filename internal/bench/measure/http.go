@@ -7,17 +7,13 @@ import (
 	"net/http"
 )
 
-// Get returns the body of a GET of url, which must answer 200: how the
-// bench reads the operators' metrics and profiles and probes its
-// processes.
+// Get returns the body of a plain GET of url, which must answer 200: how
+// the bench probes its processes.
 func Get(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	// Uncompressed: compressing the metrics every second would be CPU the
-	// operators spend for the bench, on the cores the bench measures.
-	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err

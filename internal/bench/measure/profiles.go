@@ -70,9 +70,9 @@ func APIServerProfiles(cfg *rest.Config) (ProfileSource, error) {
 // HTTPProfiles fetches the profiles of process name from the
 // /debug/pprof served at baseURL (an operator's: caravan operator
 // --pprof-bind-address).
-func HTTPProfiles(name, baseURL string) ProfileSource {
+func HTTPProfiles(name, baseURL string, get func(ctx context.Context, url string) ([]byte, error)) ProfileSource {
 	return ProfileSource{name: name, fetch: func(ctx context.Context, seconds int) ([]byte, error) {
-		return Get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", baseURL, seconds))
+		return get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", baseURL, seconds))
 	}}
 }
 

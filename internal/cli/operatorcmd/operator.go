@@ -35,7 +35,7 @@ type Options struct {
 	Default           bool
 	MetricsAddr       string
 	ProbeAddr         string
-	PprofAddr         string
+	Pprof             bool
 	LeaderElect       bool
 	HeartbeatInterval time.Duration
 	BuildBackoff      time.Duration
@@ -88,7 +88,7 @@ context.`,
 	cmd.Flags().BoolVar(&o.Default, "default", false, "register as the default operator, which adopts resources that name no operator, when the registration does not exist yet (default true for camel-k)")
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of /healthz and /readyz; 0 disables them")
-	cmd.Flags().StringVar(&o.PprofAddr, "pprof-bind-address", "", "address of the Go runtime's /debug/pprof (for profiling); empty or 0 disables it")
+	cmd.Flags().BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof on the metrics endpoint, behind the same authentication")
 	cmd.Flags().BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among the replicas of this id, on the Lease <id>-lock")
 	cmd.Flags().DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "how often the registration is renewed; it counts as gone after three missed renewals")
 	cmd.Flags().DurationVar(&o.BuildBackoff, "build-backoff", o.BuildBackoff, "wait before retrying a failed build; it doubles at each further retry, up to 5 attempts")
@@ -168,7 +168,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	err := operator.Run(ctx, operator.Options{
 		ID: o.id, Namespace: o.namespace, Version: version.Get(), Default: o.Default, Config: o.config,
-		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, PprofAddr: o.PprofAddr, LeaderElect: o.LeaderElect,
+		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, Pprof: o.Pprof, LeaderElect: o.LeaderElect,
 		HeartbeatInterval: o.HeartbeatInterval, StaleAfter: operator.DefaultStaleAfter(o.HeartbeatInterval),
 		WatchNamespaces: o.WatchNamespaces, BuildBackoff: o.BuildBackoff,
 	})
