@@ -39,6 +39,10 @@ const (
 	// DefaultUsePolicy stands in for DefaultPolicy where no MutatingAdmissionPolicy is served: an
 	// unassigned resource, which the default operator takes, needs the verb use on it.
 	DefaultUsePolicy = "caravan-operator-default-use"
+	// LabelGuardPolicy stands in for LabelPolicy where no MutatingAdmissionPolicy is served: the
+	// operator-id label, which the operators then mirror themselves, may name only the operator
+	// the resource is assigned to, or stay as it was.
+	LabelGuardPolicy = "caravan-operator-label-guard"
 	// DefaultLabel marks the default operator's IntegrationOperator, the
 	// parameter of DefaultPolicy.
 	DefaultLabel = "caravan.dev/default"
@@ -246,7 +250,40 @@ func AdmissionPolicies() []client.Object { return sharedAdmissionManifests() }
 
 // ValidatingOnlyAdmissionPolicies are AdmissionPolicies as installed ValidatingOnly.
 func ValidatingOnlyAdmissionPolicies() []client.Object {
-	return append(validatingOnly(sharedAdmissionManifests()), defaultUsePolicy()...)
+	return append(append(validatingOnly(sharedAdmissionManifests()), defaultUsePolicy()...), labelGuardPolicy()...)
+}
+
+// ValidatingOnlyPolicies name the policies that only a cluster without MutatingAdmissionPolicy
+// gets, in the stead of the mutating ones.
+var ValidatingOnlyPolicies = []string{DefaultUsePolicy, LabelGuardPolicy}
+
+// labelGuardPolicy is LabelGuardPolicy and its binding. A label that differs from the
+// assignment and from what it was would steer which operator's label-filtered watch sees the
+// resource: it is refused.
+func labelGuardPolicy() []client.Object {
+	const (
+		label    = `object.metadata.?labels[?'camel.apache.org/operator.id'].orValue('')`
+		id       = `object.metadata.?annotations[?'camel.apache.org/operator.id'].orValue('')`
+		oldLabel = `oldObject == null ? '' : oldObject.metadata.?labels[?'camel.apache.org/operator.id'].orValue('')`
+	)
+	return []client.Object{
+		&admissionv1.ValidatingAdmissionPolicy{
+			TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"), ObjectMeta: metav1.ObjectMeta{Name: LabelGuardPolicy},
+			Spec: admissionv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy:    ptr.To(admissionv1.Fail),
+				MatchConstraints: rulesFor(LabelMirroredResources, admissionv1.Create, admissionv1.Update),
+				Variables: []admissionv1.Variable{{Name: "label", Expression: label}, {Name: "id", Expression: id},
+					{Name: "oldLabel", Expression: oldLabel}},
+				Validations: []admissionv1.Validation{{
+					Expression: `variables.label == '' || variables.label == variables.id || variables.label == variables.oldLabel`,
+					MessageExpression: `'the label camel.apache.org/operator.id of ' + request.kind.kind + ' ' + object.metadata.name +
+						' may only name the operator it is assigned to (' + (variables.id == '' ? 'none' : variables.id) +
+						'), not ' + variables.label + ': the operators keep it equal to the annotation camel.apache.org/operator.id'`,
+					Reason: ptr.To(metav1.StatusReasonForbidden)}},
+			},
+		},
+		denyBinding(metav1.ObjectMeta{Name: LabelGuardPolicy}, LabelGuardPolicy, nil),
+	}
 }
 
 // NamespacesPrincipal is the namespace of the ServiceAccounts that stand

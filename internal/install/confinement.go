@@ -32,6 +32,9 @@ import (
 //     the previous owner's Deployment, ConfigMaps and Services, and the
 //     Integration of a moved Pipe. (It deletes only what is labelled
 //     with its own id, so it takes a child over before deleting it.)
+//     Where no label policy relabels in the same request, it assigns
+//     the Integration of a moved Pipe to itself and leaves the label to
+//     the previous owner's release.
 //   - the default operator's orphan mark: a status change of another
 //     operator's resource that keeps its phase and its owner; only the
 //     default operator may make it (OrphanMarkPolicy).
@@ -109,8 +112,10 @@ const (
 		// Adoption of a resource that names no operator.
 		` || (request.resource.group == 'camel.apache.org' && variables.oldID == '' && variables.oldAssigned == ''` +
 		` && variables.newID == variables.id)` +
-		// Takeover of a child after a move.
-		` || (variables.oldID != '' && variables.newID == variables.id && variables.refsKept)` +
+		// Takeover of a child after a move: its label, or, where no label policy mirrors it
+		// in the same request, its assignment alone (the previous owner hands the label over).
+		` || (variables.oldID != '' && variables.refsKept && (variables.newID == variables.id` +
+		` || (variables.newAssigned == variables.id && variables.newID == variables.oldID)))` +
 		// The release, recorded by the owner its status still names.
 		` || (` + release + `)` +
 		// The orphan mark (only the default operator's: OrphanMarkPolicy).

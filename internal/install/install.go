@@ -431,7 +431,7 @@ func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all boo
 		fmt.Fprintf(i.Out, "IntegrationOperator %s kept: it is registered to namespace %s\n", id, registered)
 	}
 	if all {
-		objs = append(append(objs, sharedAdmissionManifests()...), defaultUsePolicy()...)
+		objs = append(append(append(objs, sharedAdmissionManifests()...), defaultUsePolicy()...), labelGuardPolicy()...)
 		objs = append(objs, &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: legacyNamespacesPolicy}})
 		objs = append(objs,
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ReaderRole}})

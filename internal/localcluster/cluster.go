@@ -63,6 +63,10 @@ type Options struct {
 	// procnode.KeptAnnotation (Maven caches), so that they outlive the cluster; caravan local up
 	// sets it under CacheDir, tests leave it empty.
 	KeptVolumes string
+	// WithoutMutatingAdmissionPolicies serves no MutatingAdmissionPolicy, as Kubernetes 1.30
+	// to 1.35 do: the API and its admission plugin are off, and a webhook that the process node
+	// serves places pods instead of PlacementPolicy.
+	WithoutMutatingAdmissionPolicies bool
 }
 
 // State is what a running cluster records about itself.

@@ -124,6 +124,11 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
 		"--profiling=" + strconv.FormatBool(opts.Profiling),
 	}
+	if opts.WithoutMutatingAdmissionPolicies {
+		args = append(args, "--disable-admission-plugins=MutatingAdmissionPolicy",
+			"--runtime-config=admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false,"+
+				"admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false")
+	}
 	if len(opts.AuditPolicy) > 0 {
 		policy := filepath.Join(c.Dir, "audit-policy.yaml")
 		if err := os.WriteFile(policy, opts.AuditPolicy, 0o644); err != nil {

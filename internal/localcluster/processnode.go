@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,11 +60,13 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := applyPlacementPolicy(ctx, cs, c.RegistryAddress); err != nil {
-		return err
-	}
-	if err := waitPlacementActs(ctx, cs); err != nil {
-		return err
+	if !opts.WithoutMutatingAdmissionPolicies {
+		if err := applyPlacementPolicy(ctx, cs, c.RegistryAddress); err != nil {
+			return err
+		}
+		if err := waitPlacementActs(ctx, cs); err != nil {
+			return err
+		}
 	}
 	if err := applyStorageClass(ctx, cs); err != nil {
 		return err
@@ -74,9 +77,30 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 	if opts.KeptVolumes != "" {
 		args = append(args, "--kept-volumes", opts.KeptVolumes)
 	}
+	var placement string
+	if opts.WithoutMutatingAdmissionPolicies {
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		placement = "127.0.0.1:" + strconv.Itoa(port)
+		args = append(args, "--placement-webhook-address", placement, "--registry", c.RegistryAddress)
+	}
 	p, err := c.launch(opts, "process-node", opts.NodeBinary, args)
 	if err != nil {
 		return err
+	}
+	if placement != "" {
+		ca, err := os.ReadFile(c.pki("ca.crt"))
+		if err != nil {
+			return err
+		}
+		if err := applyPlacementWebhook(ctx, cs, "https://"+placement+PlacementWebhookPath, ca); err != nil {
+			return err
+		}
+		if err := waitPlacementActs(ctx, cs); err != nil {
+			return err
+		}
 	}
 	return waitFor(ctx, p, 60*time.Second, func(ctx context.Context) (bool, error) {
 		node, err := cs.CoreV1().Nodes().Get(ctx, ProcessNodeName, metav1.GetOptions{})

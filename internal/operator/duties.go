@@ -11,6 +11,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -208,7 +209,8 @@ func (d *clusterDuties) labelsMirrored(ctx context.Context) (bool, error) {
 	policy := &admissionv1.MutatingAdmissionPolicy{}
 	for _, obj := range []client.Object{binding, policy} {
 		err := d.direct.Get(ctx, client.ObjectKey{Name: install.LabelPolicy}, obj)
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			// Absent, or a kind the API server does not serve (Kubernetes before 1.36).
 			return false, nil
 		}
 		if err != nil {

@@ -102,7 +102,7 @@ func Generated(version string) (map[string][]byte, error) {
 	}
 	var defaultUse []client.Object
 	for _, o := range validatingOnly {
-		if o.GetName() == install.DefaultUsePolicy {
+		if slices.Contains(install.ValidatingOnlyPolicies, o.GetName()) {
 			defaultUse = append(defaultUse, o)
 		}
 	}
@@ -150,7 +150,8 @@ func Generated(version string) (map[string][]byte, error) {
 	}{
 		"admission.yaml": {admission, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources }}"},
 		// A cluster before 1.36 serves no MutatingAdmissionPolicy: the validating policies hold
-		// there, DefaultUsePolicy judges unassigned work, and the operators mirror labels.
+		// there, DefaultUsePolicy judges unassigned work, the operators mirror labels, and
+		// LabelGuardPolicy keeps users from setting the label to anything else.
 		"admission-mutating.yaml": {mutating, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources " +
 			"(" + mutatingServed + ") }}"},
 		"admission-validating-only.yaml": {defaultUse, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources " +
@@ -294,7 +295,8 @@ resources:
 }
 
 // before136 adds the overlay for clusters that serve no MutatingAdmissionPolicy (Kubernetes 1.30
-// to 1.35): the base without its mutating policies, with DefaultUsePolicy in their stead.
+// to 1.35): the base without its mutating policies, with install.ValidatingOnlyPolicies in their
+// stead.
 func before136(files map[string][]byte, version string) error {
 	c := Base(version)
 	c.ValidatingOnly = true
@@ -305,7 +307,7 @@ func before136(files map[string][]byte, version string) error {
 	b := &bytes.Buffer{}
 	b.WriteString(header)
 	for _, o := range objs {
-		if o.GetName() != install.DefaultUsePolicy {
+		if !slices.Contains(install.ValidatingOnlyPolicies, o.GetName()) {
 			continue
 		}
 		data, err := document(o)
@@ -315,16 +317,17 @@ func before136(files map[string][]byte, version string) error {
 		b.Write(data)
 	}
 	dir := path.Join(KustomizeDir, "overlays", "before-1.36")
-	files[path.Join(dir, "default-use-policy.yaml")] = b.Bytes()
+	files[path.Join(dir, "validating-only-policies.yaml")] = b.Bytes()
 	files[path.Join(dir, "kustomization.yaml")] = []byte(header + `# The default operator of the base for Kubernetes 1.30 to 1.35, which serve no
 # MutatingAdmissionPolicy: the validating policies hold (who may assign work to which operator,
 # the namespaces an operator serves, the operators' confinement), DefaultUsePolicy judges
-# unassigned work, and the operators mirror the operator-id label themselves.
+# unassigned work, the operators mirror the operator-id label themselves, and LabelGuardPolicy
+# refuses a label that names another operator than the assignment.
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   - ../../base
-  - default-use-policy.yaml
+  - validating-only-policies.yaml
 patches:
   - target:
       kind: MutatingAdmissionPolicy

@@ -50,6 +50,9 @@ type Options struct {
 	// PodMonitors serves the Prometheus Operator's PodMonitor kind, as a
 	// cluster that runs the Prometheus Operator does.
 	PodMonitors bool
+	// WithoutMutatingAdmissionPolicies starts an API server that serves no
+	// MutatingAdmissionPolicy, as Kubernetes 1.30 to 1.35 do.
+	WithoutMutatingAdmissionPolicies bool
 	// Caravan, with Full, is the caravan binary that runs the process node,
 	// on which installed operators run as pods, and the cluster gets a
 	// registry for their image.
@@ -128,7 +131,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	}
 	lo := localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: opts.Full, Nodes: 1,
-		Attached: true, AuditPolicy: opts.AuditPolicy,
+		Attached: true, AuditPolicy: opts.AuditPolicy, WithoutMutatingAdmissionPolicies: opts.WithoutMutatingAdmissionPolicies,
 	}
 	if opts.Full && opts.Caravan != "" {
 		lo.NodeBinary = opts.Caravan

@@ -21,7 +21,15 @@ import (
 var (
 	caravanBin string
 	env        *harness.Env
+	// withoutMutatingPolicies: the API server serves no MutatingAdmissionPolicy, as Kubernetes
+	// 1.30 to 1.35 do, when WithoutMutatingPoliciesEnv is 1. hack/test.sh runs the tests
+	// that hold on both paths so a second time.
+	withoutMutatingPolicies = os.Getenv(WithoutMutatingPoliciesEnv) == "1"
 )
+
+// WithoutMutatingPoliciesEnv names the variable that starts the tests' cluster without
+// MutatingAdmissionPolicy.
+const WithoutMutatingPoliciesEnv = "CARAVAN_WITHOUT_MUTATING_POLICIES"
 
 // auditPolicy records, at Metadata level, every write to Caravan's
 // resources and to the children operators make, and the lists and watches
@@ -63,7 +71,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	env, err = harness.Start(context.Background(), harness.Options{Full: true, AuditPolicy: auditPolicy, Caravan: caravanBin})
+	env, err = harness.Start(context.Background(), harness.Options{Full: true, AuditPolicy: auditPolicy, Caravan: caravanBin,
+		WithoutMutatingAdmissionPolicies: withoutMutatingPolicies})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
 		return 1

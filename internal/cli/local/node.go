@@ -3,13 +3,20 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/procnode"
 )
 
@@ -22,6 +29,10 @@ type NodeOptions struct {
 	Kubeconfig  string
 	ServingCert string
 	ServingKey  string
+	// PlacementAddress, when set, serves the placement webhook there, for pods of images
+	// in Registry (localcluster.PlacementWebhook).
+	PlacementAddress string
+	Registry         string
 
 	// self is the path of this binary, set by Complete.
 	self string
@@ -43,6 +54,8 @@ func newCmdNode() *cobra.Command {
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the node's identity")
 	f.StringVar(&o.ServingCert, "tls-cert-file", "", "certificate of the log endpoint")
 	f.StringVar(&o.ServingKey, "tls-private-key-file", "", "key of the log endpoint")
+	f.StringVar(&o.PlacementAddress, "placement-webhook-address", "", "serve the pod placement webhook on this address, with the log endpoint's key pair")
+	f.StringVar(&o.Registry, "registry", "", "the local registry, whose images the placement webhook sends to this node")
 	return cmd
 }
 
@@ -58,6 +71,9 @@ func (o *NodeOptions) Validate() error {
 	if o.Name == "" || o.Dir == "" || o.Kubeconfig == "" {
 		return errors.New("--name, --dir and --kubeconfig are required")
 	}
+	if o.PlacementAddress != "" && (o.ServingCert == "" || o.ServingKey == "") {
+		return errors.New("--placement-webhook-address needs --tls-cert-file and --tls-private-key-file")
+	}
 	return nil
 }
 
@@ -67,9 +83,36 @@ func (o *NodeOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.PlacementAddress != "" {
+		if err := o.servePlacement(ctx, cfg); err != nil {
+			return err
+		}
+	}
 	return procnode.Run(ctx, procnode.Config{Name: o.Name, Dir: o.Dir, KeptVolumes: o.KeptVolumes, RESTConfig: cfg,
 		InitBinary: o.self, InitArgs: []string{"local", procnode.InitCommand},
 		ServingCert: o.ServingCert, ServingKey: o.ServingKey})
+}
+
+// servePlacement serves the placement webhook over TLS until ctx ends.
+func (o *NodeOptions) servePlacement(ctx context.Context, cfg *rest.Config) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	hook, err := localcluster.NewPlacementWebhook(ctx, cs, o.Registry)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(localcluster.PlacementWebhookPath, hook)
+	l, err := net.Listen("tcp", o.PlacementAddress)
+	if err != nil {
+		return fmt.Errorf("serving the placement webhook: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.ServeTLS(l, o.ServingCert, o.ServingKey) }()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	return nil
 }
 
 func newCmdContainerInit() *cobra.Command {
