@@ -24,12 +24,14 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/report"
 	"github.com/caravan-dev/caravan/internal/bench/result"
+	"github.com/caravan-dev/caravan/internal/install"
 )
 
 // Scenario names.
@@ -46,10 +48,12 @@ const (
 	Recovery = "recovery"
 	// Malformed measures what bad input costs the valid input beside it.
 	Malformed = "malformed"
+	// Runtime measures integrations as real JVMs against the same route started directly.
+	Runtime = "runtime"
 )
 
 // Scenarios are the known scenarios, in the order they run.
-var Scenarios = []string{Rollout, Share, Handoff, Build, Admission, Recovery, Malformed}
+var Scenarios = []string{Rollout, Share, Handoff, Build, Runtime, Admission, Recovery, Malformed}
 
 // Options say what to measure.
 type Options struct {
@@ -75,6 +79,9 @@ type Options struct {
 	// dependency sets, the build scenario builds on one operator.
 	BuildIntegrations   int
 	BuildDependencySets int
+	// RuntimeIntegrations is how many integrations the runtime scenario starts on a kit that
+	// exists, one at a time, and how many times it starts the floor.
+	RuntimeIntegrations int
 	// AdmissionCreates is how many Integrations the admission scenario
 	// creates at each of AdmissionOperators registered operators.
 	AdmissionCreates   int
@@ -97,11 +104,20 @@ type Options struct {
 	// Integrations integrations. Either sweep runs after the scenarios.
 	SweepIntegrations []int
 	SweepOperators    []int
+	// SweepCPULimits runs the rollout with Integrations integrations over
+	// Operators operators whose CPU limit is each of these (the operator
+	// runs as many Go processors as its limit, rounded up).
+	SweepCPULimits []string
 	// Out receives bench.json and the PNGs.
 	Out string
 	// Progress receives progress lines; Report the tables.
 	Progress io.Writer
 	Report   io.Writer
+}
+
+// sweeps is how many rollout points the sweeps of o run.
+func (o *Options) sweeps() int {
+	return len(o.SweepIntegrations) + len(o.SweepOperators) + len(o.SweepCPULimits)
 }
 
 // maxAdmissionOperators is the most registrations the admission scenario
@@ -119,7 +135,12 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("unknown scenario %q (known: %v)", s, Scenarios)
 		}
 	}
-	if len(o.Scenarios) == 0 && len(o.SweepIntegrations)+len(o.SweepOperators) == 0 {
+	for _, l := range o.SweepCPULimits {
+		if q, err := resource.ParseQuantity(l); err != nil || q.Sign() <= 0 {
+			return fmt.Errorf("--sweep-cpu-limits: %q is no positive CPU quantity", l)
+		}
+	}
+	if len(o.Scenarios) == 0 && o.sweeps() == 0 {
 		return errors.New("no scenario and no sweep to run")
 	}
 	if o.Integrations < 1 || o.Operators < 1 || o.Operators > MaxOperators {
@@ -158,6 +179,9 @@ func (o *Options) Validate() error {
 	if slices.Contains(o.Scenarios, Handoff) && o.Operators < 2 {
 		return errors.New("the handoff scenario needs at least 2 operators (it moves integrations from one to another)")
 	}
+	if slices.Contains(o.Scenarios, Runtime) && o.RuntimeIntegrations < 1 {
+		return errors.New("the runtime scenario needs at least 1 integration")
+	}
 	if o.BuildDependencySets > len(BuildComponents) {
 		return fmt.Errorf("the build scenario has %d dependency sets at most (one per component of %v), got %d",
 			len(BuildComponents), BuildComponents, o.BuildDependencySets)
@@ -173,8 +197,8 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 	res := &result.Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
 		Options: result.Options{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
 			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission,
-			RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators}}
-	if points := len(o.SweepIntegrations) + len(o.SweepOperators); points > 0 {
+			RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators, SweepCPULimits: o.SweepCPULimits}}
+	if points := o.sweeps(); points > 0 {
 		fmt.Fprintf(o.Progress, "sweep: %d rollouts after the scenarios; expect about %s on a two-core machine\n",
 			points, SweepEstimate(o))
 	}
@@ -206,7 +230,7 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 			res.Failures[s] = err.Error()
 		}
 	}
-	if len(o.SweepIntegrations)+len(o.SweepOperators) > 0 {
+	if o.sweeps() > 0 {
 		if err := runSweeps(ctx, e, o, res); err != nil {
 			if ctx.Err() != nil {
 				return res, err
@@ -231,7 +255,7 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 		ops []*Operator
 		err error
 	)
-	if s != Share && s != Admission && s != Build { // they start operators of their own, or none
+	if s != Share && s != Admission && s != Build && s != Runtime { // they start operators of their own, or none
 		if ops, err = e.operatorSet(ctx, "bench", o.Operators); err != nil {
 			return err
 		}
@@ -245,6 +269,8 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 		res.Handoff, err = runHandoff(ctx, e, ops[0], ops[1], o.HandoffIntegrations, o.HandoffReplicas)
 	case Build:
 		res.Build, err = runBuild(ctx, e, o.BuildIntegrations, o.BuildDependencySets)
+	case Runtime:
+		res.Runtime, err = runRuntime(ctx, e, o.RuntimeIntegrations)
 	case Admission:
 		res.Admission, err = runAdmission(ctx, e, o.AdmissionCreates, o.AdmissionOperators)
 	case Recovery:
@@ -258,6 +284,11 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 // operatorSet returns the operators of the set name, started (and
 // sampled) on first use: name-0 … name-<n-1>.
 func (e *env) operatorSet(ctx context.Context, name string, n int) ([]*Operator, error) {
+	return e.operatorSetWith(ctx, name, n, nil)
+}
+
+// operatorSetWith is operatorSet, configure changing what is installed (nil for nothing).
+func (e *env) operatorSetWith(ctx context.Context, name string, n int, configure func(*install.Config)) ([]*Operator, error) {
 	if ops, ok := e.sets[name]; ok {
 		return ops, nil
 	}
@@ -266,7 +297,7 @@ func (e *env) operatorSet(ctx context.Context, name string, n int) ([]*Operator,
 		ids[i] = fmt.Sprintf("%s-%d", name, i)
 	}
 	fmt.Fprintf(e.progress, "starting %d operators\n", n)
-	ops, err := e.startOperators(ctx, nil, ids...)
+	ops, err := e.startOperators(ctx, configure, ids...)
 	if err != nil {
 		return nil, err
 	}

@@ -134,3 +134,31 @@ func TestTheMemorySamplesOfASetKeepToAFixedRateWhateverItsSize(t *testing.T) {
 		t.Errorf("30 operators sampled every %s, want 10s", got)
 	}
 }
+
+// TestTickTimeIsTheNodesTimeOfTheFirstTick: the runtime scenario reads a log with timestamps.
+func TestTickTimeIsTheNodesTimeOfTheFirstTick(t *testing.T) {
+	log := "2026-12-04T10:00:00.100000000Z Apache Camel 4.18.0 (camel-1) started\n" +
+		"2026-12-04T10:00:01.250000000Z [main] INFO route1 - " + tickMark + "1\n" +
+		"2026-12-04T10:00:02.250000000Z [main] INFO route1 - " + tickMark + "2\n"
+	at, ok := tickTime(log)
+	if want := time.Date(2026, 12, 4, 10, 0, 1, 250_000_000, time.UTC); !ok || !at.Equal(want) {
+		t.Errorf("tickTime = %s, %v; want %s", at, ok, want)
+	}
+	if _, ok := tickTime("2026-12-04T10:00:00Z started\n"); ok {
+		t.Error("a log without a tick has one")
+	}
+}
+
+func TestOptionsRefuseACPULimitThatIsNone(t *testing.T) {
+	o := Options{Integrations: 10, Operators: 1, RolloutRuns: 1, ShareIntegrations: 100, ShareSplit: [2]int{10, 90},
+		HandoffIntegrations: 1, HandoffReplicas: 1, BuildIntegrations: 1, BuildDependencySets: 1, SweepCPULimits: []string{"1", "1500m"}}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("CPU limits 1 and 1500m refused: %v", err)
+	}
+	for _, bad := range []string{"0", "-1", "two"} {
+		o.SweepCPULimits = []string{bad}
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--sweep-cpu-limits") {
+			t.Errorf("CPU limit %q: got %v", bad, err)
+		}
+	}
+}

@@ -3,10 +3,15 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
+	"github.com/caravan-dev/caravan/internal/install"
 )
 
 // sweepSecondsPerThousand is about how long one rollout point takes per
@@ -28,6 +33,9 @@ func SweepEstimate(o Options) time.Duration {
 	seconds += o.Operators * sweepSecondsPerOperator
 	for _, m := range o.SweepOperators {
 		seconds += runs*o.Integrations*sweepSecondsPerThousand/1000 + m*sweepSecondsPerOperator
+	}
+	for range o.SweepCPULimits {
+		seconds += runs*o.Integrations*sweepSecondsPerThousand/1000 + o.Operators*sweepSecondsPerOperator
 	}
 	minutes := (seconds + 59) / 60
 	return time.Duration(minutes) * time.Minute
@@ -54,6 +62,26 @@ func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) erro
 			}
 			res.SweepIntegrations = append(res.SweepIntegrations, sweepPoint(r))
 		}
+	}
+	for _, l := range o.SweepCPULimits {
+		e.stopSets()
+		limit := resource.MustParse(l)
+		ops, err := e.operatorSetWith(ctx, "sweep-cpu-"+strings.ReplaceAll(l, ".", "-"), o.Operators, func(c *install.Config) {
+			r := benchResources()
+			r.Limits[corev1.ResourceCPU] = limit
+			c.Resources = r
+		})
+		if err != nil {
+			return fmt.Errorf("CPU limit %s: %w", l, err)
+		}
+		fmt.Fprintf(e.progress, "sweep: N=%d, M=%d, the operators' CPU limit %s\n", o.Integrations, len(ops), l)
+		r, err := runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
+		if err != nil {
+			return fmt.Errorf("CPU limit %s: %w", l, err)
+		}
+		p := sweepPoint(r)
+		p.CPULimit = l
+		res.SweepCPULimits = append(res.SweepCPULimits, p)
 	}
 	for _, m := range o.SweepOperators {
 		e.stopSets()

@@ -28,6 +28,7 @@ type BenchOptions struct {
 	HandoffReplicas     int32
 	BuildIntegrations   int
 	BuildSets           int
+	RuntimeIntegrations int
 	AdmissionCreates    int
 	AdmissionOperators  []int
 	SkipAdmission       bool
@@ -35,6 +36,7 @@ type BenchOptions struct {
 	ProfileOperators    bool
 	SweepIntegrations   []int
 	SweepOperators      []int
+	SweepCPULimits      []string
 	OutDir              string
 	Timeout             time.Duration
 
@@ -50,7 +52,7 @@ func newCmdBench(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Comman
 	o := &BenchOptions{
 		Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, RolloutRuns: 1, Operators: 3, Share: "10,90",
 		ShareIntegrations: 5000, HandoffIntegrations: 100, HandoffReplicas: 2,
-		BuildIntegrations: 50, BuildSets: 5, AdmissionCreates: 500, AdmissionOperators: []int{1, 10, 30},
+		BuildIntegrations: 50, BuildSets: 5, RuntimeIntegrations: 5, AdmissionCreates: 500, AdmissionOperators: []int{1, 10, 30},
 		Timeout: time.Hour, IOStreams: streams,
 	}
 	cmd := &cobra.Command{
@@ -74,6 +76,10 @@ Scenarios:
            its own: one at a time (cold, cached, on another kit: seconds, files and
            bytes downloaded, layers reused), then integrations over dependency
            sets in one burst, moved to the second operator, which builds its own.
+  runtime  (opt-in) a timer route as real JVMs on the process node: seconds to the
+           first message (kit built cold, one dependency more with a warm cache,
+           N on a kit that exists), and idle RSS and CPU, each beside the floor:
+           the same route, jars and Java started directly on this machine.
   recovery (opt-in) N integrations for the first operator, whose pod is killed
            when half are created: the time from the kill to all Ready.
   malformed (opt-in) N valid integrations for the first operator alone, then N
@@ -104,14 +110,14 @@ run builds the cluster binaries (several minutes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A sweep alone runs no scenario unless --scenarios asks for some.
-			if len(o.SweepIntegrations)+len(o.SweepOperators) > 0 && !cmd.Flags().Changed("scenarios") {
+			if len(o.SweepIntegrations)+len(o.SweepOperators)+len(o.SweepCPULimits) > 0 && !cmd.Flags().Changed("scenarios") {
 				o.Scenarios = nil
 			}
 			return cmdutil.RunE(o)(cmd, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, admission, recovery, malformed")
+	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, runtime, admission, recovery, malformed")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
 	f.IntVar(&o.RolloutRuns, "rollout-runs", o.RolloutRuns,
@@ -129,6 +135,7 @@ run builds the cluster binaries (several minutes).`,
 	f.Int32Var(&o.HandoffReplicas, "handoff-replicas", o.HandoffReplicas, "replicas of each moved integration")
 	f.IntVar(&o.BuildIntegrations, "build-integrations", o.BuildIntegrations, "integrations of the build scenario")
 	f.IntVar(&o.BuildSets, "build-dependency-sets", o.BuildSets, "distinct dependency sets of the build scenario")
+	f.IntVar(&o.RuntimeIntegrations, "runtime-integrations", o.RuntimeIntegrations, "integrations the runtime scenario starts on a kit that exists, one at a time (and floor runs)")
 	f.IntVar(&o.AdmissionCreates, "admission-creates", o.AdmissionCreates, "integrations the admission scenario creates at each point")
 	f.IntSliceVar(&o.AdmissionOperators, "admission-operators", o.AdmissionOperators,
 		"operators registered at each point of the admission scenario")
@@ -136,6 +143,8 @@ run builds the cluster binaries (several minutes).`,
 		"after the scenarios, run the rollout at each of these N (1000,2500,5000) over --operators operators; prints its expected duration first")
 	f.IntSliceVar(&o.SweepOperators, "sweep-operators", nil,
 		"after the scenarios, run the rollout of -N integrations over each of these M operators (1,3,10,30)")
+	f.StringSliceVar(&o.SweepCPULimits, "sweep-cpu-limits", nil,
+		"after the scenarios, run the rollout of -N integrations over --operators operators whose CPU limit is each of these (1,2); the operator runs as many Go processors as its limit")
 	f.StringVar(&o.OutDir, "out", "", "directory for bench.json and the PNGs (default docs/perf when it exists here, else a new temporary directory)")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long (the cluster is cleaned up all the same)")
 	return cmd
@@ -166,10 +175,10 @@ func (o *BenchOptions) Complete() error {
 		Binary: binary, Scenarios: o.Scenarios, Integrations: o.Integrations, RolloutRuns: o.RolloutRuns, Operators: o.Operators,
 		ShareIntegrations: o.ShareIntegrations, ShareSplit: split,
 		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
-		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets,
+		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets, RuntimeIntegrations: o.RuntimeIntegrations,
 		AdmissionCreates: o.AdmissionCreates, AdmissionOperators: o.AdmissionOperators,
 		SkipAdmission: o.SkipAdmission, RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
-		SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators,
+		SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators, SweepCPULimits: o.SweepCPULimits,
 	}
 	return nil
 }

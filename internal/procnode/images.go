@@ -61,7 +61,7 @@ func (s *imageStore) pull(ctx context.Context, ref string) (pulledImage, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := os.Stat(root); err != nil {
-		if err := unpack(img, root); err != nil {
+		if err := Unpack(img, root); err != nil {
 			return pulledImage{}, fmt.Errorf("unpacking %s: %w", ref, err)
 		}
 	}
@@ -85,9 +85,9 @@ func insecureLoopback(ref string) []name.Option {
 	return nil
 }
 
-// unpack writes the flattened filesystem of img to root, through a
+// Unpack writes the flattened filesystem of img to root, through a
 // temporary directory renamed into place.
-func unpack(img v1.Image, root string) error {
+func Unpack(img v1.Image, root string) error {
 	tmp := root + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
 		return err

@@ -30,8 +30,9 @@ var clusterDir = regexp.MustCompile(`starting a local cluster in (\S+)`)
 func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T) {
 	g := NewWithT(t)
 	out := t.TempDir()
-	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,build,admission,recovery,malformed", "-N", "12", "--operators", "2",
+	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,build,runtime,admission,recovery,malformed", "-N", "12", "--operators", "2",
 		"--admission-creates", "20", "--admission-operators", "1,3", "--build-integrations", "2", "--build-dependency-sets", "1",
+		"--runtime-integrations", "1",
 		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
@@ -84,6 +85,16 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(bld.Builds).To(Equal(1), "two integrations of one set share a kit")
 	g.Expect(bld.MoveBuilds).To(Equal(1), "the new owner builds its own kit")
 	g.Expect(stdout).To(ContainSubstring("Kits built one at a time by Maven"))
+	t.Log("the runtime scenario: a real JVM's first message cold, warm and on an existing kit, beside the floor's, and its idle memory")
+	rt := res.Runtime
+	g.Expect(rt).NotTo(BeNil())
+	g.Expect(rt.ColdSeconds).To(BeNumerically(">", rt.WarmSeconds), "a cold kit takes longer than one more dependency on it")
+	g.Expect(rt.ExistingSeconds.Count).To(Equal(1))
+	g.Expect(rt.FloorSeconds.Count).To(Equal(1))
+	g.Expect(rt.Ratio).To(BeNumerically(">", 0))
+	g.Expect(rt.Idle.RSSMiB).To(BeNumerically(">", 20), "an idle JVM holds some memory")
+	g.Expect(rt.FloorIdle.RSSMiB).To(BeNumerically(">", 20))
+	g.Expect(stdout).To(ContainSubstring("Runtime: a timer route as real JVMs"))
 	t.Log("the admission scenario: 20 creates with 1 and 3 operators registered, serving every namespace, then limited")
 	g.Expect(res.Admission).NotTo(BeNil())
 	g.Expect(res.Admission.Points).To(HaveLen(4))

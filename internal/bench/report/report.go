@@ -87,6 +87,11 @@ func tables(res *result.Results) []table {
 		out = append(out, sweepTable(fmt.Sprintf("Sweep over M: the rollout of %d integrations, side by side with the bare operator and the floor",
 			p.Integrations), "M", res.SweepOperators))
 	}
+	if len(res.SweepCPULimits) > 0 {
+		p := res.SweepCPULimits[0]
+		out = append(out, sweepTable(fmt.Sprintf("Sweep over the operators' CPU limit: the rollout of %d integrations over %d operators, side by side with the bare operator and the floor",
+			p.Integrations, p.Operators), "CPU", res.SweepCPULimits))
+	}
 	if r := res.Build; r != nil {
 		if len(r.Kits) > 0 {
 			out = append(out, kitsTable(r))
@@ -100,6 +105,9 @@ func tables(res *result.Results) []table {
 				[]string{"their build duration p50 / p99", secs(r.MoveBuildSeconds.P50) + " / " + secs(r.MoveBuildSeconds.P99), "", "", ""})
 			out = append(out, t)
 		}
+	}
+	if r := res.Runtime; r != nil {
+		out = append(out, runtimeTable(r))
 	}
 	if r := res.Admission; r != nil {
 		out = append(out, admissionTable(r))
@@ -393,6 +401,26 @@ func shareTable(r *result.Share) table {
 		[]string{"heap per owned integration (children included)", num(r.KiBPerIntegration) + " KiB", "", "", "<= 20 KiB"},
 	)
 	return t
+}
+
+// runtimeTable has the times to the first message and the idle figures, beside the floor's.
+func runtimeTable(r *result.Runtime) table {
+	heap := "none"
+	if r.Heap != "" {
+		heap = r.Heap + " from the limit " + r.MemoryLimit
+	}
+	return table{
+		Title:  fmt.Sprintf("Runtime: a timer route as real JVMs on the process node, against the same route, jars and Java started directly (heap %s)", heap),
+		Header: figureHeader,
+		Rows: [][]string{
+			{"first message, kit built with an empty Maven cache", secs(r.ColdSeconds), "", "", ""},
+			{"first message, one more dependency on that kit, cache warm", secs(r.WarmSeconds), "", "", "<= 20 s"},
+			{fmt.Sprintf("first message, kit exists (p50 of %d)", r.Integrations), secs(r.ExistingSeconds.P50), secs(r.FloorSeconds.P50), num(r.Ratio) + "x", "<= 1.5x"},
+			{"first message, kit exists, max", secs(r.ExistingSeconds.Max), secs(r.FloorSeconds.Max), "", ""},
+			{"resident memory, idle", num(r.Idle.RSSMiB) + " MiB", num(r.FloorIdle.RSSMiB) + " MiB", num(r.RSSRatio) + "x", "<= 1.2x"},
+			{"CPU, idle", num(r.Idle.CPUMillicores) + " m", num(r.FloorIdle.CPUMillicores) + " m", "", ""},
+		},
+	}
 }
 
 // kitsTable has a row per kit built alone: time, jars, downloads and

@@ -14,7 +14,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
-// sweepTable lists the points of a sweep over what it varies, "N" or "M";
+// sweepTable lists the points of a sweep over what it varies, "N", "M" or "CPU" (the limit);
 // when the points ran more than once, the last column is every run's
 // ratio to the floor, in order (the other figures are the median run's).
 func sweepTable(title, varies string, points []result.SweepPoint) table {
@@ -26,11 +26,14 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 		t.Header = append(t.Header, "EVERY RUN'S RATIO", "EVERY RUN'S CPU MS/INTEGRATION")
 	}
 	for _, p := range points {
-		x := p.Integrations
-		if varies == "M" {
-			x = p.Operators
+		x := strconv.Itoa(p.Integrations)
+		switch varies {
+		case "M":
+			x = strconv.Itoa(p.Operators)
+		case "CPU":
+			x = p.CPULimit
 		}
-		t.Rows = append(t.Rows, []string{strconv.Itoa(x), secs(p.CaravanSeconds), secs(p.BareSeconds), secs(p.FloorSeconds),
+		t.Rows = append(t.Rows, []string{x, secs(p.CaravanSeconds), secs(p.BareSeconds), secs(p.FloorSeconds),
 			num(p.Ratio), num(p.BareRatio), fmt.Sprintf("%s (%s)", secs(p.CaravanCreateSeconds), secs(p.FloorCreateSeconds)),
 			num(p.CPUMillisPerIntegration), num(p.HeapKiBPerIntegration), num(p.RSSMiBPerOperator),
 			num(p.OwnMiBPerOperator), num(p.IdleOwnMiBPerOperator),

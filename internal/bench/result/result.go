@@ -22,6 +22,8 @@ type Results struct {
 	Share   *Share    `json:"share,omitempty"`
 	Handoff *Handoff  `json:"handoff,omitempty"`
 	Build   *Build    `json:"build,omitempty"`
+	// Runtime is integrations as real JVMs against the same route started directly.
+	Runtime *Runtime `json:"runtime,omitempty"`
 	// Admission is the admission policies' cost against the number of
 	// operators.
 	Admission *Admission `json:"admission,omitempty"`
@@ -31,9 +33,11 @@ type Results struct {
 	Malformed *Malformed `json:"malformed,omitempty"`
 	// SweepIntegrations and SweepOperators are the rollout at each N, and
 	// at each M, of the sweeps.
-	SweepIntegrations []SweepPoint      `json:"sweepIntegrations,omitempty"`
-	SweepOperators    []SweepPoint      `json:"sweepOperators,omitempty"`
-	Failures          map[string]string `json:"failures,omitempty"`
+	SweepIntegrations []SweepPoint `json:"sweepIntegrations,omitempty"`
+	SweepOperators    []SweepPoint `json:"sweepOperators,omitempty"`
+	// SweepCPULimits is the rollout at each CPU limit of the operators.
+	SweepCPULimits []SweepPoint      `json:"sweepCPULimits,omitempty"`
+	Failures       map[string]string `json:"failures,omitempty"`
 }
 
 // Recovery is an operator killed (its pod deleted with no grace period)
@@ -124,6 +128,8 @@ type AdmissionPoint struct {
 type SweepPoint struct {
 	Integrations int `json:"integrations"`
 	Operators    int `json:"operators"`
+	// CPULimit is the operators' CPU limit, in a sweep over it.
+	CPULimit string `json:"cpuLimit,omitempty"`
 	// FloorSeconds, CaravanSeconds and BareSeconds are the all-ready
 	// times; Ratio and BareRatio are over the floor's.
 	FloorSeconds   float64 `json:"floorSeconds"`
@@ -174,8 +180,9 @@ type Options struct {
 	// rollout: their CPU figures then include what the profiling cost.
 	ProfileOperators bool `json:"profileOperators,omitempty"`
 	// SweepIntegrations and SweepOperators are the sweeps asked for.
-	SweepIntegrations []int `json:"sweepIntegrations,omitempty"`
-	SweepOperators    []int `json:"sweepOperators,omitempty"`
+	SweepIntegrations []int    `json:"sweepIntegrations,omitempty"`
+	SweepOperators    []int    `json:"sweepOperators,omitempty"`
+	SweepCPULimits    []string `json:"sweepCPULimits,omitempty"`
 }
 
 // Machine describes where the figures come from.
@@ -388,6 +395,35 @@ type Build struct {
 	Move             *Handoff             `json:"move,omitempty"`
 	MoveBuilds       int                  `json:"moveBuilds"`
 	MoveBuildSeconds measure.Distribution `json:"moveBuildSeconds"`
+}
+
+// Runtime holds the runtime scenario's figures: seconds from the apply to an integration's
+// first message, and an idle integration's memory and CPU, each beside the floor, the same
+// route on the same jars and Java started directly on the machine.
+type Runtime struct {
+	Integrations int `json:"integrations"`
+	// ColdSeconds: a kit of one component built with an empty Maven cache; WarmSeconds: one
+	// more dependency on that kit, the cache warm; ExistingSeconds: integrations on that kit.
+	ColdSeconds     float64              `json:"coldSeconds"`
+	WarmSeconds     float64              `json:"warmSeconds"`
+	ExistingSeconds measure.Distribution `json:"existingSeconds"`
+	// FloorSeconds is the floor's start to its first message; Ratio the existing kit's p50
+	// over the floor's.
+	FloorSeconds measure.Distribution `json:"floorSeconds"`
+	Ratio        float64              `json:"ratio"`
+	// Heap is the -Xmx the jvm trait set from MemoryLimit ("" for none).
+	Heap        string `json:"heap,omitempty"`
+	MemoryLimit string `json:"memoryLimit,omitempty"`
+	// Idle and FloorIdle are an idle integration's JVM and the floor's; RSSRatio theirs.
+	Idle      Idle    `json:"idle"`
+	FloorIdle Idle    `json:"floorIdle"`
+	RSSRatio  float64 `json:"rssRatio"`
+}
+
+// Idle is a JVM's resident memory and CPU while its route idles.
+type Idle struct {
+	RSSMiB        float64 `json:"rssMiB"`
+	CPUMillicores float64 `json:"cpuMillicores"`
 }
 
 // KitBuild is one kit built alone, as its Build tells it.

@@ -1,0 +1,487 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/bench/measure"
+	"github.com/caravan-dev/caravan/internal/bench/result"
+	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/procnode"
+	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// runtimeNamespace holds the runtime scenario's integrations, whose pods run as real JVMs.
+const runtimeNamespace = "bench-runtime"
+
+// tickMark begins the line the runtime scenario's route logs every second, with the timer's
+// counter after it.
+const tickMark = "bench-tick "
+
+// tickRoute is the route of the runtime scenario: a timer that logs its counter every second.
+var tickRoute = "- from:\n    uri: timer:tick?period=1000\n    steps:\n    - log: \"" + tickMark + "${exchangeProperty.CamelTimerCounter}\"\n"
+
+// Runtime scenario's dependency sets: a kit of one component, then one more on it.
+var (
+	runtimeDeps     = []string{"camel:jackson"}
+	runtimeMoreDeps = []string{"camel:jackson", "camel:http"}
+)
+
+// runtimeIdle is how long an integration idles before its memory is read.
+const runtimeIdle = 30 * time.Second
+
+// runtimeTimeout bounds the wait for one integration's first message: its kit's build included.
+const runtimeTimeout = 8 * time.Minute
+
+// runRuntime measures integrations as real JVMs on the process node, side by side with the
+// floor: the same route on the same jars and Java, started directly on this machine. It times
+// the first message after the apply for a kit built with an empty Maven cache, for one that
+// adds a dependency to it with the cache warm, and for n integrations on the kit that exists;
+// then the memory and CPU of an idle integration against the floor's JVM.
+func runRuntime(ctx context.Context, e *env, n int) (*result.Runtime, error) {
+	cache := resource.MustParse("2Gi")
+	ops, err := e.startOperators(ctx, func(c *install.Config) {
+		c.BuildStrategy, c.MavenCache = build.StrategyPod, &cache
+		c.Registry, c.RegistryInsecure = e.cluster.RegistryAddress, true
+	}, "runtime-a")
+	if err != nil {
+		return nil, err
+	}
+	op := ops[0]
+	if err := e.createNamespace(ctx, runtimeNamespace); err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(e.config)
+	if err != nil {
+		return nil, err
+	}
+	res := &result.Runtime{Integrations: n}
+	first := func(name string, deps []string) (float64, error) {
+		it := tickIntegration(name, op.ID, deps)
+		start := time.Now()
+		if err := e.client.Create(ctx, it); err != nil {
+			return 0, err
+		}
+		at, err := firstTick(ctx, e.client, cs, runtimeNamespace, name, start)
+		if err != nil {
+			return 0, fmt.Errorf("integration %s: %w", name, err)
+		}
+		return measure.Round3(at.Sub(start).Seconds()), nil
+	}
+	fmt.Fprintln(e.progress, "runtime: a kit of camel:jackson with an empty Maven cache, to the first message")
+	if res.ColdSeconds, err = first("cold", runtimeDeps); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.progress, "runtime:   %.1f s; one more dependency on that kit, the cache warm\n", res.ColdSeconds)
+	if res.WarmSeconds, err = first("warm", runtimeMoreDeps); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.progress, "runtime:   %.1f s; %d integrations on the kit that exists, one at a time\n", res.WarmSeconds, n)
+	var existing []float64
+	for i := range n {
+		s, err := first(fmt.Sprintf("existing-%d", i), runtimeDeps)
+		if err != nil {
+			return nil, err
+		}
+		existing = append(existing, s)
+	}
+	res.ExistingSeconds = measure.Summarize(existing)
+
+	fmt.Fprintln(e.progress, "runtime: the floor, the same route on the same jars and Java, started directly")
+	floor, err := prepareFloor(ctx, e, cs, "existing-0")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(floor.dir)
+	res.Heap = floor.heap
+	res.MemoryLimit = floor.limit
+	var floors []float64
+	for range n {
+		s, err := floor.firstTick(ctx)
+		if err != nil {
+			return nil, err
+		}
+		floors = append(floors, s)
+	}
+	res.FloorSeconds = measure.Summarize(floors)
+	res.Ratio = measure.Ratio(res.ExistingSeconds.P50, res.FloorSeconds.P50)
+
+	fmt.Fprintf(e.progress, "runtime: memory and CPU after %s idle, an integration beside the floor's JVM\n", runtimeIdle)
+	if res.Idle, res.FloorIdle, err = idleFigures(ctx, floor, "existing-0"); err != nil {
+		return nil, err
+	}
+	res.RSSRatio = measure.Ratio(res.Idle.RSSMiB, res.FloorIdle.RSSMiB)
+	return res, e.deleteNamespace(ctx, runtimeNamespace)
+}
+
+// tickIntegration is an integration of the tick route, on a kit of deps, assigned to id.
+func tickIntegration(name, id string, deps []string) *camelv1.Integration {
+	return &camelv1.Integration{
+		ObjectMeta: metav1.ObjectMeta{Namespace: runtimeNamespace, Name: name,
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: id}},
+		Spec: camelv1.IntegrationSpec{Sources: []camelv1.SourceSpec{{Name: "tick.yaml", Content: tickRoute}},
+			Dependencies: deps},
+	}
+}
+
+// firstTick waits for the first pod of integration name and returns when it wrote its first
+// tick, by the time the node recorded with the line.
+func firstTick(ctx context.Context, c client.Client, cs kubernetes.Interface, ns, name string, since time.Time) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, runtimeTimeout)
+	defer cancel()
+	last := "no pod yet"
+	for {
+		pods := &corev1.PodList{}
+		if err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{camelv1.IntegrationLabel: name}); err == nil {
+			for _, p := range pods.Items {
+				if p.Status.Phase != corev1.PodRunning {
+					last = fmt.Sprintf("pod %s in phase %s", p.Name, p.Status.Phase)
+					continue
+				}
+				data, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Timestamps: true}).DoRaw(ctx)
+				if err != nil {
+					last = err.Error()
+					continue
+				}
+				if at, ok := tickTime(string(data)); ok && at.After(since) {
+					return at, nil
+				}
+				last = fmt.Sprintf("pod %s has logged no tick yet", p.Name)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("no message after %s: %s", runtimeTimeout, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// tickTime is the time of the first tick of a log read with timestamps.
+func tickTime(log string) (time.Time, bool) {
+	for _, line := range strings.Split(log, "\n") {
+		stamp, text, ok := strings.Cut(line, " ")
+		if !ok || !strings.Contains(text, tickMark) {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339Nano, stamp); err == nil {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// floorRun is the route of an integration set up to run without Kubernetes: its kit image
+// unpacked, its properties and sources written beside it.
+type floorRun struct {
+	dir   string
+	java  string
+	args  []string
+	env   []string
+	heap  string
+	limit string
+	// out is the end of the output of the JVM started last.
+	out *tail
+}
+
+// tail keeps the last lines written to it.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (t *tail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > 30 {
+		t.lines = t.lines[1:]
+	}
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}
+
+// prepareFloor unpacks the kit image of integration name and writes the files its pod mounts
+// under /etc/camel, to run its java command line with the paths moved there.
+func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name string) (*floorRun, error) {
+	it := &camelv1.Integration{}
+	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: name}, it); err != nil {
+		return nil, err
+	}
+	if it.Status.IntegrationKit == nil {
+		return nil, fmt.Errorf("integration %s has no kit", name)
+	}
+	kit := &camelv1.IntegrationKit{}
+	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: it.Status.IntegrationKit.Name}, kit); err != nil {
+		return nil, err
+	}
+	dep := &appsv1.Deployment{}
+	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: name}, dep); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "caravan-floor-")
+	if err != nil {
+		return nil, err
+	}
+	f := &floorRun{dir: dir}
+	root := filepath.Join(dir, "rootfs")
+	img, err := image.Pull(ctx, image.Registry{Address: e.cluster.RegistryAddress, Insecure: true}, kit.Status.Image)
+	if err != nil {
+		return nil, err
+	}
+	if err := procnode.Unpack(img, root); err != nil {
+		return nil, fmt.Errorf("unpacking the kit image: %w", err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	javaHome := ""
+	for _, kv := range cfg.Config.Env {
+		if v, ok := strings.CutPrefix(kv, "JAVA_HOME="); ok {
+			javaHome = v
+		}
+	}
+	if javaHome == "" {
+		return nil, errors.New("the kit image sets no JAVA_HOME")
+	}
+	f.java = filepath.Join(root, javaHome, "bin", "java")
+	var main *corev1.Container
+	for i := range dep.Spec.Template.Spec.Containers {
+		if c := &dep.Spec.Template.Spec.Containers[i]; c.Name == dep.Spec.Template.Spec.Containers[0].Name {
+			main = c
+		}
+	}
+	f.limit = trait.DefaultMemoryLimit.String() + ", Camel K's default: the container sets none"
+	if q, ok := main.Resources.Limits[corev1.ResourceMemory]; ok {
+		f.limit = q.String()
+	}
+	// The files the pod mounts from ConfigMaps, moved under dir.
+	move := func(p string) string {
+		p = strings.ReplaceAll(p, "/etc/camel", filepath.Join(dir, "etc", "camel"))
+		return strings.ReplaceAll(p, render.DeploymentsDir, filepath.Join(root, strings.TrimPrefix(render.DeploymentsDir, "/")))
+	}
+	for _, m := range main.VolumeMounts {
+		for _, v := range dep.Spec.Template.Spec.Volumes {
+			if v.Name != m.Name || v.ConfigMap == nil {
+				continue
+			}
+			cm, err := cs.CoreV1().ConfigMaps(runtimeNamespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			target := move(m.MountPath)
+			for key, value := range cm.Data {
+				// Where the key lands in the volume: its item's path, else its name; a
+				// volume that lists items holds those alone.
+				rel := key
+				if len(v.ConfigMap.Items) > 0 {
+					rel = ""
+				}
+				for _, item := range v.ConfigMap.Items {
+					if item.Key == key {
+						rel = item.Path
+					}
+				}
+				if rel == "" {
+					continue
+				}
+				path := filepath.Join(target, rel)
+				if m.SubPath != "" {
+					if rel != m.SubPath {
+						continue
+					}
+					path = target
+				}
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					return nil, err
+				}
+				if err := os.WriteFile(path, []byte(move(value)), 0o644); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, a := range main.Args {
+		if strings.HasPrefix(a, "-Xmx") {
+			f.heap = a
+		}
+		f.args = append(f.args, move(a))
+	}
+	// The node's pod addresses are loopback ones: the floor binds one no pod has.
+	f.env = []string{"PATH=/usr/bin:/bin", "JAVA_HOME=" + filepath.Join(root, javaHome), render.EnvPodIP + "=127.254.0.1",
+		trait.EnvIntegration + "=floor", "HOME=" + dir}
+	return f, nil
+}
+
+// start starts the floor's JVM; ticked receives the time of its first tick. Its output is
+// kept in f.out for an error to quote.
+func (f *floorRun) start() (*exec.Cmd, <-chan time.Time, error) {
+	cmd := exec.Command(f.java, f.args...)
+	cmd.Env, cmd.Dir = f.env, f.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stderr = cmd.Stdout
+	ticked := make(chan time.Time, 1)
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("starting the floor's JVM %s: %w", f.java, err)
+	}
+	f.out = &tail{}
+	go func() {
+		sc := bufio.NewScanner(out)
+		seen := false
+		for sc.Scan() {
+			f.out.add(sc.Text())
+			if !seen && strings.Contains(sc.Text(), tickMark) {
+				ticked <- time.Now()
+				seen = true
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	return cmd, ticked, nil
+}
+
+// firstTick starts the floor's JVM, waits for its first tick, stops it, and returns the time
+// from the start to that tick.
+func (f *floorRun) firstTick(ctx context.Context) (float64, error) {
+	start := time.Now()
+	cmd, ticked, err := f.start()
+	if err != nil {
+		return 0, err
+	}
+	defer stopProcess(cmd)
+	select {
+	case at := <-ticked:
+		return measure.Round3(at.Sub(start).Seconds()), nil
+	case <-time.After(2 * time.Minute):
+		return 0, fmt.Errorf("the floor's JVM (%s %s) logged no tick in 2 minutes; its output ends:\n%s", f.java, strings.Join(f.args, " "), f.out)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+func stopProcess(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// idleFigures starts the floor's JVM beside integration name's, lets both idle, and reads
+// their memory and their CPU over a further 10 s.
+func idleFigures(ctx context.Context, f *floorRun, name string) (result.Idle, result.Idle, error) {
+	cmd, ticked, err := f.start()
+	if err != nil {
+		return result.Idle{}, result.Idle{}, err
+	}
+	defer stopProcess(cmd)
+	select {
+	case <-ticked:
+	case <-time.After(2 * time.Minute):
+		return result.Idle{}, result.Idle{}, fmt.Errorf("the floor's JVM logged no tick in 2 minutes; its output ends:\n%s", f.out)
+	}
+	pid, err := integrationJVM(name)
+	if err != nil {
+		return result.Idle{}, result.Idle{}, err
+	}
+	sleep(ctx, runtimeIdle)
+	pids := []int{pid, cmd.Process.Pid}
+	var cpu0 [2]float64
+	for i, p := range pids {
+		if cpu0[i], err = measure.ProcessCPU(p); err != nil {
+			return result.Idle{}, result.Idle{}, err
+		}
+	}
+	const window = 10 * time.Second
+	sleep(ctx, window)
+	var out [2]result.Idle
+	for i, p := range pids {
+		cpu, err := measure.ProcessCPU(p)
+		if err != nil {
+			return result.Idle{}, result.Idle{}, err
+		}
+		rss, err := residentMiB(p)
+		if err != nil {
+			return result.Idle{}, result.Idle{}, err
+		}
+		out[i] = result.Idle{RSSMiB: rss, CPUMillicores: measure.Round3((cpu - cpu0[i]) / window.Seconds() * 1000)}
+	}
+	return out[0], out[1], nil
+}
+
+// integrationJVM finds the process of integration name's JVM on this machine, by the
+// variable its pod sets and camel-main's class on its command line.
+func integrationJVM(name string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), render.MainClass) {
+			continue
+		}
+		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			if kv == trait.EnvIntegration+"="+name {
+				return pid, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no JVM of integration %s runs on this machine", name)
+}
+
+// residentMiB is the resident memory of process pid.
+func residentMiB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	var kb float64
+	if _, err := fmt.Sscanf(field(string(data), "VmRSS"), "%f kB", &kb); err != nil {
+		return 0, fmt.Errorf("reading the resident memory of process %d: %w", pid, err)
+	}
+	return measure.Round3(kb / 1024), nil
+}
