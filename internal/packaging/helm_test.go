@@ -378,3 +378,55 @@ func TestTheChartRendersTheFleetControllerWhenAsked(t *testing.T) {
 	expectSameObjects(t, normalized(t, wantObjs), normalized(t, gotObjs), "the chart's fleet controller")
 	g.Expect(normalized(t, gotCRDs)).To(Equal(normalized(t, wantCRDs)))
 }
+
+// TestTheChartRefusesValuesItsSchemaDoesNotDescribe: a misspelt key, at the top or in an
+// object, and a value of the wrong type fail as Helm renders the chart, and so does helm lint.
+func TestTheChartRefusesValuesItsSchemaDoesNotDescribe(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := LoadChart(sourceRoot())
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, tc := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{"operatorID": "tenant-a"}, "operatorID"},
+		{map[string]any{"registry": map[string]any{"adress": "registry:5000"}}, "adress"},
+		{map[string]any{"replicas": "two"}, "replicas"},
+		{map[string]any{"logFormat": "xml"}, "logFormat"},
+	} {
+		_, err := chartutil.ToRenderValues(ch, tc.values,
+			chartutil.ReleaseOptions{Name: "caravan", Namespace: "ops", IsInstall: true}, chartutil.DefaultCapabilities)
+		g.Expect(err).To(MatchError(ContainSubstring(tc.want)), "values %v", tc.values)
+		kube := &chartutil.KubeVersion{Version: "v1.36.0", Major: "1", Minor: "36"}
+		result := lint.AllWithKubeVersion(filepath.Join(sourceRoot(), ChartDir), tc.values, "ops", kube)
+		g.Expect(result.Messages).To(ContainElement(HaveField("Severity", support.ErrorSev)), "helm lint of %v", tc.values)
+	}
+	_, err = chartutil.ToRenderValues(ch, map[string]any{"operatorId": "tenant-a", "registry": map[string]any{"address": "registry:5000"},
+		"resources": map[string]any{"limits": map[string]any{"cpu": "2"}}},
+		chartutil.ReleaseOptions{Name: "caravan", Namespace: "ops", IsInstall: true}, chartutil.DefaultCapabilities)
+	g.Expect(err).NotTo(HaveOccurred(), "values the schema describes")
+}
+
+// TestTheChartsNotesSayWhatToDoNext: after an install, the notes name the operator, how to see
+// it register, how to grant a team its use and run a route; the fleet's say how to declare one.
+func TestTheChartsNotesSayWhatToDoNext(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := LoadChart(sourceRoot())
+	g.Expect(err).NotTo(HaveOccurred())
+	notes := func(values map[string]any) string {
+		vals, err := chartutil.ToRenderValues(ch, values,
+			chartutil.ReleaseOptions{Name: "caravan", Namespace: "ops", IsInstall: true}, chartutil.DefaultCapabilities)
+		g.Expect(err).NotTo(HaveOccurred())
+		out, err := engine.Render(ch, vals)
+		g.Expect(err).NotTo(HaveOccurred())
+		return out["caravan/templates/NOTES.txt"]
+	}
+	g.Expect(notes(map[string]any{"operatorId": "tenant-a"})).To(And(
+		ContainSubstring("Caravan operator tenant-a runs in namespace ops"),
+		ContainSubstring("kubectl get integrationoperator tenant-a"),
+		ContainSubstring("caravan grant -x tenant-a --to group:team-a -n team-a"),
+		ContainSubstring("caravan run route.yaml -x tenant-a")))
+	g.Expect(notes(map[string]any{"operatorId": "tenant-b", "sharedResources": false})).To(ContainSubstring("sharedResources=false"))
+	g.Expect(notes(map[string]any{"fleet": map[string]any{"enabled": true}})).To(And(
+		ContainSubstring("fleet controller runs in namespace ops"), ContainSubstring("kind: IntegrationOperator")))
+}

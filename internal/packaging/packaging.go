@@ -169,6 +169,9 @@ func Generated(version string) (map[string][]byte, error) {
 	if err := monitoringFiles(files); err != nil {
 		return nil, err
 	}
+	if err := valuesFiles(files); err != nil {
+		return nil, err
+	}
 	rules, err := rulesTemplate(global, limited)
 	if err != nil {
 		return nil, err
