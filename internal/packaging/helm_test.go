@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -429,4 +430,39 @@ func TestTheChartsNotesSayWhatToDoNext(t *testing.T) {
 	g.Expect(notes(map[string]any{"operatorId": "tenant-b", "sharedResources": false})).To(ContainSubstring("sharedResources=false"))
 	g.Expect(notes(map[string]any{"fleet": map[string]any{"enabled": true}})).To(And(
 		ContainSubstring("fleet controller runs in namespace ops"), ContainSubstring("kind: IntegrationOperator")))
+}
+
+// TestTheChartsPodKnobsReachTheOperatorsPod: the knobs real clusters need land in the
+// Deployment's pod, and a pod label cannot replace the chart's selector labels.
+func TestTheChartsPodKnobsReachTheOperatorsPod(t *testing.T) {
+	g := NewWithT(t)
+	objs, _ := render(t, map[string]any{"operatorId": "tenant-a",
+		"podAnnotations":    map[string]any{"example.com/team": "a"},
+		"podLabels":         map[string]any{"team": "a", "app.kubernetes.io/instance": "hijack"},
+		"priorityClassName": "operators",
+		"affinity": map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+			"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "pool", "operator": "In", "values": []any{"ops"}}}}}}}},
+		"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}},
+		"extraEnv":                  []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}},
+		"extraArgs":                 []any{"--verbosity=2"},
+	}, "ops")
+	var dep *appsv1.Deployment
+	for _, o := range objs {
+		for _, doc := range strings.Split(o, "\n---") {
+			d := &appsv1.Deployment{}
+			if err := yaml.Unmarshal([]byte(doc), d); err == nil && d.Kind == "Deployment" {
+				dep = d
+			}
+		}
+	}
+	g.Expect(dep).NotTo(BeNil())
+	pod := dep.Spec.Template
+	g.Expect(pod.Annotations).To(HaveKeyWithValue("example.com/team", "a"))
+	g.Expect(pod.Labels).To(And(HaveKeyWithValue("team", "a"), HaveKeyWithValue("app.kubernetes.io/instance", "tenant-a")))
+	g.Expect(pod.Spec.PriorityClassName).To(Equal("operators"))
+	g.Expect(pod.Spec.Affinity.NodeAffinity).NotTo(BeNil())
+	g.Expect(pod.Spec.TopologySpreadConstraints).To(HaveLen(1))
+	c := pod.Spec.Containers[0]
+	g.Expect(c.Env).To(ContainElement(HaveField("Name", "HTTPS_PROXY")))
+	g.Expect(c.Args[len(c.Args)-1]).To(Equal("--verbosity=2"))
 }
