@@ -466,3 +466,31 @@ func TestTheChartsPodKnobsReachTheOperatorsPod(t *testing.T) {
 	g.Expect(c.Env).To(ContainElement(HaveField("Name", "HTTPS_PROXY")))
 	g.Expect(c.Args[len(c.Args)-1]).To(Equal("--verbosity=2"))
 }
+
+// TestTheChartTakesTheImageAsAReferenceOrAnObject: image is a reference, or an object whose
+// digest wins over its tag, with a pull policy.
+func TestTheChartTakesTheImageAsAReferenceOrAnObject(t *testing.T) {
+	g := NewWithT(t)
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	container := func(image any) corev1.Container {
+		objs, _ := render(t, map[string]any{"operatorId": "tenant-a", "image": image}, "ops")
+		for _, o := range objs {
+			for _, doc := range strings.Split(o, "\n---") {
+				d := &appsv1.Deployment{}
+				if err := yaml.Unmarshal([]byte(doc), d); err == nil && d.Kind == "Deployment" {
+					return d.Spec.Template.Spec.Containers[0]
+				}
+			}
+		}
+		t.Fatal("no Deployment rendered")
+		return corev1.Container{}
+	}
+	c := container("reg.example/caravan/operator@" + digest)
+	g.Expect(c.Image).To(Equal("reg.example/caravan/operator@" + digest))
+	g.Expect(c.ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
+	c = container(map[string]any{"repository": "reg.example/caravan/operator", "tag": "1.2.3", "digest": digest, "pullPolicy": "Always"})
+	g.Expect(c.Image).To(Equal("reg.example/caravan/operator@" + digest))
+	g.Expect(c.ImagePullPolicy).To(Equal(corev1.PullAlways))
+	c = container(map[string]any{"repository": "reg.example/caravan/operator", "tag": "1.2.3"})
+	g.Expect(c.Image).To(Equal("reg.example/caravan/operator:1.2.3"))
+}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/packaging"
@@ -56,13 +57,14 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 	cfg := helmConfig(t, ops)
 	inst := action.NewInstall(cfg)
 	inst.ReleaseName, inst.Namespace = "from-helm", ops
-	rel, err := inst.RunWithContext(ctx, ch, map[string]any{
+	values := map[string]any{
 		"operatorId": "from-helm", "image": env.OperatorImage(t), "skipAdmission": true, "skipKamelets": true,
 		"registry":          map[string]any{"address": env.Cluster.RegistryAddress, "insecure": true},
 		"heartbeatInterval": "2s",
 		// Other tests' installs made the shared objects already.
 		"sharedResources": false,
-	})
+	}
+	rel, err := inst.RunWithContext(ctx, ch, values)
 	g.Expect(err).NotTo(HaveOccurred())
 	uninstalled := false
 	t.Cleanup(func() {
@@ -80,6 +82,19 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "from-helm"}, iop)).To(Succeed())
 	g.Expect(iop.Status.Namespace).To(Equal(ops))
 	g.Expect(iop.Status.Version).To(Equal(ch.Metadata.AppVersion))
+
+	t.Log("helm upgrade keeps what a user set on the platform")
+	itp := &camelv1.IntegrationPlatform{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "from-helm"}, itp)).To(Succeed())
+	g.Expect(env.Client.Patch(ctx, itp, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"build":{"maxRunningBuilds":7}}}`)))).To(Succeed())
+	values["logVerbosity"] = 1
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Namespace = ops
+	_, err = upgrade.RunWithContext(ctx, rel.Name, ch, values)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "from-helm"}, itp)).To(Succeed())
+	g.Expect(itp.Spec.Build.MaxRunningBuilds).To(HaveValue(BeEquivalentTo(7)), "the upgrade overwrote the platform")
+	g.Expect(itp.Spec.Build.Registry.Address).To(Equal(env.Cluster.RegistryAddress))
 
 	t.Log("helm uninstall removes the operator and keeps its integration")
 	_, err = action.NewUninstall(cfg).Run(rel.Name)

@@ -36,5 +36,24 @@ caravan:operator:{{ .Release.Namespace }}:{{ include "caravan.id" . }}
 {{- end }}
 
 {{- define "caravan.image" -}}
-{{- .Values.image | default (printf "caravan/operator:%s" .Chart.AppVersion) -}}
+{{- $img := .Values.image -}}
+{{- if kindIs "map" $img -}}
+{{- $repo := $img.repository | default "caravan/operator" -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $repo $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repo ($img.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- else -}}
+{{- $img | default (printf "caravan/operator:%s" .Chart.AppVersion) -}}
+{{- end -}}
+{{- end }}
+
+{{/* caravan.imagePullPolicy is image.pullPolicy, IfNotPresent unless set. */}}
+{{- define "caravan.imagePullPolicy" -}}
+{{- if kindIs "map" .Values.image -}}
+{{- .Values.image.pullPolicy | default "IfNotPresent" -}}
+{{- else -}}
+IfNotPresent
+{{- end -}}
 {{- end }}
