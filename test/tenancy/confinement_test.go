@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	installpkg "github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/scheme"
-	installpkg "github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
