@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"encoding/base64"
 	"fmt"
 	"path"
 	"strings"
@@ -101,6 +102,10 @@ func olmBundle(files map[string][]byte, version string) error {
 			"categories":     "Integration & Delivery",
 			"containerImage": c.Image,
 			"description":    "Runs Apache Camel integrations the way Camel K does, with many operators on one cluster",
+			"alm-examples":   almExamples,
+			"repository":     projectHome,
+			// Kits and Builds are what the operators make; users write Integrations, Pipes and Kamelets.
+			"operators.operatorframework.io/internal-objects": `["integrationkits.camel.apache.org","builds.camel.apache.org"]`,
 		}},
 		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{
 			DisplayName: "Caravan",
@@ -115,7 +120,9 @@ func olmBundle(files map[string][]byte, version string) error {
 			MinKubeVersion: install.MinValidatingAdmissionVersion.String() + ".0",
 			Keywords:       []string{"camel", "camel-k", "integration", "operator"},
 			Provider:       operatorsv1alpha1.AppLink{Name: "The Caravan Authors"},
-			Maintainers:    []operatorsv1alpha1.Maintainer{{Name: "The Caravan Authors"}},
+			Maintainers:    []operatorsv1alpha1.Maintainer{{Name: "The Caravan Authors", Email: "maintainers@caravan.dev"}},
+			Icon:           []operatorsv1alpha1.Icon{{Data: base64.StdEncoding.EncodeToString([]byte(icon)), MediaType: "image/svg+xml"}},
+			Links:          []operatorsv1alpha1.AppLink{{Name: "Source and documentation", URL: projectHome}},
 			InstallModes: []operatorsv1alpha1.InstallMode{
 				{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: false},
 				{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: false},
@@ -134,11 +141,33 @@ func olmBundle(files map[string][]byte, version string) error {
   operators.operatorframework.io.bundle.manifests.v1: manifests/
   operators.operatorframework.io.bundle.metadata.v1: metadata/
   operators.operatorframework.io.bundle.package.v1: caravan
-  operators.operatorframework.io.bundle.channels.v1: alpha
-  operators.operatorframework.io.bundle.channel.default.v1: alpha
+  operators.operatorframework.io.bundle.channels.v1: candidate-v0
+  operators.operatorframework.io.bundle.channel.default.v1: candidate-v0
 `)
 	return nil
 }
+
+// icon is the bundle's icon: three camels in a row, a caravan.
+const icon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 96 32"><g fill="#c8792b">` +
+	`<path d="M4 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/>` +
+	`<path d="M36 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/>` +
+	`<path d="M68 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/></g></svg>`
+
+// projectHome is where the project's source and documentation live.
+const projectHome = "https://github.com/caravan-dev/caravan"
+
+// almExamples are the examples OLM's consoles offer to create: a YAML route, and a Pipe from
+// the catalog's timer-source to its log-sink, both for the bundle's operator, camel-k.
+const almExamples = `[
+  {"apiVersion": "camel.apache.org/v1", "kind": "Integration",
+   "metadata": {"name": "hello", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
+   "spec": {"flows": [{"from": {"uri": "timer:tick?period=5000", "steps": [{"log": "Hello from Caravan"}]}}]}},
+  {"apiVersion": "camel.apache.org/v1", "kind": "Pipe",
+   "metadata": {"name": "timer-to-log", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
+   "spec": {"source": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "timer-source"},
+                       "properties": {"message": "Hello from a Pipe"}},
+            "sink": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "log-sink"}}}}
+]`
 
 // crdDescription describes an owned CRD by its storage version.
 func crdDescription(d *apiextensionsv1.CustomResourceDefinition) operatorsv1alpha1.CRDDescription {
