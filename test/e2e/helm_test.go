@@ -83,18 +83,21 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 	g.Expect(iop.Status.Namespace).To(Equal(ops))
 	g.Expect(iop.Status.Version).To(Equal(ch.Metadata.AppVersion))
 
-	t.Log("helm upgrade keeps what a user set on the platform")
+	t.Log("helm upgrade keeps what a user set on the platform, even a field the chart sets and the upgrade changes")
 	itp := &camelv1.IntegrationPlatform{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "from-helm"}, itp)).To(Succeed())
-	g.Expect(env.Client.Patch(ctx, itp, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"build":{"maxRunningBuilds":7}}}`)))).To(Succeed())
+	g.Expect(env.Client.Patch(ctx, itp, client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"build":{"maxRunningBuilds":7,"registry":{"organization":"team-a"}}}}`)))).To(Succeed())
 	values["logVerbosity"] = 1
+	values["registry"] = map[string]any{"address": env.Cluster.RegistryAddress, "insecure": false}
 	upgrade := action.NewUpgrade(cfg)
 	upgrade.Namespace = ops
 	_, err = upgrade.RunWithContext(ctx, rel.Name, ch, values)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "from-helm"}, itp)).To(Succeed())
 	g.Expect(itp.Spec.Build.MaxRunningBuilds).To(HaveValue(BeEquivalentTo(7)), "the upgrade overwrote the platform")
-	g.Expect(itp.Spec.Build.Registry.Address).To(Equal(env.Cluster.RegistryAddress))
+	g.Expect(itp.Spec.Build.Registry.Organization).To(Equal("team-a"))
+	g.Expect(itp.Spec.Build.Registry.Insecure).To(BeTrue(), "the upgrade rendered the platform again")
 
 	t.Log("helm uninstall removes the operator and keeps its integration")
 	_, err = action.NewUninstall(cfg).Run(rel.Name)
