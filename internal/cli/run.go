@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,7 +52,10 @@ type RunOptions struct {
 	// ServiceAccount is the service account the integration's pods run as.
 	ServiceAccount string
 	// Kit pins the IntegrationKit, of the integration's namespace, to run on.
-	Kit  string
+	Kit string
+	// PodTemplate is kamel's --pod-template: a file, or inline YAML or JSON, of a pod spec
+	// merged into the integration's pods (spec.template.spec).
+	PodTemplate string
 	Wait bool
 	// Logs follows the integration's logs once it is applied (and, with Wait, runs).
 	Logs bool
@@ -168,6 +172,7 @@ default operator.`,
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
 	f.StringVar(&o.ServiceAccount, "service-account", "", "the service account the integration's pods run as (spec.serviceAccountName)")
+	f.StringVar(&o.PodTemplate, "pod-template", "", "a file, or inline YAML or JSON, of a pod spec (containers, initContainers, volumes, ...) merged into the integration's pods, as kamel's")
 	f.StringVarP(&o.Kit, "kit", "k", "", "run on this IntegrationKit of the namespace instead of one built for the integration (spec.integrationKit)")
 	f.BoolVarP(&o.Wait, "wait", "w", false, "wait until the integration runs (with --dont-run-after-build: until it is built), printing its phases; fail if it reaches Error")
 	f.BoolVar(&o.Logs, "logs", false, "follow the integration's logs once it is applied, until interrupted")
@@ -237,6 +242,35 @@ func (o *RunOptions) Complete() error {
 	return nil
 }
 
+// podTemplate reads a pod spec, from the file src names or from src itself, as Camel K's pod
+// template: {"spec": <the pod spec>}. A field that no pod spec has is an error.
+func podTemplate(src string) (*camelv1.RawObject, error) {
+	data := []byte(src)
+	if st, err := os.Stat(src); err == nil && !st.IsDir() {
+		if data, err = os.ReadFile(src); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("neither a file nor YAML or JSON: %w", err)
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil || probe == nil {
+		return nil, fmt.Errorf("want a pod spec, an object of containers, volumes, ...; got %s", strings.TrimSpace(string(data)))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&corev1.PodSpec{}); err != nil {
+		return nil, fmt.Errorf("not a pod spec: %w", err)
+	}
+	out, err := json.Marshal(map[string]json.RawMessage{"spec": raw})
+	if err != nil {
+		return nil, err
+	}
+	return &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: out}}, nil
+}
+
 func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 	var spec camelv1.IntegrationSpec
 	sources, flows, err := loadRunFiles(o.Files)
@@ -245,6 +279,13 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 	}
 	spec.Sources, spec.Flows = sources, flows
 	spec.ServiceAccountName = o.ServiceAccount
+	if o.PodTemplate != "" {
+		tpl, err := podTemplate(o.PodTemplate)
+		if err != nil {
+			return spec, fmt.Errorf("--pod-template: %w", err)
+		}
+		spec.Template = tpl
+	}
 	if o.Kit != "" {
 		spec.IntegrationKit = &corev1.ObjectReference{APIVersion: camelv1.GroupVersion.String(), Kind: "IntegrationKit", Name: o.Kit}
 	}

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	corev1 "k8s.io/api/core/v1"
+
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
@@ -235,6 +237,31 @@ func TestRunTakesKamelsFlagsAndPrintsWithOutputAlone(t *testing.T) {
 	}
 }
 
+// TestRunPodTemplateBecomesTheIntegrationsTemplate: kamel's --pod-template, from a file or
+// inline, lands in spec.template as Camel K's pod template, its fields as written.
+func TestRunPodTemplateBecomesTheIntegrationsTemplate(t *testing.T) {
+	for _, src := range []string{"testdata/run/pod-template.yaml", `{"volumes":[{"name":"shared","emptyDir":{}}]}`} {
+		out, errOut, err := execMutateCommand(t, newCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps",
+			"--pod-template", src, "-o", "json"}, unreachable...)...)
+		if err != nil {
+			t.Fatalf("%v: %s", err, errOut)
+		}
+		it := &camelv1.Integration{}
+		if err := json.Unmarshal([]byte(out), it); err != nil || it.Spec.Template == nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		var tpl struct {
+			Spec corev1.PodSpec `json:"spec"`
+		}
+		if err := json.Unmarshal(it.Spec.Template.Raw, &tpl); err != nil || len(tpl.Spec.Volumes) != 1 || tpl.Spec.Volumes[0].Name != "shared" {
+			t.Errorf("--pod-template %s: template %s (%v)", src, it.Spec.Template.Raw, err)
+		}
+		if strings.Contains(string(it.Spec.Template.Raw), `"containers":null`) {
+			t.Errorf("the template sets fields it was not given: %s", it.Spec.Template.Raw)
+		}
+	}
+}
+
 func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -253,6 +280,10 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 		{name: "a kit with dependencies", args: []string{"testdata/run/routes.yaml", "-k", "kit-abc", "-d", "camel:http"},
 			wantErr: "-k/--kit runs an existing kit: it cannot be used with --image or -d/--dependency"},
 		{name: "a kit no object can be named", args: []string{"testdata/run/routes.yaml", "-k", "Kit_ABC"}, wantErr: `-k/--kit "Kit_ABC"`},
+		{name: "a pod template of fields no pod spec has", args: []string{"testdata/run/routes.yaml", "--pod-template", "containerz: []"},
+			wantErr: `--pod-template: not a pod spec: json: unknown field "containerz"`},
+		{name: "a pod template that is no object", args: []string{"testdata/run/routes.yaml", "--pod-template", "- a"},
+			wantErr: "--pod-template: want a pod spec"},
 		{name: "a service account no object can be named", args: []string{"testdata/run/routes.yaml", "--service-account", "Bad_SA"},
 			wantErr: `--service-account "Bad_SA"`},
 		{name: "an empty operator id", args: []string{"testdata/run/routes.yaml", "-x", ""}, wantErr: "cannot use an empty operator id"},
