@@ -56,7 +56,7 @@ type RunOptions struct {
 	// PodTemplate is kamel's --pod-template: a file, or inline YAML or JSON, of a pod spec
 	// merged into the integration's pods (spec.template.spec).
 	PodTemplate string
-	Wait bool
+	Wait        bool
 	// Logs follows the integration's logs once it is applied (and, with Wait, runs).
 	Logs bool
 	// Dev is kamel's --dev: wait, follow the logs, and delete the integration on interrupt.
