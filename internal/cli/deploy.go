@@ -12,7 +12,7 @@ import (
 )
 
 // PhaseRequestOptions are the options of `caravan deploy` and `caravan
-// undeploy`, which ask the operator of an integration that does not run
+// undeploy`. They ask the operator of an integration that does not run
 // after its build (camel.apache.org/dont-run-after-build=true) to deploy
 // or undeploy it, by writing the phase in its status as Camel K's kamel
 // deploy and kamel undeploy do.

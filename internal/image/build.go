@@ -29,10 +29,10 @@ type Result struct {
 	LayerDigest string
 }
 
-// Build takes baseImage (a name without a registry host is looked up in reg), appends
-// one layer holding files, labels the image config with the kit hash found in files
-// (kit.ImageHashLabel, see kit.HashOf), and pushes it to
-// <address>/<organization>/<repository>:<tag> in reg (by digest only when tag is "").
+// Build appends one layer holding files to baseImage and pushes the result to reg.
+// A base image named without a registry host is looked up in reg. The image config is
+// labelled with the kit hash found in files (kit.ImageHashLabel, see kit.HashOf), and
+// pushed to <address>/<organization>/<repository>:<tag> (by digest only when tag is "").
 // It returns the pushed image by digest. Every error is an *Error; a canceled ctx
 // aborts the work and gives Reason Canceled, wrapping ctx.Err().
 func Build(ctx context.Context, reg Registry, baseImage string, files []kit.File, repository, tag string) (Result, error) {

@@ -28,12 +28,12 @@ const ProcessNodeName = "caravan-process-node"
 // KindKwok is procnode.KindLabel's value on the simulated nodes.
 const KindKwok = "kwok"
 
-// PlacementPolicy is the local cluster's own admission policy that sends
-// to the process node the pods named by ProcessPodValues (operators, the
-// fleet controller, builders) and the pods whose every image is in the
-// local registry (kits, and images a user pushes there), unless their
-// namespace is labelled SimulatedLabel=true; every other pod goes to the
-// simulated nodes.
+// PlacementPolicy is the local cluster's admission policy that picks each
+// pod's node kind, as PlacementKind says. The process node takes the pods
+// named by ProcessPodValues (operators, the fleet controller, builders)
+// and those whose every image is in the local registry (kits, and images a
+// user pushes there), unless their namespace is labelled
+// SimulatedLabel=true; every other pod goes to the simulated nodes.
 const PlacementPolicy = "caravan-local-pod-placement"
 
 // SimulatedLabel, set to "true" on a namespace, keeps its pods of local

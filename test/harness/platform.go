@@ -12,13 +12,12 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
-// UsePlatformRegistry points the platform of operator id (the
-// IntegrationPlatform id in namespace, which the operator makes at start)
-// at registry, with baseImage as the kits' base and the routine build
-// strategy (an operator of the test process runs no builder pods), waiting up to a minute
-// for the platform to exist and then for the operator to have seen the
-// change (the platform's status observes its generation): a build the
-// test starts afterwards uses this registry, not the one before.
+// UsePlatformRegistry points the platform of operator id at registry, and waits until the
+// operator has seen it. The platform is the IntegrationPlatform id in namespace, which the
+// operator makes at start; it gets baseImage as the kits' base and the routine build strategy
+// (an operator of the test process runs no builder pods). The wait, up to a minute, is for
+// the platform to exist and then for its status to observe its generation: a build the test
+// starts afterwards uses this registry, not the one before.
 func (e *Env) UsePlatformRegistry(t testing.TB, namespace, id string, registry camelv1.RegistrySpec, baseImage string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
