@@ -8,9 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -36,15 +34,15 @@ var BuildComponents = []string{"camel:jackson", "camel:http", "camel:ftp", "came
 // some hundred files.
 const buildKitTimeout = 6 * time.Minute
 
-// buildOperators installs the build scenario's two operators: builds in
-// builder pods with Maven, each with its own empty Maven cache, pushing
-// to the cluster's registry.
-func (e *env) buildOperators(ctx context.Context) ([]*Operator, error) {
+// startMavenOperators installs operators that build in builder pods with
+// Maven, each with its own empty Maven cache, pushing to the cluster's
+// registry.
+func (e *env) startMavenOperators(ctx context.Context, ids ...string) ([]*Operator, error) {
 	cache := resource.MustParse("2Gi")
 	return e.startOperators(ctx, func(c *install.Config) {
 		c.BuildStrategy, c.MavenCache = build.StrategyPod, &cache
 		c.Registry, c.RegistryInsecure = e.cluster.RegistryAddress, true
-	}, "build-a", "build-b")
+	}, ids...)
 }
 
 // runBuild measures kits that Maven builds in builder pods, on two
@@ -56,7 +54,7 @@ func (e *env) buildOperators(ctx context.Context) ([]*Operator, error) {
 // integrations' pods run on the simulated nodes: builds are measured
 // here, JVMs elsewhere.
 func runBuild(ctx context.Context, e *env, n, sets int) (*result.Build, error) {
-	ops, err := e.buildOperators(ctx)
+	ops, err := e.startMavenOperators(ctx, "build-a", "build-b")
 	if err != nil {
 		return nil, err
 	}
@@ -289,9 +287,5 @@ func layerDigests(ctx context.Context, reg image.Registry, ref string) ([]string
 // createSimulatedNamespace creates a namespace whose pods the local
 // cluster keeps on its simulated nodes, kit images included.
 func (e *env) createSimulatedNamespace(ctx context.Context, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{localcluster.SimulatedLabel: "true"}}}
-	if err := e.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
-	}
-	return nil
+	return e.createNamespaceWith(ctx, name, map[string]string{localcluster.SimulatedLabel: "true"})
 }

@@ -158,7 +158,12 @@ func (e *env) bindOperatorRole(ctx context.Context) error {
 }
 
 func (e *env) createNamespace(ctx context.Context, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return e.createNamespaceWith(ctx, name, nil)
+}
+
+// createNamespaceWith creates namespace name with labels, unless it exists.
+func (e *env) createNamespaceWith(ctx context.Context, name string, labels map[string]string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := e.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}

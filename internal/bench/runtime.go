@@ -17,7 +17,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,9 +24,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
-	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/image"
-	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/procnode"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
@@ -61,11 +58,7 @@ const runtimeTimeout = 8 * time.Minute
 // adds a dependency to it with the cache warm, and for n integrations on the kit that exists;
 // then the memory and CPU of an idle integration against the floor's JVM.
 func runRuntime(ctx context.Context, e *env, n int) (*result.Runtime, error) {
-	cache := resource.MustParse("2Gi")
-	ops, err := e.startOperators(ctx, func(c *install.Config) {
-		c.BuildStrategy, c.MavenCache = build.StrategyPod, &cache
-		c.Registry, c.RegistryInsecure = e.cluster.RegistryAddress, true
-	}, "runtime-a")
+	ops, err := e.startMavenOperators(ctx, "runtime-a")
 	if err != nil {
 		return nil, err
 	}
@@ -380,13 +373,22 @@ func (f *floorRun) firstTick(ctx context.Context) (float64, error) {
 		return 0, err
 	}
 	defer stopProcess(cmd)
+	at, err := f.awaitTick(ctx, ticked)
+	if err != nil {
+		return 0, err
+	}
+	return measure.Round3(at.Sub(start).Seconds()), nil
+}
+
+// awaitTick waits for the first tick of the floor's JVM started last, for up to 2 minutes.
+func (f *floorRun) awaitTick(ctx context.Context, ticked <-chan time.Time) (time.Time, error) {
 	select {
 	case at := <-ticked:
-		return measure.Round3(at.Sub(start).Seconds()), nil
+		return at, nil
 	case <-time.After(2 * time.Minute):
-		return 0, fmt.Errorf("the floor's JVM (%s %s) logged no tick in 2 minutes; its output ends:\n%s", f.java, strings.Join(f.args, " "), f.out)
+		return time.Time{}, fmt.Errorf("the floor's JVM (%s %s) logged no tick in 2 minutes; its output ends:\n%s", f.java, strings.Join(f.args, " "), f.out)
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return time.Time{}, ctx.Err()
 	}
 }
 
@@ -410,10 +412,8 @@ func idleFigures(ctx context.Context, f *floorRun, name string) (result.Idle, re
 		return result.Idle{}, result.Idle{}, err
 	}
 	defer stopProcess(cmd)
-	select {
-	case <-ticked:
-	case <-time.After(2 * time.Minute):
-		return result.Idle{}, result.Idle{}, fmt.Errorf("the floor's JVM logged no tick in 2 minutes; its output ends:\n%s", f.out)
+	if _, err := f.awaitTick(ctx, ticked); err != nil {
+		return result.Idle{}, result.Idle{}, err
 	}
 	pid, err := integrationJVM(name)
 	if err != nil {
