@@ -446,17 +446,7 @@ func TestTheChartsPodKnobsReachTheOperatorsPod(t *testing.T) {
 		"extraEnv":                  []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}},
 		"extraArgs":                 []any{"--verbosity=2"},
 	}, "ops")
-	var dep *appsv1.Deployment
-	for _, o := range objs {
-		for _, doc := range strings.Split(o, "\n---") {
-			d := &appsv1.Deployment{}
-			if err := yaml.Unmarshal([]byte(doc), d); err == nil && d.Kind == "Deployment" {
-				dep = d
-			}
-		}
-	}
-	g.Expect(dep).NotTo(BeNil())
-	pod := dep.Spec.Template
+	pod := renderedDeployment(t, objs).Spec.Template
 	g.Expect(pod.Annotations).To(HaveKeyWithValue("example.com/team", "a"))
 	g.Expect(pod.Labels).To(And(HaveKeyWithValue("team", "a"), HaveKeyWithValue("app.kubernetes.io/instance", "tenant-a")))
 	g.Expect(pod.Spec.PriorityClassName).To(Equal("operators"))
@@ -474,16 +464,7 @@ func TestTheChartTakesTheImageAsAReferenceOrAnObject(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("ab", 32)
 	container := func(image any) corev1.Container {
 		objs, _ := render(t, map[string]any{"operatorId": "tenant-a", "image": image}, "ops")
-		for _, o := range objs {
-			for _, doc := range strings.Split(o, "\n---") {
-				d := &appsv1.Deployment{}
-				if err := yaml.Unmarshal([]byte(doc), d); err == nil && d.Kind == "Deployment" {
-					return d.Spec.Template.Spec.Containers[0]
-				}
-			}
-		}
-		t.Fatal("no Deployment rendered")
-		return corev1.Container{}
+		return renderedDeployment(t, objs).Spec.Template.Spec.Containers[0]
 	}
 	c := container("reg.example/caravan/operator@" + digest)
 	g.Expect(c.Image).To(Equal("reg.example/caravan/operator@" + digest))
@@ -493,4 +474,19 @@ func TestTheChartTakesTheImageAsAReferenceOrAnObject(t *testing.T) {
 	g.Expect(c.ImagePullPolicy).To(Equal(corev1.PullAlways))
 	c = container(map[string]any{"repository": "reg.example/caravan/operator", "tag": "1.2.3"})
 	g.Expect(c.Image).To(Equal("reg.example/caravan/operator:1.2.3"))
+}
+
+// renderedDeployment is the Deployment among the documents render returned.
+func renderedDeployment(t *testing.T, objs []string) *appsv1.Deployment {
+	t.Helper()
+	for _, o := range objs {
+		for _, doc := range strings.Split(o, "\n---") {
+			d := &appsv1.Deployment{}
+			if err := yaml.Unmarshal([]byte(doc), d); err == nil && d.Kind == "Deployment" {
+				return d
+			}
+		}
+	}
+	t.Fatal("no Deployment rendered")
+	return nil
 }
