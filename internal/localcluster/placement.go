@@ -120,11 +120,14 @@ func (w *PlacementWebhook) patch(req *admissionv1.AdmissionRequest) ([]byte, err
 		Value any    `json:"value"`
 	}
 	if pod.Spec.NodeSelector != nil {
-		// A JSON pointer escapes "/" in the key as "~1".
-		key := strings.ReplaceAll(strings.ReplaceAll(procnode.KindLabel, "~", "~0"), "/", "~1")
-		return json.Marshal([]op{{"add", "/spec/nodeSelector/" + key, kind}})
+		return json.Marshal([]op{{"add", "/spec/nodeSelector/" + jsonPointerKey(procnode.KindLabel), kind}})
 	}
 	return json.Marshal([]op{{"add", "/spec/nodeSelector", map[string]string{procnode.KindLabel: kind}}})
+}
+
+// jsonPointerKey escapes a map key for a JSON pointer: "~" as "~0", "/" as "~1".
+func jsonPointerKey(key string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
 
 // applyPlacementWebhook registers the process node's placement webhook at url, whose

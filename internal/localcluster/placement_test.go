@@ -77,7 +77,7 @@ func TestThePlacementWebhookAddsTheNodeSelectorOfTheKind(t *testing.T) {
 		t.Errorf("a kit's pod: patch %s", got)
 	}
 	kit.Spec.NodeSelector = map[string]string{"zone": "a"}
-	want := `[{"op":"add","path":"/spec/nodeSelector/` + jsonPointerKey(procnode.KindLabel) + `","value":"` + KindKwok + `"}]`
+	want := `[{"op":"add","path":"/spec/nodeSelector/caravan.dev~1node-kind","value":"` + KindKwok + `"}]`
 	if got := string(review("sim", kit).Patch); got != want {
 		t.Errorf("a kit's pod with a selector, in a simulated namespace: patch %s, want %s", got, want)
 	}
@@ -85,20 +85,4 @@ func TestThePlacementWebhookAddsTheNodeSelectorOfTheKind(t *testing.T) {
 	if got := review("apps", kit).Patch; got != nil {
 		t.Errorf("a bound pod is patched: %s", got)
 	}
-}
-
-// jsonPointerKey escapes a map key for a JSON pointer.
-func jsonPointerKey(k string) string {
-	var b bytes.Buffer
-	for _, r := range k {
-		switch r {
-		case '~':
-			b.WriteString("~0")
-		case '/':
-			b.WriteString("~1")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
