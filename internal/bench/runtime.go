@@ -265,12 +265,11 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 		return nil, errors.New("the kit image sets no JAVA_HOME")
 	}
 	f.java = filepath.Join(root, javaHome, "bin", "java")
-	var main *corev1.Container
-	for i := range dep.Spec.Template.Spec.Containers {
-		if c := &dep.Spec.Template.Spec.Containers[i]; c.Name == dep.Spec.Template.Spec.Containers[0].Name {
-			main = c
-		}
+	if len(dep.Spec.Template.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("the Deployment of integration %s has no container", name)
 	}
+	// The integration's container comes first; the rest are the traits' sidecars.
+	main := &dep.Spec.Template.Spec.Containers[0]
 	f.limit = trait.DefaultMemoryLimit.String() + ", Camel K's default: the container sets none"
 	if q, ok := main.Resources.Limits[corev1.ResourceMemory]; ok {
 		f.limit = q.String()
