@@ -10,10 +10,9 @@ const (
 	// OperatorIDLabel is the label mirror of OperatorIDAnnotation (same key).
 	OperatorIDLabel = OperatorIDAnnotation
 
-	// DontRunAfterBuildAnnotation, "true" on an Integration or a Pipe,
-	// stops it at phase Build Complete, built but not deployed, until a
-	// client asks for a deploy by writing the phase Deploying (as
-	// `kamel deploy` and `caravan deploy` do).
+	// DontRunAfterBuildAnnotation, "true" on an Integration or a Pipe, stops it built, undeployed.
+	// It stays at phase Build Complete until a client asks for a deploy by writing the phase
+	// Deploying, as `kamel deploy` and `caravan deploy` do.
 	DontRunAfterBuildAnnotation = "camel.apache.org/dont-run-after-build"
 
 	// IntegrationLabel names the Integration a child resource belongs to.

@@ -26,8 +26,9 @@ const ConditionDeployed = "Deployed"
 const ConditionCanary = "Canary"
 
 // FleetAnnotation names, on a declared IntegrationOperator, the fleet
-// controller (namespace/name of its Deployment) that runs its operator:
-// the first fleet controller to reconcile it claims it, and others leave it.
+// controller that runs its operator. Its value is the namespace/name of the
+// fleet controller's Deployment. The first fleet controller to reconcile the
+// IntegrationOperator claims it, and others leave it.
 const FleetAnnotation = "caravan.dev/fleet"
 
 // IntegrationOperatorSpec is how the platform team configures one operator.

@@ -1,5 +1,6 @@
-// Command caravan-operator is the operator image's binary: `caravan
-// operator`, `caravan fleet`, `caravan builder` (for builder pods) and `caravan version`, with client-go's cluster flags, and
+// Command caravan-operator is the operator image's binary. It has
+// `caravan operator`, `caravan fleet`, `caravan builder` (for builder
+// pods) and `caravan version`, with client-go's cluster flags. It has
 // none of the CLI's other commands (the bench, the local cluster, Helm,
 // kustomize), so that each operator loads less.
 package main

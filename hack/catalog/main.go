@@ -172,8 +172,8 @@ func readEntry(f *zip.File) (entry, error) {
 }
 
 // defaultDataFormat is the module a route's data format (json, avro, ...) needs when it
-// names no library: the only module, else the data format of the same name, else,
-// for json, Jackson, which Camel takes when no library is set.
+// names no library. That is the only module, else the data format of the same name,
+// else, for json, Jackson, which Camel takes when no library is set.
 func defaultDataFormat(model string, es []entry) (string, bool) {
 	first := es[0].ArtifactID
 	if !slices.ContainsFunc(es, func(e entry) bool { return e.ArtifactID != first }) {

@@ -1,4 +1,4 @@
-// Package builder is what a builder pod runs to make a kit: Maven resolves the kit's
+// Package builder is what a builder pod runs to make a kit. Maven resolves the kit's
 // dependencies (Pod), then Publish layers the jars onto the base image (or onto a Ready
 // kit whose jars it already holds) and pushes the result by digest.
 package builder

@@ -138,9 +138,9 @@ func completeDescribeArgs(kube *KubeFlags) cobra.CompletionFunc {
 // integrationCommands take integration names as arguments.
 var integrationCommands = []string{"logs", "delete", "rebuild", "promote", "deploy", "undeploy"}
 
-// registerCompletions completes, on every command of root, the operator ids that -x, --from and
-// --to take, and the integration names of the commands that take them, unless a command
-// completes them already; and -n with the cluster's namespaces.
+// registerCompletions adds the cluster's completions to every command of root.
+// They are the operator ids that -x, --from and --to take, the integration names of the
+// commands that take them (unless a command completes them already), and -n's namespaces.
 func registerCompletions(root *cobra.Command, kube *KubeFlags) {
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {

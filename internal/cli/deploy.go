@@ -101,9 +101,10 @@ func (o *PhaseRequestOptions) next(it *camelv1.Integration) string {
 	return "the operator that adopts it acts on it"
 }
 
-// request writes the phase with a patch of the status subresource that
-// carries the resourceVersion read, so that it is judged against the
-// status it was checked on; on a conflict it reads and checks again.
+// request writes the phase with a patch of the status subresource. The
+// patch carries the resourceVersion read, so that it is judged against
+// the status it was checked on; on a conflict it reads and checks
+// again.
 func (o *PhaseRequestOptions) request(ctx context.Context, it *camelv1.Integration) error {
 	return o.retryOnConflict(ctx, o.client, it, func() error {
 		if err := o.check(it); err != nil {

@@ -167,7 +167,7 @@ func lookupDescribeType(name string) (describeType, error) {
 	return describeType{}, fmt.Errorf("unknown resource type %q: use one of %s", name, strings.Join(known, ", "))
 }
 
-// section sorts the error of reading one part of a report: a part the API
+// section sorts the error of reading one part of a report. A part the API
 // server refuses (forbidden, say) is shown as unavailable, with its reason,
 // rather than failing the whole report; other errors (the cluster is
 // unreachable) fail it.

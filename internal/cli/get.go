@@ -321,9 +321,10 @@ func (o *GetOptions) watch(ctx context.Context) error {
 	}
 }
 
-// matches applies the filters the API server cannot: the annotation of
-// -x (the label selected on the server; the annotation, which the label
-// mirrors, decides while a move is being mirrored), and --unassigned.
+// matches applies the filters the API server cannot. They are the
+// annotation of -x (the label selected on the server; the annotation,
+// which the label mirrors, decides while a move is being mirrored), and
+// --unassigned.
 func (o *GetOptions) matches(obj client.Object) bool {
 	switch {
 	case o.OperatorID != "":
@@ -385,9 +386,10 @@ func (o *GetOptions) print(objs []client.Object, reasons map[client.ObjectKey]st
 }
 
 // orphanReason says why a resource of namespace assigned to the operator
-// id is an orphan, by the rule the operators apply (ownership.Orphaned),
-// or returns "" when it is not one: it names no operator, or its operator
-// is registered, live and serves namespace.
+// id is an orphan, or returns "" when it is not one. It applies the rule
+// the operators apply (ownership.Orphaned): a resource is not an orphan
+// when it names no operator, or its operator is registered, live and
+// serves namespace.
 func orphanReason(id, namespace string, operators map[string]*camelv1alpha1.IntegrationOperator, now time.Time) string {
 	if id == "" {
 		return ""

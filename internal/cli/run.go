@@ -196,7 +196,7 @@ default operator.`,
 }
 
 // Complete applies the files' modelines to the flags, resolves the namespace and
-// builds the Integration from the files and flags; a file or flag that cannot be
+// builds the Integration from the files and flags. A file or flag that cannot be
 // read is an error here, before anything is sent to the cluster.
 func (o *RunOptions) Complete() error {
 	if err := o.applyModelines(); err != nil {
@@ -604,8 +604,9 @@ var (
 )
 
 // nameFromFile derives an integration name from a file name, as kamel
-// does: extension dropped, camel case split with '-', lowercase, then
-// sanitised into a DNS-1123 label ("MyHTTPRoute.java" is my-http-route).
+// does. It drops the extension, splits camel case with '-', lowercases,
+// then sanitises into a DNS-1123 label ("MyHTTPRoute.java" is
+// my-http-route).
 func nameFromFile(path string) string {
 	base := filepath.Base(path)
 	base = strings.TrimSuffix(base, filepath.Ext(base))

@@ -158,8 +158,8 @@ func newModelineMerge(flags *pflag.FlagSet) *modelineMerge {
 	return m
 }
 
-// add takes one setting: list values are appended after the command line's, unless
-// repeated or, for a keyed flag, the command line gives the KEY; a single value applies
+// add takes one setting. List values are appended after the command line's, unless
+// repeated or, for a keyed flag, the command line gives the KEY. A single value applies
 // unless the command line sets the flag, and two modelines may not set it differently.
 func (m *modelineMerge) add(s modelineSetting) error {
 	name := s.flag.Name

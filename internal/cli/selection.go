@@ -18,8 +18,9 @@ import (
 )
 
 // selectionCommand is what the commands that act on integrations picked by
-// name or with --all (delete, rebuild) share: their flags, Complete,
-// Validate, and the loop that acts on each and reports what went wrong.
+// name or with --all (delete, rebuild) share. That is their flags,
+// Complete, Validate, and the loop that acts on each and reports what went
+// wrong.
 type selectionCommand struct {
 	Kube *KubeFlags
 	integrationSelection

@@ -22,12 +22,12 @@ type dockerAuth struct {
 	RegistryToken string `json:"registrytoken,omitempty"`
 }
 
-// AuthFromDockerConfig returns the credentials for registry (host[:port]) found in data,
-// the payload of a kubernetes.io/dockerconfigjson Secret (`{"auths": {...}}`) or of a
-// legacy kubernetes.io/dockercfg one (the same map without "auths"). An entry matches
-// when its key, without scheme and path, is the registry's host[:port]; it gives either
-// "auth" (base64 of user:password) or username and password, or a token. It fails when
-// data is not such a document or has no usable entry for registry.
+// AuthFromDockerConfig returns the credentials for registry (host[:port]) found in data.
+// data is the payload of a kubernetes.io/dockerconfigjson Secret (`{"auths": {...}}`) or
+// of a legacy kubernetes.io/dockercfg one (the same map without "auths"). An entry
+// matches when its key, without scheme and path, is the registry's host[:port]; it gives
+// either "auth" (base64 of user:password) or username and password, or a token. It fails
+// when data is not such a document or has no usable entry for registry.
 func AuthFromDockerConfig(data []byte, registry string) (authn.Authenticator, error) {
 	var doc struct {
 		Auths map[string]dockerAuth `json:"auths"`

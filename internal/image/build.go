@@ -51,10 +51,10 @@ func Build(ctx context.Context, reg Registry, baseImage string, files []kit.File
 // NewLayer makes a layer of the media type a manifest of type mt takes.
 type NewLayer func(mt types.MediaType) (v1.Layer, error)
 
-// AppendLayer takes baseImage (a name without a registry host is looked up in reg),
-// appends the layer that newLayer makes, adds labels to its config and pushes it to
-// <address>/<organization>/<repository>:<tag> in reg (by digest when tag is ""). Every
-// error is an *Error; a canceled ctx gives Reason Canceled, wrapping ctx.Err().
+// AppendLayer pushes baseImage with the layer newLayer makes and labels added to its config.
+// A baseImage without a registry host is looked up in reg. The image goes to
+// <address>/<organization>/<repository>:<tag> in reg, by digest when tag is "". Every error
+// is an *Error; a canceled ctx gives Reason Canceled, wrapping ctx.Err().
 func AppendLayer(ctx context.Context, reg Registry, baseImage string, newLayer NewLayer, createdBy string,
 	labels map[string]string, repository, tag string) (Result, error) {
 	if err := ctx.Err(); err != nil {

@@ -22,9 +22,9 @@ import (
 // dirMode is the mode of the directories the layer creates for its files.
 const dirMode = 0o755
 
-// tarFiles writes files as a deterministic tar: entries sorted by path, each file
-// preceded by its parent directories, owned by 0:0 and dated at the Unix epoch, so the
-// same files always give the same bytes. Paths must be absolute and clean.
+// tarFiles writes files as a deterministic tar, so the same files always give the same
+// bytes. Entries are sorted by path, each file preceded by its parent directories,
+// owned by 0:0 and dated at the Unix epoch. Paths must be absolute and clean.
 func tarFiles(files []kit.File) ([]byte, error) {
 	byName := make(map[string]kit.File, len(files))
 	dirs := map[string]bool{}

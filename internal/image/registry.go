@@ -1,8 +1,8 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
-// Package image builds kit images without a daemon: it takes a base image from a
-// registry, appends one layer with the kit files, and pushes the result by digest to
-// the platform's registry, with go-containerregistry. Every failure is an *Error whose
+// Package image builds kit images without a daemon, with go-containerregistry. It
+// takes a base image from a registry, appends one layer with the kit files, and pushes
+// the result by digest to the platform's registry. Every failure is an *Error whose
 // Reason tells the caller which condition to write and whether to retry (IsRetryable).
 package image
 
@@ -37,8 +37,8 @@ type Registry struct {
 }
 
 // retryBackoff bounds go-containerregistry's own retries of transient HTTP failures
-// within one call (about 0.75 s of waiting at most): its waits do not watch the context,
-// so they are kept short; longer outages are the caller's to retry, with backoff.
+// within one call. It waits about 0.75 s at most: its waits do not watch the context, so
+// they are kept short; longer outages are the caller's to retry, with backoff.
 var retryBackoff = remote.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 3}
 
 // host returns Address without scheme, path or trailing slash.

@@ -195,8 +195,9 @@ func (in *inspection) language(name string) bool {
 }
 
 // dataFormat records the module of a data format a route names under model (json,
-// avro, ...), with the library it chose, if any: model+library (avroJackson) first,
-// then, for json, the library's own name (gson), then model's default.
+// avro, ...), with the library it chose, if any. It tries model+library
+// (avroJackson) first, then, for json, the library's own name (gson), then model's
+// default.
 func (in *inspection) dataFormat(model, library string) {
 	var names []string
 	if library != "" {

@@ -13,8 +13,9 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 )
 
-// The API server itself enforces who may assign work to which operator
-// (docs/architecture.md, Authorisation), with admission policies and no webhook:
+// The API server itself enforces who may assign work to which operator, with
+// admission policies and no webhook (docs/architecture.md, Authorisation). The
+// policies are:
 //   - AssignmentPolicy: setting or changing the operator-id annotation
 //     needs the verb use on integrationoperators/<id>;
 //   - NamespacesPolicy: an operator limited to some namespaces is refused
@@ -39,9 +40,9 @@ const (
 	// DefaultUsePolicy stands in for DefaultPolicy where no MutatingAdmissionPolicy is served: an
 	// unassigned resource, which the default operator takes, needs the verb use on it.
 	DefaultUsePolicy = "caravan-operator-default-use"
-	// LabelGuardPolicy stands in for LabelPolicy where no MutatingAdmissionPolicy is served: the
-	// operator-id label, which the operators then mirror themselves, may name only the operator
-	// the resource is assigned to, or stay as it was.
+	// LabelGuardPolicy stands in for LabelPolicy where no MutatingAdmissionPolicy is served. The
+	// operators then mirror the operator-id label themselves, and the policy lets it name only
+	// the operator the resource is assigned to, or stay as it was.
 	LabelGuardPolicy = "caravan-operator-label-guard"
 	// DefaultLabel marks the default operator's IntegrationOperator, the
 	// parameter of DefaultPolicy.
@@ -287,14 +288,14 @@ func labelGuardPolicy() []client.Object {
 }
 
 // NamespacesPrincipal is the namespace of the ServiceAccounts that stand
-// for operators in NamespacesPolicy: ServiceAccount <id> of it holds the
-// verb limit on integrationoperators/<id> cluster-wide when operator id is
-// limited to some namespaces, and the verb serve on it in each namespace
-// it watches. No such ServiceAccount needs to exist: the API server's
-// authorizer answers for the name from the RBAC bindings alone, and only
-// who holds these verbs, or may bind any role, can create such a binding.
-// One created under that name could do nothing with them: no API acts on
-// these verbs. The policy asks the authorizer, so it takes no
+// for operators in NamespacesPolicy. When operator id is limited to some
+// namespaces, ServiceAccount <id> of it holds the verb limit on
+// integrationoperators/<id> cluster-wide, and the verb serve on it in each
+// namespace it watches. No such ServiceAccount needs to exist: the API
+// server's authorizer answers for the name from the RBAC bindings alone,
+// and only who holds these verbs, or may bind any role, can create such a
+// binding. One created under that name could do nothing with them: no API
+// acts on these verbs. The policy asks the authorizer, so it takes no
 // parameter: the API server evaluates it once per request, however many
 // operators there are, where a binding per operator cost one evaluation
 // each.
@@ -302,16 +303,17 @@ const NamespacesPrincipal = "caravan-served-namespaces"
 
 // LimitedRoleName names the ClusterRole, and its ClusterRoleBinding,
 // that mark operator id installed in namespace as limited to some
-// namespaces; ServesRoleName the ClusterRole that its RoleBindings of
-// that name grant in each namespace it watches.
+// namespaces. ServesRoleName names the ClusterRole that its
+// RoleBindings of that name grant in each namespace it watches.
 func LimitedRoleName(id, namespace string) string { return ClusterRoleName(id, namespace) + ":limited" }
 
 // ServesRoleName: see LimitedRoleName.
 func ServesRoleName(id, namespace string) string { return ClusterRoleName(id, namespace) + ":serves" }
 
 // NamespacesGrants are the RBAC objects by which NamespacesPolicy knows
-// that the operator of c is limited to the namespaces it watches: none for
-// an operator of every namespace, or one installed without admission.
+// that the operator of c is limited to the namespaces it watches. There
+// are none for an operator of every namespace, or one installed without
+// admission.
 func NamespacesGrants(c Config) []client.Object {
 	if len(c.WatchNamespaces) == 0 || c.SkipAdmission {
 		return nil

@@ -11,14 +11,15 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
-// ConfinementPolicy confines each operator's own identity (its
-// ServiceAccount, system:serviceaccount:<namespace>:<id>-operator) to its
-// share: it may create, change and delete the resources operators write
-// (Integrations, Pipes, kits, builds, Deployments, ConfigMaps, Services)
-// only when the object is, or stays, labelled with its own id. RBAC
-// cannot say that: it grants a verb on every object of a kind in a
-// namespace. RBAC does confine it to the namespaces it serves: it holds
-// rights on namespaced resources only there.
+// ConfinementPolicy confines each operator's own identity to its share.
+// That identity is its ServiceAccount
+// (system:serviceaccount:<namespace>:<id>-operator), which may create,
+// change and delete the resources operators write (Integrations, Pipes,
+// kits, builds, Deployments, ConfigMaps, Services) only when the object
+// is, or stays, labelled with its own id. RBAC cannot say that: it grants
+// a verb on every object of a kind in a namespace. RBAC does confine it
+// to the namespaces it serves: it holds rights on namespaced resources
+// only there.
 //
 // The writes of the protocol that touch another operator's object stay
 // allowed, each for the one case that needs it:
@@ -49,9 +50,9 @@ import (
 const ConfinementPolicy = "caravan-operator-confinement"
 
 // OrphanMarkPolicy lets only the default operator make the orphan mark
-// that ConfinementPolicy admits: a status change, by an operator's
-// identity, of a resource labelled with another operator's id, other
-// than a release. Its one parameter is the default operator's
+// that ConfinementPolicy admits. The mark is a status change, by an
+// operator's identity, of a resource labelled with another operator's id,
+// other than a release. Its one parameter is the default operator's
 // IntegrationOperator. Without one, the policy refuses nothing: a binding
 // whose parameter is missing cannot evaluate its match conditions, so
 // refusing then would refuse every status write of Caravan's resources.
@@ -170,8 +171,8 @@ func confinementPolicy() client.Object {
 }
 
 // operatorIdentityConditions match the requests of an operator's own
-// identity, but dry runs, which change nothing (the operator's probe of
-// the label policy is one: a create that it should have labelled).
+// identity, but dry runs, which change nothing. The operator's probe of
+// the label policy is one: a create that it should have labelled.
 func operatorIdentityConditions() []admissionv1.MatchCondition {
 	return []admissionv1.MatchCondition{
 		{Name: "an-operators-service-account", Expression: anOperatorsServiceAccount},

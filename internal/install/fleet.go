@@ -163,8 +163,9 @@ type FleetConfig struct {
 }
 
 // CheckFleet refuses to install a fleet controller where one is installed
-// already (use --force to reinstall or upgrade it), and next to one in
-// another namespace: two would both run every declared operator.
+// already, or next to one in another namespace. In the first case, use
+// --force to reinstall or upgrade it; two in different namespaces would
+// both run every declared operator.
 func (i *Installer) CheckFleet(ctx context.Context, namespace string) error {
 	list := &appsv1.DeploymentList{}
 	if err := i.Client.List(ctx, list, client.MatchingLabels(fleetLabels())); err != nil {

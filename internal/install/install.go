@@ -208,13 +208,13 @@ func Namespace(name string) *corev1.Namespace {
 		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
 }
 
-// Install applies objs in order with server-side apply, except two: the
-// IntegrationOperator, which it creates to claim the id (refused when
-// the id is registered to another namespace), and the
-// IntegrationPlatform and the Maven cache's claim, which it creates only
-// when absent, so that a re-install keeps what a user set on them. When a step fails, it deletes
-// every object it created (not those it only updated, never a CRD) and
-// returns the error.
+// Install applies objs in order with server-side apply, with two
+// exceptions. It creates the IntegrationOperator to claim the id
+// (refused when the id is registered to another namespace). It creates
+// the IntegrationPlatform and the Maven cache's claim only when
+// absent, so that a re-install keeps what a user set on them. When a
+// step fails, it deletes every object it created (not those it only
+// updated, never a CRD) and returns the error.
 func (i *Installer) Install(ctx context.Context, namespace string, objs []client.Object) error {
 	var created []client.Object
 	fail := func(err error) error {

@@ -44,10 +44,10 @@ func (i *Installer) inventory(ctx context.Context, id, namespace string) ([]clie
 }
 
 // prune deletes what the installation of id in namespace owns and objs,
-// the manifests just applied, no longer hold: the RoleBindings of a
-// namespace no longer watched, the namespaced role of an operator that
-// now serves every namespace, an object an earlier version made and this
-// one does not.
+// the manifests just applied, no longer hold. That is the RoleBindings
+// of a namespace no longer watched, the namespaced role of an operator
+// that now serves every namespace, and an object an earlier version made
+// and this one does not.
 func (i *Installer) prune(ctx context.Context, id, namespace string, objs []client.Object) error {
 	existing, err := i.inventory(ctx, id, namespace)
 	if err != nil {

@@ -84,8 +84,8 @@ type Config struct {
 	// run them; the operators still mirror labels themselves).
 	SkipAdmission bool
 	// ValidatingOnly installs the validating admission policies alone, for a cluster that serves
-	// no MutatingAdmissionPolicy (Kubernetes 1.30 to 1.35): DefaultUsePolicy judges unassigned
-	// resources in DefaultPolicy's stead, and the operators mirror labels themselves.
+	// no MutatingAdmissionPolicy (Kubernetes 1.30 to 1.35). DefaultUsePolicy then judges
+	// unassigned resources in DefaultPolicy's stead, and the operators mirror labels themselves.
 	ValidatingOnly bool
 	// SkipKamelets leaves the Kamelet catalog out.
 	SkipKamelets bool
@@ -113,7 +113,7 @@ type Config struct {
 const OperatorUID = 65532
 
 // operatorName names the ServiceAccount and Deployment of operator id, and
-// starts the names of its other objects: every name an operator installs is
+// starts the names of its other objects. Every name an operator installs is
 // derived from its id so that several operators can share a namespace.
 func operatorName(id string) string { return id + "-operator" }
 
@@ -132,8 +132,9 @@ func Labels(id string) map[string]string {
 }
 
 // installationLabels mark what the installation of c.ID in c.Namespace
-// owns alone (its ServiceAccount, Deployment, metrics Service and RBAC):
-// the inventory that uninstall, re-installs and upgrades find it by.
+// owns alone (its ServiceAccount, Deployment, metrics Service and RBAC).
+// They are the inventory that uninstall, re-installs and upgrades find
+// it by.
 func installationLabels(c Config) map[string]string {
 	l := Labels(c.ID)
 	l[OperatorNamespaceLabel] = c.Namespace
@@ -315,7 +316,7 @@ func operatorArgs(c Config) []string {
 }
 
 // MemoryLimitEnv gives the operator its container's memory limit, in
-// bytes, from the downward API; the operator sets its Go runtime's soft
+// bytes, from the downward API. The operator sets its Go runtime's soft
 // memory limit (GOMEMLIMIT) to 90% of it, so that the garbage collector
 // works harder before the container is killed for its memory.
 const MemoryLimitEnv = "CARAVAN_MEMORY_LIMIT"

@@ -13,9 +13,9 @@ import (
 	"github.com/caravan-dev/caravan/config/rbac"
 )
 
-// OperatorNamespaceLabel marks what one installation owns alone with the
-// namespace it was installed into (app.kubernetes.io/instance holds the
-// id), so that uninstall, re-installs and upgrades find all of it.
+// OperatorNamespaceLabel marks what one installation owns alone with its namespace.
+// app.kubernetes.io/instance holds the id, so that uninstall, re-installs and upgrades find
+// all of it.
 const OperatorNamespaceLabel = "caravan.dev/operator-namespace"
 
 // ClusterRoleName names the ClusterRole and ClusterRoleBinding of operator
@@ -33,9 +33,10 @@ func NamespacedRoleName(id, namespace string) string {
 	return ClusterRoleName(id, namespace) + ":namespaced"
 }
 
-// SecretsRoleName names the Role, in the operator's namespace, that lets
-// it read Secrets there (the registry Secret its platform names) and run
-// builder pods, and its RoleBinding: it has neither right anywhere else.
+// SecretsRoleName names the Role, and its RoleBinding, in the operator's
+// namespace that lets it read Secrets and run builder pods there. The
+// Secrets include the registry Secret its platform names; the operator
+// has neither right anywhere else.
 func SecretsRoleName(id, namespace string) string {
 	return ClusterRoleName(id, namespace) + ":secrets"
 }
@@ -226,10 +227,10 @@ func teamRoles() []client.Object {
 }
 
 // RequiredRules are the rules operator id, installed in namespace own,
-// needs in namespace ns, which it serves: every rule of the operator in
-// its own namespace; in a namespace it watches, those on namespaced
-// resources other than Secrets. They are what rbacManifests grants there,
-// and what the operator checks that it holds.
+// needs in namespace ns, which it serves. In its own namespace, that is
+// every rule of the operator; in a namespace it watches, those on
+// namespaced resources other than Secrets. They are what rbacManifests
+// grants there, and what the operator checks that it holds.
 func RequiredRules(id, own, ns string) ([]rbacv1.PolicyRule, error) {
 	rules, err := rbac.OperatorRules()
 	if err != nil {

@@ -20,11 +20,12 @@ import (
 )
 
 // Installed reads the settings of operator id installed in namespace
-// back from what install applied: its Deployment (image, replicas,
-// resources, scheduling, pull secrets and the arguments install wrote),
-// its registration (default, watched namespaces) and which of the
-// admission binding and the Kamelet catalog exist. An upgrade applies
-// them again with another image, so that it changes nothing else.
+// back from what install applied. It reads its Deployment (image,
+// replicas, resources, scheduling, pull secrets and the arguments
+// install wrote), its registration (default, watched namespaces) and
+// which of the admission binding and the Kamelet catalog exist. An
+// upgrade applies them again with another image, so that it changes
+// nothing else.
 func (i *Installer) Installed(ctx context.Context, id, namespace string) (Config, error) {
 	d := &appsv1.Deployment{}
 	if err := i.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: operatorName(id)}, d); err != nil {

@@ -114,9 +114,10 @@ func writable(v string) error {
 }
 
 // ValidateDependencies refuses the first dependency, as an integration
-// lists it, that no build can resolve: one with white space or a control
-// character, a Camel component without a name (camel: alone), or a Maven
-// coordinate without a group and an artifact (mvn:GROUP:ARTIFACT[:VERSION]).
+// lists it, that no build can resolve. Such a dependency is one with white
+// space or a control character, a Camel component without a name (camel:
+// alone), or a Maven coordinate without a group and an artifact
+// (mvn:GROUP:ARTIFACT[:VERSION]).
 func ValidateDependencies(deps []string) error {
 	for _, d := range deps {
 		trimmed := strings.TrimSpace(d)

@@ -1,5 +1,5 @@
 // Package localcluster runs a real Kubernetes control plane on this
-// machine: etcd, kube-apiserver and, for a full cluster,
+// machine. It runs etcd, kube-apiserver and, for a full cluster,
 // kube-controller-manager, kube-scheduler and kwok with simulated nodes on
 // which pods reach Running. It backs `caravan local`, the test harness and
 // the benchmarks.
@@ -60,11 +60,11 @@ type Options struct {
 	// BuildDebianImage); Registry needs it.
 	CacheDir string
 	// KeptVolumes, when set, is where the process node provisions the claims annotated
-	// procnode.KeptAnnotation (Maven caches), so that they outlive the cluster; caravan local up
-	// sets it under CacheDir, tests leave it empty.
+	// procnode.KeptAnnotation (Maven caches), so that they outlive the cluster. caravan local up
+	// sets it under CacheDir; tests leave it empty.
 	KeptVolumes string
-	// WithoutMutatingAdmissionPolicies serves no MutatingAdmissionPolicy, as Kubernetes 1.30
-	// to 1.35 do: the API and its admission plugin are off, and a webhook that the process node
+	// WithoutMutatingAdmissionPolicies serves no MutatingAdmissionPolicy, as Kubernetes 1.30 to
+	// 1.35 do. The API and its admission plugin are off, and a webhook that the process node
 	// serves places pods instead of PlacementPolicy.
 	WithoutMutatingAdmissionPolicies bool
 }
@@ -324,7 +324,7 @@ func FreePort() (int, error) {
 }
 
 // FreeServerPort is an unused loopback port below the kernel's ephemeral range
-// (20000-32767), for a component that may be restarted on the same port: while it is
+// (20000-32767), for a component that may be restarted on the same port. While it is
 // down, clients that keep reconnecting to a port of the ephemeral range may be given that
 // very port as their own source port (a TCP self-connect) and hold it, so that the
 // component could not listen on it again.

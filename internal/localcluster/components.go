@@ -17,9 +17,10 @@ import (
 )
 
 // controllers are the kube-controller-manager controllers a local cluster
-// runs: enough for Deployments to reach ready pods on kwok nodes, for
-// owner-reference garbage collection, for namespaces to be deleted, and
-// for claims to bind to the volumes the process node provisions.
+// runs. They are enough for Deployments to reach ready pods on kwok
+// nodes, for owner-reference garbage collection, for namespaces to be
+// deleted, and for claims to bind to the volumes the process node
+// provisions.
 var controllers = []string{
 	"deployment-controller",
 	"replicaset-controller",

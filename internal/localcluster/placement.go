@@ -23,10 +23,10 @@ import (
 	"github.com/caravan-dev/caravan/internal/procnode"
 )
 
-// PlacementKind is the kind of node the local cluster sends pod to, as PlacementPolicy and
-// the placement webhook decide alike: procnode.KindProcess for the pods ProcessPodValues name,
-// and for those whose every image is in the local registry (registry, "" for none) unless their
-// namespace is labelled SimulatedLabel=true; KindKwok for every other pod.
+// PlacementKind is the kind of node the local cluster sends pod to, as PlacementPolicy and the
+// placement webhook decide alike. It is procnode.KindProcess for the pods ProcessPodValues
+// name, and for those whose every image is in the local registry (registry, "" for none) unless
+// their namespace is labelled SimulatedLabel=true; KindKwok for every other pod.
 func PlacementKind(pod *corev1.Pod, namespaceLabels map[string]string, registry string) string {
 	if slices.Contains(ProcessPodValues, pod.Labels[ProcessPodLabel]) {
 		return procnode.KindProcess
@@ -45,9 +45,9 @@ func PlacementKind(pod *corev1.Pod, namespaceLabels map[string]string, registry 
 // PlacementWebhookPath is where the process node serves the placement webhook.
 const PlacementWebhookPath = "/place"
 
-// PlacementWebhook places pods as PlacementPolicy does, for an API server that serves no
-// MutatingAdmissionPolicy (Kubernetes before 1.36, or one with that API switched off): a
-// mutating admission webhook that the process node serves.
+// PlacementWebhook is a mutating admission webhook, served by the process node, that
+// places pods as PlacementPolicy does. It is for an API server that serves no
+// MutatingAdmissionPolicy (Kubernetes before 1.36, or one with that API switched off).
 type PlacementWebhook struct {
 	// Registry is the local registry's address, "" for none.
 	Registry   string

@@ -45,8 +45,8 @@ const SimulatedLabel = "caravan.dev/simulated"
 const ProcessPodLabel = "app.kubernetes.io/name"
 
 // ProcessPodValues are the values of ProcessPodLabel on the pods that run
-// as processes: operators and the fleet controller, of Caravan's image, and
-// builder pods, of the builder image, which run Maven in a JVM.
+// as processes. They are operators and the fleet controller, of Caravan's
+// image, and builder pods, of the builder image, which run Maven in a JVM.
 var ProcessPodValues = []string{"caravan-operator", "caravan-fleet", "caravan-builder"}
 
 // startProcessNode starts `caravan local node` and the placement policy,

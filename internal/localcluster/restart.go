@@ -17,9 +17,9 @@ func (c *Cluster) Kill(name string) error {
 	return p.stop(0)
 }
 
-// Restart starts the component called name again, with the binary and arguments it ran
-// with, attached to the calling process as it was started, and, when the API server
-// runs, waits until it is ready again.
+// Restart starts the component called name again, with the binary and arguments it ran with.
+// It is attached to the calling process as it was started. When the API server runs, Restart
+// waits until it is ready again.
 func (c *Cluster) Restart(ctx context.Context, name string, attached bool) error {
 	p, err := c.component(name)
 	if err != nil {

@@ -1,5 +1,5 @@
-// Package maven writes the Maven project that resolves a kit's jars: a pom that
-// imports Camel's BOM and lists the runtime's own dependencies and the
+// Package maven writes the Maven project that resolves a kit's jars. That is a
+// pom that imports Camel's BOM and lists the runtime's own dependencies and the
 // integration's, and the settings that say where Maven looks. It is pure: the
 // builder pod runs Maven on what it writes.
 package maven
@@ -45,9 +45,9 @@ func (c Coordinate) String() string {
 	return strings.Join(parts, ":")
 }
 
-// RuntimeDependencies are the jars every kit holds: camel-main, the YAML, XML
-// and Java DSLs, Kamelets, the HTTP and management server, health checks and
-// the logging binding, without which log: prints nothing.
+// RuntimeDependencies are the jars every kit holds. They are camel-main, the
+// YAML, XML and Java DSLs, Kamelets, the HTTP and management server, health
+// checks and the logging binding, without which log: prints nothing.
 func RuntimeDependencies() []Coordinate {
 	var out []Coordinate
 	for _, m := range []string{"camel-main", "camel-yaml-dsl", "camel-xml-io-dsl", "camel-java-joor-dsl",

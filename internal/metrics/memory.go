@@ -9,7 +9,7 @@ import (
 )
 
 // The process's memory, split as a platform team needs to size an
-// operator: resident memory counts every page of the binary it touched,
+// operator. Resident memory counts every page of the binary it touched,
 // pages which every process mapping the same file (the other operator
 // pods of one image on a node) shares.
 const (
@@ -21,7 +21,7 @@ const (
 	ProportionalMemory = "caravan_process_proportional_memory_bytes"
 )
 
-// pssEvery is how often the collector reads the PSS again: reading
+// pssEvery is how often the collector reads the PSS again. Reading
 // smaps_rollup walks the process's page tables, the most expensive part
 // of a scrape (a scrape every second of thirty operators spent a tenth of
 // their CPU in it).

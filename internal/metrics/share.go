@@ -18,7 +18,7 @@ import (
 )
 
 // shareCollector reports, at each scrape, what the operator's cache holds
-// and how much of it the operator owns; the default operator also counts
+// and how much of it the operator owns. The default operator also counts
 // the resources assigned to an id that no operator registered.
 type shareCollector struct {
 	cache      client.Reader

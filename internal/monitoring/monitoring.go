@@ -1,10 +1,9 @@
-// Package monitoring builds what a Prometheus Operator and a Grafana need to watch every
-// Caravan operator of a cluster: a PodMonitor of the operators' metrics port with the
-// identity it scrapes as, a
-// PrometheusRule with the alerts docs/operations.md recommends, and a Grafana dashboard
-// with an operator_id variable, in a ConfigMap that Grafana's dashboard sidecar loads.
-// The chart, the kustomize component deploy/monitoring and `make generate` take them
-// from here.
+// Package monitoring builds what a Prometheus Operator and a Grafana need to watch
+// every Caravan operator of a cluster. That is a PodMonitor of the operators' metrics
+// port with the identity it scrapes as, a PrometheusRule with the alerts
+// docs/operations.md recommends, and a Grafana dashboard with an operator_id variable,
+// in a ConfigMap that Grafana's dashboard sidecar loads. The chart, the kustomize
+// component deploy/monitoring and `make generate` take them from here.
 package monitoring
 
 import (

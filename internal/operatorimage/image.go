@@ -43,9 +43,10 @@ const HostCACertificates = "/etc/ssl/certs/ca-certificates.crt"
 // gives the same image digest.
 var epoch = time.Unix(0, 0).UTC()
 
-// Image returns the operator image for platform p: a base layer (users,
-// CA certificates, /tmp) and a layer with the binary, run as UID:GID with
-// the binary as entrypoint, labelled with the source's version and revision.
+// Image returns the operator image for platform p, run as UID:GID with the
+// binary as entrypoint. It has a base layer (users, CA certificates, /tmp)
+// and a layer with the binary, and is labelled with the source's version and
+// revision.
 func Image(binary string, p v1.Platform, src Source, caBundle []byte) (v1.Image, error) {
 	bin, err := os.ReadFile(binary)
 	if err != nil {

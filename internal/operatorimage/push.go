@@ -144,10 +144,9 @@ func DefaultBinDir(cacheDir string) string {
 	return filepath.Join(cacheDir, "operator-image")
 }
 
-// PushLocal builds the operator image of the source tree around dir, of
-// version, for this machine's platform, into the binaries under cacheDir,
-// and pushes it over plain HTTP to registry (a local cluster's); it
-// returns the image by digest.
+// PushLocal builds the operator image of the source tree around dir and pushes it to registry.
+// The image is of version, for this machine's platform, built into the binaries under cacheDir;
+// it goes over plain HTTP to registry (a local cluster's), and PushLocal returns it by digest.
 func PushLocal(ctx context.Context, dir, version, registry, cacheDir string, progress io.Writer) (string, error) {
 	src, err := FindSource(ctx, dir)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package operatorimage builds the operator's container image without a
-// daemon: static caravan binaries cross-compiled from Caravan's source tree,
-// on a minimal non-root filesystem, as an OCI index for several platforms,
-// with go-containerregistry.
+// daemon, with go-containerregistry. The image holds static caravan binaries
+// cross-compiled from Caravan's source tree, on a minimal non-root
+// filesystem, as an OCI index for several platforms.
 package operatorimage
 
 import (

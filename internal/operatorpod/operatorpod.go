@@ -1,5 +1,5 @@
 // Package operatorpod handles an installed operator through its pods, as
-// the tests and the bench do: it lists them, picks the running ones and
+// the tests and the bench do. It lists them, picks the running ones and
 // their endpoints, reads their logs, and scales the operator's Deployment.
 package operatorpod
 

@@ -41,10 +41,10 @@ func bundleVersion(version string) (semver.Version, error) {
 	return semver.Parse("0.0.0-" + strings.ReplaceAll(version, "_", "-"))
 }
 
-// olmBundle adds the OLM bundle to files: the ClusterServiceVersion (the
-// Deployment and rights of OLMConfig), the CRDs, the objects OLM installs
-// as they are (the metrics Service, the user and reader roles), and the
-// bundle's annotations.
+// olmBundle adds the OLM bundle to files. The bundle holds the
+// ClusterServiceVersion (the Deployment and rights of OLMConfig), the
+// CRDs, the objects OLM installs as they are (the metrics Service, the
+// user and reader roles), and the bundle's annotations.
 func olmBundle(files map[string][]byte, version string) error {
 	v, err := bundleVersion(version)
 	if err != nil {

@@ -1,11 +1,11 @@
 // Package packaging writes what Caravan's Helm chart and kustomize base
-// take from the same Go manifests as `caravan install`: for the chart,
-// the CRDs, the operator's RBAC rules, the admission policies, the reader
-// role and the Kamelet catalog (the rest of deploy/helm/caravan/templates
-// is written by hand); for kustomize, the whole base (the overlays are
-// written by hand). The tests render the chart with Helm's library and
-// the kustomizations with kustomize's against install.Manifests, so that
-// none drifts.
+// take from the same Go manifests as `caravan install`. For the chart,
+// that is the CRDs, the operator's RBAC rules, the admission policies,
+// the reader role and the Kamelet catalog (the rest of
+// deploy/helm/caravan/templates is written by hand); for kustomize, the
+// whole base (the overlays are written by hand). The tests render the
+// chart with Helm's library and the kustomizations with kustomize's
+// against install.Manifests, so that none drifts.
 package packaging
 
 import (
@@ -189,10 +189,10 @@ func Generated(version string) (map[string][]byte, error) {
 // MonitoringDir is the kustomize base of the monitoring objects.
 const MonitoringDir = "deploy/monitoring"
 
-// monitoringFiles adds the monitoring objects to files: a chart template
-// rendered with monitoring.enabled (by the release that holds the shared
-// objects), and a kustomize base in the namespace caravan-system, with the
-// dashboard's JSON beside it for a Grafana without the sidecar.
+// monitoringFiles adds the monitoring objects to files. It writes a chart
+// template rendered with monitoring.enabled (by the release that holds the
+// shared objects), and a kustomize base in the namespace caravan-system,
+// with the dashboard's JSON beside it for a Grafana without the sidecar.
 func monitoringFiles(files map[string][]byte) error {
 	objs, err := monitoring.Objects(namespacePlaceholder)
 	if err != nil {
@@ -236,10 +236,10 @@ func Fleet(version string) install.FleetConfig {
 	return install.FleetConfig{Namespace: "caravan-system", Image: "caravan/operator:" + version}
 }
 
-// kustomizeBase adds the kustomizations to files: the CRDs alone
-// (kustomize/crds), the default operator of Base with its namespace
-// (kustomize/base) and the fleet controller of Fleet with its namespace
-// (kustomize/fleet); both of the latter include the CRDs.
+// kustomizeBase adds the kustomizations to files. They are the CRDs
+// alone (kustomize/crds), the default operator of Base with its
+// namespace (kustomize/base) and the fleet controller of Fleet with its
+// namespace (kustomize/fleet); both of the latter include the CRDs.
 func kustomizeBase(files map[string][]byte, version string) error {
 	operator, err := install.Manifests(Base(version))
 	if err != nil {
@@ -395,8 +395,8 @@ func templateOf(objs []client.Object, cond string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// rulesTemplate defines the operator's rules as named templates:
-// caravan.rules.all for an operator of every namespace,
+// rulesTemplate defines the operator's rules as named templates. They
+// are caravan.rules.all for an operator of every namespace,
 // caravan.rules.cluster and caravan.rules.namespaced for one limited to
 // some namespaces, and caravan.rules.secrets for its own namespace.
 func rulesTemplate(global, limited []client.Object) ([]byte, error) {

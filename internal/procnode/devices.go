@@ -27,9 +27,9 @@ var devLinks = map[string]string{
 const defaultTerminationMessagePath = "/dev/termination-log"
 
 // runtimeMounts makes the directories and files every container gets under
-// dir, and returns their mounts: a /dev of its own with the machine's
-// device nodes, a writable /tmp, and the termination message file at
-// messagePath.
+// dir, and returns their mounts. They are a /dev of its own with the
+// machine's device nodes, a writable /tmp, and the termination message
+// file at messagePath.
 func runtimeMounts(dir, messagePath string) ([]mount, error) {
 	dev := filepath.Join(dir, "dev")
 	if err := sharedDir(dev, 0o755); err != nil {

@@ -204,7 +204,7 @@ func formatMap(m map[string]string) string {
 }
 
 // resourceValue is a container's request or limit, in units of the divisor
-// (rounded up), as the downward API gives it: a limit the container does
+// (rounded up), as the downward API gives it. A limit the container does
 // not set is the node's allocatable, a request it does not set is 0.
 func resourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
 	kind, res, ok := strings.Cut(ref.Resource, ".")

@@ -1,10 +1,10 @@
 // Package procnode is a Kubernetes node whose pods' containers run as
-// processes of the machine: each image is pulled from its registry and
-// unpacked, and each container runs confined to its own copy of it (a
-// mount namespace and chroot, as the image's non-root user), with the
-// pod's command, environment, volumes and projected ServiceAccount token,
-// a /dev of its own holding the machine's device nodes, a writable /tmp and
-// a termination message file. It is built on virtual-kubelet's node library,
+// processes of the machine. Each image is pulled from its registry and
+// unpacked, and each container runs confined to its own copy of it (a mount
+// namespace and chroot, as the image's non-root user). A container gets the
+// pod's command, environment, volumes and projected ServiceAccount token, a
+// /dev of its own holding the machine's device nodes, a writable /tmp and a
+// termination message file. It is built on virtual-kubelet's node library,
 // which registers the node and syncs pods with the API server; this package
 // is the provider that runs them. The local cluster runs operator and
 // builder pods on it.

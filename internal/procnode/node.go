@@ -213,9 +213,9 @@ func (n *Node) event(pod *corev1.Pod, kind, reason, message string) {
 func key(namespace, name string) string { return namespace + "/" + name }
 
 // allocateIP gives a pod a loopback address of its own, so that pods do
-// not share ports: a random one of 127.0.0.0/8 (several local clusters may
-// run on one machine, each with its own node), on which every port the
-// pod declares is free.
+// not share ports. It picks a random one of 127.0.0.0/8 (several local
+// clusters may run on one machine, each with its own node), on which every
+// port the pod declares is free.
 func (n *Node) allocateIP(pod *corev1.Pod) (string, error) {
 	for range 50 {
 		ip := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))

@@ -14,10 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// volumeWriter makes a pod's volumes as directories of the node: empty
-// dirs, and the files of ConfigMap, Secret, downward API and projected
-// volumes (the ServiceAccount token among them, bound to the pod). A
-// claim's volume is its PersistentVolume's directory.
+// volumeWriter makes a pod's volumes as directories of the node. It
+// writes empty dirs, and the files of ConfigMap, Secret, downward API
+// and projected volumes (the ServiceAccount token among them, bound to
+// the pod). A claim's volume is its PersistentVolume's directory.
 type volumeWriter struct {
 	client kubernetes.Interface
 }

@@ -1,7 +1,7 @@
-// Package reassign moves Integrations, Pipes and KameletBindings between
-// operators by their camel.apache.org/operator.id annotation, as
-// `caravan reassign` and the fleet controller's canaries do, and tells
-// when a moved integration runs under its new operator.
+// Package reassign moves Integrations, Pipes and KameletBindings between operators.
+// It changes their camel.apache.org/operator.id annotation, as `caravan reassign` and the
+// fleet controller's canaries do, and tells when a moved integration runs under its new
+// operator.
 package reassign
 
 import (

@@ -27,12 +27,13 @@ type file struct {
 	binary bool // goes into BinaryData
 }
 
-// ConfigMap renders the ConfigMap <integration>-camel: each source under its name, the
-// flows as one YAML list under flows.yaml, and application.properties: the runtime's
-// properties, then the camel trait's. A sourceless integration (a pre-built image) has a ConfigMap only when it has
-// properties, and then with application.properties alone: ConfigMap returns nil when
-// there is nothing to hold. It refuses an invalid, duplicate or reserved source name, an
-// unknown language, a contentRef source, or more data than a ConfigMap holds.
+// ConfigMap renders the ConfigMap <integration>-camel. It holds each source under its
+// name, the flows as one YAML list under flows.yaml, and application.properties: the
+// runtime's properties, then the camel trait's. A sourceless integration (a pre-built
+// image) has a ConfigMap only when it has properties, and then with
+// application.properties alone: ConfigMap returns nil when there is nothing to hold. It
+// refuses an invalid, duplicate or reserved source name, an unknown language, a
+// contentRef source, or more data than a ConfigMap holds.
 func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	if err := in.check(); err != nil {
 		return nil, err
@@ -144,9 +145,9 @@ func sourceFile(i int, s camelv1.SourceSpec, seen map[string]bool) (file, error)
 	return file{key: s.Name, path: mountedName(s.Name, lang), data: data, binary: binary}, nil
 }
 
-// mountedName is the file name a source is mounted under, since the runtime picks its loader
-// by what follows the first dot: the name with its language's extension, and dots before it
-// made '_' (a Kamelet's .kamelet.yaml is kept, which has a loader of its own).
+// mountedName is the file name a source is mounted under: the name with its language's
+// extension, and dots before it made '_'. The runtime picks its loader by what follows the
+// first dot; a Kamelet's .kamelet.yaml is kept, which has a loader of its own.
 func mountedName(name string, lang camelv1.Language) string {
 	ext := "." + string(lang)
 	if lang == camelv1.LanguageYAML && strings.HasSuffix(name, KameletSuffix) {

@@ -26,13 +26,13 @@ const (
 // RevisionHistoryLimit is the number of old ReplicaSets a Deployment keeps.
 const RevisionHistoryLimit = int32(3)
 
-// Deployment renders the Deployment <integration>: one container running Input.Image with
-// JavaCommand, the identity and runtime env, the ConfigMap mounted at SourcesDir and
-// PropertiesPath, then the user's spec.template applied as a strategic merge patch; the
-// heap is sized from the memory limit the template leaves. A sourceless integration runs
-// the image's own entrypoint, with the properties mounted when it has some.
-// It fails on the same source errors as ConfigMap, on a missing image and on a malformed
-// template.
+// Deployment renders the Deployment <integration>, with one container running Input.Image
+// with JavaCommand. The container gets the identity and runtime env and the ConfigMap
+// mounted at SourcesDir and PropertiesPath, then the user's spec.template is applied as a
+// strategic merge patch; the heap is sized from the memory limit the template leaves. A
+// sourceless integration runs the image's own entrypoint, with the properties mounted
+// when it has some. It fails on the same source errors as ConfigMap, on a missing image
+// and on a malformed template.
 func Deployment(in Input) (*appsv1.Deployment, error) {
 	if err := in.check(); err != nil {
 		return nil, err
@@ -171,8 +171,9 @@ func (in Input) healthProbes() bool {
 }
 
 // jvmEnv are the environment trait's variables, with the jvm trait's options first in
-// JAVA_TOOL_OPTIONS (before what the environment trait sets there, if anything): the
-// options of a sourceless integration, whose image launches its JVM its own way.
+// JAVA_TOOL_OPTIONS. The options go before what the environment trait sets there, if
+// anything. They are the options of a sourceless integration, whose image launches
+// its JVM its own way.
 func jvmEnv(t trait.Traits) []corev1.EnvVar {
 	vars := t.Environment.Vars()
 	opts := t.JVM.ToolOptions()

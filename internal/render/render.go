@@ -1,12 +1,12 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
 // Package render builds the children of a Running integration, following Camel K's runtime
-// contract on camel-main: a ConfigMap with the sources, flows and properties, a Deployment
-// that mounts it and runs the kit's jars with java, and a Service when the integration
-// exposes a port. A sourceless integration (a
-// pre-built image holding its routes) has no sources to mount and a ConfigMap only for
-// its properties. Rendering is pure and
-// deterministic: the same Input gives byte-identical JSON, ready for server-side apply.
+// contract on camel-main. They are a ConfigMap with the sources, flows and properties, a
+// Deployment that mounts it and runs the kit's jars with java, and a Service when the
+// integration exposes a port. A sourceless integration (a pre-built image holding its
+// routes) has no sources to mount and a ConfigMap only for its properties. Rendering is
+// pure and deterministic: the same Input gives byte-identical JSON, ready for server-side
+// apply.
 package render
 
 import (
@@ -104,9 +104,9 @@ func (in Input) labels() map[string]string {
 	return labels
 }
 
-// objectMeta is the metadata of a child named name: labels (the operator id among them,
-// and those the owner trait copies), the annotations the owner trait copies, and a
-// controller reference to the integration.
+// objectMeta is the metadata of a child named name. It has labels (the operator id
+// among them, and those the owner trait copies), the annotations the owner trait
+// copies, and a controller reference to the integration.
 func (in Input) objectMeta(name string) metav1.ObjectMeta {
 	it := in.Integration
 	return metav1.ObjectMeta{

@@ -75,8 +75,8 @@ func runtimeEnv() []corev1.EnvVar {
 }
 
 // runtimeProperties are the properties of the runtime contract, key=value, written before the
-// camel trait's so that those win: where the routes, Kamelets and configurations are, how long
-// a stop may take, and the management and HTTP servers on the pod's address.
+// camel trait's so that those win. They say where the routes, Kamelets and configurations are
+// and how long a stop may take, and put the management and HTTP servers on the pod's address.
 func (in Input) runtimeProperties() []string {
 	props := []string{
 		"camel.main.routes-include-pattern=file:" + SourcesDir + "/*",

@@ -9,8 +9,9 @@ import (
 )
 
 // Service renders the Service <integration>, or returns nil, nil when the integration
-// exposes no port (see trait.Traits.ExposesService): the service trait's type (ClusterIP
-// by default), container.servicePort to the container port named container.portName.
+// exposes no port (see trait.Traits.ExposesService). It has the service trait's type
+// (ClusterIP by default) and routes container.servicePort to the container port named
+// container.portName.
 func Service(in Input) (*corev1.Service, error) {
 	if err := in.check(); err != nil {
 		return nil, err

@@ -15,10 +15,11 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
-// applyTemplate applies spec.template, Camel K's pod template ({spec: {...}}, a
-// PodTemplateSpec fragment), to pod as a strategic merge patch: containers and
-// initContainers merge by name, so a container named like the main one patches it.
-// Keys of the template other than spec are ignored, as in Camel K.
+// applyTemplate applies spec.template, Camel K's pod template, to pod as a
+// strategic merge patch. The template is a PodTemplateSpec fragment
+// ({spec: {...}}). Containers and initContainers merge by name, so a container
+// named like the main one patches it. Keys of the template other than spec are
+// ignored, as in Camel K.
 func applyTemplate(pod corev1.PodTemplateSpec, tpl *camelv1.RawObject) (corev1.PodTemplateSpec, error) {
 	if tpl == nil || isEmptyJSON(tpl.Raw) {
 		return pod, nil

@@ -21,9 +21,9 @@ var camelKTraits = []string{
 }
 
 // Ignored splits the trait names of t that Caravan does not act on into
-// Camel K's (kept, and doing nothing here) and unknown ones (no Camel K
-// trait has that name: a typo, or a trait of another project), each
-// sorted.
+// Camel K's and unknown ones, each sorted. Camel K's are kept, and do
+// nothing here; no Camel K trait has an unknown one's name: it is a
+// typo, or a trait of another project.
 func Ignored(t camelv1.Traits) (camelK, unknown []string) {
 	for name := range t {
 		switch {

@@ -9,9 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Ingress is the ingress trait: with enabled: true an Ingress routes host (any host when
-// unset) and path (default "/", pathType Prefix) to the integration's Service, with the
-// annotations, ingressClassName, and TLS for tlsHosts from tlsSecretName, as in Camel K.
+// Ingress is the ingress trait, as in Camel K. With enabled: true an Ingress routes host
+// (any host when unset) and path (default "/", pathType Prefix) to the integration's
+// Service, with the annotations, ingressClassName, and TLS for tlsHosts from
+// tlsSecretName.
 type Ingress struct {
 	enabled     bool
 	host, path  string

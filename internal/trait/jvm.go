@@ -20,9 +20,10 @@ const EnvJavaToolOptions = "JAVA_TOOL_OPTIONS"
 // Camel K's default limit of the integration container.
 var DefaultMemoryLimit = resource.MustParse("512Mi")
 
-// JVM is the jvm trait, in part: its options (options, and the debug agent of debug,
-// debugPort, debugSuspend) and its classpath (entries separated by ':', as Camel K writes
-// it) go on the runtime's java command line. With enabled: false it reads as defaults.
+// JVM is the jvm trait, in part: its options and its classpath go on the runtime's java
+// command line. The options are options and the debug agent of debug, debugPort and
+// debugSuspend; the classpath's entries are separated by ':', as Camel K writes it. With
+// enabled: false it reads as defaults.
 type JVM struct {
 	options   []string
 	classpath []string

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Where the mount trait mounts ConfigMaps and Secrets, as Camel K's runtime expects them:
-// configurations (properties the runtime reads) under conf.d, resources (files the routes
-// read) under resources.d, each in a directory named by the ConfigMap or Secret.
+// Where the mount trait mounts ConfigMaps and Secrets, as Camel K's runtime expects them.
+// Configurations (properties the runtime reads) go under conf.d and resources (files the
+// routes read) under resources.d, each in a directory named by the ConfigMap or Secret.
 const (
 	ConfigConfigMapsDir   = "/etc/camel/conf.d/_configmaps"
 	ConfigSecretsDir      = "/etc/camel/conf.d/_secrets"
@@ -25,11 +25,12 @@ const (
 	ResourceSecretsDir    = "/etc/camel/resources.d/_secrets"
 )
 
-// Mount is the mount trait: ConfigMaps and Secrets as configurations (mount.configs) or
-// resources (mount.resources), PersistentVolumeClaims (mount.volumes) and empty
-// directories (mount.emptyDirs), each a volume of the pod mounted read-only in the main
-// container, except claims and empty directories, which it may write. With enabled: false
-// it reads as defaults.
+// Mount is the mount trait: it mounts ConfigMaps, Secrets, PersistentVolumeClaims and
+// empty directories in the main container. ConfigMaps and Secrets are configurations
+// (mount.configs) or resources (mount.resources); claims are mount.volumes and empty
+// directories mount.emptyDirs. Each is a volume of the pod mounted read-only, except
+// claims and empty directories, which it may write. With enabled: false it reads as
+// defaults.
 type Mount struct {
 	volumes []MountedVolume
 }

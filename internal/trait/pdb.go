@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// PDB is the pdb trait: with enabled: true the integration's pods get a
+// PDB is the pdb trait, as in Camel K. With enabled: true the integration's pods get a
 // PodDisruptionBudget of minAvailable or maxUnavailable (an integer or a percentage; at
-// most one of them, maxUnavailable 1 when neither is set), as in Camel K.
+// most one of them, maxUnavailable 1 when neither is set).
 type PDB struct {
 	enabled                      bool
 	minAvailable, maxUnavailable *intstr.IntOrString

@@ -12,11 +12,11 @@ import (
 // MetricsPath is where Camel K's runtimes serve their Prometheus metrics.
 const MetricsPath = "/q/metrics"
 
-// Prometheus is the prometheus trait: with enabled: true the pods carry the
-// prometheus.io/scrape, /port and /path annotations that annotation-based scraping reads,
-// on the container's port (DefaultPort when it sets none), and, unless podMonitor is
-// false, a PodMonitor of the Prometheus Operator selects them, labelled with
-// podMonitorLabels, where the cluster serves that kind.
+// Prometheus is the prometheus trait: with enabled: true the pods carry the annotations
+// that annotation-based scraping reads. They are prometheus.io/scrape, /port and /path,
+// on the container's port (DefaultPort when it sets none). Unless podMonitor is false, a
+// PodMonitor of the Prometheus Operator, labelled with podMonitorLabels, also selects
+// them, where the cluster serves that kind.
 type Prometheus struct {
 	enabled    bool
 	podMonitor bool

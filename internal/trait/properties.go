@@ -8,11 +8,12 @@ import (
 )
 
 // ParseProperties reads a Java properties file into KEY=VALUE entries, in
-// the order written, for camel.properties: blank lines and comments (#, !)
+// the order written, for camel.properties. Blank lines and comments (#, !)
 // are skipped, a key ends at the first unescaped '=', ':' or white space,
-// and a line ending in an odd number of backslashes goes on on the next.
-// A line with a key and no separator has an empty value, as in Java. A key
-// holding an escaped '=' is refused: a camel property's key ends at its first '='.
+// and a line ending in an odd number of backslashes goes on on the next. A
+// line with a key and no separator has an empty value, as in Java. A key
+// holding an escaped '=' is refused: a camel property's key ends at its
+// first '='.
 func ParseProperties(data string) ([]string, error) {
 	var out []string
 	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")

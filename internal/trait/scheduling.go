@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Affinity is the affinity trait: node affinity from label requirements
-// (nodeAffinityLabels), and pod affinity or anti-affinity to the integration's own pods
-// (podAffinity, podAntiAffinity) or to pods matching label requirements
-// (podAffinityLabels, podAntiAffinityLabels), all required, on the node's hostname, as in
-// Camel K. Off unless enabled: true.
+// Affinity is the affinity trait, as in Camel K; it is off unless enabled: true. It sets
+// node affinity from label requirements (nodeAffinityLabels), and pod affinity or
+// anti-affinity to the integration's own pods (podAffinity, podAntiAffinity) or to pods
+// matching label requirements (podAffinityLabels, podAntiAffinityLabels), all required,
+// on the node's hostname.
 type Affinity struct {
 	node, pod, antiPod []metav1.LabelSelectorRequirement
 	self, antiSelf     bool

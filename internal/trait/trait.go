@@ -1,8 +1,9 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
-// Package trait reads the Camel K traits Caravan acts on (container, camel, environment,
-// service, deployment, mount, health, affinity, toleration, owner, pdb, ingress, jvm and prometheus in part) from the trait trees of an Integration or a platform, with
-// Camel K's field names. Other traits, and unknown fields of the traits read here, are
+// Package trait reads the Camel K traits Caravan acts on, with Camel K's field names.
+// It reads them from the trait trees of an Integration or a platform: container, camel,
+// environment, service, deployment, mount, health, affinity, toleration, owner, pdb, ingress,
+// jvm and prometheus in part. Other traits, and unknown fields of the traits read here, are
 // ignored: the API keeps them as written. A present field with a wrong type or an invalid
 // value is an error naming the trait, the field and what is expected.
 package trait

@@ -21,10 +21,9 @@ type Kube interface {
 	RESTConfig() (*rest.Config, error)
 }
 
-// Flags are the cluster flags of the operator image's binary,
-// --kubeconfig, --context and -n/--namespace, read as kubectl reads them
-// (KUBECONFIG, ~/.kube/config, else the pod's in-cluster configuration)
-// with client-go's loader alone.
+// Flags are the operator image binary's --kubeconfig, --context and -n/--namespace.
+// They are read as kubectl reads them, with client-go's loader alone: KUBECONFIG,
+// ~/.kube/config, else the pod's in-cluster configuration.
 type Flags struct {
 	Kubeconfig    string
 	Context       string

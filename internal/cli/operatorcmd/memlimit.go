@@ -12,10 +12,10 @@ import (
 )
 
 // setMemoryLimit sets the Go runtime's soft memory limit to 90% of the
-// container's memory limit, which install.MemoryLimitEnv gives in bytes,
-// and returns it; 0 when GOMEMLIMIT is set (the runtime has applied it)
-// or when the container has no limit. A value that is not a number of
-// bytes is an error naming the variable.
+// container's memory limit, and returns it. install.MemoryLimitEnv gives
+// the container's limit in bytes. It returns 0 when GOMEMLIMIT is set
+// (the runtime has applied it) or when the container has no limit. A
+// value that is not a number of bytes is an error naming the variable.
 func setMemoryLimit(getenv func(string) string) (int64, error) {
 	if getenv("GOMEMLIMIT") != "" {
 		return 0, nil

@@ -39,8 +39,8 @@ var notStarting = map[string]bool{
 const logLinesKept = 12
 
 // reconcilePods reads the pods of a Deployment whose rollout has stalled, and fails the integration
-// when a container crashes or cannot start: its reason and the end of its log, which the runtime
-// container leaves as its termination message, become the Ready condition's message.
+// when a container crashes or cannot start. The container's reason and the end of its log, which
+// the runtime container leaves as its termination message, become the Ready condition's message.
 func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (reconcile.Result, error) {
 	d := s.deployment
 	if d == nil {

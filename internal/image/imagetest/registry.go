@@ -1,9 +1,9 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
-// Package imagetest runs a real OCI registry for tests: the distribution project's
-// registry, built into Caravan's cache as the local cluster's is, on a free loopback
-// port, storing blobs in a test's temporary directory, optionally behind htpasswd basic auth
-// and over TLS with a CA of its own.
+// Package imagetest runs a real OCI registry for tests. It is the distribution project's
+// registry, built into Caravan's cache as the local cluster's is. It listens on a free
+// loopback port and stores blobs in a test's temporary directory, optionally behind htpasswd
+// basic auth and over TLS with a CA of its own.
 package imagetest
 
 import (
