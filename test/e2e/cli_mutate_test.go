@@ -367,7 +367,7 @@ func TestCLIReassign(t *testing.T) {
 	g.Expect(out).To(ContainSubstring("moved 3 integrations, 1 pipe; 0 failed\n"))
 	g.Expect(out).To(HaveSuffix("3/3 running under cli-b\n"))
 	for _, name := range movers {
-		g.Expect(runningUnder(client.ObjectKey{Namespace: apps, Name: name}, "cli-b")).To(Succeed())
+		g.Expect(env.RunningUnder(client.ObjectKey{Namespace: apps, Name: name}, "cli-b")).To(Succeed())
 	}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pipe), pipe)).To(Succeed())
 	g.Expect(pipe.OperatorID()).To(Equal("cli-b"))

@@ -57,37 +57,9 @@ func getDeployment(key client.ObjectKey) (*appsv1.Deployment, error) {
 	return d, env.Client.Get(context.Background(), key, d)
 }
 
-// runningUnder checks that the integration is Running, owned by
-// operatorID, and that its Deployment is that operator's, with all pods
-// updated and ready.
-func runningUnder(key client.ObjectKey, operatorID string) error {
-	it, err := getIntegration(key)
-	if err != nil {
-		return err
-	}
-	if it.Status.Phase != camelv1.IntegrationPhaseRunning || it.Status.Ownership.Owner != operatorID {
-		return fmt.Errorf("integration %s: phase %q, owner %q, conditions %v", key, it.Status.Phase, it.Status.Ownership.Owner, it.Status.Conditions)
-	}
-	d, err := getDeployment(key)
-	if err != nil {
-		return err
-	}
-	if d.Labels[camelv1.OperatorIDLabel] != operatorID {
-		return fmt.Errorf("deployment %s is labelled for %q", key, d.Labels[camelv1.OperatorIDLabel])
-	}
-	want := int32(1)
-	if it.Spec.Replicas != nil {
-		want = *it.Spec.Replicas
-	}
-	if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want {
-		return fmt.Errorf("deployment %s: %d updated, %d ready of %d", key, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, want)
-	}
-	return nil
-}
-
 func waitRunningUnder(t *testing.T, key client.ObjectKey, operatorID string) {
 	t.Helper()
-	NewWithT(t).Eventually(func() error { return runningUnder(key, operatorID) }, timeout, poll).Should(Succeed())
+	NewWithT(t).Eventually(func() error { return env.RunningUnder(key, operatorID) }, timeout, poll).Should(Succeed())
 }
 
 func waitReady(t *testing.T, ops ...*harness.Operator) {

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -24,17 +22,10 @@ import (
 	installpkg "github.com/caravan-dev/caravan/internal/install"
 )
 
-// cli runs the built binary against the test cluster as kubeconfig's user,
-// with the test cluster as "the local cluster", so that install pushes
-// the operator image of this tree to its registry.
+// cli runs the built binary against the test cluster as kubeconfig's user (see harness.Env.CLI).
 func cli(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(caravanBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "CARAVAN_LOCAL_DIR="+env.Cluster.Dir)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	return env.CLI(t, kubeconfig, args...)
 }
 
 func uninstallOnCleanup(t *testing.T, kubeconfig, ns, id string) {

@@ -125,7 +125,7 @@ func TestIntegrationMovesBetweenOperators(t *testing.T) {
 
 	t.Log("operator-1 stops; the moved integration keeps running under operator-2")
 	op1.Stop(t)
-	g.Consistently(func() error { return runningUnder(key, "operator-2") }, 5*time.Second, 500*time.Millisecond).Should(Succeed())
+	g.Consistently(func() error { return env.RunningUnder(key, "operator-2") }, 5*time.Second, 500*time.Millisecond).Should(Succeed())
 
 	t.Log("operator-2 restarts; nothing is redeployed")
 	generations := map[string]int64{}
@@ -151,7 +151,7 @@ func TestIntegrationMovesBetweenOperators(t *testing.T) {
 			if d.Generation != gen {
 				return errorf("deployment %s went from generation %d to %d", name, gen, d.Generation)
 			}
-			if err := runningUnder(k, "operator-2"); err != nil {
+			if err := env.RunningUnder(k, "operator-2"); err != nil {
 				return err
 			}
 		}

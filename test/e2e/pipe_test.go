@@ -36,7 +36,7 @@ func bindingStatus(obj client.Object) (camelv1.PipeStatus, error) {
 // Running under operatorID, which carries the binding's assignment.
 func bindingReadyUnder(obj client.Object, operatorID string) error {
 	key := client.ObjectKeyFromObject(obj)
-	if err := runningUnder(key, operatorID); err != nil {
+	if err := env.RunningUnder(key, operatorID); err != nil {
 		return err
 	}
 	it, err := getIntegration(key)

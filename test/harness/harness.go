@@ -1,8 +1,9 @@
 // Package harness runs Caravan's integration and end-to-end tests against
-// a real control plane: the local cluster of internal/localcluster,
-// started once per test binary from TestMain and stopped when the tests
-// end, even when they fail (the processes are tied to the test binary,
-// so a crash or a timeout does not leave them behind either).
+// a real control plane. The control plane is the local cluster of
+// internal/localcluster, started once per test binary from TestMain and
+// stopped when the tests end, even when they fail (the processes are tied
+// to the test binary, so a crash or a timeout does not leave them behind
+// either).
 //
 //	var env *harness.Env
 //
@@ -70,6 +71,8 @@ type Env struct {
 	Binaries localcluster.Binaries
 	// dir is the temporary directory that holds the cluster's state.
 	dir string
+	// caravan is Options.Caravan, the binary CLI runs.
+	caravan string
 	// image is the operator image of this tree, once pushed.
 	image operatorImage
 	// scraper reads the operators' metrics, once made by Scraper.
@@ -142,7 +145,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	e := &Env{Cluster: cluster, Binaries: bins, dir: dir}
+	e := &Env{Cluster: cluster, Binaries: bins, dir: dir, caravan: opts.Caravan}
 	if err := e.connect(ctx, opts); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}

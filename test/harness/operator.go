@@ -101,10 +101,10 @@ func (e *Env) pushOperatorImage() (string, error) {
 	return operatorimage.PushLocal(context.Background(), sourceRoot(), version.Get(), e.Cluster.RegistryAddress, cacheDir, os.Stderr)
 }
 
-// InstallOperator installs operator id into namespace (which must exist)
-// with the objects of `caravan install` (no admission policies), running
-// the operator image of this tree, and uninstalls it when the test ends.
-// Its pods start in the background: see Operator.Ready.
+// InstallOperator installs operator id into namespace and uninstalls it when the test ends.
+// namespace must exist. The objects are those of `caravan install` without the admission
+// policies, running the operator image of this tree. Its pods start in the background: see
+// Operator.Ready.
 func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorOptions) *Operator {
 	t.Helper()
 	replicas := opts.Replicas

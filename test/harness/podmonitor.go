@@ -18,9 +18,9 @@ import (
 //go:embed testdata/podmonitor-crd.yaml
 var podMonitorCRD []byte
 
-// servePodMonitors creates the Prometheus Operator's PodMonitor kind (its
-// CustomResourceDefinition reduced to its names) and waits until the API
-// server's discovery lists it, as an operator that starts afterwards asks.
+// servePodMonitors creates the Prometheus Operator's PodMonitor kind and waits until discovery
+// lists it. Its CustomResourceDefinition is reduced to its names; an operator that starts
+// afterwards finds the kind served.
 func (e *Env) servePodMonitors(ctx context.Context) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.Unmarshal(podMonitorCRD, crd); err != nil {

@@ -9,9 +9,9 @@ import (
 )
 
 // Proxy forwards TCP connections to a target, as the network between a
-// client and a server does, with faults a test turns on: a cut (a
+// client and a server does, with faults a test turns on. A cut is a
 // partition: every connection it carries is closed, every new one too,
-// until it heals) and a delay held before each chunk of the server's
+// until it heals. A delay is held before each chunk of the server's
 // answers (a slow server, or a slow network).
 type Proxy struct {
 	listener net.Listener

@@ -107,7 +107,7 @@ func waitAllRunningUnder(t *testing.T, its []*camelv1.Integration, id string) {
 	t.Helper()
 	NewWithT(t).Eventually(func() error {
 		for _, it := range its {
-			if err := runningUnder(client.ObjectKeyFromObject(it), id); err != nil {
+			if err := env.RunningUnder(client.ObjectKeyFromObject(it), id); err != nil {
 				return err
 			}
 		}

@@ -109,7 +109,7 @@ func TestAnOperatorsIdentityIsConfinedToItsShare(t *testing.T) {
 		g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 	}
 	for _, it := range []*camelv1.Integration{theirs, far} {
-		g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "conf-b") }, timeout, poll).Should(Succeed())
+		g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(it), "conf-b") }, timeout, poll).Should(Succeed())
 	}
 	users := labelledConfigMap(onlyA, "users-own", "")
 	g.Expect(env.Client.Create(ctx, users)).To(Succeed())
@@ -357,14 +357,14 @@ func TestAPipeMovesBetweenConfinedOperators(t *testing.T) {
 	p := harness.NewPipe(shared, "ticker", "pipe-a")
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
 	key := client.ObjectKeyFromObject(p)
-	g.Eventually(func() error { return runningUnder(key, "pipe-a") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(key, "pipe-a") }, timeout, poll).Should(Succeed())
 	d := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
 	uid := d.UID
 
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"pipe-b"}}}`, camelv1.OperatorIDAnnotation)
 	g.Expect(mergePatch(env.Client, p, patch)).To(Succeed())
-	g.Eventually(func() error { return runningUnder(key, "pipe-b") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(key, "pipe-b") }, timeout, poll).Should(Succeed())
 	g.Eventually(func() (map[string]string, error) {
 		err := env.Client.Get(ctx, key, d)
 		return d.Labels, err

@@ -61,7 +61,7 @@ func TestADeclaredOperatorIsGuardedByItsAdmissionPolicies(t *testing.T) {
 	mine := harness.NewIntegration(apps, "mine", "declared-tenant", 1)
 	g.Eventually(func() error { return dana.Create(ctx, mine) }, timeout, poll).Should(Succeed())
 	g.Expect(mine.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "declared-tenant"))
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(mine), "declared-tenant") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(mine), "declared-tenant") }, timeout, poll).Should(Succeed())
 
 	t.Log("a tenant without the role, and an assignment outside its namespaces, are refused")
 	erin := tenant(t, apps, "erin")

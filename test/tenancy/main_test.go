@@ -5,11 +5,9 @@
 package tenancy
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -85,16 +83,10 @@ func run(m *testing.M) int {
 	return code
 }
 
-// cli runs the built binary against the test cluster, seen as "the local
-// cluster" so that installed operators run as its processes.
+// cli runs the built binary against the test cluster as kubeconfig's user (see harness.Env.CLI).
 func cli(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(caravanBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "CARAVAN_LOCAL_DIR="+env.Cluster.Dir)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	return env.CLI(t, kubeconfig, args...)
 }
 
 // install installs operator id into ns as an administrator, and

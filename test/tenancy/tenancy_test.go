@@ -94,17 +94,6 @@ func annotate(c client.Client, it *camelv1.Integration, id string) error {
 	return c.Patch(context.Background(), it, client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
-func runningUnder(key client.ObjectKey, id string) error {
-	it := &camelv1.Integration{}
-	if err := env.Client.Get(context.Background(), key, it); err != nil {
-		return err
-	}
-	if it.Status.Phase != camelv1.IntegrationPhaseRunning || it.Status.Ownership.Owner != id {
-		return fmt.Errorf("%s: phase %q owner %q", key, it.Status.Phase, it.Status.Ownership.Owner)
-	}
-	return nil
-}
-
 // refused creates obj until the API server refuses it as Forbidden, and
 // returns that error. An admission policy binding (and its parameter)
 // takes effect a moment after it is created: a create that got through
@@ -143,7 +132,7 @@ func TestAssigningWorkToAnOperatorNeedsTheUseVerb(t *testing.T) {
 	if !withoutMutatingPolicies {
 		g.Expect(mine.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "tenant-a"), "the label is mirrored at admission")
 	}
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(mine), "tenant-a") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(mine), "tenant-a") }, timeout, poll).Should(Succeed())
 
 	theirs := harness.NewIntegration(apps, "theirs", "tenant-b", 1)
 	err := refused(t, alice, theirs)
@@ -217,7 +206,7 @@ func TestOrphansAreMarkedAndRecover(t *testing.T) {
 	it := harness.NewIntegration(apps, "left-behind", "leaving", 1)
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 	key := client.ObjectKeyFromObject(it)
-	g.Eventually(func() error { return runningUnder(key, "leaving") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(key, "leaving") }, timeout, poll).Should(Succeed())
 	d := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
 	generation := d.Generation
@@ -264,7 +253,7 @@ func TestAnOperatorLimitedToANamespaceNeverServesAnother(t *testing.T) {
 
 	inA := harness.NewIntegration(teamA, "in-team-a", "scoped", 1)
 	g.Expect(env.Client.Create(ctx, inA)).To(Succeed())
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(inA), "scoped") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(inA), "scoped") }, timeout, poll).Should(Succeed())
 
 	err := refused(t, env.Client, harness.NewIntegration(teamB, "in-team-b", "scoped", 1))
 	g.Expect(err.Error()).To(ContainSubstring("operator scoped does not serve namespace " + teamB))
@@ -410,10 +399,10 @@ func TestOnlyTheDefaultOperatorWatchesTheWholeCluster(t *testing.T) {
 	t.Log("the label follows the annotation at admission: a move to share-only works without its metadata watch")
 	it := harness.NewIntegration(apps, "moved-in", "camel-k", 1)
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "camel-k") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(it), "camel-k") }, timeout, poll).Should(Succeed())
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"share-only"}}}`, camelv1.OperatorIDAnnotation)
 	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "share-only") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(it), "share-only") }, timeout, poll).Should(Succeed())
 }
 
 // installRelyingOnLabelPolicy installs operator id, with the default
@@ -456,7 +445,7 @@ func TestAnOperatorMirrorsLabelsItselfOnceTheAPIServerNoLongerDoes(t *testing.T)
 	it := harness.NewIntegration(apps, "unlabelled", "self-mirror", 1)
 	g.Eventually(func() string { return admittedLabel(it) }, timeout, poll).Should(BeEmpty(), "the API server still mirrors the label")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "self-mirror") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(it), "self-mirror") }, timeout, poll).Should(Succeed())
 
 	t.Log("it takes the whole cluster's watch on, for the moves to it")
 	g.Eventually(watching, timeout, poll).Should(Equal(1.0))
@@ -498,7 +487,7 @@ func TestAnOperatorDoesNotTrustALabelPolicyThatDoesNotAct(t *testing.T) {
 	g.Eventually(watching, timeout, poll).Should(Equal(1.0))
 	t.Log("and an integration written without the label is labelled and run by the operator itself")
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(it), "distrustful") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(it), "distrustful") }, timeout, poll).Should(Succeed())
 }
 
 // clusterWatch reads the gauge caravan_cluster_watch of operator id; it

@@ -74,7 +74,7 @@ func holdValidatingOnly(t *testing.T, ops, apps string) {
 	t.Log("a tenant runs work on the operator it may use; the operator mirrors the label")
 	mine := harness.NewIntegration(apps, "mine", "older-a", 1)
 	g.Expect(alice.Create(ctx, mine)).To(Succeed())
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(mine), "older-a") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(mine), "older-a") }, timeout, poll).Should(Succeed())
 	g.Eventually(func() (string, error) {
 		it := &camelv1.Integration{}
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(mine), it)
@@ -103,7 +103,7 @@ func holdValidatingOnly(t *testing.T, ops, apps string) {
 
 	t.Log("an administrator moves it: older-b mirrors the label and runs it")
 	g.Expect(annotate(env.Client, mine.DeepCopy(), "older-b")).To(Succeed())
-	g.Eventually(func() error { return runningUnder(client.ObjectKeyFromObject(mine), "older-b") }, timeout, poll).Should(Succeed())
+	g.Eventually(func() error { return env.RunningUnder(client.ObjectKeyFromObject(mine), "older-b") }, timeout, poll).Should(Succeed())
 	it := &camelv1.Integration{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(mine), it)).To(Succeed())
 	g.Expect(it.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "older-b"))
