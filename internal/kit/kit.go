@@ -73,10 +73,10 @@ func (s Spec) WithRepositories(repos ...string) Spec {
 	return s
 }
 
-// NormalizeDependencies trims each dependency, drops empty ones, writes Camel components
-// as "camel:name" (both "camel-name" and "camel:name" are accepted), keeps anything else
-// ("mvn:group:artifact:version", ...) as written, and returns them sorted, without
-// duplicates. It returns nil for no dependency.
+// NormalizeDependencies returns deps trimmed, sorted and without empty entries or duplicates.
+// Camel components are written "camel:name" (both "camel-name" and "camel:name" are accepted);
+// anything else ("mvn:group:artifact:version", ...) stays as written. It returns nil for no
+// dependency.
 func NormalizeDependencies(deps []string) []string {
 	var out []string
 	for _, d := range deps {
@@ -163,4 +163,21 @@ func (child Spec) Extends(parent Spec) bool {
 		}
 	}
 	return true
+}
+
+// AdoptedFromAnnotation, on a kit that wraps the image of another operator's kit for the same
+// dependencies, names that kit. A move sets it so that the integration keeps its pods.
+const AdoptedFromAnnotation = "caravan.dev/adopted-from"
+
+// AdoptedName returns the name of the kit of s that wraps image, built by another operator: Name
+// followed by a hash of image. Only the integrations whose pods ran image use it, never s's own.
+func (s Spec) AdoptedName(image string) string {
+	sum := sha256.Sum256([]byte(image))
+	return s.Name() + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// Content returns s without its operator: two operators' kits of equal Content hold the same jars.
+func (s Spec) Content() Spec {
+	s.OperatorID = ""
+	return s
 }

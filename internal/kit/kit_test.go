@@ -104,6 +104,18 @@ func TestNameIsAShortDNSLabel(t *testing.T) {
 	g.Expect(s.Hash()).To(Equal(s.Hash()), "the hash is stable")
 }
 
+func TestAnAdoptedKitIsNamedByItsSpecAndTheImageItWraps(t *testing.T) {
+	g := NewWithT(t)
+	s := ForIntegration([]string{"camel:http"}, nil, platformSpec())
+	a := s.AdoptedName("registry/kit-a@sha256:0123")
+	g.Expect(a).To(MatchRegexp(`^` + s.Name() + `-[0-9a-f]{8}$`))
+	g.Expect(validation.IsDNS1123Label(a)).To(BeEmpty())
+	g.Expect(a).To(Equal(s.AdoptedName("registry/kit-a@sha256:0123")), "the name is stable")
+	g.Expect(a).NotTo(Equal(s.AdoptedName("registry/kit-c@sha256:4567")), "two images share a name")
+	g.Expect(s.Content().OperatorID).To(BeEmpty())
+	g.Expect(Spec{OperatorID: "a", BaseImage: "b"}.Content().Hash()).To(Equal(Spec{OperatorID: "c", BaseImage: "b"}.Content().Hash()))
+}
+
 func TestRepositoriesKeepTheirOrder(t *testing.T) {
 	g := NewWithT(t)
 	s := Spec{}.WithRepositories(" https://b.test/ ", "https://a.test/", "https://b.test/", "")

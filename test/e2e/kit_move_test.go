@@ -6,30 +6,42 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
+	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
-const baseRepository = "caravan-e2e/base"
+// Base images of the tests' platforms: two repositories, so two platforms can name different ones.
+const (
+	baseRepository      = "caravan-e2e/base"
+	otherBaseRepository = "caravan-e2e/other-base"
+)
 
-// TestAKitBuiltIntegrationMovesToTheNewOwnersKit: an integration built
-// from a kit of kit-op-1, moved to kit-op-2, runs a kit of
-// kit-op-2's: its pods roll to that kit's image, never with fewer ready
-// pods than replicas, on the same Deployment.
-func TestAKitBuiltIntegrationMovesToTheNewOwnersKit(t *testing.T) {
+// TestAKitBuiltIntegrationKeepsItsPodsOrRollsToTheNewOwnersKit: an integration
+// built from a kit of kit-op-1, moved to kit-op-2, which would build the same
+// jars on the same base image, keeps its pods: a kit of kit-op-2 wraps the image
+// they run, for that integration alone; a new one of the same dependencies runs
+// a kit kit-op-2 built. Moved on to kit-op-3, whose platform names another base image, it
+// runs a kit kit-op-3 built: its pods roll to that kit's image, never with fewer
+// ready pods than replicas, on the same Deployment.
+func TestAKitBuiltIntegrationKeepsItsPodsOrRollsToTheNewOwnersKit(t *testing.T) {
 	g := NewWithT(t)
-	ns1, ns2, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	ns1, ns2, ns3, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
 	reg := imagetest.StartRegistry(t)
 	imagetest.PushBase(t, reg, baseRepository)
+	imagetest.PushBase(t, reg, otherBaseRepository)
 	op1 := env.InstallOperator(t, "kit-op-1", ns1, harness.OperatorOptions{})
 	op2 := env.InstallOperator(t, "kit-op-2", ns2, harness.OperatorOptions{})
-	waitReady(t, op1, op2)
+	op3 := env.InstallOperator(t, "kit-op-3", ns3, harness.OperatorOptions{})
+	waitReady(t, op1, op2, op3)
 	registry := camelv1.RegistrySpec{Address: reg.Address, Insecure: true}
 	env.UsePlatformRegistry(t, ns1, "kit-op-1", registry, baseRepository+":latest")
 	env.UsePlatformRegistry(t, ns2, "kit-op-2", registry, baseRepository+":latest")
+	env.UsePlatformRegistry(t, ns3, "kit-op-3", registry, otherBaseRepository+":latest")
 
 	it := newIntegration(apps, "built", "kit-op-1", 2)
 	delete(it.Spec.Traits, "container")
@@ -41,22 +53,50 @@ func TestAKitBuiltIntegrationMovesToTheNewOwnersKit(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	firstKit := kitOf(t, key, "kit-op-1")
 	g.Expect(before.Spec.Template.Spec.Containers[0].Image).To(Equal(firstKit.Status.Image))
+	podsBefore := integrationPods(t, apps, "built")
+	g.Expect(podsBefore).To(HaveLen(2))
 
-	t.Log("moved to kit-op-2, it runs kit-op-2's kit, rolled without losing a ready pod")
-	pods := watchReadyPods(apps, "built")
-	g.Eventually(pods.Samples, timeout, poll).Should(BeNumerically(">=", 3))
+	t.Log("moved to kit-op-2, which would build the same jars on the same base image: its kit wraps the running image, and no pod is replaced")
 	reassign(t, it, "kit-op-2")
 	waitRunningUnder(t, key, "kit-op-2")
+	adopted := kitOf(t, key, "kit-op-2")
+	g.Expect(adopted.Name).NotTo(Equal(firstKit.Name), "two operators share a kit")
+	g.Expect(adopted.Spec.Image).To(Equal(firstKit.Status.Image))
+	g.Expect(adopted.Annotations).To(HaveKeyWithValue(kit.AdoptedFromAnnotation, firstKit.Name))
+	g.Expect(adopted.Status.GetCondition(camelv1.ConditionReady).Message).To(ContainSubstring("of kit " + firstKit.Name))
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(adopted), &camelv1.Build{})).To(
+		Satisfy(apierrors.IsNotFound), "kit-op-2 built a kit it wraps")
+	g.Consistently(func() []string { return integrationPods(t, apps, "built") }, 3*time.Second, poll).Should(
+		ConsistOf(podsBefore), "the move to an operator of the same kit replaced pods")
+	mid, err := getDeployment(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mid.Spec.Template).To(Equal(before.Spec.Template), "the move changed the pods' template")
+
+	t.Log("a new integration of the same dependencies on kit-op-2 runs a kit kit-op-2 built, not the image it wraps")
+	fresh := newIntegration(apps, "fresh", "kit-op-2", 1)
+	delete(fresh.Spec.Traits, "container")
+	fresh.Spec.Dependencies = it.Spec.Dependencies
+	create(t, fresh)
+	own := kitOf(t, client.ObjectKeyFromObject(fresh), "kit-op-2")
+	g.Expect(adopted.Name).To(HavePrefix(own.Name+"-"), "the wrapping kit is not named after the set and the image")
+	g.Expect(own.Spec.Image).To(BeEmpty())
+	g.Expect(own.Status.Image).NotTo(Equal(firstKit.Status.Image))
+
+	t.Log("moved to kit-op-3, whose platform names another base image: it runs kit-op-3's own kit, rolled without losing a ready pod")
+	pods := watchReadyPods(apps, "built")
+	g.Eventually(pods.Samples, timeout, poll).Should(BeNumerically(">=", 3))
+	reassign(t, it, "kit-op-3")
+	waitRunningUnder(t, key, "kit-op-3")
 	minReady, _, seen := pods.Stop()
 	g.Expect(minReady).To(BeNumerically(">=", 2), "ready pods fell below the replicas during the move")
 	g.Expect(seen).To(BeNumerically(">", 2), "the pods did not roll to the new kit")
 	after, err := getDeployment(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(after.UID).To(Equal(before.UID), "the Deployment was recreated")
-	secondKit := kitOf(t, key, "kit-op-2")
-	g.Expect(secondKit.Name).NotTo(Equal(firstKit.Name))
-	g.Expect(after.Spec.Template.Spec.Containers[0].Image).To(Equal(secondKit.Status.Image))
-	g.Expect(secondKit.Status.Image).NotTo(Equal(firstKit.Status.Image))
+	built := kitOf(t, key, "kit-op-3")
+	g.Expect(built.Spec.Image).To(BeEmpty(), "kit-op-3 wrapped an image of another base")
+	g.Expect(after.Spec.Template.Spec.Containers[0].Image).To(Equal(built.Status.Image))
+	g.Expect(built.Status.Image).NotTo(Equal(firstKit.Status.Image))
 }
 
 // kitOf returns the kit the integration's status names, once it is

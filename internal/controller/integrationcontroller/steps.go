@@ -156,6 +156,12 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
+	if k, err := r.adoptedKit(ctx, s, spec); err != nil || k != nil {
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		return r.useKit(ctx, s, client.ObjectKeyFromObject(k), nil)
+	}
 	return r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
 }
 
@@ -198,9 +204,19 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 				"create it for this operator, or remove spec.integrationKit to have a kit built", key, r.OperatorID))
 		return reconcile.Result{}, nil
 	case apierrors.IsNotFound(err):
-		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
+		running, err := r.runningKit(ctx, s, *spec)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
 		s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name))
-		err := r.createKit(ctx, key, *spec)
+		if running != nil {
+			key.Name = spec.AdoptedName(running.Status.Image)
+			s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf(
+				"making the kit %s of the image the pods run, which kit %s of operator %s holds for the same dependencies",
+				key.Name, running.Name, s.it.Status.Ownership.Previous))
+		}
+		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
+		err = r.createKit(ctx, key, *spec, running)
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			// Refused by RBAC or an admission policy: an administrator must act (Error, Stalled).
 			// An admission policy's denials are Invalid unless the policy says otherwise. The
@@ -229,9 +245,9 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 	return reconcile.Result{}, nil
 }
 
-// createKit creates a platform kit named by its spec's hash; two
-// integrations that need it at once create it once.
-func (r *Reconciler) createKit(ctx context.Context, key client.ObjectKey, spec kit.Spec) error {
+// createKit creates the kit key of spec; two integrations that need it at once create it once. It
+// is built, or, with running set, wraps the image of that kit of a previous owner.
+func (r *Reconciler) createKit(ctx context.Context, key client.ObjectKey, spec kit.Spec, running *camelv1.IntegrationKit) error {
 	kspec, err := kit.ToResource(spec)
 	if err != nil {
 		return err
@@ -247,6 +263,11 @@ func (r *Reconciler) createKit(ctx context.Context, key client.ObjectKey, spec k
 			},
 		},
 		Spec: kspec,
+	}
+	if running != nil {
+		k.Spec.Image = running.Status.Image
+		k.Labels[camelv1.IntegrationKitTypeLabel] = camelv1.IntegrationKitTypeExternal
+		k.Annotations[kit.AdoptedFromAnnotation] = running.Name
 	}
 	if err := r.Client.Create(ctx, k); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating kit %s: %w", key.Name, err)

@@ -1,10 +1,13 @@
 package integrationkitcontroller
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/kit"
 )
 
 // computeStatus derives the kit's phase and conditions from what the steps observed.
@@ -17,8 +20,12 @@ func computeStatus(s *scope) {
 		setStatus(k, camelv1.IntegrationKitPhaseError, metav1.ConditionFalse, s.Failure.Reason, s.Failure.Message)
 	case k.Spec.Image != "":
 		k.Status.Image = k.Spec.Image
-		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonExternalImage,
-			"the kit runs the pre-built image "+k.Spec.Image)
+		message := "the kit runs the pre-built image " + k.Spec.Image
+		if from := k.Annotations[kit.AdoptedFromAnnotation]; from != "" {
+			message = fmt.Sprintf("the kit runs the image %s of kit %s, made for the same dependencies: "+
+				"a moved integration keeps its pods", k.Spec.Image, from)
+		}
+		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonExternalImage, message)
 	case s.submitted:
 		setStatus(k, camelv1.IntegrationKitPhaseBuildSubmitted, metav1.ConditionFalse, ReasonBuildSubmitted, "the kit's build is submitted")
 	case s.build != nil:

@@ -8,6 +8,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/kit"
 )
 
 func TestComputeStatus(t *testing.T) {
@@ -87,5 +88,17 @@ func TestComputeStatus(t *testing.T) {
 				t.Errorf("observed generation %d", st.ObservedGeneration)
 			}
 		})
+	}
+}
+
+func TestAnAdoptedKitSaysWhoseImageItRuns(t *testing.T) {
+	k := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Name: "kit-b",
+		Annotations: map[string]string{kit.AdoptedFromAnnotation: "kit-a"}}}
+	k.Spec.Image = "registry/kit-a@sha256:d"
+	computeStatus(&scope{k: k, Outcome: controller.Outcome{Done: true}})
+	ready := meta.FindStatusCondition(k.Status.Conditions, camelv1.ConditionReady)
+	want := "the kit runs the image registry/kit-a@sha256:d of kit kit-a, made for the same dependencies: a moved integration keeps its pods"
+	if k.Status.Phase != camelv1.IntegrationKitPhaseReady || ready == nil || ready.Message != want {
+		t.Errorf("phase %q, Ready %+v; want Ready with %q", k.Status.Phase, ready, want)
 	}
 }
