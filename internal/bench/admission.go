@@ -21,10 +21,10 @@ import (
 const admissionNamespace = "bench-admission"
 
 // runAdmission measures what the admission policies cost the API server
-// on each create of an assigned Integration, against the number of
-// operators they know: for each M of counts, M registrations, first
-// serving every namespace, then each limited to a namespace (each then
-// with the RBAC grants by which the namespaces policy knows it). No
+// on each create of an assigned Integration. It measures them against the
+// number of operators they know: for each M of counts, M registrations,
+// first serving every namespace, then each limited to a namespace (each
+// then with the RBAC grants by which the namespaces policy knows it). No
 // operator runs: the API server's and etcd's CPU is the creates' alone.
 func runAdmission(ctx context.Context, e *env, n int, counts []int) (*result.Admission, error) {
 	res := &result.Admission{Creates: n}
@@ -55,10 +55,9 @@ func runAdmission(ctx context.Context, e *env, n int, counts []int) (*result.Adm
 	return res, e.deleteNamespace(ctx, admissionNamespace)
 }
 
-// registerAdmissionOperators creates or updates the registrations of ids,
-// limited to the admission namespace (and the bench's) or not, with the
-// grants of the namespaces policy that `caravan install` gives a limited
-// operator, and installs the admission policies.
+// registerAdmissionOperators creates or updates the registrations of ids and installs the
+// admission policies. With limited, each serves the admission namespace and the bench's alone,
+// with the grants of the namespaces policy that `caravan install` gives a limited operator.
 func (e *env) registerAdmissionOperators(ctx context.Context, ids []string, limited bool) error {
 	var grants []client.Object
 	for _, id := range ids {

@@ -1,10 +1,11 @@
 // Package bench measures Caravan against the floor on its own local
-// cluster: a rollout of N integrations over M operators next to N bare
-// Deployments with the same pod template, each operator's memory against
-// its share, hand-offs between operators, and kit builds against a real
-// registry. Every figure is a ratio or a count measured side by side in
-// the same run, because absolute times drift on shared machines. It
-// prints tables and writes bench.json and one PNG per scenario.
+// cluster. It measures a rollout of N integrations over M operators next
+// to N bare Deployments with the same pod template, each operator's
+// memory against its share, hand-offs between operators, and kit builds
+// against a real registry. Every figure is a ratio or a count measured
+// side by side in the same run, because absolute times drift on shared
+// machines. It prints tables and writes bench.json and one PNG per
+// scenario.
 //
 // This package brings up the cluster and the operators and runs the
 // scenarios. Its sub-packages do the rest: measure takes the figures,
@@ -82,6 +83,9 @@ type Options struct {
 	// RuntimeIntegrations is how many integrations the runtime scenario starts on a kit that
 	// exists, one at a time, and how many times it starts the floor.
 	RuntimeIntegrations int
+	// RuntimeMoves is how many running integrations the runtime scenario moves between
+	// operators in its canaries: those it started, and more on the existing kit up to that count.
+	RuntimeMoves int
 	// AdmissionCreates is how many Integrations the admission scenario
 	// creates at each of AdmissionOperators registered operators.
 	AdmissionCreates   int
@@ -108,6 +112,9 @@ type Options struct {
 	// Operators operators whose CPU limit is each of these (the operator
 	// runs as many Go processors as its limit, rounded up).
 	SweepCPULimits []string
+	// SweepHostProcesses runs the rollout with Integrations integrations over Operators
+	// operators as pods of the process node, then as processes of this machine.
+	SweepHostProcesses bool
 	// Out receives bench.json and the PNGs.
 	Out string
 	// Progress receives progress lines; Report the tables.
@@ -117,7 +124,11 @@ type Options struct {
 
 // sweeps is how many rollout points the sweeps of o run.
 func (o *Options) sweeps() int {
-	return len(o.SweepIntegrations) + len(o.SweepOperators) + len(o.SweepCPULimits)
+	n := len(o.SweepIntegrations) + len(o.SweepOperators) + len(o.SweepCPULimits)
+	if o.SweepHostProcesses {
+		n += len(runAs)
+	}
+	return n
 }
 
 // maxAdmissionOperators is the most registrations the admission scenario
@@ -182,6 +193,9 @@ func (o *Options) Validate() error {
 	if slices.Contains(o.Scenarios, Runtime) && o.RuntimeIntegrations < 1 {
 		return errors.New("the runtime scenario needs at least 1 integration")
 	}
+	if slices.Contains(o.Scenarios, Runtime) && o.RuntimeMoves < len(runtimeWaves) {
+		return fmt.Errorf("the runtime scenario moves at least %d integrations, one per wave of its canaries", len(runtimeWaves))
+	}
 	if o.BuildDependencySets > len(BuildComponents) {
 		return fmt.Errorf("the build scenario has %d dependency sets at most (one per component of %v), got %d",
 			len(BuildComponents), BuildComponents, o.BuildDependencySets)
@@ -197,7 +211,8 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 	res := &result.Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
 		Options: result.Options{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
 			Share: o.ShareSplit, ShareN: o.ShareIntegrations, SkipAdmission: o.SkipAdmission,
-			RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators, SweepCPULimits: o.SweepCPULimits}}
+			RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators, SweepCPULimits: o.SweepCPULimits,
+			SweepHostProcesses: o.SweepHostProcesses}}
 	if points := o.sweeps(); points > 0 {
 		fmt.Fprintf(o.Progress, "sweep: %d rollouts after the scenarios; expect about %s on a two-core machine\n",
 			points, SweepEstimate(o))
@@ -270,7 +285,7 @@ func runScenario(ctx context.Context, e *env, o Options, s string, res *result.R
 	case Build:
 		res.Build, err = runBuild(ctx, e, o.BuildIntegrations, o.BuildDependencySets)
 	case Runtime:
-		res.Runtime, err = runRuntime(ctx, e, o.RuntimeIntegrations)
+		res.Runtime, err = runRuntime(ctx, e, o.RuntimeIntegrations, o.RuntimeMoves)
 	case Admission:
 		res.Admission, err = runAdmission(ctx, e, o.AdmissionCreates, o.AdmissionOperators)
 	case Recovery:

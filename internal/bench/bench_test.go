@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,38 @@ func TestOptionsRefuseACPULimitThatIsNone(t *testing.T) {
 		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--sweep-cpu-limits") {
 			t.Errorf("CPU limit %q: got %v", bad, err)
 		}
+	}
+}
+
+// TestTickGapsCountTheNumbersMissingBetweenTicks: a move without loss leaves none.
+func TestTickGapsCountTheNumbersMissingBetweenTicks(t *testing.T) {
+	line := func(sec, n int) string {
+		return fmt.Sprintf("2026-12-04T10:00:%02d.000000000Z [main] INFO route1 - %s%d\n", sec, tickMark, n)
+	}
+	whole := "2026-12-04T10:00:00.000000000Z Apache Camel 4.18.0 (camel-1) started\n" + line(1, 1) + line(2, 2) + line(3, 3)
+	if lost, last, at := tickGaps(whole); lost != 0 || last != 3 || at.Second() != 3 {
+		t.Errorf("a log counting 1, 2, 3: lost %d, last %d at %s", lost, last, at)
+	}
+	if lost, last, _ := tickGaps(line(1, 1) + line(2, 2) + line(5, 5) + line(7, 7)); lost != 3 || last != 7 {
+		t.Errorf("a log counting 1, 2, 5, 7: lost %d (want 3), last %d", lost, last)
+	}
+	if lost, last, _ := tickGaps("2026-12-04T10:00:01.000000000Z " + tickMark + "\n" + line(2, 2)); lost != 0 || last != 2 {
+		t.Errorf("a log with a tick mark and no count: lost %d, last %d", lost, last)
+	}
+	if lost, last, _ := tickGaps("no ticks\n"); lost != 0 || last != 0 {
+		t.Errorf("a log without ticks: lost %d, last %d", lost, last)
+	}
+}
+
+func TestOptionsRefuseARuntimeScenarioThatMovesFewerThanItsWaves(t *testing.T) {
+	o := Options{Scenarios: []string{Runtime}, Integrations: 10, Operators: 1, RolloutRuns: 1,
+		ShareIntegrations: 100, ShareSplit: [2]int{10, 90}, HandoffIntegrations: 1, HandoffReplicas: 1,
+		BuildIntegrations: 1, BuildDependencySets: 1, RuntimeIntegrations: 1, RuntimeMoves: len(runtimeWaves)}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("one integration per wave refused: %v", err)
+	}
+	o.RuntimeMoves--
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "one per wave") {
+		t.Errorf("%d moves: got %v", o.RuntimeMoves, err)
 	}
 }

@@ -35,7 +35,7 @@ const operatorNamespace = "bench-system"
 const operatorRole = "caravan-operator"
 
 // auditPolicy makes the API server write the operators' writes, and
-// nothing else, to its audit log: that tells which operator wrote what,
+// nothing else, to its audit log. That tells which operator wrote what,
 // and what it wrote, at the cost of one log line per operator write.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -70,6 +70,8 @@ type env struct {
 	profileOperators bool
 	// scraper reads the operators' metrics and profiles.
 	scraper *operatorpod.Scraper
+	// hostProcesses runs the operators started next as processes of this machine, not pods.
+	hostProcesses bool
 }
 
 // startEnv starts a full local cluster in a new temporary directory,
@@ -203,7 +205,11 @@ func (e *env) startOperators(ctx context.Context, configure func(*install.Config
 	}
 	ops := make([]*Operator, 0, len(ids))
 	for _, id := range ids {
-		op, err := e.startOperator(ctx, id, configure)
+		start := e.startOperator
+		if e.hostProcesses {
+			start = e.startHostOperator
+		}
+		op, err := start(ctx, id, configure)
 		if err != nil {
 			return nil, err
 		}
@@ -217,11 +223,10 @@ func (e *env) startOperators(ctx context.Context, configure func(*install.Config
 	return ops, nil
 }
 
-// installAdmission installs the admission policies that `caravan install`
-// installs, for ids, so that the operators run as they do on a cluster
-// installed by it (the API server mirrors the operator-id label), and
-// waits until the label policy acts: a server-side dry run of an assigned
-// Integration comes back labelled.
+// installAdmission installs the admission policies of `caravan install` for ids and waits until
+// they act. The operators then run as on a cluster installed by it: the API server mirrors the
+// operator-id label. The wait ends once a server-side dry run of an assigned Integration comes
+// back labelled.
 func (e *env) installAdmission(ctx context.Context, ids []string) error {
 	installer := &install.Installer{Client: e.client, Out: io.Discard}
 	if err := installer.Install(ctx, operatorNamespace, install.AdmissionPolicies()); err != nil {

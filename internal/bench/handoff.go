@@ -62,9 +62,10 @@ func runHandoff(ctx context.Context, e *env, from, to *Operator, n int, replicas
 	return res, e.deleteNamespace(ctx, handoffNamespace)
 }
 
-// moveAll moves objs, Running on from with replicas pods each in
-// namespace (watched by w: its Integrations, Deployments and Pods), to to
-// in one burst of annotation patches, and returns how the moves went.
+// moveAll moves objs from from to to in one burst of annotation patches,
+// and returns how the moves went. objs are Running on from with replicas
+// pods each in namespace, whose Integrations, Deployments and Pods w
+// watches.
 func moveAll(ctx context.Context, e *env, w *measure.Watcher, namespace string, from, to *Operator, objs []client.Object, replicas int32) (*result.Handoff, error) {
 	n := len(objs)
 	res := &result.Handoff{Integrations: n, Replicas: replicas, From: from.ID, To: to.ID,

@@ -19,10 +19,10 @@ const (
 	floorMovedID = "bench-floor-moved"
 )
 
-// runHandoffFloor measures the least a move can cost: n bare Deployments
+// runHandoffFloor measures the least a move can cost. n bare Deployments
 // with replicas pods and Caravan's pod template, ready, get the change a
 // move makes to an integration's Deployment (its operator-id label; the
-// pods are not touched) in one burst of patches; per
+// pods are not touched) in one burst of patches. It measures, per
 // Deployment, the time from its patch until a watch shows it, rolled out.
 func runHandoffFloor(ctx context.Context, e *env, n int, replicas int32) ([]float64, error) {
 	if err := e.createNamespace(ctx, handoffFloorNamespace); err != nil {

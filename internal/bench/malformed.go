@@ -27,7 +27,7 @@ const (
 const quietWindow = 10 * time.Second
 
 // runMalformed measures what bad input costs the valid input beside it,
-// on op: n valid integrations created in one burst alone, then n valid
+// on op. It creates n valid integrations in one burst alone, then n valid
 // and n malformed ones (each of fixture.Malformations in turn)
 // interleaved in one burst. Every malformed one must get Ready=False with
 // the reason of its malformation and no Deployment, and the operator must
@@ -67,8 +67,8 @@ func runMalformed(ctx context.Context, e *env, op *Operator, n int) (*result.Mal
 }
 
 // malformedRun creates valid integrations and bad malformed ones in ns,
-// interleaved, in one burst; waits until every valid one is Ready and
-// every malformed one Stalled; and takes op's figures over the burst and
+// interleaved, in one burst. It waits until every valid one is Ready and
+// every malformed one Stalled, and takes op's figures over the burst and
 // over quietWindow after it. It deletes ns at the end.
 func malformedRun(ctx context.Context, e *env, op *Operator, ns string, valid, bad int) (*result.MalformedRun, error) {
 	res := &result.MalformedRun{Valid: valid, Malformed: bad, ByReason: map[string]int{}}

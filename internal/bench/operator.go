@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -44,6 +45,10 @@ type Operator struct {
 	PprofURL string
 
 	env *env
+	// process runs the operator when it runs on this machine rather than in a pod (see
+	// startHostOperator); processLog is the file of its output.
+	process    *exec.Cmd
+	processLog string
 
 	mu    sync.Mutex
 	peaks measure.Peaks
@@ -108,6 +113,9 @@ func benchResources() corev1.ResourceRequirements {
 // waitReady waits until the operator's pod runs and its /readyz answers
 // 200, and points the operator's endpoints at it.
 func (o *Operator) waitReady(ctx context.Context, timeout time.Duration) error {
+	if o.process != nil {
+		return o.waitHostReady(ctx, timeout)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
@@ -135,6 +143,9 @@ func (o *Operator) waitReady(ctx context.Context, timeout time.Duration) error {
 
 // logTail is the end of the operator pod's log, as `kubectl logs` gives it.
 func (o *Operator) logTail(n int64) string {
+	if o.process != nil {
+		return o.processLogTail(int(n))
+	}
 	if o.Pod == "" {
 		return "(no pod ran)"
 	}
@@ -151,6 +162,10 @@ func (o *Operator) logTail(n int64) string {
 // pod is gone. It needs no context: it also runs after the bench was
 // interrupted.
 func (o *Operator) stop() {
+	if o.process != nil {
+		o.stopProcess()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = operatorpod.Stop(ctx, o.env.client, operatorNamespace, o.ID)
@@ -159,6 +174,9 @@ func (o *Operator) stop() {
 // containerStatuses are the statuses of the containers of the operator's
 // pods.
 func (o *Operator) containerStatuses(ctx context.Context) ([]corev1.ContainerStatus, error) {
+	if o.process != nil {
+		return nil, nil // a process has no container, and the bench never restarts it
+	}
 	pods, err := operatorpod.List(ctx, o.env.client, operatorNamespace, o.ID)
 	if err != nil {
 		return nil, err
@@ -224,7 +242,7 @@ func (o *Operator) peaksSampled() measure.Peaks {
 	return o.peaks
 }
 
-// steadyHeap is the operator's live heap once it is idle: it waits for a
+// steadyHeap is the operator's live heap once it is idle. It waits for a
 // garbage collection that starts after the call (the runtime forces one
 // at least every two minutes) and returns the heap that collection kept,
 // read from the next heap goal: live = next_gc / (1 + GOGC/100).
@@ -265,7 +283,7 @@ func scrapeAll(ctx context.Context, ops []*Operator) ([]measure.Counters, error)
 }
 
 // memorySamplesPerSecond is how many memory samples the bench takes a
-// second over all the operators of a set: each costs the operator that
+// second over all the operators of a set. Each costs the operator that
 // serves it a few milliseconds of CPU, so a fixed total keeps what the
 // observer costs the same whatever the number of operators.
 const memorySamplesPerSecond = 3

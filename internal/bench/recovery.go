@@ -16,9 +16,9 @@ import (
 const recoveryNamespace = "bench-recovery"
 
 // runRecovery creates n integrations for op in one burst, and deletes
-// op's pod at once (no grace period: its process is killed, as a crash
-// would) when half of them are created; the other half is created while
-// it is down. The Deployment starts another pod; the figure is the time
+// op's pod at once when half of them are created. The delete has no grace
+// period: its process is killed, as a crash would. The other half is
+// created while it is down. The Deployment starts another pod; the figure is the time
 // from the kill to all n Ready, and every integration must have exactly
 // one Deployment.
 func runRecovery(ctx context.Context, e *env, op *Operator, n int) (*result.Recovery, error) {

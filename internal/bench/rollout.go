@@ -29,9 +29,9 @@ const (
 const bareUser = "caravan:bare:" + bareoperator.ID
 
 // runRollouts runs the rollout runs times on the same cluster and returns
-// the run whose ratio is the median (the lower of the two middle ones),
-// with the times of all runs: one run's ratio moves by a quarter from one
-// run to the next on a shared machine.
+// the median run, with the times of all runs. The median run is the one
+// whose ratio is the median (the lower of the two middle ones): one run's
+// ratio moves by a quarter from one run to the next on a shared machine.
 func runRollouts(ctx context.Context, e *env, ops []*Operator, n, runs int) (*result.Rollout, error) {
 	if runs == 1 {
 		return runRollout(ctx, e, ops, n)
@@ -62,11 +62,10 @@ func medianRun(results []*result.Rollout) *result.Rollout {
 	return median
 }
 
-// runRollout measures the floor, N Deployments alone with Caravan's pod
-// template, then N pre-built-image integrations (sourceless or, with
-// e.rolloutFlows, with flows) spread round-robin over Caravan's
-// operators, then the same run by the bare operator, each created in one
-// burst on the same cluster.
+// runRollout measures the floor, Caravan and the bare operator, each in one burst on one cluster.
+// The floor is N Deployments alone with Caravan's pod template; Caravan runs N pre-built-image
+// integrations (sourceless or, with e.rolloutFlows, with flows) round-robin over its operators;
+// the bare operator runs the same N.
 func runRollout(ctx context.Context, e *env, ops []*Operator, n int) (*result.Rollout, error) {
 	res := &result.Rollout{Integrations: n, Operators: len(ops), AdmissionPolicies: !e.skipAdmission, Flows: e.rolloutFlows}
 	its := make([]*camelv1.Integration, n)
@@ -163,10 +162,9 @@ func runFloor(ctx context.Context, e *env, its []*camelv1.Integration, res *resu
 	return e.deleteNamespace(ctx, floorNamespace)
 }
 
-// trackRollout watches the Integrations and Deployments of namespace and
-// tracks when each integration is Ready (t, with a sweep of the API server
-// as a safety net) and when each Deployment has rolled out (deployed);
-// stop ends the watches.
+// trackRollout tracks when each integration of namespace is Ready and its Deployment rolled out.
+// t tracks the integrations, with a sweep of the API server as a safety net; deployed the
+// Deployments. stop ends the watches.
 func (e *env) trackRollout(ctx context.Context, namespace string) (t, deployed *measure.Tracker, stop func(), err error) {
 	w, err := measure.NewWatcher(ctx, e.config, namespace, &camelv1.Integration{}, &appsv1.Deployment{})
 	if err != nil {
@@ -320,11 +318,10 @@ type phase struct {
 	watchEvents map[string]float64
 }
 
-// measureBurst creates objs in one burst and waits until t has them all
-// done (what names them, done their state, in the progress lines), while
-// it measures the time, the CPU of the control plane and of the bench,
-// the events the API server sent its watchers, and the CPU profiles of
-// the API server and of ops.
+// measureBurst creates objs in one burst and measures until t has them all done.
+// It takes the time, the CPU of the control plane and of the bench, the events the API
+// server sent its watchers, and the CPU profiles of the API server and of ops. what names
+// the objects and done their state in the progress lines.
 func (e *env) measureBurst(ctx context.Context, t *measure.Tracker, objs []client.Object, what, done string, ops []*Operator) (*phase, error) {
 	cpu, err := e.controlPlaneCPU()
 	if err != nil {

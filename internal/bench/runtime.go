@@ -38,7 +38,8 @@ const runtimeNamespace = "bench-runtime"
 const tickMark = "bench-tick "
 
 // tickRoute is the route of the runtime scenario: a timer that logs its counter every second.
-var tickRoute = "- from:\n    uri: timer:tick?period=1000\n    steps:\n    - log: \"" + tickMark + "${exchangeProperty.CamelTimerCounter}\"\n"
+// Camel 4's timer gives the counter as a header, with its metadata included.
+var tickRoute = "- from:\n    uri: timer:tick?period=1000&includeMetadata=true\n    steps:\n    - log: \"" + tickMark + "${header.CamelTimerCounter}\"\n"
 
 // Runtime scenario's dependency sets: a kit of one component, then one more on it.
 var (
@@ -57,7 +58,7 @@ const runtimeTimeout = 8 * time.Minute
 // the first message after the apply for a kit built with an empty Maven cache, for one that
 // adds a dependency to it with the cache warm, and for n integrations on the kit that exists;
 // then the memory and CPU of an idle integration against the floor's JVM.
-func runRuntime(ctx context.Context, e *env, n int) (*result.Runtime, error) {
+func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, error) {
 	ops, err := e.startMavenOperators(ctx, "runtime-a")
 	if err != nil {
 		return nil, err
@@ -126,6 +127,39 @@ func runRuntime(ctx context.Context, e *env, n int) (*result.Runtime, error) {
 		return nil, err
 	}
 	res.RSSRatio = measure.Ratio(res.Idle.RSSMiB, res.FloorIdle.RSSMiB)
+
+	names := []string{"cold", "warm"}
+	for i := range n {
+		names = append(names, fmt.Sprintf("existing-%d", i))
+	}
+	for i := len(names); i < moves; i++ {
+		names = append(names, fmt.Sprintf("moving-%d", i))
+	}
+	names = names[:moves]
+	fmt.Fprintf(e.progress, "runtime: %d integrations moved to an operator that makes the same kits, in a canary of %d waves; "+
+		"then on to one of another base image, which builds its own\n", moves, len(runtimeWaves))
+	next, err := e.startMavenOperators(ctx, "runtime-b", "runtime-c")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := useOtherBaseImage(ctx, e, next[1]); err != nil {
+		return nil, err
+	}
+	err = parallel(ctx, len(names)-min(len(names), n+2), func(ctx context.Context, i int) error {
+		_, err := first(names[n+2+i], runtimeDeps)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.Move, err = moveRuntime(ctx, e, cs, op, next[0], names); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.progress, "runtime:   move p99 %.2f s, %d pods started, %d ticks lost; on to %s, of another base image\n",
+		res.Move.MoveSeconds.P99, res.Move.PodsStarted, res.Move.LostTicks, next[1].ID)
+	if res.Roll, err = moveRuntime(ctx, e, cs, next[0], next[1], names); err != nil {
+		return nil, err
+	}
 	return res, e.deleteNamespace(ctx, runtimeNamespace)
 }
 

@@ -37,17 +37,28 @@ func SweepEstimate(o Options) time.Duration {
 	for range o.SweepCPULimits {
 		seconds += runs*o.Integrations*sweepSecondsPerThousand/1000 + o.Operators*sweepSecondsPerOperator
 	}
+	if o.SweepHostProcesses {
+		seconds += len(runAs) * (runs*o.Integrations*sweepSecondsPerThousand/1000 + o.Operators*sweepSecondsPerOperator)
+	}
 	minutes := (seconds + 59) / 60
 	return time.Duration(minutes) * time.Minute
 }
 
+// How the operators of the sweep over it run: pods of the process node, then processes of this
+// machine, with the identity of their ServiceAccount and none of the pod's limits.
+const (
+	runAsPods      = "pods"
+	runAsProcesses = "processes"
+)
+
+var runAs = []string{runAsPods, runAsProcesses}
+
 // runSweeps runs the rollout at each N of o.SweepIntegrations, over
 // o.Operators operators, then at each M of o.SweepOperators, with
-// o.Integrations integrations: each point measures Caravan, the bare
+// o.Integrations integrations. Each point measures Caravan, the bare
 // operator and the floor side by side, o.RolloutRuns times, and keeps the
-// median run. Each M runs on a set of its own;
-// the operators of the set before are stopped first, so that idle
-// operators do not load the point.
+// median run. Each M runs on a set of its own; the operators of the set
+// before are stopped first, so that idle operators do not load the point.
 func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) error {
 	if len(o.SweepIntegrations) > 0 {
 		ops, err := e.operatorSet(ctx, "bench", o.Operators)
@@ -82,6 +93,25 @@ func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) erro
 		p := sweepPoint(r)
 		p.CPULimit = l
 		res.SweepCPULimits = append(res.SweepCPULimits, p)
+	}
+	if o.SweepHostProcesses {
+		for _, as := range runAs {
+			e.stopSets()
+			e.hostProcesses = as == runAsProcesses
+			ops, err := e.operatorSet(ctx, "sweep-"+as, o.Operators)
+			e.hostProcesses = false
+			if err != nil {
+				return fmt.Errorf("operators as %s: %w", as, err)
+			}
+			fmt.Fprintf(e.progress, "sweep: N=%d, M=%d, the operators as %s\n", o.Integrations, len(ops), as)
+			r, err := runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
+			if err != nil {
+				return fmt.Errorf("operators as %s: %w", as, err)
+			}
+			p := sweepPoint(r)
+			p.RunAs = as
+			res.SweepRunAs = append(res.SweepRunAs, p)
+		}
 	}
 	for _, m := range o.SweepOperators {
 		e.stopSets()

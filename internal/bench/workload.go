@@ -36,9 +36,10 @@ func newIntegration(ns, name, operatorID string, replicas int32, image string, d
 	return fixture.Integration(ns, name, operatorID, replicas, image, deps...)
 }
 
-// floorObjects renders, with bareoperator.Children, the ConfigMap (nil
-// when the integration has none) and the Deployment an operator would
-// make for it: same pod template (image, command, env, volumes, labels).
+// floorObjects renders, with bareoperator.Children, the ConfigMap and the
+// Deployment an operator would make for it. The ConfigMap is nil when the
+// integration has none; the pod template is the same (image, command,
+// env, volumes, labels).
 // They are labelled with floorID and have no owner, so neither an
 // operator nor the garbage collector acts on them.
 func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error) {

@@ -16,32 +16,12 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
-// BenchOptions are the options of `caravan bench`.
+// BenchOptions are the options of `caravan bench`: the flags set bench.Options directly, but for
+// the share split, read from Share, and the timeout.
 type BenchOptions struct {
-	Scenarios           []string
-	Integrations        int
-	RolloutRuns         int
-	Operators           int
-	Share               string
-	ShareIntegrations   int
-	HandoffIntegrations int
-	HandoffReplicas     int32
-	BuildIntegrations   int
-	BuildSets           int
-	RuntimeIntegrations int
-	AdmissionCreates    int
-	AdmissionOperators  []int
-	SkipAdmission       bool
-	RolloutFlows        bool
-	ProfileOperators    bool
-	SweepIntegrations   []int
-	SweepOperators      []int
-	SweepCPULimits      []string
-	OutDir              string
-	Timeout             time.Duration
-
-	// Set by Complete.
-	opts bench.Options
+	Bench   bench.Options
+	Share   string
+	Timeout time.Duration
 
 	genericiooptions.IOStreams
 }
@@ -50,11 +30,15 @@ type BenchOptions struct {
 // bench brings up a cluster of its own.
 func newCmdBench(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &BenchOptions{
-		Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, RolloutRuns: 1, Operators: 3, Share: "10,90",
-		ShareIntegrations: 5000, HandoffIntegrations: 100, HandoffReplicas: 2,
-		BuildIntegrations: 50, BuildSets: 5, RuntimeIntegrations: 5, AdmissionCreates: 500, AdmissionOperators: []int{1, 10, 30},
-		Timeout: time.Hour, IOStreams: streams,
+		Bench: bench.Options{
+			Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, RolloutRuns: 1, Operators: 3,
+			ShareIntegrations: 5000, HandoffIntegrations: 100, HandoffReplicas: 2,
+			BuildIntegrations: 50, BuildDependencySets: 5, RuntimeIntegrations: 5, RuntimeMoves: 10,
+			AdmissionCreates: 500, AdmissionOperators: []int{1, 10, 30},
+		},
+		Share: "10,90", Timeout: time.Hour, IOStreams: streams,
 	}
+	b := &o.Bench
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure Caravan against the floor on a local cluster of its own",
@@ -75,11 +59,16 @@ Scenarios:
   build    (opt-in) kits built by Maven in builder pods, on two operators of
            its own: one at a time (cold, cached, on another kit: seconds, files and
            bytes downloaded, layers reused), then integrations over dependency
-           sets in one burst, moved to the second operator, which builds its own.
+           sets in one burst, moved to the second operator, whose kits wrap the
+           images the pods run: no build, no pod started.
   runtime  (opt-in) a timer route as real JVMs on the process node: seconds to the
            first message (kit built cold, one dependency more with a warm cache,
            N on a kit that exists), and idle RSS and CPU, each beside the floor:
-           the same route, jars and Java started directly on this machine.
+           the same route, jars and Java started directly on this machine. Then
+           --runtime-moves running JVMs moved in a canary of two waves to an
+           operator that makes the same kits (pods kept: restarts and timer ticks
+           missing from the logs), and on to one of another base image, which
+           builds its own kits (pods roll): each wave's and move's time.
   recovery (opt-in) N integrations for the first operator, whose pod is killed
            when half are created: the time from the kill to all Ready.
   malformed (opt-in) N valid integrations for the first operator alone, then N
@@ -110,76 +99,72 @@ run builds the cluster binaries (several minutes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A sweep alone runs no scenario unless --scenarios asks for some.
-			if len(o.SweepIntegrations)+len(o.SweepOperators)+len(o.SweepCPULimits) > 0 && !cmd.Flags().Changed("scenarios") {
-				o.Scenarios = nil
+			if (len(b.SweepIntegrations)+len(b.SweepOperators)+len(b.SweepCPULimits) > 0 || b.SweepHostProcesses) && !cmd.Flags().Changed("scenarios") {
+				b.Scenarios = nil
 			}
 			return cmdutil.RunE(o)(cmd, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.Scenarios, "scenarios", o.Scenarios, "scenarios to run: rollout, share, handoff, build, runtime, admission, recovery, malformed")
+	f.StringSliceVar(&b.Scenarios, "scenarios", b.Scenarios, "scenarios to run: rollout, share, handoff, build, runtime, admission, recovery, malformed")
 	// -n is kubectl's --namespace on every command.
-	f.IntVarP(&o.Integrations, "integrations", "N", o.Integrations, "integrations of the rollout")
-	f.IntVar(&o.RolloutRuns, "rollout-runs", o.RolloutRuns,
+	f.IntVarP(&b.Integrations, "integrations", "N", b.Integrations, "integrations of the rollout")
+	f.IntVar(&b.RolloutRuns, "rollout-runs", b.RolloutRuns,
 		"times the rollout, and each point of a sweep, runs (floor, bare operator and Caravan each time); the figures are the median run's, with every run's times")
-	f.BoolVar(&o.SkipAdmission, "skip-admission", false,
+	f.BoolVar(&b.SkipAdmission, "skip-admission", false,
 		"run the operators without the admission policies of caravan install: they mirror the operator-id label themselves")
-	f.BoolVar(&o.RolloutFlows, "rollout-flows", false,
+	f.BoolVar(&b.RolloutFlows, "rollout-flows", false,
 		"give the rollout's integrations flows (a ConfigMap each) instead of running the pre-built image alone")
-	f.BoolVar(&o.ProfileOperators, "profile-operators", false,
+	f.BoolVar(&b.ProfileOperators, "profile-operators", false,
 		"take every operator's CPU profile over the rollout (operators-caravan.pprof); each operator pays for its profiles, so its CPU figures include them")
-	f.IntVar(&o.Operators, "operators", o.Operators, "operators of the rollout (the hand-off uses the first two)")
+	f.IntVar(&b.Operators, "operators", b.Operators, "operators of the rollout (the hand-off uses the first two)")
 	f.StringVar(&o.Share, "share", o.Share, "split of the share scenario between two operators, in percent")
-	f.IntVar(&o.ShareIntegrations, "share-integrations", o.ShareIntegrations, "integrations of the share scenario")
-	f.IntVar(&o.HandoffIntegrations, "handoff-integrations", o.HandoffIntegrations, "integrations moved at once in the hand-off scenario")
-	f.Int32Var(&o.HandoffReplicas, "handoff-replicas", o.HandoffReplicas, "replicas of each moved integration")
-	f.IntVar(&o.BuildIntegrations, "build-integrations", o.BuildIntegrations, "integrations of the build scenario")
-	f.IntVar(&o.BuildSets, "build-dependency-sets", o.BuildSets, "distinct dependency sets of the build scenario")
-	f.IntVar(&o.RuntimeIntegrations, "runtime-integrations", o.RuntimeIntegrations, "integrations the runtime scenario starts on a kit that exists, one at a time (and floor runs)")
-	f.IntVar(&o.AdmissionCreates, "admission-creates", o.AdmissionCreates, "integrations the admission scenario creates at each point")
-	f.IntSliceVar(&o.AdmissionOperators, "admission-operators", o.AdmissionOperators,
+	f.IntVar(&b.ShareIntegrations, "share-integrations", b.ShareIntegrations, "integrations of the share scenario")
+	f.IntVar(&b.HandoffIntegrations, "handoff-integrations", b.HandoffIntegrations, "integrations moved at once in the hand-off scenario")
+	f.Int32Var(&b.HandoffReplicas, "handoff-replicas", b.HandoffReplicas, "replicas of each moved integration")
+	f.IntVar(&b.BuildIntegrations, "build-integrations", b.BuildIntegrations, "integrations of the build scenario")
+	f.IntVar(&b.BuildDependencySets, "build-dependency-sets", b.BuildDependencySets, "distinct dependency sets of the build scenario")
+	f.IntVar(&b.RuntimeIntegrations, "runtime-integrations", b.RuntimeIntegrations, "integrations the runtime scenario starts on a kit that exists, one at a time (and floor runs)")
+	f.IntVar(&b.RuntimeMoves, "runtime-moves", b.RuntimeMoves, "running integrations the runtime scenario moves between operators in canaries of two waves")
+	f.IntVar(&b.AdmissionCreates, "admission-creates", b.AdmissionCreates, "integrations the admission scenario creates at each point")
+	f.IntSliceVar(&b.AdmissionOperators, "admission-operators", b.AdmissionOperators,
 		"operators registered at each point of the admission scenario")
-	f.IntSliceVar(&o.SweepIntegrations, "sweep-integrations", nil,
+	f.IntSliceVar(&b.SweepIntegrations, "sweep-integrations", nil,
 		"after the scenarios, run the rollout at each of these N (1000,2500,5000) over --operators operators; prints its expected duration first")
-	f.IntSliceVar(&o.SweepOperators, "sweep-operators", nil,
+	f.IntSliceVar(&b.SweepOperators, "sweep-operators", nil,
 		"after the scenarios, run the rollout of -N integrations over each of these M operators (1,3,10,30)")
-	f.StringSliceVar(&o.SweepCPULimits, "sweep-cpu-limits", nil,
+	f.BoolVar(&b.SweepHostProcesses, "sweep-operators-as-processes", false,
+		"after the scenarios, run the rollout of -N integrations over --operators operators as pods of the process node, then as processes of this machine (the operator's identity, none of the pod's limits)")
+	f.StringSliceVar(&b.SweepCPULimits, "sweep-cpu-limits", nil,
 		"after the scenarios, run the rollout of -N integrations over --operators operators whose CPU limit is each of these (1,2); the operator runs as many Go processors as its limit")
-	f.StringVar(&o.OutDir, "out", "", "directory for bench.json and the PNGs (default docs/perf when it exists here, else a new temporary directory)")
+	f.StringVar(&b.Out, "out", "", "directory for bench.json and the PNGs (default docs/perf when it exists here, else a new temporary directory)")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long (the cluster is cleaned up all the same)")
 	return cmd
 }
 
 // Validate checks the bench's options against each other.
-func (o *BenchOptions) Validate() error { return o.opts.Validate() }
+func (o *BenchOptions) Validate() error { return o.Bench.Validate() }
 
-// Complete resolves the binary, the share split and the output directory.
+// Complete resolves the binary, the share split, the output directory and where progress and
+// tables go.
 func (o *BenchOptions) Complete() error {
 	binary, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the caravan binary: %w", err)
 	}
-	split, err := parseSplit(o.Share)
-	if err != nil {
+	b := &o.Bench
+	if b.ShareSplit, err = parseSplit(o.Share); err != nil {
 		return err
 	}
-	if o.OutDir == "" {
-		o.OutDir = "docs/perf"
-		if st, err := os.Stat(o.OutDir); err != nil || !st.IsDir() {
-			if o.OutDir, err = os.MkdirTemp("", "caravan-bench-out-"); err != nil {
+	if b.Out == "" {
+		b.Out = "docs/perf"
+		if st, err := os.Stat(b.Out); err != nil || !st.IsDir() {
+			if b.Out, err = os.MkdirTemp("", "caravan-bench-out-"); err != nil {
 				return err
 			}
 		}
 	}
-	o.opts = bench.Options{
-		Binary: binary, Scenarios: o.Scenarios, Integrations: o.Integrations, RolloutRuns: o.RolloutRuns, Operators: o.Operators,
-		ShareIntegrations: o.ShareIntegrations, ShareSplit: split,
-		HandoffIntegrations: o.HandoffIntegrations, HandoffReplicas: o.HandoffReplicas,
-		BuildIntegrations: o.BuildIntegrations, BuildDependencySets: o.BuildSets, RuntimeIntegrations: o.RuntimeIntegrations,
-		AdmissionCreates: o.AdmissionCreates, AdmissionOperators: o.AdmissionOperators,
-		SkipAdmission: o.SkipAdmission, RolloutFlows: o.RolloutFlows, ProfileOperators: o.ProfileOperators, Out: o.OutDir, Progress: o.ErrOut, Report: o.Out,
-		SweepIntegrations: o.SweepIntegrations, SweepOperators: o.SweepOperators, SweepCPULimits: o.SweepCPULimits,
-	}
+	b.Binary, b.Progress, b.Report = binary, o.ErrOut, o.Out
 	return nil
 }
 
@@ -190,12 +175,12 @@ func (o *BenchOptions) Run(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	_, err := bench.Run(ctx, o.opts)
+	_, err := bench.Run(ctx, o.Bench)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("the bench did not finish within --timeout %s: %w", o.Timeout, err)
 	}
 	if err == nil {
-		fmt.Fprintf(o.ErrOut, "figures written to %s\n", o.opts.Out)
+		fmt.Fprintf(o.ErrOut, "figures written to %s\n", o.Bench.Out)
 	}
 	return err
 }

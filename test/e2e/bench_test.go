@@ -32,7 +32,7 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	out := t.TempDir()
 	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,build,runtime,admission,recovery,malformed", "-N", "12", "--operators", "2",
 		"--admission-creates", "20", "--admission-operators", "1,3", "--build-integrations", "2", "--build-dependency-sets", "1",
-		"--runtime-integrations", "1",
+		"--runtime-integrations", "1", "--runtime-moves", "3",
 		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
@@ -72,7 +72,7 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(h).NotTo(BeNil())
 	g.Expect(h.MoveTimes).To(HaveLen(4))
 	g.Expect(h.PodsStarted).To(BeZero(), "a move restarts no pod")
-	t.Log("the build scenario: Maven kits cold, cached and on another kit, then 2 integrations on one set, moved")
+	t.Log("the build scenario: Maven kits cold, cached and on another kit, then 2 integrations on one set, moved to an operator that makes the same kit")
 	bld := res.Build
 	g.Expect(bld).NotTo(BeNil())
 	g.Expect(bld.Kits).To(HaveLen(4))
@@ -83,7 +83,9 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(plusOne.LayersReused).To(Equal(plusOne.Layers-1), "it reuses every layer of the kit it builds on")
 	g.Expect(cached.DownloadedFiles).To(BeZero(), "the cache holds the runtime's jars")
 	g.Expect(bld.Builds).To(Equal(1), "two integrations of one set share a kit")
-	g.Expect(bld.MoveBuilds).To(Equal(1), "the new owner builds its own kit")
+	g.Expect(bld.MoveBuilds).To(BeZero(), "the new owner, which makes the same kit, built one")
+	g.Expect(bld.MoveKitsAdopted).To(Equal(1), "the new owner's kit wraps the image the pods run")
+	g.Expect(bld.Move.PodsStarted).To(BeZero(), "a move to an operator of the same kits started pods")
 	g.Expect(stdout).To(ContainSubstring("Kits built one at a time by Maven"))
 	t.Log("the runtime scenario: a real JVM's first message cold, warm and on an existing kit, beside the floor's, and its idle memory")
 	rt := res.Runtime
@@ -96,6 +98,26 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(rt.Idle.RSSMiB).To(BeNumerically(">", 20), "an idle JVM holds some memory")
 	g.Expect(rt.FloorIdle.RSSMiB).To(BeNumerically(">", 20))
 	g.Expect(stdout).To(ContainSubstring("Runtime: a timer route as real JVMs"))
+	t.Log("the runtime scenario's canaries: 3 JVMs moved in 2 waves keep their pods and lose no tick; moved on to another base image, they roll")
+	mv := rt.Move
+	g.Expect(mv).NotTo(BeNil())
+	g.Expect(mv.Integrations).To(Equal(3))
+	g.Expect(mv.WaveSeconds).To(HaveLen(2))
+	g.Expect(mv.MoveTimes).To(HaveLen(3))
+	g.Expect(mv.Builds).To(BeZero(), "the operator that makes the same kits built")
+	g.Expect(mv.KitsAdopted).To(Equal(2), "one kit per set: camel:jackson, and camel:http on it")
+	g.Expect(mv.PodsStarted).To(BeZero())
+	g.Expect(mv.Restarts).To(BeZero())
+	g.Expect(mv.LostTicks).To(BeZero())
+	g.Expect(mv.Gaps).To(BeEmpty())
+	roll := rt.Roll
+	g.Expect(roll).NotTo(BeNil())
+	g.Expect(roll.Builds).To(Equal(2), "the operator of another base image builds both sets")
+	g.Expect(roll.KitsAdopted).To(BeZero())
+	g.Expect(roll.PodsStarted).To(BeNumerically(">=", 3), "every pod rolls to the new kits")
+	g.Expect(roll.MinReadyPods).To(Equal(1), "a roll left an integration without a ready pod")
+	g.Expect(stdout).To(ContainSubstring("Runtime, moved: 3 running JVMs moved runtime-a -> runtime-b"))
+	g.Expect(stdout).To(ContainSubstring("Runtime, rolled: the same moved on runtime-b -> runtime-c"))
 	t.Log("the admission scenario: 20 creates with 1 and 3 operators registered, serving every namespace, then limited")
 	g.Expect(res.Admission).NotTo(BeNil())
 	g.Expect(res.Admission.Points).To(HaveLen(4))

@@ -39,7 +39,7 @@ import (
 const ID = "bench-bare"
 
 // reconciler is the least an operator of Integrations can do and still
-// tell its users when an integration is Ready: for each Integration of
+// tell its users when an integration is Ready. For each Integration of
 // its namespace it creates the rendered children (the Deployment, and the
 // ConfigMap when there is one, owned by the integration), and once the
 // Deployment has rolled out it writes the status once (Ready, Running).
@@ -50,10 +50,9 @@ type reconciler struct {
 	client client.Client
 }
 
-// Start runs the bare operator on the integrations of namespace, with its
-// own connection to the API server (cfg, with the rate limits of Caravan's
-// operators, and like them asking for uncompressed responses), until ctx
-// ends or stop (which may be called more than once) is called.
+// Start runs the bare operator on the integrations of namespace until ctx ends or stop is called.
+// It has its own connection to the API server: cfg, with the rate limits of Caravan's operators,
+// asking like them for uncompressed responses. stop may be called more than once.
 func Start(ctx context.Context, cfg *rest.Config, namespace string) (stop func(), err error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 300, 600

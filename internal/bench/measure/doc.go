@@ -1,4 +1,4 @@
-// Package measure takes the bench's figures from a running cluster: it
+// Package measure takes the bench's figures from a running cluster. It
 // watches objects to learn the moment each one is ready, reads the API
 // server's audit log for who wrote what, the CPU of processes from /proc,
 // the operators' metrics (through internal/metrics) and CPU profiles

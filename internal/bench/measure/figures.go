@@ -35,10 +35,10 @@ type OperatorFigures struct {
 	IdleRSSMiB float64 `json:"idleRSSMiB,omitempty"`
 	IdleOwnMiB float64 `json:"idleOwnMiB,omitempty"`
 	IdlePSSMiB float64 `json:"idlePSSMiB,omitempty"`
-	// ReconcilesPerIntegration counts Integration reconciles; Reads are GET
+	// ReconcilesPerIntegration counts Integration reconciles. Reads are GET
 	// requests (get, list, watch) and Writes POST, PUT, PATCH and DELETE
 	// requests of the operator's clients (rest_client_requests_total);
-	// Events are the Events about its integrations. All per owned
+	// Events are the Events about its integrations. All are per owned
 	// integration.
 	ReconcilesPerIntegration float64 `json:"reconcilesPerIntegration"`
 	// RequeuesPerIntegration counts the reconciles among them that ended
@@ -103,10 +103,9 @@ func (p Peaks) WithSample(s metrics.Samples) Peaks {
 		Own: max(p.Own, s.Sum(metrics.AnonymousMemory))}
 }
 
-// OperatorFigure turns operator id's counters before and after a
-// measurement (its memory before it as its fixed cost), its peaks over
-// it, the integrations it owned and the Events about them into
-// per-integration figures.
+// OperatorFigure turns what operator id did over a measurement into per-integration figures.
+// It reads its counters before and after (its memory before as its fixed cost), its peaks
+// over it, the integrations it owned and the Events about them.
 func OperatorFigure(id string, before, after Counters, peaks Peaks, owned, events int) OperatorFigures {
 	d := after.Minus(before)
 	n := float64(owned)

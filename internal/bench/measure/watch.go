@@ -67,9 +67,9 @@ type Tracker struct {
 	onEvent func(obj client.Object)
 	regs    []func()
 	// Sweep, when set, lists from the API server the names that are done
-	// when waiting makes no progress for 5 s: a safety net for a moment
-	// that no event showed (it is then recorded when the sweep sees it,
-	// late, and counted in missed).
+	// when waiting makes no progress for 5 s. It is a safety net for a
+	// moment that no event showed (it is then recorded when the sweep sees
+	// it, late, and counted in missed).
 	Sweep  func(ctx context.Context) ([]string, error)
 	missed int
 }

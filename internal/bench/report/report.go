@@ -87,6 +87,11 @@ func tables(res *result.Results) []table {
 		out = append(out, sweepTable(fmt.Sprintf("Sweep over M: the rollout of %d integrations, side by side with the bare operator and the floor",
 			p.Integrations), "M", res.SweepOperators))
 	}
+	if len(res.SweepRunAs) > 0 {
+		p := res.SweepRunAs[0]
+		out = append(out, sweepTable(fmt.Sprintf("Sweep over how the operators run, pods of the process node or processes of this machine: the rollout of %d integrations over %d operators, side by side with the bare operator and the floor",
+			p.Integrations, p.Operators), "RUN AS", res.SweepRunAs))
+	}
 	if len(res.SweepCPULimits) > 0 {
 		p := res.SweepCPULimits[0]
 		out = append(out, sweepTable(fmt.Sprintf("Sweep over the operators' CPU limit: the rollout of %d integrations over %d operators, side by side with the bare operator and the floor",
@@ -98,16 +103,24 @@ func tables(res *result.Results) []table {
 		}
 		out = append(out, buildTable(r))
 		if r.Move != nil {
-			t := handoffTable(fmt.Sprintf("Build, then a move: the %d integrations (%d replica) moved %s -> %s in one burst; %s builds kits of its own, its Maven cache empty",
+			t := handoffTable(fmt.Sprintf("Build, then a move: the %d integrations (%d replica) moved %s -> %s in one burst; %s makes the same kits, its Maven cache empty",
 				r.Integrations, r.Move.Replicas, r.Move.From, r.Move.To, r.Move.To), r.Move, false)
 			t.Rows = append(t.Rows,
-				[]string{"Builds created by " + r.Move.To, strconv.Itoa(r.MoveBuilds), "", "", "= " + strconv.Itoa(r.DependencySets)},
-				[]string{"their build duration p50 / p99", secs(r.MoveBuildSeconds.P50) + " / " + secs(r.MoveBuildSeconds.P99), "", "", ""})
+				[]string{"kits of " + r.Move.To + " that wrap " + r.Move.From + "'s image", strconv.Itoa(r.MoveKitsAdopted), "", "", "= " + strconv.Itoa(r.DependencySets)},
+				[]string{"Builds created by " + r.Move.To, strconv.Itoa(r.MoveBuilds), "", "", "0"})
 			out = append(out, t)
 		}
 	}
 	if r := res.Runtime; r != nil {
 		out = append(out, runtimeTable(r))
+		if m := r.Move; m != nil {
+			out = append(out, runtimeMoveTable(fmt.Sprintf("Runtime, moved: %d running JVMs moved %s -> %s in a canary of %d waves; %s makes the same kits",
+				m.Integrations, m.From, m.To, len(m.WaveSeconds), m.To), m, true))
+		}
+		if m := r.Roll; m != nil {
+			out = append(out, runtimeMoveTable(fmt.Sprintf("Runtime, rolled: the same moved on %s -> %s in a canary of %d waves; %s names another base image, builds its own kits, and the pods roll",
+				m.From, m.To, len(m.WaveSeconds), m.To), m, false))
+		}
 	}
 	if r := res.Admission; r != nil {
 		out = append(out, admissionTable(r))
@@ -296,9 +309,9 @@ func writesTable(r *result.Rollout) table {
 }
 
 // watchEventsTable shows the events the API server sent its watchers per
-// integration in each phase, by resource, the most of Caravan's first;
-// resources under 0.01 per integration in every phase are left out, but
-// counted in the total.
+// integration in each phase, by resource. The resources with the most of
+// Caravan's come first; those under 0.01 per integration in every phase
+// are left out, but counted in the total.
 func watchEventsTable(r *result.Rollout) table {
 	t := table{Title: "Rollout, events the API server sent its watchers, per integration, by resource",
 		Header: []string{"RESOURCE", "CARAVAN", "BARE OPERATOR", "FLOOR"}}
@@ -421,6 +434,44 @@ func runtimeTable(r *result.Runtime) table {
 			{"CPU, idle", num(r.Idle.CPUMillicores) + " m", num(r.FloorIdle.CPUMillicores) + " m", "", ""},
 		},
 	}
+}
+
+// runtimeMoveTable has the figures of a canary of running JVMs; kept says the pods were to
+// stay, which the targets of a move without loss then apply to.
+func runtimeMoveTable(title string, m *result.RuntimeMove, kept bool) table {
+	waves := make([]string, len(m.WaveSeconds))
+	for i, w := range m.WaveSeconds {
+		waves[i] = secs(w)
+	}
+	target := func(v string) string {
+		if kept {
+			return v
+		}
+		return ""
+	}
+	t := table{
+		Title:  title,
+		Header: figureHeader,
+		Rows: [][]string{
+			{"each wave, to all Running under " + m.To, strings.Join(waves, " / "), "", "", ""},
+			{"move time p50", secs(m.MoveSeconds.P50), "", "", ""},
+			{"move time p99", secs(m.MoveSeconds.P99), "", "", target("<= 3 s")},
+			{"move time max", secs(m.MoveSeconds.Max), "", "", ""},
+			{"Builds created by " + m.To, strconv.Itoa(m.Builds), "", "", target("0")},
+			{"kits of " + m.To + " that wrap " + m.From + "'s image", strconv.Itoa(m.KitsAdopted), "", "", ""},
+			{"pods started by the moves", strconv.Itoa(m.PodsStarted), "", "", target("0")},
+			{"restarts of the pods kept", strconv.Itoa(m.Restarts), "", "", "0"},
+			{"min ready pods of a moved integration", strconv.Itoa(m.MinReadyPods), "", "", "= 1"},
+		},
+	}
+	if kept {
+		lost := strconv.Itoa(m.LostTicks)
+		if len(m.Gaps) > 0 {
+			lost += " (" + strings.Join(m.Gaps, "; ") + ")"
+		}
+		t.Rows = append(t.Rows, []string{"timer ticks missing from the logs", lost, "", "", "0"})
+	}
+	return t
 }
 
 // kitsTable has a row per kit built alone: time, jars, downloads and

@@ -14,8 +14,8 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/result"
 )
 
-// sweepTable lists the points of a sweep over what it varies, "N", "M" or "CPU" (the limit);
-// when the points ran more than once, the last column is every run's
+// sweepTable lists the points of a sweep over what it varies: "N", "M", "CPU" (the limit) or "RUN AS".
+// When the points ran more than once, the last column is every run's
 // ratio to the floor, in order (the other figures are the median run's).
 func sweepTable(title, varies string, points []result.SweepPoint) table {
 	t := table{Title: title, Header: []string{varies, "CARAVAN", "BARE", "FLOOR", "RATIO", "BARE RATIO",
@@ -32,6 +32,8 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 			x = strconv.Itoa(p.Operators)
 		case "CPU":
 			x = p.CPULimit
+		case "RUN AS":
+			x = p.RunAs
 		}
 		t.Rows = append(t.Rows, []string{x, secs(p.CaravanSeconds), secs(p.BareSeconds), secs(p.FloorSeconds),
 			num(p.Ratio), num(p.BareRatio), fmt.Sprintf("%s (%s)", secs(p.CaravanCreateSeconds), secs(p.FloorCreateSeconds)),
@@ -51,9 +53,9 @@ func sweepTable(title, varies string, points []result.SweepPoint) table {
 	return t
 }
 
-// sweepPlots draws, for a sweep over N or M, the ratio to the floor of
-// Caravan and of the bare operator, the operators' CPU per integration,
-// and their heap per integration, each against what the sweep varies.
+// sweepPlots draws a sweep's figures against what it varies, N or M.
+// They are the ratio to the floor of Caravan and of the bare operator, the operators' CPU per
+// integration, and their heap per integration.
 func sweepPlots(prefix, varies string, points []result.SweepPoint) (map[string]*plot.Plot, error) {
 	x := func(p result.SweepPoint) float64 {
 		if varies == "M" {

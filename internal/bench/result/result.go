@@ -36,8 +36,10 @@ type Results struct {
 	SweepIntegrations []SweepPoint `json:"sweepIntegrations,omitempty"`
 	SweepOperators    []SweepPoint `json:"sweepOperators,omitempty"`
 	// SweepCPULimits is the rollout at each CPU limit of the operators.
-	SweepCPULimits []SweepPoint      `json:"sweepCPULimits,omitempty"`
-	Failures       map[string]string `json:"failures,omitempty"`
+	SweepCPULimits []SweepPoint `json:"sweepCPULimits,omitempty"`
+	// SweepRunAs is the rollout with the operators as pods, then as host processes.
+	SweepRunAs []SweepPoint      `json:"sweepRunAs,omitempty"`
+	Failures   map[string]string `json:"failures,omitempty"`
 }
 
 // Recovery is an operator killed (its pod deleted with no grace period)
@@ -130,6 +132,8 @@ type SweepPoint struct {
 	Operators    int `json:"operators"`
 	// CPULimit is the operators' CPU limit, in a sweep over it.
 	CPULimit string `json:"cpuLimit,omitempty"`
+	// RunAs says how the operators ran, "pods" or "processes", in a sweep over it.
+	RunAs string `json:"runAs,omitempty"`
 	// FloorSeconds, CaravanSeconds and BareSeconds are the all-ready
 	// times; Ratio and BareRatio are over the floor's.
 	FloorSeconds   float64 `json:"floorSeconds"`
@@ -141,11 +145,11 @@ type SweepPoint struct {
 	CaravanCreateSeconds float64 `json:"caravanCreateSeconds"`
 	FloorCreateSeconds   float64 `json:"floorCreateSeconds"`
 	// CPUMillisPerIntegration is all operators' CPU over the rollout per
-	// integration, the median of the runs' when the point ran several
-	// times (it varies from run to run apart from the time; the other
-	// figures are the median run's); HeapKiBPerIntegration their summed peak heaps per
-	// integration; RSSMiBPerOperator their mean peak RSS, and
-	// OwnMiBPerOperator their mean peak own (anonymous) memory;
+	// integration. When the point ran several times it is the median of
+	// the runs' (it varies from run to run apart from the time; the other
+	// figures are the median run's). HeapKiBPerIntegration is their summed
+	// peak heaps per integration; RSSMiBPerOperator their mean peak RSS,
+	// and OwnMiBPerOperator their mean peak own (anonymous) memory;
 	// IdleOwnMiBPerOperator is their mean own memory before the rollout,
 	// owning nothing.
 	CPUMillisPerIntegration float64 `json:"cpuMillisPerIntegration"`
@@ -180,9 +184,10 @@ type Options struct {
 	// rollout: their CPU figures then include what the profiling cost.
 	ProfileOperators bool `json:"profileOperators,omitempty"`
 	// SweepIntegrations and SweepOperators are the sweeps asked for.
-	SweepIntegrations []int    `json:"sweepIntegrations,omitempty"`
-	SweepOperators    []int    `json:"sweepOperators,omitempty"`
-	SweepCPULimits    []string `json:"sweepCPULimits,omitempty"`
+	SweepIntegrations  []int    `json:"sweepIntegrations,omitempty"`
+	SweepOperators     []int    `json:"sweepOperators,omitempty"`
+	SweepCPULimits     []string `json:"sweepCPULimits,omitempty"`
+	SweepHostProcesses bool     `json:"sweepHostProcesses,omitempty"`
 }
 
 // Machine describes where the figures come from.
@@ -244,24 +249,21 @@ type Rollout struct {
 	// out, in the same run: the gap to CaravanCurve is the time the
 	// operators took to see it and report the integrations Ready.
 	DeploymentsCurve []measure.Point `json:"deploymentsCurve"`
-	// APIServerCPUByWork splits the API server's CPU over the same
-	// periods by kind of work, from its CPU profiles (written next to
-	// bench.json as apiserver-floor.pprof, apiserver-bare.pprof and
-	// apiserver-caravan.pprof;
-	// the operators' merged profiles of the Caravan phase are
-	// operators-caravan.pprof).
+	// APIServerCPUByWork splits the API server's CPU over the same periods by kind of work.
+	// It comes from its CPU profiles, written next to bench.json as apiserver-floor.pprof,
+	// apiserver-bare.pprof and apiserver-caravan.pprof; the operators' merged profiles of the
+	// Caravan phase are operators-caravan.pprof.
 	APIServerCPUByWork []measure.WorkShare `json:"apiServerCPUByWork"`
-	// FloorWatchEvents and CaravanWatchEvents are the events the API
-	// server sent its watchers (apiserver_watch_events_total) over the
-	// same periods, per integration, by resource ("pods",
-	// "integrations.camel.apache.org"); the bench's own watches of the
-	// phase's Deployments and Integrations are among them.
+	// FloorWatchEvents and CaravanWatchEvents are the events the API server sent its watchers.
+	// They are apiserver_watch_events_total over the same periods, per integration, by resource
+	// ("pods", "integrations.camel.apache.org"); the bench's own watches of the phase's
+	// Deployments and Integrations are among them.
 	FloorWatchEvents   map[string]float64 `json:"floorWatchEvents,omitempty"`
 	CaravanWatchEvents map[string]float64 `json:"caravanWatchEvents,omitempty"`
 	// FloorProfile, BareProfile and CaravanProfile are the API server's
 	// CPU profiles of the three phases, OperatorsProfile the operators'
-	// of the Caravan phase: written as files of their own, not into
-	// bench.json.
+	// of the Caravan phase. They are written as files of their own, not
+	// into bench.json.
 	FloorProfile     *profile.Profile `json:"-"`
 	BareProfile      *profile.Profile `json:"-"`
 	CaravanProfile   *profile.Profile `json:"-"`
@@ -340,33 +342,32 @@ type Handoff struct {
 	// patch to being owned by To (the release by From and the adoption):
 	// the rest of a move is To's apply of the children and its status.
 	AdoptSeconds measure.Distribution `json:"adoptSeconds"`
-	// FloorMoveSeconds is the least a move can cost: as many bare
-	// Deployments with the same pod template, given the change a move
+	// FloorMoveSeconds is the least a move can cost. As many bare
+	// Deployments with the same pod template are given the change a move
 	// makes to an integration's Deployment (its operator-id label) in one
-	// burst; per Deployment, the time from its patch
-	// until a watch shows it. FloorMoveTimes holds the times and P99Ratio
-	// is Caravan's p99 over the floor's.
+	// burst; per Deployment, it is the time from its patch until a watch
+	// shows it. FloorMoveTimes holds the times and P99Ratio is Caravan's
+	// p99 over the floor's.
 	FloorMoveSeconds measure.Distribution `json:"floorMoveSeconds"`
 	FloorMoveTimes   []float64            `json:"floorMoveTimes"`
 	P99Ratio         float64              `json:"p99Ratio"`
 	// MinReadyPods is the fewest ready (not terminating) pods any moved
-	// integration had during the move, seen on a pod watch, and
-	// PodsStarted the pods created during the moves: a move does not
-	// change what the pods run, so it restarts none.
+	// integration had during the move, seen on a pod watch. PodsStarted
+	// is the pods created during the moves: a move does not change what
+	// the pods run, so it restarts none.
 	MinReadyPods int32 `json:"minReadyPods"`
 	PodsStarted  int   `json:"podsStarted"`
-	// ReleaseWrites and WritesByFromAfterRelease are the writes the old
-	// owner made, by its own identity (API server audit log), to the moved
-	// integrations, their children and Events after each one's annotation
-	// patch: those of the release itself (the status write recording it
-	// and the label handover, at most two per integration), and all others,
-	// which the handover promises are none.
+	// ReleaseWrites and WritesByFromAfterRelease are the old owner's writes after each move.
+	// They are read from the API server's audit log, by its own identity, to the moved
+	// integrations, their children and Events after each one's annotation patch: those of the
+	// release itself (the status write recording it and the label handover, at most two per
+	// integration), and all others, which the handover promises are none.
 	ReleaseWrites            int `json:"releaseWrites"`
 	WritesByFromAfterRelease int `json:"writesByFromAfterRelease"`
 	// WritesByFromAfterReleaseByKind splits the latter by "verb resource".
 	WritesByFromAfterReleaseByKind map[string]int `json:"writesByFromAfterReleaseByKind,omitempty"`
 	// SettleSeconds is how long the old owner's writes are counted after
-	// the last move: FromWritesSettled is its write requests (all
+	// the last move. FromWritesSettled is its write requests (all
 	// resources, rest_client_requests_total) in that time, and
 	// FromWritesIdle the same over as long before the burst; the
 	// difference is what the moves cost it afterwards.
@@ -389,17 +390,18 @@ type Build struct {
 	Seconds      float64              `json:"seconds"`
 	BuildSeconds measure.Distribution `json:"buildSeconds"`
 	Curve        []measure.Point      `json:"curve"`
-	// Move is the integrations' move to a second operator, in one burst:
-	// that operator builds kits of its own (MoveBuilds Builds, with its
-	// own cache, empty), so the pods roll to its images.
-	Move             *Handoff             `json:"move,omitempty"`
-	MoveBuilds       int                  `json:"moveBuilds"`
-	MoveBuildSeconds measure.Distribution `json:"moveBuildSeconds"`
+	// Move is the integrations' move to a second operator, in one burst.
+	// That operator's kits for the same sets wrap the images the pods run
+	// (MoveKitsAdopted of them), so it builds none (MoveBuilds) and no pod
+	// rolls.
+	Move            *Handoff `json:"move,omitempty"`
+	MoveBuilds      int      `json:"moveBuilds"`
+	MoveKitsAdopted int      `json:"moveKitsAdopted"`
 }
 
-// Runtime holds the runtime scenario's figures: seconds from the apply to an integration's
-// first message, and an idle integration's memory and CPU, each beside the floor, the same
-// route on the same jars and Java started directly on the machine.
+// Runtime holds the runtime scenario's figures, each beside the floor. They are the seconds from
+// the apply to an integration's first message, and an idle integration's memory and CPU; the
+// floor is the same route on the same jars and Java started directly on the machine.
 type Runtime struct {
 	Integrations int `json:"integrations"`
 	// ColdSeconds: a kit of one component built with an empty Maven cache; WarmSeconds: one
@@ -418,6 +420,36 @@ type Runtime struct {
 	Idle      Idle    `json:"idle"`
 	FloorIdle Idle    `json:"floorIdle"`
 	RSSRatio  float64 `json:"rssRatio"`
+	// Move is the running integrations' canary to an operator that makes the same kits: its
+	// kits wrap the images the pods run, which keep running. Roll is their canary on to an
+	// operator of another base image, which builds its own kits, to which the pods roll.
+	Move *RuntimeMove `json:"move,omitempty"`
+	Roll *RuntimeMove `json:"roll,omitempty"`
+}
+
+// RuntimeMove is a canary of running JVMs from one operator to another, wave after wave.
+type RuntimeMove struct {
+	From         string `json:"from"`
+	To           string `json:"to"`
+	Integrations int    `json:"integrations"`
+	// WaveSeconds run from a wave's first patch to its last integration Running under To;
+	// MoveTimes from an integration's patch to it Running under To, in the order moved.
+	WaveSeconds  []float64            `json:"waveSeconds"`
+	TotalSeconds float64              `json:"totalSeconds"`
+	MoveTimes    []float64            `json:"moveTimes"`
+	MoveSeconds  measure.Distribution `json:"moveSeconds"`
+	// Builds To created, and the kits of To that wrap a kit image of From's.
+	Builds      int `json:"builds"`
+	KitsAdopted int `json:"kitsAdopted"`
+	// PodsStarted during the moves, Restarts of the containers of the pods kept, and the
+	// fewest ready pods an integration had.
+	PodsStarted  int `json:"podsStarted"`
+	Restarts     int `json:"restarts"`
+	MinReadyPods int `json:"minReadyPods"`
+	// LostTicks are the timer counts missing from the kept pods' logs; Gaps say where, and
+	// name a log with no tick after its move.
+	LostTicks int      `json:"lostTicks"`
+	Gaps      []string `json:"gaps,omitempty"`
 }
 
 // Idle is a JVM's resident memory and CPU while its route idles.
