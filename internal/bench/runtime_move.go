@@ -39,6 +39,17 @@ func moveRuntime(ctx context.Context, e *env, cs kubernetes.Interface, from, to 
 		return nil, err
 	}
 	defer w.Stop()
+	// A pod logs its first tick before its readiness probe passes: the move starts from
+	// integrations that are Ready.
+	running, err := w.Track(ctx, w.RunningUnder(runtimeNamespace, from.ID), nil)
+	if err != nil {
+		return nil, err
+	}
+	err = running.Wait(ctx, len(names), "the integrations to run under "+from.ID, e.report("running"))
+	running.Stop()
+	if err != nil {
+		return nil, err
+	}
 	before, err := runtimePods(ctx, e.client)
 	if err != nil {
 		return nil, err

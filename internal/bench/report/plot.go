@@ -62,6 +62,12 @@ func writePlots(dir string, res *result.Results) error {
 			return err
 		}
 	}
+	if r := res.Runtime; r != nil && r.Move != nil {
+		p, err := runtimeMovesPlot(r)
+		if err := add("runtime-moves.png", p, err); err != nil {
+			return err
+		}
+	}
 	for _, sweep := range []struct {
 		prefix, varies string
 		points         []result.SweepPoint
@@ -171,6 +177,34 @@ func sharePlot(r *result.Share) (*plot.Plot, error) {
 		return nil, err
 	}
 	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+// runtimeMovesPlot draws the runtime scenario's moves of running JVMs: kept pods, and rolled ones.
+func runtimeMovesPlot(r *result.Runtime) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Runtime: %d running JVMs moved in canaries of two waves", r.Move.Integrations)
+	p.X.Label.Text = "seconds from the annotation patch to Ready under the new owner"
+	p.Y.Label.Text = "moved integrations (cumulative %)"
+	p.Add(plotter.NewGrid())
+	if err := addLine(p, fmt.Sprintf("%s, same kits: pods kept (p99 %.2f s)", r.Move.To, r.Move.MoveSeconds.P99),
+		cdf(r.Move.MoveTimes), caravanColor); err != nil {
+		return nil, err
+	}
+	if r.Roll != nil {
+		if err := addLine(p, fmt.Sprintf("%s, another base image: kits built, pods rolled (p99 %.2f s)", r.Roll.To, r.Roll.MoveSeconds.P99),
+			cdf(r.Roll.MoveTimes), bareColor); err != nil {
+			return nil, err
+		}
+	}
+	target := plotter.XYs{{X: 3, Y: 0}, {X: 3, Y: 100}}
+	if err := addLine(p, "target p99 of a move that keeps the pods (3 s)", target, otherColor); err != nil {
+		return nil, err
+	}
+	// High on the left, right of the target: the kept moves rise before it, the rolled ones
+	// after the kits' builds, and reach the top last.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(50), vg.Points(-10)
 	return p, nil
 }
 

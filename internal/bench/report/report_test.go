@@ -107,3 +107,31 @@ func TestASweepOfSeveralRunsAPointShowsEveryRunsRatio(t *testing.T) {
 		}
 	}
 }
+
+func TestTheRuntimeMovesHaveTwoTablesAPlotAndTheRunAsSweepATable(t *testing.T) {
+	move := func(to string, times ...float64) *result.RuntimeMove {
+		return &result.RuntimeMove{From: "a", To: to, Integrations: len(times), WaveSeconds: []float64{1, 2}, MoveTimes: times,
+			MoveSeconds: measure.Summarize(times), MinReadyPods: 1}
+	}
+	res := &result.Results{
+		Runtime:    &result.Runtime{Integrations: 1, Move: move("b", 0.2, 0.4), Roll: move("c", 15, 30)},
+		SweepRunAs: []result.SweepPoint{{Integrations: 100, Operators: 3, RunAs: "pods", Ratio: 1.6}, {Integrations: 100, Operators: 3, RunAs: "processes", Ratio: 1.5}},
+	}
+	res.Runtime.Move.Gaps = []string{"x: 2 ticks missing"}
+	res.Runtime.Move.LostTicks = 2
+	var buf bytes.Buffer
+	WriteTables(&buf, res)
+	for _, want := range []string{"Runtime, moved: 2 running JVMs moved a -> b in a canary of 2 waves", "Runtime, rolled: the same moved on a -> c",
+		"2 (x: 2 ticks missing)", "Sweep over how the operators run", "processes"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the tables lack %q:\n%s", want, buf.String())
+		}
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runtime-moves.png")); err != nil {
+		t.Errorf("no plot of the runtime's moves: %v", err)
+	}
+}
