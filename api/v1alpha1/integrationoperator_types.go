@@ -69,10 +69,9 @@ type IntegrationOperatorSpec struct {
 	// resources to a declared operator, and bind it to its namespaces; true
 	// by default.
 	Admission *bool `json:"admission,omitempty"`
-	// Canary moves the integrations, Pipes and KameletBindings of another
-	// operator to this one in waves, each gated on its integrations running
-	// here; the fleet controller runs it once this declared operator has
-	// rolled out, and reports it in status.canary. A new canary starts when
+	// Canary moves another operator's integrations, Pipes and KameletBindings to this one in waves.
+	// Each wave is gated on its integrations running here. The fleet controller runs it once this
+	// declared operator has rolled out, and reports it in status.canary. A new canary starts when
 	// this field changes.
 	Canary *CanarySpec `json:"canary,omitempty"`
 }
