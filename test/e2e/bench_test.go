@@ -164,7 +164,7 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 
 func TestAnInterruptedBenchStopsItsClusterAndOperators(t *testing.T) {
 	g := NewWithT(t)
-	cmd := exec.Command(caravanBin, "bench", "--scenarios", "rollout", "-N", "200", "--operators", "2",
+	cmd := exec.Command(env.Caravan, "bench", "--scenarios", "rollout", "-N", "200", "--operators", "2",
 		"--out", t.TempDir(), "--timeout", "10m")
 	progress, err := cmd.StderrPipe()
 	g.Expect(err).NotTo(HaveOccurred())

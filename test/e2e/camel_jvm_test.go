@@ -303,7 +303,7 @@ type backgroundCLI struct {
 // startCLI starts caravan with args; the test's end stops it.
 func startCLI(t *testing.T, args ...string) *backgroundCLI {
 	t.Helper()
-	b := &backgroundCLI{cmd: exec.Command(caravanBin, args...)}
+	b := &backgroundCLI{cmd: exec.Command(env.Caravan, args...)}
 	b.cmd.Stdout, b.cmd.Stderr = lockedWriter{&b.mu, &b.out}, lockedWriter{&b.mu, &b.err}
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)

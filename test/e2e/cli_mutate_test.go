@@ -213,7 +213,7 @@ func TestCLIRun(t *testing.T) {
 		return strings.Split(strings.TrimSpace(out), "\n")
 	}, timeout, poll).Should(And(HaveLen(2), HaveEach(MatchRegexp(`^\[timer-to-log-[a-z0-9-]+\] `+regexp.QuoteMeta(localcluster.KwokPodLog)+`$`))),
 		"two pods, each line prefixed with its pod")
-	follow := exec.Command(caravanBin, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "logs", "orders", "-f")
+	follow := exec.Command(env.Caravan, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "logs", "orders", "-f")
 	stdout, err := follow.StdoutPipe()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(follow.Start()).To(Succeed())

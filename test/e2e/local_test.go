@@ -31,7 +31,7 @@ import (
 // caravan runs the built binary and returns its stdout, stderr and error.
 func caravan(args ...string) (string, string, error) {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(caravanBin, args...)
+	cmd := exec.Command(env.Caravan, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	return stdout.String(), stderr.String(), err
@@ -115,7 +115,7 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		cacheDir, err = filepath.EvalSymlinks(cacheDir)
 		g.Expect(err).NotTo(HaveOccurred())
-		self, err := filepath.EvalSymlinks(caravanBin)
+		self, err := filepath.EvalSymlinks(env.Caravan)
 		g.Expect(err).NotTo(HaveOccurred())
 		for _, p := range started {
 			exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID))

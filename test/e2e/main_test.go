@@ -5,8 +5,6 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -16,41 +14,12 @@ import (
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
-var (
-	// caravanBin is the caravan binary built for this test run.
-	caravanBin string
-	// env is the control plane shared by the tests.
-	env *harness.Env
-)
+// env is the control plane shared by the tests; env.Caravan is the caravan binary built for them.
+var env *harness.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	// The tests' own clients log nothing; the operators' logs are the
 	// ones a failing test prints.
 	ctrl.SetLogger(logr.Discard())
-	dir, err := os.MkdirTemp("", "caravan-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	caravanBin, err = harness.BuildCaravan(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env, err = harness.Start(context.Background(), harness.Options{Full: true, Caravan: caravanBin})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
-		return 1
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
-		code = max(code, 1)
-	}
-	return code
+	os.Exit(harness.Main(m, harness.Options{Full: true, BuildCaravan: true}, &env))
 }

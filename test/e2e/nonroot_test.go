@@ -51,7 +51,7 @@ func TestALocalClusterOfAnUnprivilegedUserRunsOperatorPods(t *testing.T) {
 	}
 	g.Expect(os.Chown(cache, uid, gid)).To(Succeed())
 	bin := filepath.Join(base, "caravan")
-	g.Expect(linkOrCopy(caravanBin, bin)).To(Succeed())
+	g.Expect(linkOrCopy(env.Caravan, bin)).To(Succeed())
 	g.Expect(os.Chown(home, uid, gid)).To(Succeed())
 
 	asUser := func(args ...string) (string, string, error) {
@@ -79,13 +79,13 @@ func TestALocalClusterOfAnUnprivilegedUserRunsOperatorPods(t *testing.T) {
 
 	t.Log("an operator installed on it runs as a pod of the process node, and becomes ready")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	install := exec.Command(caravanBin, "--kubeconfig", kubeconfig, "install", "-n", "caravan", "-x", "unprivileged",
+	install := exec.Command(env.Caravan, "--kubeconfig", kubeconfig, "install", "-n", "caravan", "-x", "unprivileged",
 		"--image", env.OperatorImage(t), "--skip-admission", "--wait")
 	install.Env = append(os.Environ(), "CARAVAN_LOCAL_DIR="+dir)
 	output, err := install.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "install: %s\n%s", output, logTail(filepath.Join(dir, "logs", "process-node.log")))
 	readyPods := func() ([]string, error) {
-		kubectl := exec.Command(caravanBin, "local", "kubectl", "--dir", dir, "--", "get", "pods", "-n", "caravan", "-o", "json")
+		kubectl := exec.Command(env.Caravan, "local", "kubectl", "--dir", dir, "--", "get", "pods", "-n", "caravan", "-o", "json")
 		kubectl.Env = append(os.Environ(), "CARAVAN_CACHE_DIR="+cache)
 		out, err := kubectl.Output()
 		if err != nil {

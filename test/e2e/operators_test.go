@@ -350,7 +350,7 @@ func TestAnInvalidOperatorIDStopsTheOperatorAtStart(t *testing.T) {
 		{env: "OPERATOR_ID=tenant.a", want: `OPERATOR_ID: invalid operator id "tenant.a"`},
 		{env: "KAMEL_OPERATOR_ID=" + strings.Repeat("x", 64), want: "at most 63 characters"},
 	} {
-		cmd := exec.Command(caravanBin, append([]string{"operator", "--kubeconfig", kubeconfig, "-n", "default"}, tc.args...)...)
+		cmd := exec.Command(env.Caravan, append([]string{"operator", "--kubeconfig", kubeconfig, "-n", "default"}, tc.args...)...)
 		cmd.Env = append(os.Environ(), tc.env)
 		out, err := cmd.CombinedOutput()
 		g.Expect(err).To(HaveOccurred(), "the operator started with %v %s", tc.args, tc.env)

@@ -15,7 +15,7 @@ import (
 func TestCaravanWorksAsAKubectlPlugin(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
-	g.Expect(os.Symlink(caravanBin, filepath.Join(dir, "kubectl-caravan"))).To(Succeed())
+	g.Expect(os.Symlink(env.Caravan, filepath.Join(dir, "kubectl-caravan"))).To(Succeed())
 	cmd := exec.Command(env.Binaries.Kubectl, "caravan", "version", "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"))
 	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
@@ -25,7 +25,7 @@ func TestCaravanWorksAsAKubectlPlugin(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(help)).To(ContainSubstring("kubectl caravan [command]"))
 
-	g.Expect(os.Symlink(caravanBin, filepath.Join(dir, "kubectl_complete-caravan"))).To(Succeed())
+	g.Expect(os.Symlink(env.Caravan, filepath.Join(dir, "kubectl_complete-caravan"))).To(Succeed())
 	complete := exec.Command(env.Binaries.Kubectl, "__complete", "caravan", "vers")
 	complete.Env = cmd.Env
 	out, err = complete.CombinedOutput()

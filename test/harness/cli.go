@@ -15,16 +15,16 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 )
 
-// CLI runs the caravan binary of Options.Caravan against the test cluster as kubeconfig's user.
+// CLI runs the caravan binary Env.Caravan against the test cluster as kubeconfig's user.
 // The test cluster is "the local cluster" to it, so that an install pushes this tree's operator
 // image to the cluster's registry and its operators run as processes of the cluster's node.
 func (e *Env) CLI(t testing.TB, kubeconfig string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	if e.caravan == "" {
-		return "", "", errors.New("the harness has no caravan binary: start it with Options.Caravan")
+	if e.Caravan == "" {
+		return "", "", errors.New("the harness has no caravan binary: start it with Options.BuildCaravan")
 	}
 	var out, errOut bytes.Buffer
-	cmd := exec.Command(e.caravan, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd := exec.Command(e.Caravan, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "CARAVAN_LOCAL_DIR="+e.Cluster.Dir)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

@@ -58,6 +58,9 @@ type Options struct {
 	// on which installed operators run as pods, and the cluster gets a
 	// registry for their image.
 	Caravan string
+	// BuildCaravan builds the caravan binary of this source tree for the tests to run, as
+	// Env.Caravan, and runs the process node with it as Caravan does.
+	BuildCaravan bool
 }
 
 // Env is a running control plane shared by the tests of one binary.
@@ -69,10 +72,11 @@ type Env struct {
 	Client client.Client
 	// Binaries are the control-plane executables, including kubectl.
 	Binaries localcluster.Binaries
+	// Caravan is the caravan binary the tests run: Options.Caravan, or the one
+	// Options.BuildCaravan built.
+	Caravan string
 	// dir is the temporary directory that holds the cluster's state.
 	dir string
-	// caravan is Options.Caravan, the binary CLI runs.
-	caravan string
 	// image is the operator image of this tree, once pushed.
 	image operatorImage
 	// scraper reads the operators' metrics, once made by Scraper.
@@ -132,6 +136,12 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.BuildCaravan {
+		if opts.Caravan, err = BuildCaravan(dir); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
 	lo := localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: opts.Full, Nodes: 1,
 		Attached: true, AuditPolicy: opts.AuditPolicy, WithoutMutatingAdmissionPolicies: opts.WithoutMutatingAdmissionPolicies,
@@ -145,7 +155,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	e := &Env{Cluster: cluster, Binaries: bins, dir: dir, caravan: opts.Caravan}
+	e := &Env{Cluster: cluster, Binaries: bins, dir: dir, Caravan: opts.Caravan}
 	if err := e.connect(ctx, opts); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}

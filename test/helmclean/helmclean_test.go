@@ -30,25 +30,12 @@ import (
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
-var (
-	caravanBin string
-	env        *harness.Env
-)
+// env is the API-only control plane of the test; env.Caravan is the caravan binary built for it.
+var env *harness.Env
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	dir, err := os.MkdirTemp("", "caravan-helmclean-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if caravanBin, err = harness.BuildCaravan(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := harness.Main(m, harness.Options{}, &env)
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(harness.Main(m, harness.Options{BuildCaravan: true}, &env))
 }
 
 // TestTheDocumentedUninstallLeavesNothingBehind: two releases of the chart, the first holding
@@ -93,7 +80,7 @@ func TestTheDocumentedUninstallLeavesNothingBehind(t *testing.T) {
 	g.Expect(kept).To(ContainElement(ContainSubstring("/" + install.EditRole)))
 
 	t.Log("caravan uninstall --all removes them, and the CRDs")
-	cmd := exec.Command(caravanBin, "--kubeconfig", kubeconfig, "uninstall", "--all", "-x", "clean-a", "-n", opsA)
+	cmd := exec.Command(env.Caravan, "--kubeconfig", kubeconfig, "uninstall", "--all", "-x", "clean-a", "-n", opsA)
 	out, err := cmd.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	g.Eventually(func() []string { return leftovers(t) }, "60s", "500ms").Should(BeEmpty(), "left behind")

@@ -18,8 +18,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -32,23 +35,32 @@ import (
 
 const baseRepository = "caravan-test/base"
 
-// kstatusOf is the status of Ready in conditions, and whether kstatus's
-// Reconciling and Stalled are True.
-func kstatusOf(conditions []metav1.Condition) []any {
-	var ready metav1.ConditionStatus
+// kstatusOf is obj's status as kstatus computes it (Current, InProgress, Failed), with its
+// Ready condition's: "Current, Ready True".
+func kstatusOf(obj client.Object, conditions []metav1.Condition) string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err.Error()
+	}
+	res, err := status.Compute(&unstructured.Unstructured{Object: u})
+	if err != nil {
+		return err.Error()
+	}
+	ready := metav1.ConditionUnknown
 	if c := meta.FindStatusCondition(conditions, camelv1.ConditionReady); c != nil {
 		ready = c.Status
 	}
-	return []any{ready, meta.IsStatusConditionTrue(conditions, camelv1.ConditionReconciling),
-		meta.IsStatusConditionTrue(conditions, camelv1.ConditionStalled)}
+	return fmt.Sprintf("%s, Ready %s", res.Status, ready)
 }
 
 // kitKstatus polls kstatusOf the kit named like build b.
-func kitKstatus(b *camelv1.Build) func() []any {
-	return func() []any {
+func kitKstatus(b *camelv1.Build) func() string {
+	return func() string {
 		k := &camelv1.IntegrationKit{}
-		_ = env.Client.Get(context.Background(), client.ObjectKeyFromObject(b), k)
-		return kstatusOf(k.Status.Conditions)
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(b), k); err != nil {
+			return err.Error()
+		}
+		return kstatusOf(k, k.Status.Conditions)
 	}
 }
 
@@ -117,9 +129,8 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	}, timeout, poll).Should(Equal(camelv1.IntegrationKitPhaseReady))
 	g.Expect(k.Status.Image).To(HavePrefix(reg.Address + "/"))
 	g.Expect(k.Status.Image).To(ContainSubstring("@sha256:"))
-	for _, conditions := range [][]metav1.Condition{k.Status.Conditions, b.Status.Conditions} {
-		g.Expect(kstatusOf(conditions)).To(Equal([]any{metav1.ConditionTrue, false, false}), "kstatus Current")
-	}
+	g.Expect(kstatusOf(k, k.Status.Conditions)).To(Equal("Current, Ready True"), "the kit is Ready, neither Reconciling nor Stalled")
+	g.Expect(kstatusOf(b, b.Status.Conditions)).To(Equal("Current, Ready True"), "the build is Ready, neither Reconciling nor Stalled")
 	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.IntegrationKitTypeLabel, camelv1.IntegrationKitTypePlatform))
 	g.Expect(k.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
 
@@ -237,8 +248,8 @@ func TestWrongCredentialsEndInAnErrorThatSaysSo(t *testing.T) {
 	g.Eventually(last(buildOf(t, ns, it), &b), 2*timeout, poll).Should(And(
 		HaveField("Status.Phase", camelv1.BuildPhaseError),
 		HaveField("Status.Failure.Recovery.Attempt", int32(5))))
-	g.Expect(kstatusOf(b.Status.Conditions)).To(Equal([]any{metav1.ConditionFalse, false, true}), "a build in Error is Stalled")
-	g.Eventually(kitKstatus(b), timeout, poll).Should(Equal([]any{metav1.ConditionFalse, false, true}), "the kit of a build in Error is Stalled")
+	g.Expect(kstatusOf(b, b.Status.Conditions)).To(Equal("Failed, Ready False"), "a build in Error is Stalled")
+	g.Eventually(kitKstatus(b), timeout, poll).Should(Equal("Failed, Ready False"), "the kit of a build in Error is Stalled")
 	g.Eventually(func() (string, error) {
 		cur := &camelv1.Integration{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur); err != nil {
@@ -319,8 +330,8 @@ func TestDeletingAKitCancelsItsBuild(t *testing.T) {
 	var b *camelv1.Build
 	g.Eventually(last(buildOf(t, ns, it), &b), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseRunning))
 	g.Eventually(open.Load, timeout, poll).Should(BeNumerically(">", 0))
-	g.Expect(kstatusOf(b.Status.Conditions)).To(Equal([]any{metav1.ConditionFalse, true, false}), "a running build is Reconciling")
-	g.Eventually(kitKstatus(b), timeout, poll).Should(Equal([]any{metav1.ConditionFalse, true, false}), "the kit of a running build is Reconciling")
+	g.Expect(kstatusOf(b, b.Status.Conditions)).To(Equal("InProgress, Ready False"), "a running build is Reconciling")
+	g.Eventually(kitKstatus(b), timeout, poll).Should(Equal("InProgress, Ready False"), "the kit of a running build is Reconciling")
 
 	g.Expect(env.Client.Delete(ctx, &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Name}})).To(Succeed())
 	g.Eventually(open.Load, timeout, poll).Should(BeZero(), "the build kept its connections after its kit was deleted")

@@ -5,8 +5,6 @@
 package tenancy
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -17,8 +15,8 @@ import (
 )
 
 var (
-	caravanBin string
-	env        *harness.Env
+	// env is the control plane shared by the tests; env.Caravan is the caravan binary built for them.
+	env *harness.Env
 	// withoutMutatingPolicies: the API server serves no MutatingAdmissionPolicy, as Kubernetes
 	// 1.30 to 1.35 do, when WithoutMutatingPoliciesEnv is 1. hack/test.sh runs the tests
 	// that hold on both paths so a second time.
@@ -53,34 +51,10 @@ rules:
 `)
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	// The tests' own clients log nothing worth reading.
 	ctrl.SetLogger(logr.Discard())
-	dir, err := os.MkdirTemp("", "caravan-tenancy-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if caravanBin, err = harness.BuildCaravan(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env, err = harness.Start(context.Background(), harness.Options{Full: true, AuditPolicy: auditPolicy, Caravan: caravanBin,
-		WithoutMutatingAdmissionPolicies: withoutMutatingPolicies})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the test control plane:", err)
-		return 1
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
-		code = max(code, 1)
-	}
-	return code
+	os.Exit(harness.Main(m, harness.Options{Full: true, AuditPolicy: auditPolicy, BuildCaravan: true,
+		WithoutMutatingAdmissionPolicies: withoutMutatingPolicies}, &env))
 }
 
 // cli runs the built binary against the test cluster as kubeconfig's user (see harness.Env.CLI).
