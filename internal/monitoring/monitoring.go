@@ -34,28 +34,80 @@ const (
 	ScraperTokenSuffix = "-token"
 )
 
+// Job is the job label of the operators' series: the PodMonitor takes it from their pods'
+// app.kubernetes.io/name label, whatever namespace the PodMonitor is in.
+const Job = "caravan-operator"
+
+// InstanceLabel is the target label that holds an operator's id on each of its series, `up`
+// included. The PodMonitor copies it from the pods' app.kubernetes.io/instance label.
+const InstanceLabel = "app_kubernetes_io_instance"
+
+// ProjectHome is where the project's source and documentation live: the chart's home.
+const ProjectHome = "https://github.com/caravan-dev/caravan"
+
+// RunbookURL is the address of alert's runbook, docs/runbooks/<alert>.md on the main branch.
+func RunbookURL(alert string) string {
+	return ProjectHome + "/blob/main/docs/runbooks/" + alert + ".md"
+}
+
 // An Alert is one alerting rule.
 type Alert struct {
 	Name     string
 	Expr     string
 	For      string
 	Severity string
-	Summary  string
+	// Summary is one line; Description says what fired and where, with the labels.
+	Summary     string
+	Description string
 }
 
-// Alerts are the alerts docs/operations.md recommends, each on metrics every operator
-// serves.
+// upByOperator is 1 for each operator with a replica that answers its scrapes, 0 for one
+// with none. `up` carries the id as InstanceLabel only, which the alerts rename operator_id.
+const upByOperator = `max by (operator_id) (label_replace(up{job="caravan-operator"}, "operator_id", "$1", "app_kubernetes_io_instance", "(.+)"))`
+
+// leaderByOperator is 1 for each operator a replica of which leads. Only a replica that won
+// or lost the lease reports controller-runtime's leader_election_master_status; a standby
+// reports nothing.
+const leaderByOperator = `max by (operator_id) (label_replace(leader_election_master_status{job="caravan-operator"}, "operator_id", "$1", "app_kubernetes_io_instance", "(.+)"))`
+
+// Alerts are the alerts docs/operations.md recommends, each on metrics the operators serve
+// and `up`, which Prometheus records for every target the PodMonitor scrapes.
 var Alerts = []Alert{
-	{Name: "CaravanOrphanedResources", Expr: `sum by (kind, reason) (caravan_orphaned_resources) > 0`, For: "10m",
-		Severity: "warning", Summary: "{{ $value }} {{ $labels.kind }} resources are assigned to an operator that cannot run them ({{ $labels.reason }})"},
-	{Name: "CaravanMoveNotReleased", Expr: `max by (operator_id) (caravan_integrations_awaiting_release) > 0`, For: "5m",
-		Severity: "warning", Summary: "operator {{ $labels.operator_id }} waits for a live previous owner to release {{ $value }} integrations"},
+	{Name: "CaravanOperatorDown", Expr: upByOperator + ` == 0`, For: "5m", Severity: "critical",
+		Summary: "Caravan operator {{ $labels.operator_id }} is down",
+		Description: "No replica of operator {{ $labels.operator_id }} has answered a metrics scrape for 5 minutes " +
+			"(up == 0 on each of its targets of job caravan-operator): nothing reconciles its integrations."},
+	{Name: "CaravanOperatorsAbsent", Expr: `absent(up{job="caravan-operator"})`, For: "15m", Severity: "warning",
+		Summary: "Prometheus scrapes no Caravan operator",
+		Description: "Prometheus has had no target of job caravan-operator for 15 minutes: no operator pod runs, " +
+			"or the PodMonitor caravan-operators does not select them."},
+	{Name: "CaravanOperatorNoLeader", Expr: upByOperator + " == 1 unless on (operator_id) " + leaderByOperator + " == 1",
+		For: "5m", Severity: "critical",
+		Summary: "Caravan operator {{ $labels.operator_id }} has no leader",
+		Description: "Operator {{ $labels.operator_id }} has replicas that answer scrapes, but none has held its lease " +
+			"{{ $labels.operator_id }}-lock for 5 minutes: nothing reconciles its integrations or renews its registration."},
+	{Name: "CaravanOrphanedResources", Expr: `sum by (kind, reason) (caravan_orphaned_resources) > 0`, For: "10m", Severity: "warning",
+		Summary: "{{ $value }} {{ $labels.kind }} resources are assigned to an operator that cannot run them",
+		Description: "The default operator has counted {{ $value }} {{ $labels.kind }} resources for 10 minutes " +
+			"whose operator cannot run them, for reason {{ $labels.reason }} (NotRegistered, HeartbeatStale or NotServingNamespace)."},
+	{Name: "CaravanMoveNotReleased", Expr: `max by (operator_id) (caravan_integrations_awaiting_release) > 0`, For: "5m", Severity: "warning",
+		Summary: "Operator {{ $labels.operator_id }} waits for integrations to be released",
+		Description: "Operator {{ $labels.operator_id }} has waited 5 minutes for a live previous owner to release " +
+			"{{ $value }} integrations assigned to it: the move does not complete."},
 	{Name: "CaravanOperatorTakeover", Expr: `sum by (operator_id) (increase(caravan_integration_adoptions_total{after="expiry"}[15m])) > 0`,
-		Severity: "warning", Summary: "operator {{ $labels.operator_id }} took integrations over from an operator that vanished without releasing them"},
+		Severity: "warning",
+		Summary:  "Operator {{ $labels.operator_id }} took integrations over from a vanished operator",
+		Description: "Operator {{ $labels.operator_id }} adopted {{ $value }} integrations in 15 minutes whose previous owner's " +
+			"registration expired without a release: that operator vanished."},
 	{Name: "CaravanReconcileErrors", Expr: `sum by (operator_id, kind, tag) (rate(camel_k_reconciliation_duration_seconds_count{result="Errored"}[10m])) > 0.1`,
-		For: "15m", Severity: "warning", Summary: "operator {{ $labels.operator_id }} fails reconciles of {{ $labels.kind }} ({{ $labels.tag }})"},
+		For: "15m", Severity: "warning",
+		Summary: "Operator {{ $labels.operator_id }} fails reconciles of {{ $labels.kind }}",
+		Description: "Operator {{ $labels.operator_id }} has ended {{ $value | humanize }} reconciles of {{ $labels.kind }} a second " +
+			"in error for 15 minutes, tagged {{ $labels.tag }} (PlatformError: a retry may clear it; UserError: bad input)."},
 	{Name: "CaravanBuildsFailing", Expr: `sum by (operator_id) (increase(camel_k_build_duration_seconds_count{result="Error"}[30m])) > 3`,
-		Severity: "warning", Summary: "operator {{ $labels.operator_id }} had {{ $value }} failed build attempts in 30 minutes"},
+		Severity:    "warning",
+		Summary:     "Operator {{ $labels.operator_id }} has failing builds",
+		Description: "Operator {{ $labels.operator_id }} had {{ $value }} build attempts end in Error in 30 minutes."},
 }
 
 // Objects are the PodMonitor, the identity it scrapes as and the PrometheusRule, in
@@ -73,7 +125,9 @@ func Objects(namespace string) ([]client.Object, error) {
 		"metadata": map[string]any{"name": PodMonitorName, "namespace": namespace, "labels": toAny(labels)},
 		"spec": map[string]any{
 			"namespaceSelector": map[string]any{"any": true},
-			"selector":          map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "caravan-operator"}},
+			"selector":          map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": Job}},
+			"jobLabel":          "app.kubernetes.io/name",
+			"podTargetLabels":   []any{"app.kubernetes.io/instance"},
 			"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "path": "/metrics", "scheme": "https",
 				"tlsConfig": map[string]any{"insecureSkipVerify": true},
 				"authorization": map[string]any{"type": "Bearer",
@@ -93,7 +147,7 @@ func Objects(namespace string) ([]client.Object, error) {
 	rules := make([]any, len(Alerts))
 	for i, a := range Alerts {
 		r := map[string]any{"alert": a.Name, "expr": a.Expr, "labels": map[string]any{"severity": a.Severity},
-			"annotations": map[string]any{"summary": a.Summary}}
+			"annotations": map[string]any{"summary": a.Summary, "description": a.Description, "runbook_url": RunbookURL(a.Name)}}
 		if a.For != "" {
 			r["for"] = a.For
 		}

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/caravan-dev/caravan/internal/install"
-	"github.com/caravan-dev/caravan/internal/metrics"
 )
 
 var metricName = regexp.MustCompile(`\b((?:camel_k|caravan)_[a-z_]+?)(?:_bucket|_count|_sum)?\b`)
@@ -21,10 +22,7 @@ var metricName = regexp.MustCompile(`\b((?:camel_k|caravan)_[a-z_]+?)(?:_bucket|
 // TestTheAlertsAndTheDashboardQueryMetricsTheOperatorsServe fails when a rule or a panel
 // names a metric no operator serves, or filters on a label it does not carry.
 func TestTheAlertsAndTheDashboardQueryMetricsTheOperatorsServe(t *testing.T) {
-	served, err := metrics.Names()
-	if err != nil {
-		t.Fatal(err)
-	}
+	served := servedLabels(t)
 	exprs := map[string]string{}
 	for _, a := range Alerts {
 		exprs["alert "+a.Name] = a.Expr
@@ -36,13 +34,33 @@ func TestTheAlertsAndTheDashboardQueryMetricsTheOperatorsServe(t *testing.T) {
 		}
 	}
 	for what, expr := range exprs {
-		found := metricName.FindAllStringSubmatch(expr, -1)
-		if len(found) == 0 {
-			t.Errorf("%s queries no Caravan metric: %s", what, expr)
+		parsed, err := promQL.ParseExpr(expr)
+		if err != nil {
+			t.Errorf("%s does not parse: %v", what, err)
+			continue
 		}
-		for _, m := range found {
-			if !slices.Contains(served, m[1]) {
-				t.Errorf("%s queries %s, which no operator serves (served: %v)", what, m[1], served)
+		var selectors []*parser.VectorSelector
+		parser.Inspect(parsed, func(n parser.Node, _ []parser.Node) error {
+			if vs, ok := n.(*parser.VectorSelector); ok {
+				selectors = append(selectors, vs)
+			}
+			return nil
+		})
+		if len(selectors) == 0 {
+			t.Errorf("%s queries no metric: %s", what, expr)
+		}
+		for _, vs := range selectors {
+			name := servedName(vs.Name, served)
+			carried, ok := served[name]
+			if !ok {
+				t.Errorf("%s queries %s, which no operator serves", what, vs.Name)
+				continue
+			}
+			for _, m := range vs.LabelMatchers {
+				if m.Name != labels.MetricName && !slices.Contains(carried, m.Name) && !slices.Contains(targetLabels, m.Name) &&
+					!(m.Name == "le" && strings.HasSuffix(vs.Name, "_bucket")) {
+					t.Errorf("%s filters %s on label %s, which it does not carry", what, vs.Name, m.Name)
+				}
 			}
 		}
 	}
