@@ -490,3 +490,30 @@ func renderedDeployment(t *testing.T, objs []string) *appsv1.Deployment {
 	t.Fatal("no Deployment rendered")
 	return nil
 }
+
+// TestTheChartsServiceAccountTakesAnnotationsOrIsMadeBeforehand: the operator's ServiceAccount
+// carries the annotations a workload identity needs, or is left to whoever made it; either way
+// the pod runs as <id>-operator, the name the admission policies read.
+func TestTheChartsServiceAccountTakesAnnotationsOrIsMadeBeforehand(t *testing.T) {
+	g := NewWithT(t)
+	serviceAccounts := func(objs []string) []corev1.ServiceAccount {
+		var out []corev1.ServiceAccount
+		for _, o := range objs {
+			for _, doc := range strings.Split(o, "\n---") {
+				sa := corev1.ServiceAccount{}
+				if err := yaml.Unmarshal([]byte(doc), &sa); err == nil && sa.Kind == "ServiceAccount" && sa.Name == "tenant-a-operator" {
+					out = append(out, sa)
+				}
+			}
+		}
+		return out
+	}
+	objs, _ := render(t, map[string]any{"operatorId": "tenant-a",
+		"serviceAccount": map[string]any{"annotations": map[string]any{"iam.example.com/role": "kit-pusher"}}}, "ops")
+	g.Expect(serviceAccounts(objs)).To(ConsistOf(HaveField("Annotations", HaveKeyWithValue("iam.example.com/role", "kit-pusher"))))
+	g.Expect(renderedDeployment(t, objs).Spec.Template.Spec.ServiceAccountName).To(Equal("tenant-a-operator"))
+
+	objs, _ = render(t, map[string]any{"operatorId": "tenant-a", "serviceAccount": map[string]any{"create": false}}, "ops")
+	g.Expect(serviceAccounts(objs)).To(BeEmpty(), "the chart made a ServiceAccount it was told exists")
+	g.Expect(renderedDeployment(t, objs).Spec.Template.Spec.ServiceAccountName).To(Equal("tenant-a-operator"))
+}

@@ -64,6 +64,13 @@ var chartValues = []value{
 		Doc: "Environment variables added to the operator container, as a container's env lists them (HTTPS_PROXY, ...)."},
 	{Name: "extraArgs", Default: "[]", Schema: strList,
 		Doc: "Arguments added to the operator's command line, after the chart's (see caravan operator --help)."},
+	{Name: "serviceAccount", Doc: "The operator's ServiceAccount, whose name is its identity: <operatorId>-operator, which the admission policies read, so it cannot be renamed.",
+		Fields: []value{
+			{Name: "create", Default: "true", Schema: boolean,
+				Doc: "Create the ServiceAccount; false uses one made beforehand, with the same name, in the release namespace."},
+			{Name: "annotations", Default: "{}", Schema: map[string]any{"type": "object", "additionalProperties": str},
+				Doc: "Annotations of the ServiceAccount the chart creates: a cloud's workload identity for the kit registry."},
+		}},
 	{Name: "registry", Doc: "The registry kits are pushed to: the IntegrationPlatform's spec.build.registry, set when the chart creates the platform.",
 		Fields: []value{
 			{Name: "address", Default: `""`, Schema: str, Doc: "The registry's host[:port]."},
