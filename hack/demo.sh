@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Shows Caravan's main job on the local cluster: two operators, each
 # reconciling only its own integrations; a kit built by Maven whose Camel
-# routes run in JVMs; and integrations moving from one operator to the
-# other without restarting their JVMs. The first run builds the cluster
+# routes run in JVMs; and integrations, the kit-built one included, moving
+# from one operator to the other without restarting their JVMs. The first run builds the cluster
 # binaries (about 15 minutes); later runs take a couple of minutes.
 # Stop everything with `bin/caravan local down`.
 set -euo pipefail
@@ -74,6 +74,16 @@ k get events -n demo --field-selector reason=Adopted -o custom-columns=REASON:.r
 sleep 4
 echo "The same JVMs keep logging after the move:"
 bin/caravan logs -n demo hello --tail 2
+
+step "Moving the greeter, built from source, to operator-b: it would build the same kit, so its kit wraps the image the pod runs"
+greeter_pod=$(k get pods -n demo -l camel.apache.org/integration=greeter -o jsonpath='{.items[*].metadata.name}')
+k annotate integration greeter -n demo camel.apache.org/operator.id=operator-b --overwrite
+k wait -n demo --for=jsonpath='{.status.ownership.owner}'=operator-b integration/greeter --timeout=120s
+k wait -n demo --for=jsonpath='{.status.phase}'=Running integration/greeter --timeout=120s
+bin/caravan get kits -n demo -o wide
+echo "The greeter's pod before the move: $greeter_pod; after: $(k get pods -n demo -l camel.apache.org/integration=greeter -o jsonpath='{.items[*].metadata.name}')"
+[ "$(k get pods -n demo -l camel.apache.org/integration=greeter -o jsonpath='{.items[*].metadata.name}')" = "$greeter_pod" ] ||
+  { echo "the move replaced the greeter's pod" >&2; exit 1; }
 
 step "A canary: four integrations of team a move from operator-a to operator-b in waves of 1, then the rest, each wave once its JVMs are ready"
 for i in 1 2 3 4; do
