@@ -75,40 +75,26 @@ func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) erro
 		}
 	}
 	for _, l := range o.SweepCPULimits {
-		e.stopSets()
 		limit := resource.MustParse(l)
-		ops, err := e.operatorSetWith(ctx, "sweep-cpu-"+strings.ReplaceAll(l, ".", "-"), o.Operators, func(c *install.Config) {
+		p, err := e.sweepPointOn(ctx, o, "sweep-cpu-"+strings.ReplaceAll(l, ".", "-"), "the operators' CPU limit "+l, func(c *install.Config) {
 			r := benchResources()
 			r.Limits[corev1.ResourceCPU] = limit
 			c.Resources = r
 		})
 		if err != nil {
-			return fmt.Errorf("CPU limit %s: %w", l, err)
+			return err
 		}
-		fmt.Fprintf(e.progress, "sweep: N=%d, M=%d, the operators' CPU limit %s\n", o.Integrations, len(ops), l)
-		r, err := runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
-		if err != nil {
-			return fmt.Errorf("CPU limit %s: %w", l, err)
-		}
-		p := sweepPoint(r)
 		p.CPULimit = l
 		res.SweepCPULimits = append(res.SweepCPULimits, p)
 	}
 	if o.SweepHostProcesses {
 		for _, as := range runAs {
-			e.stopSets()
 			e.hostProcesses = as == runAsProcesses
-			ops, err := e.operatorSet(ctx, "sweep-"+as, o.Operators)
+			p, err := e.sweepPointOn(ctx, o, "sweep-"+as, "the operators as "+as, nil)
 			e.hostProcesses = false
 			if err != nil {
-				return fmt.Errorf("operators as %s: %w", as, err)
+				return err
 			}
-			fmt.Fprintf(e.progress, "sweep: N=%d, M=%d, the operators as %s\n", o.Integrations, len(ops), as)
-			r, err := runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
-			if err != nil {
-				return fmt.Errorf("operators as %s: %w", as, err)
-			}
-			p := sweepPoint(r)
 			p.RunAs = as
 			res.SweepRunAs = append(res.SweepRunAs, p)
 		}
@@ -127,6 +113,22 @@ func runSweeps(ctx context.Context, e *env, o Options, res *result.Results) erro
 		res.SweepOperators = append(res.SweepOperators, sweepPoint(r))
 	}
 	return nil
+}
+
+// sweepPointOn runs the rollout of o.Integrations over o.Operators operators of a new set, the
+// operators of the sets before stopped, configure changing what is installed; what names the point.
+func (e *env) sweepPointOn(ctx context.Context, o Options, set, what string, configure func(*install.Config)) (result.SweepPoint, error) {
+	e.stopSets()
+	ops, err := e.operatorSetWith(ctx, set, o.Operators, configure)
+	if err != nil {
+		return result.SweepPoint{}, fmt.Errorf("%s: %w", what, err)
+	}
+	fmt.Fprintf(e.progress, "sweep: N=%d, M=%d, %s\n", o.Integrations, len(ops), what)
+	r, err := runRollouts(ctx, e, ops, o.Integrations, o.RolloutRuns)
+	if err != nil {
+		return result.SweepPoint{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return sweepPoint(r), nil
 }
 
 // sweepPoint keeps of a rollout what the sweeps compare.

@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Names are the names of the metrics an operator serves besides controller-runtime's
-// and client-go's standard ones, sorted: what dashboards and alerts may rely on.
-func Names() ([]string, error) {
+// Descriptions are the descriptions of the metrics an operator serves besides
+// controller-runtime's and client-go's standard ones: their names and labels.
+func Descriptions() ([]*prometheus.Desc, error) {
 	reg := &recorder{}
 	if _, err := New(reg, "any"); err != nil {
 		return nil, err
@@ -18,17 +18,31 @@ func Names() ([]string, error) {
 	collectors := append(reg.collectors,
 		NewShareCollector(nil, nil, "any", func() bool { return false }),
 		NewClusterWatch("any", func() bool { return false }))
-	descs := make(chan *prometheus.Desc, 64)
+	ch := make(chan *prometheus.Desc, 64)
 	go func() {
 		for _, c := range collectors {
-			c.Describe(descs)
+			c.Describe(ch)
 		}
-		close(descs)
+		close(ch)
 	}()
+	var descs []*prometheus.Desc
+	for d := range ch {
+		descs = append(descs, d)
+	}
+	return descs, nil
+}
+
+// Names are the names of the metrics an operator serves besides controller-runtime's
+// and client-go's standard ones, sorted: what dashboards and alerts may rely on.
+func Names() ([]string, error) {
+	descs, err := Descriptions()
+	if err != nil {
+		return nil, err
+	}
 	fqName := regexp.MustCompile(`fqName: "([a-z_]+)"`)
 	var names []string
 	var unnamed error
-	for d := range descs {
+	for _, d := range descs {
 		m := fqName.FindStringSubmatch(d.String())
 		if m == nil {
 			unnamed = fmt.Errorf("a metric description has no name: %s", d)

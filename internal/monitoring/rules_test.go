@@ -258,22 +258,12 @@ var descLabels = regexp.MustCompile(`fqName: "([a-z_]+)".*constLabels: \{([^}]*)
 // descriptions of its collectors, and of the standard series in standardLabels.
 func servedLabels(t *testing.T) map[string][]string {
 	t.Helper()
-	reg := &recorder{}
-	if _, err := metrics.New(reg, "any"); err != nil {
+	descs, err := metrics.Descriptions()
+	if err != nil {
 		t.Fatal(err)
 	}
-	collectors := append(reg.collectors,
-		metrics.NewShareCollector(nil, nil, "any", func() bool { return false }),
-		metrics.NewClusterWatch("any", func() bool { return false }))
-	descs := make(chan *prometheus.Desc, 64)
-	go func() {
-		for _, c := range collectors {
-			c.Describe(descs)
-		}
-		close(descs)
-	}()
 	out := map[string][]string{}
-	for d := range descs {
+	for _, d := range descs {
 		m := descLabels.FindStringSubmatch(d.String())
 		if m == nil {
 			t.Fatalf("cannot read description %s", d)
@@ -353,20 +343,6 @@ func servedName(name string, served map[string][]string) string {
 	}
 	return name
 }
-
-// recorder is a Registerer that keeps what is registered with it.
-type recorder struct{ collectors []prometheus.Collector }
-
-func (r *recorder) Register(c prometheus.Collector) error {
-	r.collectors = append(r.collectors, c)
-	return nil
-}
-
-func (r *recorder) MustRegister(cs ...prometheus.Collector) {
-	r.collectors = append(r.collectors, cs...)
-}
-
-func (r *recorder) Unregister(prometheus.Collector) bool { return false }
 
 // TestEachAlertHasARunbookUnderTheProjectHome holds runbook_url to docs/runbooks and
 // ProjectHome to the chart's home.
