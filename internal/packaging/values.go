@@ -27,6 +27,9 @@ var (
 	boolean = map[string]any{"type": "boolean"}
 	strList = map[string]any{"type": "array", "items": str}
 	object  = map[string]any{"type": "object"}
+	// strMap is a map of strings (labels, annotations); objList a list of objects.
+	strMap  = map[string]any{"type": "object", "additionalProperties": str}
+	objList = map[string]any{"type": "array", "items": object}
 )
 
 // chartValues are the chart's values, in the order values.yaml lists them.
@@ -46,21 +49,21 @@ var chartValues = []value{
 	{Name: "resources", Schema: object,
 		Default: "requests:\n  cpu: 100m\n  memory: 64Mi\nlimits:\n  cpu: \"1\"\n  memory: 512Mi",
 		Doc:     "Requests and limits of the operator container. The operator runs as many Go processors as its CPU limit, rounded up, and sets its Go memory limit to 90% of its memory limit."},
-	{Name: "nodeSelector", Default: "{}", Schema: map[string]any{"type": "object", "additionalProperties": str},
+	{Name: "nodeSelector", Default: "{}", Schema: strMap,
 		Doc: "The node selector of the operator's pod."},
-	{Name: "tolerations", Default: "[]", Schema: map[string]any{"type": "array", "items": object},
+	{Name: "tolerations", Default: "[]", Schema: objList,
 		Doc: "The tolerations of the operator's pod."},
 	{Name: "imagePullSecrets", Default: "[]", Schema: strList,
 		Doc: "Names of Secrets, in the release namespace, to pull the image with."},
 	{Name: "affinity", Default: "{}", Schema: object, Doc: "The affinity of the operator's pod."},
-	{Name: "topologySpreadConstraints", Default: "[]", Schema: map[string]any{"type": "array", "items": object},
+	{Name: "topologySpreadConstraints", Default: "[]", Schema: objList,
 		Doc: "The topology spread constraints of the operator's pod, for replicas across zones."},
 	{Name: "priorityClassName", Default: `""`, Schema: str, Doc: "The priority class of the operator's pod."},
-	{Name: "podAnnotations", Default: "{}", Schema: map[string]any{"type": "object", "additionalProperties": str},
+	{Name: "podAnnotations", Default: "{}", Schema: strMap,
 		Doc: "Annotations added to the operator's pod."},
-	{Name: "podLabels", Default: "{}", Schema: map[string]any{"type": "object", "additionalProperties": str},
+	{Name: "podLabels", Default: "{}", Schema: strMap,
 		Doc: "Labels added to the operator's pod; the chart's own labels win over them."},
-	{Name: "extraEnv", Default: "[]", Schema: map[string]any{"type": "array", "items": object},
+	{Name: "extraEnv", Default: "[]", Schema: objList,
 		Doc: "Environment variables added to the operator container, as a container's env lists them (HTTPS_PROXY, ...)."},
 	{Name: "extraArgs", Default: "[]", Schema: strList,
 		Doc: "Arguments added to the operator's command line, after the chart's (see caravan operator --help)."},
@@ -68,7 +71,7 @@ var chartValues = []value{
 		Fields: []value{
 			{Name: "create", Default: "true", Schema: boolean,
 				Doc: "Create the ServiceAccount; false uses one made beforehand, with the same name, in the release namespace."},
-			{Name: "annotations", Default: "{}", Schema: map[string]any{"type": "object", "additionalProperties": str},
+			{Name: "annotations", Default: "{}", Schema: strMap,
 				Doc: "Annotations of the ServiceAccount the chart creates: a cloud's workload identity for the kit registry."},
 		}},
 	{Name: "registry", Doc: "The registry kits are pushed to: the IntegrationPlatform's spec.build.registry, set when the chart creates the platform.",
