@@ -175,9 +175,3 @@ func (s Spec) AdoptedName(image string) string {
 	sum := sha256.Sum256([]byte(image))
 	return s.Name() + "-" + hex.EncodeToString(sum[:])[:8]
 }
-
-// Content returns s without its operator: two operators' kits of equal Content hold the same jars.
-func (s Spec) Content() Spec {
-	s.OperatorID = ""
-	return s
-}

@@ -112,8 +112,6 @@ func TestAnAdoptedKitIsNamedByItsSpecAndTheImageItWraps(t *testing.T) {
 	g.Expect(validation.IsDNS1123Label(a)).To(BeEmpty())
 	g.Expect(a).To(Equal(s.AdoptedName("registry/kit-a@sha256:0123")), "the name is stable")
 	g.Expect(a).NotTo(Equal(s.AdoptedName("registry/kit-c@sha256:4567")), "two images share a name")
-	g.Expect(s.Content().OperatorID).To(BeEmpty())
-	g.Expect(Spec{OperatorID: "a", BaseImage: "b"}.Content().Hash()).To(Equal(Spec{OperatorID: "c", BaseImage: "b"}.Content().Hash()))
 }
 
 func TestRepositoriesKeepTheirOrder(t *testing.T) {

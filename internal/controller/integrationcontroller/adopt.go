@@ -49,7 +49,7 @@ func (r *Reconciler) runningKit(ctx context.Context, s *scope, spec kit.Spec) (*
 	if prev == "" || prev == r.OperatorID {
 		return nil, nil
 	}
-	theirs := spec.Content()
+	theirs := spec
 	theirs.OperatorID = prev
 	k := &camelv1.IntegrationKit{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.it.Namespace, Name: theirs.Name()}, k)

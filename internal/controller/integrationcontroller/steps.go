@@ -156,11 +156,12 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
-	if k, err := r.adoptedKit(ctx, s, spec); err != nil || k != nil {
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		return r.useKit(ctx, s, client.ObjectKeyFromObject(k), nil)
+	adopted, err := r.adoptedKit(ctx, s, spec)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if adopted != nil {
+		return r.useKit(ctx, s, client.ObjectKeyFromObject(adopted), nil)
 	}
 	return r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
 }
@@ -208,8 +209,9 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name))
-		if running != nil {
+		if running == nil {
+			s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name))
+		} else {
 			key.Name = spec.AdoptedName(running.Status.Image)
 			s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf(
 				"making the kit %s of the image the pods run, which kit %s of operator %s holds for the same dependencies",
