@@ -137,7 +137,7 @@ func runBuildBurst(ctx context.Context, e *env, op, next *Operator, res *result.
 	res.Seconds = measure.Round3(ready.Last().Sub(start).Seconds())
 	res.Curve = measure.Curve(start, values(ready.Times()))
 	var durations []float64
-	if res.Builds, durations, err = e.buildsOf(ctx, op.ID); err != nil {
+	if res.Builds, durations, err = e.buildsOf(ctx, buildNamespace, op.ID); err != nil {
 		return err
 	}
 	res.BuildSeconds = measure.Summarize(durations)
@@ -145,7 +145,7 @@ func runBuildBurst(ctx context.Context, e *env, op, next *Operator, res *result.
 	if res.Move, err = moveAll(ctx, e, w, buildNamespace, op, next, objs, 1); err != nil {
 		return err
 	}
-	if res.MoveBuilds, _, err = e.buildsOf(ctx, next.ID); err != nil {
+	if res.MoveBuilds, _, err = e.buildsOf(ctx, buildNamespace, next.ID); err != nil {
 		return err
 	}
 	if res.MoveKitsAdopted, err = adoptedKits(ctx, e.client, buildNamespace, next.ID); err != nil {
@@ -184,11 +184,11 @@ func (e *env) stopOnBuildError(ctx context.Context, namespace string) (context.C
 	return ctx, func() { cancel(nil) }
 }
 
-// buildsOf counts the Builds of operator id in buildNamespace, with the
+// buildsOf counts the Builds of operator id in namespace, with the
 // durations of those that ended.
-func (e *env) buildsOf(ctx context.Context, id string) (int, []float64, error) {
+func (e *env) buildsOf(ctx context.Context, namespace, id string) (int, []float64, error) {
 	builds := &camelv1.BuildList{}
-	if err := e.client.List(ctx, builds, client.InNamespace(buildNamespace),
+	if err := e.client.List(ctx, builds, client.InNamespace(namespace),
 		client.MatchingLabels{camelv1.OperatorIDLabel: id}); err != nil {
 		return 0, nil, err
 	}

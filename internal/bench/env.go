@@ -70,8 +70,10 @@ type env struct {
 	profileOperators bool
 	// scraper reads the operators' metrics and profiles.
 	scraper *operatorpod.Scraper
-	// hostProcesses runs the operators started next as processes of this machine, not pods.
+	// hostProcesses runs the operators started next as processes of this machine, not pods;
+	// hostOperators counts those started, to give each its address.
 	hostProcesses bool
+	hostOperators int
 }
 
 // startEnv starts a full local cluster in a new temporary directory,

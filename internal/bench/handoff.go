@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -99,9 +98,8 @@ func moveAll(ctx context.Context, e *env, w *measure.Watcher, namespace string, 
 	fmt.Fprintf(e.progress, "moving %d integrations from %s to %s in one burst\n", n, from.ID, to.ID)
 	start := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, to.ID)
 		patchedAt[i] = time.Now()
-		return e.client.Patch(ctx, objs[i], client.RawPatch(types.MergePatchType, []byte(patch)))
+		return assign(ctx, e.client, objs[i], to.ID)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("moving the integrations: %w", err)

@@ -25,9 +25,6 @@ import (
 // own, so that all serve on the ports of the operator pods; the process node's pods use others.
 func hostAddress(i int) string { return fmt.Sprintf("127.253.%d.%d", i/250, i%250+1) }
 
-// hostOperators counts the operators started as host processes, to give each its address.
-var hostOperators int
-
 // startHostOperator installs operator id with no pod and runs it as a process of this machine.
 // The process has the identity of the operator's ServiceAccount, the arguments of its pod,
 // and neither its limits nor its user namespace: the operator as it ran before it became a pod.
@@ -65,8 +62,8 @@ func (e *env) startHostOperator(ctx context.Context, id string, configure func(*
 	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
 		return nil, err
 	}
-	address := hostAddress(hostOperators)
-	hostOperators++
+	address := hostAddress(e.hostOperators)
+	e.hostOperators++
 	logFile, err := os.Create(filepath.Join(dir, "operator.log"))
 	if err != nil {
 		return nil, err
@@ -82,8 +79,9 @@ func (e *env) startHostOperator(ctx context.Context, id string, configure func(*
 		logFile.Close()
 		return nil, fmt.Errorf("starting operator %s as a process: %w", id, err)
 	}
+	done := make(chan struct{})
 	op.mu.Lock()
-	op.process, op.processLog = cmd, logFile.Name()
+	op.process, op.processLog, op.processDone = cmd, logFile.Name(), done
 	op.MetricsURL = operatorpod.MetricsURL(address)
 	op.ReadyzURL = operatorpod.ProbeURL(address, "/readyz")
 	op.PprofURL = operatorpod.PprofURL(address)
@@ -91,6 +89,7 @@ func (e *env) startHostOperator(ctx context.Context, id string, configure func(*
 	go func() {
 		_ = cmd.Wait()
 		logFile.Close()
+		close(done)
 	}()
 	return op, nil
 }
@@ -98,14 +97,12 @@ func (e *env) startHostOperator(ctx context.Context, id string, configure func(*
 // stopProcess ends the operator's process, and waits for it, a grace period at most.
 func (o *Operator) stopProcess() {
 	_ = o.process.Process.Signal(syscall.SIGTERM)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if o.process.Process.Signal(syscall.Signal(0)) != nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	select {
+	case <-o.processDone:
+	case <-time.After(10 * time.Second):
+		_ = o.process.Process.Kill()
+		<-o.processDone
 	}
-	_ = o.process.Process.Kill()
 }
 
 // processLogTail is the end of the log of the operator's process: its last n lines.

@@ -46,9 +46,11 @@ type Operator struct {
 
 	env *env
 	// process runs the operator when it runs on this machine rather than in a pod (see
-	// startHostOperator); processLog is the file of its output.
-	process    *exec.Cmd
-	processLog string
+	// startHostOperator); processLog is the file of its output; processDone closes once it
+	// has ended.
+	process     *exec.Cmd
+	processLog  string
+	processDone chan struct{}
 
 	mu    sync.Mutex
 	peaks measure.Peaks

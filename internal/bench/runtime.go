@@ -142,7 +142,7 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 	if err != nil {
 		return nil, err
 	}
-	if _, err := useOtherBaseImage(ctx, e, next[1]); err != nil {
+	if err := useOtherBaseImage(ctx, e, next[1]); err != nil {
 		return nil, err
 	}
 	err = parallel(ctx, len(names)-min(len(names), n+2), func(ctx context.Context, i int) error {

@@ -74,11 +74,10 @@ func moveRuntime(ctx context.Context, e *env, cs kubernetes.Interface, from, to 
 		fmt.Fprintf(e.progress, "runtime:   wave %d/%d: %d integrations to %s\n", i+1, len(runtimeWaves), len(wave), to.ID)
 		waveStart := time.Now()
 		for _, name := range wave {
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, to.ID)
 			patchedAt[name] = time.Now()
 			it := &camelv1.Integration{}
 			it.Namespace, it.Name = runtimeNamespace, name
-			if err := e.client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			if err := assign(ctx, e.client, it, to.ID); err != nil {
 				return nil, fmt.Errorf("moving integration %s: %w", name, err)
 			}
 		}
@@ -102,11 +101,9 @@ func moveRuntime(ctx context.Context, e *env, cs kubernetes.Interface, from, to 
 	if res.KitsAdopted, err = adoptedKits(ctx, e.client, runtimeNamespace, to.ID); err != nil {
 		return nil, err
 	}
-	builds := &camelv1.BuildList{}
-	if err := e.client.List(ctx, builds, client.InNamespace(runtimeNamespace), client.MatchingLabels{camelv1.OperatorIDLabel: to.ID}); err != nil {
+	if res.Builds, _, err = e.buildsOf(ctx, runtimeNamespace, to.ID); err != nil {
 		return nil, err
 	}
-	res.Builds = len(builds.Items)
 
 	after, err := runtimePods(ctx, e.client)
 	if err != nil {
@@ -209,15 +206,15 @@ func tickGaps(log string) (lost, last int, lastAt time.Time) {
 
 // useOtherBaseImage points operator op's platform at the default base image by its digest: the
 // same Java, under another reference, so that op builds kits of its own for every set.
-func useOtherBaseImage(ctx context.Context, e *env, op *Operator) (string, error) {
+func useOtherBaseImage(ctx context.Context, e *env, op *Operator) error {
 	reg := image.Registry{Address: e.cluster.RegistryAddress, Insecure: true}
 	img, err := image.Pull(ctx, reg, platform.DefaultBaseImage)
 	if err != nil {
-		return "", err
+		return err
 	}
 	d, err := img.Digest()
 	if err != nil {
-		return "", err
+		return err
 	}
 	repo, _, _ := strings.Cut(platform.DefaultBaseImage, ":")
 	ref := repo + "@" + d.String()
@@ -226,15 +223,15 @@ func useOtherBaseImage(ctx context.Context, e *env, op *Operator) (string, error
 	patch := fmt.Sprintf(`{"spec":{"build":{"baseImage":%q}}}`, ref)
 	itp.Namespace, itp.Name = key.Namespace, key.Name
 	if err := e.client.Patch(ctx, itp, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		return "", fmt.Errorf("setting the base image of platform %s: %w", op.ID, err)
+		return fmt.Errorf("setting the base image of platform %s: %w", op.ID, err)
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if err := e.client.Get(ctx, key, itp); err == nil && itp.Status.Build.BaseImage == ref {
-			return ref, nil
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("platform %s did not take the base image %s within a minute", op.ID, ref)
+			return fmt.Errorf("platform %s did not take the base image %s within a minute", op.ID, ref)
 		}
 		sleep(ctx, 250*time.Millisecond)
 	}

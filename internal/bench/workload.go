@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -53,6 +54,13 @@ func floorObjects(it *camelv1.Integration) (client.Object, client.Object, error)
 	}
 	cm.SetOwnerReferences(nil)
 	return cm, dep, nil
+}
+
+// assign moves obj to operator id: a merge patch of its operator-id annotation, and of nothing
+// else, without a read before it.
+func assign(ctx context.Context, c client.Client, obj client.Object, id string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, id)
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
 // createAll creates objs with a pool of workers and returns the first
