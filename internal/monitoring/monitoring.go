@@ -42,7 +42,7 @@ const Job = "caravan-operator"
 // included. The PodMonitor copies it from the pods' app.kubernetes.io/instance label.
 const InstanceLabel = "app_kubernetes_io_instance"
 
-// ProjectHome is where the project's source and documentation live: the chart's home.
+// ProjectHome is where the project's source and documentation live: the chart's home and the OLM bundle's links.
 const ProjectHome = "https://github.com/caravan-dev/caravan"
 
 // RunbookURL is the address of alert's runbook, docs/runbooks/<alert>.md on the main branch.
@@ -61,14 +61,20 @@ type Alert struct {
 	Description string
 }
 
+// byOperator is the highest value of metric of job Job per operator. metric carries the id as
+// InstanceLabel only, which the alerts rename operator_id.
+func byOperator(metric string) string {
+	return fmt.Sprintf(`max by (operator_id) (label_replace(%s{job=%q}, "operator_id", "$1", %q, "(.+)"))`, metric, Job, InstanceLabel)
+}
+
 // upByOperator is 1 for each operator with a replica that answers its scrapes, 0 for one
-// with none. `up` carries the id as InstanceLabel only, which the alerts rename operator_id.
-const upByOperator = `max by (operator_id) (label_replace(up{job="caravan-operator"}, "operator_id", "$1", "app_kubernetes_io_instance", "(.+)"))`
+// with none.
+var upByOperator = byOperator("up")
 
 // leaderByOperator is 1 for each operator a replica of which leads. Only a replica that won
 // or lost the lease reports controller-runtime's leader_election_master_status; a standby
 // reports nothing.
-const leaderByOperator = `max by (operator_id) (label_replace(leader_election_master_status{job="caravan-operator"}, "operator_id", "$1", "app_kubernetes_io_instance", "(.+)"))`
+var leaderByOperator = byOperator("leader_election_master_status")
 
 // Alerts are the alerts docs/operations.md recommends, each on metrics the operators serve
 // and `up`, which Prometheus records for every target the PodMonitor scrapes.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/monitoring"
 )
 
 // BundleDir is the OLM bundle's directory.
@@ -103,7 +104,7 @@ func olmBundle(files map[string][]byte, version string) error {
 			"containerImage": c.Image,
 			"description":    "Runs Apache Camel integrations the way Camel K does, with many operators on one cluster",
 			"alm-examples":   almExamples,
-			"repository":     projectHome,
+			"repository":     monitoring.ProjectHome,
 			// Kits and Builds are what the operators make; users write Integrations, Pipes and Kamelets.
 			"operators.operatorframework.io/internal-objects": `["integrationkits.camel.apache.org","builds.camel.apache.org"]`,
 		}},
@@ -122,7 +123,7 @@ func olmBundle(files map[string][]byte, version string) error {
 			Provider:       operatorsv1alpha1.AppLink{Name: "The Caravan Authors"},
 			Maintainers:    []operatorsv1alpha1.Maintainer{{Name: "The Caravan Authors", Email: "maintainers@caravan.dev"}},
 			Icon:           []operatorsv1alpha1.Icon{{Data: base64.StdEncoding.EncodeToString([]byte(icon)), MediaType: "image/svg+xml"}},
-			Links:          []operatorsv1alpha1.AppLink{{Name: "Source and documentation", URL: projectHome}},
+			Links:          []operatorsv1alpha1.AppLink{{Name: "Source and documentation", URL: monitoring.ProjectHome}},
 			InstallModes: []operatorsv1alpha1.InstallMode{
 				{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: false},
 				{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: false},
@@ -152,9 +153,6 @@ const icon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 96 32"><g fil
 	`<path d="M4 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/>` +
 	`<path d="M36 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/>` +
 	`<path d="M68 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/></g></svg>`
-
-// projectHome is where the project's source and documentation live.
-const projectHome = "https://github.com/caravan-dev/caravan"
 
 // almExamples are the examples OLM's consoles offer to create: a YAML route, and a Pipe from
 // the catalog's timer-source to its log-sink, both for the bundle's operator, camel-k.
