@@ -25,7 +25,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	files, err := packaging.Generated(ch.Metadata.AppVersion)
+	files, err := packaging.Generated(packaging.Release{Version: ch.Metadata.AppVersion})
 	if err != nil {
 		return err
 	}

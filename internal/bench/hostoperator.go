@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorpod"
 )
 
@@ -74,7 +75,8 @@ func (e *env) startHostOperator(ctx context.Context, id string, configure func(*
 		"--leader-elect=true", "--pprof")
 	cmd.Env = append(os.Environ(), "OPERATOR_ID="+id, "POD_NAMESPACE="+operatorNamespace, "POD_NAME="+id+"-host", "POD_IP="+address)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	localcluster.DieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting operator %s as a process: %w", id, err)

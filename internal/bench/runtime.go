@@ -25,6 +25,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/procnode"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/trait"
@@ -371,7 +372,8 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 func (f *floorRun) start() (*exec.Cmd, <-chan time.Time, error) {
 	cmd := exec.Command(f.java, f.args...)
 	cmd.Env, cmd.Dir = f.env, f.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	localcluster.DieWithParent(cmd.SysProcAttr)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, nil, err

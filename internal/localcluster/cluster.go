@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -99,6 +100,9 @@ func (c *Cluster) AuditLogPath() string { return filepath.Join(c.Dir, "audit.log
 // started is stopped and the error carries the end of the failing
 // component's log.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("the local cluster runs its pods in Linux namespaces: it runs on Linux only, not %s; use a cluster of your own (caravan install --image ...)", runtime.GOOS)
+	}
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}

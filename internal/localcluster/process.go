@@ -49,7 +49,7 @@ func startProcess(dir, name, binary string, args []string, attached bool) (*Proc
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if attached {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		DieWithParent(cmd.SysProcAttr)
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)

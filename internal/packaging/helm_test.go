@@ -36,7 +36,7 @@ func TestTheGeneratedChartFilesAreUpToDate(t *testing.T) {
 	g := NewWithT(t)
 	ch, err := LoadChart(sourceRoot())
 	g.Expect(err).NotTo(HaveOccurred())
-	files, err := Generated(ch.Metadata.AppVersion)
+	files, err := Generated(Release{Version: ch.Metadata.AppVersion})
 	g.Expect(err).NotTo(HaveOccurred())
 	for path, want := range files {
 		got, err := os.ReadFile(filepath.Join(sourceRoot(), path))

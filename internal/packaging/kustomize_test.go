@@ -36,18 +36,18 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	version := ch.Metadata.AppVersion
-	pinned := Base(version)
+	pinned := Base(Release{Version: version})
 	pinned.Image = "REGISTRY/caravan/operator@sha256:0000000000000000000000000000000000000000000000000000000000000000"
 	pinned.Replicas, pinned.Registry = ptr.To[int32](2), "REGISTRY"
-	bare := Base(version)
+	bare := Base(Release{Version: version})
 	bare.SkipAdmission = true
-	older := Base(version)
+	older := Base(Release{Version: version})
 	older.ValidatingOnly = true
 	for _, tc := range []struct {
 		dir    string
 		config install.Config
 	}{
-		{"base", Base(version)},
+		{"base", Base(Release{Version: version})},
 		{"overlays/pinned", pinned},
 		{"overlays/without-admission", bare},
 		{"overlays/before-1.36", older},
@@ -73,7 +73,7 @@ func TestTheMonitoringBaseBuildsTheMonitoringObjects(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	data, err := res.AsYaml()
 	g.Expect(err).NotTo(HaveOccurred())
-	want, err := monitoring.Objects(Base("").Namespace)
+	want, err := monitoring.Objects(Base(Release{}).Namespace)
 	g.Expect(err).NotTo(HaveOccurred())
 	var docs []string
 	for _, o := range want {
@@ -91,7 +91,7 @@ func TestTheFleetKustomizationBuildsWhatInstallFleetApplies(t *testing.T) {
 	g := NewWithT(t)
 	ch, err := LoadChart(sourceRoot())
 	g.Expect(err).NotTo(HaveOccurred())
-	cfg := Fleet(ch.Metadata.AppVersion)
+	cfg := Fleet(Release{Version: ch.Metadata.AppVersion})
 	objs, err := install.FleetManifests(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
 	var want []string

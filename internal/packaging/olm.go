@@ -27,8 +27,8 @@ const BundleDir = "deploy/olm/bundle"
 // OLMConfig is what the OLM bundle installs: the default operator,
 // camel-k, of every namespace. OLM installs no admission policy and no
 // Kamelet; the operator registers itself and creates its platform.
-func OLMConfig(version string) install.Config {
-	c := Base(version)
+func OLMConfig(r Release) install.Config {
+	c := Base(r)
 	c.Namespace, c.SkipAdmission, c.SkipKamelets = "placeholder", true, true
 	return c
 }
@@ -46,12 +46,12 @@ func bundleVersion(version string) (semver.Version, error) {
 // ClusterServiceVersion (the Deployment and rights of OLMConfig), the
 // CRDs, the objects OLM installs as they are (the metrics Service, the
 // user and reader roles), and the bundle's annotations.
-func olmBundle(files map[string][]byte, version string) error {
-	v, err := bundleVersion(version)
+func olmBundle(files map[string][]byte, r Release) error {
+	v, err := bundleVersion(r.Version)
 	if err != nil {
-		return fmt.Errorf("the bundle version of %q: %w", version, err)
+		return fmt.Errorf("the bundle version of %q: %w", r.Version, err)
 	}
-	c := OLMConfig(version)
+	c := OLMConfig(r)
 	objs, err := install.Manifests(c)
 	if err != nil {
 		return err
@@ -132,6 +132,7 @@ func olmBundle(files map[string][]byte, version string) error {
 			},
 			InstallStrategy:           operatorsv1alpha1.NamedInstallStrategy{StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment, StrategySpec: strategy},
 			CustomResourceDefinitions: operatorsv1alpha1.CustomResourceDefinitions{Owned: owned},
+			RelatedImages:             relatedImages(c.Image),
 		},
 	}
 	if err := addDocument(files, path.Join(manifests, "caravan.clusterserviceversion.yaml"), csv); err != nil {
@@ -166,6 +167,15 @@ const almExamples = `[
                        "properties": {"message": "Hello from a Pipe"}},
             "sink": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "log-sink"}}}}
 ]`
+
+// relatedImages lists the operator image for mirroring into a disconnected cluster, when it is
+// pinned by digest, as a released bundle's is. A tag could move after the mirror copied it.
+func relatedImages(operator string) []operatorsv1alpha1.RelatedImage {
+	if !strings.Contains(operator, "@sha256:") {
+		return nil
+	}
+	return []operatorsv1alpha1.RelatedImage{{Name: "operator", Image: operator}}
+}
 
 // crdDescription describes an owned CRD by its storage version.
 func crdDescription(d *apiextensionsv1.CustomResourceDefinition) operatorsv1alpha1.CRDDescription {

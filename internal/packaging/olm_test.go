@@ -53,7 +53,7 @@ func TestTheOLMBundleRunsWhatInstallRuns(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	bundle, err := olmmanifests.GetBundleFromDir(filepath.Join(sourceRoot(), BundleDir))
 	g.Expect(err).NotTo(HaveOccurred())
-	c := OLMConfig(ch.Metadata.AppVersion)
+	c := OLMConfig(Release{Version: ch.Metadata.AppVersion})
 	objs, err := install.Manifests(c)
 	g.Expect(err).NotTo(HaveOccurred())
 	strategy := bundle.CSV.Spec.InstallStrategy.StrategySpec

@@ -84,6 +84,9 @@ var (
 // Run registers the node and runs its pods until ctx ends; then it stops
 // every container.
 func Run(ctx context.Context, cfg Config) error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("the process node runs pods in Linux namespaces: it runs on Linux only, not %s", runtime.GOOS)
+	}
 	cs, err := kubernetes.NewForConfig(cfg.RESTConfig)
 	if err != nil {
 		return err

@@ -1,0 +1,134 @@
+// Command release builds and publishes a version of Caravan (see internal/release), from the root
+// of the source tree:
+//
+//	go run ./hack/release v1.2.3 REGISTRY[/REPOSITORY]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/release"
+)
+
+const usage = `Usage: hack/release.sh [flags] VERSION REGISTRY[/REPOSITORY]
+
+Builds and publishes Caravan VERSION (v1.2.3, or v1.2.3-rc.1) from this source tree, which must
+have no uncommitted changes:
+  - the CLI for linux and darwin, amd64 and arm64: dist/VERSION/caravan-VERSION-OS-ARCH.tar.gz,
+    with SHA256SUMS;
+  - the operator image, to REGISTRY[/REPOSITORY]/caravan/operator:VERSION, and the images kits
+    build on (caravan/base, caravan/builder), each printed by digest;
+  - the Helm chart, packaged into dist/VERSION and pushed to REGISTRY[/REPOSITORY]/charts/caravan;
+  - the kustomize bases and the OLM bundle, with the operator image by digest, under dist/VERSION;
+  - dist/VERSION/RELEASE.md, then the CHANGELOG.md section of VERSION, made of its Unreleased one.
+Credentials come from the docker configuration (~/.docker/config.json), as for docker push.
+
+Flags:
+`
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "release:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("release", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	out := fs.String("out", "", "directory of the release's files (default dist/VERSION)")
+	insecure := fs.Bool("insecure", false, "reach the registry over plain HTTP")
+	cliPlatforms := fs.String("cli-platforms", platforms(release.CLIPlatforms), "platforms of the CLI, os/arch, comma-separated")
+	imagePlatforms := fs.String("image-platforms", platforms(operatorimage.Platforms), "platforms of the operator image, os/arch, comma-separated")
+	kitImages := fs.String("kit-images", "base,builder", "images kits build on to push (base, builder), comma-separated; empty for none")
+	allowDirty := fs.Bool("allow-dirty", false, "release a tree with uncommitted changes (for a trial run)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return errors.New("give VERSION and REGISTRY[/REPOSITORY]")
+	}
+	version, target := fs.Arg(0), strings.TrimSuffix(fs.Arg(1), "/")
+	if _, err := release.ParseVersion(version); err != nil {
+		return err
+	}
+	host, prefix, _ := strings.Cut(target, "/")
+	reg, err := name.NewRegistry(host)
+	if err != nil {
+		return fmt.Errorf("registry %q: %w", host, err)
+	}
+	auth, err := authn.DefaultKeychain.Resolve(reg)
+	if err != nil {
+		return fmt.Errorf("reading the credentials of %s: %w", host, err)
+	}
+	cli, err := operatorimage.ParsePlatforms(split(*cliPlatforms))
+	if err != nil {
+		return err
+	}
+	images, err := operatorimage.ParsePlatforms(split(*imagePlatforms))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	src, err := operatorimage.FindSource(ctx, ".")
+	if err != nil {
+		return err
+	}
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = filepath.Join(src.Dir, "dist", version)
+	}
+	res, err := release.Run(ctx, release.Options{Version: version,
+		Registry: image.Registry{Address: host, Insecure: *insecure, Auth: auth}, Prefix: prefix,
+		Source: src, AllowDirty: *allowDirty, OutDir: *out,
+		CLIPlatforms: cli, ImagePlatforms: images, KitImages: split(*kitImages),
+		CacheDir: cacheDir, Now: time.Now(), Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Caravan %s is published; its files are in %s:\n", version, *out)
+	for _, f := range res.Files {
+		fmt.Println("  " + f)
+	}
+	fmt.Printf("operator image: %s\nchart: oci://%s\n", res.Operator, res.Chart)
+	fmt.Printf("CHANGELOG.md has its %s section: commit it and tag the release (git tag %s).\n", version, version)
+	return nil
+}
+
+func platforms(ps []v1.Platform) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.String()
+	}
+	return strings.Join(names, ",")
+}
+
+func split(list string) []string {
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

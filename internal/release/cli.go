@@ -1,0 +1,113 @@
+package release
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/caravan-dev/caravan/internal/gobuild"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
+)
+
+// CLICommand is the package of the CLI's binary.
+const CLICommand = "./cmd/caravan"
+
+// ChecksumsFile lists the SHA-256 of each CLI archive, as sha256sum prints them.
+const ChecksumsFile = "SHA256SUMS"
+
+// ArchiveName is the name of the CLI's archive for platform p.
+func ArchiveName(version string, p v1.Platform) string {
+	return fmt.Sprintf("caravan-%s-%s-%s.tar.gz", version, p.OS, p.Architecture)
+}
+
+// buildCLI builds the CLI for each platform into an archive of its binary, the LICENSE and the
+// README, and writes their checksums. It returns the files written.
+func buildCLI(ctx context.Context, o Options) ([]string, error) {
+	binDir := filepath.Join(o.OutDir, ".build")
+	defer os.RemoveAll(binDir)
+	var files []string
+	var sums strings.Builder
+	for _, p := range o.cliPlatforms() {
+		bin, err := buildBinary(ctx, o.Source.Dir, o.Version, p, filepath.Join(binDir, p.OS+"-"+p.Architecture), o.Progress)
+		if err != nil {
+			return nil, err
+		}
+		name := ArchiveName(o.Version, p)
+		sum, err := archive(filepath.Join(o.OutDir, name), bin, o.Source.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("archiving the CLI for %s: %w", p.String(), err)
+		}
+		fmt.Fprintf(&sums, "%s  %s\n", sum, name)
+		files = append(files, name)
+	}
+	if err := os.WriteFile(filepath.Join(o.OutDir, ChecksumsFile), []byte(sums.String()), 0o644); err != nil {
+		return nil, err
+	}
+	return append(files, ChecksumsFile), nil
+}
+
+// buildBinary compiles the static CLI for p into dir, stamped with version.
+func buildBinary(ctx context.Context, srcDir, version string, p v1.Platform, dir string, progress io.Writer) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "caravan")
+	ldflags := "-s -w -X " + operatorimage.ModulePath + "/internal/version.Version=" + version
+	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath", "-ldflags", ldflags, "-o", bin, CLICommand)
+	cmd.Dir = srcDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOWORK=off", "GOFLAGS=")
+	if err := gobuild.Run(cmd, "caravan CLI "+p.String(), progress); err != nil {
+		return "", fmt.Errorf("building the CLI for %s: %w", p.String(), err)
+	}
+	return bin, nil
+}
+
+// archive writes a gzipped tar of the binary bin and the LICENSE and README.md of the source tree
+// srcDir to dst, and returns the archive's SHA-256 in hex.
+func archive(dst, bin, srcDir string) (string, error) {
+	f, err := os.Create(dst)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	gz := gzip.NewWriter(io.MultiWriter(f, h))
+	tw := tar.NewWriter(gz)
+	files := map[string]string{"caravan": bin, "LICENSE": filepath.Join(srcDir, "LICENSE"), "README.md": filepath.Join(srcDir, "README.md")}
+	for _, name := range []string{"caravan", "LICENSE", "README.md"} {
+		data, err := os.ReadFile(files[name])
+		if err != nil {
+			return "", err
+		}
+		mode := int64(0o644)
+		if name == "caravan" {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return "", err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	if err := gz.Close(); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

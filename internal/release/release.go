@@ -1,0 +1,305 @@
+// Package release builds and publishes a version of Caravan in one step: the CLI's binaries with
+// their checksums, the operator image and the images kits build on by digest, the Helm chart as an
+// OCI artifact, the kustomize bases and the OLM bundle that name those digests, and the version's
+// section of CHANGELOG.md.
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/blang/semver/v4"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/packaging"
+)
+
+// CLIPlatforms are the platforms the CLI is built for by default.
+var CLIPlatforms = []v1.Platform{
+	{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"},
+	{OS: "darwin", Architecture: "amd64"}, {OS: "darwin", Architecture: "arm64"},
+}
+
+// ChartRepository is where the chart goes under the release's registry: charts/caravan.
+const ChartRepository = "charts"
+
+// Options say what to release and where to publish it.
+type Options struct {
+	// Version is the release's version: v, then MAJOR.MINOR.PATCH, with an optional pre-release.
+	Version string
+	// Registry receives the images and the chart. Prefix is a repository path under it (may be empty):
+	// the images go to <prefix>/caravan/operator, caravan/base and caravan/builder, the chart to
+	// <prefix>/charts/caravan.
+	Registry image.Registry
+	Prefix   string
+	// Source is the tree the release is built from.
+	Source operatorimage.Source
+	// AllowDirty releases a tree with uncommitted changes; without it such a tree is refused.
+	AllowDirty bool
+	// OutDir receives the files of the release; it must not exist yet.
+	OutDir string
+	// CLIPlatforms are the CLI's platforms (CLIPlatforms when empty); ImagePlatforms the operator
+	// image's (operatorimage.Platforms when empty).
+	CLIPlatforms   []v1.Platform
+	ImagePlatforms []v1.Platform
+	// KitImages are the images kits build on to push besides the operator (base, builder), as
+	// localcluster.DebianImages names them. They are built from Debian's packages for this machine's
+	// architecture.
+	KitImages []string
+	// CacheDir keeps what is built between runs (the operator binaries, the Debian images).
+	CacheDir string
+	// Changelog is the CHANGELOG.md whose Unreleased section becomes the version's; the one at the
+	// root of Source when empty.
+	Changelog string
+	// Now dates the CHANGELOG section.
+	Now time.Time
+	// Progress receives what is being done.
+	Progress io.Writer
+}
+
+// Result is what a release published and wrote.
+type Result struct {
+	// Operator is the operator image by digest.
+	Operator string
+	// KitImages are the images kits build on by digest, by name (base, builder).
+	KitImages map[string]string
+	// Chart is the chart's OCI reference by digest.
+	Chart string
+	// Files are the files written under OutDir, by path relative to it.
+	Files []string
+	// Notes is the release notes: the CHANGELOG section and where everything is.
+	Notes string
+}
+
+// Run checks the options, then builds and publishes the release. It refuses bad options before
+// building anything, and edits CHANGELOG.md only once everything is published.
+func Run(ctx context.Context, o Options) (Result, error) {
+	v, err := ParseVersion(o.Version)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := o.check(); err != nil {
+		return Result{}, err
+	}
+	changelogPath := o.changelogPath()
+	changelog, err := os.ReadFile(changelogPath)
+	if err != nil {
+		return Result{}, fmt.Errorf("reading the changelog: %w", err)
+	}
+	section, err := unreleased(string(changelog))
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", changelogPath, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(o.OutDir), 0o755); err != nil {
+		return Result{}, err
+	}
+	if err := os.Mkdir(o.OutDir, 0o755); err != nil {
+		return Result{}, fmt.Errorf("the release's directory: %w (remove it, or choose another)", err)
+	}
+	res := Result{KitImages: map[string]string{}}
+	step := func(format string, args ...any) { fmt.Fprintf(o.Progress, "==> "+format+"\n", args...) }
+
+	step("building the CLI for %s", platformList(o.cliPlatforms()))
+	cli, err := buildCLI(ctx, o)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Files = append(res.Files, cli...)
+
+	step("pushing the operator image for %s", platformList(o.ImagePlatforms))
+	src := o.Source
+	src.Version = o.Version
+	op, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src, Platforms: o.ImagePlatforms,
+		Registry: o.Registry, Repository: path.Join(o.Prefix, operatorimage.Repository), Tag: o.Version,
+		BinDir: operatorimage.DefaultBinDir(o.CacheDir), Progress: o.Progress})
+	if err != nil {
+		return Result{}, fmt.Errorf("the operator image: %w", err)
+	}
+	res.Operator = op.Reference
+	for _, name := range o.KitImages {
+		step("pushing the %s image", name)
+		di := kitImage(name)
+		ref, digest, err := di.Push(ctx, o.CacheDir, o.Registry, path.Join(o.Registry.Address, o.Prefix), o.Progress)
+		if err != nil {
+			return Result{}, fmt.Errorf("the %s image: %w", name, err)
+		}
+		// The repository carries a tag: the last colon starts it.
+		res.KitImages[name] = ref[:strings.LastIndex(ref, ":")] + "@" + digest.String()
+	}
+
+	step("packaging the chart and pushing it")
+	chartFile, chartRef, err := publishChart(o, v, res.Operator)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Files = append(res.Files, chartFile)
+	res.Chart = chartRef
+
+	step("writing the kustomize bases and the OLM bundle")
+	manifests, err := writeManifests(o, res.Operator)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Files = append(res.Files, manifests...)
+
+	res.Notes = notes(o, v, section, res)
+	if err := os.WriteFile(filepath.Join(o.OutDir, "RELEASE.md"), []byte(res.Notes), 0o644); err != nil {
+		return Result{}, err
+	}
+	res.Files = append(res.Files, "RELEASE.md")
+	sort.Strings(res.Files)
+
+	step("adding the %s section to %s", o.Version, changelogPath)
+	dated, err := release(string(changelog), o.Version, o.Now)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := os.WriteFile(changelogPath, []byte(dated), 0o644); err != nil {
+		return Result{}, fmt.Errorf("writing the changelog: %w", err)
+	}
+	return res, nil
+}
+
+// ParseVersion parses a release version: v, then a semantic version.
+func ParseVersion(version string) (semver.Version, error) {
+	rest, ok := strings.CutPrefix(version, "v")
+	if !ok {
+		return semver.Version{}, fmt.Errorf("version %q: a release version starts with v, as v1.2.3", version)
+	}
+	v, err := semver.Parse(rest)
+	if err != nil {
+		return semver.Version{}, fmt.Errorf("version %q is not v followed by a semantic version, as v1.2.3 or v1.2.3-rc.1: %w", version, err)
+	}
+	if len(v.Build) > 0 {
+		return semver.Version{}, fmt.Errorf("version %q: no build metadata (+...); a tag of the images cannot hold a +", version)
+	}
+	return v, nil
+}
+
+// check refuses options a release cannot be made of, before anything is built.
+func (o Options) check() error {
+	var errs []error
+	if o.Registry.Address == "" {
+		errs = append(errs, errors.New("no registry to publish to"))
+	}
+	if o.OutDir == "" {
+		errs = append(errs, errors.New("no directory for the release's files"))
+	}
+	if o.Source.Dir == "" {
+		errs = append(errs, errors.New("no source tree"))
+	}
+	if strings.HasSuffix(o.Source.Revision, "-dirty") && !o.AllowDirty {
+		errs = append(errs, fmt.Errorf("the source tree %s has uncommitted changes: commit them, so that the release is built from a commit", o.Source.Dir))
+	}
+	for _, p := range o.cliPlatforms() {
+		if p.OS != "linux" && p.OS != "darwin" {
+			errs = append(errs, fmt.Errorf("CLI platform %s: the CLI is built for linux and darwin", p.String()))
+		}
+	}
+	for _, name := range o.KitImages {
+		if kitImage(name) == nil {
+			errs = append(errs, fmt.Errorf("%q is not an image kits build on: give base or builder", name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) cliPlatforms() []v1.Platform {
+	if len(o.CLIPlatforms) == 0 {
+		return CLIPlatforms
+	}
+	return o.CLIPlatforms
+}
+
+func (o Options) changelogPath() string {
+	if o.Changelog != "" {
+		return o.Changelog
+	}
+	return filepath.Join(o.Source.Dir, "CHANGELOG.md")
+}
+
+// kitImage is the image kits build on that name calls, or nil.
+func kitImage(name string) *localcluster.DebianImage {
+	for _, di := range localcluster.DebianImages {
+		if di.Definition.Name == name {
+			return &di
+		}
+	}
+	return nil
+}
+
+func platformList(ps []v1.Platform) string {
+	if len(ps) == 0 {
+		ps = operatorimage.Platforms
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeManifests writes the kustomize bases, the monitoring objects and the OLM bundle that install
+// the operator image by digest, under the paths they have in the source tree.
+func writeManifests(o Options, operator string) ([]string, error) {
+	files, err := packaging.Generated(packaging.Release{Version: o.Version, Image: operator})
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for p, data := range files {
+		if !strings.HasPrefix(p, packaging.KustomizeDir+"/") && !strings.HasPrefix(p, packaging.BundleDir+"/") &&
+			!strings.HasPrefix(p, packaging.MonitoringDir+"/") {
+			continue
+		}
+		dst := filepath.Join(o.OutDir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return nil, err
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
+
+// notes are the release notes: the changelog section, then what was published and how to install it.
+func notes(o Options, v semver.Version, section string, res Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Caravan %s\n\n", o.Version)
+	if o.Source.Revision != "" {
+		fmt.Fprintf(&b, "Built from commit %s.\n\n", o.Source.Revision)
+	}
+	fmt.Fprintf(&b, "%s\n\n## Published\n\n", strings.TrimSpace(section))
+	fmt.Fprintf(&b, "- Operator image: `%s`\n", res.Operator)
+	names := make([]string, 0, len(res.KitImages))
+	for n := range res.KitImages {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "- Image kits build on (%s): `%s`\n", n, res.KitImages[n])
+	}
+	fmt.Fprintf(&b, "- Helm chart: `oci://%s`\n", res.Chart)
+	fmt.Fprintf(&b, "- CLI: `caravan-%s-<os>-<arch>.tar.gz` for %s, with `SHA256SUMS`\n", o.Version, platformList(o.cliPlatforms()))
+	fmt.Fprintf(&b, "- kustomize bases and the OLM bundle: `%s/` and `%s/`\n", packaging.KustomizeDir, packaging.BundleDir)
+	chart, _, _ := strings.Cut(res.Chart, "@")
+	chart, _, _ = strings.Cut(chart, ":")
+	fmt.Fprintf(&b, "\n## Install\n\n```sh\n")
+	fmt.Fprintf(&b, "helm install camel-k oci://%s --version %s -n camel-k --create-namespace\n", chart, v.String())
+	fmt.Fprintf(&b, "kubectl apply --server-side -k %s/base\n", packaging.KustomizeDir)
+	fmt.Fprintf(&b, "caravan install -n camel-k -x camel-k --image %s\n```\n", res.Operator)
+	return b.String()
+}

@@ -1,0 +1,291 @@
+package release
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/image/imagetest"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/packaging"
+)
+
+const testChangelog = "# Changelog\n\n## Unreleased\n\n- Moves keep their pods.\n\n## v0.0.1 - 2026-11-01\n\n- First.\n"
+
+func TestAReleasePublishesEverythingByDigest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the CLI for two platforms and the operator image")
+	}
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t)
+	src, err := operatorimage.FindSource(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changelog := filepath.Join(t.TempDir(), "CHANGELOG.md")
+	if err := os.WriteFile(changelog, []byte(testChangelog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
+	other := v1.Platform{OS: "darwin", Architecture: "arm64"}
+	out := filepath.Join(t.TempDir(), "v0.1.0-rc.1")
+	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	res, err := Run(ctx, Options{Version: "v0.1.0-rc.1", Registry: reg.Config(), Prefix: "team",
+		Source: src, AllowDirty: true, OutDir: out,
+		CLIPlatforms: []v1.Platform{host, other}, ImagePlatforms: []v1.Platform{host}, KitImages: []string{"base"},
+		CacheDir: cacheDir, Changelog: changelog, Now: now, Progress: &testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("the CLI's archives match their checksums and the binary is of the version", func(t *testing.T) {
+		sums, err := os.ReadFile(filepath.Join(out, ChecksumsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(sums)), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s = %q, want a line for each of the 2 platforms", ChecksumsFile, sums)
+		}
+		for _, line := range lines {
+			sum, name, ok := strings.Cut(line, "  ")
+			data, err := os.ReadFile(filepath.Join(out, name))
+			if !ok || err != nil {
+				t.Fatalf("%s line %q names no archive of the release: %v", ChecksumsFile, line, err)
+			}
+			if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != sum {
+				t.Errorf("%s: SHA-256 %x, %s says %s", name, got, ChecksumsFile, sum)
+			}
+		}
+		bin := extract(t, filepath.Join(out, ArchiveName("v0.1.0-rc.1", host)), "caravan")
+		got, err := exec.Command(bin, "version", "--client").CombinedOutput()
+		if err != nil || !strings.Contains(string(got), "v0.1.0-rc.1") {
+			t.Errorf("caravan version --client = %q, %v; want v0.1.0-rc.1", got, err)
+		}
+		darwin := extract(t, filepath.Join(out, ArchiveName("v0.1.0-rc.1", other)), "caravan")
+		if data, err := os.ReadFile(darwin); err != nil || !bytes.HasPrefix(data, []byte{0xcf, 0xfa, 0xed, 0xfe}) {
+			t.Errorf("the darwin archive's binary is not a 64-bit Mach-O executable: %v", err)
+		}
+	})
+
+	t.Run("the images are in the registry by digest", func(t *testing.T) {
+		want := reg.Address + "/team/caravan/operator@sha256:"
+		if !strings.HasPrefix(res.Operator, want) {
+			t.Errorf("operator image %s, want %s…", res.Operator, want)
+		}
+		if !strings.HasPrefix(res.KitImages["base"], reg.Address+"/team/caravan/base@sha256:") {
+			t.Errorf("base image %q, want it under %s/team by digest", res.KitImages["base"], reg.Address)
+		}
+		for _, ref := range []string{res.Operator, res.KitImages["base"]} {
+			if _, err := image.Pull(ctx, reg.Config(), ref); err != nil {
+				t.Errorf("pulling %s: %v", ref, err)
+			}
+		}
+	})
+
+	t.Run("the chart pulled from the registry is of the version and runs the operator image by digest", func(t *testing.T) {
+		client, err := ChartClient(reg.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pulled, err := client.Pull(reg.Address + "/team/charts/caravan:0.1.0-rc.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(res.Chart, "@"+pulled.Manifest.Digest) {
+			t.Errorf("chart %s, but the registry serves the tag at digest %s", res.Chart, pulled.Manifest.Digest)
+		}
+		ch, err := loader.LoadArchive(bytes.NewReader(pulled.Chart.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Metadata.Version != "0.1.0-rc.1" || ch.Metadata.AppVersion != "v0.1.0-rc.1" {
+			t.Errorf("chart version %s, appVersion %s; want 0.1.0-rc.1 and v0.1.0-rc.1", ch.Metadata.Version, ch.Metadata.AppVersion)
+		}
+		if got := ch.Values["image"]; got != res.Operator {
+			t.Errorf("the chart's image value is %v, want %s", got, res.Operator)
+		}
+	})
+
+	t.Run("the kustomize base and the OLM bundle run the operator image by digest", func(t *testing.T) {
+		k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+		m, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(out, packaging.KustomizeDir, "base"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, r := range m.Resources() {
+			if r.GetKind() != "Deployment" {
+				continue
+			}
+			data, err := r.AsYAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &appsv1.Deployment{}
+			if err := yaml.Unmarshal(data, d); err != nil {
+				t.Fatal(err)
+			}
+			found++
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != res.Operator {
+				t.Errorf("Deployment %s runs %s, want %s", d.Name, got, res.Operator)
+			}
+		}
+		if found != 1 {
+			t.Errorf("the kustomize base has %d Deployments, want 1", found)
+		}
+		data, err := os.ReadFile(filepath.Join(out, packaging.BundleDir, "manifests", "caravan.clusterserviceversion.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		csv := &operatorsv1alpha1.ClusterServiceVersion{}
+		if err := yaml.Unmarshal(data, csv); err != nil {
+			t.Fatal(err)
+		}
+		if csv.Spec.Version.String() != "0.1.0-rc.1" {
+			t.Errorf("CSV version %s, want 0.1.0-rc.1", csv.Spec.Version.String())
+		}
+		deployments := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs
+		if len(deployments) != 1 || deployments[0].Spec.Template.Spec.Containers[0].Image != res.Operator {
+			t.Errorf("the CSV's Deployments %+v, want one of %s", deployments, res.Operator)
+		}
+		if len(csv.Spec.RelatedImages) != 1 || csv.Spec.RelatedImages[0].Image != res.Operator {
+			t.Errorf("the CSV's related images %+v, want the operator image by digest", csv.Spec.RelatedImages)
+		}
+	})
+
+	t.Run("the changelog has the version's section and the notes tell it", func(t *testing.T) {
+		data, err := os.ReadFile(changelog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "# Changelog\n\n## Unreleased\n\n## v0.1.0-rc.1 - 2026-12-05\n\n- Moves keep their pods.\n\n## v0.0.1 - 2026-11-01\n\n- First.\n"
+		if string(data) != want {
+			t.Errorf("CHANGELOG.md =\n%s\nwant\n%s", data, want)
+		}
+		for _, s := range []string{"- Moves keep their pods.", res.Operator, res.KitImages["base"], res.Chart} {
+			if !strings.Contains(res.Notes, s) {
+				t.Errorf("the release notes do not say %q:\n%s", s, res.Notes)
+			}
+		}
+	})
+}
+
+func TestAReleaseIsRefusedBeforeAnythingIsBuilt(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, changelog, revision string
+		kitImages                          []string
+		want                               string
+	}{
+		{"a version without v", "1.2.3", testChangelog, "abc", nil, "starts with v"},
+		{"a version that is not semantic", "v1.2", testChangelog, "abc", nil, "not v followed by a semantic version"},
+		{"build metadata", "v1.2.3+build.1", testChangelog, "abc", nil, "no build metadata"},
+		{"no Unreleased section", "v1.2.3", "# Changelog\n\n## v0.0.1\n", "abc", nil, `no "## Unreleased" heading`},
+		{"an empty Unreleased section", "v1.2.3", "## Unreleased\n\n## v0.0.1\n\n- First.\n", "abc", nil, "section is empty"},
+		{"uncommitted changes", "v1.2.3", testChangelog, "abc-dirty", nil, "has uncommitted changes"},
+		{"an unknown kit image", "v1.2.3", testChangelog, "abc", []string{"runtime"}, `"runtime" is not an image kits build on`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			changelog := filepath.Join(dir, "CHANGELOG.md")
+			if err := os.WriteFile(changelog, []byte(tc.changelog), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "dist")
+			_, err := Run(context.Background(), Options{Version: tc.version, Registry: image.Registry{Address: "127.0.0.1:1"},
+				Source: operatorimage.Source{Dir: dir, Revision: tc.revision}, OutDir: out, KitImages: tc.kitImages,
+				Changelog: changelog, Progress: io.Discard})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run = %v, want an error saying %q", err, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("the refused release made %s", out)
+			}
+			if data, _ := os.ReadFile(changelog); string(data) != tc.changelog {
+				t.Errorf("the refused release changed CHANGELOG.md to %q", data)
+			}
+		})
+	}
+}
+
+func TestTheUnreleasedSectionBecomesTheVersions(t *testing.T) {
+	crlf := "## Unreleased\r\n\r\n- One.\r\n"
+	got, err := release(crlf, "v1.0.0", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## Unreleased\n\n## v1.0.0 - 2026-01-02\n\r\n- One.\r\n"; got != want {
+		t.Errorf("release = %q, want %q", got, want)
+	}
+	section, err := unreleased("intro\n## Unreleased\n- A.\n- B.\n## v0.1.0\n- C.\n")
+	if err != nil || section != "- A.\n- B." {
+		t.Errorf("unreleased = %q, %v; want the two lines of the section", section, err)
+	}
+}
+
+// extract writes the file name of the gzipped tar archive to a temporary directory and returns its path.
+func extract(t *testing.T, archive, name string) string {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%s has no %s: %v", archive, name, err)
+		}
+		if h.Name != name {
+			continue
+		}
+		dst := filepath.Join(t.TempDir(), name)
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, os.FileMode(h.Mode)); err != nil {
+			t.Fatal(err)
+		}
+		return dst
+	}
+}
+
+// testWriter writes progress lines to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
