@@ -303,9 +303,12 @@ func (r *Reconciler) retryAfter(st build.Status) reconcile.Result {
 	return reconcile.Result{}
 }
 
-// finalFailure tells whether a failed attempt is the build's last: the attempts are used up, or it was cancelled.
+// finalFailure tells whether a failed attempt is the build's last: the attempts are used up, it
+// was cancelled, Maven failed, or the registry refused what only a user can change (credentials, a
+// malformed reference), which a retry on a timer would meet again.
 func finalFailure(st build.Status) bool {
-	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled) || builder.IsFailure(st.Err)
+	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled) || builder.IsFailure(st.Err) ||
+		!image.IsRetryable(st.Err)
 }
 
 // registry builds the registry settings, reading the credentials Secret
