@@ -71,6 +71,11 @@ func normalized(t *testing.T, docs []string) map[string]any {
 			if ann, ok := meta["annotations"].(map[string]any); ok {
 				delete(ann, keepAnnotation) // Helm's own: the chart's shared objects outlive their release
 			}
+			if labels, ok := meta["labels"].(map[string]any); ok {
+				for _, l := range helmLabels {
+					delete(labels, l) // Helm's own (TestEveryObjectOfTheChartCarriesHelmsStandardLabels)
+				}
+			}
 			key := fmt.Sprintf("%v %v/%v", obj["kind"], meta["namespace"], meta["name"])
 			if _, dup := out[key]; dup {
 				t.Fatalf("%s twice", key)
@@ -253,6 +258,47 @@ func shared(key string) bool {
 		}
 	}
 	return false
+}
+
+// helmLabels are Helm's standard labels, which the chart adds to what install applies.
+var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/version"}
+
+func TestEveryObjectOfTheChartCarriesHelmsStandardLabels(t *testing.T) {
+	ch, err := LoadChart(sourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"helm.sh/chart": "caravan-" + ch.Metadata.Version, "app.kubernetes.io/managed-by": "Helm",
+		"app.kubernetes.io/version": ch.Metadata.AppVersion}
+	for _, values := range []map[string]any{
+		{"monitoring": map[string]any{"enabled": true}, "watchNamespaces": []any{"team-a"}},
+		{"fleet": map[string]any{"enabled": true}},
+	} {
+		objs, _ := render(t, values, "ops")
+		seen := 0
+		for _, doc := range objs {
+			for _, part := range strings.Split(doc, "\n---") {
+				var obj map[string]any
+				if err := yaml.Unmarshal([]byte(part), &obj); err != nil {
+					t.Fatal(err)
+				}
+				if len(obj) == 0 || obj["kind"] == "IntegrationPlatform" {
+					continue // the platform is the users' to edit: rendered once, never over their changes
+				}
+				seen++
+				meta, _ := obj["metadata"].(map[string]any)
+				labels, _ := meta["labels"].(map[string]any)
+				for k, v := range want {
+					if labels[k] != v {
+						t.Errorf("%v %v: label %s = %v, want %v", obj["kind"], meta["name"], k, labels[k], v)
+					}
+				}
+			}
+		}
+		if seen == 0 {
+			t.Errorf("rendered %d objects with %v, want some", seen, values)
+		}
+	}
 }
 
 func TestTheChartRendersWhatInstallApplies(t *testing.T) {

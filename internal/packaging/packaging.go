@@ -73,6 +73,8 @@ const (
 	// The fleet controller's image and registry settings.
 	imagePlaceholder    = "caravan-placeholder-image"
 	registryPlaceholder = "caravan-placeholder-registry"
+	// chartLabelsPlaceholder is a label the chart's templates replace with Helm's standard labels.
+	chartLabelsPlaceholder = "caravan.dev/placeholder-chart-labels"
 )
 
 // keepAnnotation tells Helm to leave an object in place when its release is uninstalled.
@@ -384,6 +386,7 @@ func document(obj client.Object) ([]byte, error) {
 func templated(data []byte) []byte {
 	s := strings.NewReplacer("{{", "\x00open", "}}", "\x00close").Replace(string(data))
 	s = strings.NewReplacer("\x00open", `{{ "{{" }}`, "\x00close", `{{ "}}" }}`).Replace(s)
+	s = strings.ReplaceAll(s, "    "+chartLabelsPlaceholder+": x\n", `    {{- include "caravan.chartLabels" . | nindent 4 }}`+"\n")
 	s = strings.ReplaceAll(s, idPlaceholder, `{{ include "caravan.id" . }}`)
 	s = strings.ReplaceAll(s, imagePlaceholder, `{{ include "caravan.image" . }}`)
 	s = strings.ReplaceAll(s, registryPlaceholder, `{{ .Values.registry.address }}`)
@@ -400,6 +403,13 @@ func templateOf(objs []client.Object, cond string) ([]byte, error) {
 		b.WriteString(cond + "\n")
 	}
 	for _, o := range objs {
+		o = o.DeepCopyObject().(client.Object)
+		labels := o.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[chartLabelsPlaceholder] = "x"
+		o.SetLabels(labels)
 		data, err := document(o)
 		if err != nil {
 			return nil, err

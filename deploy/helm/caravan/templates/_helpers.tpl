@@ -16,6 +16,13 @@
 {{- end -}}
 {{- end }}
 
+{{/* caravan.chartLabels are Helm's standard labels, on the metadata of what the chart makes; selectors and the pod template leave them out. */}}
+{{- define "caravan.chartLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | trunc 63 | quote }}
+{{- end }}
+
 {{- define "caravan.labels" -}}
 app.kubernetes.io/instance: {{ include "caravan.id" . }}
 app.kubernetes.io/name: caravan-operator
