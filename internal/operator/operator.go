@@ -70,6 +70,9 @@ type Options struct {
 	// WatchNamespaces limits the resources the operator serves; empty
 	// means every namespace.
 	WatchNamespaces []string
+	// OperatorCondition names the OperatorCondition OLM made for the operator in Namespace, when
+	// OLM runs it: the operator keeps its Upgradeable condition (see Upgradeable).
+	OperatorCondition string
 }
 
 // The metrics endpoint asks the API server who its callers are and what they may read.
@@ -134,6 +137,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if err := mgr.Add(&identityProvider{registrar: registrar, client: direct, o: o}); err != nil {
 		return err
+	}
+	if o.OperatorCondition != "" {
+		c, err := NewUpgradeableClient(o.Config)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(&Upgradeable{Client: c, ID: o.ID, Namespace: o.Namespace, Name: o.OperatorCondition}); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err

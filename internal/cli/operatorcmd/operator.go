@@ -171,6 +171,7 @@ func (o *Options) Run(ctx context.Context) error {
 		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, Pprof: o.Pprof, LeaderElect: o.LeaderElect,
 		HeartbeatInterval: o.HeartbeatInterval, StaleAfter: operator.DefaultStaleAfter(o.HeartbeatInterval),
 		WatchNamespaces: o.WatchNamespaces, BuildBackoff: o.BuildBackoff,
+		OperatorCondition: os.Getenv(operator.OperatorConditionEnv),
 	})
 	if errors.Is(err, context.Canceled) {
 		return nil
