@@ -55,12 +55,12 @@ type BuildStatus struct {
 // +kubebuilder:resource:path=builds,scope=Namespaced,shortName=ikb,categories=kamel;camel
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="The build phase"
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`,description="When the build was created"
-// +kubebuilder:printcolumn:name="Started",type=date,JSONPath=`.status.startedAt`,description="When the last attempt started"
-// +kubebuilder:printcolumn:name="Duration",type=string,JSONPath=`.status.duration`,description="How long the last attempt took"
-// +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.failure.recovery.attempt`,description="The number of attempts"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="Whether the build succeeded"
+// +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.failure.recovery.attempt`,description="The number of attempts"
+// +kubebuilder:printcolumn:name="Duration",type=string,JSONPath=`.status.duration`,description="How long the last attempt took"
 // +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.metadata.annotations.camel\.apache\.org/operator\.id`,description="The operator the build belongs to"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`,description="When the build was created"
+// +kubebuilder:printcolumn:name="Started",type=date,JSONPath=`.status.startedAt`,description="When the last attempt started",priority=1
 type Build struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -84,7 +84,11 @@ Filters, at most one at a time, and -l/--selector with any of them:
   --orphaned      the resources that name an operator which is not registered
                   (no IntegrationOperator) or whose heartbeat is stale; the
                   REASON column says which. It also lists IntegrationOperators,
-                  once.`,
+                  once.
+
+The table's columns are the printer columns of the resource's CRD, rendered as
+kubectl get renders them (an empty cell is a missing value); -o wide adds the
+columns of priority 1.`,
 		Example: `  # List the integrations of the current namespace
   caravan get
 
@@ -340,11 +344,10 @@ func (o *GetOptions) matches(obj client.Object) bool {
 func (o *GetOptions) printChange(obj client.Object) error {
 	switch o.Output {
 	case outputTable, outputWide:
-		t := getTable(o.resource, []client.Object{obj}, tableOptions{
-			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces, now: o.now(),
+		return writeTable(o.Out, o.resource, []client.Object{obj}, tableOptions{
+			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces, noHeaders: true, now: o.now(),
 			labelColumns: o.LabelColumns, showLabels: o.ShowLabels,
-		})
-		return t.writeRows(o.Out)
+		}, o.scheme)
 	default:
 		return printObjects(o.Out, o.Output, o.scheme, []client.Object{obj}, true)
 	}
@@ -371,15 +374,11 @@ func (o *GetOptions) print(objs []client.Object, reasons map[client.ObjectKey]st
 	}
 	switch o.Output {
 	case outputTable, outputWide:
-		t := getTable(o.resource, objs, tableOptions{
-			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces,
+		return writeTable(o.Out, o.resource, objs, tableOptions{
+			wide: o.Output == outputWide, allNamespaces: o.AllNamespaces, noHeaders: o.NoHeaders,
 			orphaned: o.Orphaned, reasons: reasons, now: o.now(),
 			labelColumns: o.LabelColumns, showLabels: o.ShowLabels,
-		})
-		if o.NoHeaders {
-			return t.writeRows(o.Out)
-		}
-		return t.write(o.Out, "")
+		}, o.scheme)
 	default:
 		return printObjects(o.Out, o.Output, o.scheme, objs, len(o.names) == 1)
 	}
@@ -408,62 +407,6 @@ func orphanReasons(objs []client.Object, operators map[string]*camelv1alpha1.Int
 	return reasons
 }
 
-// tableOptions say how `caravan get` lays out its table.
-type tableOptions struct {
-	wide          bool
-	allNamespaces bool
-	// orphaned adds the REASON column, from reasons.
-	orphaned bool
-	reasons  map[client.ObjectKey]string
-	now      time.Time
-	// labelColumns add a column per label key (-L); showLabels a LABELS column.
-	labelColumns []string
-	showLabels   bool
-}
-
-// getTable builds the table of `caravan get` for objects of one type.
-func getTable(rt resourceType, objs []client.Object, opts tableOptions) *table {
-	var columns []string
-	if opts.allNamespaces {
-		columns = append(columns, "NAMESPACE")
-	}
-	columns = append(columns, rt.columns...)
-	if opts.wide {
-		columns = append(columns, rt.wideColumns...)
-	}
-	if opts.orphaned {
-		columns = append(columns, "REASON")
-	}
-	for _, key := range opts.labelColumns {
-		columns = append(columns, strings.ToUpper(key[strings.LastIndex(key, "/")+1:]))
-	}
-	if opts.showLabels {
-		columns = append(columns, "LABELS")
-	}
-	t := newTable(columns...)
-	for _, obj := range objs {
-		var row []string
-		if opts.allNamespaces {
-			row = append(row, obj.GetNamespace())
-		}
-		row = append(row, rt.row(obj, opts.now)...)
-		if opts.wide && rt.wideRow != nil {
-			row = append(row, rt.wideRow(obj)...)
-		}
-		if opts.orphaned {
-			row = append(row, orNone(opts.reasons[client.ObjectKeyFromObject(obj)]))
-		}
-		for _, key := range opts.labelColumns {
-			row = append(row, obj.GetLabels()[key])
-		}
-		if opts.showLabels {
-			row = append(row, labelsText(obj.GetLabels()))
-		}
-		t.add(row...)
-	}
-	return t
-}
-
 // resourceType is a kind of resource `caravan get` lists.
 type resourceType struct {
 	// plural is the resource's name in the API; aliases are the other
@@ -472,12 +415,6 @@ type resourceType struct {
 	aliases   []string
 	newObject func() client.Object
 	newList   func() client.ObjectList
-	// columns are the table's headers and row its cells for one object;
-	// wideColumns and wideRow are added with -o wide.
-	columns     []string
-	row         func(obj client.Object, now time.Time) []string
-	wideColumns []string
-	wideRow     func(obj client.Object) []string
 }
 
 // resourceTypes are the types `caravan get` lists, integrations first.
@@ -486,44 +423,30 @@ func resourceTypes() []resourceType {
 		plural: "integrations", aliases: []string{"integration", "it"},
 		newObject: func() client.Object { return &camelv1.Integration{} },
 		newList:   func() client.ObjectList { return &camelv1.IntegrationList{} },
-		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "KIT", "AGE"},
-		row:       integrationRow, wideColumns: []string{"IMAGE", "REPLICAS", "OWNER", "EPOCH"}, wideRow: integrationWideRow,
 	}, {
 		plural: "pipes", aliases: []string{"pipe", "pp"},
 		newObject: func() client.Object { return &camelv1.Pipe{} },
 		newList:   func() client.ObjectList { return &camelv1.PipeList{} },
-		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "REPLICAS", "AGE"},
-		row:       pipeRow,
 	}, {
 		plural: "kameletbindings", aliases: []string{"kameletbinding", "klb"},
 		newObject: func() client.Object { return &camelv1alpha1.KameletBinding{} },
 		newList:   func() client.ObjectList { return &camelv1alpha1.KameletBindingList{} },
-		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "REPLICAS", "AGE"},
-		row:       kameletBindingRow,
 	}, {
 		plural: "kamelets", aliases: []string{"kamelet", "kl"},
 		newObject: func() client.Object { return &camelv1.Kamelet{} },
 		newList:   func() client.ObjectList { return &camelv1.KameletList{} },
-		columns:   []string{"NAME", "PHASE", "READY", "OPERATOR", "AGE"},
-		row:       kameletRow,
 	}, {
 		plural: "integrationkits", aliases: []string{"integrationkit", "kits", "kit", "ik"},
 		newObject: func() client.Object { return &camelv1.IntegrationKit{} },
 		newList:   func() client.ObjectList { return &camelv1.IntegrationKitList{} },
-		columns:   []string{"NAME", "PHASE", "TYPE", "IMAGE", "OPERATOR", "AGE"},
-		row:       kitRow,
 	}, {
 		plural: "builds", aliases: []string{"build", "ikb"},
 		newObject: func() client.Object { return &camelv1.Build{} },
 		newList:   func() client.ObjectList { return &camelv1.BuildList{} },
-		columns:   []string{"NAME", "PHASE", "OPERATOR", "AGE"},
-		row:       buildRow,
 	}, {
 		plural: "integrationplatforms", aliases: []string{"integrationplatform", "platforms", "platform", "itp"},
 		newObject: func() client.Object { return &camelv1.IntegrationPlatform{} },
 		newList:   func() client.ObjectList { return &camelv1.IntegrationPlatformList{} },
-		columns:   []string{"NAME", "PHASE", "OPERATOR", "AGE"},
-		row:       platformRow,
 	}}
 }
 
@@ -541,62 +464,12 @@ func lookupResource(name string) (resourceType, error) {
 	return resourceType{}, fmt.Errorf("unknown resource type %q: use one of %s", name, strings.Join(known, "; "))
 }
 
-func integrationRow(obj client.Object, now time.Time) []string {
-	it := obj.(*camelv1.Integration)
-	kit := none
-	if it.Status.IntegrationKit != nil {
-		kit = orNone(it.Status.IntegrationKit.Name)
-	}
-	return []string{it.Name, orNone(string(it.Status.Phase)), conditionStatus(it.Status.Conditions, camelv1.ConditionReady),
-		operatorOf(it), kit, age(it.CreationTimestamp.Time, now)}
-}
-
-func integrationWideRow(obj client.Object) []string {
-	it := obj.(*camelv1.Integration)
-	return []string{orNone(it.Status.Image), int32OrNone(it.Status.Replicas),
-		orNone(it.Status.Ownership.Owner), fmt.Sprint(it.Status.Ownership.Epoch)}
-}
-
-func pipeRow(obj client.Object, now time.Time) []string {
-	p := obj.(*camelv1.Pipe)
-	return []string{p.Name, orNone(string(p.Status.Phase)), conditionStatus(p.Status.Conditions, camelv1.ConditionReady),
-		operatorOf(p), int32OrNone(p.Status.Replicas), age(p.CreationTimestamp.Time, now)}
-}
-
-func kameletBindingRow(obj client.Object, now time.Time) []string {
-	b := obj.(*camelv1alpha1.KameletBinding)
-	return []string{b.Name, orNone(string(b.Status.Phase)), conditionStatus(b.Status.Conditions, camelv1.ConditionReady),
-		operatorOf(b), int32OrNone(b.Status.Replicas), age(b.CreationTimestamp.Time, now)}
-}
-
-func kameletRow(obj client.Object, now time.Time) []string {
-	k := obj.(*camelv1.Kamelet)
-	return []string{k.Name, orNone(string(k.Status.Phase)), conditionStatus(k.Status.Conditions, camelv1.ConditionReady),
-		operatorOf(k), age(k.CreationTimestamp.Time, now)}
-}
-
-func kitRow(obj client.Object, now time.Time) []string {
-	k := obj.(*camelv1.IntegrationKit)
-	return []string{k.Name, orNone(string(k.Status.Phase)), orNone(k.Labels[camelv1.IntegrationKitTypeLabel]),
-		orNone(kitImage(k)), operatorOf(k), age(k.CreationTimestamp.Time, now)}
-}
-
 // kitImage is the image the kit observed, else the external image it names.
 func kitImage(k *camelv1.IntegrationKit) string {
 	if k.Status.Image != "" {
 		return k.Status.Image
 	}
 	return k.Spec.Image
-}
-
-func buildRow(obj client.Object, now time.Time) []string {
-	b := obj.(*camelv1.Build)
-	return []string{b.Name, orNone(string(b.Status.Phase)), operatorOf(b), age(b.CreationTimestamp.Time, now)}
-}
-
-func platformRow(obj client.Object, now time.Time) []string {
-	p := obj.(*camelv1.IntegrationPlatform)
-	return []string{p.Name, orNone(string(p.Status.Phase)), operatorOf(p), age(p.CreationTimestamp.Time, now)}
 }
 
 // listItems returns the items of a typed list as client objects.
@@ -629,14 +502,6 @@ func sortObjects(objs []client.Object) {
 		}
 		return strings.Compare(a.GetName(), b.GetName())
 	})
-}
-
-// labelsText is labels as kubectl's LABELS column shows them: k=v,… sorted, or <none>.
-func labelsText(l map[string]string) string {
-	if len(l) == 0 {
-		return none
-	}
-	return labels.Set(l).String()
 }
 
 // sortByField sorts objs by the value of a JSONPath field, with kubectl's sorter.

@@ -163,13 +163,33 @@ func mustCaravan(t *testing.T, cli func(...string) (string, string, error), args
 func tableColumn(t *testing.T, table, header string) []string {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
-	pos := slices.Index(strings.Fields(lines[0]), header)
-	if pos < 0 {
+	// Cells are read by the header's positions: a cell may be empty, as kubectl prints a missing value.
+	start := -1
+	for i := 0; i < len(lines[0]); i++ {
+		if (i == 0 || lines[0][i-1] == ' ') && strings.HasPrefix(lines[0][i:], header) &&
+			(i+len(header) == len(lines[0]) || lines[0][i+len(header)] == ' ') {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
 		t.Fatalf("no %s column in:\n%s", header, table)
+	}
+	end := -1 // the last column runs to the end of each line
+	if next := strings.IndexFunc(lines[0][start+len(header):], func(r rune) bool { return r != ' ' }); next >= 0 {
+		end = start + len(header) + next
 	}
 	var cells []string
 	for _, l := range lines[1:] {
-		cells = append(cells, strings.Fields(l)[pos])
+		cell := ""
+		switch {
+		case start >= len(l):
+		case end < 0:
+			cell = strings.TrimSpace(l[start:])
+		default:
+			cell = strings.TrimSpace(l[start:min(end, len(l))])
+		}
+		cells = append(cells, cell)
 	}
 	return cells
 }
