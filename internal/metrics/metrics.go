@@ -23,6 +23,8 @@ type Metrics struct {
 	releases          prometheus.Counter
 	adoptions         *prometheus.CounterVec
 	awaitingRelease   prometheus.Gauge
+	heartbeat         prometheus.Gauge
+	staleAfter        prometheus.Gauge
 }
 
 // How an operator came to adopt an integration another operator owned.
@@ -75,8 +77,16 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 		Name: "caravan_integrations_awaiting_release", ConstLabels: constLabels,
 		Help: "Integrations assigned to this operator whose previous owner, still live, has not released them yet.",
 	})
+	heartbeat := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "caravan_registration_heartbeat_timestamp_seconds", ConstLabels: constLabels,
+		Help: "When this operator last renewed its registration, in seconds since the epoch; 0 before the first renewal.",
+	})
+	staleAfter := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "caravan_registration_stale_after_seconds", ConstLabels: constLabels,
+		Help: "How long after its last renewal this operator's registration counts as gone, and the operator stops.",
+	})
 	for _, c := range []prometheus.Collector{reconcileDuration, firstReadiness, buildDuration, buildQueue, buildRecoveries,
-		releases, adoptions, awaitingRelease} {
+		releases, adoptions, awaitingRelease, heartbeat, staleAfter} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -89,7 +99,14 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 	}
 	return &Metrics{reconcileDuration: reconcileDuration, firstReadiness: firstReadiness,
 		buildDuration: buildDuration, buildQueue: buildQueue, buildRecoveries: buildRecoveries,
-		releases: releases, adoptions: adoptions, awaitingRelease: awaitingRelease}, nil
+		releases: releases, adoptions: adoptions, awaitingRelease: awaitingRelease,
+		heartbeat: heartbeat, staleAfter: staleAfter}, nil
+}
+
+// Renewed records a renewal of the registration at t, which counts as gone staleAfter later.
+func (m *Metrics) Renewed(t time.Time, staleAfter time.Duration) {
+	m.heartbeat.Set(float64(t.UnixNano()) / 1e9)
+	m.staleAfter.Set(staleAfter.Seconds())
 }
 
 // Released counts a release of an integration to another operator.

@@ -76,6 +76,11 @@ var upByOperator = byOperator("up")
 // reports nothing.
 var leaderByOperator = byOperator("leader_election_master_status")
 
+// registrationAge is, per operator, the age of its leader's last renewal at its latest scrape, as a share
+// of the registration's life: 1 when the registration counts as gone. Standbys serve 0, and are left out.
+const registrationAge = `min by (operator_id) ((timestamp(caravan_registration_heartbeat_timestamp_seconds)` +
+	` - (caravan_registration_heartbeat_timestamp_seconds > 0)) / caravan_registration_stale_after_seconds)`
+
 // Alerts are the alerts docs/operations.md recommends, each on metrics the operators serve
 // and `up`, which Prometheus records for every target the PodMonitor scrapes.
 var Alerts = []Alert{
@@ -92,6 +97,11 @@ var Alerts = []Alert{
 		Summary: "Caravan operator {{ $labels.operator_id }} has no leader",
 		Description: "Operator {{ $labels.operator_id }} has replicas that answer scrapes, but none has held its lease " +
 			"{{ $labels.operator_id }}-lock for 5 minutes: nothing reconciles its integrations or renews its registration."},
+	{Name: "CaravanRegistrationLagging", Expr: registrationAge + " > 0.5", For: "1m", Severity: "warning",
+		Summary: "Operator {{ $labels.operator_id }} renews its registration late",
+		Description: "Operator {{ $labels.operator_id }} has scraped with a registration heartbeat older than half its life " +
+			"(at {{ $value | humanizePercentage }} of it) for a minute: its writes stop before the registration expires, " +
+			"and at expiry the operator stops and other operators take its integrations over."},
 	{Name: "CaravanOrphanedResources", Expr: `sum by (kind, reason) (caravan_orphaned_resources) > 0`, For: "10m", Severity: "warning",
 		Summary: "{{ $value }} {{ $labels.kind }} resources are assigned to an operator that cannot run them",
 		Description: "The default operator has counted {{ $value }} {{ $labels.kind }} resources for 10 minutes " +

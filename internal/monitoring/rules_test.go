@@ -90,6 +90,22 @@ var ruleCases = []ruleCase{
 		series: []string{up("a", "a-0", "1x30"), leader("a", "a-0", "1x30"), up("a", "a-1", "1x30")}, at: 10 * time.Minute},
 	{name: "an operator that is down is not also leaderless", alert: "CaravanOperatorNoLeader",
 		series: []string{up("a", "a-0", "0x30")}, at: 10 * time.Minute},
+	{name: "a leader that renewed five minutes ago lags", alert: "CaravanRegistrationLagging",
+		series: []string{
+			series("caravan_registration_heartbeat_timestamp_seconds", "a", "a-0", `operator_id="a"`, "0+60x5 300x25"),
+			series("caravan_registration_stale_after_seconds", "a", "a-0", `operator_id="a"`, "30x30"),
+			series("caravan_registration_heartbeat_timestamp_seconds", "b", "b-0", `operator_id="b"`, "0+60x30"),
+			series("caravan_registration_stale_after_seconds", "b", "b-0", `operator_id="b"`, "30x30"),
+		},
+		at: 10 * time.Minute, firing: []string{`{operator_id="a"}`}},
+	{name: "a standby that never renewed does not lag", alert: "CaravanRegistrationLagging",
+		series: []string{
+			series("caravan_registration_heartbeat_timestamp_seconds", "a", "a-0", `operator_id="a"`, "0+60x30"),
+			series("caravan_registration_stale_after_seconds", "a", "a-0", `operator_id="a"`, "30x30"),
+			series("caravan_registration_heartbeat_timestamp_seconds", "a", "a-1", `operator_id="a"`, "0x30"),
+			series("caravan_registration_stale_after_seconds", "a", "a-1", `operator_id="a"`, "0x30"),
+		},
+		at: 10 * time.Minute},
 	{name: "integrations of an operator with a stale heartbeat are orphans", alert: "CaravanOrphanedResources",
 		series: []string{
 			caravan("caravan_orphaned_resources", "camel-k", `kind="Integration", reason="HeartbeatStale"`, "2x30"),

@@ -123,7 +123,7 @@ func Run(ctx context.Context, o Options) error {
 	registrar := &Registrar{
 		Client: direct, ID: o.ID, Namespace: o.Namespace, Version: o.Version, Default: o.Default,
 		Interval: o.HeartbeatInterval, StaleAfter: o.StaleAfter, Clock: clock.RealClock{},
-		Recorder: mgr.GetEventRecorder("caravan-operator"),
+		Recorder: mgr.GetEventRecorder("caravan-operator"), Metrics: m,
 	}
 	rights := &RightsCheck{Client: direct, ID: o.ID, Namespace: o.Namespace, WatchNamespaces: o.WatchNamespaces,
 		PodName: os.Getenv("POD_NAME"), Recorder: registrar.Recorder, Interval: rightsEvery * o.HeartbeatInterval}

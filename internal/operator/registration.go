@@ -21,6 +21,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -59,6 +60,8 @@ type Registrar struct {
 	Rights interface{ Missing() string }
 	// OnRegistered runs once, after the first successful claim.
 	OnRegistered func(ctx context.Context) error
+	// Metrics, when set, records each renewal that lands.
+	Metrics *metrics.Metrics
 
 	mu         sync.Mutex
 	registered bool
@@ -174,6 +177,9 @@ func (r *Registrar) beatOnce(ctx context.Context) (bool, error) {
 	r.mu.Lock()
 	r.renewedAt = now
 	r.mu.Unlock()
+	if r.Metrics != nil {
+		r.Metrics.Renewed(now, r.StaleAfter)
+	}
 	return true, nil
 }
 

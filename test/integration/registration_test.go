@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/controller"
@@ -156,4 +157,40 @@ type countingReader struct {
 func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	c.gets.Add(1)
 	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestTheHeartbeatGaugeFollowsTheRegistration: the running operator serves the time of its last
+// renewal, which is the registration's heartbeat, and the registration's life beside it.
+func TestTheHeartbeatGaugeFollowsTheRegistration(t *testing.T) {
+	g := NewWithT(t)
+	gauge := func(name string) float64 {
+		families, err := ctrlmetrics.Registry.Gather()
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "operator_id" && l.GetValue() == operatorID {
+						return m.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+		return -1
+	}
+	g.Eventually(func() float64 { return gauge("caravan_registration_stale_after_seconds") }, timeout, poll).
+		Should(Equal(3.0), "the test operator's registration lives 3s")
+	g.Eventually(func() error {
+		iop := &camelv1alpha1.IntegrationOperator{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: operatorID}, iop); err != nil {
+			return err
+		}
+		served := gauge("caravan_registration_heartbeat_timestamp_seconds")
+		if beat := float64(iop.Status.HeartbeatTime.Unix()); served < beat-1 || served > beat+1 {
+			return fmt.Errorf("the gauge says %.0f, the registration's heartbeat is %.0f", served, beat)
+		}
+		return nil
+	}, timeout, poll).Should(Succeed())
 }
