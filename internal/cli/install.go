@@ -64,6 +64,8 @@ type InstallOptions struct {
 	Pprof           bool
 	MavenCache      string
 	BuildStrategy   string
+	// RegistrySecret names the Secret of the kit registry's credentials, in the operator's namespace.
+	RegistrySecret string
 	// Fleet installs the fleet controller instead of an operator.
 	Fleet bool
 
@@ -144,6 +146,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringVarP(&o.Output, "output", "o", "yaml", "print the manifests in this format, yaml or json, and apply nothing (as --dry-run)")
 	f.StringVar(&o.Image, "image", "caravan/operator:"+version.Get(), "operator container image")
 	f.StringVar(&o.Registry, "registry", "", "address of the registry kits are pushed to (the platform's spec.build.registry.address)")
+	f.StringVar(&o.RegistrySecret, "registry-secret", "", "Secret of the registry's credentials in the operator's namespace, of type kubernetes.io/dockerconfigjson (the platform's spec.build.registry.secret)")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false, "do not install the admission policies that enforce who may assign resources to which operator")
 	f.BoolVar(&o.Wait, "wait", false, "wait until the operator has registered and is ready")
 	f.BoolVar(&o.SkipKamelets, "skip-kamelets", false, "do not install the Kamelet catalog (timer-source, log-sink, ...) into the operator namespace")
@@ -194,7 +197,7 @@ func (o *InstallOptions) Complete() error {
 
 // operatorOnlyFlags are the flags of one operator, which --fleet refuses.
 var operatorOnlyFlags = []string{"operator-id", "default", "watch-namespaces", "global", "skip-admission", "skip-kamelets",
-	"replicas", "requests", "limits", "node-selector", "tolerations", "log-verbosity", "log-format", "pprof"}
+	"replicas", "requests", "limits", "node-selector", "tolerations", "log-verbosity", "log-format", "pprof", "registry-secret"}
 
 // Validate checks the flags before anything is written.
 func (o *InstallOptions) Validate() error {
@@ -265,6 +268,11 @@ func (o *InstallOptions) Validate() error {
 			return fmt.Errorf("--image-pull-secret %q: %s", s, strings.Join(msgs, "; "))
 		}
 	}
+	if o.RegistrySecret != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.RegistrySecret); len(msgs) > 0 {
+			return fmt.Errorf("--registry-secret %q: %s", o.RegistrySecret, strings.Join(msgs, "; "))
+		}
+	}
 	return nil
 }
 
@@ -276,7 +284,7 @@ func (o *InstallOptions) installConfig() install.Config {
 	}
 	return install.Config{
 		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: watch,
-		Image: o.Image, Registry: o.Registry, Version: version.Get(),
+		Image: o.Image, Registry: o.Registry, RegistrySecret: o.RegistrySecret, Version: version.Get(),
 		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
 		SkipKamelets: o.SkipKamelets, MavenCache: o.mavenCache, BuildStrategy: o.BuildStrategy,
 		Replicas: ptr.To(o.Replicas), Resources: o.resources, NodeSelector: o.NodeSelector,

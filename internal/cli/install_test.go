@@ -46,3 +46,17 @@ func TestInstallAndUninstallRefuseOperatorFlagsWithFleet(t *testing.T) {
 		t.Errorf("uninstall --fleet -x: %v", err)
 	}
 }
+
+func TestTheRegistrySecretReachesThePlatformOrIsRefused(t *testing.T) {
+	o := &InstallOptions{ID: "a", Global: true, Image: "img", CRDs: "include", LogFormat: "text", RegistrySecret: "Kits_Push"}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `--registry-secret "Kits_Push"`) {
+		t.Fatalf("a Secret name no Secret can have: got %v", err)
+	}
+	o.RegistrySecret = "kits-push"
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.installConfig().RegistrySecret; got != "kits-push" {
+		t.Errorf("the install's registry Secret is %q, want kits-push", got)
+	}
+}

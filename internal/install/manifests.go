@@ -73,6 +73,8 @@ type Config struct {
 	Registry        string
 	// RegistryInsecure lets the operator reach the registry over plain HTTP.
 	RegistryInsecure bool
+	// RegistrySecret names the Secret of the registry's credentials, in Namespace.
+	RegistrySecret string
 	// BuildStrategy, when set, is a new platform's build strategy (routine or pod).
 	BuildStrategy string
 	// MavenCache, when set, is the size of the claim that keeps Maven's
@@ -229,6 +231,7 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 	}
 	p.Spec.Build.Registry.Address = c.Registry
 	p.Spec.Build.Registry.Insecure = c.RegistryInsecure
+	p.Spec.Build.Registry.Secret = c.RegistrySecret
 	if c.BuildStrategy != "" {
 		p.Spec.Build.BuildConfiguration = &camelv1.RawObject{JSON: apiextensionsv1.JSON{
 			Raw: fmt.Appendf(nil, `{"strategy":%q}`, c.BuildStrategy)}}

@@ -78,6 +78,8 @@ var chartValues = []value{
 		Fields: []value{
 			{Name: "address", Default: `""`, Schema: str, Doc: "The registry's host[:port]."},
 			{Name: "insecure", Default: "false", Schema: boolean, Doc: "Allow plain HTTP, or TLS that cannot be verified."},
+			{Name: "secret", Default: `""`, Schema: str,
+				Doc: "A Secret of the registry's credentials in the release namespace, of type kubernetes.io/dockerconfigjson (kubectl create secret docker-registry); builds push with them."},
 		}},
 	{Name: "skipAdmission", Default: "false", Schema: boolean,
 		Doc: "Leave out the admission policies that enforce who may assign resources to which operator. Needed only before Kubernetes 1.30, which serves no ValidatingAdmissionPolicy v1; on 1.30 to 1.35 the chart renders the validating policies alone."},
