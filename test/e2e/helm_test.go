@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,11 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/packaging"
+	"github.com/caravan-dev/caravan/test/harness"
 )
 
 // sourceRoot is the root of the source tree.
@@ -44,19 +47,30 @@ func helmConfig(t *testing.T, namespace string) *action.Configuration {
 	return cfg
 }
 
-// TestAnOperatorInstalledFromTheHelmChartRunsIntegrations: the chart,
-// installed with Helm's own library, runs an operator pod of the image
-// built from this tree that registers and runs an integration; the
-// release's uninstall removes the operator and leaves the integration.
+// TestAnOperatorInstalledFromTheHelmChartRunsIntegrations: the chart, installed with the helm
+// command from a values file, runs an operator pod of the image built from this tree that
+// registers and runs an integration; helm upgrade keeps what a user set on the platform; helm
+// uninstall removes the operator and leaves the integration.
 func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ops, apps := env.Namespace(t), env.Namespace(t)
 	ch, err := packaging.LoadChart(sourceRoot())
 	g.Expect(err).NotTo(HaveOccurred())
-	cfg := helmConfig(t, ops)
-	inst := action.NewInstall(cfg)
-	inst.ReleaseName, inst.Namespace = "from-helm", ops
+	kubeconfig := env.Kubeconfig(t, "helm-admin", "system:masters")
+	helm := func(args ...string) {
+		t.Helper()
+		out, err := harness.Helm(t, sourceRoot(), kubeconfig, append(args, "-n", ops)...)
+		g.Expect(err).NotTo(HaveOccurred(), "helm %s:\n%s", strings.Join(args, " "), out)
+	}
+	valuesFile := func(values map[string]any) string {
+		t.Helper()
+		data, err := yaml.Marshal(values)
+		g.Expect(err).NotTo(HaveOccurred())
+		f := filepath.Join(t.TempDir(), "values.yaml")
+		g.Expect(os.WriteFile(f, data, 0o644)).To(Succeed())
+		return f
+	}
 	values := map[string]any{
 		"operatorId": "from-helm", "image": env.OperatorImage(t), "skipAdmission": true, "skipKamelets": true,
 		"registry":          map[string]any{"address": env.Cluster.RegistryAddress, "insecure": true},
@@ -64,12 +78,11 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 		// Other tests' installs made the shared objects already.
 		"sharedResources": false,
 	}
-	rel, err := inst.RunWithContext(ctx, ch, values)
-	g.Expect(err).NotTo(HaveOccurred())
+	helm("install", "from-helm", packaging.ChartDir, "-f", valuesFile(values))
 	uninstalled := false
 	t.Cleanup(func() {
 		if !uninstalled {
-			_, _ = action.NewUninstall(cfg).Run(rel.Name)
+			_, _ = harness.Helm(t, sourceRoot(), kubeconfig, "uninstall", "from-helm", "-n", ops)
 		}
 	})
 
@@ -82,6 +95,7 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "from-helm"}, iop)).To(Succeed())
 	g.Expect(iop.Status.Namespace).To(Equal(ops))
 	g.Expect(iop.Status.Version).To(Equal(ch.Metadata.AppVersion))
+	g.Expect(iop.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "Helm"))
 
 	t.Log("helm upgrade keeps what a user set on the platform, even a field the chart sets and the upgrade changes")
 	itp := &camelv1.IntegrationPlatform{}
@@ -90,18 +104,14 @@ func TestAnOperatorInstalledFromTheHelmChartRunsIntegrations(t *testing.T) {
 		[]byte(`{"spec":{"build":{"maxRunningBuilds":7,"registry":{"organization":"team-a"}}}}`)))).To(Succeed())
 	values["logVerbosity"] = 1
 	values["registry"] = map[string]any{"address": env.Cluster.RegistryAddress, "insecure": false}
-	upgrade := action.NewUpgrade(cfg)
-	upgrade.Namespace = ops
-	_, err = upgrade.RunWithContext(ctx, rel.Name, ch, values)
-	g.Expect(err).NotTo(HaveOccurred())
+	helm("upgrade", "from-helm", packaging.ChartDir, "-f", valuesFile(values))
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "from-helm"}, itp)).To(Succeed())
 	g.Expect(itp.Spec.Build.MaxRunningBuilds).To(HaveValue(BeEquivalentTo(7)), "the upgrade overwrote the platform")
 	g.Expect(itp.Spec.Build.Registry.Organization).To(Equal("team-a"))
 	g.Expect(itp.Spec.Build.Registry.Insecure).To(BeTrue(), "the upgrade rendered the platform again")
 
 	t.Log("helm uninstall removes the operator and keeps its integration")
-	_, err = action.NewUninstall(cfg).Run(rel.Name)
-	g.Expect(err).NotTo(HaveOccurred())
+	helm("uninstall", "from-helm")
 	uninstalled = true
 	err = env.Client.Get(ctx, client.ObjectKey{Name: "from-helm"}, &camelv1alpha1.IntegrationOperator{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the registration outlived the release")
