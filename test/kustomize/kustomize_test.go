@@ -1,0 +1,88 @@
+// Package kustomize applies the kustomize base with the real kubectl onto an API server that has
+// none of Caravan's CRDs, as a first install does.
+package kustomize
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/packaging"
+	"github.com/caravan-dev/caravan/test/harness"
+)
+
+// env is an API server without Caravan's CRDs.
+var env *harness.Env
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(harness.Main(m, harness.Options{SkipCRDs: true}, &env))
+}
+
+// TestTheBaseInstallsOntoAClusterWithoutCaravansCRDsAsDocumented: where no CRD of Caravan's
+// exists yet, the base alone fails (kubectl maps every object before it applies any, and the
+// platform, the registration and the Kamelets are of Caravan's kinds). The documented steps
+// work: the CRDs, a wait for them to be established, then the base, which applies again without
+// error.
+func TestTheBaseInstallsOntoAClusterWithoutCaravansCRDsAsDocumented(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(env.Client.List(ctx, &camelv1.IntegrationList{})).NotTo(Succeed(), "the API server serves Caravan's CRDs already")
+	cacheDir, err := localcluster.DefaultCacheDir()
+	g.Expect(err).NotTo(HaveOccurred())
+	bins, missing := localcluster.FindBinaries(cacheDir)
+	g.Expect(missing).To(BeEmpty(), "the cluster binaries, kubectl among them, are built into the cache first")
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	kubeconfig := env.Kubeconfig(t, "gitops", "system:masters")
+	kubectl := func(args ...string) (string, error) {
+		t.Helper()
+		cmd := exec.Command(bins.Kubectl, args...)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	base, crds := filepath.Join(packaging.KustomizeDir, "base"), filepath.Join(packaging.KustomizeDir, "crds")
+	out, err := kubectl("apply", "--server-side", "-k", base)
+	g.Expect(err).To(HaveOccurred(), "the base applied in one command where no CRD existed:\n%s", out)
+	g.Expect(out).To(ContainSubstring("ensure CRDs are installed first"))
+	for _, step := range [][]string{
+		{"apply", "--server-side", "-k", crds},
+		{"wait", "--for=condition=Established", "crd", "-l", "app.kubernetes.io/part-of=caravan", "--timeout=60s"},
+		{"apply", "--server-side", "-k", base},
+	} {
+		out, err := kubectl(step...)
+		g.Expect(err).NotTo(HaveOccurred(), "kubectl %v:\n%s", step, out)
+	}
+
+	installed := packaging.Base(packaging.Release{Version: "dev"})
+	for _, name := range []string{"integrations.camel.apache.org", "integrationoperators.camel.apache.org", "kamelets.camel.apache.org"} {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+	}
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, install.OperatorDeployment(installed.ID, installed.Namespace), d)).To(Succeed())
+	g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(ContainElement(HaveField("Value", installed.ID)))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: install.ConfinementPolicy}, &admissionv1.ValidatingAdmissionPolicy{})).To(Succeed())
+	kamelets := &camelv1.KameletList{}
+	g.Expect(env.Client.List(ctx, kamelets, client.InNamespace(installed.Namespace))).To(Succeed())
+	g.Expect(kamelets.Items).NotTo(BeEmpty(), "the Kamelet catalog of the base")
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: installed.Namespace, Name: installed.ID}, &camelv1.IntegrationPlatform{})).To(Succeed())
+
+	out, err = kubectl("apply", "--server-side", "-k", base)
+	g.Expect(err).NotTo(HaveOccurred(), "applying the base again:\n%s", out)
+}
