@@ -392,6 +392,15 @@ func TestTheChartRendersTheMonitoringObjectsWhenAsked(t *testing.T) {
 		return got
 	}
 	g.Expect(monitoringOf(map[string]any{})).To(BeEmpty(), "monitoring is off by default")
+	labelled := monitoringOf(map[string]any{"monitoring": map[string]any{"enabled": true, "labels": map[string]any{"release": "kps"}}})
+	for key, obj := range labelled {
+		labels, _ := obj.(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)
+		if strings.HasPrefix(key, "PodMonitor ") || strings.HasPrefix(key, "PrometheusRule ") {
+			g.Expect(labels).To(HaveKeyWithValue("release", "kps"), "%s lacks monitoring.labels", key)
+		} else {
+			g.Expect(labels).NotTo(HaveKey("release"), "%s has monitoring.labels", key)
+		}
+	}
 	g.Expect(monitoringOf(map[string]any{"monitoring": map[string]any{"enabled": true}})).To(Equal(normalized(t, docs)))
 	g.Expect(monitoringOf(map[string]any{"monitoring": map[string]any{"enabled": true}, "sharedResources": false})).To(BeEmpty(),
 		"a second release would own the same objects")

@@ -1,7 +1,9 @@
 package packaging
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -101,4 +103,37 @@ func TestTheFleetKustomizationBuildsWhatInstallFleetApplies(t *testing.T) {
 		want = append(want, string(data))
 	}
 	expectSameObjects(t, normalized(t, want), normalized(t, build(t, "fleet")), "the fleet kustomization")
+}
+
+// TestThePrometheusReleaseComponentLabelsWhatPrometheusSelects: deploy/monitoring with the
+// component labels the PodMonitor and the PrometheusRule release: kube-prometheus-stack, and
+// nothing else.
+func TestThePrometheusReleaseComponentLabelsWhatPrometheusSelects(t *testing.T) {
+	g := NewWithT(t)
+	// The base and the component, copied beside an overlay of both, as a user's repository holds them.
+	fs := filesys.MakeFsInMemory()
+	for dir, copyTo := range map[string]string{MonitoringDir: "/repo/monitoring", PrometheusReleaseComponent: "/repo/component"} {
+		files, err := os.ReadDir(filepath.Join(sourceRoot(), dir))
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, f := range files {
+			data, err := os.ReadFile(filepath.Join(sourceRoot(), dir, f.Name()))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(fs.WriteFile(filepath.Join(copyTo, f.Name()), data)).To(Succeed())
+		}
+	}
+	g.Expect(fs.WriteFile("/repo/overlay/kustomization.yaml", []byte("apiVersion: kustomize.config.k8s.io/v1beta1\n"+
+		"kind: Kustomization\nresources:\n  - ../monitoring\ncomponents:\n  - ../component\n"))).To(Succeed())
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, "/repo/overlay")
+	g.Expect(err).NotTo(HaveOccurred())
+	labelled := map[string]string{}
+	for _, r := range res.Resources() {
+		labelled[r.GetKind()+" "+r.GetName()] = r.GetLabels()["release"]
+	}
+	g.Expect(labelled).To(HaveKeyWithValue("PodMonitor "+monitoring.PodMonitorName, "kube-prometheus-stack"))
+	g.Expect(labelled).To(HaveKeyWithValue("PrometheusRule "+monitoring.PodMonitorName, "kube-prometheus-stack"))
+	for key, release := range labelled {
+		if !strings.HasPrefix(key, "PodMonitor ") && !strings.HasPrefix(key, "PrometheusRule ") {
+			g.Expect(release).To(BeEmpty(), "%s is labelled release", key)
+		}
+	}
 }

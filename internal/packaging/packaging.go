@@ -75,7 +75,13 @@ const (
 	registryPlaceholder = "caravan-placeholder-registry"
 	// chartLabelsPlaceholder is a label the chart's templates replace with Helm's standard labels.
 	chartLabelsPlaceholder = "caravan.dev/placeholder-chart-labels"
+	// monitoringLabelsPlaceholder is a label the chart's templates replace with monitoring.labels.
+	monitoringLabelsPlaceholder = "caravan.dev/placeholder-monitoring-labels"
 )
+
+// PrometheusReleaseComponent is the kustomize component that labels the PodMonitor and the
+// PrometheusRule release: kube-prometheus-stack, the label that chart's Prometheus selects by.
+const PrometheusReleaseComponent = KustomizeDir + "/components/prometheus-release"
 
 // keepAnnotation tells Helm to leave an object in place when its release is uninstalled.
 const keepAnnotation = "helm.sh/resource-policy"
@@ -217,6 +223,15 @@ func monitoringFiles(files map[string][]byte) error {
 	if err != nil {
 		return err
 	}
+	for i, o := range objs {
+		if kind := o.GetObjectKind().GroupVersionKind().Kind; kind == "PodMonitor" || kind == "PrometheusRule" {
+			o = o.DeepCopyObject().(client.Object)
+			labels := o.GetLabels()
+			labels[monitoringLabelsPlaceholder] = "x"
+			o.SetLabels(labels)
+			objs[i] = o
+		}
+	}
 	chart, err := templateOf(objs, "{{- if and .Values.monitoring.enabled .Values.sharedResources }}")
 	if err != nil {
 		return err
@@ -246,6 +261,25 @@ resources:
 		return err
 	}
 	files[path.Join(MonitoringDir, monitoring.DashboardKey)] = dashboard
+	var patches strings.Builder
+	for _, kind := range []string{"PodMonitor", "PrometheusRule"} {
+		fmt.Fprintf(&patches, `  - target:
+      group: monitoring.coreos.com
+      kind: %s
+    patch: |-
+      - op: add
+        path: /metadata/labels/release
+        value: kube-prometheus-stack
+`, kind)
+	}
+	files[path.Join(PrometheusReleaseComponent, "kustomization.yaml")] = []byte(header +
+		`# Labels the PodMonitor and the PrometheusRule release: kube-prometheus-stack, the label the Prometheus
+# of a kube-prometheus-stack release of that name selects them by. For another release name, copy
+# this component and change the value. Use it from an overlay of deploy/monitoring (components:).
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+patches:
+` + patches.String())
 	return nil
 }
 
@@ -387,6 +421,8 @@ func templated(data []byte) []byte {
 	s := strings.NewReplacer("{{", "\x00open", "}}", "\x00close").Replace(string(data))
 	s = strings.NewReplacer("\x00open", `{{ "{{" }}`, "\x00close", `{{ "}}" }}`).Replace(s)
 	s = strings.ReplaceAll(s, "    "+chartLabelsPlaceholder+": x\n", `    {{- include "caravan.chartLabels" . | nindent 4 }}`+"\n")
+	s = strings.ReplaceAll(s, "    "+monitoringLabelsPlaceholder+": x\n",
+		"    {{- with .Values.monitoring.labels }}\n    {{- toYaml . | nindent 4 }}\n    {{- end }}\n")
 	s = strings.ReplaceAll(s, idPlaceholder, `{{ include "caravan.id" . }}`)
 	s = strings.ReplaceAll(s, imagePlaceholder, `{{ include "caravan.image" . }}`)
 	s = strings.ReplaceAll(s, registryPlaceholder, `{{ .Values.registry.address }}`)

@@ -98,7 +98,9 @@ var chartValues = []value{
 	{Name: "fleet", Doc: "Render the fleet controller instead of an operator: it runs the operators that IntegrationOperators declare (spec.namespace), with image as their default image and registry as their platforms' (see docs/install.md). One release per cluster.",
 		Fields: []value{{Name: "enabled", Default: "false", Schema: boolean, Doc: "Render the fleet controller."}}},
 	{Name: "monitoring", Doc: "The Prometheus Operator's PodMonitor of every Caravan operator, with the identity it scrapes as, a PrometheusRule with the alerts docs/operations.md recommends, and a Grafana dashboard (a ConfigMap labelled grafana_dashboard=1). Needs the monitoring.coreos.com CRDs; made by the release that holds the shared objects (sharedResources).",
-		Fields: []value{{Name: "enabled", Default: "false", Schema: boolean, Doc: "Render the monitoring objects."}}},
+		Fields: []value{{Name: "enabled", Default: "false", Schema: boolean, Doc: "Render the monitoring objects."},
+			{Name: "labels", Default: "{}", Schema: strMap,
+				Doc: "Labels of the PodMonitor and the PrometheusRule, those a Prometheus selects them by: release: <release name> for kube-prometheus-stack's."}}},
 }
 
 // valuesFiles adds values.yaml, values.schema.json and README.md of the chart to files.
