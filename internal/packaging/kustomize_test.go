@@ -45,6 +45,8 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 	bare.SkipAdmission = true
 	older := Base(Release{Version: version})
 	older.ValidatingOnly = true
+	own := Base(Release{Version: version})
+	own.WatchNamespaces = []string{own.Namespace}
 	for _, tc := range []struct {
 		dir    string
 		config install.Config
@@ -53,6 +55,7 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 		{"overlays/pinned", pinned},
 		{"overlays/without-admission", bare},
 		{"overlays/before-1.36", older},
+		{"overlays/own-namespace", own},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			g := NewWithT(t)

@@ -347,7 +347,49 @@ resources:
   - ` + k.file + `
 `)
 	}
+	if err := ownNamespace(files, r); err != nil {
+		return err
+	}
 	return before136(files, r)
+}
+
+// OwnNamespaceOverlay is the kustomization of the default operator limited to its own namespace.
+const OwnNamespaceOverlay = KustomizeDir + "/overlays/own-namespace"
+
+// ownNamespace adds the kustomization of Base limited to its own namespace, as `caravan install
+// --global=false` (kamel's) installs it: the operator's rights on namespaced resources there only,
+// and the grants by which the admission policies know it. Its objects differ from the base's in
+// kind, not only in fields, so it lists them all rather than patching the base.
+func ownNamespace(files map[string][]byte, r Release) error {
+	c := Base(r)
+	c.WatchNamespaces = []string{c.Namespace}
+	objs, err := install.Manifests(c)
+	if err != nil {
+		return err
+	}
+	b := &bytes.Buffer{}
+	b.WriteString(header)
+	for _, o := range append([]client.Object{install.Namespace(c.Namespace)}, objs...) {
+		if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
+			continue
+		}
+		data, err := document(o)
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+	}
+	files[path.Join(OwnNamespaceOverlay, "operator.yaml")] = b.Bytes()
+	files[path.Join(OwnNamespaceOverlay, "kustomization.yaml")] = []byte(header + `# The default operator of the base, serving only its own namespace, camel-k, as
+# caravan install -n camel-k --global=false does (Camel K's own-namespace overlay). For other
+# namespaces, use the chart's watchNamespaces or caravan install --watch-namespaces.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../crds
+  - operator.yaml
+`)
+	return nil
 }
 
 // before136 adds the overlay for clusters that serve no MutatingAdmissionPolicy (Kubernetes 1.30

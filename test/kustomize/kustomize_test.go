@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,4 +86,13 @@ func TestTheBaseInstallsOntoAClusterWithoutCaravansCRDsAsDocumented(t *testing.T
 
 	out, err = kubectl("apply", "--server-side", "-k", base)
 	g.Expect(err).NotTo(HaveOccurred(), "applying the base again:\n%s", out)
+
+	t.Log("the own-namespace overlay limits the same operator to its namespace")
+	out, err = kubectl("apply", "--server-side", "-k", packaging.OwnNamespaceOverlay)
+	g.Expect(err).NotTo(HaveOccurred(), "kubectl apply --server-side -k %s:\n%s", packaging.OwnNamespaceOverlay, out)
+	g.Expect(env.Client.Get(ctx, install.OperatorDeployment(installed.ID, installed.Namespace), d)).To(Succeed())
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--watch-namespaces=" + installed.Namespace))
+	bindings := &rbacv1.RoleBindingList{}
+	g.Expect(env.Client.List(ctx, bindings, client.InNamespace(installed.Namespace))).To(Succeed())
+	g.Expect(bindings.Items).To(ContainElement(HaveField("RoleRef.Name", install.NamespacedRoleName(installed.ID, installed.Namespace))))
 }
