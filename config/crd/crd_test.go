@@ -112,7 +112,7 @@ type expectedCRD struct {
 
 var expectedCRDs = []expectedCRD{
 	{"builds.camel.apache.org", "Build", "ikb", "v1", apiextensionsv1.NamespaceScoped, false,
-		[]string{"Phase", "Age", "Started", "Duration", "Attempts", "Ready", "Operator"}},
+		[]string{"Phase", "Ready", "Attempts", "Duration", "Operator", "Age", "Started"}},
 	{"integrationkits.camel.apache.org", "IntegrationKit", "ik", "v1", apiextensionsv1.NamespaceScoped, false,
 		[]string{"Phase", "Type", "Image", "Ready", "Operator", "Age"}},
 	{"integrationoperators.camel.apache.org", "IntegrationOperator", "iop", "v1alpha1", apiextensionsv1.ClusterScoped, false,
@@ -120,13 +120,13 @@ var expectedCRDs = []expectedCRD{
 	{"integrationplatforms.camel.apache.org", "IntegrationPlatform", "itp", "v1", apiextensionsv1.NamespaceScoped, false,
 		[]string{"Phase", "Registry address", "Default runtime", "Ready", "Operator", "Age"}},
 	{"integrations.camel.apache.org", "Integration", "it", "v1", apiextensionsv1.NamespaceScoped, true,
-		[]string{"Phase", "Kit", "Replicas", "Ready", "Operator", "Age"}},
+		[]string{"Phase", "Ready", "Operator", "Kit", "Age", "Image", "Replicas", "Owner", "Epoch"}},
 	{"kameletbindings.camel.apache.org", "KameletBinding", "klb", "v1alpha1", apiextensionsv1.NamespaceScoped, true,
-		[]string{"Phase", "Replicas", "Ready", "Operator", "Age"}},
+		[]string{"Phase", "Ready", "Operator", "Replicas", "Age"}},
 	{"kamelets.camel.apache.org", "Kamelet", "kl", "v1", apiextensionsv1.NamespaceScoped, false,
 		[]string{"Phase", "Ready", "Operator", "Age"}},
 	{"pipes.camel.apache.org", "Pipe", "pp", "v1", apiextensionsv1.NamespaceScoped, true,
-		[]string{"Phase", "Replicas", "Ready", "Operator", "Age"}},
+		[]string{"Phase", "Ready", "Operator", "Replicas", "Age"}},
 }
 
 func TestCustomResourceDefinitions(t *testing.T) {
