@@ -587,3 +587,31 @@ func TestAKitWithAnImageNoRegistryCanServeIsBadInput(t *testing.T) {
 	err := env.Client.Get(ctx, key, &appsv1.Deployment{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment for a kit whose image is invalid: %v", err)
 }
+
+// TestTheCamelTraitsRuntimeVersionPicksTheKitsCamel: an integration whose camel trait sets
+// runtimeVersion gets a kit of that Camel version, apart from the kit of the platform's version
+// for the same dependencies.
+func TestTheCamelTraitsRuntimeVersionPicksTheKitsCamel(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	kitOf := func(it *camelv1.Integration) *camelv1.IntegrationKit {
+		t.Helper()
+		g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+		cur := &camelv1.Integration{}
+		g.Eventually(func() bool {
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), cur)).To(Succeed())
+			return cur.Status.IntegrationKit != nil
+		}, timeout, poll).Should(BeTrue(), "no kit named")
+		k := &camelv1.IntegrationKit{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cur.Status.IntegrationKit.Name}, k)).To(Succeed())
+		return k
+	}
+	plain := kitOf(sourceIntegration(ns, "platform-camel", "camel:log"))
+	pinned := sourceIntegration(ns, "pinned-camel", "camel:log")
+	pinned.Spec.Traits["camel"] = harness.Raw(map[string]any{"runtimeVersion": "4.14.0"})
+	other := kitOf(pinned)
+	g.Expect(other.Name).NotTo(Equal(plain.Name), "both integrations share the kit of the platform's Camel")
+	g.Expect(string(other.Spec.Traits["camel"].Raw)).To(ContainSubstring(`"runtimeVersion":"4.14.0"`))
+	g.Expect(string(plain.Spec.Traits["camel"].Raw)).NotTo(ContainSubstring("4.14.0"))
+}

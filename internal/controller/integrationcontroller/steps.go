@@ -156,6 +156,10 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
+	if v := strings.TrimSpace(s.traits.Camel.RuntimeVersion()); v != "" {
+		// The camel trait's runtimeVersion picks the Camel BOM of this integration's kit, as in Camel K.
+		spec.RuntimeVersion = v
+	}
 	adopted, err := r.adoptedKit(ctx, s, spec)
 	if err != nil {
 		return reconcile.Result{}, err
