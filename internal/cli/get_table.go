@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -93,19 +94,31 @@ func writeTable(w io.Writer, rt resourceType, objs []client.Object, opts tableOp
 
 // printerColumns are the printer columns of the served version of Caravan's CRD of plural.
 func printerColumns(plural string) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+	byPlural, err := crdPrinterColumns()
+	if err != nil {
+		return nil, err
+	}
+	columns, ok := byPlural[plural]
+	if !ok {
+		return nil, fmt.Errorf("no CRD of %s", plural)
+	}
+	return slices.Clone(columns), nil
+}
+
+// crdPrinterColumns decodes the embedded CRDs once, for every table a watch prints, and keeps
+// their storage version's printer columns by plural.
+var crdPrinterColumns = sync.OnceValues(func() (map[string][]apiextensionsv1.CustomResourceColumnDefinition, error) {
 	crds, err := crd.CustomResourceDefinitions()
 	if err != nil {
 		return nil, err
 	}
+	byPlural := map[string][]apiextensionsv1.CustomResourceColumnDefinition{}
 	for _, d := range crds {
-		if d.Spec.Names.Plural != plural {
-			continue
-		}
 		for _, v := range d.Spec.Versions {
 			if v.Storage {
-				return slices.Clone(v.AdditionalPrinterColumns), nil
+				byPlural[d.Spec.Names.Plural] = v.AdditionalPrinterColumns
 			}
 		}
 	}
-	return nil, fmt.Errorf("no CRD of %s", plural)
-}
+	return byPlural, nil
+})
