@@ -15,10 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -53,8 +49,8 @@ func run() error {
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	out := fs.String("out", "", "directory of the release's files (default dist/VERSION)")
 	insecure := fs.Bool("insecure", false, "reach the registry over plain HTTP")
-	cliPlatforms := fs.String("cli-platforms", platforms(release.CLIPlatforms), "platforms of the CLI, os/arch, comma-separated")
-	imagePlatforms := fs.String("image-platforms", platforms(operatorimage.Platforms), "platforms of the operator image, os/arch, comma-separated")
+	cliPlatforms := fs.String("cli-platforms", strings.Join(operatorimage.PlatformNames(release.CLIPlatforms), ","), "platforms of the CLI, os/arch, comma-separated")
+	imagePlatforms := fs.String("image-platforms", strings.Join(operatorimage.PlatformNames(operatorimage.Platforms), ","), "platforms of the operator image, os/arch, comma-separated")
 	kitImages := fs.String("kit-images", "base,builder", "images kits build on to push (base, builder), comma-separated; empty for none")
 	allowDirty := fs.Bool("allow-dirty", false, "release a tree with uncommitted changes (for a trial run)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -68,14 +64,9 @@ func run() error {
 	if _, err := release.ParseVersion(version); err != nil {
 		return err
 	}
-	host, prefix, _ := strings.Cut(target, "/")
-	reg, err := name.NewRegistry(host)
+	reg, prefix, err := image.PushTarget(target, *insecure)
 	if err != nil {
-		return fmt.Errorf("registry %q: %w", host, err)
-	}
-	auth, err := authn.DefaultKeychain.Resolve(reg)
-	if err != nil {
-		return fmt.Errorf("reading the credentials of %s: %w", host, err)
+		return err
 	}
 	cli, err := operatorimage.ParsePlatforms(split(*cliPlatforms))
 	if err != nil {
@@ -99,7 +90,7 @@ func run() error {
 		*out = filepath.Join(src.Dir, "dist", version)
 	}
 	res, err := release.Run(ctx, release.Options{Version: version,
-		Registry: image.Registry{Address: host, Insecure: *insecure, Auth: auth}, Prefix: prefix,
+		Registry: reg, Prefix: prefix,
 		Source: src, AllowDirty: *allowDirty, OutDir: *out,
 		CLIPlatforms: cli, ImagePlatforms: images, KitImages: split(*kitImages),
 		CacheDir: cacheDir, Now: time.Now(), Progress: os.Stderr})
@@ -113,14 +104,6 @@ func run() error {
 	fmt.Printf("operator image: %s\nchart: oci://%s\n", res.Operator, res.Chart)
 	fmt.Printf("CHANGELOG.md has its %s section: commit it and tag the release (git tag %s).\n", version, version)
 	return nil
-}
-
-func platforms(ps []v1.Platform) string {
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = p.String()
-	}
-	return strings.Join(names, ",")
 }
 
 func split(list string) []string {

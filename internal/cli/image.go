@@ -8,9 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -52,7 +49,7 @@ type ImagePushOptions struct {
 }
 
 func newCmdImagePush(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ImagePushOptions{Platforms: platformNames(operatorimage.Platforms), SourceDir: ".", IOStreams: streams,
+	o := &ImagePushOptions{Platforms: operatorimage.PlatformNames(operatorimage.Platforms), SourceDir: ".", IOStreams: streams,
 		Images: []string{imageOperator}}
 	cmd := &cobra.Command{
 		Use:   "push REGISTRY[/REPOSITORY]",
@@ -99,14 +96,9 @@ names a platform defaults to when its registry is REGISTRY[/REPOSITORY].`,
 
 // Complete finds the source tree and the registry's credentials.
 func (o *ImagePushOptions) Complete() error {
-	host, repo, _ := strings.Cut(strings.TrimSuffix(o.Target, "/"), "/")
-	reg, err := name.NewRegistry(host)
+	reg, repo, err := image.PushTarget(o.Target, o.Insecure)
 	if err != nil {
-		return fmt.Errorf("registry %q: %w", host, err)
-	}
-	auth, err := authn.DefaultKeychain.Resolve(reg)
-	if err != nil {
-		return fmt.Errorf("reading the credentials of %s: %w", host, err)
+		return err
 	}
 	platforms, err := operatorimage.ParsePlatforms(o.Platforms)
 	if err != nil {
@@ -122,7 +114,7 @@ func (o *ImagePushOptions) Complete() error {
 		return err
 	}
 	o.cacheDir = cacheDir
-	o.registry = image.Registry{Address: host, Insecure: o.Insecure, Auth: auth}
+	o.registry = reg
 	o.options = operatorimage.Options{Source: src, Platforms: platforms,
 		Registry:   o.registry,
 		Repository: repo, Tag: o.Tag, BinDir: operatorimage.DefaultBinDir(cacheDir),
@@ -145,7 +137,7 @@ func (o *ImagePushOptions) Validate() error {
 		return errors.New("--images: give at least one of operator, base, builder")
 	}
 	for _, name := range o.Images {
-		if name != imageOperator && debianImage(name) == nil {
+		if name != imageOperator && localcluster.DebianImageNamed(name) == nil {
 			return fmt.Errorf("--images: %q is not an image Caravan pushes: give operator, base or builder", name)
 		}
 	}
@@ -154,16 +146,6 @@ func (o *ImagePushOptions) Validate() error {
 
 // imageOperator names the operator image in --images.
 const imageOperator = "operator"
-
-// debianImage is the image made from Debian's packages that --images calls name, or nil.
-func debianImage(name string) *localcluster.DebianImage {
-	for _, di := range localcluster.DebianImages {
-		if di.Definition.Name == name {
-			return &di
-		}
-	}
-	return nil
-}
 
 // pushDebianImage builds di unless cached, pushes it under its repository
 // in the target registry and prints it by digest.
@@ -185,7 +167,7 @@ func (o *ImagePushOptions) Run(ctx context.Context) error {
 			if err := o.pushOperator(ctx); err != nil {
 				return err
 			}
-		} else if err := o.pushDebianImage(ctx, debianImage(name)); err != nil {
+		} else if err := o.pushDebianImage(ctx, localcluster.DebianImageNamed(name)); err != nil {
 			return err
 		}
 	}
@@ -209,12 +191,4 @@ func (o *ImagePushOptions) pushOperator(ctx context.Context) error {
 	fmt.Fprintf(o.ErrOut, "pushed %s\n", res.Tagged)
 	fmt.Fprintln(o.Out, res.Reference)
 	return nil
-}
-
-func platformNames(ps []v1.Platform) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.String()
-	}
-	return out
 }

@@ -36,6 +36,21 @@ type Registry struct {
 	CACertificates []byte
 }
 
+// PushTarget parses REGISTRY[/REPOSITORY], a destination of pushes, into the registry, with the
+// docker configuration's credentials for it (as docker push reads them), and the repository prefix.
+func PushTarget(target string, insecure bool) (Registry, string, error) {
+	host, prefix, _ := strings.Cut(strings.TrimSuffix(target, "/"), "/")
+	reg, err := name.NewRegistry(host)
+	if err != nil {
+		return Registry{}, "", fmt.Errorf("registry %q: %w", host, err)
+	}
+	auth, err := authn.DefaultKeychain.Resolve(reg)
+	if err != nil {
+		return Registry{}, "", fmt.Errorf("reading the credentials of %s: %w", host, err)
+	}
+	return Registry{Address: host, Insecure: insecure, Auth: auth}, prefix, nil
+}
+
 // retryBackoff bounds go-containerregistry's own retries of transient HTTP failures
 // within one call. It waits about 0.75 s at most: its waits do not watch the context, so
 // they are kept short; longer outages are the caller's to retry, with backoff.

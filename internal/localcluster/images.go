@@ -33,6 +33,17 @@ var DebianImages = []DebianImage{
 	{platform.DefaultBuilderImage, debimage.Builder},
 }
 
+// DebianImageNamed is the image of DebianImages whose definition is called name (base, builder),
+// or nil.
+func DebianImageNamed(name string) *DebianImage {
+	for _, di := range DebianImages {
+		if di.Definition.Name == name {
+			return &di
+		}
+	}
+	return nil
+}
+
 // DebianImagesDir is where the images made from Debian's packages are
 // kept under the cache, with apt's state and the downloaded packages.
 func DebianImagesDir(cacheDir string) string { return filepath.Join(cacheDir, "debimage") }

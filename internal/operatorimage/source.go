@@ -97,6 +97,12 @@ func (s Source) Build(ctx context.Context, p v1.Platform, outDir string, progres
 	if p.OS != "linux" {
 		return "", fmt.Errorf("platform %s: the operator image is built for linux only", p.String())
 	}
+	return s.BuildCommand(ctx, Command, p, outDir, progress)
+}
+
+// BuildCommand compiles the static binary of the package pkg (as ./cmd/caravan) for platform,
+// stamped with the source's version, into outDir/<os>-<arch>[-variant]/caravan and returns its path.
+func (s Source) BuildCommand(ctx context.Context, pkg string, p v1.Platform, outDir string, progress io.Writer) (string, error) {
 	dir := filepath.Join(outDir, p.OS+"-"+p.Architecture+platformVariant(p))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
@@ -104,14 +110,14 @@ func (s Source) Build(ctx context.Context, p v1.Platform, outDir string, progres
 	bin := filepath.Join(dir, "caravan")
 	ldflags := "-s -w -X " + ModulePath + "/internal/version.Version=" + s.version()
 	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath",
-		"-ldflags", ldflags, "-o", bin, Command)
+		"-ldflags", ldflags, "-o", bin, pkg)
 	cmd.Dir = s.Dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOWORK=off", "GOFLAGS=")
 	if p.Architecture == "arm" && p.Variant != "" {
 		cmd.Env = append(cmd.Env, "GOARM="+strings.TrimPrefix(p.Variant, "v"))
 	}
-	if err := gobuild.Run(cmd, "caravan "+p.String(), progress); err != nil {
-		return "", fmt.Errorf("building caravan for %s: %w", p.String(), err)
+	if err := gobuild.Run(cmd, pkg+" "+p.String(), progress); err != nil {
+		return "", fmt.Errorf("building %s for %s: %w", pkg, p.String(), err)
 	}
 	return bin, nil
 }
@@ -121,6 +127,15 @@ func platformVariant(p v1.Platform) string {
 		return ""
 	}
 	return "-" + p.Variant
+}
+
+// PlatformNames are the platforms as os/arch[/variant], ParsePlatforms' form.
+func PlatformNames(ps []v1.Platform) []string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.String()
+	}
+	return names
 }
 
 // ParsePlatforms parses a list of os/arch[/variant].

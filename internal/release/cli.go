@@ -9,14 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-
-	"github.com/caravan-dev/caravan/internal/gobuild"
-	"github.com/caravan-dev/caravan/internal/operatorimage"
 )
 
 // CLICommand is the package of the CLI's binary.
@@ -35,10 +31,12 @@ func ArchiveName(version string, p v1.Platform) string {
 func buildCLI(ctx context.Context, o Options) ([]string, error) {
 	binDir := filepath.Join(o.OutDir, ".build")
 	defer os.RemoveAll(binDir)
+	src := o.Source
+	src.Version = o.Version
 	var files []string
 	var sums strings.Builder
 	for _, p := range o.cliPlatforms() {
-		bin, err := buildBinary(ctx, o.Source.Dir, o.Version, p, filepath.Join(binDir, p.OS+"-"+p.Architecture), o.Progress)
+		bin, err := src.BuildCommand(ctx, CLICommand, p, binDir, o.Progress)
 		if err != nil {
 			return nil, err
 		}
@@ -54,22 +52,6 @@ func buildCLI(ctx context.Context, o Options) ([]string, error) {
 		return nil, err
 	}
 	return append(files, ChecksumsFile), nil
-}
-
-// buildBinary compiles the static CLI for p into dir, stamped with version.
-func buildBinary(ctx context.Context, srcDir, version string, p v1.Platform, dir string, progress io.Writer) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "caravan")
-	ldflags := "-s -w -X " + operatorimage.ModulePath + "/internal/version.Version=" + version
-	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath", "-ldflags", ldflags, "-o", bin, CLICommand)
-	cmd.Dir = srcDir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOWORK=off", "GOFLAGS=")
-	if err := gobuild.Run(cmd, "caravan CLI "+p.String(), progress); err != nil {
-		return "", fmt.Errorf("building the CLI for %s: %w", p.String(), err)
-	}
-	return bin, nil
 }
 
 // archive writes a gzipped tar of the binary bin and the LICENSE and README.md of the source tree

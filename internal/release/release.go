@@ -129,7 +129,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res.Operator = op.Reference
 	for _, name := range o.KitImages {
 		step("pushing the %s image", name)
-		di := kitImage(name)
+		di := localcluster.DebianImageNamed(name)
 		ref, digest, err := di.Push(ctx, o.CacheDir, o.Registry, path.Join(o.Registry.Address, o.Prefix), o.Progress)
 		if err != nil {
 			return Result{}, fmt.Errorf("the %s image: %w", name, err)
@@ -208,7 +208,7 @@ func (o Options) check() error {
 		}
 	}
 	for _, name := range o.KitImages {
-		if kitImage(name) == nil {
+		if localcluster.DebianImageNamed(name) == nil {
 			errs = append(errs, fmt.Errorf("%q is not an image kits build on: give base or builder", name))
 		}
 	}
@@ -229,25 +229,12 @@ func (o Options) changelogPath() string {
 	return filepath.Join(o.Source.Dir, "CHANGELOG.md")
 }
 
-// kitImage is the image kits build on that name calls, or nil.
-func kitImage(name string) *localcluster.DebianImage {
-	for _, di := range localcluster.DebianImages {
-		if di.Definition.Name == name {
-			return &di
-		}
-	}
-	return nil
-}
-
+// platformList names the platforms, or the operator image's default ones when there are none.
 func platformList(ps []v1.Platform) string {
 	if len(ps) == 0 {
 		ps = operatorimage.Platforms
 	}
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = p.String()
-	}
-	return strings.Join(names, ", ")
+	return strings.Join(operatorimage.PlatformNames(ps), ", ")
 }
 
 // writeManifests writes the kustomize bases, the monitoring objects and the OLM bundle that install
