@@ -9,8 +9,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
 // Metrics are one operator's collectors, with its id already applied.
@@ -19,7 +23,7 @@ type Metrics struct {
 	firstReadiness    prometheus.Observer
 	buildDuration     *prometheus.HistogramVec
 	buildQueue        prometheus.Observer
-	buildRecoveries   prometheus.Counter
+	buildRecoveries   *prometheus.HistogramVec
 	releases          prometheus.Counter
 	adoptions         *prometheus.CounterVec
 	awaitingRelease   prometheus.Gauge
@@ -41,10 +45,10 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 	constLabels := prometheus.Labels{"operator_id": operatorID}
 	reconcileDuration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:        "camel_k_reconciliation_duration_seconds",
-		Help:        "Time taken by one reconcile, by kind, result and, for an error, its tag.",
+		Help:        "Time taken by one reconcile, by namespace, resource kind, result and, for an error, its tag.",
 		ConstLabels: constLabels,
 		Buckets:     []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
-	}, []string{"kind", "result", "tag"})
+	}, []string{"namespace", "group", "version", "kind", "result", "tag"})
 	firstReadiness := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        "camel_k_integration_first_readiness_seconds",
 		Help:        "Time from an integration's creation to its first Ready condition.",
@@ -60,10 +64,10 @@ func New(reg prometheus.Registerer, operatorID string) (*Metrics, error) {
 		Name: "camel_k_build_queue_duration_seconds", Help: "Time a build attempt waited for a free build slot.",
 		ConstLabels: constLabels, Buckets: buildBuckets,
 	})
-	buildRecoveries := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "camel_k_build_recovery_attempts_total", Help: "Build attempts that retried a failed one.",
-		ConstLabels: constLabels,
-	})
+	buildRecoveries := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "camel_k_build_recovery_attempts", Help: "Recoveries before each ended build attempt (0 for a first attempt), by result.",
+		ConstLabels: constLabels, Buckets: []float64{0, 1, 2, 3, 4, 5},
+	}, []string{"result"})
 	releases := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "caravan_integration_releases_total", ConstLabels: constLabels,
 		Help: "Integrations this operator released to another operator.",
@@ -120,18 +124,12 @@ func (m *Metrics) Adopted(after string) { m.adoptions.WithLabelValues(after).Inc
 // previous owner's release.
 func (m *Metrics) SetAwaitingRelease(n int) { m.awaitingRelease.Set(float64(n)) }
 
-// ObserveBuild records one ended build attempt: queue time, duration,
-// result (Camel K's Succeeded or Error), and whether it was a retry.
-func (m *Metrics) ObserveBuild(queued, started, finished time.Time, attempt int32, failed bool) {
-	result := BuildSucceeded
-	if failed {
-		result = BuildError
-	}
+// ObserveBuild records one ended build attempt: its queue time, its duration and the
+// recoveries before it, by result (BuildSucceeded, BuildFailed or BuildError, Camel K's).
+func (m *Metrics) ObserveBuild(queued, started, finished time.Time, attempt int32, result string) {
 	m.buildQueue.Observe(started.Sub(queued).Seconds())
 	m.buildDuration.WithLabelValues(result).Observe(finished.Sub(started).Seconds())
-	if attempt > 1 {
-		m.buildRecoveries.Inc()
-	}
+	m.buildRecoveries.WithLabelValues(result).Observe(float64(attempt - 1))
 }
 
 // ObserveFirstReadiness records how long an integration took to become
@@ -148,15 +146,18 @@ const (
 	// that only the user can fix (bad input: a terminal error).
 	PlatformError = "PlatformError"
 	UserError     = "UserError"
-	// BuildSucceeded and BuildError are the build results.
+	// BuildSucceeded, BuildFailed (another attempt follows) and BuildError (the build's last
+	// attempt failed) are the results of a build attempt.
 	BuildSucceeded = "Succeeded"
+	BuildFailed    = "Failed"
 	BuildError     = "Error"
 )
 
-// Instrument wraps a reconciler so that each call is timed by kind, result
-// (Reconciled, Requeued, Errored) and, for an error, tag (PlatformError,
-// or UserError for bad input), as Camel K labels them.
+// Instrument wraps a reconciler so that each call is timed by namespace, resource kind,
+// result (Reconciled, Requeued, Errored) and, for an error, tag (PlatformError, or UserError
+// for bad input), as Camel K labels them.
 func (m *Metrics) Instrument(kind string, r reconcile.Reconciler) reconcile.Reconciler {
+	gv := groupVersionOf(kind)
 	return reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 		start := time.Now()
 		res, err := r.Reconcile(ctx, req)
@@ -169,7 +170,19 @@ func (m *Metrics) Instrument(kind string, r reconcile.Reconciler) reconcile.Reco
 		case !res.IsZero():
 			result = Requeued
 		}
-		m.reconcileDuration.WithLabelValues(kind, result, tag).Observe(time.Since(start).Seconds())
+		m.reconcileDuration.WithLabelValues(req.Namespace, gv.Group, gv.Version, kind, result, tag).Observe(time.Since(start).Seconds())
 		return res, err
 	})
+}
+
+// groupVersionOf is the API group and version of Caravan's resource kind, the served version
+// that Camel K's controllers reconcile; empty for a controller of no resource kind.
+func groupVersionOf(kind string) schema.GroupVersion {
+	var found schema.GroupVersion
+	for gvk := range scheme.New().AllKnownTypes() {
+		if gvk.Kind == kind && gvk.Group == camelv1.GroupVersion.Group && (found.Empty() || gvk.Version == camelv1.GroupVersion.Version) {
+			found = gvk.GroupVersion()
+		}
+	}
+	return found
 }

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -75,11 +76,16 @@ func TestReconcilesAndBuildsAreLabelledAsCamelKLabelsThem(t *testing.T) {
 	}
 	for _, o := range outcomes {
 		r := m.Instrument("Integration", reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return o.res, o.err }))
-		_, _ = r.Reconcile(context.Background(), reconcile.Request{})
+		_, _ = r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "route"}})
 	}
+	orphans := m.Instrument("Orphan", reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
+	_, _ = orphans.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "camel-k"}})
+	bindings := m.Instrument("KameletBinding", reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil }))
+	_, _ = bindings.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "apps", Name: "b"}})
 	now := time.Now()
-	m.ObserveBuild(now, now, now, 1, false)
-	m.ObserveBuild(now, now, now, 2, true)
+	m.ObserveBuild(now, now, now, 1, BuildFailed)
+	m.ObserveBuild(now, now, now, 2, BuildSucceeded)
+	m.ObserveBuild(now, now, now, 1, BuildError)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -97,15 +103,54 @@ func TestReconcilesAndBuildsAreLabelledAsCamelKLabelsThem(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"camel_k_reconciliation_duration_seconds": {
-			"kind=Integration,result=Errored,tag=PlatformError", "kind=Integration,result=Errored,tag=UserError",
-			"kind=Integration,result=Reconciled,tag=", "kind=Integration,result=Requeued,tag="},
-		"camel_k_build_duration_seconds": {"result=Error", "result=Succeeded"},
+		"camel_k_reconciliation_duration_seconds": { // labels in the order a scrape gives them
+			"group=,kind=Orphan,namespace=,result=Reconciled,tag=,version=",
+			"group=camel.apache.org,kind=Integration,namespace=apps,result=Errored,tag=PlatformError,version=v1",
+			"group=camel.apache.org,kind=Integration,namespace=apps,result=Errored,tag=UserError,version=v1",
+			"group=camel.apache.org,kind=Integration,namespace=apps,result=Reconciled,tag=,version=v1",
+			"group=camel.apache.org,kind=Integration,namespace=apps,result=Requeued,tag=,version=v1",
+			"group=camel.apache.org,kind=KameletBinding,namespace=apps,result=Reconciled,tag=,version=v1alpha1"},
+		"camel_k_build_duration_seconds":  {"result=Error", "result=Failed", "result=Succeeded"},
+		"camel_k_build_recovery_attempts": {"result=Error", "result=Failed", "result=Succeeded"},
 	}
 	for name, labels := range want {
 		slices.Sort(got[name])
 		if !slices.Equal(got[name], labels) {
 			t.Errorf("%s: got %v, want %v", name, got[name], labels)
 		}
+	}
+}
+
+func TestBuildRecoveriesAreAHistogramOfRetriesBeforeEachAttempt(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := New(reg, "tenant-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	m.ObserveBuild(now, now, now, 1, BuildFailed)
+	m.ObserveBuild(now, now, now, 2, BuildFailed)
+	m.ObserveBuild(now, now, now, 3, BuildSucceeded)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]float64{}
+	counts := map[string]uint64{}
+	for _, f := range families {
+		if f.GetName() != "camel_k_build_recovery_attempts" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "result" {
+					sums[l.GetValue()] = s.GetHistogram().GetSampleSum()
+					counts[l.GetValue()] = s.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	if sums[BuildFailed] != 1 || counts[BuildFailed] != 2 || sums[BuildSucceeded] != 2 || counts[BuildSucceeded] != 1 {
+		t.Errorf("recoveries: sums %v, counts %v; want Failed 0+1 over 2 attempts, Succeeded 2 over 1", sums, counts)
 	}
 }

@@ -38,9 +38,10 @@ const (
 // app.kubernetes.io/name label, whatever namespace the PodMonitor is in.
 const Job = "caravan-operator"
 
-// InstanceLabel is the target label that holds an operator's id on each of its series, `up`
-// included. The PodMonitor copies it from the pods' app.kubernetes.io/instance label.
-const InstanceLabel = "app_kubernetes_io_instance"
+// IDLabel holds an operator's id on each of its series: Caravan's own serve it, and the
+// PodMonitor gives it to the others (`up`, controller-runtime's, Go's) from the pod's
+// app.kubernetes.io/instance label.
+const IDLabel = "operator_id"
 
 // ProjectHome is where the project's source and documentation live: the chart's home and the OLM bundle's links.
 const ProjectHome = "https://github.com/caravan-dev/caravan"
@@ -61,10 +62,9 @@ type Alert struct {
 	Description string
 }
 
-// byOperator is the highest value of metric of job Job per operator. metric carries the id as
-// InstanceLabel only, which the alerts rename operator_id.
+// byOperator is the highest value of metric of job Job per operator.
 func byOperator(metric string) string {
-	return fmt.Sprintf(`max by (operator_id) (label_replace(%s{job=%q}, "operator_id", "$1", %q, "(.+)"))`, metric, Job, InstanceLabel)
+	return fmt.Sprintf(`max by (%s) (%s{job=%q})`, IDLabel, metric, Job)
 }
 
 // upByOperator is 1 for each operator with a replica that answers its scrapes, 0 for one
@@ -120,10 +120,11 @@ var Alerts = []Alert{
 		Summary: "Operator {{ $labels.operator_id }} fails reconciles of {{ $labels.kind }}",
 		Description: "Operator {{ $labels.operator_id }} has ended {{ $value | humanize }} reconciles of {{ $labels.kind }} a second " +
 			"in error for 15 minutes, tagged {{ $labels.tag }} (PlatformError: a retry may clear it; UserError: bad input)."},
-	{Name: "CaravanBuildsFailing", Expr: `sum by (operator_id) (increase(camel_k_build_duration_seconds_count{result="Error"}[30m])) > 3`,
-		Severity:    "warning",
-		Summary:     "Operator {{ $labels.operator_id }} has failing builds",
-		Description: "Operator {{ $labels.operator_id }} had {{ $value }} build attempts end in Error in 30 minutes."},
+	{Name: "CaravanBuildsFailing", Expr: `sum by (operator_id) (increase(camel_k_build_duration_seconds_count{result=~"Failed|Error"}[30m])) > 3`,
+		Severity: "warning",
+		Summary:  "Operator {{ $labels.operator_id }} has failing builds",
+		Description: "Operator {{ $labels.operator_id }} had {{ $value }} build attempts fail in 30 minutes " +
+			"(result Failed, retried, or Error, the build's last)."},
 }
 
 // Objects are the PodMonitor, the identity it scrapes as and the PrometheusRule, in
@@ -143,8 +144,12 @@ func Objects(namespace string) ([]client.Object, error) {
 			"namespaceSelector": map[string]any{"any": true},
 			"selector":          map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": Job}},
 			"jobLabel":          "app.kubernetes.io/name",
-			"podTargetLabels":   []any{"app.kubernetes.io/instance"},
 			"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "path": "/metrics", "scheme": "https",
+				// Every series gets the pod's operator id; the operator's own series, which
+				// serve the same id, keep theirs rather than gain an exported_operator_id.
+				"honorLabels": true,
+				"relabelings": []any{map[string]any{"action": "replace", "targetLabel": IDLabel,
+					"sourceLabels": []any{"__meta_kubernetes_pod_label_app_kubernetes_io_instance"}}},
 				"tlsConfig": map[string]any{"insecureSkipVerify": true},
 				"authorization": map[string]any{"type": "Bearer",
 					"credentials": map[string]any{"name": ScraperName + ScraperTokenSuffix, "key": "token"}}}},

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/relabel"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/promqltest"
@@ -28,18 +29,24 @@ import (
 // promQL parses as Prometheus does by default.
 var promQL = parser.NewParser(parser.Options{})
 
-// targetLabels are the labels the PodMonitor gives every series of an operator pod.
-var targetLabels = []string{"job", "namespace", "pod", "container", "endpoint", InstanceLabel}
+// targetLabels are the labels the PodMonitor gives every series of an operator pod (a series
+// that serves IDLabel keeps its own: TestThePodMonitorGivesEachSeriesItsOperatorsID).
+var targetLabels = []string{"job", "namespace", "pod", "container", "endpoint", IDLabel}
 
 // series is a load line of promqltest: metric name of operator id's pod, with the labels the
 // operator serves (served, as `a="b", ...`) and those the PodMonitor adds, then its values.
+// A label the series serves wins over the target's (honorLabels).
 func series(name, id, pod, served, values string) string {
-	target := fmt.Sprintf(`job=%q, namespace=%q, pod=%q, container="operator", endpoint="metrics", %s=%q`,
-		Job, id, pod, InstanceLabel, id)
+	all := []string{}
 	if served != "" {
-		target = served + ", " + target
+		all = append(all, served)
 	}
-	return fmt.Sprintf("%s{%s} %s", name, target, values)
+	for _, l := range [][2]string{{"job", Job}, {"namespace", id}, {"pod", pod}, {"container", "operator"}, {"endpoint", "metrics"}, {IDLabel, id}} {
+		if !strings.Contains(", "+served, ", "+l[0]+"=") {
+			all = append(all, fmt.Sprintf("%s=%q", l[0], l[1]))
+		}
+	}
+	return fmt.Sprintf("%s{%s} %s", name, strings.Join(all, ", "), values)
 }
 
 // caravan is a load line of a series operator id serves, with its operator_id label.
@@ -135,22 +142,28 @@ var ruleCases = []ruleCase{
 		at: 20 * time.Minute},
 	{name: "twelve platform errors a minute fail reconciles", alert: "CaravanReconcileErrors",
 		series: []string{
-			caravan("camel_k_reconciliation_duration_seconds_count", "a", `kind="Integration", result="Errored", tag="PlatformError"`, "0+12x40"),
-			caravan("camel_k_reconciliation_duration_seconds_count", "a", `kind="Integration", result="Reconciled", tag=""`, "0+60x40"),
+			caravan("camel_k_reconciliation_duration_seconds_count", "a", `namespace="apps", group="camel.apache.org", version="v1", kind="Integration", result="Errored", tag="PlatformError"`, "0+12x40"),
+			caravan("camel_k_reconciliation_duration_seconds_count", "a", `namespace="apps", group="camel.apache.org", version="v1", kind="Integration", result="Reconciled", tag=""`, "0+60x40"),
 		},
 		at: 30 * time.Minute, firing: []string{`{kind="Integration", operator_id="a", tag="PlatformError"}`}},
 	{name: "user errors count too", alert: "CaravanReconcileErrors",
-		series: []string{caravan("camel_k_reconciliation_duration_seconds_count", "a", `kind="Pipe", result="Errored", tag="UserError"`, "0+12x40")},
+		series: []string{caravan("camel_k_reconciliation_duration_seconds_count", "a", `namespace="apps", group="camel.apache.org", version="v1", kind="Pipe", result="Errored", tag="UserError"`, "0+12x40")},
 		at:     30 * time.Minute, firing: []string{`{kind="Pipe", operator_id="a", tag="UserError"}`}},
 	{name: "three errors a minute stay below the rate", alert: "CaravanReconcileErrors",
-		series: []string{caravan("camel_k_reconciliation_duration_seconds_count", "a", `kind="Integration", result="Errored", tag="PlatformError"`, "0+3x40")},
+		series: []string{caravan("camel_k_reconciliation_duration_seconds_count", "a", `namespace="apps", group="camel.apache.org", version="v1", kind="Integration", result="Errored", tag="PlatformError"`, "0+3x40")},
 		at:     30 * time.Minute},
 	{name: "many reconciles without error are silent", alert: "CaravanReconcileErrors",
-		series: []string{caravan("camel_k_reconciliation_duration_seconds_count", "a", `kind="Integration", result="Requeued", tag=""`, "0+120x40")},
+		series: []string{caravan("camel_k_reconciliation_duration_seconds_count", "a", `namespace="apps", group="camel.apache.org", version="v1", kind="Integration", result="Requeued", tag=""`, "0+120x40")},
 		at:     30 * time.Minute},
 	{name: "a failed build attempt a minute is failing builds", alert: "CaravanBuildsFailing",
 		series: []string{caravan("camel_k_build_duration_seconds_count", "a", `result="Error"`, "0+1x40")}, at: 30 * time.Minute,
 		firing: []string{`{operator_id="a"}`}},
+	{name: "attempts that will be retried count too", alert: "CaravanBuildsFailing",
+		series: []string{
+			caravan("camel_k_build_duration_seconds_count", "a", `result="Failed"`, "0+1x40"),
+			caravan("camel_k_build_duration_seconds_count", "b", `result="Succeeded"`, "0+1x40"),
+		},
+		at: 30 * time.Minute, firing: []string{`{operator_id="a"}`}},
 	{name: "two failed attempts in half an hour are not", alert: "CaravanBuildsFailing",
 		series: []string{
 			caravan("camel_k_build_duration_seconds_count", "a", `result="Error"`, "0 1 2x38"),
@@ -340,7 +353,7 @@ func checkShapes(t *testing.T, series []string, served map[string][]string) {
 		})
 		slices.Sort(got)
 		if !slices.Equal(got, slices.DeleteFunc(slices.Clone(want), func(name string) bool {
-			return !slices.Contains(got, name) && slices.Contains(mayBeEmpty, name)
+			return slices.Contains(targetLabels, name) || !slices.Contains(got, name) && slices.Contains(mayBeEmpty, name)
 		})) {
 			t.Errorf("series %s has labels %v, the operators serve %s with %v", s, got, name, want)
 		}
@@ -381,5 +394,52 @@ func TestEachAlertHasARunbookUnderTheProjectHome(t *testing.T) {
 		} else if !strings.HasPrefix(string(page), "# "+name+"\n") {
 			t.Errorf("%s does not open with the heading # %s", path, name)
 		}
+	}
+}
+
+// TestThePodMonitorGivesEachSeriesItsOperatorsID applies the PodMonitor's relabelings as
+// Prometheus does to a target of an operator pod: every series gets the pod's operator id,
+// and with honorLabels the operator's own series keep the id they serve.
+func TestThePodMonitorGivesEachSeriesItsOperatorsID(t *testing.T) {
+	objs, err := Objects("ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var endpoints []any
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "PodMonitor" {
+			endpoints, _, _ = unstructured.NestedSlice(u.Object, "spec", "podMetricsEndpoints")
+		}
+	}
+	if len(endpoints) != 1 {
+		t.Fatalf("the PodMonitor has %d endpoints, want 1", len(endpoints))
+	}
+	endpoint := endpoints[0].(map[string]any)
+	if endpoint["honorLabels"] != true {
+		t.Errorf("honorLabels is %v: the operators' own series would get exported_%s", endpoint["honorLabels"], IDLabel)
+	}
+	var configs []*relabel.Config
+	for _, r := range endpoint["relabelings"].([]any) {
+		r := r.(map[string]any)
+		c := relabel.DefaultRelabelConfig
+		c.Action = relabel.Action(r["action"].(string))
+		c.TargetLabel, _ = r["targetLabel"].(string)
+		for _, name := range r["sourceLabels"].([]any) {
+			c.SourceLabels = append(c.SourceLabels, model.LabelName(name.(string)))
+		}
+		if err := c.Validate(model.UTF8Validation); err != nil {
+			t.Fatalf("Prometheus refuses relabeling %v: %v", r, err)
+		}
+		configs = append(configs, &c)
+	}
+	target := labels.NewBuilder(labels.FromStrings(
+		"__meta_kubernetes_pod_label_app_kubernetes_io_instance", "team-a",
+		"__meta_kubernetes_pod_label_app_kubernetes_io_name", Job,
+		"__meta_kubernetes_namespace", "ops"))
+	if !relabel.ProcessBuilder(target, configs...) {
+		t.Fatal("the relabelings drop an operator's target")
+	}
+	if got := target.Get(IDLabel); got != "team-a" {
+		t.Errorf("the target's %s is %q, want the pod's app.kubernetes.io/instance team-a", IDLabel, got)
 	}
 }

@@ -59,7 +59,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	runner := build.NewRunner(buildFunc, func(key types.NamespacedName) {
 		buildEvents <- event.GenericEvent{Object: &camelv1.Build{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 	}, func(st build.Status) {
-		m.ObserveBuild(st.Queued, st.Started, st.Finished, st.Attempt, st.Err != nil)
+		m.ObserveBuild(st.Queued, st.Started, st.Finished, st.Attempt, buildResult(st))
 	}, clock.RealClock{}, platform.DefaultMaxRunningBuilds)
 	if err := (&buildcontroller.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace,
@@ -96,6 +96,19 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 		return err
 	}
 	return duties.setup(ctx)
+}
+
+// buildResult is the result of an ended build attempt as Camel K labels it: Succeeded, Failed
+// when another attempt follows, Error when it was the build's last.
+func buildResult(st build.Status) string {
+	switch {
+	case st.Err == nil:
+		return metrics.BuildSucceeded
+	case buildcontroller.FinalFailure(st):
+		return metrics.BuildError
+	default:
+		return metrics.BuildFailed
+	}
 }
 
 // ownImage is the image of the operator's own pod (POD_NAME), which builder

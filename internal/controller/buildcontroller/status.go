@@ -49,7 +49,7 @@ func fromJob(b *camelv1.Build, st build.Status, now time.Time) {
 		if builder.IsFailure(st.Err) {
 			reason = ReasonDependencyUnresolved
 		}
-		fail(b, reason, st.Err.Error(), finalFailure(st), now)
+		fail(b, reason, st.Err.Error(), FinalFailure(st), now)
 		b.Status.Failure.Recovery.Attempt = st.Attempt
 		b.Status.Failure.Recovery.AttemptTime = metav1.Time{Time: st.Finished}
 	}

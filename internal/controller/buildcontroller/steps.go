@@ -297,16 +297,16 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 // retryAfter asks for a reconcile after the backoff when the runner's attempt failed and is to be
 // retried. Otherwise the runner's notification brings the next reconcile.
 func (r *Reconciler) retryAfter(st build.Status) reconcile.Result {
-	if st.State == build.Done && st.Err != nil && !finalFailure(st) {
+	if st.State == build.Done && st.Err != nil && !FinalFailure(st) {
 		return reconcile.Result{RequeueAfter: build.Backoff(r.BackoffBase, st.Attempt)}
 	}
 	return reconcile.Result{}
 }
 
-// finalFailure tells whether a failed attempt is the build's last: the attempts are used up, it
+// FinalFailure tells whether a failed attempt is the build's last: the attempts are used up, it
 // was cancelled, Maven failed, or the registry refused what only a user can change (credentials, a
 // malformed reference), which a retry on a timer would meet again.
-func finalFailure(st build.Status) bool {
+func FinalFailure(st build.Status) bool {
 	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled) || builder.IsFailure(st.Err) ||
 		!image.IsRetryable(st.Err)
 }
