@@ -1,4 +1,4 @@
-package monitoring
+package monitoring_test
 
 import (
 	"encoding/json"
@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/monitoring"
+	"github.com/caravan-dev/caravan/internal/monitoring/ruletest"
 )
 
 var metricName = regexp.MustCompile(`\b((?:camel_k|caravan)_[a-z_]+?)(?:_bucket|_count|_sum)?\b`)
@@ -24,17 +26,17 @@ var metricName = regexp.MustCompile(`\b((?:camel_k|caravan)_[a-z_]+?)(?:_bucket|
 func TestTheAlertsAndTheDashboardQueryMetricsTheOperatorsServe(t *testing.T) {
 	served := servedLabels(t)
 	exprs := map[string]string{}
-	for _, a := range Alerts {
+	for _, a := range monitoring.Alerts {
 		exprs["alert "+a.Name] = a.Expr
 	}
-	for _, p := range Panels {
+	for _, p := range monitoring.Panels {
 		exprs["panel "+p.Title] = p.Expr
 		if !strings.Contains(p.Expr, `operator_id=~"$operator_id"`) && !strings.Contains(p.Expr, "caravan_orphaned_resources") {
 			t.Errorf("panel %q ignores the operator_id variable", p.Title)
 		}
 	}
 	for what, expr := range exprs {
-		parsed, err := promQL.ParseExpr(expr)
+		parsed, err := ruletest.PromQL.ParseExpr(expr)
 		if err != nil {
 			t.Errorf("%s does not parse: %v", what, err)
 			continue
@@ -79,7 +81,7 @@ func TestEveryRecommendedAlertIsARule(t *testing.T) {
 	}
 	advice, _, _ = strings.Cut(advice, "\n\n")
 	var rules strings.Builder
-	for _, a := range Alerts {
+	for _, a := range monitoring.Alerts {
 		rules.WriteString(a.Expr + "\n")
 	}
 	for _, m := range metricName.FindAllStringSubmatch(advice, -1) {
@@ -90,7 +92,7 @@ func TestEveryRecommendedAlertIsARule(t *testing.T) {
 }
 
 func TestTheObjectsAreAPodMonitorARuleAndADashboardWithTheOperatorVariable(t *testing.T) {
-	objs, err := Objects("ops")
+	objs, err := monitoring.Objects("ops")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestTheObjectsAreAPodMonitorARuleAndADashboardWithTheOperatorVariable(t *te
 		b.Subjects[0].Name != objs[1].GetName() || b.Subjects[0].Namespace != "ops" {
 		t.Errorf("the binding %+v does not let the scraper read the metrics", b)
 	}
-	data, err := Dashboard()
+	data, err := monitoring.Dashboard()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestTheObjectsAreAPodMonitorARuleAndADashboardWithTheOperatorVariable(t *te
 	for _, v := range d.Templating.List {
 		vars = append(vars, v.Name)
 	}
-	if !slices.Contains(vars, "operator_id") || len(d.Panels) != len(Panels) {
+	if !slices.Contains(vars, "operator_id") || len(d.Panels) != len(monitoring.Panels) {
 		t.Fatalf("variables %v, %d panels", vars, len(d.Panels))
 	}
 }

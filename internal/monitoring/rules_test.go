@@ -1,7 +1,6 @@
-package monitoring
+package monitoring_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,26 +11,18 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/model/relabel"
-	"github.com/prometheus/prometheus/model/rulefmt"
-	"github.com/prometheus/prometheus/promql/parser"
-	"github.com/prometheus/prometheus/promql/promqltest"
 	"github.com/prometheus/prometheus/rules"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/yaml"
 
 	"github.com/caravan-dev/caravan/internal/metrics"
+	"github.com/caravan-dev/caravan/internal/monitoring"
+	"github.com/caravan-dev/caravan/internal/monitoring/ruletest"
 )
 
-// promQL parses as Prometheus does by default.
-var promQL = parser.NewParser(parser.Options{})
-
 // targetLabels are the labels the PodMonitor gives every series of an operator pod (a series
-// that serves IDLabel keeps its own: TestThePodMonitorGivesEachSeriesItsOperatorsID).
-var targetLabels = []string{"job", "namespace", "pod", "container", "endpoint", IDLabel}
+// that serves monitoring.IDLabel keeps its own: TestThePodMonitorGivesEachSeriesItsOperatorsID).
+var targetLabels = []string{"job", "namespace", "pod", "container", "endpoint", monitoring.IDLabel}
 
 // series is a load line of promqltest: metric name of operator id's pod, with the labels the
 // operator serves (served, as `a="b", ...`) and those the PodMonitor adds, then its values.
@@ -41,7 +32,7 @@ func series(name, id, pod, served, values string) string {
 	if served != "" {
 		all = append(all, served)
 	}
-	for _, l := range [][2]string{{"job", Job}, {"namespace", id}, {"pod", pod}, {"container", "operator"}, {"endpoint", "metrics"}, {IDLabel, id}} {
+	for _, l := range [][2]string{{"job", monitoring.Job}, {"namespace", id}, {"pod", pod}, {"container", "operator"}, {"endpoint", "metrics"}, {monitoring.IDLabel, id}} {
 		if !strings.Contains(", "+served, ", "+l[0]+"=") {
 			all = append(all, fmt.Sprintf("%s=%q", l[0], l[1]))
 		}
@@ -175,7 +166,7 @@ var ruleCases = []ruleCase{
 // TestTheAlertsFireWhenTheyShould evaluates the generated PrometheusRule with Prometheus' own
 // rule engine on series shaped as the operators serve them and the PodMonitor labels them.
 func TestTheAlertsFireWhenTheyShould(t *testing.T) {
-	groups := generatedRules(t)
+	groups := ruletest.Rules(t)
 	shapes := servedLabels(t)
 	tested := map[string]bool{}
 	for _, c := range ruleCases {
@@ -186,7 +177,7 @@ func TestTheAlertsFireWhenTheyShould(t *testing.T) {
 				t.Fatalf("no rule %s", c.alert)
 			}
 			tested[c.alert] = true
-			firing := evaluate(t, rule, c.series, c.at)
+			firing := ruletest.Evaluate(t, rule, c.series, c.at)
 			var got []string
 			for _, a := range firing {
 				got = append(got, labels.NewBuilder(a.Labels).Del("alertname", "severity").Labels().String())
@@ -197,37 +188,11 @@ func TestTheAlertsFireWhenTheyShould(t *testing.T) {
 			}
 		})
 	}
-	for _, a := range Alerts {
+	for _, a := range monitoring.Alerts {
 		if !tested[a.Name] {
 			t.Errorf("no case evaluates alert %s", a.Name)
 		}
 	}
-}
-
-// evaluate loads series, evaluates a fresh copy of rule every minute from 0 to at and returns
-// the alerts firing at the end, sorted by labels.
-func evaluate(t *testing.T, r rulefmt.Rule, series []string, at time.Duration) []*rules.Alert {
-	expr, err := promQL.ParseExpr(r.Expr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule := rules.NewAlertingRule(r.Alert, expr, time.Duration(r.For), 0, labels.FromMap(r.Labels),
-		labels.FromMap(r.Annotations), labels.EmptyLabels(), "", true, nil)
-	storage := promqltest.LoadedStorage(t, "load 1m\n  "+strings.Join(series, "\n  "))
-	query := rules.EngineQueryFunc(promqltest.NewTestEngine(t, false, 0, 100000), storage)
-	for ts := time.Duration(0); ts <= at; ts += time.Minute {
-		if _, err := rule.Eval(context.Background(), 0, time.Unix(0, 0).Add(ts), query, nil, 0); err != nil {
-			t.Fatalf("evaluating %s at %s: %v", r.Alert, ts, err)
-		}
-	}
-	var firing []*rules.Alert
-	for _, a := range rule.ActiveAlerts() {
-		if a.State == rules.StateFiring {
-			firing = append(firing, a)
-		}
-	}
-	slices.SortFunc(firing, func(a, b *rules.Alert) int { return labels.Compare(a.Labels, b.Labels) })
-	return firing
 }
 
 // checkAnnotations fails when a fired alert's annotations left a label out or point at no runbook.
@@ -244,37 +209,6 @@ func checkAnnotations(t *testing.T, a *rules.Alert) {
 			t.Errorf("the description of %s does not name its %s: %q", a.Labels, l.Name, a.Annotations.Get("description"))
 		}
 	})
-}
-
-// generatedRules are the alerting rules of the PrometheusRule that Objects makes, by name, as
-// Prometheus loads them from a rule file.
-func generatedRules(t *testing.T) map[string]rulefmt.Rule {
-	t.Helper()
-	objs, err := Objects("ops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var groups []any
-	for _, o := range objs {
-		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "PrometheusRule" {
-			groups, _, _ = unstructured.NestedSlice(u.Object, "spec", "groups")
-		}
-	}
-	file, err := yaml.Marshal(map[string]any{"groups": groups})
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, errs := rulefmt.Parse(file, false, model.UTF8Validation, promQL, nil)
-	if len(errs) > 0 {
-		t.Fatalf("Prometheus refuses the rules: %v\n%s", errors.Join(errs...), file)
-	}
-	out := map[string]rulefmt.Rule{}
-	for _, g := range parsed.Groups {
-		for _, r := range g.Rules {
-			out[r.Alert] = r
-		}
-	}
-	return out
 }
 
 // standardLabels are the label names of the series the alerts query besides the operators' own:
@@ -332,11 +266,11 @@ func checkShapes(t *testing.T, series []string, served map[string][]string) {
 	t.Helper()
 	for _, s := range series {
 		desc, _, _ := strings.Cut(s, "} ")
-		l, err := promQL.ParseMetric(desc + "}")
+		l, err := ruletest.PromQL.ParseMetric(desc + "}")
 		if err != nil {
 			t.Fatalf("series %s: %v", s, err)
 		}
-		if l.Get("job") != Job {
+		if l.Get("job") != monitoring.Job {
 			continue // another job's series, which no rule should see
 		}
 		name := servedName(l.Get(labels.MetricName), served)
@@ -374,18 +308,18 @@ func servedName(name string, served map[string][]string) string {
 }
 
 // TestEachAlertHasARunbookUnderTheProjectHome holds runbook_url to docs/runbooks and
-// ProjectHome to the chart's home.
+// monitoring.ProjectHome to the chart's home.
 func TestEachAlertHasARunbookUnderTheProjectHome(t *testing.T) {
 	chart, err := os.ReadFile("../../deploy/helm/caravan/Chart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(chart), "\nhome: "+ProjectHome+"\n") {
-		t.Errorf("the chart's home is not ProjectHome %s", ProjectHome)
+	if !strings.Contains(string(chart), "\nhome: "+monitoring.ProjectHome+"\n") {
+		t.Errorf("the chart's home is not monitoring.ProjectHome %s", monitoring.ProjectHome)
 	}
-	for name, r := range generatedRules(t) {
+	for name, r := range ruletest.Rules(t) {
 		path := "docs/runbooks/" + name + ".md"
-		if r.Annotations["runbook_url"] != ProjectHome+"/blob/main/"+path {
+		if r.Annotations["runbook_url"] != monitoring.ProjectHome+"/blob/main/"+path {
 			t.Errorf("alert %s has runbook_url %q", name, r.Annotations["runbook_url"])
 		}
 		page, err := os.ReadFile("../../" + path)
@@ -401,45 +335,16 @@ func TestEachAlertHasARunbookUnderTheProjectHome(t *testing.T) {
 // Prometheus does to a target of an operator pod: every series gets the pod's operator id,
 // and with honorLabels the operator's own series keep the id they serve.
 func TestThePodMonitorGivesEachSeriesItsOperatorsID(t *testing.T) {
-	objs, err := Objects("ops")
-	if err != nil {
-		t.Fatal(err)
+	endpoint := ruletest.ScrapeEndpoint(t)
+	if !endpoint.HonorLabels {
+		t.Errorf("honorLabels is false: the operators' own series would get exported_%s", monitoring.IDLabel)
 	}
-	var endpoints []any
-	for _, o := range objs {
-		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "PodMonitor" {
-			endpoints, _, _ = unstructured.NestedSlice(u.Object, "spec", "podMetricsEndpoints")
-		}
+	target := endpoint.Target(t, ruletest.Pod{Namespace: "ops", Name: "team-a-operator-0",
+		Labels: map[string]string{"app.kubernetes.io/name": monitoring.Job, "app.kubernetes.io/instance": "team-a"}})
+	if got := target.Get(monitoring.IDLabel); got != "team-a" {
+		t.Errorf("the target's %s is %q, want the pod's app.kubernetes.io/instance team-a", monitoring.IDLabel, got)
 	}
-	if len(endpoints) != 1 {
-		t.Fatalf("the PodMonitor has %d endpoints, want 1", len(endpoints))
-	}
-	endpoint := endpoints[0].(map[string]any)
-	if endpoint["honorLabels"] != true {
-		t.Errorf("honorLabels is %v: the operators' own series would get exported_%s", endpoint["honorLabels"], IDLabel)
-	}
-	var configs []*relabel.Config
-	for _, r := range endpoint["relabelings"].([]any) {
-		r := r.(map[string]any)
-		c := relabel.DefaultRelabelConfig
-		c.Action = relabel.Action(r["action"].(string))
-		c.TargetLabel, _ = r["targetLabel"].(string)
-		for _, name := range r["sourceLabels"].([]any) {
-			c.SourceLabels = append(c.SourceLabels, model.LabelName(name.(string)))
-		}
-		if err := c.Validate(model.UTF8Validation); err != nil {
-			t.Fatalf("Prometheus refuses relabeling %v: %v", r, err)
-		}
-		configs = append(configs, &c)
-	}
-	target := labels.NewBuilder(labels.FromStrings(
-		"__meta_kubernetes_pod_label_app_kubernetes_io_instance", "team-a",
-		"__meta_kubernetes_pod_label_app_kubernetes_io_name", Job,
-		"__meta_kubernetes_namespace", "ops"))
-	if !relabel.ProcessBuilder(target, configs...) {
-		t.Fatal("the relabelings drop an operator's target")
-	}
-	if got := target.Get(IDLabel); got != "team-a" {
-		t.Errorf("the target's %s is %q, want the pod's app.kubernetes.io/instance team-a", IDLabel, got)
+	if got := target.Get("job"); got != monitoring.Job {
+		t.Errorf("the target's job is %q, want %s", got, monitoring.Job)
 	}
 }

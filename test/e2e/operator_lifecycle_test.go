@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	installpkg "github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/monitoring/ruletest"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -83,6 +85,9 @@ func TestAnOperatorOfTwoReplicasHasOneLeaderThatReconciles(t *testing.T) {
 	g.Expect(leader.Name).NotTo(BeEmpty(), "no replica leads")
 	g.Expect(standby.Name).NotTo(BeEmpty())
 	g.Expect(leaderOf(t, "two-replicas")).To(HavePrefix(leader.Name + "_"))
+
+	t.Log("the alerts, on the series both replicas serve as the PodMonitor labels them, are silent; with the standby's alone, the operator has no leader")
+	checkAlertsOnRealSeries(t, "two-replicas", leader, standby)
 
 	t.Log("the leader's pod goes; a live replica takes over and the integration keeps its pods")
 	before := integrationPods(t, apps, "led")
@@ -387,4 +392,33 @@ func TestAnOperatorMissingRightsSaysSo(t *testing.T) {
 	create(t, binding)
 	g.Eventually(condition, 2*timeout, poll).Should(BeNil())
 	g.Eventually(func() bool { ok, _ := op.Ready(); return ok }, timeout, poll).Should(BeTrue())
+}
+
+// checkAlertsOnRealSeries evaluates the generated alerts with Prometheus' rule engine on what
+// operator id's leader and standby pods serve now, labelled as the PodMonitor labels them:
+// none fires for both, and CaravanOperatorNoLeader fires for the standby's series alone.
+func checkAlertsOnRealSeries(t *testing.T, id string, leader, standby corev1.Pod) {
+	t.Helper()
+	g := NewWithT(t)
+	endpoint := ruletest.ScrapeEndpoint(t)
+	series := map[string][]string{}
+	for _, p := range []corev1.Pod{leader, standby} {
+		samples, err := env.Scrape(harness.PodMetricsURL(p.Status.PodIP))
+		g.Expect(err).NotTo(HaveOccurred())
+		series[p.Name] = endpoint.Series(t, ruletest.Pod{Namespace: p.Namespace, Name: p.Name, Labels: p.Labels}, samples, 20)
+	}
+	rules := ruletest.Rules(t)
+	firing := func(name string, lines []string) []string {
+		var out []string
+		for _, a := range ruletest.Evaluate(t, rules[name], lines, 15*time.Minute) {
+			out = append(out, a.Labels.Get("operator_id"))
+		}
+		return out
+	}
+	both := append(slices.Clone(series[leader.Name]), series[standby.Name]...)
+	for name := range rules {
+		g.Expect(firing(name, both)).To(BeEmpty(), "alert %s fires on the series of a healthy operator", name)
+	}
+	g.Expect(firing("CaravanOperatorNoLeader", series[standby.Name])).To(Equal([]string{id}),
+		"with only the standby's series, the operator has no leader")
 }

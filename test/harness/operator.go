@@ -272,17 +272,7 @@ func (o *Operator) Metric(name string, labels ...string) (float64, bool) {
 // label set contains every given name="value" pair, and whether any was
 // found. It reads url as Prometheus does, with the token of Scraper.
 func (e *Env) Metric(url, name string, labels ...string) (float64, bool) {
-	scraper, err := e.Scraper()
-	if err != nil {
-		return 0, false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	body, err := scraper.Get(ctx, url)
-	if err != nil {
-		return 0, false
-	}
-	samples, err := metrics.ParseText(bytes.NewReader(body))
+	samples, err := e.Scrape(url)
 	if err != nil {
 		return 0, false
 	}
@@ -296,6 +286,21 @@ func (e *Env) Metric(url, name string, labels ...string) (float64, bool) {
 		pairs = append(pairs, k, v)
 	}
 	return samples.Find(name, pairs...)
+}
+
+// Scrape reads every sample served at url as Prometheus does, with the token of Scraper.
+func (e *Env) Scrape(url string) (metrics.Samples, error) {
+	scraper, err := e.Scraper()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	body, err := scraper.Get(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return metrics.ParseText(bytes.NewReader(body))
 }
 
 // Log is the log of the operator's pods, as `kubectl logs` gives it, one
