@@ -121,6 +121,20 @@ func ServedNamespaces(own string, watch []string) []string {
 	return slices.Compact(ns)
 }
 
+// OLMPermissions are the operator's rules as an OLM bundle states them. cluster, its
+// clusterPermissions, are the rules on cluster-scoped resources and the use of its own id, which
+// OLM grants cluster-wide. namespaced, its permissions, are the rest, its own namespace's
+// included: OLM grants them in each namespace it targets, or cluster-wide for all namespaces.
+func OLMPermissions(id string) (cluster, namespaced []rbacv1.PolicyRule, err error) {
+	rules, err := rbac.OperatorRules()
+	if err != nil {
+		return nil, nil, err
+	}
+	own, rest := splitOwn(rules)
+	cluster, namespaced = splitRules(rest, clusterScoped)
+	return append(cluster, UseRule(id)), append(namespaced, own...), nil
+}
+
 // rbacManifests are the operator's ServiceAccount and rights. It reads
 // Secrets in its own namespace only, by a Role there. An operator of every
 // namespace gets its other rights from one ClusterRole, bound

@@ -24,9 +24,9 @@ import (
 // BundleDir is the OLM bundle's directory.
 const BundleDir = "deploy/olm/bundle"
 
-// OLMConfig is what the OLM bundle installs: the default operator,
-// camel-k, of every namespace. OLM installs no admission policy and no
-// Kamelet; the operator registers itself and creates its platform.
+// OLMConfig is what the OLM bundle installs: the default operator, camel-k, of the namespaces
+// OLM targets. OLM installs no admission policy and no Kamelet; the operator registers itself
+// and creates its platform.
 func OLMConfig(r Release) install.Config {
 	c := Base(r)
 	c.Namespace, c.SkipAdmission, c.SkipKamelets = "placeholder", true, true
@@ -56,6 +56,10 @@ func olmBundle(files map[string][]byte, r Release) error {
 	if err != nil {
 		return err
 	}
+	cluster, namespaced, err := install.OLMPermissions(c.ID)
+	if err != nil {
+		return err
+	}
 	strategy := operatorsv1alpha1.StrategyDetailsDeployment{}
 	var owned []operatorsv1alpha1.CRDDescription
 	manifests := path.Join(BundleDir, "manifests")
@@ -67,13 +71,15 @@ func olmBundle(files map[string][]byte, r Release) error {
 				return err
 			}
 		case *appsv1.Deployment:
+			spec := *o.Spec.DeepCopy()
+			watchTargetNamespaces(&spec.Template.Spec.Containers[0])
 			strategy.DeploymentSpecs = append(strategy.DeploymentSpecs,
-				operatorsv1alpha1.StrategyDeploymentSpec{Name: o.Name, Label: o.Labels, Spec: o.Spec})
+				operatorsv1alpha1.StrategyDeploymentSpec{Name: o.Name, Label: o.Labels, Spec: spec})
 		case *rbacv1.ClusterRole:
 			switch o.Name {
 			case install.ClusterRoleName(c.ID, c.Namespace):
 				strategy.ClusterPermissions = append(strategy.ClusterPermissions,
-					operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: o.Rules})
+					operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: cluster})
 			default:
 				if err := addDocument(files, path.Join(manifests, strings.ReplaceAll(o.Name, ":", "-")+".clusterrole.yaml"), o); err != nil {
 					return err
@@ -81,7 +87,7 @@ func olmBundle(files map[string][]byte, r Release) error {
 			}
 		case *rbacv1.Role:
 			strategy.Permissions = append(strategy.Permissions,
-				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: o.Rules})
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: namespaced})
 		case *rbacv1.ClusterRoleBinding:
 			if o.Name == install.ReaderRole {
 				if err := addDocument(files, path.Join(manifests, o.Name+".clusterrolebinding.yaml"), o); err != nil {
@@ -113,7 +119,7 @@ func olmBundle(files map[string][]byte, r Release) error {
 			Description: "Caravan runs Apache Camel integrations (Camel K's Integration, Pipe and Kamelet resources) " +
 				"with many operators on one cluster: each resource is owned by the operator its " +
 				"camel.apache.org/operator.id annotation names. This bundle installs the default operator, " +
-				"camel-k (OPERATOR_ID and KAMEL_OPERATOR_ID), which serves every namespace.",
+				"camel-k (OPERATOR_ID and KAMEL_OPERATOR_ID), which serves the namespaces its OperatorGroup targets.",
 			Version:  opversion.OperatorVersion{Version: v},
 			Maturity: "alpha",
 			// The bundle installs no admission policy; its CRDs' transition rules need 1.29, and 1.30 is
@@ -124,10 +130,11 @@ func olmBundle(files map[string][]byte, r Release) error {
 			Maintainers:    []operatorsv1alpha1.Maintainer{{Name: "The Caravan Authors", Email: "maintainers@caravan.dev"}},
 			Icon:           []operatorsv1alpha1.Icon{{Data: base64.StdEncoding.EncodeToString([]byte(icon)), MediaType: "image/svg+xml"}},
 			Links:          []operatorsv1alpha1.AppLink{{Name: "Source and documentation", URL: monitoring.ProjectHome}},
+			// Each mode maps to --watch-namespaces (watchTargetNamespaces).
 			InstallModes: []operatorsv1alpha1.InstallMode{
-				{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: false},
-				{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: false},
-				{Type: operatorsv1alpha1.InstallModeTypeMultiNamespace, Supported: false},
+				{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: true},
+				{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: true},
+				{Type: operatorsv1alpha1.InstallModeTypeMultiNamespace, Supported: true},
 				{Type: operatorsv1alpha1.InstallModeTypeAllNamespaces, Supported: true},
 			},
 			InstallStrategy:           operatorsv1alpha1.NamedInstallStrategy{StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment, StrategySpec: strategy},
@@ -147,6 +154,19 @@ func olmBundle(files map[string][]byte, r Release) error {
   operators.operatorframework.io.bundle.channel.default.v1: candidate-v0
 `)
 	return nil
+}
+
+// TargetNamespacesEnv holds the namespaces of the bundle's OperatorGroup, comma-separated, or
+// "" for all: OLM writes them in the pod's olm.targetNamespaces annotation.
+const TargetNamespacesEnv = "WATCH_NAMESPACE"
+
+// watchTargetNamespaces makes the operator container serve the namespaces OLM targets: it
+// reads them from the pod's annotation into TargetNamespacesEnv, which --watch-namespaces
+// takes. Empty, for all namespaces, the flag serves every namespace.
+func watchTargetNamespaces(container *corev1.Container) {
+	container.Env = append(container.Env, corev1.EnvVar{Name: TargetNamespacesEnv, ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['olm.targetNamespaces']"}}})
+	container.Args = append(container.Args, "--watch-namespaces=$("+TargetNamespacesEnv+")")
 }
 
 // icon is the bundle's icon: three camels in a row, a caravan.

@@ -59,18 +59,49 @@ func TestTheOLMBundleRunsWhatInstallRuns(t *testing.T) {
 	strategy := bundle.CSV.Spec.InstallStrategy.StrategySpec
 	g.Expect(strategy.DeploymentSpecs).To(HaveLen(1))
 	for _, o := range objs {
-		switch o := o.(type) {
-		case *appsv1.Deployment:
-			g.Expect(strategy.DeploymentSpecs[0].Spec).To(Equal(o.Spec))
+		if o, ok := o.(*appsv1.Deployment); ok {
+			spec := strategy.DeploymentSpecs[0].Spec.DeepCopy()
+			container := &spec.Template.Spec.Containers[0]
+			g.Expect(container.Args).To(HaveExactElements(append(slices.Clone(o.Spec.Template.Spec.Containers[0].Args),
+				"--watch-namespaces=$(WATCH_NAMESPACE)")), "the bundle's operator serves the namespaces OLM targets")
+			g.Expect(container.Env).To(ContainElement(HaveField("ValueFrom.FieldRef.FieldPath", "metadata.annotations['olm.targetNamespaces']")))
+			container.Args, container.Env = o.Spec.Template.Spec.Containers[0].Args, o.Spec.Template.Spec.Containers[0].Env
+			g.Expect(*spec).To(Equal(o.Spec), "the bundle's Deployment is install's but for the target namespaces")
 			env := o.Spec.Template.Spec.Containers[0].Env
 			g.Expect(env).To(ContainElements(HaveField("Name", "OPERATOR_ID"), HaveField("Name", "KAMEL_OPERATOR_ID")))
 			g.Expect(env[0].Value).To(Equal("camel-k"))
+		}
+	}
+	for _, mode := range bundle.CSV.Spec.InstallModes {
+		g.Expect(mode.Supported).To(BeTrue(), "install mode %s", mode.Type)
+	}
+
+	t.Log("the rights are those caravan install gives an operator limited to namespaces: cluster-scoped ones cluster-wide, the rest where it serves")
+	limited := c
+	limited.WatchNamespaces = []string{"team-a"}
+	objs, err = install.Manifests(limited)
+	g.Expect(err).NotTo(HaveOccurred())
+	var namespaced []rbacv1.PolicyRule
+	for _, o := range objs {
+		switch o := o.(type) {
 		case *rbacv1.ClusterRole:
-			if o.Name == install.ClusterRoleName(c.ID, c.Namespace) {
+			switch o.Name {
+			case install.ClusterRoleName(c.ID, c.Namespace):
+				g.Expect(strategy.ClusterPermissions).To(HaveLen(1))
 				g.Expect(strategy.ClusterPermissions[0].Rules).To(Equal(o.Rules))
+			case install.NamespacedRoleName(c.ID, c.Namespace):
+				namespaced = append(namespaced, o.Rules...)
 			}
 		case *rbacv1.Role:
-			g.Expect(strategy.Permissions[0].Rules).To(Equal(o.Rules))
+			namespaced = append(namespaced, o.Rules...)
+		}
+	}
+	g.Expect(strategy.Permissions).To(HaveLen(1))
+	g.Expect(strategy.Permissions[0].Rules).To(ConsistOf(namespaced))
+	for _, r := range strategy.ClusterPermissions[0].Rules {
+		for _, res := range r.Resources {
+			g.Expect(install.IsClusterScoped(res)).
+				To(BeTrue(), "clusterPermissions, which OLM grants cluster-wide in every mode, name namespaced %s", res)
 		}
 	}
 }
