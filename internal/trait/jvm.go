@@ -20,8 +20,11 @@ const EnvJavaToolOptions = "JAVA_TOOL_OPTIONS"
 // Camel K's default limit of the integration container.
 var DefaultMemoryLimit = resource.MustParse("512Mi")
 
+// DefaultDebugAddress is where the debug agent listens without jvm.debugAddress, Camel K's.
+const DefaultDebugAddress = "*:5005"
+
 // JVM is the jvm trait, in part: its options and its classpath go on the runtime's java
-// command line. The options are options and the debug agent of debug, debugPort and
+// command line. The options are options and the debug agent of debug, debugAddress and
 // debugSuspend; the classpath's entries are separated by ':', as Camel K writes it. With
 // enabled: false it reads as defaults.
 type JVM struct {
@@ -52,16 +55,24 @@ func parseJVM(o *object) JVM {
 		}
 	}
 	if debug := o.boolean("debug"); debug != nil && *debug {
-		port := o.port("debugPort")
-		if port == 0 {
-			port = 5005
+		address := o.str("debugAddress")
+		if address == "" {
+			address = DefaultDebugAddress
+		}
+		host, port := "", address
+		if i := strings.LastIndex(address, ":"); i >= 0 {
+			host, port = address[:i], address[i+1:]
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strings.ContainsAny(host, ", \t\n\r") {
+			o.fail("debugAddress", "must be [HOST:]PORT, such as *:5005", json.RawMessage(strconv.Quote(address)))
+			return j
 		}
 		suspend := "n"
 		if s := o.boolean("debugSuspend"); s != nil && *s {
 			suspend = "y"
 		}
 		j.debug = true
-		j.options = append(j.options, fmt.Sprintf("-agentlib:jdwp=transport=dt_socket,server=y,suspend=%s,address=*:%d", suspend, port))
+		j.options = append(j.options, fmt.Sprintf("-agentlib:jdwp=transport=dt_socket,server=y,suspend=%s,address=%s", suspend, address))
 	}
 	return j
 }

@@ -115,7 +115,7 @@ func TestThePDBTraitSetsOneBudgetMaxUnavailableOneByDefault(t *testing.T) {
 
 func TestTheJVMTraitsOptionsAndDebugAgentAreJavaOptions(t *testing.T) {
 	g := NewWithT(t)
-	tr, err := Parse(traits(t, `{"jvm":{"options":["-Xmx512m","-Dfoo=bar"],"debug":true,"debugPort":5006}}`))
+	tr, err := Parse(traits(t, `{"jvm":{"options":["-Xmx512m","-Dfoo=bar"],"debug":true,"debugAddress":"*:5006"}}`))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tr.JVM.Options()).To(Equal([]string{"-Xmx512m", "-Dfoo=bar", "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:5006"}))
 	g.Expect(tr.JVM.ToolOptions()).To(Equal("-Xmx512m -Dfoo=bar -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:5006"))
@@ -126,6 +126,16 @@ func TestTheJVMTraitsOptionsAndDebugAgentAreJavaOptions(t *testing.T) {
 	g.Expect(tr.JVM.Debug()).To(BeFalse())
 	_, err = Parse(traits(t, `{"jvm":{"options":["  "]}}`))
 	g.Expect(err).To(MatchError(ContainSubstring("trait jvm.options[0]: must be one JVM option")))
+	tr, err = Parse(traits(t, `{"jvm":{"debug":true,"debugSuspend":true}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.JVM.Options()).To(Equal([]string{"-agentlib:jdwp=transport=dt_socket,server=y,suspend=y,address=*:5005"}), "Camel K's default address")
+	tr, err = Parse(traits(t, `{"jvm":{"debug":true,"debugAddress":"6006"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.JVM.Options()).To(Equal([]string{"-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=6006"}))
+	for _, bad := range []string{"*:http", "host:0", "a,b:5005", "*:70000"} {
+		_, err = Parse(traits(t, `{"jvm":{"debug":true,"debugAddress":"`+bad+`"}}`))
+		g.Expect(err).To(MatchError(ContainSubstring("trait jvm.debugAddress: must be [HOST:]PORT")), bad)
+	}
 }
 
 func TestTheHeapIsSizedFromTheMemoryLimitByCamelKsRule(t *testing.T) {
