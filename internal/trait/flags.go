@@ -121,6 +121,15 @@ func FromFlags(f Flags) (camelv1.Traits, error) {
 	if _, unknown := Ignored(traits); len(unknown) > 0 {
 		return nil, fmt.Errorf("trait %s does not exist in catalog: Camel K has no trait of that name (docs/traits.md lists them)", strings.Join(unknown, ", "))
 	}
+	var errs []error
+	for _, p := range UnknownProperties(traits) {
+		name, prop, _ := strings.Cut(p, ".")
+		known, _ := Properties(name)
+		errs = append(errs, fmt.Errorf("trait %s has no property %s: Camel K's takes %s", name, prop, strings.Join(known, ", ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	if _, err := Parse(traits); err != nil {
 		return nil, fmt.Errorf("invalid traits: %w", err)
 	}

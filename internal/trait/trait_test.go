@@ -4,11 +4,13 @@ package trait
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -231,3 +233,23 @@ func TestParseRejectsInvalidFields(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestUnknownPropertiesAreThoseOfActedTraitsCamelKDoesNotHave(t *testing.T) {
+	raw := func(v string) camelv1.RawObject {
+		return camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(v)}}
+	}
+	got := UnknownProperties(camelv1.Traits{
+		"container": raw(`{"enabled":true,"port":8080,"prot":1}`),
+		"service":   raw(`{"configuration":{},"tpye":"NodePort"}`),
+		"route":     raw(`{"anything":1}`), // not acted on: its properties are kept unread
+		"jvm":       raw(`[1]`),            // not an object: Parse refuses it
+	})
+	if want := []string{"container.prot", "service.tpye"}; !slices.Equal(got, want) {
+		t.Errorf("UnknownProperties = %v, want %v", got, want)
+	}
+	for _, name := range Acted {
+		if _, ok := Properties(name); !ok {
+			t.Errorf("trait %s is acted on, but its Camel K properties are not listed", name)
+		}
+	}
+}

@@ -498,8 +498,8 @@ func TestThePlatformIsRecreatedWithItsDefaults(t *testing.T) {
 	g.Expect(strings.HasPrefix(itp.Name, operatorID)).To(BeTrue())
 }
 
-// TestTraitsCaravanDoesNotActOnAreAWarning: the route and jolokia traits, which Caravan keeps and does not act on, and a misspelt
-// trait, are named in one Warning Event; the integration runs anyway.
+// TestTraitsCaravanDoesNotActOnAreAWarning: the route and jolokia traits, which Caravan keeps and does not act on, a misspelt
+// trait and a misspelt property are named in one Warning Event; the integration runs anyway.
 func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -508,10 +508,11 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	it.Spec.Traits["route"] = harness.Raw(map[string]any{"enabled": true})
 	it.Spec.Traits["jolokia"] = harness.Raw(map[string]any{"enabled": true})
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
+	it.Spec.Traits["health"] = harness.Raw(map[string]any{"livenessProbeEnabld": true})
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
 	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jolokia, route are kept but do nothing"),
-		ContainSubstring("contaner names no Camel K trait"))))
+		ContainSubstring("contaner names no Camel K trait"), ContainSubstring("health.livenessProbeEnabld names no property of Camel K's trait"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
 	stored := &camelv1.Integration{}
@@ -526,6 +527,7 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	delete(stored.Spec.Traits, "route")
 	delete(stored.Spec.Traits, "jolokia")
 	delete(stored.Spec.Traits, "contaner")
+	delete(stored.Spec.Traits, "health")
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(And(
 		HaveField("ObservedGeneration", stored.Generation),

@@ -72,8 +72,9 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 }
 
 // warnIgnoredTraits records the integration's traits that Caravan keeps but does not act on, for
-// the TraitsIgnored condition. Those are Camel K's other traits, and names of no Camel K trait at
-// all. A Warning Event tells the user, once per generation.
+// the TraitsIgnored condition. Those are Camel K's other traits, names of no Camel K trait at all,
+// and properties that Camel K's trait does not have. A Warning Event tells the user, once per
+// generation.
 func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	it := s.it
 	s.traitsChecked = true
@@ -86,11 +87,16 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	if len(unknown) > 0 {
 		parts = append(parts, fmt.Sprintf("%s names no Camel K trait: check the spelling", strings.Join(unknown, ", ")))
 	}
+	properties := trait.UnknownProperties(it.Spec.Traits)
+	if len(properties) > 0 {
+		parts = append(parts, fmt.Sprintf("%s names no property of Camel K's trait: check the spelling; it is kept and does nothing",
+			strings.Join(properties, ", ")))
+	}
 	if len(parts) == 0 {
 		return
 	}
 	s.traitsIgnored = strings.Join(parts, "; ")
-	if len(unknown) > 0 {
+	if len(unknown) > 0 || len(properties) > 0 {
 		s.traitsIgnoredReason = ReasonUnknownTraits
 	} else {
 		s.traitsIgnoredReason = ReasonTraitsNotActedOn
