@@ -126,6 +126,12 @@ func (o *BindOptions) Complete() error {
 		return err
 	}
 	o.namespace = ns
+	return cmdutil.WithExitCode(cmdutil.ExitUsage, o.build())
+}
+
+// build makes the binding from the arguments and flags; its errors are the user's input.
+func (o *BindOptions) build() error {
+	ns := o.namespace
 	spec, err := bindSpec(o.Source, o.Sink, o.Steps, o.Properties)
 	if err != nil {
 		return err

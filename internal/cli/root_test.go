@@ -36,18 +36,31 @@ func TestTheCommandsUsersNeverTypeAreHidden(t *testing.T) {
 }
 
 func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
+	const route = "testdata/run/routes.yaml"
 	for _, tc := range []struct {
 		args []string
+		want string
 		code int
 	}{
-		{[]string{"logs"}, cmdutil.ExitUsage},
-		{[]string{"get", "--no-such-flag"}, cmdutil.ExitUsage},
-		{[]string{"run", "testdata/run/routes.yaml", "--replicas", "-1"}, cmdutil.ExitUsage},
-		{append([]string{"get", "integrations"}, unreachable...), cmdutil.ExitFailure},
+		{[]string{"logs"}, "accepts 1 arg(s)", cmdutil.ExitUsage},
+		{[]string{"get", "--no-such-flag"}, "unknown flag: --no-such-flag", cmdutil.ExitUsage},
+		{[]string{"run", route, "--replicas", "-1"}, "--replicas", cmdutil.ExitUsage},
+		{[]string{"run", route, "-t", "foo.bar=1"}, "trait foo does not exist", cmdutil.ExitUsage},
+		{[]string{"run", route, "-t", "container.nosuch=1"}, "nosuch", cmdutil.ExitUsage},
+		{[]string{"run", route, route}, route + " is given twice", cmdutil.ExitUsage},
+		{[]string{"run", route, "./" + route}, "are the same file", cmdutil.ExitUsage},
+		{[]string{"run", "testdata/run/no-such.yaml"}, "no-such.yaml", cmdutil.ExitUsage},
+		{[]string{"run", "github:apache/camel-k-examples/routes.yaml"}, "give the https URL of the raw file", cmdutil.ExitUsage},
+		{[]string{"bind", "timer:tick", "log:info", "-t", "foo.bar=1"}, "trait foo does not exist", cmdutil.ExitUsage},
+		{append([]string{"get", "integrations"}, unreachable...), "127.0.0.1:1", cmdutil.ExitFailure},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
-		root.SetArgs(tc.args)
-		if got := cmdutil.ExitCode(root.Execute()); got != tc.code {
+		root.SetArgs(append(tc.args, unreachable...))
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
+		}
+		if got := cmdutil.ExitCode(err); got != tc.code {
 			t.Errorf("%v: exit code %d, want %d", tc.args, got, tc.code)
 		}
 	}

@@ -147,6 +147,9 @@ default operator.`,
 					_ = os.RemoveAll(tmp)
 				}
 			}()
+			if err := refuseRepeatedFiles(args); err != nil {
+				return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
+			}
 			files, err := fetchURLSources(cmd.Context(), args, func() (string, error) {
 				if tmp == "" {
 					var err error
@@ -200,7 +203,7 @@ default operator.`,
 // read is an error here, before anything is sent to the cluster.
 func (o *RunOptions) Complete() error {
 	if err := o.applyModelines(); err != nil {
-		return err
+		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
 	}
 	if o.flags != nil {
 		o.replicasSet = o.flags.Changed("replicas")
@@ -210,6 +213,12 @@ func (o *RunOptions) Complete() error {
 		return err
 	}
 	o.namespace = ns
+	return cmdutil.WithExitCode(cmdutil.ExitUsage, o.build())
+}
+
+// build makes the Integration from the files and flags; its errors are the user's input.
+func (o *RunOptions) build() error {
+	ns := o.namespace
 	if len(o.Files) == 0 && o.Image == "" {
 		return errors.New("give the files of the routes to run, or --image to run a pre-built image that holds them")
 	}

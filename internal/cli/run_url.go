@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 // maxSourceBytes bounds a route file fetched from a URL.
@@ -29,18 +31,20 @@ func fetchURLSources(ctx context.Context, files []string, dir func() (string, er
 		scheme, _, _ := strings.Cut(f, ":")
 		switch scheme {
 		case "github", "gist":
-			return nil, fmt.Errorf("%s: %s: sources are not fetched by that name: give the https URL of the raw file", f, scheme)
+			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage,
+				fmt.Errorf("%s: %s: sources are not fetched by that name: give the https URL of the raw file", f, scheme))
 		case "http", "https":
 		default:
 			continue
 		}
 		u, err := url.Parse(f)
 		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("%s: not a URL: %v", f, err)
+			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage, fmt.Errorf("%s: not a URL: %v", f, err))
 		}
 		name := path.Base(u.Path)
 		if name == "/" || name == "." || name == "" {
-			return nil, fmt.Errorf("%s: the URL names no file: it must end with the file's name, as …/route.yaml", f)
+			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage,
+				fmt.Errorf("%s: the URL names no file: it must end with the file's name, as …/route.yaml", f))
 		}
 		d, err := dir()
 		if err != nil {
@@ -48,7 +52,8 @@ func fetchURLSources(ctx context.Context, files []string, dir func() (string, er
 		}
 		local := filepath.Join(d, name)
 		if _, err := os.Stat(local); err == nil {
-			return nil, fmt.Errorf("%s: another URL names a file %s too: sources are stored by file name", f, name)
+			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage,
+				fmt.Errorf("%s: another URL names a file %s too: sources are stored by file name", f, name))
 		}
 		if err := fetch(ctx, f, local); err != nil {
 			return nil, err
@@ -56,6 +61,27 @@ func fetchURLSources(ctx context.Context, files []string, dir func() (string, er
 		out[i] = local
 	}
 	return out, nil
+}
+
+// refuseRepeatedFiles refuses a file or URL given twice, which would run its routes twice.
+func refuseRepeatedFiles(files []string) error {
+	seen := map[string]string{}
+	for _, f := range files {
+		key := f
+		if scheme, _, _ := strings.Cut(f, ":"); scheme != "http" && scheme != "https" {
+			if abs, err := filepath.Abs(f); err == nil {
+				key = abs
+			}
+		}
+		if first, ok := seen[key]; ok {
+			if first == f {
+				return fmt.Errorf("%s is given twice: its routes would run twice", f)
+			}
+			return fmt.Errorf("%s and %s are the same file: its routes would run twice", first, f)
+		}
+		seen[key] = f
+	}
+	return nil
 }
 
 // fetch downloads u into file, refusing anything but a 200 and more than maxSourceBytes.
