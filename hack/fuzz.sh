@@ -13,7 +13,7 @@ for target in \
   "./internal/render FuzzSourcesAndFlowsRender" \
   "./internal/trait FuzzFromFlags" \
   "./internal/trait FuzzParseProperties" \
-  "./internal/cli FuzzParseEndpoint" \
+  "./internal/cli/runcmd FuzzParseEndpoint" \
   "./internal/ownership FuzzValidateID" \
   "./internal/kit FuzzValidateDependencies" \
   "./internal/kamelet FuzzResolveProperties"; do

@@ -28,7 +28,7 @@ type BenchOptions struct {
 
 // newCmdBench builds `caravan bench`. It never uses the kubeconfig: the
 // bench brings up a cluster of its own.
-func newCmdBench(_ *KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+func newCmdBench(_ *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &BenchOptions{
 		Bench: bench.Options{
 			Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, RolloutRuns: 1, Operators: 3,

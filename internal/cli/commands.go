@@ -4,38 +4,43 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/cli/installcmd"
 	"github.com/caravan-dev/caravan/internal/cli/local"
+	"github.com/caravan-dev/caravan/internal/cli/movecmd"
+	"github.com/caravan-dev/caravan/internal/cli/observecmd"
 	"github.com/caravan-dev/caravan/internal/cli/operatorcmd"
+	"github.com/caravan-dev/caravan/internal/cli/runcmd"
 )
 
 // commands are every command of the caravan CLI.
-func commands(kube *KubeFlags, streams genericiooptions.IOStreams) []*cobra.Command {
+func commands(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		local.NewCmdLocal(streams),
 		operatorcmd.NewCmd(kube, streams),
 		operatorcmd.NewFleetCmd(kube, streams),
-		newCmdRun(kube, streams),
-		newCmdBind(kube, streams),
-		newCmdDelete(kube, streams),
-		newCmdReset(kube, streams),
-		newCmdDump(kube, streams),
-		newCmdKit(kube, streams),
-		newCmdRebuild(kube, streams),
-		newCmdDeploy(kube, streams),
-		newCmdUndeploy(kube, streams),
-		newCmdPromote(kube, streams),
-		newCmdLogs(kube, streams),
-		newCmdReassign(kube, streams),
-		newCmdGrant(kube, streams),
-		newCmdInstall(kube, streams),
-		newCmdUninstall(kube, streams),
-		newCmdUpgrade(kube, streams),
-		newCmdGet(kube, streams),
-		newCmdDescribe(kube, streams),
-		newCmdOperators(kube, streams),
+		runcmd.NewCmdRun(kube, streams),
+		runcmd.NewCmdBind(kube, streams),
+		runcmd.NewCmdDelete(kube, streams),
+		runcmd.NewCmdReset(kube, streams),
+		observecmd.NewCmdDump(kube, streams),
+		runcmd.NewCmdKit(kube, streams),
+		runcmd.NewCmdRebuild(kube, streams),
+		runcmd.NewCmdDeploy(kube, streams),
+		runcmd.NewCmdUndeploy(kube, streams),
+		runcmd.NewCmdPromote(kube, streams),
+		observecmd.NewCmdLogs(kube, streams),
+		movecmd.NewCmdReassign(kube, streams),
+		installcmd.NewCmdGrant(kube, streams),
+		installcmd.NewCmdInstall(kube, streams),
+		installcmd.NewCmdUninstall(kube, streams),
+		installcmd.NewCmdUpgrade(kube, streams),
+		observecmd.NewCmdGet(kube, streams),
+		observecmd.NewCmdDescribe(kube, streams),
+		observecmd.NewCmdOperators(kube, streams),
 		newCmdCompletion(kube, streams),
-		newCmdVersion(kube, streams),
+		observecmd.NewCmdVersion(kube, streams),
 		newCmdBench(kube, streams),
-		newCmdImage(kube, streams),
+		installcmd.NewCmdImage(kube, streams),
 	}
 }

@@ -8,6 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/cli/observecmd"
 )
 
 func TestCompletionScripts(t *testing.T) {
@@ -18,8 +22,8 @@ func TestCompletionScripts(t *testing.T) {
 			var out bytes.Buffer
 			streams := genericiooptions.IOStreams{Out: &out, ErrOut: &out}
 			root := &cobra.Command{Use: "caravan", SilenceErrors: true, SilenceUsage: true}
-			kube := NewKubeFlags()
-			root.AddCommand(newCmdCompletion(kube, streams), newCmdGet(kube, streams))
+			kube := cmdutil.NewKubeFlags()
+			root.AddCommand(newCmdCompletion(kube, streams), observecmd.NewCmdGet(kube, streams))
 			root.SetArgs([]string{"completion", shell})
 			if err := root.Execute(); err != nil {
 				t.Fatal(err)
@@ -33,7 +37,7 @@ func TestCompletionScripts(t *testing.T) {
 
 func TestCompletionRefusesOtherShells(t *testing.T) {
 	root := &cobra.Command{Use: "caravan", SilenceErrors: true, SilenceUsage: true}
-	root.AddCommand(newCmdCompletion(NewKubeFlags(), genericiooptions.NewTestIOStreamsDiscard()))
+	root.AddCommand(newCmdCompletion(cmdutil.NewKubeFlags(), genericiooptions.NewTestIOStreamsDiscard()))
 	root.SetArgs([]string{"completion", "tcsh"})
 	if err := root.Execute(); err == nil {
 		t.Fatal("tcsh is accepted")
@@ -41,16 +45,16 @@ func TestCompletionRefusesOtherShells(t *testing.T) {
 }
 
 func TestGetCompletesResourceTypes(t *testing.T) {
-	got, _ := completeGetArgs(NewKubeFlags())(&cobra.Command{}, nil, "")
+	got, _ := observecmd.CompleteGetArgs(cmdutil.NewKubeFlags())(&cobra.Command{}, nil, "")
 	if strings.Join(got, " ") != "integrations pipes kameletbindings kamelets integrationkits builds integrationplatforms" {
 		t.Fatalf("got %v", got)
 	}
 }
 
 func TestCompletionOffersOperatorIDsIntegrationsAndNamespaces(t *testing.T) {
-	ns := cluster(t).Namespace(t)
-	create(t, assignedIntegration(ns, "orders", "op-a"), registeredOperator("op-complete", time.Now()))
-	kubeconfig := cluster(t).Kubeconfig(t, "admin", "system:masters")
+	ns := clitest.Cluster(t).Namespace(t)
+	clitest.Create(t, clitest.AssignedIntegration(ns, "orders", "op-a"), clitest.RegisteredOperator("op-complete", time.Now()))
+	kubeconfig := clitest.Cluster(t).Kubeconfig(t, "admin", "system:masters")
 	complete := func(args ...string) string {
 		var out bytes.Buffer
 		root := NewRootCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})

@@ -1,6 +1,7 @@
-// Package cli holds Caravan's commands. Each command is an Options struct
-// with Complete, Validate and Run (cmdutil.Command), built by a newCmdX
-// function whose RunE runs them with cmdutil.Run.
+// Package cli builds the caravan command tree from the command groups: runcmd (run and build),
+// movecmd (moves), installcmd (operators), observecmd (reading), local and operatorcmd. Each
+// command is an Options struct with Complete, Validate and Run (cmdutil.Command), built by a
+// NewCmdX function whose RunE runs them with cmdutil.Run; cmdutil holds the shared flags.
 package cli
 
 import (
@@ -23,7 +24,7 @@ camel.apache.org/operator.id annotation names it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	kube := NewKubeFlags()
+	kube := cmdutil.NewKubeFlags()
 	kube.AddFlags(root.PersistentFlags())
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

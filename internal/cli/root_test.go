@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/spf13/cobra"
+
+	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/cli/movecmd"
+	"github.com/caravan-dev/caravan/internal/cli/observecmd"
+	"github.com/caravan-dev/caravan/internal/cli/runcmd"
 )
 
 func TestAWrongArgumentCountNamesTheUsage(t *testing.T) {
@@ -36,7 +43,7 @@ func TestTheCommandsUsersNeverTypeAreHidden(t *testing.T) {
 }
 
 func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
-	const route = "testdata/run/routes.yaml"
+	const route = "runcmd/testdata/run/routes.yaml"
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -49,19 +56,36 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		{[]string{"run", route, "-t", "container.nosuch=1"}, "nosuch", cmdutil.ExitUsage},
 		{[]string{"run", route, route}, route + " is given twice", cmdutil.ExitUsage},
 		{[]string{"run", route, "./" + route}, "are the same file", cmdutil.ExitUsage},
-		{[]string{"run", "testdata/run/no-such.yaml"}, "no-such.yaml", cmdutil.ExitUsage},
+		{[]string{"run", "runcmd/testdata/run/no-such.yaml"}, "no-such.yaml", cmdutil.ExitUsage},
 		{[]string{"run", "github:apache/camel-k-examples/routes.yaml"}, "give the https URL of the raw file", cmdutil.ExitUsage},
 		{[]string{"bind", "timer:tick", "log:info", "-t", "foo.bar=1"}, "trait foo does not exist", cmdutil.ExitUsage},
-		{append([]string{"get", "integrations"}, unreachable...), "127.0.0.1:1", cmdutil.ExitFailure},
+		{append([]string{"get", "integrations"}, clitest.Unreachable...), "127.0.0.1:1", cmdutil.ExitFailure},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
-		root.SetArgs(append(tc.args, unreachable...))
+		root.SetArgs(append(tc.args, clitest.Unreachable...))
 		err := root.Execute()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
 		}
 		if got := cmdutil.ExitCode(err); got != tc.code {
 			t.Errorf("%v: exit code %d, want %d", tc.args, got, tc.code)
+		}
+	}
+}
+
+func TestRunHelpHasExamples(t *testing.T) {
+	for _, newCmd := range []func(*cmdutil.KubeFlags, genericiooptions.IOStreams) *cobra.Command{
+		runcmd.NewCmdRun, runcmd.NewCmdBind, runcmd.NewCmdDelete, runcmd.NewCmdRebuild, movecmd.NewCmdReassign, runcmd.NewCmdDeploy, runcmd.NewCmdUndeploy, runcmd.NewCmdPromote, observecmd.NewCmdLogs, observecmd.NewCmdGet,
+	} {
+		cmd := newCmd(cmdutil.NewKubeFlags(), genericiooptions.NewTestIOStreamsDiscard())
+		if !strings.Contains(cmd.Example, "caravan "+strings.Fields(cmd.Use)[0]) {
+			t.Errorf("%s: the examples do not show the command: %q", cmd.Use, cmd.Example)
+		}
+		var help bytes.Buffer
+		cmd.SetOut(&help)
+		cmd.SetArgs([]string{"--help"})
+		if err := cmd.Execute(); err != nil || !strings.Contains(help.String(), "Examples:") {
+			t.Errorf("%s --help: %v\n%s", cmd.Use, err, help.String())
 		}
 	}
 }

@@ -79,7 +79,7 @@ func TestRunFlagsBecomeTraitTrees(t *testing.T) {
 		{name: "a trait Camel K does not have is refused, as kamel does",
 			traits: []string{"foo.bar=1", "container.port=8080", "contianer.port=1"}, wantErr: "trait contianer, foo does not exist in catalog"},
 		{name: "a property Camel K's trait does not have is refused, naming those it has",
-			traits: []string{"container.nosuch=1", "health.liveness-prob-enabled=true"},
+			traits:  []string{"container.nosuch=1", "health.liveness-prob-enabled=true"},
 			wantErr: "trait container has no property nosuch: Camel K's takes allowPrivilegeEscalation, auto, capabilitiesAdd"},
 		{name: "kamel's kebab-case properties are Camel K's", traits: []string{"container.limit-cpu=1", "health.liveness-probe-enabled=true"},
 			want: map[string]string{"container": `{"limitCPU":"1"}`, "health": `{"livenessProbeEnabled":true}`}},

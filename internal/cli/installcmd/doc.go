@@ -1,0 +1,3 @@
+// Package installcmd holds the commands that install and manage operators: install, uninstall,
+// upgrade, grant and image push.
+package installcmd

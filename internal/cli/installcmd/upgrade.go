@@ -1,0 +1,228 @@
+package installcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/cli/local"
+	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/version"
+)
+
+// UpgradeOptions are the options of `caravan upgrade`.
+type UpgradeOptions struct {
+	Kube    *cmdutil.KubeFlags
+	ID      string
+	Image   string
+	Wait    bool
+	Timeout time.Duration
+
+	namespace string
+	local     *localcluster.Cluster
+	genericiooptions.IOStreams
+}
+
+func NewCmdUpgrade(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &UpgradeOptions{Kube: kube, ID: ownership.DefaultID, Wait: true, Timeout: 3 * time.Minute, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "upgrade",
+		Short: "Roll an installed operator to another image, keeping its settings",
+		Long: `Roll an installed operator to another image. Its settings (default, watched
+namespaces, replicas, resources, scheduling, pull secrets, heartbeat, verbosity,
+admission and Kamelet catalog) are read back from what is installed and applied
+again with the new image and this CLI's manifests; rights the new manifests no
+longer hold are pruned, and the IntegrationPlatform is left as it is. Then it
+waits until the Deployment has rolled out (kstatus Current) and the operator has
+registered from a pod of the new image. Integrations keep running: no pod of
+theirs restarts.
+
+On the local cluster, without --image, it pushes the image of this source tree.`,
+		Example: `  caravan upgrade -n operators -x tenant-a --image registry.example:5000/caravan/operator@sha256:...`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmdutil.Run(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.ID, "operator-id", "x", o.ID, "the operator id")
+	f.StringVar(&o.Image, "image", "", "the operator image to roll to (required outside the local cluster)")
+	f.BoolVar(&o.Wait, "wait", o.Wait, "wait until the operator has rolled out and registered")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
+	return cmd
+}
+
+// Complete resolves the namespace and whether this is the local cluster.
+func (o *UpgradeOptions) Complete() error {
+	ns, err := o.Kube.Namespace()
+	if err != nil {
+		return err
+	}
+	o.namespace = ns
+	cfg, err := o.Kube.RESTConfig()
+	if err != nil {
+		return err
+	}
+	o.local = local.Running(cfg.Host)
+	return nil
+}
+
+// Validate checks the id and that an image is given where none can be built.
+func (o *UpgradeOptions) Validate() error {
+	if err := ownership.ValidateID(o.ID); err != nil {
+		return err
+	}
+	if o.Image == "" && o.local == nil {
+		return errors.New("--image is required: push the new image first (caravan image push REGISTRY)")
+	}
+	return nil
+}
+
+// Run applies the installed settings with the new image and waits.
+func (o *UpgradeOptions) Run(ctx context.Context) error {
+	c, err := o.Kube.Client()
+	if err != nil {
+		return err
+	}
+	installer := &install.Installer{Client: c, Out: o.Out}
+	cfg, err := installer.Installed(ctx, o.ID, o.namespace)
+	if err != nil {
+		return err
+	}
+	if o.Image == "" {
+		if o.Image, err = pushLocalImage(ctx, o.local, o.ErrOut); err != nil {
+			return err
+		}
+	}
+	cfg.Image, cfg.Version = o.Image, version.Get()
+	if o.local != nil && o.local.RegistryAddress != "" {
+		cfg.Registry, cfg.RegistryInsecure = o.local.RegistryAddress, true
+	}
+	if err := installer.FitAdmission(&cfg); err != nil {
+		return err
+	}
+	objs, err := install.Manifests(cfg)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	if err := installer.Install(ctx, o.namespace, objs); err != nil {
+		return fmt.Errorf("upgrading operator %s: %w", o.ID, err)
+	}
+	if !o.Wait {
+		return nil
+	}
+	return o.waitRolledOut(ctx, c, started)
+}
+
+// waitDeploymentRolledOut waits until the Deployment key is Current by kstatus.
+func waitDeploymentRolledOut(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, out io.Writer) error {
+	last, done, err := pollUntil(ctx, timeout, func(ctx context.Context) (bool, string, error) {
+		return deploymentRolledOut(ctx, c, key)
+	})
+	switch {
+	case err != nil:
+		return err
+	case !done:
+		return fmt.Errorf("Deployment %s did not roll out within %s: %s (kubectl describe deployment -n %s %s)",
+			key, timeout, last, key.Namespace, key.Name)
+	}
+	fmt.Fprintf(out, "Deployment %s rolled out\n", key)
+	return nil
+}
+
+// waitRolledOut waits until the operator's Deployment is Current by
+// kstatus and its registration is live, renewed since started, and led
+// by a pod of the new image.
+func (o *UpgradeOptions) waitRolledOut(ctx context.Context, c client.Client, started time.Time) error {
+	last, done, err := pollUntil(ctx, o.Timeout, func(ctx context.Context) (bool, string, error) {
+		return o.rolledOut(ctx, c, started)
+	})
+	switch {
+	case err != nil:
+		return err
+	case !done:
+		return fmt.Errorf("operator %s did not roll out within %s: %s (kubectl describe deployment -n %s %s-operator)",
+			o.ID, o.Timeout, last, o.namespace, o.ID)
+	}
+	fmt.Fprintln(o.Out, last)
+	return nil
+}
+
+// pollUntil calls check every half second until it is done, fails, or
+// timeout passes, and returns what check said last and whether it was done.
+func pollUntil(ctx context.Context, timeout time.Duration, check func(context.Context) (bool, string, error)) (string, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := "nothing has been read yet"
+	for {
+		done, msg, err := check(ctx)
+		if err != nil {
+			return "", false, err
+		}
+		last = msg
+		if done {
+			return last, true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return last, false, nil
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// deploymentRolledOut tells whether the Deployment key is Current by
+// kstatus, and what it waits for when it is not.
+func deploymentRolledOut(ctx context.Context, c client.Client, key client.ObjectKey) (bool, string, error) {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, key, d); err != nil {
+		return false, fmt.Sprintf("reading the Deployment: %v", err), nil
+	}
+	res, err := install.Rollout(d)
+	if err != nil {
+		return false, "", err
+	}
+	if res.Status != status.CurrentStatus {
+		return false, fmt.Sprintf("the Deployment is %s: %s", res.Status, res.Message), nil
+	}
+	return true, "the Deployment rolled out", nil
+}
+
+// rolledOut tells whether the roll-out is done, and what it waits for.
+func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started time.Time) (bool, string, error) {
+	if done, msg, err := deploymentRolledOut(ctx, c, install.OperatorDeployment(o.ID, o.namespace)); !done || err != nil {
+		return false, msg, err
+	}
+	iop := &camelv1alpha1.IntegrationOperator{}
+	if err := c.Get(ctx, client.ObjectKey{Name: o.ID}, iop); err != nil {
+		return false, fmt.Sprintf("reading the registration: %v", err), nil
+	}
+	reg := ownership.FromOperator(iop)
+	if !reg.Live(time.Now()) || reg.Heartbeat.Before(started) || iop.Status.Namespace != o.namespace {
+		return false, "the operator has not registered from the new pod yet", nil
+	}
+	// A new pod is ready as soon as the old one's registration is live:
+	// the roll is done once the leader is a pod of the new image.
+	leaderPod, _, _ := strings.Cut(iop.Status.Leader, "_")
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: leaderPod}, pod); err != nil ||
+		pod.DeletionTimestamp != nil || len(pod.Spec.Containers) == 0 || pod.Spec.Containers[0].Image != o.Image {
+		return false, fmt.Sprintf("the leader is still %q, no pod of the new image", iop.Status.Leader), nil
+	}
+	return true, fmt.Sprintf("operator %s rolled out: image %s, version %s", o.ID, o.Image, iop.Status.Version), nil
+}

@@ -1,0 +1,3 @@
+// Package observecmd holds the commands that read what runs: get, describe, logs, dump,
+// operators and version.
+package observecmd

@@ -1,0 +1,3 @@
+// Package runcmd holds the commands that run and build integrations: run, bind, kit, rebuild,
+// deploy and undeploy, promote, delete and reset.
+package runcmd
