@@ -2,14 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 func newCmdCompletion(_ *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
@@ -17,8 +20,9 @@ func newCmdCompletion(_ *cmdutil.KubeFlags, streams genericiooptions.IOStreams) 
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script for bash, zsh, fish or PowerShell",
 		Long: `Print the shell completion script for bash, zsh, fish or PowerShell. Completion covers
-commands and flags, resource types, and, by asking the cluster, resource
-names and operator ids.`,
+commands and flags, resource types, -t's trait names and properties, the
+kubeconfig's contexts, clusters and users, and, by asking the cluster, resource
+names, namespaces and operator ids.`,
 		Example: `  # Load completion in the current bash session (needs bash-completion)
   source <(caravan completion bash)
 
@@ -55,10 +59,16 @@ var integrationCommands = []string{"logs", "delete", "rebuild", "promote", "depl
 
 // registerCompletions adds the cluster's completions to every command of root.
 // They are the operator ids that -x, --from and --to take, the integration names of the
-// commands that take them (unless a command completes them already), and -n's namespaces.
+// commands that take them (unless a command completes them already), -n's namespaces, the
+// kubeconfig's contexts, clusters and users, and the trait settings of -t.
 func registerCompletions(root *cobra.Command, kube *cmdutil.KubeFlags) {
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {
+		if cmd.Flags().Lookup("trait") != nil {
+			_ = cmd.RegisterFlagCompletionFunc("trait", func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				return trait.Complete(typed), cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+			})
+		}
 		for _, name := range []string{"operator-id", "from", "to"} {
 			if cmd.Flags().Lookup(name) == nil {
 				continue
@@ -80,4 +90,16 @@ func registerCompletions(root *cobra.Command, kube *cmdutil.KubeFlags) {
 	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return cmdutil.CompleteNames(cmd.Context(), kube, &corev1.NamespaceList{}, false), cobra.ShellCompDirectiveNoFileComp
 	})
+	kubeconfigNames := func(names func(clientcmdapi.Config) []string) cobra.CompletionFunc {
+		return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			raw, err := kube.ToRawKubeConfigLoader().RawConfig()
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return slices.Sorted(slices.Values(names(raw))), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	_ = root.RegisterFlagCompletionFunc("context", kubeconfigNames(func(c clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.Contexts)) }))
+	_ = root.RegisterFlagCompletionFunc("cluster", kubeconfigNames(func(c clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.Clusters)) }))
+	_ = root.RegisterFlagCompletionFunc("user", kubeconfigNames(func(c clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.AuthInfos)) }))
 }

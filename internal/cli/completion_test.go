@@ -12,6 +12,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
 func TestCompletionScripts(t *testing.T) {
@@ -74,6 +75,10 @@ func TestCompletionOffersOperatorIDsIntegrationsAndNamespaces(t *testing.T) {
 		{[]string{"uninstall", "-x", ""}, "op-complete\n"},
 		{[]string{"run", "-x", ""}, "op-complete\n"},
 		{[]string{"get", "-n", ""}, ns + "\n"},
+		{[]string{"get", "--context", ""}, localcluster.ContextName + "\n"},
+		{[]string{"get", "--user", ""}, "admin\n"},
+		{[]string{"run", "route.yaml", "-t", "contai"}, "container.\n"},
+		{[]string{"bind", "a", "b", "-t", "jvm.debugA"}, "jvm.debugAddress=\n"},
 	} {
 		if got := complete(tc.args...); !strings.Contains(got, tc.want) {
 			t.Errorf("%v: %q lacks %q", tc.args, got, tc.want)
