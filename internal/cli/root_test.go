@@ -59,6 +59,7 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		{[]string{"run", "runcmd/testdata/run/no-such.yaml"}, "no-such.yaml", cmdutil.ExitUsage},
 		{[]string{"run", "github:apache/camel-k-examples/routes.yaml"}, "give the https URL of the raw file", cmdutil.ExitUsage},
 		{[]string{"bind", "timer:tick", "log:info", "-t", "foo.bar=1"}, "trait foo does not exist", cmdutil.ExitUsage},
+		{[]string{"bind", "integration/up", "log:info"}, "source: an Integration cannot be the source", cmdutil.ExitUsage},
 		{append([]string{"get", "integrations"}, clitest.Unreachable...), "127.0.0.1:1", cmdutil.ExitFailure},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())

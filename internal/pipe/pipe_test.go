@@ -421,3 +421,40 @@ func contains(t *testing.T, what string, got []string, want string) {
 }
 
 func lines(s []string) string { return fmt.Sprintf("  %s", strings.Join(s, "\n  ")) }
+
+func TestCheckRefusesWhatCompileRefusesWithoutReadingAKamelet(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{name: "Kamelets are not read", doc: timerToLog},
+		{name: "an Integration as the sink is called in the namespace",
+			doc: `{source: {uri: "timer:t"}, sink: {ref: {kind: Integration, apiVersion: camel.apache.org/v1, name: x}}}`},
+		{name: "an Integration cannot be the source",
+			doc:  `{source: {ref: {kind: Integration, name: up}}, sink: {ref: {kind: Kamelet, apiVersion: camel.apache.org/v1, name: log-sink}}}`,
+			want: []string{"source: an Integration cannot be the source"}},
+		{name: "every other fault is named beside an unread Kamelet",
+			doc: `
+source: {ref: {kind: Kamelet, apiVersion: camel.apache.org/v1, name: timer-source}}
+steps: [{uri: ""}]
+sink: {ref: {kind: Service, apiVersion: v1, name: web}}
+errorHandler: {log: {}, none: {}}
+`,
+			want: []string{"steps[0]: uri is empty", `sink: ref apiVersion "v1" is not supported`, "errorHandler: set exactly one of none, log or sink"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := pipe.Check(spec(t, tc.doc), "demo")
+			if len(tc.want) == 0 && err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v does not say %q", err, w)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "kamelet not read") {
+				t.Errorf("the error names a Kamelet it did not read: %v", err)
+			}
+		})
+	}
+}

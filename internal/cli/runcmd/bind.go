@@ -22,6 +22,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/pipe"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -150,6 +151,10 @@ func (o *BindOptions) build() error {
 		return err
 	}
 	if spec.ErrorHandler, err = errorHandlerFlag(o.ErrorHandler); err != nil {
+		return err
+	}
+	// The operator's rules that need no Kamelet refuse the binding here, before it is applied.
+	if err := pipe.Check(spec, ns); err != nil {
 		return err
 	}
 	if o.ServiceAccount != "" {
