@@ -60,6 +60,12 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		{[]string{"run", "github:apache/camel-k-examples/routes.yaml"}, "give the https URL of the raw file", cmdutil.ExitUsage},
 		{[]string{"bind", "timer:tick", "log:info", "-t", "foo.bar=1"}, "trait foo does not exist", cmdutil.ExitUsage},
 		{[]string{"bind", "integration/up", "log:info"}, "source: an Integration cannot be the source", cmdutil.ExitUsage},
+		{[]string{"run", route, "-x", ""}, "cannot use an empty operator id", cmdutil.ExitUsage},
+		{[]string{"run", route, "--dry-run=bogus"}, "bogus", cmdutil.ExitUsage},
+		{[]string{"run", route, "--image", "Bad::Image"}, "--image: invalid image reference", cmdutil.ExitUsage},
+		{[]string{"run", route, "-d", "mvn:"}, "is not a Maven coordinate", cmdutil.ExitUsage},
+		{[]string{"install", "-x", "a", "--watch-namespaces", "Bad_NS", "-o", "yaml"}, `watched namespace "Bad_NS"`, cmdutil.ExitUsage},
+		{[]string{"version", "-o", "table"}, "table", cmdutil.ExitUsage},
 		{append([]string{"get", "integrations"}, clitest.Unreachable...), "127.0.0.1:1", cmdutil.ExitFailure},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
