@@ -148,10 +148,12 @@ func AssertGolden(t *testing.T, name, got string) {
 	}
 }
 
+// Condition is a condition whose last transition was since ago.
 func Condition(t string, status metav1.ConditionStatus, reason, message string, since time.Duration) metav1.Condition {
 	return metav1.Condition{Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: Ago(since)}
 }
 
+// ObjectMeta is the metadata of an object created that long ago, assigned to operatorID unless empty.
 func ObjectMeta(ns, name, operatorID string, created time.Duration) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: Ago(created), UID: types.UID("uid-" + name)}
 	if operatorID != "" {
@@ -211,6 +213,7 @@ func SampleOperators() []camelv1alpha1.IntegrationOperator {
 	}
 }
 
+// Objects converts typed objects into client objects.
 func Objects[T client.Object](items ...T) []client.Object {
 	out := make([]client.Object, len(items))
 	for i, it := range items {
@@ -273,6 +276,7 @@ func RemainingIntegrations(t *testing.T, ns string) []string {
 	return names
 }
 
+// RegisteredOperator is the registration of operator id in namespace operators, renewed at heartbeat.
 func RegisteredOperator(id string, heartbeat time.Time) *camelv1alpha1.IntegrationOperator {
 	iop := &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: id}}
 	iop.Status.Namespace = "operators"

@@ -258,6 +258,7 @@ func IntegrationListWatch(c client.WithWatch, opts ...client.ListOption) cache.L
 	}
 }
 
+// ReadyMessage is the message of an integration's Ready condition, or "no message".
 func ReadyMessage(it *camelv1.Integration) string {
 	if c := meta.FindStatusCondition(it.Status.Conditions, camelv1.ConditionReady); c != nil && c.Message != "" {
 		return c.Message

@@ -103,6 +103,7 @@ type Table struct {
 	Rows    [][]string
 }
 
+// NewTable returns an empty table with these column headers.
 func NewTable(columns ...string) *Table { return &Table{columns: columns} }
 
 // Add appends a row; cells are made single-line so they keep the columns

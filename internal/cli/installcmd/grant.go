@@ -38,6 +38,7 @@ type GrantOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdGrant builds `caravan grant`, which lets a team assign work to an operator.
 func NewCmdGrant(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &GrantOptions{Kube: kube, IOStreams: streams}
 	cmd := &cobra.Command{

@@ -18,6 +18,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/version"
 )
 
+// NewCmdImage builds `caravan image`, which pushes the operator image.
 func NewCmdImage(_ *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "image",

@@ -85,6 +85,7 @@ type InstallOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdInstall builds `caravan install`, which installs an operator, or the fleet controller.
 func NewCmdInstall(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &InstallOptions{Kube: kube, ID: ownership.DefaultID, Global: true, Timeout: 2 * time.Minute, IOStreams: streams}
 	cmd := &cobra.Command{

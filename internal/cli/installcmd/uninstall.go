@@ -26,6 +26,7 @@ type UninstallOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdUninstall builds `caravan uninstall`, which removes one operator's objects.
 func NewCmdUninstall(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &UninstallOptions{Kube: kube, ID: ownership.DefaultID, IOStreams: streams}
 	cmd := &cobra.Command{

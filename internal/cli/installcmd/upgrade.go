@@ -37,6 +37,7 @@ type UpgradeOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdUpgrade builds `caravan upgrade`, which rolls one operator to another image.
 func NewCmdUpgrade(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &UpgradeOptions{Kube: kube, ID: ownership.DefaultID, Wait: true, Timeout: 3 * time.Minute, IOStreams: streams}
 	cmd := &cobra.Command{

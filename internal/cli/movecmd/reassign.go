@@ -57,6 +57,7 @@ type ReassignOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdReassign builds `caravan reassign`, which moves work between operators.
 func NewCmdReassign(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &ReassignOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

@@ -45,6 +45,7 @@ type DescribeOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdDescribe builds `caravan describe`, which shows one resource in detail.
 func NewCmdDescribe(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &DescribeOptions{Kube: kube, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

@@ -70,6 +70,7 @@ var dumpKinds = []struct {
 	{"kamelets", camelv1.GroupVersion.WithKind("Kamelet")},
 }
 
+// NewCmdDump builds `caravan dump`, which archives what a support request needs.
 func NewCmdDump(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &DumpOptions{Kube: kube, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

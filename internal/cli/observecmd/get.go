@@ -57,6 +57,7 @@ type GetOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdGet builds `caravan get`, which lists resources with their operator.
 func NewCmdGet(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &GetOptions{Kube: kube, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

@@ -44,6 +44,7 @@ type LogsOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdLogs builds `caravan logs` and `caravan log`, which print an integration's logs.
 func NewCmdLogs(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &LogsOptions{Kube: kube, Tail: -1, IOStreams: streams}
 	cmd := &cobra.Command{

@@ -35,6 +35,7 @@ type OperatorsOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdOperators builds `caravan operators`, which lists the registered operators.
 func NewCmdOperators(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &OperatorsOptions{Kube: kube, Count: true, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

@@ -40,6 +40,7 @@ type VersionOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdVersion builds `caravan version`, the CLI's and the operators' versions.
 func NewCmdVersion(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &VersionOptions{Kube: kube, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

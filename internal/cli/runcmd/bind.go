@@ -63,6 +63,7 @@ type BindOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdBind builds `caravan bind`, which binds a source to a sink as a Pipe.
 func NewCmdBind(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &BindOptions{Kube: kube, Kind: kindPipe, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

@@ -20,6 +20,7 @@ type DeleteOptions struct {
 	selectionCommand
 }
 
+// NewCmdDelete builds `caravan delete`, which deletes integrations.
 func NewCmdDelete(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &DeleteOptions{selectionCommand{Kube: kube, IOStreams: streams}}
 	cmd := &cobra.Command{

@@ -39,6 +39,7 @@ func undeployRequestOptions() *PhaseRequestOptions {
 		to: camelv1.IntegrationPhaseUndeploying, verb: "undeploy"}
 }
 
+// NewCmdDeploy builds `caravan deploy`, which deploys integrations built and held.
 func NewCmdDeploy(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := deployRequestOptions()
 	o.selectionCommand = selectionCommand{Kube: kube, IOStreams: streams}
@@ -63,6 +64,7 @@ which is theirs.`,
 	return o.bind(cmd, "deploy", o)
 }
 
+// NewCmdUndeploy builds `caravan undeploy`, which stops integrations and keeps them built.
 func NewCmdUndeploy(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := undeployRequestOptions()
 	o.selectionCommand = selectionCommand{Kube: kube, IOStreams: streams}

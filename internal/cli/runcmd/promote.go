@@ -49,6 +49,7 @@ type PromoteOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdPromote builds `caravan promote`, which copies an integration onto the image it runs.
 func NewCmdPromote(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &PromoteOptions{Kube: kube, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{

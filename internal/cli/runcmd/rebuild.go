@@ -26,6 +26,7 @@ type RebuildOptions struct {
 	now func() time.Time
 }
 
+// NewCmdRebuild builds `caravan rebuild`, which has integrations built again.
 func NewCmdRebuild(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &RebuildOptions{selectionCommand: selectionCommand{Kube: kube, IOStreams: streams}, now: time.Now}
 	cmd := &cobra.Command{

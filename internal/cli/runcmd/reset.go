@@ -51,6 +51,7 @@ var resetKinds = []struct {
 	{camelv1.GroupVersion.WithKind("Build"), "build", true},
 }
 
+// NewCmdReset builds `caravan reset`, which deletes a namespace's or an operator's work.
 func NewCmdReset(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &ResetOptions{Kube: kube, IOStreams: streams}
 	cmd := &cobra.Command{

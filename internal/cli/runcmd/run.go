@@ -87,6 +87,7 @@ type RunOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewCmdRun builds `caravan run`, which runs route files as an Integration, as kamel run.
 func NewCmdRun(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &RunOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
