@@ -5,7 +5,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -36,8 +38,17 @@ camel.apache.org/operator.id annotation names it.`,
 }
 
 // withUsageOnArgErrors makes a wrong number of arguments, on cmd and its subcommands, name the
-// command's usage line and its help, as kubectl does, instead of cobra's bare count.
+// command's usage line and its help, as kubectl does, instead of cobra's bare count. A group of
+// commands prints its help alone, and refuses a command it does not have.
 func withUsageOnArgErrors(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.Use += " [command]"
+		cmd.DisableFlagsInUseLine = true
+		// Usage names the group once, as cobra does for a group that does not run.
+		cmd.SetUsageTemplate(strings.Replace(cmd.UsageTemplate(), "{{if .Runnable}}\n  {{.UseLine}}{{end}}", "", 1))
+		cmd.Args = unknownCommand
+		cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
 	if args := cmd.Args; args != nil {
 		cmd.Args = func(c *cobra.Command, a []string) error {
 			if err := args(c, a); err != nil {
@@ -50,4 +61,16 @@ func withUsageOnArgErrors(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		withUsageOnArgErrors(sub)
 	}
+}
+
+// unknownCommand refuses an argument to a group of commands, naming the commands it is close to.
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+		msg += ": did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return errors.New(msg)
 }

@@ -66,6 +66,11 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		{[]string{"run", route, "-d", "mvn:"}, "is not a Maven coordinate", cmdutil.ExitUsage},
 		{[]string{"install", "-x", "a", "--watch-namespaces", "Bad_NS", "-o", "yaml"}, `watched namespace "Bad_NS"`, cmdutil.ExitUsage},
 		{[]string{"version", "-o", "table"}, "table", cmdutil.ExitUsage},
+		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand" for "caravan"`, cmdutil.ExitUsage},
+		{[]string{"kit", "delet"}, `unknown command "delet" for "caravan kit": did you mean delete?`, cmdutil.ExitUsage},
+		{[]string{"kit", "create", "my-kit"}, "kit create is not taken: the operator makes a kit from an integration's dependencies", cmdutil.ExitUsage},
+		{[]string{"get", "nosuch"}, `unknown resource type "nosuch"`, cmdutil.ExitUsage},
+		{[]string{"describe", "nosuch", "x"}, `unknown resource type "nosuch"`, cmdutil.ExitUsage},
 		{append([]string{"get", "integrations"}, clitest.Unreachable...), "127.0.0.1:1", cmdutil.ExitFailure},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
@@ -93,6 +98,20 @@ func TestRunHelpHasExamples(t *testing.T) {
 		cmd.SetArgs([]string{"--help"})
 		if err := cmd.Execute(); err != nil || !strings.Contains(help.String(), "Examples:") {
 			t.Errorf("%s --help: %v\n%s", cmd.Use, err, help.String())
+		}
+	}
+}
+
+func TestAGroupOfCommandsPrintsItsHelp(t *testing.T) {
+	for _, group := range []string{"kit", "local", "image"} {
+		var out bytes.Buffer
+		root := NewRootCommand(genericiooptions.IOStreams{Out: &out, ErrOut: &out})
+		root.SetArgs([]string{group})
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%s: %v", group, err)
+		}
+		if want := "Usage:\n  caravan " + group + " [command]\n\nAvailable Commands:"; !strings.Contains(out.String(), want) {
+			t.Errorf("%s printed %q, want %q", group, out.String(), want)
 		}
 	}
 }

@@ -3,9 +3,13 @@
 package clitest
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -356,4 +360,34 @@ func RunTests(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// ReadArchive returns the files of a gzipped tar archive by name.
+func ReadArchive(t *testing.T, file string) map[string]string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	files := map[string]string{}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[hdr.Name] = string(data)
+	}
 }

@@ -85,7 +85,7 @@ TYPE is one of:
 func (o *DescribeOptions) Complete() error {
 	var err error
 	if o.kind, err = lookupDescribeType(o.args[0]); err != nil {
-		return err
+		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
 	}
 	o.name = o.args[1]
 	if o.kind.namespaced {

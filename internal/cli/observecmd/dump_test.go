@@ -1,12 +1,7 @@
 package observecmd
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,7 +43,7 @@ func TestDumpArchivesAnOperatorsShareRedacted(t *testing.T) {
 	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	files := readArchive(t, file)
+	files := clitest.ReadArchive(t, file)
 	for _, name := range []string{"index.txt", "cluster/integrationoperators.yaml", "namespaces/" + ns + "/integrations.yaml",
 		"namespaces/" + ns + "/pipes.yaml"} {
 		if _, ok := files[name]; !ok {
@@ -75,36 +70,6 @@ func TestDumpArchivesAnOperatorsShareRedacted(t *testing.T) {
 	}
 	if err := o.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "file exists") {
 		t.Errorf("a second dump over the first: %v", err)
-	}
-}
-
-// readArchive returns the files of a gzipped tar archive by name.
-func readArchive(t *testing.T, file string) map[string]string {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	files := map[string]string{}
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[hdr.Name] = string(data)
 	}
 }
 

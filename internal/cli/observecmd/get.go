@@ -149,7 +149,7 @@ func (o *GetOptions) Complete() error {
 	}
 	var err error
 	if o.resource, err = lookupResource(rt); err != nil {
-		return err
+		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
 	}
 	o.names = names
 	if o.namespace, err = o.Kube.Namespace(); err != nil {

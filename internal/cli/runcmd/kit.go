@@ -32,7 +32,16 @@ func NewCmdKit(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cob
 	get.ValidArgsFunction = func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return cmdutil.CompleteNames(c.Context(), kube, &camelv1.IntegrationKitList{}, true), cobra.ShellCompDirectiveNoFileComp
 	}
-	cmd.AddCommand(get, newCmdKitDelete(kube, streams))
+	create := &cobra.Command{
+		Use:    "create",
+		Short:  "Not taken: kits are made by the operator from an integration's dependencies",
+		Hidden: true,
+		RunE: func(*cobra.Command, []string) error {
+			return cmdutil.WithExitCode(cmdutil.ExitUsage, errors.New("kit create is not taken: the operator makes a kit "+
+				"from an integration's dependencies (caravan run -d ...); run an existing kit with caravan run -k NAME"))
+		},
+	}
+	cmd.AddCommand(get, newCmdKitDelete(kube, streams), create)
 	return cmd
 }
 
