@@ -33,7 +33,9 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	stdout, stderr, err := caravan("bench", "--scenarios", "rollout,handoff,build,runtime,admission,recovery,malformed", "-N", "12", "--operators", "2",
 		"--admission-creates", "20", "--admission-operators", "1,3", "--build-integrations", "2", "--build-dependency-sets", "1",
 		"--runtime-integrations", "1", "--runtime-moves", "3",
-		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out, "--timeout", "10m")
+		"--handoff-integrations", "4", "--sweep-integrations", "6", "--sweep-operators", "1", "--out", out,
+		// Seven scenarios take about 8 minutes alone; the other test packages share the two cores.
+		"--timeout", "25m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
 
