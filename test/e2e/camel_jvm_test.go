@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,6 +29,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -237,6 +239,59 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		g.Expect(back.UID).To(Equal(running[name]), "the JVM of %s that ran before the canary was replaced", name)
 		g.Expect(back.Status.ContainerStatuses[0].RestartCount).To(BeZero())
 	}
+
+	t.Log("caravan dump -x jvm archives every object of that operator, its pods' logs, and nothing of the others")
+	checkDump(t, cli, apps, "jvm")
+}
+
+// checkDump runs caravan dump -x id in namespace ns and checks that the archive names every
+// integration, pipe, kit and build of operator id there, with its Deployments and pods, and the
+// operator's pods with their logs, and none of another operator's.
+func checkDump(t *testing.T, cli func(...string) (string, string, error), ns, id string) {
+	t.Helper()
+	g := NewWithT(t)
+	file := filepath.Join(t.TempDir(), "dump.tar.gz")
+	out, errOut, err := cli("dump", "-x", id, "-o", file)
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	files := clitest.ReadArchive(t, file)
+	index := files["index.txt"]
+	t.Logf("the archive holds:\n%s", index)
+	for kind, list := range map[string]client.ObjectList{"integrations": &camelv1.IntegrationList{}, "pipes": &camelv1.PipeList{},
+		"integrationkits": &camelv1.IntegrationKitList{}, "builds": &camelv1.BuildList{}} {
+		g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+		items, err := meta.ExtractList(list)
+		g.Expect(err).NotTo(HaveOccurred())
+		dumped := files["namespaces/"+ns+"/"+kind+".yaml"]
+		for _, item := range items {
+			obj := item.(client.Object)
+			if obj.GetAnnotations()[camelv1.OperatorIDAnnotation] != id {
+				// A kit or build of another operator may be named in the status of one of id's.
+				if kind == "integrations" || kind == "pipes" {
+					g.Expect(dumped).NotTo(ContainSubstring("name: "+obj.GetName()+"\n"), "%s of another operator is dumped", obj.GetName())
+				}
+				continue
+			}
+			g.Expect(dumped).To(ContainSubstring("name: "+obj.GetName()+"\n"), "%s %s is not in the archive", kind, obj.GetName())
+			if kind == "integrations" {
+				pods := &corev1.PodList{}
+				g.Expect(env.Client.List(context.Background(), pods, client.InNamespace(ns),
+					client.MatchingLabels{camelv1.IntegrationLabel: obj.GetName()})).To(Succeed())
+				for _, p := range pods.Items {
+					g.Expect(files["namespaces/"+ns+"/integrations/"+obj.GetName()+"/pods.yaml"]).To(ContainSubstring("name: " + p.Name + "\n"))
+				}
+			}
+		}
+	}
+	g.Expect(files["cluster/integrationoperators.yaml"]).To(ContainSubstring("name: " + id + "\n"))
+	var logs []string
+	for name, content := range files {
+		if strings.HasPrefix(name, "operator/logs/") {
+			g.Expect(content).NotTo(BeEmpty(), "%s is empty", name)
+			logs = append(logs, name)
+		}
+	}
+	g.Expect(logs).NotTo(BeEmpty(), "the archive holds no log of operator %s's pods", id)
+	g.Expect(files["operator/pods.yaml"]).To(ContainSubstring("name: " + id + "-operator-"))
 }
 
 // jvmPod waits for the one pod of an integration to be ready on the process node, and returns it.
