@@ -20,7 +20,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +29,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -259,11 +259,10 @@ func checkDump(t *testing.T, cli func(...string) (string, string, error), ns, id
 	for kind, list := range map[string]client.ObjectList{"integrations": &camelv1.IntegrationList{}, "pipes": &camelv1.PipeList{},
 		"integrationkits": &camelv1.IntegrationKitList{}, "builds": &camelv1.BuildList{}} {
 		g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
-		items, err := meta.ExtractList(list)
+		items, err := cmdutil.ListItems(list)
 		g.Expect(err).NotTo(HaveOccurred())
 		dumped := files["namespaces/"+ns+"/"+kind+".yaml"]
-		for _, item := range items {
-			obj := item.(client.Object)
+		for _, obj := range items {
 			if obj.GetAnnotations()[camelv1.OperatorIDAnnotation] != id {
 				// A kit or build of another operator may be named in the status of one of id's.
 				if kind == "integrations" || kind == "pipes" {
