@@ -140,3 +140,111 @@ func TestThePrometheusReleaseComponentLabelsWhatPrometheusSelects(t *testing.T) 
 		}
 	}
 }
+
+// kustomizeRepo is an in-memory copy of deploy/kustomize, at /repo, as a user's repository holds it.
+func kustomizeRepo(t *testing.T) filesys.FileSystem {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	root := filepath.Join(sourceRoot(), KustomizeDir)
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		return fs.WriteFile(filepath.Join("/repo", rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// valuesFile is a ValuesName ConfigMap with data.
+func valuesFile(data map[string]string) []byte {
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + ValuesName +
+		"\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n"
+	for k, v := range data {
+		doc += "  " + k + ": " + v + "\n"
+	}
+	return []byte(doc)
+}
+
+// TestTheOperatorComponentBuildsWhatInstallAppliesForAnotherID: the base with the operator
+// component builds the objects of caravan install -x ID -n NAMESPACE (not the default operator),
+// for the example overlay and for other ids and namespaces, the base's namespace included.
+func TestTheOperatorComponentBuildsWhatInstallAppliesForAnotherID(t *testing.T) {
+	ch, err := LoadChart(sourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := ch.Metadata.AppVersion
+	for _, tc := range []struct{ id, namespace string }{
+		{"team-a", "team-a"}, // the example's values
+		{"billing", "camel-k"},
+		{"camel-k-2", "payments-system"},
+		{"x", "operator-system"},
+	} {
+		t.Run(tc.id+"/"+tc.namespace, func(t *testing.T) {
+			fs := kustomizeRepo(t)
+			overlay := "/repo/" + strings.TrimPrefix(AnotherOperatorExample, KustomizeDir+"/")
+			if err := fs.WriteFile(filepath.Join(overlay, "values.yaml"), valuesFile(map[string]string{
+				ValuesID: tc.id, ValuesNamespace: tc.namespace})); err != nil {
+				t.Fatal(err)
+			}
+			res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, overlay)
+			if err != nil {
+				t.Fatalf("kustomize build: %v", err)
+			}
+			data, err := res.AsYaml()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := Base(Release{Version: version})
+			c.ID, c.Namespace, c.Default = tc.id, tc.namespace, false
+			objs, crds := manifests(t, c)
+			ns, err := yaml.Marshal(install.Namespace(c.Namespace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := normalized(t, append(append(objs, crds...), string(ns)))
+			expectSameObjects(t, want, normalized(t, []string{string(data)}), "the operator component")
+		})
+	}
+}
+
+// TestTheOperatorComponentRefusesValuesItCannotUse: a values ConfigMap without the id or the
+// namespace, or none at all, fails the build with kustomize's error naming what is missing.
+func TestTheOperatorComponentRefusesValuesItCannotUse(t *testing.T) {
+	for _, tc := range []struct {
+		values map[string]string
+		want   string
+	}{
+		{map[string]string{ValuesNamespace: "team-a"}, "data." + ValuesID},
+		{map[string]string{ValuesID: "team-a"}, "data." + ValuesNamespace},
+		{nil, ValuesName},
+	} {
+		fs := kustomizeRepo(t)
+		overlay := "/repo/" + strings.TrimPrefix(AnotherOperatorExample, KustomizeDir+"/")
+		var err error
+		if tc.values == nil {
+			err = fs.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(
+				"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\ncomponents:\n  - ../../components/operator\n"))
+		} else {
+			err = fs.WriteFile(filepath.Join(overlay, "values.yaml"), valuesFile(tc.values))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, overlay)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("values %v: got error %v, want one naming %s", tc.values, err, tc.want)
+		}
+	}
+}

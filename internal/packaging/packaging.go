@@ -350,6 +350,9 @@ resources:
 	if err := ownNamespace(files, r); err != nil {
 		return err
 	}
+	if err := operatorComponent(files, r); err != nil {
+		return err
+	}
 	return before136(files, r)
 }
 

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/packaging"
@@ -95,4 +96,26 @@ func TestTheBaseInstallsOntoAClusterWithoutCaravansCRDsAsDocumented(t *testing.T
 	bindings := &rbacv1.RoleBindingList{}
 	g.Expect(env.Client.List(ctx, bindings, client.InNamespace(installed.Namespace))).To(Succeed())
 	g.Expect(bindings.Items).To(ContainElement(HaveField("RoleRef.Name", install.NamespacedRoleName(installed.ID, installed.Namespace))))
+
+	t.Log("the example overlay adds operator team-a, in namespace team-a, beside the default one")
+	g.Expect(env.Client.Get(ctx, install.OperatorDeployment(installed.ID, installed.Namespace), d)).To(Succeed())
+	generation := d.Generation
+	out, err = kubectl("apply", "--server-side", "-k", packaging.AnotherOperatorExample)
+	g.Expect(err).NotTo(HaveOccurred(), "kubectl apply --server-side -k %s:\n%s", packaging.AnotherOperatorExample, out)
+	team := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, install.OperatorDeployment("team-a", "team-a"), team)).To(Succeed())
+	g.Expect(team.Spec.Template.Spec.Containers[0].Env).To(ContainElement(And(HaveField("Name", "OPERATOR_ID"), HaveField("Value", "team-a"))))
+	g.Expect(team.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement("--default"))
+	g.Expect(team.Spec.Template.Spec.ServiceAccountName).To(Equal(install.OperatorDeployment("team-a", "team-a").Name))
+	teamOperator, defaultOperator := &camelv1alpha1.IntegrationOperator{}, &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "team-a"}, teamOperator)).To(Succeed())
+	g.Expect(teamOperator.Spec.Default).To(BeFalse())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: installed.ID}, defaultOperator)).To(Succeed())
+	g.Expect(defaultOperator.Spec.Default).To(BeTrue(), "the example overlay took the default from the base's operator")
+	crb := &rbacv1.ClusterRoleBinding{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: install.ClusterRoleName("team-a", "team-a")}, crb)).To(Succeed())
+	g.Expect(crb.Subjects).To(ConsistOf(HaveField("Namespace", "team-a")))
+	g.Expect(env.Client.Get(ctx, install.OperatorDeployment(installed.ID, installed.Namespace), d)).To(Succeed())
+	g.Expect(d.Generation).To(Equal(generation), "applying the example overlay changed the default operator's Deployment")
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "team-a"}, &camelv1.IntegrationPlatform{})).To(Succeed())
 }

@@ -1,0 +1,412 @@
+package packaging
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/caravan-dev/caravan/internal/install"
+)
+
+// OperatorComponent is the kustomize component that gives the base's operator another id and
+// namespace, read from the overlay's ValuesName ConfigMap.
+const OperatorComponent = KustomizeDir + "/components/operator"
+
+// AnotherOperatorExample is an overlay that installs a second operator with OperatorComponent.
+const AnotherOperatorExample = KustomizeDir + "/examples/another-operator"
+
+// ValuesName names the ConfigMap, local to kustomize, that Caravan's components read their
+// settings from (keys ValuesID and ValuesNamespace). kustomize never outputs it.
+const ValuesName = "caravan-values"
+
+// Keys of the ValuesName ConfigMap.
+const (
+	ValuesID        = "id"
+	ValuesNamespace = "namespace"
+)
+
+// Probe id and namespace: OperatorComponent's replacements are found by rendering install's
+// objects for them and for the base, and comparing. Neither holds a delimiter the
+// replacements split by.
+const (
+	probeID        = "probeid"
+	probeNamespace = "probens"
+)
+
+// nameDelimiters are the separators by which the id and the namespace are joined into names:
+// caravan:operator:NAMESPACE:ID[:suffix] and ID-operator[-suffix].
+var nameDelimiters = []string{":", "-operator"}
+
+// valueSource is where a replacement reads its value: a key of ValuesName.
+type valueSource struct {
+	key, delimiter string
+	index          int
+}
+
+// replacementTarget is one object a replacement writes, and the fields it writes.
+type replacementTarget struct {
+	kind, name, namespace, label string
+	fieldPaths                   []string
+}
+
+// operatorComponent adds OperatorComponent and AnotherOperatorExample to files. The component's
+// replacements are every field in which install's objects for another id and namespace differ
+// from the base's; it fails on a difference it cannot express as a replacement.
+func operatorComponent(files map[string][]byte, r Release) error {
+	base := Base(r)
+	base.Default = false
+	probe := base
+	probe.ID, probe.Namespace = probeID, probeNamespace
+	baseDocs, err := operatorDocuments(base)
+	if err != nil {
+		return err
+	}
+	probeDocs, err := operatorDocuments(probe)
+	if err != nil {
+		return err
+	}
+	if len(baseDocs) != len(probeDocs) {
+		return fmt.Errorf("install gives %d objects for operator %s and %d for %s", len(baseDocs), base.ID, len(probeDocs), probe.ID)
+	}
+	byValue := map[valueSource][]replacementTarget{}
+	var order []valueSource
+	var moves []replacementTarget // metadata.namespace and the Namespace's name: written last
+	for i, b := range baseDocs {
+		p := probeDocs[i]
+		fields := map[valueSource][]string{}
+		if err := diffFields(b, p, "", fields); err != nil {
+			return fmt.Errorf("%s %s: %w", p["kind"], name(p), err)
+		}
+		target := selectorOf(b, p, base.Namespace)
+		for src, paths := range fields {
+			var kept []string
+			for _, fp := range paths {
+				if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p["kind"] == "Namespace") {
+					move := target
+					if p["kind"] == "Namespace" {
+						move.name = regexp.QuoteMeta(name(b))
+					}
+					move.fieldPaths = []string{fp}
+					moves = append(moves, move)
+					continue
+				}
+				kept = append(kept, fp)
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			t := target
+			t.fieldPaths = kept
+			if _, seen := byValue[src]; !seen {
+				order = append(order, src)
+			}
+			byValue[src] = append(byValue[src], t)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b valueSource) int {
+		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+	})
+	var out strings.Builder
+	out.WriteString(header + `# Gives the base's operator another id and namespace, as caravan install -x ID -n NAMESPACE
+# does, read from the ConfigMap ` + ValuesName + ` of the overlay, which kustomize does not output:
+#
+#   apiVersion: v1
+#   kind: ConfigMap
+#   metadata:
+#     name: ` + ValuesName + `
+#     annotations:
+#       config.kubernetes.io/local-config: "true"
+#   data:
+#     ` + ValuesID + `: team-a
+#     ` + ValuesNamespace + `: team-a
+#
+# The operator is not the cluster's default (the base's is). List the ConfigMap's file under the
+# overlay's resources, with the base; set the namespace there, not with kustomize's namespace
+# field. One operator per overlay: see ` + AnotherOperatorExample + `.
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+replacements:
+`)
+	for _, src := range order {
+		writeReplacement(&out, src, byValue[src])
+	}
+	writeReplacement(&out, valueSource{key: ValuesNamespace}, moves)
+	patches, err := notDefaultPatches(Base(r))
+	if err != nil {
+		return err
+	}
+	out.WriteString(patches)
+	files[path.Join(OperatorComponent, "kustomization.yaml")] = []byte(out.String())
+	files[path.Join(AnotherOperatorExample, "kustomization.yaml")] = []byte(header + `# A second operator, team-a in namespace team-a, beside the base's default operator: apply
+# both, in either order. Copy this directory and change values.yaml for yours.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../base
+  - values.yaml
+components:
+  - ../../components/operator
+`)
+	files[path.Join(AnotherOperatorExample, "values.yaml")] = []byte(header + `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ` + ValuesName + `
+  annotations:
+    config.kubernetes.io/local-config: "true"
+data:
+  ` + ValuesID + `: team-a
+  ` + ValuesNamespace + `: team-a
+`)
+	return nil
+}
+
+// operatorDocuments are install's objects for c, its namespace first and without the CRDs, as
+// the YAML documents of the kustomize base decode.
+func operatorDocuments(c install.Config) ([]map[string]any, error) {
+	objs, err := install.Manifests(c)
+	if err != nil {
+		return nil, err
+	}
+	var docs []map[string]any
+	for _, o := range append([]client.Object{install.Namespace(c.Namespace)}, objs...) {
+		if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
+			continue
+		}
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+	return docs, nil
+}
+
+func name(doc map[string]any) string {
+	meta, _ := doc["metadata"].(map[string]any)
+	s, _ := meta["name"].(string)
+	return s
+}
+
+func namespace(doc map[string]any) string {
+	meta, _ := doc["metadata"].(map[string]any)
+	s, _ := meta["namespace"].(string)
+	return s
+}
+
+// selectorOf selects the object of base document b (probe document p) among an overlay's: by
+// kind, by its name with the id and namespace as any name part, by its constant
+// app.kubernetes.io/name label if it has one, and by the base's namespace if it is in it.
+func selectorOf(b, p map[string]any, baseNamespace string) replacementTarget {
+	pattern := regexp.QuoteMeta(name(p))
+	for _, v := range []string{probeID, probeNamespace} {
+		pattern = strings.ReplaceAll(pattern, v, "[^:]+")
+	}
+	t := replacementTarget{kind: p["kind"].(string), name: pattern}
+	if namespace(b) == baseNamespace {
+		t.namespace = regexp.QuoteMeta(baseNamespace)
+	}
+	meta, _ := p["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	if v, ok := labels["app.kubernetes.io/name"].(string); ok {
+		t.label = "app.kubernetes.io/name=" + v
+	}
+	return t
+}
+
+// diffFields adds to fields, by the value each takes, the kustomize field paths under at which
+// base and probe differ. They must differ in scalar values only.
+func diffFields(base, probe any, at string, fields map[valueSource][]string) error {
+	switch b := base.(type) {
+	case map[string]any:
+		p, ok := probe.(map[string]any)
+		if !ok || len(p) != len(b) {
+			return fmt.Errorf("%s differs in shape", at)
+		}
+		keys := make([]string, 0, len(b))
+		for k := range b {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			pv, ok := p[k]
+			if !ok {
+				return fmt.Errorf("%s has no %s for another id", at, k)
+			}
+			key := k
+			if strings.ContainsAny(k, "./") {
+				key = "[" + k + "]"
+			}
+			if err := diffFields(b[k], pv, join(at, key), fields); err != nil {
+				return err
+			}
+		}
+	case []any:
+		p, ok := probe.([]any)
+		if !ok || len(p) != len(b) {
+			return fmt.Errorf("%s differs in length", at)
+		}
+		for i := range b {
+			if err := diffFields(b[i], p[i], join(at, elementPath(at, b[i], p[i], i)), fields); err != nil {
+				return err
+			}
+		}
+	default:
+		if fmt.Sprint(base) == fmt.Sprint(probe) {
+			return nil
+		}
+		sources, err := sourcesOf(fmt.Sprint(base), fmt.Sprint(probe))
+		if err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		for _, s := range sources {
+			fields[s] = append(fields[s], at)
+		}
+	}
+	return nil
+}
+
+func join(at, key string) string {
+	if at == "" {
+		return key
+	}
+	return at + "." + key
+}
+
+// elementPath names the i-th element of the list at: by its name for containers and
+// environment variables whose name is the same for any id, by its index otherwise.
+func elementPath(at string, b, p any, i int) string {
+	bm, _ := b.(map[string]any)
+	pm, _ := p.(map[string]any)
+	if strings.HasSuffix(at, "containers") || strings.HasSuffix(at, "env") {
+		if n, ok := bm["name"].(string); ok && n == pm["name"] {
+			return "[name=" + n + "]"
+		}
+	}
+	return strconv.Itoa(i)
+}
+
+// sourcesOf tells how probe, a value of the probe's objects, is made of the probe id and
+// namespace, so that the same replacements turn base into it.
+func sourcesOf(base, probe string) ([]valueSource, error) {
+	switch probe {
+	case probeID:
+		return []valueSource{{key: ValuesID}}, nil
+	case probeNamespace:
+		return []valueSource{{key: ValuesNamespace}}, nil
+	}
+	for _, d := range nameDelimiters {
+		b, p := strings.Split(base, d), strings.Split(probe, d)
+		if len(p) < 2 || len(b) != len(p) {
+			continue
+		}
+		var sources []valueSource
+		for i := range p {
+			switch {
+			case p[i] == probeID:
+				sources = append(sources, valueSource{key: ValuesID, delimiter: d, index: i})
+			case p[i] == probeNamespace:
+				sources = append(sources, valueSource{key: ValuesNamespace, delimiter: d, index: i})
+			case p[i] != b[i]:
+				sources = nil
+			}
+			if p[i] != b[i] && sources == nil {
+				break
+			}
+		}
+		if len(sources) > 0 {
+			return sources, nil
+		}
+	}
+	return nil, fmt.Errorf("%q (for another id %q) is not made of the id and the namespace by any of %q", base, probe, nameDelimiters)
+}
+
+// writeReplacement writes to out the replacement of the targets' fields by the value of src.
+func writeReplacement(out *strings.Builder, src valueSource, targets []replacementTarget) {
+	fmt.Fprintf(out, "  - source:\n      kind: ConfigMap\n      name: %s\n      fieldPath: data.%s\n", ValuesName, src.key)
+	out.WriteString("    targets:\n")
+	for _, t := range targets {
+		fmt.Fprintf(out, "      - select:\n          kind: %s\n          name: %s\n", t.kind, quote(t.name))
+		if t.namespace != "" {
+			fmt.Fprintf(out, "          namespace: %s\n", quote(t.namespace))
+		}
+		if t.label != "" {
+			fmt.Fprintf(out, "          labelSelector: %s\n", quote(t.label))
+		}
+		out.WriteString("        fieldPaths:\n")
+		for _, fp := range t.fieldPaths {
+			fmt.Fprintf(out, "          - %s\n", quote(fp))
+		}
+		if src.delimiter != "" {
+			fmt.Fprintf(out, "        options:\n          delimiter: %s\n          index: %d\n", quote(src.delimiter), src.index)
+		}
+	}
+}
+
+// quote is s as a YAML string.
+func quote(s string) string {
+	data, err := yaml.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// notDefaultPatches are the component's patches that make the base's operator, the cluster's
+// default, an operator like any other: its registration, its label and its --default argument.
+func notDefaultPatches(base install.Config) (string, error) {
+	docs, err := operatorDocuments(base)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	out.WriteString("patches:\n")
+	for _, d := range docs {
+		switch d["kind"] {
+		case "IntegrationOperator":
+			fmt.Fprintf(&out, `  - target:
+      kind: IntegrationOperator
+      labelSelector: %s=true
+    patch: |-
+      - op: remove
+        path: /metadata/labels/%s
+      - op: remove
+        path: /spec/default
+`, install.DefaultLabel, strings.ReplaceAll(install.DefaultLabel, "/", "~1"))
+		case "Deployment":
+			spec, _ := d["spec"].(map[string]any)
+			template, _ := spec["template"].(map[string]any)
+			podSpec, _ := template["spec"].(map[string]any)
+			containers, _ := podSpec["containers"].([]any)
+			for i, c := range containers {
+				args, _ := c.(map[string]any)["args"].([]any)
+				at := slices.Index(args, any("--default"))
+				if at < 0 {
+					continue
+				}
+				// The test operation makes the build fail, rather than remove another argument,
+				// if the base's arguments were changed.
+				fmt.Fprintf(&out, `  - target:
+      kind: Deployment
+      name: %s
+    patch: |-
+      - op: test
+        path: /spec/template/spec/containers/%d/args/%d
+        value: --default
+      - op: remove
+        path: /spec/template/spec/containers/%d/args/%d
+`, quote(regexp.QuoteMeta(name(d))), i, at, i, at)
+			}
+		}
+	}
+	return out.String(), nil
+}
