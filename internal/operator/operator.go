@@ -121,7 +121,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	registrar := &Registrar{
-		Client: direct, ID: o.ID, Namespace: o.Namespace, Version: o.Version, Default: o.Default,
+		Client: direct, ID: o.ID, Namespace: o.Namespace, Version: o.Version, Default: o.Default, WatchNamespaces: o.WatchNamespaces,
 		Interval: o.HeartbeatInterval, StaleAfter: o.StaleAfter, Clock: clock.RealClock{},
 		Recorder: mgr.GetEventRecorder("caravan-operator"), Metrics: m,
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,10 @@ type Registrar struct {
 	Version   string
 	// Default is the spec.default of a registration this operator creates.
 	Default bool
+	// WatchNamespaces are the namespaces the operator serves, empty for all. The operator
+	// declares them in its registration when it creates it, or when the registration leaves
+	// them unsaid (a kustomize overlay or an OLM install applies none).
+	WatchNamespaces []string
 	// Identity names this replica; it is the leader election identity.
 	Identity   string
 	Interval   time.Duration
@@ -145,6 +150,16 @@ func (r *Registrar) beatOnce(ctx context.Context) (bool, error) {
 	if reason == ownership.ReasonStaleTakenOver {
 		controller.Event(r.Recorder, iop, nil, corev1.EventTypeWarning, reason, "Register", message)
 	}
+	if len(iop.Spec.WatchNamespaces) == 0 && len(r.WatchNamespaces) > 0 {
+		// Declares what the operator serves, so that diagnostics and upgrades read it.
+		iop.Spec.WatchNamespaces = slices.Clone(r.WatchNamespaces)
+		if err := r.Client.Update(ctx, iop); err != nil {
+			if apierrors.IsConflict(err) {
+				return false, err
+			}
+			return false, fmt.Errorf("declaring the watched namespaces in the registration: %w", err)
+		}
+	}
 	iop.Status.Namespace = r.Namespace
 	iop.Status.Version = r.Version
 	iop.Status.Leader = r.Identity
@@ -228,7 +243,7 @@ func (r *Registrar) getOrCreate(ctx context.Context) (*camelv1alpha1.Integration
 	}
 	iop = &camelv1alpha1.IntegrationOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: r.ID},
-		Spec:       camelv1alpha1.IntegrationOperatorSpec{Default: r.Default},
+		Spec:       camelv1alpha1.IntegrationOperatorSpec{Default: r.Default, WatchNamespaces: slices.Clone(r.WatchNamespaces)},
 	}
 	if err := r.Client.Create(ctx, iop); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating registration: %w", err)

@@ -194,3 +194,43 @@ func TestTheHeartbeatGaugeFollowsTheRegistration(t *testing.T) {
 		return nil
 	}, timeout, poll).Should(Succeed())
 }
+
+// TestAnOperatorDeclaresTheNamespacesItServesWhereItsRegistrationLeavesThemUnsaid: an operator
+// of some namespaces fills in a registration that names none (one a kustomize overlay applies),
+// creates its registration with them, and never changes a registration that names its own.
+func TestAnOperatorDeclaresTheNamespacesItServesWhereItsRegistrationLeavesThemUnsaid(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	broadcaster.StartRecordingToSink(ctx.Done())
+	for _, tc := range []struct {
+		id       string
+		declared []string // nil: no registration before the operator starts
+		want     []string
+	}{
+		{"unsaid", []string{}, []string{"team-a", "team-b"}},
+		{"absent", nil, []string{"team-a", "team-b"}},
+		{"said", []string{"team-c"}, []string{"team-c"}},
+	} {
+		t.Cleanup(func() {
+			_ = env.Client.Delete(context.Background(), &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: tc.id}})
+		})
+		if tc.declared != nil {
+			g.Expect(env.Client.Create(ctx, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: tc.id},
+				Spec: camelv1alpha1.IntegrationOperatorSpec{WatchNamespaces: tc.declared}})).To(Succeed())
+		}
+		r := &operator.Registrar{Client: env.Client, ID: tc.id, Namespace: "ops", Version: "test", Identity: "test_1",
+			WatchNamespaces: []string{"team-a", "team-b"}, Interval: 200 * time.Millisecond, StaleAfter: 5 * time.Second,
+			Clock: clock.RealClock{}, Recorder: broadcaster.NewRecorder(env.Client.Scheme(), "test"), OnRegistered: func(context.Context) error { return nil }}
+		go func() { _ = r.Start(ctx) }()
+		g.Eventually(func(g Gomega) {
+			iop := &camelv1alpha1.IntegrationOperator{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: tc.id}, iop)).To(Succeed())
+			g.Expect(iop.Status.HeartbeatTime).NotTo(BeNil(), "not renewed yet")
+			g.Expect(iop.Spec.WatchNamespaces).To(Equal(tc.want), "registration %s", tc.id)
+		}, timeout, poll).Should(Succeed())
+	}
+}
