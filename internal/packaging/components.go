@@ -1,8 +1,11 @@
 package packaging
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -59,54 +62,71 @@ type replacementTarget struct {
 // replacements are every field in which install's objects for another id and namespace differ
 // from the base's; it fails on a difference it cannot express as a replacement.
 func operatorComponent(files map[string][]byte, r Release) error {
-	base := Base(r)
-	base.Default = false
-	probe := base
-	probe.ID, probe.Namespace = probeID, probeNamespace
-	baseDocs, err := operatorDocuments(base)
-	if err != nil {
-		return err
-	}
-	probeDocs, err := operatorDocuments(probe)
-	if err != nil {
-		return err
-	}
-	if len(baseDocs) != len(probeDocs) {
-		return fmt.Errorf("install gives %d objects for operator %s and %d for %s", len(baseDocs), base.ID, len(probeDocs), probe.ID)
-	}
 	byValue := map[valueSource][]replacementTarget{}
 	var order []valueSource
 	var moves []replacementTarget // metadata.namespace and the Namespace's name: written last
-	for i, b := range baseDocs {
-		p := probeDocs[i]
-		fields := map[valueSource][]string{}
-		if err := diffFields(b, p, "", fields); err != nil {
-			return fmt.Errorf("%s %s: %w", p["kind"], name(p), err)
+	seen := map[string]bool{}
+	add := func(list []replacementTarget, t replacementTarget, src valueSource) []replacementTarget {
+		key := fmt.Sprint(src, t)
+		if seen[key] {
+			return list
 		}
-		target := selectorOf(b, p, base.Namespace)
-		for src, paths := range fields {
-			var kept []string
-			for _, fp := range paths {
-				if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p["kind"] == "Namespace") {
-					move := target
-					if p["kind"] == "Namespace" {
-						move.name = regexp.QuoteMeta(name(b))
+		seen[key] = true
+		return append(list, t)
+	}
+	// The operator of every namespace, then one of some (WatchedNamespacesComponent's objects).
+	for _, watch := range [][]string{nil, {watchedPlaceholder}} {
+		base := Base(r)
+		base.Default, base.WatchNamespaces = false, watch
+		probe := base
+		probe.ID, probe.Namespace = probeID, probeNamespace
+		baseDocs, err := operatorDocuments(base)
+		if err != nil {
+			return err
+		}
+		probeDocs, err := operatorDocuments(probe)
+		if err != nil {
+			return err
+		}
+		if len(baseDocs) != len(probeDocs) {
+			return fmt.Errorf("install gives %d objects for operator %s and %d for %s", len(baseDocs), base.ID, len(probeDocs), probe.ID)
+		}
+		for i, b := range baseDocs {
+			p := probeDocs[i]
+			fields := map[valueSource][]string{}
+			if err := diffFields(b, p, "", fields); err != nil {
+				return fmt.Errorf("%s %s: %w", p["kind"], name(p), err)
+			}
+			target := selectorOf(b, p, base.Namespace)
+			sources := make([]valueSource, 0, len(fields))
+			for src := range fields {
+				sources = append(sources, src)
+			}
+			slices.SortFunc(sources, func(a, b valueSource) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			for _, src := range sources {
+				var kept []string
+				for _, fp := range fields[src] {
+					if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p["kind"] == "Namespace") {
+						move := target
+						if p["kind"] == "Namespace" {
+							move.name = regexp.QuoteMeta(name(b))
+						}
+						move.fieldPaths = []string{fp}
+						moves = add(moves, move, src)
+						continue
 					}
-					move.fieldPaths = []string{fp}
-					moves = append(moves, move)
+					kept = append(kept, fp)
+				}
+				if len(kept) == 0 {
 					continue
 				}
-				kept = append(kept, fp)
+				t := target
+				t.fieldPaths = kept
+				if _, ok := byValue[src]; !ok {
+					order = append(order, src)
+				}
+				byValue[src] = add(byValue[src], t, src)
 			}
-			if len(kept) == 0 {
-				continue
-			}
-			t := target
-			t.fieldPaths = kept
-			if _, seen := byValue[src]; !seen {
-				order = append(order, src)
-			}
-			byValue[src] = append(byValue[src], t)
 		}
 	}
 	slices.SortStableFunc(order, func(a, b valueSource) int {
@@ -283,8 +303,14 @@ func join(at, key string) string {
 }
 
 // elementPath names the i-th element of the list at: by its name for containers and
-// environment variables whose name is the same for any id, by its index otherwise.
+// environment variables whose name is the same for any id, any rule for RBAC rules, by its
+// index otherwise.
 func elementPath(at string, b, p any, i int) string {
+	if at == "rules" {
+		// The rule that names the operator is not at the same place for an operator of some
+		// namespaces: every rule with resourceNames names it (TestTheOperatorComponent…).
+		return "*"
+	}
 	bm, _ := b.(map[string]any)
 	pm, _ := p.(map[string]any)
 	if strings.HasSuffix(at, "containers") || strings.HasSuffix(at, "env") {
@@ -409,4 +435,217 @@ func notDefaultPatches(base install.Config) (string, error) {
 		}
 	}
 	return out.String(), nil
+}
+
+// WatchedNamespacesComponent is the kustomize component that limits the base's operator to the
+// namespaces of its overlay's ValuesWatchNamespaces, as caravan install --watch-namespaces does.
+const WatchedNamespacesComponent = KustomizeDir + "/components/watched-namespaces"
+
+// WatchedNamespace is the kustomization of the RoleBindings the operator needs in each namespace
+// it watches: an overlay lists it once per namespace, each time with kustomize's namespace field.
+const WatchedNamespace = KustomizeDir + "/watched-namespace"
+
+// WatchedNamespacesExample is an overlay that installs an operator of two namespaces.
+const WatchedNamespacesExample = KustomizeDir + "/examples/watched-namespaces"
+
+// ValuesWatchNamespaces is the key of ValuesName that lists the watched namespaces, separated by
+// commas as --watch-namespaces takes them.
+const ValuesWatchNamespaces = "watchNamespaces"
+
+// watchedPlaceholder stands for a watched namespace in WatchedNamespace.
+const watchedPlaceholder = "watched-namespace"
+
+// watchedComponent adds WatchedNamespacesComponent, WatchedNamespace and WatchedNamespacesExample
+// to files, from the differences between install's objects for the base and for the base
+// limited to one namespace. It fails on a difference it does not know how to write.
+func watchedComponent(files map[string][]byte, r Release) error {
+	global, limited := Base(r), Base(r)
+	limited.WatchNamespaces = []string{watchedPlaceholder}
+	globalDocs, err := operatorDocuments(global)
+	if err != nil {
+		return err
+	}
+	limitedDocs, err := operatorDocuments(limited)
+	if err != nil {
+		return err
+	}
+	key := func(d map[string]any) string { return fmt.Sprint(d["kind"], " ", namespace(d), "/", name(d)) }
+	byKey := map[string]map[string]any{}
+	for _, d := range globalDocs {
+		byKey[key(d)] = d
+	}
+	added, perNamespace := &strings.Builder{}, &strings.Builder{}
+	added.WriteString(header)
+	perNamespace.WriteString(header)
+	var patches strings.Builder
+	argIndex := -1
+	for _, d := range limitedDocs {
+		g, ok := byKey[key(d)]
+		delete(byKey, key(d))
+		if !ok {
+			out := added
+			if namespace(d) == watchedPlaceholder {
+				delete(d["metadata"].(map[string]any), "namespace")
+				out = perNamespace
+			}
+			data, err := yaml.Marshal(d)
+			if err != nil {
+				return err
+			}
+			out.WriteString("---\n")
+			out.Write(data)
+			continue
+		}
+		if reflect.DeepEqual(g, d) {
+			continue
+		}
+		switch d["kind"] {
+		case "ClusterRole":
+			rules, err := json.Marshal(d["rules"])
+			if err != nil {
+				return err
+			}
+			g["rules"] = d["rules"]
+			fmt.Fprintf(&patches, `  - target:
+      kind: ClusterRole
+      name: %s
+    patch: |-
+      - op: replace
+        path: /rules
+        value: %s
+`, quote(regexp.QuoteMeta(name(d))), rules)
+		case "Deployment":
+			gArgs, dArgs := containerArgs(g), containerArgs(d)
+			for i := range dArgs {
+				if i >= len(gArgs) || dArgs[i] != gArgs[i] {
+					argIndex = i
+					break
+				}
+			}
+			if argIndex < 0 || dArgs[argIndex] != "--watch-namespaces="+watchedPlaceholder {
+				return fmt.Errorf("the Deployment %s of an operator of some namespaces has the arguments %q", name(d), dArgs)
+			}
+			setContainerArgs(g, slices.Insert(slices.Clone(gArgs), argIndex, dArgs[argIndex]))
+			fmt.Fprintf(&patches, `  - target:
+      kind: Deployment
+      name: %s
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/0/args/%d
+        value: %s
+`, quote(regexp.QuoteMeta(name(d))), argIndex, quote(dArgs[argIndex]))
+		case "IntegrationOperator":
+			// The operator declares its namespaces in its registration itself (Registrar):
+			// kustomize cannot make the list of them from the values' text.
+			g["spec"].(map[string]any)["watchNamespaces"] = d["spec"].(map[string]any)["watchNamespaces"]
+		}
+		if !reflect.DeepEqual(g, d) {
+			return fmt.Errorf("%s differs for an operator of some namespaces in ways the component does not write", key(d))
+		}
+	}
+	if len(byKey) > 0 {
+		return fmt.Errorf("an operator of some namespaces lacks %v", slices.Collect(maps.Keys(byKey)))
+	}
+	deployment := install.OperatorDeployment(global.ID, global.Namespace)
+	files[path.Join(WatchedNamespacesComponent, "operator.yaml")] = []byte(added.String())
+	files[path.Join(WatchedNamespacesComponent, "kustomization.yaml")] = []byte(header + `# Limits the base's operator to the namespaces of the ConfigMap ` + ValuesName + ` of the overlay, as
+# caravan install --watch-namespaces does:
+#
+#   data:
+#     ` + ValuesWatchNamespaces + `: team-a-dev,team-a-prod
+#
+# The overlay also lists, for each of those namespaces, a kustomization of its own that sets
+# kustomize's namespace field to it and holds ../watched-namespace: the operator's RoleBindings
+# there. The operator declares the namespaces in its registration when it starts. With the
+# component operator, list this one first. See ` + WatchedNamespacesExample + `.
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+resources:
+  - operator.yaml
+patches:
+` + patches.String() + `replacements:
+  - source:
+      kind: ConfigMap
+      name: ` + ValuesName + `
+      fieldPath: data.` + ValuesWatchNamespaces + `
+    targets:
+      - select:
+          kind: Deployment
+          name: ` + quote(regexp.QuoteMeta(deployment.Name)) + `
+          namespace: ` + quote(regexp.QuoteMeta(deployment.Namespace)) + `
+        fieldPaths:
+          - spec.template.spec.containers.[name=operator].args.` + strconv.Itoa(argIndex) + `
+        options:
+          delimiter: "="
+          index: 1
+`)
+	files[path.Join(WatchedNamespace, "rolebindings.yaml")] = []byte(perNamespace.String())
+	files[path.Join(WatchedNamespace, "kustomization.yaml")] = []byte(header + `# The RoleBindings of the base's operator in one namespace it watches (component
+# watched-namespaces). Use it from a kustomization that sets kustomize's namespace field to that
+# namespace; the component operator, if any, renames them with the operator.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - rolebindings.yaml
+`)
+	example := map[string]string{
+		"kustomization.yaml": `# Operator team-b, in namespace team-b, serving the namespaces team-b-dev and team-b-prod, as
+# caravan install -x team-b -n team-b --watch-namespaces team-b-dev,team-b-prod installs it. The
+# watched namespaces must exist. Copy this directory and change values.yaml and the namespace
+# directories for yours.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../base
+  - values.yaml
+  - team-b-dev
+  - team-b-prod
+components:
+  - ../../components/watched-namespaces
+  - ../../components/operator
+`,
+		"values.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ` + ValuesName + `
+  annotations:
+    config.kubernetes.io/local-config: "true"
+data:
+  ` + ValuesID + `: team-b
+  ` + ValuesNamespace + `: team-b
+  ` + ValuesWatchNamespaces + `: team-b-dev,team-b-prod
+`,
+	}
+	for _, ns := range []string{"team-b-dev", "team-b-prod"} {
+		example[ns+"/kustomization.yaml"] = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: ` + ns + `
+resources:
+  - ../../../watched-namespace
+`
+	}
+	for name, data := range example {
+		files[path.Join(WatchedNamespacesExample, name)] = []byte(header + data)
+	}
+	return nil
+}
+
+// containerArgs are the arguments of the first container of Deployment document d.
+func containerArgs(d map[string]any) []string {
+	c := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	var args []string
+	for _, a := range c["args"].([]any) {
+		args = append(args, fmt.Sprint(a))
+	}
+	return args
+}
+
+// setContainerArgs sets the arguments of the first container of Deployment document d.
+func setContainerArgs(d map[string]any, args []string) {
+	c := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	list := make([]any, len(args))
+	for i, a := range args {
+		list[i] = a
+	}
+	c["args"] = list
 }

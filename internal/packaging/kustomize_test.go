@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,5 +247,78 @@ func TestTheOperatorComponentRefusesValuesItCannotUse(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("values %v: got error %v, want one naming %s", tc.values, err, tc.want)
 		}
+	}
+}
+
+// TestTheWatchedNamespacesComponentBuildsWhatInstallAppliesForThoseNamespaces: the base with the
+// watched-namespaces component and a kustomization of watched-namespace for each namespace builds
+// the objects of caravan install --watch-namespaces, for the base's operator and, with the
+// operator component, for another id and namespace (the example overlay). The registration alone
+// lacks the list: the operator declares it when it starts.
+func TestTheWatchedNamespacesComponentBuildsWhatInstallAppliesForThoseNamespaces(t *testing.T) {
+	ch, err := LoadChart(sourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := ch.Metadata.AppVersion
+	for _, tc := range []struct {
+		id, namespace string
+		watch         []string
+		components    []string
+	}{
+		{"team-a", "team-a", []string{"team-a-dev", "team-a-prod"}, []string{"watched-namespaces", "operator"}},
+		{"camel-k", "camel-k", []string{"apps"}, []string{"watched-namespaces"}},
+		{"billing", "billing-system", []string{"billing", "invoices", "payments"}, []string{"watched-namespaces", "operator"}},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			g := NewWithT(t)
+			fs := kustomizeRepo(t)
+			overlay := "/repo/" + strings.TrimPrefix(WatchedNamespacesExample, KustomizeDir+"/")
+			kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\n  - values.yaml\n"
+			for _, ns := range tc.watch {
+				kustomization += "  - " + ns + "\n"
+				g.Expect(fs.WriteFile(filepath.Join(overlay, ns, "kustomization.yaml"), []byte(
+					"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: "+ns+
+						"\nresources:\n  - ../../../watched-namespace\n"))).To(Succeed())
+			}
+			kustomization += "components:\n"
+			for _, c := range tc.components {
+				kustomization += "  - ../../components/" + c + "\n"
+			}
+			g.Expect(fs.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization))).To(Succeed())
+			g.Expect(fs.WriteFile(filepath.Join(overlay, "values.yaml"), valuesFile(map[string]string{
+				ValuesID: tc.id, ValuesNamespace: tc.namespace, ValuesWatchNamespaces: strings.Join(tc.watch, ",")}))).To(Succeed())
+			res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, overlay)
+			g.Expect(err).NotTo(HaveOccurred(), "kustomize build")
+			data, err := res.AsYaml()
+			g.Expect(err).NotTo(HaveOccurred())
+
+			c := Base(Release{Version: version})
+			c.ID, c.Namespace, c.Default, c.WatchNamespaces = tc.id, tc.namespace, tc.id == c.ID, tc.watch
+			objs, crds := manifests(t, c)
+			ns, err := yaml.Marshal(install.Namespace(c.Namespace))
+			g.Expect(err).NotTo(HaveOccurred())
+			want := normalized(t, append(append(objs, crds...), string(ns)))
+			registration := "IntegrationOperator <nil>/" + tc.id
+			g.Expect(want).To(HaveKey(registration))
+			spec := want[registration].(map[string]any)["spec"].(map[string]any)
+			g.Expect(spec).To(HaveKeyWithValue("watchNamespaces", HaveLen(len(tc.watch))))
+			delete(spec, "watchNamespaces")
+			expectSameObjects(t, want, normalized(t, []string{string(data)}), "the watched-namespaces component")
+		})
+	}
+}
+
+// TestTheWatchedNamespacesExampleBuilds: the example overlay, as the repository holds it, builds
+// operator team-b of team-b-dev and team-b-prod.
+func TestTheWatchedNamespacesExampleBuilds(t *testing.T) {
+	g := NewWithT(t)
+	docs := normalized(t, build(t, strings.TrimPrefix(WatchedNamespacesExample, KustomizeDir+"/")))
+	d, ok := docs["Deployment team-b/team-b-operator"].(map[string]any)
+	g.Expect(ok).To(BeTrue(), "no Deployment team-b-operator in team-b")
+	g.Expect(fmt.Sprint(d["spec"])).To(ContainSubstring("--watch-namespaces=team-b-dev,team-b-prod"))
+	for _, ns := range []string{"team-b-dev", "team-b-prod"} {
+		g.Expect(docs).To(HaveKey("RoleBinding " + ns + "/" + install.ServesRoleName("team-b", "team-b")))
+		g.Expect(docs).To(HaveKey("RoleBinding " + ns + "/" + install.ClusterRoleName("team-b", "team-b")))
 	}
 }

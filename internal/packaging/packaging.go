@@ -353,6 +353,9 @@ resources:
 	if err := operatorComponent(files, r); err != nil {
 		return err
 	}
+	if err := watchedComponent(files, r); err != nil {
+		return err
+	}
 	return before136(files, r)
 }
 

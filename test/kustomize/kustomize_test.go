@@ -118,4 +118,23 @@ func TestTheBaseInstallsOntoAClusterWithoutCaravansCRDsAsDocumented(t *testing.T
 	g.Expect(env.Client.Get(ctx, install.OperatorDeployment(installed.ID, installed.Namespace), d)).To(Succeed())
 	g.Expect(d.Generation).To(Equal(generation), "applying the example overlay changed the default operator's Deployment")
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "team-a"}, &camelv1.IntegrationPlatform{})).To(Succeed())
+
+	t.Log("the watched-namespaces example adds operator team-b of team-b-dev and team-b-prod")
+	for _, ns := range []string{"team-b-dev", "team-b-prod"} {
+		out, err = kubectl("create", "namespace", ns)
+		g.Expect(err).NotTo(HaveOccurred(), "kubectl create namespace %s:\n%s", ns, out)
+	}
+	out, err = kubectl("apply", "--server-side", "-k", packaging.WatchedNamespacesExample)
+	g.Expect(err).NotTo(HaveOccurred(), "kubectl apply --server-side -k %s:\n%s", packaging.WatchedNamespacesExample, out)
+	limited := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, install.OperatorDeployment("team-b", "team-b"), limited)).To(Succeed())
+	g.Expect(limited.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--watch-namespaces=team-b-dev,team-b-prod"))
+	for _, ns := range []string{"team-b-dev", "team-b-prod"} {
+		rb := &rbacv1.RoleBinding{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install.ClusterRoleName("team-b", "team-b")}, rb)).To(Succeed())
+		g.Expect(rb.RoleRef.Name).To(Equal(install.NamespacedRoleName("team-b", "team-b")))
+		g.Expect(rb.Subjects).To(ConsistOf(And(HaveField("Name", limited.Spec.Template.Spec.ServiceAccountName), HaveField("Namespace", "team-b"))))
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install.ServesRoleName("team-b", "team-b")}, rb)).To(Succeed())
+	}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: install.LimitedRoleName("team-b", "team-b")}, &rbacv1.ClusterRoleBinding{})).To(Succeed())
 }
