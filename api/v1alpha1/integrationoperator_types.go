@@ -38,7 +38,8 @@ const FleetAnnotation = "caravan.dev/fleet"
 type IntegrationOperatorSpec struct {
 	// Default makes this operator adopt resources that name no operator. At most one is default.
 	Default bool `json:"default,omitempty"`
-	// WatchNamespaces limits the operator to these namespaces; empty means all.
+	// WatchNamespaces limits the operator to these namespaces; empty means all. An operator
+	// started with --watch-namespaces writes its own here when this is empty.
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	WatchNamespaces []string `json:"watchNamespaces,omitempty"`
