@@ -31,6 +31,14 @@ const ConditionCanary = "Canary"
 // IntegrationOperator claims it, and others leave it.
 const FleetAnnotation = "caravan.dev/fleet"
 
+// WatchNamespacesFromAnnotation, set to WatchNamespacesFromOperator on a registration, lets the
+// operator keep spec.watchNamespaces equal to its --watch-namespaces. The kustomize component
+// watched-namespaces sets it, and the operator on a registration it creates.
+const WatchNamespacesFromAnnotation = "caravan.dev/watch-namespaces-from"
+
+// WatchNamespacesFromOperator: see WatchNamespacesFromAnnotation.
+const WatchNamespacesFromOperator = "operator"
+
 // IntegrationOperatorSpec is how the platform team configures one operator.
 // With namespace set, the operator is declared: the fleet controller runs it
 // from this spec, with the same objects as caravan install.
@@ -38,8 +46,8 @@ const FleetAnnotation = "caravan.dev/fleet"
 type IntegrationOperatorSpec struct {
 	// Default makes this operator adopt resources that name no operator. At most one is default.
 	Default bool `json:"default,omitempty"`
-	// WatchNamespaces limits the operator to these namespaces; empty means all. An operator
-	// started with --watch-namespaces writes its own here when this is empty.
+	// WatchNamespaces limits the operator to these namespaces; empty means all. The operator
+	// writes its own here when the registration carries WatchNamespacesFromAnnotation.
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	WatchNamespaces []string `json:"watchNamespaces,omitempty"`

@@ -51,8 +51,8 @@ type Registrar struct {
 	// Default is the spec.default of a registration this operator creates.
 	Default bool
 	// WatchNamespaces are the namespaces the operator serves, empty for all. The operator
-	// declares them in its registration when it creates it, or when the registration leaves
-	// them unsaid (a kustomize overlay or an OLM install applies none).
+	// writes them into a registration it creates (under OLM) or that asks for them
+	// (WatchNamespacesFromAnnotation, from kustomize), which declare none of their own.
 	WatchNamespaces []string
 	// Identity names this replica; it is the leader election identity.
 	Identity   string
@@ -150,7 +150,8 @@ func (r *Registrar) beatOnce(ctx context.Context) (bool, error) {
 	if reason == ownership.ReasonStaleTakenOver {
 		controller.Event(r.Recorder, iop, nil, corev1.EventTypeWarning, reason, "Register", message)
 	}
-	if len(iop.Spec.WatchNamespaces) == 0 && len(r.WatchNamespaces) > 0 {
+	if iop.Annotations[camelv1alpha1.WatchNamespacesFromAnnotation] == camelv1alpha1.WatchNamespacesFromOperator &&
+		!slices.Equal(iop.Spec.WatchNamespaces, r.WatchNamespaces) {
 		// Declares what the operator serves, so that diagnostics and upgrades read it.
 		iop.Spec.WatchNamespaces = slices.Clone(r.WatchNamespaces)
 		if err := r.Client.Update(ctx, iop); err != nil {
@@ -242,8 +243,9 @@ func (r *Registrar) getOrCreate(ctx context.Context) (*camelv1alpha1.Integration
 		return nil, fmt.Errorf("reading registration: %w", err)
 	}
 	iop = &camelv1alpha1.IntegrationOperator{
-		ObjectMeta: metav1.ObjectMeta{Name: r.ID},
-		Spec:       camelv1alpha1.IntegrationOperatorSpec{Default: r.Default, WatchNamespaces: slices.Clone(r.WatchNamespaces)},
+		ObjectMeta: metav1.ObjectMeta{Name: r.ID, Annotations: map[string]string{
+			camelv1alpha1.WatchNamespacesFromAnnotation: camelv1alpha1.WatchNamespacesFromOperator}},
+		Spec: camelv1alpha1.IntegrationOperatorSpec{Default: r.Default, WatchNamespaces: slices.Clone(r.WatchNamespaces)},
 	}
 	if err := r.Client.Create(ctx, iop); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating registration: %w", err)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/install"
 )
 
@@ -535,9 +536,18 @@ func watchedComponent(files map[string][]byte, r Release) error {
         value: %s
 `, quote(regexp.QuoteMeta(name(d))), argIndex, quote(dArgs[argIndex]))
 		case "IntegrationOperator":
-			// The operator declares its namespaces in its registration itself (Registrar):
-			// kustomize cannot make the list of them from the values' text.
+			// The operator declares its namespaces in its registration itself (Registrar), as
+			// the annotation asks: kustomize cannot make the list of them from the values' text.
 			g["spec"].(map[string]any)["watchNamespaces"] = d["spec"].(map[string]any)["watchNamespaces"]
+			fmt.Fprintf(&patches, `  - target:
+      kind: IntegrationOperator
+      name: %s
+    patch: |-
+      - op: add
+        path: /metadata/annotations/%s
+        value: %s
+`, quote(regexp.QuoteMeta(name(d))), strings.ReplaceAll(camelv1alpha1.WatchNamespacesFromAnnotation, "/", "~1"),
+				camelv1alpha1.WatchNamespacesFromOperator)
 		}
 		if !reflect.DeepEqual(g, d) {
 			return fmt.Errorf("%s differs for an operator of some namespaces in ways the component does not write", key(d))
@@ -556,7 +566,8 @@ func watchedComponent(files map[string][]byte, r Release) error {
 #
 # The overlay also lists, for each of those namespaces, a kustomization of its own that sets
 # kustomize's namespace field to it and holds ../watched-namespace: the operator's RoleBindings
-# there. The operator declares the namespaces in its registration when it starts. With the
+# there. The operator writes the namespaces into its registration, which the component annotates
+# ` + camelv1alpha1.WatchNamespacesFromAnnotation + `: ` + camelv1alpha1.WatchNamespacesFromOperator + ` to ask for them. With the
 # component operator, list this one first. See ` + WatchedNamespacesExample + `.
 apiVersion: kustomize.config.k8s.io/v1alpha1
 kind: Component

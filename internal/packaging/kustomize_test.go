@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/monitoring"
 )
@@ -253,8 +254,8 @@ func TestTheOperatorComponentRefusesValuesItCannotUse(t *testing.T) {
 // TestTheWatchedNamespacesComponentBuildsWhatInstallAppliesForThoseNamespaces: the base with the
 // watched-namespaces component and a kustomization of watched-namespace for each namespace builds
 // the objects of caravan install --watch-namespaces, for the base's operator and, with the
-// operator component, for another id and namespace (the example overlay). The registration alone
-// lacks the list: the operator declares it when it starts.
+// operator component, for another id and namespace (the example overlay). The registration lacks
+// the list and asks the operator for it (WatchNamespacesFromAnnotation).
 func TestTheWatchedNamespacesComponentBuildsWhatInstallAppliesForThoseNamespaces(t *testing.T) {
 	ch, err := LoadChart(sourceRoot())
 	if err != nil {
@@ -304,6 +305,8 @@ func TestTheWatchedNamespacesComponentBuildsWhatInstallAppliesForThoseNamespaces
 			spec := want[registration].(map[string]any)["spec"].(map[string]any)
 			g.Expect(spec).To(HaveKeyWithValue("watchNamespaces", HaveLen(len(tc.watch))))
 			delete(spec, "watchNamespaces")
+			meta := want[registration].(map[string]any)["metadata"].(map[string]any)
+			meta["annotations"].(map[string]any)[camelv1alpha1.WatchNamespacesFromAnnotation] = camelv1alpha1.WatchNamespacesFromOperator
 			expectSameObjects(t, want, normalized(t, []string{string(data)}), "the watched-namespaces component")
 		})
 	}

@@ -195,10 +195,11 @@ func TestTheHeartbeatGaugeFollowsTheRegistration(t *testing.T) {
 	}, timeout, poll).Should(Succeed())
 }
 
-// TestAnOperatorDeclaresTheNamespacesItServesWhereItsRegistrationLeavesThemUnsaid: an operator
-// of some namespaces fills in a registration that names none (one a kustomize overlay applies),
-// creates its registration with them, and never changes a registration that names its own.
-func TestAnOperatorDeclaresTheNamespacesItServesWhereItsRegistrationLeavesThemUnsaid(t *testing.T) {
+// TestAnOperatorWritesTheNamespacesItServesIntoARegistrationThatAsksForThem: an operator of some
+// namespaces writes them into a registration annotated WatchNamespacesFromAnnotation (as the
+// kustomize component applies it), whatever it said before, and into one it creates (as under
+// OLM). It never changes a registration without the annotation (one caravan install applies).
+func TestAnOperatorWritesTheNamespacesItServesIntoARegistrationThatAsksForThem(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -206,25 +207,32 @@ func TestAnOperatorDeclaresTheNamespacesItServesWhereItsRegistrationLeavesThemUn
 	g.Expect(err).NotTo(HaveOccurred())
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
 	broadcaster.StartRecordingToSink(ctx.Done())
+	asks := map[string]string{camelv1alpha1.WatchNamespacesFromAnnotation: camelv1alpha1.WatchNamespacesFromOperator}
 	for _, tc := range []struct {
-		id       string
-		declared []string // nil: no registration before the operator starts
-		want     []string
+		id          string
+		exists      bool
+		annotations map[string]string
+		declared    []string
+		want        []string
 	}{
-		{"unsaid", []string{}, []string{"team-a", "team-b"}},
-		{"absent", nil, []string{"team-a", "team-b"}},
-		{"said", []string{"team-c"}, []string{"team-c"}},
+		{"asks-unsaid", true, asks, nil, []string{"team-a", "team-b"}},
+		{"asks-stale", true, asks, []string{"team-c"}, []string{"team-a", "team-b"}},
+		{"absent", false, nil, nil, []string{"team-a", "team-b"}},
+		{"installed", true, nil, []string{"team-c"}, []string{"team-c"}},
+		{"installed-unsaid", true, nil, nil, nil},
 	} {
 		t.Cleanup(func() {
 			_ = env.Client.Delete(context.Background(), &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: tc.id}})
 		})
-		if tc.declared != nil {
-			g.Expect(env.Client.Create(ctx, &camelv1alpha1.IntegrationOperator{ObjectMeta: metav1.ObjectMeta{Name: tc.id},
-				Spec: camelv1alpha1.IntegrationOperatorSpec{WatchNamespaces: tc.declared}})).To(Succeed())
+		if tc.exists {
+			g.Expect(env.Client.Create(ctx, &camelv1alpha1.IntegrationOperator{
+				ObjectMeta: metav1.ObjectMeta{Name: tc.id, Annotations: tc.annotations},
+				Spec:       camelv1alpha1.IntegrationOperatorSpec{WatchNamespaces: tc.declared}})).To(Succeed())
 		}
 		r := &operator.Registrar{Client: env.Client, ID: tc.id, Namespace: "ops", Version: "test", Identity: "test_1",
 			WatchNamespaces: []string{"team-a", "team-b"}, Interval: 200 * time.Millisecond, StaleAfter: 5 * time.Second,
-			Clock: clock.RealClock{}, Recorder: broadcaster.NewRecorder(env.Client.Scheme(), "test"), OnRegistered: func(context.Context) error { return nil }}
+			Clock: clock.RealClock{}, Recorder: broadcaster.NewRecorder(env.Client.Scheme(), "test"),
+			OnRegistered: func(context.Context) error { return nil }}
 		go func() { _ = r.Start(ctx) }()
 		g.Eventually(func(g Gomega) {
 			iop := &camelv1alpha1.IntegrationOperator{}

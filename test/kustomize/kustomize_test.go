@@ -137,4 +137,8 @@ func TestTheBaseInstallsOntoAClusterWithoutCaravansCRDsAsDocumented(t *testing.T
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install.ServesRoleName("team-b", "team-b")}, rb)).To(Succeed())
 	}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: install.LimitedRoleName("team-b", "team-b")}, &rbacv1.ClusterRoleBinding{})).To(Succeed())
+	registration := &camelv1alpha1.IntegrationOperator{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "team-b"}, registration)).To(Succeed())
+	g.Expect(registration.Annotations).To(HaveKeyWithValue(camelv1alpha1.WatchNamespacesFromAnnotation, camelv1alpha1.WatchNamespacesFromOperator),
+		"the registration does not ask the operator for its namespaces")
 }
