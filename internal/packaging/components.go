@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -95,8 +96,8 @@ func operatorComponent(files map[string][]byte, r Release) error {
 		for i, b := range baseDocs {
 			p := probeDocs[i]
 			fields := map[valueSource][]string{}
-			if err := diffFields(b, p, "", fields); err != nil {
-				return fmt.Errorf("%s %s: %w", p["kind"], name(p), err)
+			if err := diffFields(b.Object, p.Object, "", fields); err != nil {
+				return fmt.Errorf("%s %s: %w", p.GetKind(), p.GetName(), err)
 			}
 			target := selectorOf(b, p, base.Namespace)
 			sources := make([]valueSource, 0, len(fields))
@@ -107,10 +108,10 @@ func operatorComponent(files map[string][]byte, r Release) error {
 			for _, src := range sources {
 				var kept []string
 				for _, fp := range fields[src] {
-					if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p["kind"] == "Namespace") {
+					if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p.GetKind() == "Namespace") {
 						move := target
-						if p["kind"] == "Namespace" {
-							move.name = regexp.QuoteMeta(name(b))
+						if p.GetKind() == "Namespace" {
+							move.name = regexp.QuoteMeta(b.GetName())
 						}
 						move.fieldPaths = []string{fp}
 						moves = add(moves, move, src)
@@ -174,27 +175,29 @@ resources:
 components:
   - ../../components/operator
 `)
-	files[path.Join(AnotherOperatorExample, "values.yaml")] = []byte(header + `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: ` + ValuesName + `
-  annotations:
-    config.kubernetes.io/local-config: "true"
-data:
-  ` + ValuesID + `: team-a
-  ` + ValuesNamespace + `: team-a
-`)
+	files[path.Join(AnotherOperatorExample, "values.yaml")] = []byte(header +
+		valuesDocument([2]string{ValuesID, "team-a"}, [2]string{ValuesNamespace, "team-a"}))
 	return nil
+}
+
+// valuesDocument is the ValuesName ConfigMap holding the key and value pairs, in their order.
+func valuesDocument(pairs ...[2]string) string {
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + ValuesName +
+		"\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n"
+	for _, kv := range pairs {
+		doc += "  " + kv[0] + ": " + kv[1] + "\n"
+	}
+	return doc
 }
 
 // operatorDocuments are install's objects for c, its namespace first and without the CRDs, as
 // the YAML documents of the kustomize base decode.
-func operatorDocuments(c install.Config) ([]map[string]any, error) {
+func operatorDocuments(c install.Config) ([]*unstructured.Unstructured, error) {
 	objs, err := install.Manifests(c)
 	if err != nil {
 		return nil, err
 	}
-	var docs []map[string]any
+	var docs []*unstructured.Unstructured
 	for _, o := range append([]client.Object{install.Namespace(c.Namespace)}, objs...) {
 		if o.GetObjectKind().GroupVersionKind().Kind == "CustomResourceDefinition" {
 			continue
@@ -207,38 +210,24 @@ func operatorDocuments(c install.Config) ([]map[string]any, error) {
 		if err := yaml.Unmarshal(data, &doc); err != nil {
 			return nil, err
 		}
-		docs = append(docs, doc)
+		docs = append(docs, &unstructured.Unstructured{Object: doc})
 	}
 	return docs, nil
-}
-
-func name(doc map[string]any) string {
-	meta, _ := doc["metadata"].(map[string]any)
-	s, _ := meta["name"].(string)
-	return s
-}
-
-func namespace(doc map[string]any) string {
-	meta, _ := doc["metadata"].(map[string]any)
-	s, _ := meta["namespace"].(string)
-	return s
 }
 
 // selectorOf selects the object of base document b (probe document p) among an overlay's: by
 // kind, by its name with the id and namespace as any name part, by its constant
 // app.kubernetes.io/name label if it has one, and by the base's namespace if it is in it.
-func selectorOf(b, p map[string]any, baseNamespace string) replacementTarget {
-	pattern := regexp.QuoteMeta(name(p))
+func selectorOf(b, p *unstructured.Unstructured, baseNamespace string) replacementTarget {
+	pattern := regexp.QuoteMeta(p.GetName())
 	for _, v := range []string{probeID, probeNamespace} {
 		pattern = strings.ReplaceAll(pattern, v, "[^:]+")
 	}
-	t := replacementTarget{kind: p["kind"].(string), name: pattern}
-	if namespace(b) == baseNamespace {
+	t := replacementTarget{kind: p.GetKind(), name: pattern}
+	if b.GetNamespace() == baseNamespace {
 		t.namespace = regexp.QuoteMeta(baseNamespace)
 	}
-	meta, _ := p["metadata"].(map[string]any)
-	labels, _ := meta["labels"].(map[string]any)
-	if v, ok := labels["app.kubernetes.io/name"].(string); ok {
+	if v, ok := p.GetLabels()["app.kubernetes.io/name"]; ok {
 		t.label = "app.kubernetes.io/name=" + v
 	}
 	return t
@@ -398,7 +387,7 @@ func notDefaultPatches(base install.Config) (string, error) {
 	var out strings.Builder
 	out.WriteString("patches:\n")
 	for _, d := range docs {
-		switch d["kind"] {
+		switch d.GetKind() {
 		case "IntegrationOperator":
 			fmt.Fprintf(&out, `  - target:
       kind: IntegrationOperator
@@ -410,12 +399,8 @@ func notDefaultPatches(base install.Config) (string, error) {
         path: /spec/default
 `, install.DefaultLabel, strings.ReplaceAll(install.DefaultLabel, "/", "~1"))
 		case "Deployment":
-			spec, _ := d["spec"].(map[string]any)
-			template, _ := spec["template"].(map[string]any)
-			podSpec, _ := template["spec"].(map[string]any)
-			containers, _ := podSpec["containers"].([]any)
-			for i, c := range containers {
-				args, _ := c.(map[string]any)["args"].([]any)
+			for i, c := range containers(d) {
+				args, _ := c["args"].([]any)
 				at := slices.Index(args, any("--default"))
 				if at < 0 {
 					continue
@@ -431,7 +416,7 @@ func notDefaultPatches(base install.Config) (string, error) {
         value: --default
       - op: remove
         path: /spec/template/spec/containers/%d/args/%d
-`, quote(regexp.QuoteMeta(name(d))), i, at, i, at)
+`, quote(regexp.QuoteMeta(d.GetName())), i, at, i, at)
 			}
 		}
 	}
@@ -470,8 +455,10 @@ func watchedComponent(files map[string][]byte, r Release) error {
 	if err != nil {
 		return err
 	}
-	key := func(d map[string]any) string { return fmt.Sprint(d["kind"], " ", namespace(d), "/", name(d)) }
-	byKey := map[string]map[string]any{}
+	key := func(d *unstructured.Unstructured) string {
+		return fmt.Sprint(d.GetKind(), " ", d.GetNamespace(), "/", d.GetName())
+	}
+	byKey := map[string]*unstructured.Unstructured{}
 	for _, d := range globalDocs {
 		byKey[key(d)] = d
 	}
@@ -485,11 +472,11 @@ func watchedComponent(files map[string][]byte, r Release) error {
 		delete(byKey, key(d))
 		if !ok {
 			out := added
-			if namespace(d) == watchedPlaceholder {
-				delete(d["metadata"].(map[string]any), "namespace")
+			if d.GetNamespace() == watchedPlaceholder {
+				d.SetNamespace("")
 				out = perNamespace
 			}
-			data, err := yaml.Marshal(d)
+			data, err := yaml.Marshal(d.Object)
 			if err != nil {
 				return err
 			}
@@ -500,13 +487,13 @@ func watchedComponent(files map[string][]byte, r Release) error {
 		if reflect.DeepEqual(g, d) {
 			continue
 		}
-		switch d["kind"] {
+		switch d.GetKind() {
 		case "ClusterRole":
-			rules, err := json.Marshal(d["rules"])
+			rules, err := json.Marshal(d.Object["rules"])
 			if err != nil {
 				return err
 			}
-			g["rules"] = d["rules"]
+			g.Object["rules"] = d.Object["rules"]
 			fmt.Fprintf(&patches, `  - target:
       kind: ClusterRole
       name: %s
@@ -514,9 +501,11 @@ func watchedComponent(files map[string][]byte, r Release) error {
       - op: replace
         path: /rules
         value: %s
-`, quote(regexp.QuoteMeta(name(d))), rules)
+`, quote(regexp.QuoteMeta(d.GetName())), rules)
 		case "Deployment":
-			gArgs, dArgs := containerArgs(g), containerArgs(d)
+			gContainer, dContainer := containers(g)[0], containers(d)[0]
+			gArgs, _ := gContainer["args"].([]any)
+			dArgs, _ := dContainer["args"].([]any)
 			for i := range dArgs {
 				if i >= len(gArgs) || dArgs[i] != gArgs[i] {
 					argIndex = i
@@ -524,9 +513,9 @@ func watchedComponent(files map[string][]byte, r Release) error {
 				}
 			}
 			if argIndex < 0 || dArgs[argIndex] != "--watch-namespaces="+watchedPlaceholder {
-				return fmt.Errorf("the Deployment %s of an operator of some namespaces has the arguments %q", name(d), dArgs)
+				return fmt.Errorf("the Deployment %s of an operator of some namespaces has the arguments %q", d.GetName(), dArgs)
 			}
-			setContainerArgs(g, slices.Insert(slices.Clone(gArgs), argIndex, dArgs[argIndex]))
+			gContainer["args"] = slices.Insert(slices.Clone(gArgs), argIndex, dArgs[argIndex])
 			fmt.Fprintf(&patches, `  - target:
       kind: Deployment
       name: %s
@@ -534,11 +523,14 @@ func watchedComponent(files map[string][]byte, r Release) error {
       - op: add
         path: /spec/template/spec/containers/0/args/%d
         value: %s
-`, quote(regexp.QuoteMeta(name(d))), argIndex, quote(dArgs[argIndex]))
+`, quote(regexp.QuoteMeta(d.GetName())), argIndex, quote(fmt.Sprint(dArgs[argIndex])))
 		case "IntegrationOperator":
 			// The operator declares its namespaces in its registration itself (Registrar), as
 			// the annotation asks: kustomize cannot make the list of them from the values' text.
-			g["spec"].(map[string]any)["watchNamespaces"] = d["spec"].(map[string]any)["watchNamespaces"]
+			watch, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "watchNamespaces")
+			if err := unstructured.SetNestedField(g.Object, watch, "spec", "watchNamespaces"); err != nil {
+				return err
+			}
 			fmt.Fprintf(&patches, `  - target:
       kind: IntegrationOperator
       name: %s
@@ -546,7 +538,7 @@ func watchedComponent(files map[string][]byte, r Release) error {
       - op: add
         path: /metadata/annotations/%s
         value: %s
-`, quote(regexp.QuoteMeta(name(d))), strings.ReplaceAll(camelv1alpha1.WatchNamespacesFromAnnotation, "/", "~1"),
+`, quote(regexp.QuoteMeta(d.GetName())), strings.ReplaceAll(camelv1alpha1.WatchNamespacesFromAnnotation, "/", "~1"),
 				camelv1alpha1.WatchNamespacesFromOperator)
 		}
 		if !reflect.DeepEqual(g, d) {
@@ -615,17 +607,8 @@ components:
   - ../../components/watched-namespaces
   - ../../components/operator
 `,
-		"values.yaml": `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: ` + ValuesName + `
-  annotations:
-    config.kubernetes.io/local-config: "true"
-data:
-  ` + ValuesID + `: team-b
-  ` + ValuesNamespace + `: team-b
-  ` + ValuesWatchNamespaces + `: team-b-dev,team-b-prod
-`,
+		"values.yaml": valuesDocument([2]string{ValuesID, "team-b"}, [2]string{ValuesNamespace, "team-b"},
+			[2]string{ValuesWatchNamespaces, "team-b-dev,team-b-prod"}),
 	}
 	for _, ns := range []string{"team-b-dev", "team-b-prod"} {
 		example[ns+"/kustomization.yaml"] = `apiVersion: kustomize.config.k8s.io/v1beta1
@@ -641,22 +624,15 @@ resources:
 	return nil
 }
 
-// containerArgs are the arguments of the first container of Deployment document d.
-func containerArgs(d map[string]any) []string {
-	c := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-	var args []string
-	for _, a := range c["args"].([]any) {
-		args = append(args, fmt.Sprint(a))
+// containers are the containers of Deployment document d, as it holds them.
+func containers(d *unstructured.Unstructured) []map[string]any {
+	list, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "template", "spec", "containers")
+	items, _ := list.([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, c := range items {
+		if m, ok := c.(map[string]any); ok {
+			out = append(out, m)
+		}
 	}
-	return args
-}
-
-// setContainerArgs sets the arguments of the first container of Deployment document d.
-func setContainerArgs(d map[string]any, args []string) {
-	c := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-	list := make([]any, len(args))
-	for i, a := range args {
-		list[i] = a
-	}
-	c["args"] = list
+	return out
 }

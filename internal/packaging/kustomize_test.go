@@ -22,8 +22,13 @@ import (
 // kustomize's library.
 func build(t *testing.T, dir string) []string {
 	t.Helper()
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(sourceRoot(), KustomizeDir, dir))
+	return buildIn(t, filesys.MakeFsOnDisk(), filepath.Join(sourceRoot(), KustomizeDir, dir))
+}
+
+// buildIn renders the kustomization in dir of fs with kustomize's library.
+func buildIn(t *testing.T, fs filesys.FileSystem, dir string) []string {
+	t.Helper()
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, dir)
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
@@ -32,6 +37,18 @@ func build(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return []string{string(data)}
+}
+
+// installedObjects are the objects caravan install applies for c, its namespace and the CRDs
+// included, as normalized keys them.
+func installedObjects(t *testing.T, c install.Config) map[string]any {
+	t.Helper()
+	objs, crds := manifests(t, c)
+	ns, err := yaml.Marshal(install.Namespace(c.Namespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return normalized(t, append(append(objs, crds...), string(ns)))
 }
 
 func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
@@ -60,11 +77,7 @@ func TestTheKustomizationsBuildWhatInstallApplies(t *testing.T) {
 		{"overlays/own-namespace", own},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			g := NewWithT(t)
-			objs, crds := manifests(t, tc.config)
-			ns, err := yaml.Marshal(install.Namespace(tc.config.Namespace))
-			g.Expect(err).NotTo(HaveOccurred())
-			want := normalized(t, append(append(objs, crds...), string(ns)))
+			want := installedObjects(t, tc.config)
 			got := normalized(t, build(t, tc.dir))
 			expectSameObjects(t, want, got, "the kustomization")
 		})
@@ -168,16 +181,6 @@ func kustomizeRepo(t *testing.T) filesys.FileSystem {
 	return fs
 }
 
-// valuesFile is a ValuesName ConfigMap with data.
-func valuesFile(data map[string]string) []byte {
-	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + ValuesName +
-		"\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n"
-	for k, v := range data {
-		doc += "  " + k + ": " + v + "\n"
-	}
-	return []byte(doc)
-}
-
 // TestTheOperatorComponentBuildsWhatInstallAppliesForAnotherID: the base with the operator
 // component builds the objects of caravan install -x ID -n NAMESPACE (not the default operator),
 // for the example overlay and for other ids and namespaces, the base's namespace included.
@@ -196,27 +199,13 @@ func TestTheOperatorComponentBuildsWhatInstallAppliesForAnotherID(t *testing.T) 
 		t.Run(tc.id+"/"+tc.namespace, func(t *testing.T) {
 			fs := kustomizeRepo(t)
 			overlay := "/repo/" + strings.TrimPrefix(AnotherOperatorExample, KustomizeDir+"/")
-			if err := fs.WriteFile(filepath.Join(overlay, "values.yaml"), valuesFile(map[string]string{
-				ValuesID: tc.id, ValuesNamespace: tc.namespace})); err != nil {
-				t.Fatal(err)
-			}
-			res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, overlay)
-			if err != nil {
-				t.Fatalf("kustomize build: %v", err)
-			}
-			data, err := res.AsYaml()
-			if err != nil {
+			if err := fs.WriteFile(filepath.Join(overlay, "values.yaml"), []byte(valuesDocument(
+				[2]string{ValuesID, tc.id}, [2]string{ValuesNamespace, tc.namespace}))); err != nil {
 				t.Fatal(err)
 			}
 			c := Base(Release{Version: version})
 			c.ID, c.Namespace, c.Default = tc.id, tc.namespace, false
-			objs, crds := manifests(t, c)
-			ns, err := yaml.Marshal(install.Namespace(c.Namespace))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := normalized(t, append(append(objs, crds...), string(ns)))
-			expectSameObjects(t, want, normalized(t, []string{string(data)}), "the operator component")
+			expectSameObjects(t, installedObjects(t, c), normalized(t, buildIn(t, fs, overlay)), "the operator component")
 		})
 	}
 }
@@ -225,11 +214,11 @@ func TestTheOperatorComponentBuildsWhatInstallAppliesForAnotherID(t *testing.T) 
 // namespace, or none at all, fails the build with kustomize's error naming what is missing.
 func TestTheOperatorComponentRefusesValuesItCannotUse(t *testing.T) {
 	for _, tc := range []struct {
-		values map[string]string
+		values [][2]string
 		want   string
 	}{
-		{map[string]string{ValuesNamespace: "team-a"}, "data." + ValuesID},
-		{map[string]string{ValuesID: "team-a"}, "data." + ValuesNamespace},
+		{[][2]string{{ValuesNamespace, "team-a"}}, "data." + ValuesID},
+		{[][2]string{{ValuesID, "team-a"}}, "data." + ValuesNamespace},
 		{nil, ValuesName},
 	} {
 		fs := kustomizeRepo(t)
@@ -239,7 +228,7 @@ func TestTheOperatorComponentRefusesValuesItCannotUse(t *testing.T) {
 			err = fs.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(
 				"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\ncomponents:\n  - ../../components/operator\n"))
 		} else {
-			err = fs.WriteFile(filepath.Join(overlay, "values.yaml"), valuesFile(tc.values))
+			err = fs.WriteFile(filepath.Join(overlay, "values.yaml"), []byte(valuesDocument(tc.values...)))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -287,19 +276,12 @@ func TestTheWatchedNamespacesComponentBuildsWhatInstallAppliesForThoseNamespaces
 				kustomization += "  - ../../components/" + c + "\n"
 			}
 			g.Expect(fs.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization))).To(Succeed())
-			g.Expect(fs.WriteFile(filepath.Join(overlay, "values.yaml"), valuesFile(map[string]string{
-				ValuesID: tc.id, ValuesNamespace: tc.namespace, ValuesWatchNamespaces: strings.Join(tc.watch, ",")}))).To(Succeed())
-			res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, overlay)
-			g.Expect(err).NotTo(HaveOccurred(), "kustomize build")
-			data, err := res.AsYaml()
-			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(fs.WriteFile(filepath.Join(overlay, "values.yaml"), []byte(valuesDocument([2]string{ValuesID, tc.id},
+				[2]string{ValuesNamespace, tc.namespace}, [2]string{ValuesWatchNamespaces, strings.Join(tc.watch, ",")})))).To(Succeed())
 
 			c := Base(Release{Version: version})
 			c.ID, c.Namespace, c.Default, c.WatchNamespaces = tc.id, tc.namespace, tc.id == c.ID, tc.watch
-			objs, crds := manifests(t, c)
-			ns, err := yaml.Marshal(install.Namespace(c.Namespace))
-			g.Expect(err).NotTo(HaveOccurred())
-			want := normalized(t, append(append(objs, crds...), string(ns)))
+			want := installedObjects(t, c)
 			registration := "IntegrationOperator <nil>/" + tc.id
 			g.Expect(want).To(HaveKey(registration))
 			spec := want[registration].(map[string]any)["spec"].(map[string]any)
@@ -307,7 +289,7 @@ func TestTheWatchedNamespacesComponentBuildsWhatInstallAppliesForThoseNamespaces
 			delete(spec, "watchNamespaces")
 			meta := want[registration].(map[string]any)["metadata"].(map[string]any)
 			meta["annotations"].(map[string]any)[camelv1alpha1.WatchNamespacesFromAnnotation] = camelv1alpha1.WatchNamespacesFromOperator
-			expectSameObjects(t, want, normalized(t, []string{string(data)}), "the watched-namespaces component")
+			expectSameObjects(t, want, normalized(t, buildIn(t, fs, overlay)), "the watched-namespaces component")
 		})
 	}
 }
