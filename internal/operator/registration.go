@@ -51,8 +51,8 @@ type Registrar struct {
 	// Default is the spec.default of a registration this operator creates.
 	Default bool
 	// WatchNamespaces are the namespaces the operator serves, empty for all. The operator
-	// writes them into a registration it creates (under OLM) or that asks for them
-	// (WatchNamespacesFromAnnotation, from kustomize), which declare none of their own.
+	// keeps them in the spec of a registration it creates (under OLM) or that asks for them
+	// (WatchNamespacesFromAnnotation, from kustomize).
 	WatchNamespaces []string
 	// Identity names this replica; it is the leader election identity.
 	Identity   string
