@@ -65,7 +65,11 @@ func tables(res *result.Results) []table {
 		if len(r.Runs) > 0 {
 			out = append(out, runsTable(r))
 		}
-		out = append(out, bareTable(r), apiServerWorkTable(r), operatorTable(r), writesTable(r))
+		out = append(out, bareTable(r))
+		if len(r.FloorControlPlaneCPU) > 0 {
+			out = append(out, timeAgainstCPUTable(r, res.Machine.CPUs))
+		}
+		out = append(out, apiServerWorkTable(r), operatorTable(r), writesTable(r))
 		if len(r.CaravanWatchEvents) > 0 {
 			out = append(out, watchEventsTable(r))
 		}
@@ -223,6 +227,43 @@ func rolloutTable(r *result.Rollout) table {
 	return t
 }
 
+// timeAgainstCPUTable sets each phase's time beside the CPU that every measured process used in it.
+// When every phase keeps the machine's cores busy, the time ratio follows the CPU ratio, and the
+// CPU per integration above the floor is what a phase must cut to come closer to it.
+func timeAgainstCPUTable(r *result.Rollout, cpus int) table {
+	floor := sum(r.FloorControlPlaneCPU) + r.FloorBenchCPU
+	bare := sum(r.Bare.ControlPlaneCPU) + r.Bare.BenchCPU
+	caravan := sum(r.CaravanControlPlaneCPU) + r.All.CPUSeconds + r.CaravanBenchCPU
+	cores := func(cpu, seconds float64) string {
+		return fmt.Sprintf("%s of %d", num(measure.Round3(measure.Ratio(cpu, seconds))), cpus)
+	}
+	above := func(cpu float64) string {
+		return num(measure.Round3((cpu-floor)*1000/float64(r.Integrations))) + " ms"
+	}
+	ratio := func(v float64) string { return num(measure.Round3(measure.Ratio(v, floor))) + "x" }
+	return table{
+		Title:  "Rollout, time against CPU: every measured process (control plane, operators, the bench), per phase",
+		Header: []string{"FIGURE", "CARAVAN", "BARE OPERATOR", "FLOOR"},
+		Rows: [][]string{
+			{"all Ready", secs(r.CaravanSeconds), secs(r.Bare.Seconds), secs(r.FloorSeconds)},
+			{"CPU", secs(measure.Round3(caravan)), secs(measure.Round3(bare)), secs(measure.Round3(floor))},
+			{"cores busy (CPU / all Ready)", cores(caravan, r.CaravanSeconds), cores(bare, r.Bare.Seconds), cores(floor, r.FloorSeconds)},
+			{"time ratio to the floor", num(r.Ratio) + "x", num(r.Bare.Ratio) + "x", "1x"},
+			{"CPU ratio to the floor", ratio(caravan), ratio(bare), "1x"},
+			{"CPU per integration above the floor", above(caravan), above(bare), "0 ms"},
+		},
+	}
+}
+
+// sum adds the values of m.
+func sum(m map[string]float64) float64 {
+	var s float64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
 // apiServerWorkTable splits the API server's CPU by kind of work.
 func apiServerWorkTable(r *result.Rollout) table {
 	t := table{Title: "Rollout, API server CPU by kind of work (its CPU profiles)",
@@ -272,10 +313,7 @@ func bareTable(r *result.Rollout) table {
 	for _, k := range kinds {
 		t.Rows = append(t.Rows, []string{"writes / integration: " + k, num(b.WritesByKind[k]), "", ""})
 	}
-	var bare, floor float64
-	for name, c := range b.ControlPlaneCPU {
-		bare, floor = bare+c, floor+r.FloorControlPlaneCPU[name]
-	}
+	bare, floor := sum(b.ControlPlaneCPU), sum(r.FloorControlPlaneCPU)
 	t.Rows = append(t.Rows,
 		[]string{"CPU, control plane", secs(measure.Round3(bare)), secs(measure.Round3(floor)), num(measure.Round3(measure.Ratio(bare, floor))) + "x"},
 		[]string{"CPU, the bench and the bare operator in it", secs(b.BenchCPU), secs(r.FloorBenchCPU), ""})

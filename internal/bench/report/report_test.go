@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,4 +136,39 @@ func TestTheRuntimeMovesHaveTwoTablesAPlotAndTheRunAsSweepATable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "runtime-moves.png")); err != nil {
 		t.Errorf("no plot of the runtime's moves: %v", err)
 	}
+}
+
+func TestTheRolloutSetsEachPhasesTimeBesideTheCPUItUsed(t *testing.T) {
+	res := &result.Results{
+		Machine: result.Machine{CPUs: 2},
+		Rollout: &result.Rollout{Integrations: 1000, Operators: 3, CaravanSeconds: 30, FloorSeconds: 20, Ratio: 1.5,
+			FloorControlPlaneCPU:   map[string]float64{"etcd": 10, "kube-apiserver": 29},
+			CaravanControlPlaneCPU: map[string]float64{"etcd": 15, "kube-apiserver": 40},
+			FloorBenchCPU:          1, CaravanBenchCPU: 2, All: measure.OperatorFigures{CPUSeconds: 3},
+			Bare: result.BareRollout{Seconds: 25, Ratio: 1.25, BenchCPU: 4,
+				ControlPlaneCPU: map[string]float64{"etcd": 12, "kube-apiserver": 34}}},
+	}
+	var buf bytes.Buffer
+	WriteTables(&buf, res)
+	// Caravan: 55 + 3 + 2 = 60 s; bare: 46 + 4 = 50 s; floor: 39 + 1 = 40 s.
+	for _, want := range [][]string{
+		{"CPU", "60 s", "50 s", "40 s"},
+		{"cores busy (CPU / all Ready)", "2 of 2", "2 of 2", "2 of 2"},
+		{"CPU ratio to the floor", "1.5x", "1.25x", "1x"},
+		{"CPU per integration above the floor", "20 ms", "10 ms", "0 ms"},
+	} {
+		if !hasRow(buf.String(), want) {
+			t.Errorf("the tables lack the row %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+// hasRow tells whether out has a line of exactly cells, separated by two spaces or more.
+func hasRow(out string, cells []string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if slices.Equal(regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1), cells) {
+			return true
+		}
+	}
+	return false
 }
