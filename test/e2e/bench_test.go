@@ -38,6 +38,7 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 		"--timeout", "25m")
 	g.Expect(err).NotTo(HaveOccurred(), "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	g.Expect(stdout).To(ContainSubstring("the least an operator can do"))
+	g.Expect(stdout).To(ContainSubstring("time against CPU"), "each phase's time beside the CPU it used")
 
 	data, err := os.ReadFile(filepath.Join(out, "bench.json"))
 	g.Expect(err).NotTo(HaveOccurred())
