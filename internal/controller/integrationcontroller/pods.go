@@ -38,6 +38,11 @@ var notStarting = map[string]bool{
 // logLinesKept is how many lines of a crashed container's log end up in the condition.
 const logLinesKept = 12
 
+// kubeletLogExcerptBytes is the longest log excerpt a kubelet makes a termination message of
+// (FallbackToLogsOnError). An excerpt that long was cut from the end of the log, most likely within
+// a line.
+const kubeletLogExcerptBytes = 2048
+
 // reconcilePods reads the pods of a Deployment whose rollout has stalled, and fails the integration
 // when a container crashes or cannot start. The container's reason and the end of its log, which
 // the runtime container leaves as its termination message, become the Ready condition's message.
@@ -134,8 +139,14 @@ func containerFailure(pod string, cs corev1.ContainerStatus) *controller.Conditi
 var stackFrame = regexp.MustCompile(`^\s+(at |\.\.\. \d+ more)`)
 
 // logTail keeps the last lines of a log excerpt, without stack frames: what is left are the log's
-// messages and the exceptions with their causes, which say what went wrong.
+// messages and the exceptions with their causes, which say what went wrong. The first line of an
+// excerpt the kubelet cut is left out, as it is most likely the end of a longer line.
 func logTail(excerpt string) string {
+	if len(excerpt) == kubeletLogExcerptBytes {
+		if _, rest, cut := strings.Cut(excerpt, "\n"); cut {
+			excerpt = rest
+		}
+	}
 	var kept []string
 	for _, line := range strings.Split(strings.TrimRight(excerpt, "\n"), "\n") {
 		if strings.TrimSpace(line) != "" && !stackFrame.MatchString(line) {

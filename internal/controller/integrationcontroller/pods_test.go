@@ -101,6 +101,20 @@ func TestPodFailureTellsWhyAnIntegrationsPodsFail(t *testing.T) {
 		g.Expect(tail).To(HaveLen(logLinesKept))
 		g.Expect(tail[len(tail)-1]).To(Equal("the last line"))
 	})
+	t.Run("the first line of an excerpt the kubelet cut is left out", func(t *testing.T) {
+		g := NewWithT(t)
+		exception := `Exception in thread "main" org.apache.camel.FailedToCreateRouteException: Failed to create route: route1 because: No endpoint could be found for: timr://tick`
+		cause := "Caused by: org.apache.camel.NoSuchEndpointException: No endpoint could be found for: timr://tick\n"
+		frames := strings.Repeat("\tat org.example.Frame.call(Frame.java:1)\n", 47)
+		log := "[main] INFO starting\n" + exception + "\n" + cause + frames
+		excerpt := log[len(log)-kubeletLogExcerptBytes:]
+		first, _, _ := strings.Cut(excerpt, "\n")
+		g.Expect(exception).To(HaveSuffix(first), "the kubelet's cut falls within the exception's line")
+		g.Expect(len(first)).To(BeNumerically("<", len(exception)), "the kubelet's cut falls within the exception's line")
+		g.Expect(logTail(excerpt)).To(Equal(strings.TrimSuffix(cause, "\n")))
+		whole := "the first line\nthe second line\n"
+		g.Expect(logTail(whole)).To(Equal("the first line\nthe second line"), "an excerpt under the limit is the whole log")
+	})
 }
 
 func TestLastProgressIsTheRolloutsLastProgress(t *testing.T) {
