@@ -18,8 +18,12 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
-// readyStale is the READY of an operator whose registration is not live.
-const readyStale = "Stale"
+// readyStale is the READY of an operator that stopped renewing its registration; readyPending of
+// one that has never renewed it.
+const (
+	readyStale   = "Stale"
+	readyPending = "Pending"
+)
 
 // OperatorsOptions are the options of `caravan operators`.
 type OperatorsOptions struct {
@@ -44,8 +48,10 @@ func NewCmdOperators(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams
 		Long: `List the operators registered on the cluster, from their IntegrationOperators,
 with one list call.
 
-READY is the registration's Ready condition, or Stale when the operator has
-stopped renewing its registration (its integrations are orphans).
+READY is the registration's Ready condition. It is Pending until the operator
+first renews its registration (just installed, or its pod does not start), and
+Stale once it has stopped renewing it. In both cases its integrations are
+orphans until it renews.
 
 INTEGRATIONS counts the integrations each operator owns: it costs one more
 list call, of integration metadata only, in all namespaces, selected on the
@@ -147,10 +153,13 @@ func operatorsTable(iops []camelv1alpha1.IntegrationOperator, withCount bool, co
 	return t
 }
 
-// operatorReady is the Ready condition's status of a live registration,
-// or Stale.
+// operatorReady is the Ready condition's status of a live registration, Pending before its first
+// renewal, or Stale.
 func operatorReady(iop *camelv1alpha1.IntegrationOperator, now time.Time) string {
-	if !ownership.FromOperator(iop).Live(now) {
+	switch {
+	case iop.Status.HeartbeatTime == nil:
+		return readyPending
+	case !ownership.FromOperator(iop).Live(now):
 		return readyStale
 	}
 	return cmdutil.ConditionStatus(iop.Status.Conditions, camelv1.ConditionReady)
