@@ -6,7 +6,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -97,6 +99,62 @@ func TestAKitBuiltIntegrationKeepsItsPodsOrRollsToTheNewOwnersKit(t *testing.T) 
 	g.Expect(built.Spec.Image).To(BeEmpty(), "kit-op-3 wrapped an image of another base")
 	g.Expect(after.Spec.Template.Spec.Containers[0].Image).To(Equal(built.Status.Image))
 	g.Expect(built.Status.Image).NotTo(Equal(firstKit.Status.Image))
+}
+
+// TestAPinnedIntegrationKeepsItsPodsWhenMoved: two integrations pinned to one external kit of
+// pin-op-1, as caravan promote pins its copies. One moves to pin-op-2, which runs a kit of its own
+// that wraps the pinned kit's image: no pod is replaced. The other, still on pin-op-1, keeps
+// running the pinned kit, which stays pin-op-1's.
+func TestAPinnedIntegrationKeepsItsPodsWhenMoved(t *testing.T) {
+	g := NewWithT(t)
+	ns1, ns2, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t)
+	op1 := env.InstallOperator(t, "pin-op-1", ns1, harness.OperatorOptions{})
+	op2 := env.InstallOperator(t, "pin-op-2", ns2, harness.OperatorOptions{})
+	waitReady(t, op1, op2)
+	pinned := &camelv1.IntegrationKit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "promoted-kit",
+			Annotations: map[string]string{camelv1.OperatorIDAnnotation: "pin-op-1"},
+			Labels:      map[string]string{camelv1.IntegrationKitTypeLabel: camelv1.IntegrationKitTypeExternal}},
+		Spec: camelv1.IntegrationKitSpec{Image: harness.TestImage, Dependencies: []string{"camel:timer", "camel:log"}},
+	}
+	create(t, pinned)
+	keys := map[string]client.ObjectKey{}
+	for _, name := range []string{"moved", "stays"} {
+		it := newIntegration(apps, name, "pin-op-1", 1)
+		delete(it.Spec.Traits, "container")
+		it.Spec.IntegrationKit = &corev1.ObjectReference{Name: pinned.Name}
+		create(t, it)
+		keys[name] = client.ObjectKeyFromObject(it)
+	}
+	for _, key := range keys {
+		waitRunningUnder(t, key, "pin-op-1")
+	}
+	before, err := getDeployment(keys["moved"])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(before.Spec.Template.Spec.Containers[0].Image).To(Equal(harness.TestImage))
+	podsBefore := integrationPods(t, apps, "moved")
+	g.Expect(podsBefore).To(HaveLen(1))
+
+	t.Log("moved to pin-op-2: its own kit wraps the pinned kit's image, and no pod is replaced")
+	moved, err := getIntegration(keys["moved"])
+	g.Expect(err).NotTo(HaveOccurred())
+	reassign(t, moved, "pin-op-2")
+	waitRunningUnder(t, keys["moved"], "pin-op-2")
+	wrapping := kitOf(t, keys["moved"], "pin-op-2")
+	g.Expect(wrapping.Name).NotTo(Equal(pinned.Name), "two operators share a kit")
+	g.Expect(wrapping.Spec.Image).To(Equal(harness.TestImage))
+	g.Expect(wrapping.Annotations).To(HaveKeyWithValue(kit.AdoptedFromAnnotation, pinned.Name))
+	g.Consistently(func() []string { return integrationPods(t, apps, "moved") }, 3*time.Second, poll).Should(
+		ConsistOf(podsBefore), "the move of a pinned integration replaced pods")
+	after, err := getDeployment(keys["moved"])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after.Spec.Template).To(Equal(before.Spec.Template), "the move changed the pods' template")
+
+	t.Log("the integration left on pin-op-1 runs the pinned kit, still pin-op-1's")
+	g.Expect(kitOf(t, keys["stays"], "pin-op-1").Name).To(Equal(pinned.Name))
+	stays, err := getIntegration(keys["stays"])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(stays.Status.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
 }
 
 // kitOf returns the kit the integration's status names, once it is

@@ -152,7 +152,18 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		if ns == "" {
 			ns = s.it.Namespace
 		}
-		return r.useKit(ctx, s, client.ObjectKey{Namespace: ns, Name: ref.Name}, nil)
+		pinned := client.ObjectKey{Namespace: ns, Name: ref.Name}
+		key, made, err := r.pinnedKit(ctx, s, pinned)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if made {
+			s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
+			s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf(
+				"making the kit %s of the image the pods run, which the pinned kit %s holds", key.Name, pinned.Name))
+			return reconcile.Result{}, nil
+		}
+		return r.useKit(ctx, s, key, nil)
 	}
 	if err := kit.ValidateDependencies(s.it.Spec.Dependencies); err != nil {
 		s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
