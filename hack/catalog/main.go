@@ -23,13 +23,13 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/maven"
-	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 const catalogDir = "org/apache/camel/catalog/"
 
 func main() {
-	version := flag.String("camel-version", platform.DefaultRuntimeVersion, "the Camel release to read")
+	version := flag.String("camel-version", runtime.DefaultCamelVersion, "the Camel release to read")
 	out := flag.String("o", filepath.Join("internal", "catalog", catalog.File), "the file to write")
 	flag.Parse()
 	if err := run(*version, *out); err != nil {
@@ -46,7 +46,7 @@ func run(version, out string) error {
 	defer os.RemoveAll(work)
 
 	fmt.Printf("fetching camel-catalog %s with Maven\n", version)
-	if err := mvn(work, maven.DependencyPlugin+":copy", "-Dartifact="+maven.CamelGroup+":camel-catalog:"+version,
+	if err := mvn(work, maven.DependencyPlugin+":copy", "-Dartifact="+runtime.CamelGroup+":camel-catalog:"+version,
 		"-DoutputDirectory="+work, "-Dmdep.stripVersion=true"); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func readCatalog(jar string, c *catalog.Catalog) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
-		if e.GroupID != maven.CamelGroup || !strings.HasPrefix(e.ArtifactID, "camel-") {
+		if e.GroupID != runtime.CamelGroup || !strings.HasPrefix(e.ArtifactID, "camel-") {
 			return fmt.Errorf("%s: %s:%s is not one of Camel's modules: the table cannot name it", f.Name, e.GroupID, e.ArtifactID)
 		}
 		switch kind {
@@ -194,8 +194,8 @@ func defaultDataFormat(model string, es []entry) (string, bool) {
 // runtimeModules resolves the runtime's dependency set with Maven and returns the
 // Camel modules it brings.
 func runtimeModules(work, version string) (catalog.Runtime, error) {
-	deps := maven.RuntimeDependencies()
-	pom, err := maven.Project{CamelVersion: version, Dependencies: deps}.POM()
+	deps := runtime.Main.Modules()
+	pom, err := maven.NewProject(runtime.Main, version, nil, nil).POM()
 	if err != nil {
 		return catalog.Runtime{}, err
 	}
@@ -220,7 +220,7 @@ func runtimeModules(work, version string) (catalog.Runtime, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		parts := strings.Split(strings.TrimSpace(sc.Text()), ":")
-		if len(parts) >= 5 && parts[0] == maven.CamelGroup {
+		if len(parts) >= 5 && parts[0] == runtime.CamelGroup {
 			rt.Modules = append(rt.Modules, parts[1])
 		}
 	}

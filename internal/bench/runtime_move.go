@@ -19,7 +19,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/result"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
-	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // runtimeWaves are the canary's waves: half of the integrations, then the rest.
@@ -208,7 +208,7 @@ func tickGaps(log string) (lost, last int, lastAt time.Time) {
 // same Java, under another reference, so that op builds kits of its own for every set.
 func useOtherBaseImage(ctx context.Context, e *env, op *Operator) error {
 	reg := image.Registry{Address: e.cluster.RegistryAddress, Insecure: true}
-	img, err := image.Pull(ctx, reg, platform.DefaultBaseImage)
+	img, err := image.Pull(ctx, reg, runtime.BaseImage.Repository)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func useOtherBaseImage(ctx context.Context, e *env, op *Operator) error {
 	if err != nil {
 		return err
 	}
-	repo, _, _ := strings.Cut(platform.DefaultBaseImage, ":")
+	repo, _, _ := strings.Cut(runtime.BaseImage.Repository, ":")
 	ref := repo + "@" + d.String()
 	itp := &camelv1.IntegrationPlatform{}
 	key := client.ObjectKey{Namespace: operatorNamespace, Name: op.ID}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // ArtifactsLabel is the kit image's config label that lists its jars, as JSON.
@@ -128,7 +129,7 @@ func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
 	reg := image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization, Auth: t.Auth,
 		CACertificates: t.CACertificates}
 	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, removed),
-		fmt.Sprintf("caravan: %d jars in %s", len(added), DependenciesDir), labels, t.Repository, t.Tag)
+		fmt.Sprintf("caravan: %d jars in %s", len(added), runtime.DependenciesDir), labels, t.Repository, t.Tag)
 	if err != nil {
 		return Result{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // mavenList writes the jars (coordinate to content) into repo and lists
@@ -48,7 +49,7 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := t.TempDir()
-	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()},
+	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil),
 		BaseImage: "base:1", RegistryAddress: reg.Address, Insecure: true, Repository: "kit-a", Labels: map[string]string{"kit": "a"}}
 	first, err := Publish(ctx, task, mavenList(t, repo, map[string]string{
 		"org.example:core:jar:1.0": "core 1.0", "org.example:lib:jar:1.0": "lib 1.0"}))
@@ -63,7 +64,7 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(files[DependenciesDir+"/org.example.core-1.0.jar"]); got != "core 1.0" {
+	if got := string(files[runtime.DependenciesDir+"/org.example.core-1.0.jar"]); got != "core 1.0" {
 		t.Errorf("the kit's core jar holds %q", got)
 	}
 	if first.Added != 2 || len(first.Artifacts) != 2 || !strings.HasPrefix(first.Artifacts[0].Checksum, "sha256:") {
@@ -112,8 +113,8 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	for n := range top {
 		names = append(names, n)
 	}
-	want := []string{DependenciesDir + "/.wh.org.example.lib-1.0.jar", DependenciesDir + "/org.example.extra-2.0.jar",
-		DependenciesDir + "/org.example.lib-1.1.jar"}
+	want := []string{runtime.DependenciesDir + "/.wh.org.example.lib-1.0.jar", runtime.DependenciesDir + "/org.example.extra-2.0.jar",
+		runtime.DependenciesDir + "/org.example.lib-1.1.jar"}
 	slices.Sort(names)
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("the new layer holds %v, want %v", names, want)

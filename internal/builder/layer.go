@@ -14,12 +14,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // layerTime is every entry's time, so that the same jars give the same layer.
 var layerTime = time.Unix(0, 0).UTC()
 
-// jarLayer makes the layer that adds jars under DependenciesDir and removes
+// jarLayer makes the layer that adds jars under runtime.DependenciesDir and removes
 // the files at removed (OCI whiteouts), entries sorted by path.
 func jarLayer(added []Artifact, removed []string) image.NewLayer {
 	return func(mt types.MediaType) (v1.Layer, error) {
@@ -34,7 +35,7 @@ func jarLayer(added []Artifact, removed []string) image.NewLayer {
 // writeJarTar writes the layer's tar: the directories, the jars and the whiteouts.
 func writeJarTar(w io.Writer, added []Artifact, removed []string) error {
 	tw := tar.NewWriter(w)
-	for _, dir := range []string{"deployments", strings.TrimPrefix(DependenciesDir, "/")} {
+	for _, dir := range []string{strings.TrimPrefix(runtime.DeploymentsDir, "/"), strings.TrimPrefix(runtime.DependenciesDir, "/")} {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o755,
 			ModTime: layerTime, Format: tar.FormatPAX}); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // Artifact is one resolved jar of a kit.
@@ -24,8 +25,6 @@ type Artifact struct {
 	file string
 }
 
-// DependenciesDir is where a kit's jars lie in its image.
-const DependenciesDir = "/deployments/dependencies"
 
 // listArgs are Maven's arguments that resolve the project in dir and list
 // every runtime jar with its file in the local repository.
@@ -57,7 +56,7 @@ func parseList(out []byte) ([]Artifact, error) {
 		}
 		parts = parts[:len(parts)-1] // the scope
 		arts = append(arts, Artifact{ID: strings.Join(parts, ":"), file: "/" + path,
-			Location: DependenciesDir + "/" + jarName(parts)})
+			Location: runtime.DependenciesDir + "/" + jarName(parts)})
 	}
 	return arts, sc.Err()
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // A list as the dependency plugin 3.11.0 writes it, abridged.
@@ -20,12 +22,12 @@ func TestMavensListGivesEachJarItsCoordinateAndAPlaceInTheImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Artifact{
-		{ID: "org.apache.camel:camel-health:jar:4.18.0", Location: DependenciesDir + "/org.apache.camel.camel-health-4.18.0.jar",
+		{ID: "org.apache.camel:camel-health:jar:4.18.0", Location: runtime.DependenciesDir + "/org.apache.camel.camel-health-4.18.0.jar",
 			file: "/m2/org/apache/camel/camel-health/4.18.0/camel-health-4.18.0.jar"},
-		{ID: "org.slf4j:slf4j-api:jar:2.0.17", Location: DependenciesDir + "/org.slf4j.slf4j-api-2.0.17.jar",
+		{ID: "org.slf4j:slf4j-api:jar:2.0.17", Location: runtime.DependenciesDir + "/org.slf4j.slf4j-api-2.0.17.jar",
 			file: "/m2/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar"},
 		{ID: "io.netty:netty-transport-native-epoll:jar:linux-x86_64:4.1.130.Final",
-			Location: DependenciesDir + "/io.netty.netty-transport-native-epoll-4.1.130.Final-linux-x86_64.jar",
+			Location: runtime.DependenciesDir + "/io.netty.netty-transport-native-epoll-4.1.130.Final-linux-x86_64.jar",
 			file:     "/m2/io/netty/e/4.1.130.Final/e.jar"},
 	}
 	if len(arts) != len(want) {

@@ -9,12 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 func TestTheBuilderPodResolvesWithMavenThenPublishesAndRunsAsRestrictedAsks(t *testing.T) {
 	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", Labels: map[string]string{"camel.apache.org/operator.id": "a"},
 		BuilderImage: "reg/caravan/builder:java17", PublishImage: "reg/caravan/operator@sha256:1",
-		Task:    Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"},
+		Task:    Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"},
 		Timeout: 5 * time.Minute}.Render()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestTheBuilderPodResolvesWithMavenThenPublishesAndRunsAsRestrictedAsks(t *t
 func TestTheBuilderPodRunsMavenWithThePlatformsSettings(t *testing.T) {
 	settings := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "maven-settings"},
 		Items: []corev1.KeyToPath{{Key: "custom.xml", Path: SettingsFile}}}}
-	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
 	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, Settings: settings}.Render()
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestABuilderPodsOutcomeIsItsResultOrWhatFailed(t *testing.T) {
 func TestTheBuilderPodHasMavenTrustThePlatformsCAs(t *testing.T) {
 	ca := &corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "corp-ca"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca-0.crt"}}}}}}}
-	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
 	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, CA: ca}.Render()
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestTheBuilderPodHasMavenTrustThePlatformsCAs(t *testing.T) {
 }
 
 func TestTheBuilderPodPushesWithTheRegistrysSecret(t *testing.T) {
-	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
 	secret := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "push-creds"}, Key: corev1.DockerConfigJsonKey}
 	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, RegistrySecret: secret}.Render()
 	if err != nil {
@@ -178,7 +179,7 @@ func TestTheBuilderPodPushesWithTheRegistrysSecret(t *testing.T) {
 }
 
 func TestTheBuilderPodTrustsTheRegistrysCAForPublishAlone(t *testing.T) {
-	task := Task{Project: maven.Project{CamelVersion: "4.18.0", Dependencies: maven.RuntimeDependencies()}, Repository: "kit-1"}
+	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
 	ca := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"},
 		Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca-0.crt"}}}}
 	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, RegistryCA: ca}.Render()

@@ -6,17 +6,16 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/caravan-dev/caravan/internal/maven"
-	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 func TestTheTableIsTheDefaultCamelReleasesForTheRuntimeSet(t *testing.T) {
 	c := Camel()
-	if c.CamelVersion != platform.DefaultRuntimeVersion {
-		t.Errorf("the table is Camel %s's, kits default to %s: run make catalog", c.CamelVersion, platform.DefaultRuntimeVersion)
+	if c.CamelVersion != runtime.DefaultCamelVersion {
+		t.Errorf("the table is Camel %s's, kits default to %s: run make catalog", c.CamelVersion, runtime.DefaultCamelVersion)
 	}
 	var roots []string
-	for _, d := range maven.RuntimeDependencies() {
+	for _, d := range runtime.Main.Modules() {
 		roots = append(roots, d.GroupID+":"+d.ArtifactID)
 	}
 	slices.Sort(roots)
@@ -96,9 +95,9 @@ func TestAModuleIsWrittenAsACamelDependencyMavenResolves(t *testing.T) {
 		if got != want {
 			t.Errorf("Dependency(%q) = %q, want %q", module, got, want)
 		}
-		c, err := maven.ParseDependency(got)
-		if err != nil || c.GroupID != maven.CamelGroup || c.ArtifactID != module {
-			t.Errorf("ParseDependency(%q) = %v, %v; want %s:%s", got, c, err, maven.CamelGroup, module)
+		c, err := runtime.ParseDependency(got)
+		if err != nil || c.GroupID != runtime.CamelGroup || c.ArtifactID != module {
+			t.Errorf("ParseDependency(%q) = %v, %v; want %s:%s", got, c, err, runtime.CamelGroup, module)
 		}
 	}
 }

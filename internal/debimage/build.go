@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // DefaultMaxAge is how long a resolved package list is reused before apt is asked again.
@@ -56,12 +58,12 @@ type Options struct {
 
 // Build returns the image of def, from cacheDir's images when its pinned packages were built
 // before; progress lines go to progress.
-func Build(ctx context.Context, def Definition, cacheDir string, progress io.Writer) (v1.Image, error) {
+func Build(ctx context.Context, def runtime.Image, cacheDir string, progress io.Writer) (v1.Image, error) {
 	return Options{CacheDir: cacheDir, Progress: progress}.Build(ctx, def)
 }
 
 // Build returns the image of def, building it and its parents unless cached.
-func (o Options) Build(ctx context.Context, def Definition) (v1.Image, error) {
+func (o Options) Build(ctx context.Context, def runtime.Image) (v1.Image, error) {
 	a, err := newApt(filepath.Join(o.CacheDir, "apt"))
 	if err != nil {
 		return nil, err
@@ -91,7 +93,7 @@ type built struct {
 }
 
 // build returns def's image from the cache, or assembles it after its parent's.
-func (s *session) build(ctx context.Context, def Definition) (*built, error) {
+func (s *session) build(ctx context.Context, def runtime.Image) (*built, error) {
 	var parent *built
 	if def.Parent != nil {
 		var err error
@@ -116,7 +118,7 @@ func (s *session) build(ctx context.Context, def Definition) (*built, error) {
 }
 
 // buildPinned returns the image of def's pinned packages from the cache, or assembles it.
-func (s *session) buildPinned(ctx context.Context, def Definition, pkgs []Package, parent *built) (*built, error) {
+func (s *session) buildPinned(ctx context.Context, def runtime.Image, pkgs []Package, parent *built) (*built, error) {
 	b := &built{pkgs: pkgs, key: imageKey(def, pkgs, parent, s.ExtraCACertificates)}
 	dir := filepath.Join(s.CacheDir, "images", def.Name+"-"+b.key)
 	var err error
@@ -177,7 +179,7 @@ func (s *session) download(ctx context.Context, pkgs []Package) error {
 // assemble unpacks the packages that def adds to its parent and packs them, with the files
 // maintainer scripts would have made, onto the parent's image or an empty one. Its layers
 // are files in work, which must outlive the image.
-func (s *session) assemble(ctx context.Context, work string, def Definition, pkgs []Package, parent *built) (v1.Image, error) {
+func (s *session) assemble(ctx context.Context, work string, def runtime.Image, pkgs []Package, parent *built) (v1.Image, error) {
 	root := filepath.Join(work, "root")
 	added := pkgs
 	if parent != nil {
@@ -223,7 +225,7 @@ func (s *session) assemble(ctx context.Context, work string, def Definition, pkg
 }
 
 // imageBase returns the parent's image, or an empty OCI image configured from def.
-func imageBase(def Definition, arch string, parent *built) (v1.Image, error) {
+func imageBase(def runtime.Image, arch string, parent *built) (v1.Image, error) {
 	if parent != nil {
 		return parent.img, nil
 	}
@@ -253,7 +255,7 @@ func imageBase(def Definition, arch string, parent *built) (v1.Image, error) {
 }
 
 // withLabels returns img labelled with def's name and its pinned packages.
-func withLabels(img v1.Image, def Definition, pkgs []Package) (v1.Image, error) {
+func withLabels(img v1.Image, def runtime.Image, pkgs []Package) (v1.Image, error) {
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("reading the image config: %w", err)
@@ -280,7 +282,7 @@ func history(createdBy string) v1.History {
 
 // imageKey hashes what decides an image's content: the assembly's version, def's links and
 // environment, the pinned packages and the parent's key.
-func imageKey(def Definition, pkgs []Package, parent *built, extraCAs []byte) string {
+func imageKey(def runtime.Image, pkgs []Package, parent *built, extraCAs []byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "format %s\nname %s\nenv %q\n", formatVersion, def.Name, def.Env)
 	if len(extraCAs) > 0 {

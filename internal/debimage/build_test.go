@@ -19,6 +19,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // checkJava prints how many issuers the default trust manager accepts, and the default charset.
@@ -52,7 +54,7 @@ func TestBuildBaseRunsJava(t *testing.T) {
 	cache := t.TempDir()
 	var progress bytes.Buffer
 	start := time.Now()
-	img, err := Build(ctx, Base, cache, &progress)
+	img, err := Build(ctx, runtime.BaseImage, cache, &progress)
 	if err != nil {
 		t.Fatalf("building the base image: %v\n%s", err, progress.String())
 	}
@@ -65,7 +67,7 @@ func TestBuildBaseRunsJava(t *testing.T) {
 
 	progress.Reset()
 	start = time.Now()
-	again, err := Build(ctx, Base, cache, &progress)
+	again, err := Build(ctx, runtime.BaseImage, cache, &progress)
 	if err != nil {
 		t.Fatalf("building the base image again: %v", err)
 	}

@@ -24,6 +24,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 func TestParseSimulate(t *testing.T) {
@@ -194,12 +196,12 @@ func TestResolvedListsAreReusedWhileYoungAndForTheSameRequest(t *testing.T) {
 	now := time.Now()
 	s := &session{Options: Options{CacheDir: cache, Now: func() time.Time { return now }}}
 	path := filepath.Join(cache, "resolved", "base.txt")
-	req := pinRequest(Base, nil)
+	req := pinRequest(runtime.BaseImage, nil)
 	mustWrite(t, path, "request "+req+"\nlibc6:amd64=2.36-9\n")
 	if _, ok := s.readPinned(path, req); !ok {
 		t.Error("a fresh list for the same request was not reused")
 	}
-	if _, ok := s.readPinned(path, pinRequest(Builder, nil)); ok {
+	if _, ok := s.readPinned(path, pinRequest(runtime.BuilderImage, nil)); ok {
 		t.Error("a list for another request was reused")
 	}
 	now = now.Add(DefaultMaxAge + time.Minute)
@@ -210,7 +212,7 @@ func TestResolvedListsAreReusedWhileYoungAndForTheSameRequest(t *testing.T) {
 
 func TestBuildWithoutAptSaysWhatToDo(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := Build(context.Background(), Base, t.TempDir(), io.Discard)
+	_, err := Build(context.Background(), runtime.BaseImage, t.TempDir(), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "point the platform's baseImage at an image in a registry") {
 		t.Errorf("error %v, want one that says to use an image from a registry", err)
 	}

@@ -13,12 +13,14 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // pin returns def's pinned packages: the list resolved for the same request less than
 // MaxAge ago unless refresh is set, or else apt's resolution after one update of its lists.
 // reused reports that the list came from the cache.
-func (s *session) pin(ctx context.Context, def Definition, parent *built, refresh bool) (pkgs []Package, reused bool, err error) {
+func (s *session) pin(ctx context.Context, def runtime.Image, parent *built, refresh bool) (pkgs []Package, reused bool, err error) {
 	path := filepath.Join(s.CacheDir, "resolved", def.Name+".txt")
 	req := pinRequest(def, parent)
 	if !refresh {
@@ -34,8 +36,8 @@ func (s *session) pin(ctx context.Context, def Definition, parent *built, refres
 		}
 		s.updated = true
 	}
-	s.printf("resolving %s", strings.Join(def.allPackages(), " "))
-	if pkgs, err = s.apt.resolve(ctx, def.allPackages(), def.allExcluded()); err != nil {
+	s.printf("resolving %s", strings.Join(allPackages(def), " "))
+	if pkgs, err = s.apt.resolve(ctx, allPackages(def), allExcluded(def)); err != nil {
 		return nil, false, err
 	}
 	s.printf("resolved %s: %d packages", def.Name, len(pkgs))
@@ -83,9 +85,9 @@ func (s *session) readPinned(path, req string) ([]Package, bool) {
 
 // pinRequest hashes what a resolution depends on besides apt's lists: the top-level and
 // excluded packages, and the parent's packages.
-func pinRequest(def Definition, parent *built) string {
+func pinRequest(def runtime.Image, parent *built) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "packages %q\nexclude %q\n", def.allPackages(), def.allExcluded())
+	fmt.Fprintf(h, "packages %q\nexclude %q\n", allPackages(def), allExcluded(def))
 	if parent != nil {
 		h.Write(packageList(parent.pkgs))
 	}

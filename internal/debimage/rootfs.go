@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // The image's non-root user, whose home is writable.
@@ -20,7 +22,7 @@ const (
 	userID   = 1000
 	userHome = "/home/camel"
 	// workDir is the image's working directory, where kits put their files.
-	workDir = "/deployments"
+	workDir = runtime.DeploymentsDir
 	// packagesFile lists the image's pinned packages inside the image.
 	packagesFile = "/usr/share/caravan/packages.txt"
 )
@@ -81,7 +83,7 @@ func systemFiles(root string, extraCAs []byte) ([]file, error) {
 
 // definitionFiles returns the files every image of def gets: its links, with "${arch}"
 // expanded, and the list of its pinned packages.
-func definitionFiles(def Definition, arch string, pkgs []Package) []file {
+func definitionFiles(def runtime.Image, arch string, pkgs []Package) []file {
 	var files []file
 	for p, target := range def.Links {
 		files = append(files, file{

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 const (
@@ -73,18 +74,12 @@ func (s Spec) WithRepositories(repos ...string) Spec {
 	return s
 }
 
-// NormalizeDependencies returns deps trimmed, sorted and without empty entries or duplicates.
-// Camel components are written "camel:name" (both "camel-name" and "camel:name" are accepted);
-// anything else ("mvn:group:artifact:version", ...) stays as written. It returns nil for no
-// dependency.
+// NormalizeDependencies returns deps as runtime.NormalizeDependency writes each, sorted and
+// without empty entries or duplicates. It returns nil for no dependency.
 func NormalizeDependencies(deps []string) []string {
 	var out []string
 	for _, d := range deps {
-		d = strings.TrimSpace(d)
-		if name, ok := strings.CutPrefix(d, "camel-"); ok && name != "" {
-			d = "camel:" + name
-		}
-		if d != "" {
+		if d = runtime.NormalizeDependency(d); d != "" {
 			out = append(out, d)
 		}
 	}

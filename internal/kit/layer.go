@@ -9,11 +9,13 @@ import (
 	"path"
 	"strings"
 	"unicode"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 const (
 	// Dir is the directory of the kit layer in the image.
-	Dir = "/etc/camel/kit/"
+	Dir = runtime.KitDir
 	// DependenciesFile lists the kit's dependencies, one a line.
 	DependenciesFile = Dir + "dependencies.txt"
 	// PropertiesFile holds the runtime settings and the kit hash, as Java properties.
@@ -109,34 +111,6 @@ func validate(s Spec) error {
 func writable(v string) error {
 	if strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return errors.New("contains white space or a control character")
-	}
-	return nil
-}
-
-// ValidateDependencies refuses the first dependency, as an integration
-// lists it, that no build can resolve. Such a dependency is one with white
-// space or a control character, a Camel component without a name (camel:
-// alone), or a Maven coordinate without a group and an artifact
-// (mvn:GROUP:ARTIFACT[:VERSION]).
-func ValidateDependencies(deps []string) error {
-	for _, d := range deps {
-		trimmed := strings.TrimSpace(d)
-		err := writable(trimmed)
-		switch {
-		case err != nil:
-		case trimmed == "":
-			err = errors.New("is empty")
-		case trimmed == "camel:" || trimmed == "camel-":
-			err = errors.New("names no Camel component: write camel:NAME")
-		case strings.HasPrefix(trimmed, "mvn:"):
-			parts := strings.Split(strings.TrimPrefix(trimmed, "mvn:"), ":")
-			if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-				err = errors.New("is not a Maven coordinate: write mvn:GROUP:ARTIFACT:VERSION")
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("dependency %q %w", d, err)
-		}
 	}
 	return nil
 }

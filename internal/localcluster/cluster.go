@@ -55,10 +55,10 @@ type Options struct {
 	// process node (caravan local node), on which operator pods run.
 	NodeBinary string
 	// Registry runs an OCI registry (Binaries.Registry) for the operator
-	// image and kit builds, with the images of DebianImages pushed into it.
+	// image and kit builds, with the images of runtime.Images pushed into it.
 	Registry bool
 	// CacheDir holds the images made from Debian's packages (see
-	// BuildDebianImage); Registry needs it.
+	// debimage.BuildCached); Registry needs it.
 	CacheDir string
 	// KeptVolumes, when set, is where the process node provisions the claims annotated
 	// procnode.KeptAnnotation (Maven caches), so that they outlive the cluster. caravan local up

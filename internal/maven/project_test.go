@@ -3,48 +3,14 @@ package maven
 import (
 	"strings"
 	"testing"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
-func TestDependenciesAreReadAsCamelKWritesThem(t *testing.T) {
-	for dep, want := range map[string]string{
-		"camel:http":                                  "org.apache.camel:camel-http",
-		"camel-jackson":                               "org.apache.camel:camel-jackson",
-		" camel:kafka ":                               "org.apache.camel:camel-kafka",
-		"mvn:org.apache.commons:commons-lang3":        "org.apache.commons:commons-lang3",
-		"mvn:org.example:lib:1.0":                     "org.example:lib:1.0",
-		"mvn:org.example:lib:jar:1.0":                 "org.example:lib:jar:1.0",
-		"mvn:org.example:lib:jar:tests:1.0":           "org.example:lib:jar:tests:1.0",
-		"mvn:org.apache.commons:commons-lang3:3.17.0": "org.apache.commons:commons-lang3:3.17.0",
-	} {
-		got, err := ParseDependency(dep)
-		if err != nil || got.String() != want {
-			t.Errorf("%q: got %q, %v; want %q", dep, got, err, want)
-		}
-	}
-}
-
-func TestADependencyThatIsNoCoordinateIsRefusedWithWhatToWrite(t *testing.T) {
-	for dep, want := range map[string]string{
-		"camel:":                  "names no Camel component",
-		"camel:a:b":               "names no Camel component",
-		"mvn:org.example":         "is not a Maven coordinate",
-		"mvn::lib:1.0":            "is not a Maven coordinate",
-		"mvn:a:b:c:d:e:f":         "is not a Maven coordinate",
-		"mvn:org.example:<lib>:1": "is not a Maven coordinate",
-		"github:apache/camel":     "is neither camel:NAME nor mvn:",
-	} {
-		_, err := ParseDependency(dep)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: got %v, want an error saying %q", dep, err, want)
-		}
-	}
-}
-
 func TestThePOMImportsCamelsBOMAndListsEachDependencyOnceSorted(t *testing.T) {
-	p := Project{CamelVersion: "4.18.0", Repositories: []string{"http://127.0.0.1:8081/repo"},
-		Dependencies: append(RuntimeDependencies(),
-			Coordinate{GroupID: CamelGroup, ArtifactID: "camel-http"},
-			Coordinate{GroupID: CamelGroup, ArtifactID: "camel-main"})}
+	p := NewProject(runtime.Main, "4.18.0", []runtime.Coordinate{
+		{GroupID: runtime.CamelGroup, ArtifactID: "camel-http"},
+		{GroupID: runtime.CamelGroup, ArtifactID: "camel-main"}}, []string{"http://127.0.0.1:8081/repo"})
 	out, err := p.POM()
 	if err != nil {
 		t.Fatal(err)

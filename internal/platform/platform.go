@@ -15,22 +15,11 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // Defaults of a platform's build settings.
 const (
-	// DefaultBaseImage is the Java runtime made from Debian's packages
-	// (caravan local up and caravan image push put it in a registry); a
-	// name without a host is looked up in the platform's registry.
-	DefaultBaseImage = "caravan/base:java17"
-	// DefaultBuilderImage is the image of builder pods: the base image
-	// with Maven.
-	DefaultBuilderImage = "caravan/builder:java17"
-	// DefaultRuntimeVersion is the version of Camel's BOM that kits
-	// resolve: an LTS line whose every runtime module Maven serves.
-	DefaultRuntimeVersion = "4.18.0"
-	// DefaultRuntimeProvider is Camel's own main class, camel-main.
-	DefaultRuntimeProvider  = "main"
 	DefaultMaxRunningBuilds = 3
 	DefaultBuildTimeout     = 5 * time.Minute
 	DefaultCluster          = "Kubernetes"
@@ -44,13 +33,13 @@ func Resolve(spec camelv1.IntegrationPlatformSpec) camelv1.IntegrationPlatformSp
 	}
 	b := &out.Build
 	if b.BaseImage == "" {
-		b.BaseImage = DefaultBaseImage
+		b.BaseImage = runtime.BaseImage.Repository
 	}
 	if b.RuntimeVersion == "" {
-		b.RuntimeVersion = DefaultRuntimeVersion
+		b.RuntimeVersion = runtime.DefaultCamelVersion
 	}
 	if b.RuntimeProvider == "" {
-		b.RuntimeProvider = DefaultRuntimeProvider
+		b.RuntimeProvider = runtime.DefaultProvider
 	}
 	if b.MaxRunningBuilds == nil || *b.MaxRunningBuilds == 0 {
 		b.MaxRunningBuilds = ptr.To[int32](DefaultMaxRunningBuilds)
@@ -92,7 +81,7 @@ func BuildConfigurationOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfigur
 		return c, fmt.Errorf("spec.build.buildConfiguration.strategy %q is not one Caravan runs: use routine or pod", c.Strategy)
 	}
 	if c.ToolImage == "" {
-		c.ToolImage = DefaultBuilderImage
+		c.ToolImage = runtime.BuilderImage.Repository
 	}
 	return c, nil
 }

@@ -10,11 +10,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 func TestResolveFillsDefaultsAndKeepsWhatIsSet(t *testing.T) {
 	empty := Resolve(camelv1.IntegrationPlatformSpec{})
-	if empty.Build.BaseImage != DefaultBaseImage || *empty.Build.MaxRunningBuilds != DefaultMaxRunningBuilds ||
+	if empty.Build.BaseImage != runtime.BaseImage.Repository || *empty.Build.MaxRunningBuilds != DefaultMaxRunningBuilds ||
 		empty.Build.Timeout.Duration != DefaultBuildTimeout || empty.Cluster != DefaultCluster {
 		t.Fatalf("defaults not filled: %+v", empty)
 	}
@@ -37,7 +38,7 @@ func TestTheBuildConfigurationIsReadAsCamelKWritesIt(t *testing.T) {
 		strategy, image string
 		wantErr         string
 	}{
-		{name: "none gives the pod strategy and the default builder image", strategy: "pod", image: DefaultBuilderImage},
+		{name: "none gives the pod strategy and the default builder image", strategy: "pod", image: runtime.BuilderImage.Repository},
 		{name: "the pod strategy with a tool image", raw: `{"strategy":"pod","toolImage":"builders/maven:1","orderStrategy":"fifo"}`,
 			strategy: "pod", image: "builders/maven:1"},
 		{name: "a strategy Caravan does not run is refused", raw: `{"strategy":"spectrum"}`, wantErr: `"spectrum" is not one Caravan runs`},

@@ -19,10 +19,11 @@ import (
 	"github.com/blang/semver/v4"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/image"
-	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
 	"github.com/caravan-dev/caravan/internal/packaging"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // CLIPlatforms are the platforms the CLI is built for by default.
@@ -54,7 +55,7 @@ type Options struct {
 	CLIPlatforms   []v1.Platform
 	ImagePlatforms []v1.Platform
 	// KitImages are the images kits build on to push besides the operator (base, builder), as
-	// localcluster.DebianImages names them. They are built from Debian's packages for this machine's
+	// runtime.Images names them. They are built from Debian's packages for this machine's
 	// architecture.
 	KitImages []string
 	// CacheDir keeps what is built between runs (the operator binaries, the Debian images).
@@ -129,8 +130,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res.Operator = op.Reference
 	for _, name := range o.KitImages {
 		step("pushing the %s image", name)
-		di := localcluster.DebianImageNamed(name)
-		ref, digest, err := di.Push(ctx, o.CacheDir, o.Registry, path.Join(o.Registry.Address, o.Prefix), o.Progress)
+		ref, digest, err := debimage.Push(ctx, o.CacheDir, *runtime.ImageNamed(name), o.Registry, path.Join(o.Registry.Address, o.Prefix), o.Progress)
 		if err != nil {
 			return Result{}, fmt.Errorf("the %s image: %w", name, err)
 		}
@@ -208,7 +208,7 @@ func (o Options) check() error {
 		}
 	}
 	for _, name := range o.KitImages {
-		if localcluster.DebianImageNamed(name) == nil {
+		if runtime.ImageNamed(name) == nil {
 			errs = append(errs, fmt.Errorf("%q is not an image kits build on: give base or builder", name))
 		}
 	}

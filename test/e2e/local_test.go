@@ -25,7 +25,7 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/localcluster"
-	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // caravan runs the built binary and returns its stdout, stderr and error.
@@ -145,7 +145,7 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 
 	t.Run("the registry serves the Java base and builder images made from Debian's packages", func(t *testing.T) {
 		g := NewWithT(t)
-		for repo, pkg := range map[string]string{platform.DefaultBaseImage: "openjdk-17-jre-headless:", platform.DefaultBuilderImage: "maven:"} {
+		for repo, pkg := range map[string]string{runtime.BaseImage.Repository: "openjdk-17-jre-headless:", runtime.BuilderImage.Repository: "maven:"} {
 			ref, err := name.ParseReference(registry[1]+"/"+repo, name.Insecure)
 			g.Expect(err).NotTo(HaveOccurred())
 			img, err := remote.Image(ref)

@@ -23,6 +23,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/image"
+	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -84,7 +85,7 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 	g.Expect(kit.Status.Artifacts).To(ContainElement(And(
 		HaveField("ID", HavePrefix("org.apache.camel:camel-jackson:jar:4.18.0")),
 		HaveField("Checksum", HavePrefix("sha256:")),
-		HaveField("Target", HavePrefix(builder.DependenciesDir+"/")))))
+		HaveField("Target", HavePrefix(camelruntime.DependenciesDir+"/")))))
 	cfg, err := img.ConfigFile()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Config.Env).To(ContainElement(HavePrefix("JAVA_HOME=")), "the kit is not on the Java base image")
@@ -184,7 +185,7 @@ func buildOf(t *testing.T, k *camelv1.IntegrationKit) *camelv1.Build {
 	return b
 }
 
-// kitJars are the names of the jars under builder.DependenciesDir in an
+// kitJars are the names of the jars under camelruntime.DependenciesDir in an
 // image's file system, its layers' whiteouts applied.
 func kitJars(t *testing.T, img v1.Image) []string {
 	t.Helper()
@@ -201,7 +202,7 @@ func kitJars(t *testing.T, img v1.Image) []string {
 			t.Fatal(err)
 		}
 		dir, name := path.Split(path.Join("/", hdr.Name))
-		if hdr.Typeflag == tar.TypeReg && dir == builder.DependenciesDir+"/" {
+		if hdr.Typeflag == tar.TypeReg && dir == camelruntime.DependenciesDir+"/" {
 			jars = append(jars, name)
 		}
 	}

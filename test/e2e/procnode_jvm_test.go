@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/internal/localcluster"
-	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // jvmCheck is a shell script that needs what a JVM and Maven need of the
@@ -27,7 +27,7 @@ const jvmCheck = `java -version && test -c /dev/urandom && head -c 16 /dev/urand
 // termination message comes from the file or, on failure, from the log.
 func TestBuilderPodsRunJVMsOnTheProcessNode(t *testing.T) {
 	ns := env.Namespace(t)
-	image := env.Cluster.RegistryAddress + "/" + platform.DefaultBuilderImage
+	image := env.Cluster.RegistryAddress + "/" + runtime.BuilderImage.Repository
 
 	t.Run("a JVM and Maven run and the message comes from the termination log", func(t *testing.T) {
 		t.Parallel()

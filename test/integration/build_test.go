@@ -29,7 +29,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/internal/kit"
-	"github.com/caravan-dev/caravan/internal/render"
+	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -147,7 +147,7 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 		}
 		return d.Spec.Template.Spec.Containers[0].Image
 	}, timeout, poll).Should(Equal(k.Status.Image))
-	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement(ContainSubstring(render.DependenciesDir+"/*")),
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement(ContainSubstring(camelruntime.DependenciesDir+"/*")),
 		"the runtime loads the kit's jars")
 	g.Eventually(func() string {
 		cur := &camelv1.Integration{}
@@ -551,7 +551,7 @@ func TestAPinnedKitThatDoesNotExistIsBadInput(t *testing.T) {
 		HaveField("Phase", Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))),
 		HaveField("Image", harness.TestImage)))
 	d := get(t, key, &appsv1.Deployment{})
-	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement(ContainSubstring(render.DependenciesDir+"/*")),
+	g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement(ContainSubstring(camelruntime.DependenciesDir+"/*")),
 		"the runtime loads the jars the pinned kit's image holds, with nothing downloaded")
 }
 

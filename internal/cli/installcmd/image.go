@@ -12,9 +12,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/version"
 )
 
@@ -138,7 +140,7 @@ func (o *ImagePushOptions) Validate() error {
 		return errors.New("--images: give at least one of operator, base, builder")
 	}
 	for _, name := range o.Images {
-		if name != imageOperator && localcluster.DebianImageNamed(name) == nil {
+		if name != imageOperator && runtime.ImageNamed(name) == nil {
 			return fmt.Errorf("--images: %q is not an image Caravan pushes: give operator, base or builder", name)
 		}
 	}
@@ -148,10 +150,10 @@ func (o *ImagePushOptions) Validate() error {
 // imageOperator names the operator image in --images.
 const imageOperator = "operator"
 
-// pushDebianImage builds di unless cached, pushes it under its repository
+// pushDebianImage builds img unless cached, pushes it under its repository
 // in the target registry and prints it by digest.
-func (o *ImagePushOptions) pushDebianImage(ctx context.Context, di *localcluster.DebianImage) error {
-	ref, digest, err := di.Push(ctx, o.cacheDir, o.registry, o.Target, o.ErrOut)
+func (o *ImagePushOptions) pushDebianImage(ctx context.Context, img runtime.Image) error {
+	ref, digest, err := debimage.Push(ctx, o.cacheDir, img, o.registry, o.Target, o.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func (o *ImagePushOptions) Run(ctx context.Context) error {
 			if err := o.pushOperator(ctx); err != nil {
 				return err
 			}
-		} else if err := o.pushDebianImage(ctx, localcluster.DebianImageNamed(name)); err != nil {
+		} else if err := o.pushDebianImage(ctx, *runtime.ImageNamed(name)); err != nil {
 			return err
 		}
 	}

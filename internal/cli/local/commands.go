@@ -12,7 +12,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // DownOptions are the options of `caravan local down`.
@@ -151,8 +153,8 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 	} {
 		fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
 	}
-	for _, di := range localcluster.DebianImages {
-		img, err := localcluster.BuildDebianImage(ctx, o.CacheDir, di.Definition, o.ErrOut)
+	for _, di := range runtime.Images {
+		img, err := debimage.BuildCached(ctx, o.CacheDir, di, o.ErrOut)
 		if err != nil {
 			return err
 		}
@@ -160,7 +162,7 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s\t%s (%s)\n", di.Repository, digest, localcluster.DebianImagesDir(o.CacheDir))
+		fmt.Fprintf(w, "%s\t%s (%s)\n", di.Repository, digest, debimage.CacheDir(o.CacheDir))
 	}
 	return w.Flush()
 }

@@ -33,8 +33,8 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
 	"github.com/caravan-dev/caravan/internal/image"
-	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -444,7 +444,7 @@ func (o *RunOptions) Validate() error {
 	}
 	for _, d := range o.Dependencies {
 		// The builder reads each dependency with this same rule.
-		if _, err := maven.ParseDependency(d); err != nil {
+		if _, err := runtime.ParseDependency(d); err != nil {
 			return fmt.Errorf("-d %s: %w", d, err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;create;delete
@@ -119,15 +120,15 @@ func stuck(pod *corev1.Pod, err error) error {
 
 // pod renders the builder pod of a job.
 func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
-	project := maven.Project{CamelVersion: j.Spec.RuntimeVersion, Repositories: j.Spec.Repositories,
-		Dependencies: maven.RuntimeDependencies()}
-	for _, d := range j.Spec.Dependencies {
-		c, err := maven.ParseDependency(d)
-		if err != nil {
-			return nil, &builder.Failure{Message: err.Error()}
-		}
-		project.Dependencies = append(project.Dependencies, c)
+	provider, err := runtime.ProviderNamed(j.Spec.RuntimeProvider)
+	if err != nil {
+		return nil, &builder.Failure{Message: err.Error()}
 	}
+	deps, err := runtime.ParseDependencies(j.Spec.Dependencies)
+	if err != nil {
+		return nil, &builder.Failure{Message: err.Error()}
+	}
+	project := maven.NewProject(provider, j.Spec.RuntimeVersion, deps, j.Spec.Repositories)
 	builderImage, err := j.Registry.Qualify(j.BuilderImage)
 	if err != nil {
 		return nil, &builder.Failure{Message: fmt.Sprintf("the builder image %q: %v", j.BuilderImage, err)}

@@ -24,6 +24,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // reconcileAttempt reads what the runner says of the current attempt: when it has it, there is nothing to submit.
@@ -270,7 +271,7 @@ func usableParent(k *camelv1.IntegrationKit, operatorID string) bool {
 		return false
 	}
 	for _, a := range k.Status.Artifacts {
-		if !strings.HasPrefix(a.Checksum, "sha256:") || !strings.HasPrefix(a.Target, builder.DependenciesDir+"/") {
+		if !strings.HasPrefix(a.Checksum, "sha256:") || !strings.HasPrefix(a.Target, runtime.DependenciesDir+"/") {
 			return false
 		}
 	}

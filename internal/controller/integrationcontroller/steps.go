@@ -26,6 +26,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
+	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -165,7 +166,7 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		}
 		return r.useKit(ctx, s, key, nil)
 	}
-	if err := kit.ValidateDependencies(s.it.Spec.Dependencies); err != nil {
+	if _, err := camelruntime.ParseDependencies(s.it.Spec.Dependencies); err != nil {
 		s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
 		return reconcile.Result{}, nil
 	}

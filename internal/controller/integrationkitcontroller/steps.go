@@ -16,6 +16,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // reconcileSpec reads what the kit builds: nothing for an external kit
@@ -31,7 +32,7 @@ func (r *Reconciler) reconcileSpec(_ context.Context, s *scope) (reconcile.Resul
 	}
 	spec, err := kit.FromResource(s.k)
 	if err == nil {
-		err = kit.ValidateDependencies(spec.Dependencies)
+		_, err = runtime.ParseDependencies(spec.Dependencies)
 	}
 	if err != nil {
 		s.Failure = controller.Because(ReasonInvalidKit, err.Error())

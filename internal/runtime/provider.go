@@ -1,0 +1,160 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package runtime
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Provider is one runtime a kit can hold: the Maven project that resolves its jars, the
+// command line that starts it and the properties that wire it to the runtime contract.
+// A platform picks it by name (spec.build.runtimeProvider).
+type Provider interface {
+	// Name is the value of spec.build.runtimeProvider that picks this provider.
+	Name() string
+	// BOM is the Maven BOM a kit's project imports for a Camel version.
+	BOM(camelVersion string) Coordinate
+	// Modules are the jars every kit of this provider holds, besides the integration's.
+	Modules() []Coordinate
+	// Command is the main container's command and arguments. The arguments start with
+	// l.JVMOptions, so that an option inserted after them (the heap) is still the JVM's.
+	Command(l Launch) (command, args []string)
+	// Properties are the runtime contract's properties, key=value, in the order written:
+	// where the routes, Kamelets and configurations are, and where the servers listen.
+	Properties(s Settings) []string
+	// Health says where the runtime answers the health probes.
+	Health() Health
+}
+
+// Launch is what an integration adds to its runtime's command line.
+type Launch struct {
+	// JVMOptions are the JVM's options (the jvm trait's), before anything else.
+	JVMOptions []string
+	// Classpath are entries put before the kit's jars (resources, mounted volumes, the jvm trait's).
+	Classpath []string
+}
+
+// Settings are what an integration decides of the runtime's properties.
+type Settings struct {
+	// ShutdownTimeout is how long the runtime waits for its routes to stop, in seconds.
+	ShutdownTimeout int64
+	// ConfigDirs are the directories of --config entries whose properties the runtime reads.
+	ConfigDirs []string
+	// HTTPPort is the port of the server that serves HTTP routes and metrics.
+	HTTPPort int32
+}
+
+// Health is where a runtime serves its health endpoints.
+type Health struct {
+	// Port is the port of the server that answers them.
+	Port int32
+	// Liveness, Readiness and Startup are the endpoints' paths.
+	Liveness, Readiness, Startup string
+}
+
+// Providers are the providers Caravan runs, by name.
+var providers = []Provider{Main}
+
+// ProviderNamed returns the provider called name; "" names DefaultProvider. A name Caravan
+// has no provider for is an error that lists those it has.
+func ProviderNamed(name string) (Provider, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = DefaultProvider
+	}
+	for _, p := range providers {
+		if p.Name() == name {
+			return p, nil
+		}
+	}
+	names := make([]string, 0, len(providers))
+	for _, p := range providers {
+		names = append(names, p.Name())
+	}
+	return nil, fmt.Errorf("runtime provider %q is not one this operator runs: use %s", name, strings.Join(names, " or "))
+}
+
+// MainProviderName names camel-main, the provider of Camel's own main class.
+const MainProviderName = "main"
+
+// Main is camel-main: Camel's own main class on plain java, with the kit's jars on the
+// classpath; no build step per kit and no downloads at run time.
+var Main Provider = camelMain{}
+
+// camelMain's contract, as Camel K's plain camel-main runtime has it.
+const (
+	// MainClass is camel-main's entry point.
+	MainClass = "org.apache.camel.main.Main"
+	// propertiesOption is camel-main's option that names the properties file to load.
+	propertiesOption = "-propertiesLocation"
+	// ManagementPort is the port of camel-main's management server, which serves the health endpoints.
+	ManagementPort int32 = 9876
+	// SLF4JVersion is the logging binding's version; Camel's BOM does not pin one.
+	SLF4JVersion = "2.0.20"
+	// listenHost is where the servers listen: the pod's address, else every address.
+	listenHost = "{{env:" + EnvPodIP + ":0.0.0.0}}"
+)
+
+// JavaCommand is the command of an integration that runs on a camel-main kit.
+var JavaCommand = []string{"java"}
+
+type camelMain struct{}
+
+func (camelMain) Name() string { return MainProviderName }
+
+func (camelMain) BOM(camelVersion string) Coordinate {
+	return Coordinate{GroupID: CamelGroup, ArtifactID: "camel-bom", Version: camelVersion, Type: "pom"}
+}
+
+// Modules are camel-main, the YAML, XML and Java DSLs, Kamelets, the HTTP and management
+// server, health checks and the logging binding, without which log: prints nothing.
+func (camelMain) Modules() []Coordinate {
+	var out []Coordinate
+	for _, m := range []string{"camel-main", "camel-yaml-dsl", "camel-xml-io-dsl", "camel-java-joor-dsl",
+		"camel-kamelet", "camel-platform-http-main", "camel-health", "camel-timer", "camel-log"} {
+		out = append(out, Coordinate{GroupID: CamelGroup, ArtifactID: m})
+	}
+	return append(out, Coordinate{GroupID: "org.slf4j", ArtifactID: "slf4j-simple", Version: SLF4JVersion})
+}
+
+// Command is java with the JVM options, the classpath (the entries, then the kit's jars,
+// without duplicates), camel-main's class and the properties file.
+func (camelMain) Command(l Launch) (command, args []string) {
+	var cp []string
+	for _, e := range append(slices.Clone(l.Classpath), DependenciesDir+"/*") {
+		if !slices.Contains(cp, e) {
+			cp = append(cp, e)
+		}
+	}
+	args = append(slices.Clone(l.JVMOptions), "-cp", strings.Join(cp, ":"), MainClass, propertiesOption, "file:"+PropertiesPath)
+	return slices.Clone(JavaCommand), args
+}
+
+func (camelMain) Properties(s Settings) []string {
+	props := []string{
+		"camel.main.routes-include-pattern=file:" + SourcesDir + "/*",
+		"camel.main.shutdownTimeout=" + strconv.FormatInt(s.ShutdownTimeout, 10),
+		"camel.component.kamelet.location=file:" + SourcesDir + ",classpath:kamelets",
+	}
+	if len(s.ConfigDirs) > 0 {
+		props = append(props, "camel.main.cloud-properties-location="+strings.Join(s.ConfigDirs, ","))
+	}
+	return append(props,
+		"camel.management.enabled=true",
+		"camel.management.port="+strconv.Itoa(int(ManagementPort)),
+		"camel.management.host="+listenHost,
+		"camel.management.healthCheckEnabled=true",
+		"camel.server.enabled=true",
+		"camel.server.port="+strconv.Itoa(int(s.HTTPPort)),
+		"camel.server.host="+listenHost,
+	)
+}
+
+// Health is camel-main's management server, where Camel K probes a camel-main runtime.
+func (camelMain) Health() Health {
+	return Health{Port: ManagementPort, Liveness: "/observe/health/live",
+		Readiness: "/observe/health/ready", Startup: "/observe/health"}
+}
