@@ -27,7 +27,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/procnode"
-	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -312,7 +312,7 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 	// The files the pod mounts from ConfigMaps, moved under dir.
 	move := func(p string) string {
 		p = strings.ReplaceAll(p, "/etc/camel", filepath.Join(dir, "etc", "camel"))
-		return strings.ReplaceAll(p, render.DeploymentsDir, filepath.Join(root, strings.TrimPrefix(render.DeploymentsDir, "/")))
+		return strings.ReplaceAll(p, runtime.DeploymentsDir, filepath.Join(root, strings.TrimPrefix(runtime.DeploymentsDir, "/")))
 	}
 	for _, m := range main.VolumeMounts {
 		for _, v := range dep.Spec.Template.Spec.Volumes {
@@ -362,7 +362,7 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 		f.args = append(f.args, move(a))
 	}
 	// The node's pod addresses are loopback ones: the floor binds one no pod has.
-	f.env = []string{"PATH=/usr/bin:/bin", "JAVA_HOME=" + filepath.Join(root, javaHome), render.EnvPodIP + "=127.254.0.1",
+	f.env = []string{"PATH=/usr/bin:/bin", "JAVA_HOME=" + filepath.Join(root, javaHome), runtime.EnvPodIP + "=127.254.0.1",
 		trait.EnvIntegration + "=floor", "HOME=" + dir}
 	return f, nil
 }
@@ -492,7 +492,7 @@ func integrationJVM(name string) (int, error) {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), render.MainClass) {
+		if err != nil || !strings.Contains(string(cmdline), runtime.MainClass) {
 			continue
 		}
 		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -27,8 +28,8 @@ const (
 const RevisionHistoryLimit = int32(3)
 
 // Deployment renders the Deployment <integration>, with one container running Input.Image
-// with JavaCommand. The container gets the identity and runtime env and the ConfigMap
-// mounted at SourcesDir and PropertiesPath, then the user's spec.template is applied as a
+// with its provider's command. The container gets the identity and runtime env and the ConfigMap
+// mounted at runtime.SourcesDir and runtime.PropertiesPath, then the user's spec.template is applied as a
 // strategic merge patch; the heap is sized from the memory limit the template leaves. A
 // sourceless integration runs the image's own entrypoint, with the properties mounted
 // when it has some. It fails on the same source errors as ConfigMap, on a missing image
@@ -138,22 +139,23 @@ func (in Input) container() corev1.Container {
 	if Sourceless(in.Integration) {
 		c.Env = append(in.identityEnv(), jvmEnv(t)...)
 	} else {
-		c.Command, c.Args, c.WorkingDir = slices.Clone(JavaCommand), in.javaArgs(), DeploymentsDir
+		c.Command, c.Args = in.command()
+		c.WorkingDir = runtime.DeploymentsDir
 		// A JVM that exits in error leaves its last log lines (Camel's exception) as the
 		// container's termination message.
 		c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 		c.Env = slices.Concat(in.identityEnv(), runtimeEnv(), t.Environment.Vars())
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: SourcesDir, ReadOnly: true})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: runtime.SourcesDir, ReadOnly: true})
 	}
 	if in.hasConfigMap() {
 		c.VolumeMounts = append(c.VolumeMounts,
-			corev1.VolumeMount{Name: PropertiesVolume, MountPath: PropertiesPath, SubPath: PropertiesKey, ReadOnly: true})
+			corev1.VolumeMount{Name: PropertiesVolume, MountPath: runtime.PropertiesPath, SubPath: PropertiesKey, ReadOnly: true})
 	}
 	for _, mv := range t.Mount.Volumes() {
 		c.VolumeMounts = append(c.VolumeMounts, mv.Mount)
 	}
 	if in.healthProbes() {
-		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes()
+		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(in.provider().Health())
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
@@ -206,9 +208,9 @@ func (in Input) identityEnv() []corev1.EnvVar {
 		{Name: trait.EnvDigest, Value: in.Digest},
 	}
 	if in.hasConfigMap() {
-		env = append(env, corev1.EnvVar{Name: trait.EnvConf, Value: PropertiesPath})
+		env = append(env, corev1.EnvVar{Name: trait.EnvConf, Value: runtime.PropertiesPath})
 	}
-	return append(env, corev1.EnvVar{Name: trait.EnvConfD, Value: ConfDDir})
+	return append(env, corev1.EnvVar{Name: trait.EnvConfD, Value: runtime.ConfDDir})
 }
 
 // checkIdentity refuses a template that removed the main container or changed the

@@ -224,7 +224,7 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 			},
 			check: func(g Gomega, d *appsv1.Deployment) {
 				c := d.Spec.Template.Spec.Containers[0]
-				g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal(trait.DefaultReadinessPath))
+				g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/observe/health/ready"))
 				g.Expect(c.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(9876), "on the management port, not the container's")
 				g.Expect(c.LivenessProbe).To(BeNil())
 				g.Expect(d.Spec.Template.Spec.Affinity.PodAntiAffinity).NotTo(BeNil())

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -33,11 +34,8 @@ const AppliedHashAnnotation = "camel.apache.org/applied-hash"
 // them, would show the Deployment rolling out although its pods stay as they are.
 const AppliedHashLabel = AppliedHashAnnotation
 
-// The runtime contract: where the pod finds sources, flows and properties.
+// The keys of the ConfigMap of an integration's properties and flows.
 const (
-	SourcesDir     = "/etc/camel/sources"
-	PropertiesPath = "/etc/camel/application.properties"
-	ConfDDir       = "/etc/camel/conf.d"
 	PropertiesKey  = "application.properties"
 	FlowsKey       = "flows.yaml"
 )
@@ -54,6 +52,8 @@ type Input struct {
 	Image string
 	// Digest is the integration's status digest; it goes into the env CAMEL_K_DIGEST.
 	Digest string
+	// Provider is the runtime the kit holds; nil is runtime.Main, the only one there is.
+	Provider runtime.Provider
 }
 
 // ConfigMapName is the name of the ConfigMap holding an integration's sources.

@@ -8,23 +8,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-)
 
-// ManagementPort is the port of the runtime's management server, which serves the health endpoints.
-const ManagementPort int32 = 9876
-
-// The runtime's health endpoints, where Camel K probes a camel-main runtime.
-const (
-	DefaultLivenessPath  = "/observe/health/live"
-	DefaultReadinessPath = "/observe/health/ready"
-	DefaultStartupPath   = "/observe/health"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // DefaultStartupFailureThreshold gives a starting JVM time: Camel K's startup probe default.
 const DefaultStartupFailureThreshold int32 = 10
 
 // Health is the health trait: HTTP probes of the main container on the runtime's health
-// endpoints, on ManagementPort. When on, the readiness probe is on unless
+// endpoints, on the port the runtime serves them on. When on, the readiness probe is on unless
 // readinessProbeEnabled is false, and the liveness and startup probes only when their
 // livenessProbeEnabled or startupProbeEnabled is true, as in Camel K. Whether it is on
 // without enabled set is the caller's to say (Enabled).
@@ -50,7 +42,7 @@ func parseHealth(o *object) Health {
 	if h.enabled != nil && !*h.enabled {
 		return h
 	}
-	read := func(name, defaultPath string, on bool) *probe {
+	read := func(name string, on bool) *probe {
 		if e := o.boolean(name + "ProbeEnabled"); e != nil {
 			on = *e
 		}
@@ -70,9 +62,7 @@ func parseHealth(o *object) Health {
 		p.period = seconds("Period", 1)
 		p.successThreshold = seconds("SuccessThreshold", 1)
 		p.failureThreshold = seconds("FailureThreshold", 1)
-		if p.path == "" {
-			p.path = defaultPath
-		} else if !strings.HasPrefix(p.path, "/") {
+		if p.path != "" && !strings.HasPrefix(p.path, "/") {
 			raw, _ := o.value(name + "Probe")
 			o.fail(name+"Probe", "must be a path starting with /", raw)
 		}
@@ -81,9 +71,9 @@ func parseHealth(o *object) Health {
 		}
 		return p
 	}
-	h.liveness = read("liveness", DefaultLivenessPath, false)
-	h.readiness = read("readiness", DefaultReadinessPath, true)
-	h.startup = read("startup", DefaultStartupPath, false)
+	h.liveness = read("liveness", false)
+	h.readiness = read("readiness", true)
+	h.startup = read("startup", false)
 	if h.startup != nil && h.startup.failureThreshold == 0 {
 		h.startup.failureThreshold = DefaultStartupFailureThreshold
 	}
@@ -98,15 +88,19 @@ func (h Health) Enabled(byDefault bool) bool {
 	return byDefault
 }
 
-// Probes are the liveness, readiness and startup probes, each on its own port when the
-// trait sets one, else on ManagementPort; nil for a probe that is off.
-func (h Health) Probes() (liveness, readiness, startup *corev1.Probe) {
-	return h.liveness.probe(), h.readiness.probe(), h.startup.probe()
+// Probes are the liveness, readiness and startup probes, each on the path and port the trait
+// sets, else on those where the runtime serves its health; nil for a probe that is off.
+func (h Health) Probes(rt runtime.Health) (liveness, readiness, startup *corev1.Probe) {
+	return h.liveness.probe(rt.Liveness, rt.Port), h.readiness.probe(rt.Readiness, rt.Port), h.startup.probe(rt.Startup, rt.Port)
 }
 
-func (p *probe) probe() *corev1.Probe {
+func (p *probe) probe(defaultPath string, defaultPort int32) *corev1.Probe {
 	if p == nil {
 		return nil
+	}
+	path := p.path
+	if path == "" {
+		path = defaultPath
 	}
 	scheme := p.scheme
 	if scheme == "" {
@@ -114,11 +108,11 @@ func (p *probe) probe() *corev1.Probe {
 	}
 	port := p.port
 	if port == 0 {
-		port = ManagementPort
+		port = defaultPort
 	}
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path: p.path, Port: intstr.FromInt32(port), Scheme: scheme}},
+			Path: path, Port: intstr.FromInt32(port), Scheme: scheme}},
 		InitialDelaySeconds: p.initialDelay, TimeoutSeconds: p.timeout, PeriodSeconds: p.period,
 		SuccessThreshold: p.successThreshold, FailureThreshold: p.failureThreshold,
 	}

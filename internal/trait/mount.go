@@ -13,16 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-)
 
-// Where the mount trait mounts ConfigMaps and Secrets, as Camel K's runtime expects them.
-// Configurations (properties the runtime reads) go under conf.d and resources (files the
-// routes read) under resources.d, each in a directory named by the ConfigMap or Secret.
-const (
-	ConfigConfigMapsDir   = "/etc/camel/conf.d/_configmaps"
-	ConfigSecretsDir      = "/etc/camel/conf.d/_secrets"
-	ResourceConfigMapsDir = "/etc/camel/resources.d/_configmaps"
-	ResourceSecretsDir    = "/etc/camel/resources.d/_secrets"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // Mount is the mount trait: it mounts ConfigMaps, Secrets, PersistentVolumeClaims and
@@ -130,8 +122,8 @@ func storeVolume(use, entry string, pathAllowed bool) (MountedVolume, error) {
 		}
 	}
 	dir := map[string]string{
-		"config/configmap": ConfigConfigMapsDir, "config/secret": ConfigSecretsDir,
-		"resource/configmap": ResourceConfigMapsDir, "resource/secret": ResourceSecretsDir,
+		"config/configmap": runtime.ConfigConfigMapsDir, "config/secret": runtime.ConfigSecretsDir,
+		"resource/configmap": runtime.ResourceConfigMapsDir, "resource/secret": runtime.ResourceSecretsDir,
 	}[use+"/"+kind] + "/" + name
 	if hasPath {
 		if err := checkPath(mountPath); err != nil {
@@ -204,7 +196,7 @@ func checkPath(p string) error {
 	switch {
 	case !path.IsAbs(p) || path.Clean(p) != p:
 		return fmt.Errorf("%q is not a clean absolute path", p)
-	case p == "/etc/camel" || strings.HasPrefix(p, "/etc/camel/sources") || p == "/etc/camel/application.properties":
+	case p == runtime.CamelDir || strings.HasPrefix(p, runtime.SourcesDir) || p == runtime.PropertiesPath:
 		return fmt.Errorf("%q would hide the sources or the properties the operator mounts", p)
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.T) {
@@ -17,7 +19,7 @@ func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.
 	tr, err := Parse(traits(t, `{"health":{"enabled":true,"livenessProbeEnabled":true,"livenessInitialDelay":5,
 		"livenessFailureThreshold":4,"readinessProbe":"/ready","readinessPort":8081}}`))
 	g.Expect(err).NotTo(HaveOccurred())
-	live, ready, startup := tr.Health.Probes()
+	live, ready, startup := tr.Health.Probes(runtime.Main.Health())
 	g.Expect(live).To(Equal(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 		Path: "/observe/health/live", Port: intstr.FromInt32(9876), Scheme: corev1.URISchemeHTTP}},
 		InitialDelaySeconds: 5, FailureThreshold: 4}))
@@ -29,7 +31,7 @@ func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tr.Health.Enabled(true)).To(BeTrue(), "without enabled, the caller's default decides")
 	g.Expect(tr.Health.Enabled(false)).To(BeFalse())
-	live, ready, startup = tr.Health.Probes()
+	live, ready, startup = tr.Health.Probes(runtime.Main.Health())
 	g.Expect([]*corev1.Probe{live, ready}).To(HaveEach(BeNil()))
 	g.Expect(startup.HTTPGet.Path).To(Equal("/observe/health"))
 	g.Expect(startup.FailureThreshold).To(Equal(int32(10)), "a starting JVM gets ten tries")

@@ -26,6 +26,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/operator"
 	"github.com/caravan-dev/caravan/internal/render"
+	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -185,7 +186,7 @@ func TestASourcelessIntegrationRunsItsImage(t *testing.T) {
 	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(flows)))).To(Succeed())
 	g.Eventually(func() []string {
 		return get(t, key, &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Command
-	}, timeout, poll).Should(Equal(render.JavaCommand))
+	}, timeout, poll).Should(Equal(camelruntime.JavaCommand))
 	g.Expect(get(t, cmKey, &corev1.ConfigMap{}).Data).To(HaveKey("flows.yaml"))
 
 	t.Log("without them again, the ConfigMap goes")
