@@ -164,9 +164,18 @@ func (child Spec) Extends(parent Spec) bool {
 // dependencies, names that kit. A move sets it so that the integration keeps its pods.
 const AdoptedFromAnnotation = "caravan.dev/adopted-from"
 
-// AdoptedName returns the name of the kit of s that wraps image, built by another operator: Name
-// followed by a hash of image. Only the integrations whose pods ran image use it, never s's own.
+// WrappingName names the kit of operator id that wraps image, another operator's kit called
+// kit: kit's name, then a hash of the image and id, so that each operator has its own. Only the
+// integrations whose pods ran image use it. It is the one rule for a kit that wraps an image.
+func WrappingName(kit, image, id string) string {
+	sum := sha256.Sum256([]byte(image + "\x00" + id))
+	suffix := "-" + hex.EncodeToString(sum[:])[:8]
+	// A kit's name is a DNS subdomain, at most 253 characters.
+	return strings.TrimRight(kit[:min(len(kit), 253-len(suffix))], "-.") + suffix
+}
+
+// AdoptedName returns the name of the kit of s that wraps image, built by another operator for
+// the same dependencies: WrappingName of s's own name.
 func (s Spec) AdoptedName(image string) string {
-	sum := sha256.Sum256([]byte(image))
-	return s.Name() + "-" + hex.EncodeToString(sum[:])[:8]
+	return WrappingName(s.Name(), image, s.OperatorID)
 }

@@ -4,6 +4,7 @@ package kit
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -112,6 +113,16 @@ func TestAnAdoptedKitIsNamedByItsSpecAndTheImageItWraps(t *testing.T) {
 	g.Expect(validation.IsDNS1123Label(a)).To(BeEmpty())
 	g.Expect(a).To(Equal(s.AdoptedName("registry/kit-a@sha256:0123")), "the name is stable")
 	g.Expect(a).NotTo(Equal(s.AdoptedName("registry/kit-c@sha256:4567")), "two images share a name")
+	g.Expect(a).To(Equal(WrappingName(s.Name(), "registry/kit-a@sha256:0123", s.OperatorID)), "one rule names every wrapping kit")
+}
+
+func TestAWrappingKitIsNamedForEachOperatorWithinANamesLength(t *testing.T) {
+	g := NewWithT(t)
+	a := WrappingName("promoted", "registry/kit@sha256:01", "a")
+	g.Expect(a).To(MatchRegexp(`^promoted-[0-9a-f]{8}$`))
+	g.Expect(a).NotTo(Equal(WrappingName("promoted", "registry/kit@sha256:01", "b")), "two operators share a kit")
+	long := WrappingName(strings.Repeat("k", 250)+".x", "registry/kit@sha256:01", "a")
+	g.Expect(validation.IsDNS1123Subdomain(long)).To(BeEmpty())
 }
 
 func TestRepositoriesKeepTheirOrder(t *testing.T) {

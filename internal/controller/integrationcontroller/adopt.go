@@ -2,8 +2,6 @@ package integrationcontroller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -148,13 +146,12 @@ func (r *Reconciler) pinnedKit(ctx context.Context, s *scope, key client.ObjectK
 	return client.ObjectKeyFromObject(w), true, nil
 }
 
-// wrappingKit is operator id's external kit of the image of pinned, another operator's kit. Its
-// name joins pinned's and a hash of the image and id, so that each operator has its own.
+// wrappingKit is operator id's external kit of the image of pinned, another operator's kit,
+// named by kit.WrappingName.
 func wrappingKit(pinned *camelv1.IntegrationKit, id string) *camelv1.IntegrationKit {
-	sum := sha256.Sum256([]byte(pinned.Status.Image + "\x00" + id))
 	return &camelv1.IntegrationKit{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: pinned.Namespace, Name: pinned.Name + "-" + hex.EncodeToString(sum[:])[:8],
+			Namespace: pinned.Namespace, Name: kit.WrappingName(pinned.Name, pinned.Status.Image, id),
 			Annotations: map[string]string{camelv1.OperatorIDAnnotation: id, kit.AdoptedFromAnnotation: pinned.Name},
 			Labels: map[string]string{
 				camelv1.OperatorIDLabel:         id,
