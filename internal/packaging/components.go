@@ -64,78 +64,30 @@ type replacementTarget struct {
 // replacements are every field in which install's objects for another id and namespace differ
 // from the base's; it fails on a difference it cannot express as a replacement.
 func operatorComponent(files map[string][]byte, r Release) error {
-	byValue := map[valueSource][]replacementTarget{}
-	var order []valueSource
-	var moves []replacementTarget // metadata.namespace and the Namespace's name: written last
-	seen := map[string]bool{}
-	add := func(list []replacementTarget, t replacementTarget, src valueSource) []replacementTarget {
-		key := fmt.Sprint(src, t)
-		if seen[key] {
-			return list
-		}
-		seen[key] = true
-		return append(list, t)
-	}
+	rs := replacements{byValue: map[valueSource][]replacementTarget{}, seen: map[string]bool{}}
 	// The operator of every namespace, then one of some (WatchedNamespacesComponent's objects).
 	for _, watch := range [][]string{nil, {watchedPlaceholder}} {
-		base := Base(r)
-		base.Default, base.WatchNamespaces = false, watch
-		probe := base
-		probe.ID, probe.Namespace = probeID, probeNamespace
-		baseDocs, err := operatorDocuments(base)
-		if err != nil {
+		if err := rs.compare(r, watch); err != nil {
 			return err
-		}
-		probeDocs, err := operatorDocuments(probe)
-		if err != nil {
-			return err
-		}
-		if len(baseDocs) != len(probeDocs) {
-			return fmt.Errorf("install gives %d objects for operator %s and %d for %s", len(baseDocs), base.ID, len(probeDocs), probe.ID)
-		}
-		for i, b := range baseDocs {
-			p := probeDocs[i]
-			fields := map[valueSource][]string{}
-			if err := diffFields(b.Object, p.Object, "", fields); err != nil {
-				return fmt.Errorf("%s %s: %w", p.GetKind(), p.GetName(), err)
-			}
-			target := selectorOf(b, p, base.Namespace)
-			sources := make([]valueSource, 0, len(fields))
-			for src := range fields {
-				sources = append(sources, src)
-			}
-			slices.SortFunc(sources, func(a, b valueSource) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
-			for _, src := range sources {
-				var kept []string
-				for _, fp := range fields[src] {
-					if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p.GetKind() == "Namespace") {
-						move := target
-						if p.GetKind() == "Namespace" {
-							move.name = regexp.QuoteMeta(b.GetName())
-						}
-						move.fieldPaths = []string{fp}
-						moves = add(moves, move, src)
-						continue
-					}
-					kept = append(kept, fp)
-				}
-				if len(kept) == 0 {
-					continue
-				}
-				t := target
-				t.fieldPaths = kept
-				if _, ok := byValue[src]; !ok {
-					order = append(order, src)
-				}
-				byValue[src] = add(byValue[src], t, src)
-			}
 		}
 	}
-	slices.SortStableFunc(order, func(a, b valueSource) int {
-		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
-	})
 	var out strings.Builder
-	out.WriteString(header + `# Gives the base's operator another id and namespace, as caravan install -x ID -n NAMESPACE
+	out.WriteString(operatorComponentIntro)
+	rs.write(&out)
+	patches, err := notDefaultPatches(Base(r))
+	if err != nil {
+		return err
+	}
+	out.WriteString(patches)
+	files[path.Join(OperatorComponent, "kustomization.yaml")] = []byte(out.String())
+	files[path.Join(AnotherOperatorExample, "kustomization.yaml")] = []byte(anotherOperatorKustomization)
+	files[path.Join(AnotherOperatorExample, "values.yaml")] = []byte(header +
+		valuesDocument([2]string{ValuesID, "team-a"}, [2]string{ValuesNamespace, "team-a"}))
+	return nil
+}
+
+// operatorComponentIntro is OperatorComponent's kustomization up to its replacements.
+const operatorComponentIntro = header + `# Gives the base's operator another id and namespace, as caravan install -x ID -n NAMESPACE
 # does, read from the ConfigMap ` + ValuesName + ` of the overlay, which kustomize does not output:
 #
 #   apiVersion: v1
@@ -154,18 +106,10 @@ func operatorComponent(files map[string][]byte, r Release) error {
 apiVersion: kustomize.config.k8s.io/v1alpha1
 kind: Component
 replacements:
-`)
-	for _, src := range order {
-		writeReplacement(&out, src, byValue[src])
-	}
-	writeReplacement(&out, valueSource{key: ValuesNamespace}, moves)
-	patches, err := notDefaultPatches(Base(r))
-	if err != nil {
-		return err
-	}
-	out.WriteString(patches)
-	files[path.Join(OperatorComponent, "kustomization.yaml")] = []byte(out.String())
-	files[path.Join(AnotherOperatorExample, "kustomization.yaml")] = []byte(header + `# A second operator, team-a in namespace team-a, beside the base's default operator: apply
+`
+
+// anotherOperatorKustomization is AnotherOperatorExample's kustomization.
+const anotherOperatorKustomization = header + `# A second operator, team-a in namespace team-a, beside the base's default operator: apply
 # both, in either order. Copy this directory and change values.yaml for yours.
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -174,10 +118,99 @@ resources:
   - values.yaml
 components:
   - ../../components/operator
-`)
-	files[path.Join(AnotherOperatorExample, "values.yaml")] = []byte(header +
-		valuesDocument([2]string{ValuesID, "team-a"}, [2]string{ValuesNamespace, "team-a"}))
+`
+
+// replacements gathers OperatorComponent's replacements, by the value each writes.
+type replacements struct {
+	byValue map[valueSource][]replacementTarget
+	order   []valueSource       // the keys of byValue, in the order found
+	moves   []replacementTarget // metadata.namespace and the Namespace's name: written last
+	seen    map[string]bool     // the source and target pairs already added
+}
+
+// add appends t to list unless it was already added for src.
+func (rs *replacements) add(list []replacementTarget, t replacementTarget, src valueSource) []replacementTarget {
+	key := fmt.Sprint(src, t)
+	if rs.seen[key] {
+		return list
+	}
+	rs.seen[key] = true
+	return append(list, t)
+}
+
+// compare adds the replacements that turn the base's objects, watching watch, into the probe's.
+func (rs *replacements) compare(r Release, watch []string) error {
+	base := Base(r)
+	base.Default, base.WatchNamespaces = false, watch
+	probe := base
+	probe.ID, probe.Namespace = probeID, probeNamespace
+	baseDocs, err := operatorDocuments(base)
+	if err != nil {
+		return err
+	}
+	probeDocs, err := operatorDocuments(probe)
+	if err != nil {
+		return err
+	}
+	if len(baseDocs) != len(probeDocs) {
+		return fmt.Errorf("install gives %d objects for operator %s and %d for %s", len(baseDocs), base.ID, len(probeDocs), probe.ID)
+	}
+	for i, b := range baseDocs {
+		if err := rs.compareDocument(b, probeDocs[i], base.Namespace); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// compareDocument adds the replacements that turn base document b into probe document p.
+func (rs *replacements) compareDocument(b, p *unstructured.Unstructured, baseNamespace string) error {
+	fields := map[valueSource][]string{}
+	if err := diffFields(b.Object, p.Object, "", fields); err != nil {
+		return fmt.Errorf("%s %s: %w", p.GetKind(), p.GetName(), err)
+	}
+	target := selectorOf(b, p, baseNamespace)
+	sources := make([]valueSource, 0, len(fields))
+	for src := range fields {
+		sources = append(sources, src)
+	}
+	slices.SortFunc(sources, func(a, b valueSource) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	for _, src := range sources {
+		var kept []string
+		for _, fp := range fields[src] {
+			if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p.GetKind() == "Namespace") {
+				move := target
+				if p.GetKind() == "Namespace" {
+					move.name = regexp.QuoteMeta(b.GetName())
+				}
+				move.fieldPaths = []string{fp}
+				rs.moves = rs.add(rs.moves, move, src)
+				continue
+			}
+			kept = append(kept, fp)
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		t := target
+		t.fieldPaths = kept
+		if _, ok := rs.byValue[src]; !ok {
+			rs.order = append(rs.order, src)
+		}
+		rs.byValue[src] = rs.add(rs.byValue[src], t, src)
+	}
+	return nil
+}
+
+// write writes the replacements to out, sorted by value, the moves last.
+func (rs *replacements) write(out *strings.Builder) {
+	slices.SortStableFunc(rs.order, func(a, b valueSource) int {
+		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+	})
+	for _, src := range rs.order {
+		writeReplacement(out, src, rs.byValue[src])
+	}
+	writeReplacement(out, valueSource{key: ValuesNamespace}, rs.moves)
 }
 
 // valuesDocument is the ValuesName ConfigMap holding the key and value pairs, in their order.
@@ -445,56 +478,116 @@ const watchedPlaceholder = "watched-namespace"
 // to files, from the differences between install's objects for the base and for the base
 // limited to one namespace. It fails on a difference it does not know how to write.
 func watchedComponent(files map[string][]byte, r Release) error {
+	global := Base(r)
+	w, err := diffWatched(r)
+	if err != nil {
+		return err
+	}
+	deployment := install.OperatorDeployment(global.ID, global.Namespace)
+	files[path.Join(WatchedNamespacesComponent, "operator.yaml")] = []byte(w.added.String())
+	files[path.Join(WatchedNamespacesComponent, "kustomization.yaml")] = []byte(w.kustomization(deployment))
+	files[path.Join(WatchedNamespace, "rolebindings.yaml")] = []byte(w.perNamespace.String())
+	files[path.Join(WatchedNamespace, "kustomization.yaml")] = []byte(watchedNamespaceKustomization)
+	addWatchedNamespacesExample(files)
+	return nil
+}
+
+// watchedDiff is what WatchedNamespacesComponent and WatchedNamespace write: how an operator of
+// some namespaces differs from the base's.
+type watchedDiff struct {
+	added        strings.Builder // the objects only it has, outside the watched namespace
+	perNamespace strings.Builder // the objects only it has in the watched namespace
+	patches      strings.Builder // the component's patches to the objects both have
+	argIndex     int             // where the Deployment's container takes --watch-namespaces
+}
+
+// diffWatched compares install's objects for the base and for the base limited to one namespace.
+func diffWatched(r Release) (*watchedDiff, error) {
 	global, limited := Base(r), Base(r)
 	limited.WatchNamespaces = []string{watchedPlaceholder}
 	globalDocs, err := operatorDocuments(global)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	limitedDocs, err := operatorDocuments(limited)
 	if err != nil {
-		return err
-	}
-	key := func(d *unstructured.Unstructured) string {
-		return fmt.Sprint(d.GetKind(), " ", d.GetNamespace(), "/", d.GetName())
+		return nil, err
 	}
 	byKey := map[string]*unstructured.Unstructured{}
 	for _, d := range globalDocs {
-		byKey[key(d)] = d
+		byKey[documentKey(d)] = d
 	}
-	added, perNamespace := &strings.Builder{}, &strings.Builder{}
-	added.WriteString(header)
-	perNamespace.WriteString(header)
-	var patches strings.Builder
-	argIndex := -1
+	w := &watchedDiff{argIndex: -1}
+	w.added.WriteString(header)
+	w.perNamespace.WriteString(header)
 	for _, d := range limitedDocs {
-		g, ok := byKey[key(d)]
-		delete(byKey, key(d))
+		g, ok := byKey[documentKey(d)]
+		delete(byKey, documentKey(d))
 		if !ok {
-			out := added
-			if d.GetNamespace() == watchedPlaceholder {
-				d.SetNamespace("")
-				out = perNamespace
+			if err := w.addObject(d); err != nil {
+				return nil, err
 			}
-			data, err := yaml.Marshal(d.Object)
-			if err != nil {
-				return err
-			}
-			out.WriteString("---\n")
-			out.Write(data)
 			continue
 		}
 		if reflect.DeepEqual(g, d) {
 			continue
 		}
-		switch d.GetKind() {
-		case "ClusterRole":
-			rules, err := json.Marshal(d.Object["rules"])
-			if err != nil {
-				return err
-			}
-			g.Object["rules"] = d.Object["rules"]
-			fmt.Fprintf(&patches, `  - target:
+		if err := w.patch(g, d); err != nil {
+			return nil, err
+		}
+		if !reflect.DeepEqual(g, d) {
+			return nil, fmt.Errorf("%s differs for an operator of some namespaces in ways the component does not write", documentKey(d))
+		}
+	}
+	if len(byKey) > 0 {
+		return nil, fmt.Errorf("an operator of some namespaces lacks %v", slices.Collect(maps.Keys(byKey)))
+	}
+	return w, nil
+}
+
+// documentKey names document d by its kind, namespace and name.
+func documentKey(d *unstructured.Unstructured) string {
+	return fmt.Sprint(d.GetKind(), " ", d.GetNamespace(), "/", d.GetName())
+}
+
+// addObject writes document d, which only the limited operator has, to the objects it goes with.
+func (w *watchedDiff) addObject(d *unstructured.Unstructured) error {
+	out := &w.added
+	if d.GetNamespace() == watchedPlaceholder {
+		d.SetNamespace("")
+		out = &w.perNamespace
+	}
+	data, err := yaml.Marshal(d.Object)
+	if err != nil {
+		return err
+	}
+	out.WriteString("---\n")
+	out.Write(data)
+	return nil
+}
+
+// patch writes the patch that turns global document g into limited document d, and applies it
+// to g so that the caller can tell whether it covers every difference.
+func (w *watchedDiff) patch(g, d *unstructured.Unstructured) error {
+	switch d.GetKind() {
+	case "ClusterRole":
+		return w.patchClusterRole(g, d)
+	case "Deployment":
+		return w.patchDeployment(g, d)
+	case "IntegrationOperator":
+		return w.patchIntegrationOperator(g, d)
+	}
+	return nil
+}
+
+// patchClusterRole replaces the ClusterRole's rules by those of the limited operator.
+func (w *watchedDiff) patchClusterRole(g, d *unstructured.Unstructured) error {
+	rules, err := json.Marshal(d.Object["rules"])
+	if err != nil {
+		return err
+	}
+	g.Object["rules"] = d.Object["rules"]
+	fmt.Fprintf(&w.patches, `  - target:
       kind: ClusterRole
       name: %s
     patch: |-
@@ -502,36 +595,44 @@ func watchedComponent(files map[string][]byte, r Release) error {
         path: /rules
         value: %s
 `, quote(regexp.QuoteMeta(d.GetName())), rules)
-		case "Deployment":
-			gContainer, dContainer := containers(g)[0], containers(d)[0]
-			gArgs, _ := gContainer["args"].([]any)
-			dArgs, _ := dContainer["args"].([]any)
-			for i := range dArgs {
-				if i >= len(gArgs) || dArgs[i] != gArgs[i] {
-					argIndex = i
-					break
-				}
-			}
-			if argIndex < 0 || dArgs[argIndex] != "--watch-namespaces="+watchedPlaceholder {
-				return fmt.Errorf("the Deployment %s of an operator of some namespaces has the arguments %q", d.GetName(), dArgs)
-			}
-			gContainer["args"] = slices.Insert(slices.Clone(gArgs), argIndex, dArgs[argIndex])
-			fmt.Fprintf(&patches, `  - target:
+	return nil
+}
+
+// patchDeployment adds --watch-namespaces to the operator container's arguments, and records where.
+func (w *watchedDiff) patchDeployment(g, d *unstructured.Unstructured) error {
+	gContainer, dContainer := containers(g)[0], containers(d)[0]
+	gArgs, _ := gContainer["args"].([]any)
+	dArgs, _ := dContainer["args"].([]any)
+	for i := range dArgs {
+		if i >= len(gArgs) || dArgs[i] != gArgs[i] {
+			w.argIndex = i
+			break
+		}
+	}
+	if w.argIndex < 0 || dArgs[w.argIndex] != "--watch-namespaces="+watchedPlaceholder {
+		return fmt.Errorf("the Deployment %s of an operator of some namespaces has the arguments %q", d.GetName(), dArgs)
+	}
+	gContainer["args"] = slices.Insert(slices.Clone(gArgs), w.argIndex, dArgs[w.argIndex])
+	fmt.Fprintf(&w.patches, `  - target:
       kind: Deployment
       name: %s
     patch: |-
       - op: add
         path: /spec/template/spec/containers/0/args/%d
         value: %s
-`, quote(regexp.QuoteMeta(d.GetName())), argIndex, quote(fmt.Sprint(dArgs[argIndex])))
-		case "IntegrationOperator":
-			// The operator declares its namespaces in its registration itself (Registrar), as
-			// the annotation asks: kustomize cannot make the list of them from the values' text.
-			watch, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "watchNamespaces")
-			if err := unstructured.SetNestedField(g.Object, watch, "spec", "watchNamespaces"); err != nil {
-				return err
-			}
-			fmt.Fprintf(&patches, `  - target:
+`, quote(regexp.QuoteMeta(d.GetName())), w.argIndex, quote(fmt.Sprint(dArgs[w.argIndex])))
+	return nil
+}
+
+// patchIntegrationOperator annotates the registration to take its namespaces from the operator.
+func (w *watchedDiff) patchIntegrationOperator(g, d *unstructured.Unstructured) error {
+	// The operator declares its namespaces in its registration itself (Registrar), as
+	// the annotation asks: kustomize cannot make the list of them from the values' text.
+	watch, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "watchNamespaces")
+	if err := unstructured.SetNestedField(g.Object, watch, "spec", "watchNamespaces"); err != nil {
+		return err
+	}
+	fmt.Fprintf(&w.patches, `  - target:
       kind: IntegrationOperator
       name: %s
     patch: |-
@@ -539,18 +640,13 @@ func watchedComponent(files map[string][]byte, r Release) error {
         path: /metadata/annotations/%s
         value: %s
 `, quote(regexp.QuoteMeta(d.GetName())), strings.ReplaceAll(camelv1alpha1.WatchNamespacesFromAnnotation, "/", "~1"),
-				camelv1alpha1.WatchNamespacesFromOperator)
-		}
-		if !reflect.DeepEqual(g, d) {
-			return fmt.Errorf("%s differs for an operator of some namespaces in ways the component does not write", key(d))
-		}
-	}
-	if len(byKey) > 0 {
-		return fmt.Errorf("an operator of some namespaces lacks %v", slices.Collect(maps.Keys(byKey)))
-	}
-	deployment := install.OperatorDeployment(global.ID, global.Namespace)
-	files[path.Join(WatchedNamespacesComponent, "operator.yaml")] = []byte(added.String())
-	files[path.Join(WatchedNamespacesComponent, "kustomization.yaml")] = []byte(header + `# Limits the base's operator to the namespaces of the ConfigMap ` + ValuesName + ` of the overlay, as
+		camelv1alpha1.WatchNamespacesFromOperator)
+	return nil
+}
+
+// kustomization is WatchedNamespacesComponent's kustomization, for the base's operator Deployment.
+func (w *watchedDiff) kustomization(deployment client.ObjectKey) string {
+	return header + `# Limits the base's operator to the namespaces of the ConfigMap ` + ValuesName + ` of the overlay, as
 # caravan install --watch-namespaces does:
 #
 #   data:
@@ -566,7 +662,7 @@ kind: Component
 resources:
   - operator.yaml
 patches:
-` + patches.String() + `replacements:
+` + w.patches.String() + `replacements:
   - source:
       kind: ConfigMap
       name: ` + ValuesName + `
@@ -577,20 +673,25 @@ patches:
           name: ` + quote(regexp.QuoteMeta(deployment.Name)) + `
           namespace: ` + quote(regexp.QuoteMeta(deployment.Namespace)) + `
         fieldPaths:
-          - spec.template.spec.containers.[name=operator].args.` + strconv.Itoa(argIndex) + `
+          - spec.template.spec.containers.[name=operator].args.` + strconv.Itoa(w.argIndex) + `
         options:
           delimiter: "="
           index: 1
-`)
-	files[path.Join(WatchedNamespace, "rolebindings.yaml")] = []byte(perNamespace.String())
-	files[path.Join(WatchedNamespace, "kustomization.yaml")] = []byte(header + `# The RoleBindings of the base's operator in one namespace it watches (component
+`
+}
+
+// watchedNamespaceKustomization is WatchedNamespace's kustomization.
+const watchedNamespaceKustomization = header + `# The RoleBindings of the base's operator in one namespace it watches (component
 # watched-namespaces). Use it from a kustomization that sets kustomize's namespace field to that
 # namespace; the component operator, if any, renames them with the operator.
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   - rolebindings.yaml
-`)
+`
+
+// addWatchedNamespacesExample adds WatchedNamespacesExample's files to files.
+func addWatchedNamespacesExample(files map[string][]byte) {
 	example := map[string]string{
 		"kustomization.yaml": `# Operator team-b, in namespace team-b, serving the namespaces team-b-dev and team-b-prod, as
 # caravan install -x team-b -n team-b --watch-namespaces team-b-dev,team-b-prod installs it. The
@@ -621,7 +722,6 @@ resources:
 	for name, data := range example {
 		files[path.Join(WatchedNamespacesExample, name)] = []byte(header + data)
 	}
-	return nil
 }
 
 // containers are the containers of Deployment document d, as it holds them.

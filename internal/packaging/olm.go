@@ -60,49 +60,74 @@ func olmBundle(files map[string][]byte, r Release) error {
 	if err != nil {
 		return err
 	}
-	strategy := operatorsv1alpha1.StrategyDetailsDeployment{}
-	var owned []operatorsv1alpha1.CRDDescription
 	manifests := path.Join(BundleDir, "manifests")
+	b := bundleContents{files: files, manifests: manifests, config: c, cluster: cluster, namespaced: namespaced}
 	for _, o := range objs {
-		switch o := o.(type) {
-		case *apiextensionsv1.CustomResourceDefinition:
-			owned = append(owned, crdDescription(o))
-			if err := addDocument(files, path.Join(manifests, o.Name+".yaml"), o); err != nil {
-				return err
-			}
-		case *appsv1.Deployment:
-			spec := *o.Spec.DeepCopy()
-			watchTargetNamespaces(&spec.Template.Spec.Containers[0])
-			strategy.DeploymentSpecs = append(strategy.DeploymentSpecs,
-				operatorsv1alpha1.StrategyDeploymentSpec{Name: o.Name, Label: o.Labels, Spec: spec})
-		case *rbacv1.ClusterRole:
-			switch o.Name {
-			case install.ClusterRoleName(c.ID, c.Namespace):
-				strategy.ClusterPermissions = append(strategy.ClusterPermissions,
-					operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: cluster})
-			default:
-				if err := addDocument(files, path.Join(manifests, strings.ReplaceAll(o.Name, ":", "-")+".clusterrole.yaml"), o); err != nil {
-					return err
-				}
-			}
-		case *rbacv1.Role:
-			strategy.Permissions = append(strategy.Permissions,
-				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: c.ID + "-operator", Rules: namespaced})
-		case *rbacv1.ClusterRoleBinding:
-			if o.Name == install.ReaderRole {
-				if err := addDocument(files, path.Join(manifests, o.Name+".clusterrolebinding.yaml"), o); err != nil {
-					return err
-				}
-			}
-		case *corev1.Service:
-			svc := o.DeepCopy()
-			svc.Namespace = ""
-			if err := addDocument(files, path.Join(manifests, o.Name+".service.yaml"), svc); err != nil {
-				return err
-			}
+		if err := b.add(o); err != nil {
+			return err
 		}
 	}
-	csv := &operatorsv1alpha1.ClusterServiceVersion{
+	if err := addDocument(files, path.Join(manifests, "caravan.clusterserviceversion.yaml"), clusterServiceVersion(c, v, b.strategy, b.owned)); err != nil {
+		return err
+	}
+	files[path.Join(BundleDir, "metadata", "annotations.yaml")] = []byte(header + `annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: caravan
+  operators.operatorframework.io.bundle.channels.v1: candidate-v0
+  operators.operatorframework.io.bundle.channel.default.v1: candidate-v0
+`)
+	return nil
+}
+
+// bundleContents sorts install's objects into the bundle's manifests and its install strategy.
+type bundleContents struct {
+	files               map[string][]byte
+	manifests           string // the directory of the bundle's manifests
+	config              install.Config
+	cluster, namespaced []rbacv1.PolicyRule // the operator's rights, from install.OLMPermissions
+
+	strategy operatorsv1alpha1.StrategyDetailsDeployment // set by add
+	owned    []operatorsv1alpha1.CRDDescription          // set by add
+}
+
+// add puts object o in the bundle: as a manifest, in the install strategy, or not at all.
+func (b *bundleContents) add(o client.Object) error {
+	switch o := o.(type) {
+	case *apiextensionsv1.CustomResourceDefinition:
+		b.owned = append(b.owned, crdDescription(o))
+		return addDocument(b.files, path.Join(b.manifests, o.Name+".yaml"), o)
+	case *appsv1.Deployment:
+		spec := *o.Spec.DeepCopy()
+		watchTargetNamespaces(&spec.Template.Spec.Containers[0])
+		b.strategy.DeploymentSpecs = append(b.strategy.DeploymentSpecs,
+			operatorsv1alpha1.StrategyDeploymentSpec{Name: o.Name, Label: o.Labels, Spec: spec})
+	case *rbacv1.ClusterRole:
+		if o.Name != install.ClusterRoleName(b.config.ID, b.config.Namespace) {
+			return addDocument(b.files, path.Join(b.manifests, strings.ReplaceAll(o.Name, ":", "-")+".clusterrole.yaml"), o)
+		}
+		b.strategy.ClusterPermissions = append(b.strategy.ClusterPermissions,
+			operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: b.config.ID + "-operator", Rules: b.cluster})
+	case *rbacv1.Role:
+		b.strategy.Permissions = append(b.strategy.Permissions,
+			operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: b.config.ID + "-operator", Rules: b.namespaced})
+	case *rbacv1.ClusterRoleBinding:
+		if o.Name == install.ReaderRole {
+			return addDocument(b.files, path.Join(b.manifests, o.Name+".clusterrolebinding.yaml"), o)
+		}
+	case *corev1.Service:
+		svc := o.DeepCopy()
+		svc.Namespace = ""
+		return addDocument(b.files, path.Join(b.manifests, o.Name+".service.yaml"), svc)
+	}
+	return nil
+}
+
+// clusterServiceVersion is the bundle's ClusterServiceVersion for c at version v.
+func clusterServiceVersion(c install.Config, v semver.Version, strategy operatorsv1alpha1.StrategyDetailsDeployment,
+	owned []operatorsv1alpha1.CRDDescription) *operatorsv1alpha1.ClusterServiceVersion {
+	return &operatorsv1alpha1.ClusterServiceVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: operatorsv1alpha1.ClusterServiceVersionKind},
 		ObjectMeta: metav1.ObjectMeta{Name: "caravan.v" + v.String(), Annotations: map[string]string{
 			"capabilities":   "Basic Install",
@@ -142,18 +167,6 @@ func olmBundle(files map[string][]byte, r Release) error {
 			RelatedImages:             relatedImages(c.Image),
 		},
 	}
-	if err := addDocument(files, path.Join(manifests, "caravan.clusterserviceversion.yaml"), csv); err != nil {
-		return err
-	}
-	files[path.Join(BundleDir, "metadata", "annotations.yaml")] = []byte(header + `annotations:
-  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
-  operators.operatorframework.io.bundle.manifests.v1: manifests/
-  operators.operatorframework.io.bundle.metadata.v1: metadata/
-  operators.operatorframework.io.bundle.package.v1: caravan
-  operators.operatorframework.io.bundle.channels.v1: candidate-v0
-  operators.operatorframework.io.bundle.channel.default.v1: candidate-v0
-`)
-	return nil
 }
 
 // TargetNamespacesEnv holds the namespaces of the bundle's OperatorGroup, comma-separated, or
