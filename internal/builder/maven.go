@@ -25,7 +25,6 @@ type Artifact struct {
 	file string
 }
 
-
 // listArgs are Maven's arguments that resolve the project in dir and list
 // every runtime jar with its file in the local repository.
 func listArgs(listFile, localRepository string) []string {

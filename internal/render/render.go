@@ -36,8 +36,8 @@ const AppliedHashLabel = AppliedHashAnnotation
 
 // The keys of the ConfigMap of an integration's properties and flows.
 const (
-	PropertiesKey  = "application.properties"
-	FlowsKey       = "flows.yaml"
+	PropertiesKey = "application.properties"
+	FlowsKey      = "flows.yaml"
 )
 
 // Input is everything the children depend on.

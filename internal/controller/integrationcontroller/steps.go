@@ -1,6 +1,7 @@
 package integrationcontroller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -147,29 +148,28 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 			"add some, or set the container trait's image to run a pre-built image that holds the routes")
 		return reconcile.Result{}, nil
 	}
-	ref := s.it.Spec.IntegrationKit
-	if ref != nil && ref.Name != "" {
-		ns := ref.Namespace
-		if ns == "" {
-			ns = s.it.Namespace
-		}
-		pinned := client.ObjectKey{Namespace: ns, Name: ref.Name}
-		key, made, err := r.pinnedKit(ctx, s, pinned)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if made {
-			s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
-			s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf(
-				"making the kit %s of the image the pods run, which the pinned kit %s holds", key.Name, pinned.Name))
+	req := kit.Request{OperatorID: r.OperatorID, Namespace: s.it.Namespace, Previous: s.it.Status.Ownership.Previous}
+	if ref := s.it.Status.IntegrationKit; ref != nil {
+		req.Current = ref.Name
+	}
+	if ref := s.it.Spec.IntegrationKit; ref != nil && ref.Name != "" {
+		req.PinnedNamespace, req.PinnedName = cmp.Or(ref.Namespace, s.it.Namespace), ref.Name
+	} else {
+		if _, err := camelruntime.ParseDependencies(s.it.Spec.Dependencies); err != nil {
+			s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
 			return reconcile.Result{}, nil
 		}
-		return r.useKit(ctx, s, key, nil)
+		req.Spec = r.kitSpec(s)
 	}
-	if _, err := camelruntime.ParseDependencies(s.it.Spec.Dependencies); err != nil {
-		s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
-		return reconcile.Result{}, nil
+	choice, err := kit.Choose(req, kitLookup{ctx: ctx, r: r, s: s})
+	if err != nil {
+		return reconcile.Result{}, err
 	}
+	return r.useKit(ctx, s, choice)
+}
+
+// kitSpec is the spec of the kit of the integration's dependencies, its routes' and its traits'.
+func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 	deps := slices.Concat(s.it.Spec.Dependencies, s.routeDependencies)
 	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
@@ -178,14 +178,7 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		// The camel trait's runtimeVersion picks the Camel BOM of this integration's kit, as in Camel K.
 		spec.RuntimeVersion = v
 	}
-	adopted, err := r.adoptedKit(ctx, s, spec)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if adopted != nil {
-		return r.useKit(ctx, s, client.ObjectKeyFromObject(adopted), nil)
-	}
-	return r.useKit(ctx, s, client.ObjectKey{Namespace: s.it.Namespace, Name: spec.Name()}, &spec)
+	return spec
 }
 
 // warnUnbuiltDependencies warns, once per generation, that an integration's dependencies are not in
@@ -212,35 +205,21 @@ func impliedDependencies(t trait.Traits) []string {
 	return nil
 }
 
-// useKit takes the image of a kit of this operator. A kit that does not
-// exist is created from spec when one is given (the integration's own
-// kit); a pinned kit (spec nil) must exist.
-func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey, spec *kit.Spec) (reconcile.Result, error) {
-	k := &camelv1.IntegrationKit{}
-	err := r.Client.Get(ctx, key, k)
+// useKit takes the image of the kit chosen, once it is Ready, after making it when it is to be
+// made. A pinned kit that is not this operator's is bad input: nothing is built for it.
+func (r *Reconciler) useKit(ctx context.Context, s *scope, c kit.Choice) (reconcile.Result, error) {
+	key := client.ObjectKey{Namespace: c.Namespace, Name: c.Name}
 	switch {
-	case apierrors.IsNotFound(err) && spec == nil:
-		// Bad input: nothing is built for a pinned kit. The kit's watch
-		// brings the integration back if the kit is made later.
+	case c.Kit == nil && c.Make == nil:
+		// The kit's watch brings the integration back if the kit is made later.
 		s.Failure = controller.Because(ReasonKitNotFound, fmt.Sprintf(
 			"IntegrationKit %s is not one of operator %s's kits: it does not exist, or it is assigned to another operator; "+
 				"create it for this operator, or remove spec.integrationKit to have a kit built", key, r.OperatorID))
 		return reconcile.Result{}, nil
-	case apierrors.IsNotFound(err):
-		running, err := r.runningKit(ctx, s, *spec)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if running == nil {
-			s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf("building the kit %s for this integration's dependencies", key.Name))
-		} else {
-			key.Name = spec.AdoptedName(running.Status.Image)
-			s.Waiting = controller.Because(ReasonKitBuilding, fmt.Sprintf(
-				"making the kit %s of the image the pods run, which kit %s of operator %s holds for the same dependencies",
-				key.Name, running.Name, s.it.Status.Ownership.Previous))
-		}
+	case c.Kit == nil:
 		s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
-		err = r.createKit(ctx, key, *spec, running)
+		s.Waiting = controller.Because(ReasonKitBuilding, c.Why)
+		err := r.Client.Create(ctx, c.Make)
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			// Refused by RBAC or an admission policy: an administrator must act (Error, Stalled).
 			// An admission policy's denials are Invalid unless the policy says otherwise. The
@@ -250,53 +229,25 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, key client.ObjectKey,
 				"the API server refused to create the kit %s of this integration, so it cannot be built: %v", key.Name, err))
 			return reconcile.Result{RequeueAfter: kitRefusedRetry}, nil
 		}
-		return reconcile.Result{}, err
-	case err != nil:
-		return reconcile.Result{}, err
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return reconcile.Result{}, fmt.Errorf("creating kit %s: %w", key.Name, err)
+		}
+		return reconcile.Result{}, nil
 	}
 	s.it.Status.IntegrationKit = &camelv1.KitReference{Namespace: key.Namespace, Name: key.Name}
-	c := k.Status.GetCondition(camelv1.ConditionReady)
+	k := c.Kit
+	cond := k.Status.GetCondition(camelv1.ConditionReady)
 	switch {
 	case k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != "":
 		s.image = k.Status.Image
-	case k.Status.Phase == camelv1.IntegrationKitPhaseError && c != nil:
-		s.Failure = controller.Because(controller.Reason(c.Reason), fmt.Sprintf("kit %s failed: %s", key.Name, c.Message))
-	case c != nil:
-		s.Waiting = controller.Because(ReasonKitNotReady, fmt.Sprintf("kit %s is in phase %q: %s", key.Name, k.Status.Phase, c.Message))
+	case k.Status.Phase == camelv1.IntegrationKitPhaseError && cond != nil:
+		s.Failure = controller.Because(controller.Reason(cond.Reason), fmt.Sprintf("kit %s failed: %s", key.Name, cond.Message))
+	case cond != nil:
+		s.Waiting = controller.Because(ReasonKitNotReady, fmt.Sprintf("kit %s is in phase %q: %s", key.Name, k.Status.Phase, cond.Message))
 	default:
 		s.Waiting = controller.Because(ReasonKitNotReady, fmt.Sprintf("waiting for kit %s", key.Name))
 	}
 	return reconcile.Result{}, nil
-}
-
-// createKit creates the kit key of spec; two integrations that need it at once create it once. It
-// is built, or, with running set, wraps the image of that kit of a previous owner.
-func (r *Reconciler) createKit(ctx context.Context, key client.ObjectKey, spec kit.Spec, running *camelv1.IntegrationKit) error {
-	kspec, err := kit.ToResource(spec)
-	if err != nil {
-		return err
-	}
-	k := &camelv1.IntegrationKit{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: key.Namespace, Name: key.Name,
-			Annotations: map[string]string{camelv1.OperatorIDAnnotation: r.OperatorID},
-			Labels: map[string]string{
-				camelv1.OperatorIDLabel:         r.OperatorID,
-				camelv1.IntegrationKitTypeLabel: camelv1.IntegrationKitTypePlatform,
-				kit.SpecHashLabel:               spec.Hash(),
-			},
-		},
-		Spec: kspec,
-	}
-	if running != nil {
-		k.Spec.Image = running.Status.Image
-		k.Labels[camelv1.IntegrationKitTypeLabel] = camelv1.IntegrationKitTypeExternal
-		k.Annotations[kit.AdoptedFromAnnotation] = running.Name
-	}
-	if err := r.Client.Create(ctx, k); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating kit %s: %w", key.Name, err)
-	}
-	return nil
 }
 
 // input is what the children are rendered from. The Kamelets the routes use are mounted as
