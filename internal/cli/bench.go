@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/bench"
@@ -29,7 +30,22 @@ type BenchOptions struct {
 // newCmdBench builds `caravan bench`. It never uses the kubeconfig: the
 // bench brings up a cluster of its own.
 func newCmdBench(_ *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &BenchOptions{
+	o := newBenchOptions(streams)
+	cmd := &cobra.Command{
+		Use:     "bench",
+		Short:   "Measure Caravan against the floor on a local cluster of its own",
+		Long:    benchLong,
+		Example: benchExample,
+		Args:    cobra.NoArgs,
+		RunE:    o.runE,
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// newBenchOptions returns the bench's options at their defaults.
+func newBenchOptions(streams genericiooptions.IOStreams) *BenchOptions {
+	return &BenchOptions{
 		Bench: bench.Options{
 			Scenarios: []string{bench.Rollout, bench.Handoff}, Integrations: 1000, RolloutRuns: 1, Operators: 3,
 			ShareIntegrations: 5000, HandoffIntegrations: 100, HandoffReplicas: 2,
@@ -38,11 +54,10 @@ func newCmdBench(_ *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobr
 		},
 		Share: "10,90", Timeout: time.Hour, IOStreams: streams,
 	}
-	b := &o.Bench
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure Caravan against the floor on a local cluster of its own",
-		Long: `Measure Caravan on a local cluster that the bench starts (and stops) itself; it
+}
+
+// benchLong is the help text of `caravan bench`.
+const benchLong = `Measure Caravan on a local cluster that the bench starts (and stops) itself; it
 never touches the cluster of your kubeconfig. Operators run as separate
 processes of this binary, each with its own identity and metrics.
 
@@ -87,25 +102,30 @@ integration). The bench prints their expected duration before it starts them.
 
 Every figure is a ratio or a count measured side by side in the same run. The
 tables go to stdout; bench.json and one PNG per scenario go to --out. The first
-run builds the cluster binaries (several minutes).`,
-		Example: `  # Rollout and hand-off at the default scale
+run builds the cluster binaries (several minutes).`
+
+// benchExample holds the examples of `caravan bench`.
+const benchExample = `  # Rollout and hand-off at the default scale
   caravan bench
 
   # Everything, smaller, into a directory of your choice
   caravan bench --scenarios rollout,share,handoff,build -N 200 --share-integrations 1000 --out /tmp/perf
 
   # The scaling curves: the rollout at three N, then at four M (opt-in, long)
-  caravan bench --scenarios rollout --sweep-integrations 1000,2500,5000 --sweep-operators 1,3,10,30`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// A sweep alone runs no scenario unless --scenarios asks for some.
-			if (len(b.SweepIntegrations)+len(b.SweepOperators)+len(b.SweepCPULimits) > 0 || b.SweepHostProcesses) && !cmd.Flags().Changed("scenarios") {
-				b.Scenarios = nil
-			}
-			return cmdutil.RunE(o)(cmd, args)
-		},
+  caravan bench --scenarios rollout --sweep-integrations 1000,2500,5000 --sweep-operators 1,3,10,30`
+
+// runE runs the bench; a sweep alone runs no scenario unless --scenarios asks for some.
+func (o *BenchOptions) runE(cmd *cobra.Command, args []string) error {
+	b := &o.Bench
+	if (len(b.SweepIntegrations)+len(b.SweepOperators)+len(b.SweepCPULimits) > 0 || b.SweepHostProcesses) && !cmd.Flags().Changed("scenarios") {
+		b.Scenarios = nil
 	}
-	f := cmd.Flags()
+	return cmdutil.RunE(o)(cmd, args)
+}
+
+// AddFlags registers the bench's flags on f.
+func (o *BenchOptions) AddFlags(f *pflag.FlagSet) {
+	b := &o.Bench
 	f.StringSliceVar(&b.Scenarios, "scenarios", b.Scenarios, "scenarios to run: rollout, share, handoff, build, runtime, admission, recovery, malformed")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&b.Integrations, "integrations", "N", b.Integrations, "integrations of the rollout")
@@ -139,7 +159,6 @@ run builds the cluster binaries (several minutes).`,
 		"after the scenarios, run the rollout of -N integrations over --operators operators whose CPU limit is each of these (1,2); the operator runs as many Go processors as its limit")
 	f.StringVar(&b.Out, "out", "", "directory for bench.json and the PNGs (default docs/perf when it exists here, else a new temporary directory)")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long (the cluster is cleaned up all the same)")
-	return cmd
 }
 
 // Validate checks the bench's options against each other.

@@ -91,9 +91,18 @@ type RunOptions struct {
 func NewCmdRun(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &RunOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "run [FILE...]",
-		Short: "Create or update an Integration from source and flow files, or from a pre-built image",
-		Long: `Create or update an Integration from files of Camel routes.
+		Use:     "run [FILE...]",
+		Short:   "Create or update an Integration from source and flow files, or from a pre-built image",
+		Long:    runLong,
+		Example: runExample,
+		RunE:    o.runE,
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// runLong is the help text of `caravan run`.
+const runLong = `Create or update an Integration from files of Camel routes.
 
 A .yaml or .yml file that holds a list of routes goes into spec.flows; any other
 YAML file, and .java and .xml files, become sources: the runtime loads YAML, XML
@@ -115,8 +124,10 @@ The integration is applied with the field manager "caravan": fields others set
 (a kubectl scale, an annotation) are kept. With -x/--operator-id it is assigned
 to that operator, which must be registered (checked first, unless --force);
 without it the annotation is left as it is, and a new integration goes to the
-default operator.`,
-		Example: `  # Run a YAML DSL route on a pre-built image, with the default operator
+default operator.`
+
+// runExample holds the examples of `caravan run`.
+const runExample = `  # Run a YAML DSL route on a pre-built image, with the default operator
   caravan run routes.yaml --image quay.io/me/camel-app:1.0
 
   # Run an application built and packaged elsewhere (its routes are in the image)
@@ -141,34 +152,37 @@ default operator.`,
   caravan run routes.yaml --dev
 
   # Print the Integration instead of applying it (no cluster needed)
-  caravan run routes.yaml -x tenant-a -o yaml`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var tmp string
-			defer func() {
-				if tmp != "" {
-					_ = os.RemoveAll(tmp)
-				}
-			}()
-			if err := refuseRepeatedFiles(args); err != nil {
-				return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
-			}
-			files, err := fetchURLSources(cmd.Context(), args, func() (string, error) {
-				if tmp == "" {
-					var err error
-					tmp, err = os.MkdirTemp("", "caravan-run-")
-					return tmp, err
-				}
-				return tmp, nil
-			})
-			if err != nil {
-				return err
-			}
-			o.Files = files
-			o.flags, o.localFlags = cmd.Flags(), cmd.LocalFlags()
-			return cmdutil.Run(cmd.Context(), o)
-		},
+  caravan run routes.yaml -x tenant-a -o yaml`
+
+// runE fetches the URL arguments into a temporary directory and runs the command on the files.
+func (o *RunOptions) runE(cmd *cobra.Command, args []string) error {
+	var tmp string
+	defer func() {
+		if tmp != "" {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	if err := refuseRepeatedFiles(args); err != nil {
+		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
 	}
-	f := cmd.Flags()
+	files, err := fetchURLSources(cmd.Context(), args, func() (string, error) {
+		if tmp == "" {
+			var err error
+			tmp, err = os.MkdirTemp("", "caravan-run-")
+			return tmp, err
+		}
+		return tmp, nil
+	})
+	if err != nil {
+		return err
+	}
+	o.Files = files
+	o.flags, o.localFlags = cmd.Flags(), cmd.LocalFlags()
+	return cmdutil.Run(cmd.Context(), o)
+}
+
+// AddFlags registers run's flags on f.
+func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Name, "name", "", "name of the integration (default: from the first file's name)")
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the integration to this operator")
 	f.StringArrayVarP(&o.Dependencies, "dependency", "d", nil, "a dependency, such as camel:http or mvn:org.example:lib:1.0 (repeatable)")
@@ -197,7 +211,6 @@ default operator.`,
 	f.BoolVar(&o.DontRunAfterBuild, "dont-run-after-build", false,
 		"build the integration and stop at phase Build Complete, without deploying it (annotation "+
 			camelv1.DontRunAfterBuildAnnotation+"); deploy it later with caravan deploy")
-	return cmd
 }
 
 // Complete applies the files' modelines to the flags, resolves the namespace and
