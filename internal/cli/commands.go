@@ -9,16 +9,16 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/cli/movecmd"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
-	"github.com/caravan-dev/caravan/internal/cli/operatorcmd"
 	"github.com/caravan-dev/caravan/internal/cli/runcmd"
+	"github.com/caravan-dev/caravan/internal/operatorcmd"
 )
 
 // commands are every command of the caravan CLI.
 func commands(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		local.NewCmdLocal(streams),
-		operatorcmd.NewCmd(kube, streams),
-		operatorcmd.NewFleetCmd(kube, streams),
+		operatorcmd.NewCmd(kube, streams.ErrOut),
+		operatorcmd.NewFleetCmd(kube, streams.ErrOut),
 		runcmd.NewCmdRun(kube, streams),
 		runcmd.NewCmdBind(kube, streams),
 		runcmd.NewCmdDelete(kube, streams),

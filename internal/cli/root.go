@@ -1,7 +1,8 @@
 // Package cli builds the caravan command tree from the command groups: runcmd (run and build),
-// movecmd (moves), installcmd (operators), observecmd (reading), local and operatorcmd. Each
-// command is an Options struct with Complete, Validate and Run (cmdutil.Command), built by a
-// NewCmdX function whose RunE runs them with cmdutil.Run; cmdutil holds the shared flags.
+// movecmd (moves), installcmd (operators), observecmd (reading), local, and internal/operatorcmd,
+// which the operator image shares. Each command is an Options struct with Complete, Validate and
+// Run (cmdutil.Command), built by a NewCmdX function whose RunE runs them with cmdutil.Run;
+// cmdutil holds the shared flags.
 package cli
 
 import (

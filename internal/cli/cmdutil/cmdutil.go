@@ -1,5 +1,6 @@
-// Package cmdutil holds the skeleton that every caravan command follows,
-// as kubectl's do: an Options type with Complete, Validate and Run.
+// Package cmdutil holds what the CLI's commands share: the kube flags,
+// printing, the operator checks, and the names of internal/command's
+// skeleton (an Options type with Complete, Validate and Run) and exit codes.
 package cmdutil
 
 import (
@@ -8,35 +9,18 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
-// Command is what the Options of every command implement. Complete fills
-// in what the flags and arguments leave out (defaults, the namespace, the
-// clients), Validate refuses bad input with an error a user can act on
-// before anything is changed, and Run does the work.
-type Command interface {
-	Complete() error
-	Validate() error
-	Run(ctx context.Context) error
-}
+// Command is what the Options of every command implement (command.Command).
+type Command = command.Command
 
-// Run runs o's Complete, Validate and Run in order, stopping at the first
-// error.
-func Run(ctx context.Context, o Command) error {
-	if err := o.Complete(); err != nil {
-		return err
-	}
-	if err := o.Validate(); err != nil {
-		return WithExitCode(ExitUsage, err)
-	}
-	return o.Run(ctx)
-}
+// Run runs o's Complete, Validate and Run in order, as command.Run does.
+func Run(ctx context.Context, o Command) error { return command.Run(ctx, o) }
 
-// RunE is a cobra RunE that runs o, for a command without positional
-// arguments (a command with some keeps them in its Options first).
-func RunE(o Command) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, _ []string) error { return Run(cmd.Context(), o) }
-}
+// RunE is a cobra RunE that runs o, as command.RunE does.
+func RunE(o Command) func(*cobra.Command, []string) error { return command.RunE(o) }
 
 // LogClientsToKlog sends controller-runtime's logs to klog. Without a
 // logger, controller-runtime prints a stack trace after 30 seconds; only

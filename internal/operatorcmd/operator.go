@@ -1,6 +1,8 @@
-// Package operatorcmd holds `caravan operator`, which runs an operator. It
-// needs only client-go to find the cluster, so that the operator image's
-// binary (cmd/caravan-operator) links none of the CLI's other commands.
+// Package operatorcmd holds the commands that the operator image runs:
+// `caravan operator`, `caravan fleet` and `caravan builder`. It finds the
+// cluster with client-go alone and imports no CLI package, so that the
+// image's binary (cmd/caravan-operator) links neither kubectl nor
+// kustomize; the caravan CLI registers the same commands.
 package operatorcmd
 
 import (
@@ -16,12 +18,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/operator"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/version"
@@ -51,15 +52,16 @@ type Options struct {
 	config     *rest.Config
 	defaultSet bool
 
-	genericiooptions.IOStreams
+	// ErrOut receives the logs.
+	ErrOut io.Writer
 }
 
-// NewCmd builds `caravan operator`, finding the cluster through kube.
-func NewCmd(kube Kube, streams genericiooptions.IOStreams) *cobra.Command {
+// NewCmd builds `caravan operator`, finding the cluster through kube and logging to errOut.
+func NewCmd(kube Kube, errOut io.Writer) *cobra.Command {
 	o := &Options{
 		Kube:        kube,
 		MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElect: true,
-		HeartbeatInterval: 10 * time.Second, BuildBackoff: 5 * time.Second, IOStreams: streams,
+		HeartbeatInterval: 10 * time.Second, BuildBackoff: 5 * time.Second, ErrOut: errOut,
 	}
 	cmd := &cobra.Command{
 		Use:    "operator",
@@ -81,7 +83,7 @@ context.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.defaultSet = cmd.Flags().Changed("default")
-			return cmdutil.Run(cmd.Context(), o)
+			return command.Run(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.IDFlag, "operator-id", "x", "", "the operator id (default $OPERATOR_ID, $KAMEL_OPERATOR_ID or camel-k)")

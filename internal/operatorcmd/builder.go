@@ -5,26 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/builder"
-	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/image"
 )
 
-// NewBuilderCmd builds `caravan builder`, what builder pods run.
-func NewBuilderCmd(streams genericiooptions.IOStreams) *cobra.Command {
+// NewBuilderCmd builds `caravan builder`, what builder pods run; it reports to errOut.
+func NewBuilderCmd(errOut io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    "builder",
 		Short:  "Run a step of a kit build, in a builder pod",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 	}
-	cmd.AddCommand(newPublishCmd(streams))
+	cmd.AddCommand(newPublishCmd(errOut))
 	return cmd
 }
 
@@ -42,16 +42,17 @@ type PublishOptions struct {
 	// Set by Complete.
 	task builder.Task
 
-	genericiooptions.IOStreams
+	// ErrOut receives what was pushed.
+	ErrOut io.Writer
 }
 
-func newPublishCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PublishOptions{TerminationLog: "/dev/termination-log", IOStreams: streams}
+func newPublishCmd(errOut io.Writer) *cobra.Command {
+	o := &PublishOptions{TerminationLog: "/dev/termination-log", ErrOut: errOut}
 	cmd := &cobra.Command{
 		Use:   "publish --list FILE --task JSON",
 		Short: "Layer the jars Maven listed onto the base image and push the kit image",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), o) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return command.Run(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.List, "list", builder.ListFile, "Maven's list of the resolved jars")
 	cmd.Flags().StringVar(&o.MavenLog, "maven-log", builder.MavenLog, "Maven's batch-mode log, whose downloads the result counts")

@@ -5,15 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/fleet"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
@@ -39,13 +39,14 @@ type FleetOptions struct {
 	namespace string
 	config    *rest.Config
 
-	genericiooptions.IOStreams
+	// ErrOut receives the logs.
+	ErrOut io.Writer
 }
 
-// NewFleetCmd builds `caravan fleet`, finding the cluster through kube.
-func NewFleetCmd(kube Kube, streams genericiooptions.IOStreams) *cobra.Command {
+// NewFleetCmd builds `caravan fleet`, finding the cluster through kube and logging to errOut.
+func NewFleetCmd(kube Kube, errOut io.Writer) *cobra.Command {
 	o := &FleetOptions{Kube: kube, MetricsAddr: ":8080", ProbeAddr: ":8081", LeaderElect: true,
-		LogFormat: LogFormatText, IOStreams: streams}
+		LogFormat: LogFormatText, ErrOut: errOut}
 	cmd := &cobra.Command{
 		Use:    "fleet",
 		Hidden: true, // the fleet controller's pod runs it; users install it with caravan install --fleet
@@ -58,7 +59,7 @@ orphans. caravan install --fleet installs it.`,
 		Example: `  # Run the fleet controller against the current kubeconfig
   caravan fleet -n caravan-system --operator-image registry.example/caravan/operator:v1`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return command.Run(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.OperatorImage, "operator-image", "", "the operators' image when their IntegrationOperator names none; spec.version replaces its tag")
 	cmd.Flags().StringVar(&o.Registry, "registry", "", "the build registry of the operators' platforms")

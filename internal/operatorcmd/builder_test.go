@@ -12,12 +12,12 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // TestPublishPushesWithTheRegistrysCredentials runs `builder publish` as a builder pod does,
@@ -84,7 +84,7 @@ func publisher(t *testing.T, reg image.Registry) func(extra ...string) (string, 
 			t.Fatal(err)
 		}
 	}
-	task, err := json.Marshal(builder.Task{Project: maven.Project{CamelVersion: "4.18.0"}, BaseImage: "base:1",
+	task, err := json.Marshal(builder.Task{Project: maven.Project{BOM: runtime.Main.BOM("4.18.0")}, BaseImage: "base:1",
 		RegistryAddress: reg.Address, Insecure: reg.Insecure, Repository: "kit-a"})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func publisher(t *testing.T, reg image.Registry) func(extra ...string) (string, 
 	return func(extra ...string) (string, error) {
 		termination := filepath.Join(t.TempDir(), "termination-log")
 		var errOut bytes.Buffer
-		cmd := newPublishCmd(genericiooptions.IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut})
+		cmd := newPublishCmd(&errOut)
 		cmd.SetArgs(append([]string{"--list=" + list, "--maven-log=" + mavenLog, "--termination-log=" + termination,
 			"--task=" + string(task)}, extra...))
 		if err := cmd.ExecuteContext(ctx); err != nil {
