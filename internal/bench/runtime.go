@@ -64,7 +64,6 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 	if err != nil {
 		return nil, err
 	}
-	op := ops[0]
 	if err := e.createNamespace(ctx, runtimeNamespace); err != nil {
 		return nil, err
 	}
@@ -73,36 +72,10 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 		return nil, err
 	}
 	res := &result.Runtime{Integrations: n}
-	first := func(name string, deps []string) (float64, error) {
-		it := tickIntegration(name, op.ID, deps)
-		start := time.Now()
-		if err := e.client.Create(ctx, it); err != nil {
-			return 0, err
-		}
-		at, err := firstTick(ctx, e.client, cs, runtimeNamespace, name, start)
-		if err != nil {
-			return 0, fmt.Errorf("integration %s: %w", name, err)
-		}
-		return measure.Round3(at.Sub(start).Seconds()), nil
-	}
-	fmt.Fprintln(e.progress, "runtime: a kit of camel:jackson with an empty Maven cache, to the first message")
-	if res.ColdSeconds, err = first("cold", runtimeDeps); err != nil {
+	s := &tickStarter{e: e, cs: cs, op: ops[0]}
+	if err := s.startTimes(ctx, n, res); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(e.progress, "runtime:   %.1f s; one more dependency on that kit, the cache warm\n", res.ColdSeconds)
-	if res.WarmSeconds, err = first("warm", runtimeMoreDeps); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(e.progress, "runtime:   %.1f s; %d integrations on the kit that exists, one at a time\n", res.WarmSeconds, n)
-	var existing []float64
-	for i := range n {
-		s, err := first(fmt.Sprintf("existing-%d", i), runtimeDeps)
-		if err != nil {
-			return nil, err
-		}
-		existing = append(existing, s)
-	}
-	res.ExistingSeconds = measure.Summarize(existing)
 
 	fmt.Fprintln(e.progress, "runtime: the floor, the same route on the same jars and Java, started directly")
 	floor, err := prepareFloor(ctx, e, cs, "existing-0")
@@ -110,13 +83,74 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 		return nil, err
 	}
 	defer os.RemoveAll(floor.dir)
+	if err := floorFigures(ctx, e, floor, n, res); err != nil {
+		return nil, err
+	}
+
+	if err := s.moveTimes(ctx, moveNames(n, moves), n, res); err != nil {
+		return nil, err
+	}
+	return res, e.deleteNamespace(ctx, runtimeNamespace)
+}
+
+// tickStarter creates tick integrations for one operator and times their first message.
+type tickStarter struct {
+	e  *env
+	cs kubernetes.Interface
+	op *Operator
+}
+
+// first creates the tick integration name on a kit of deps and returns the seconds to its
+// first message.
+func (s *tickStarter) first(ctx context.Context, name string, deps []string) (float64, error) {
+	it := tickIntegration(name, s.op.ID, deps)
+	start := time.Now()
+	if err := s.e.client.Create(ctx, it); err != nil {
+		return 0, err
+	}
+	at, err := firstTick(ctx, s.e.client, s.cs, runtimeNamespace, name, start)
+	if err != nil {
+		return 0, fmt.Errorf("integration %s: %w", name, err)
+	}
+	return measure.Round3(at.Sub(start).Seconds()), nil
+}
+
+// startTimes times the first message of the cold and warm kits' integrations, then of n
+// integrations on the kit that exists, one at a time.
+func (s *tickStarter) startTimes(ctx context.Context, n int, res *result.Runtime) error {
+	progress := s.e.progress
+	var err error
+	fmt.Fprintln(progress, "runtime: a kit of camel:jackson with an empty Maven cache, to the first message")
+	if res.ColdSeconds, err = s.first(ctx, "cold", runtimeDeps); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "runtime:   %.1f s; one more dependency on that kit, the cache warm\n", res.ColdSeconds)
+	if res.WarmSeconds, err = s.first(ctx, "warm", runtimeMoreDeps); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "runtime:   %.1f s; %d integrations on the kit that exists, one at a time\n", res.WarmSeconds, n)
+	var existing []float64
+	for i := range n {
+		secs, err := s.first(ctx, fmt.Sprintf("existing-%d", i), runtimeDeps)
+		if err != nil {
+			return err
+		}
+		existing = append(existing, secs)
+	}
+	res.ExistingSeconds = measure.Summarize(existing)
+	return nil
+}
+
+// floorFigures times the floor's first message n times, then reads the idle memory and CPU of
+// an integration beside the floor's JVM.
+func floorFigures(ctx context.Context, e *env, floor *floorRun, n int, res *result.Runtime) error {
 	res.Heap = floor.heap
 	res.MemoryLimit = floor.limit
 	var floors []float64
 	for range n {
 		s, err := floor.firstTick(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		floors = append(floors, s)
 	}
@@ -124,11 +158,17 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 	res.Ratio = measure.Ratio(res.ExistingSeconds.P50, res.FloorSeconds.P50)
 
 	fmt.Fprintf(e.progress, "runtime: memory and CPU after %s idle, an integration beside the floor's JVM\n", runtimeIdle)
+	var err error
 	if res.Idle, res.FloorIdle, err = idleFigures(ctx, floor, "existing-0"); err != nil {
-		return nil, err
+		return err
 	}
 	res.RSSRatio = measure.Ratio(res.Idle.RSSMiB, res.FloorIdle.RSSMiB)
+	return nil
+}
 
+// moveNames names the integrations the runtime scenario moves, moves of them: the cold, warm and
+// existing ones, then new moving-i ones to make up the number.
+func moveNames(n, moves int) []string {
 	names := []string{"cold", "warm"}
 	for i := range n {
 		names = append(names, fmt.Sprintf("existing-%d", i))
@@ -136,32 +176,37 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 	for i := len(names); i < moves; i++ {
 		names = append(names, fmt.Sprintf("moving-%d", i))
 	}
-	names = names[:moves]
+	return names[:moves]
+}
+
+// moveTimes starts the integrations of names not running yet (all but the first n+2), then
+// moves them all to an operator that makes the same kits, and on to one of another base image.
+func (s *tickStarter) moveTimes(ctx context.Context, names []string, n int, res *result.Runtime) error {
+	e := s.e
 	fmt.Fprintf(e.progress, "runtime: %d integrations moved to an operator that makes the same kits, in a canary of %d waves; "+
-		"then on to one of another base image, which builds its own\n", moves, len(runtimeWaves))
+		"then on to one of another base image, which builds its own\n", len(names), len(runtimeWaves))
 	next, err := e.startMavenOperators(ctx, "runtime-b", "runtime-c")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := useOtherBaseImage(ctx, e, next[1]); err != nil {
-		return nil, err
+		return err
 	}
-	err = parallel(ctx, len(names)-min(len(names), n+2), func(ctx context.Context, i int) error {
-		_, err := first(names[n+2+i], runtimeDeps)
+	// The starts use the scenario's context: a failed start does not cancel those under way.
+	err = parallel(ctx, len(names)-min(len(names), n+2), func(_ context.Context, i int) error {
+		_, err := s.first(ctx, names[n+2+i], runtimeDeps)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if res.Move, err = moveRuntime(ctx, e, cs, op, next[0], names); err != nil {
-		return nil, err
+	if res.Move, err = moveRuntime(ctx, e, s.cs, s.op, next[0], names); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.progress, "runtime:   move p99 %.2f s, %d pods started, %d ticks lost; on to %s, of another base image\n",
 		res.Move.MoveSeconds.P99, res.Move.PodsStarted, res.Move.LostTicks, next[1].ID)
-	if res.Roll, err = moveRuntime(ctx, e, cs, next[0], next[1], names); err != nil {
-		return nil, err
-	}
-	return res, e.deleteNamespace(ctx, runtimeNamespace)
+	res.Roll, err = moveRuntime(ctx, e, s.cs, next[0], next[1], names)
+	return err
 }
 
 // tickIntegration is an integration of the tick route, on a kit of deps, assigned to id.
@@ -258,19 +303,8 @@ func (t *tail) String() string {
 // prepareFloor unpacks the kit image of integration name and writes the files its pod mounts
 // under /etc/camel, to run its java command line with the paths moved there.
 func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name string) (*floorRun, error) {
-	it := &camelv1.Integration{}
-	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: name}, it); err != nil {
-		return nil, err
-	}
-	if it.Status.IntegrationKit == nil {
-		return nil, fmt.Errorf("integration %s has no kit", name)
-	}
-	kit := &camelv1.IntegrationKit{}
-	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: it.Status.IntegrationKit.Name}, kit); err != nil {
-		return nil, err
-	}
-	dep := &appsv1.Deployment{}
-	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: name}, dep); err != nil {
+	kit, dep, err := kitAndDeployment(ctx, e, name)
+	if err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "caravan-floor-")
@@ -278,28 +312,11 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 		return nil, err
 	}
 	f := &floorRun{dir: dir}
-	root := filepath.Join(dir, "rootfs")
-	img, err := image.Pull(ctx, image.Registry{Address: e.cluster.RegistryAddress, Insecure: true}, kit.Status.Image)
+	javaHome, err := unpackKit(ctx, e, kit.Status.Image, f.root())
 	if err != nil {
 		return nil, err
 	}
-	if err := procnode.Unpack(img, root); err != nil {
-		return nil, fmt.Errorf("unpacking the kit image: %w", err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	javaHome := ""
-	for _, kv := range cfg.Config.Env {
-		if v, ok := strings.CutPrefix(kv, "JAVA_HOME="); ok {
-			javaHome = v
-		}
-	}
-	if javaHome == "" {
-		return nil, errors.New("the kit image sets no JAVA_HOME")
-	}
-	f.java = filepath.Join(root, javaHome, "bin", "java")
+	f.java = filepath.Join(f.root(), javaHome, "bin", "java")
 	if len(dep.Spec.Template.Spec.Containers) == 0 {
 		return nil, fmt.Errorf("the Deployment of integration %s has no container", name)
 	}
@@ -309,62 +326,127 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 	if q, ok := main.Resources.Limits[corev1.ResourceMemory]; ok {
 		f.limit = q.String()
 	}
-	// The files the pod mounts from ConfigMaps, moved under dir.
-	move := func(p string) string {
-		p = strings.ReplaceAll(p, "/etc/camel", filepath.Join(dir, "etc", "camel"))
-		return strings.ReplaceAll(p, runtime.DeploymentsDir, filepath.Join(root, strings.TrimPrefix(runtime.DeploymentsDir, "/")))
-	}
-	for _, m := range main.VolumeMounts {
-		for _, v := range dep.Spec.Template.Spec.Volumes {
-			if v.Name != m.Name || v.ConfigMap == nil {
-				continue
-			}
-			cm, err := cs.CoreV1().ConfigMaps(runtimeNamespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			target := move(m.MountPath)
-			for key, value := range cm.Data {
-				// Where the key lands in the volume: its item's path, else its name; a
-				// volume that lists items holds those alone.
-				rel := key
-				if len(v.ConfigMap.Items) > 0 {
-					rel = ""
-				}
-				for _, item := range v.ConfigMap.Items {
-					if item.Key == key {
-						rel = item.Path
-					}
-				}
-				if rel == "" {
-					continue
-				}
-				path := filepath.Join(target, rel)
-				if m.SubPath != "" {
-					if rel != m.SubPath {
-						continue
-					}
-					path = target
-				}
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					return nil, err
-				}
-				if err := os.WriteFile(path, []byte(move(value)), 0o644); err != nil {
-					return nil, err
-				}
-			}
-		}
+	if err := f.writeMounts(ctx, cs, main.VolumeMounts, dep.Spec.Template.Spec.Volumes); err != nil {
+		return nil, err
 	}
 	for _, a := range main.Args {
 		if strings.HasPrefix(a, "-Xmx") {
 			f.heap = a
 		}
-		f.args = append(f.args, move(a))
+		f.args = append(f.args, f.move(a))
 	}
 	// The node's pod addresses are loopback ones: the floor binds one no pod has.
-	f.env = []string{"PATH=/usr/bin:/bin", "JAVA_HOME=" + filepath.Join(root, javaHome), runtime.EnvPodIP + "=127.254.0.1",
+	f.env = []string{"PATH=/usr/bin:/bin", "JAVA_HOME=" + filepath.Join(f.root(), javaHome), runtime.EnvPodIP + "=127.254.0.1",
 		trait.EnvIntegration + "=floor", "HOME=" + dir}
 	return f, nil
+}
+
+// kitAndDeployment gets the kit and the Deployment of integration name.
+func kitAndDeployment(ctx context.Context, e *env, name string) (*camelv1.IntegrationKit, *appsv1.Deployment, error) {
+	it := &camelv1.Integration{}
+	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: name}, it); err != nil {
+		return nil, nil, err
+	}
+	if it.Status.IntegrationKit == nil {
+		return nil, nil, fmt.Errorf("integration %s has no kit", name)
+	}
+	kit := &camelv1.IntegrationKit{}
+	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: it.Status.IntegrationKit.Name}, kit); err != nil {
+		return nil, nil, err
+	}
+	dep := &appsv1.Deployment{}
+	if err := e.client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: name}, dep); err != nil {
+		return nil, nil, err
+	}
+	return kit, dep, nil
+}
+
+// unpackKit pulls kit image ref from the cluster's registry into root and returns its JAVA_HOME.
+func unpackKit(ctx context.Context, e *env, ref, root string) (string, error) {
+	img, err := image.Pull(ctx, image.Registry{Address: e.cluster.RegistryAddress, Insecure: true}, ref)
+	if err != nil {
+		return "", err
+	}
+	if err := procnode.Unpack(img, root); err != nil {
+		return "", fmt.Errorf("unpacking the kit image: %w", err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	javaHome := ""
+	for _, kv := range cfg.Config.Env {
+		if v, ok := strings.CutPrefix(kv, "JAVA_HOME="); ok {
+			javaHome = v
+		}
+	}
+	if javaHome == "" {
+		return "", errors.New("the kit image sets no JAVA_HOME")
+	}
+	return javaHome, nil
+}
+
+// root is where the floor's kit image is unpacked.
+func (f *floorRun) root() string { return filepath.Join(f.dir, "rootfs") }
+
+// move moves the paths in p of the files the pod mounts, and of the kit's jars, under f.dir.
+func (f *floorRun) move(p string) string {
+	p = strings.ReplaceAll(p, "/etc/camel", filepath.Join(f.dir, "etc", "camel"))
+	return strings.ReplaceAll(p, runtime.DeploymentsDir, filepath.Join(f.root(), strings.TrimPrefix(runtime.DeploymentsDir, "/")))
+}
+
+// writeMounts writes the files the container mounts from ConfigMaps, moved under f.dir.
+func (f *floorRun) writeMounts(ctx context.Context, cs kubernetes.Interface, mounts []corev1.VolumeMount, volumes []corev1.Volume) error {
+	for _, m := range mounts {
+		for _, v := range volumes {
+			if v.Name != m.Name || v.ConfigMap == nil {
+				continue
+			}
+			cm, err := cs.CoreV1().ConfigMaps(runtimeNamespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			target := f.move(m.MountPath)
+			for key, value := range cm.Data {
+				path, ok := mountedPath(v.ConfigMap, m, target, key)
+				if !ok {
+					continue
+				}
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(path, []byte(f.move(value)), 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// mountedPath is where ConfigMap key lands when volume v is mounted by m at target, if it does.
+func mountedPath(v *corev1.ConfigMapVolumeSource, m corev1.VolumeMount, target, key string) (string, bool) {
+	// Where the key lands in the volume: its item's path, else its name; a
+	// volume that lists items holds those alone.
+	rel := key
+	if len(v.Items) > 0 {
+		rel = ""
+	}
+	for _, item := range v.Items {
+		if item.Key == key {
+			rel = item.Path
+		}
+	}
+	if rel == "" {
+		return "", false
+	}
+	if m.SubPath != "" {
+		if rel != m.SubPath {
+			return "", false
+		}
+		return target, true
+	}
+	return filepath.Join(target, rel), true
 }
 
 // start starts the floor's JVM; ticked receives the time of its first tick. Its output is

@@ -39,15 +39,7 @@ func moveRuntime(ctx context.Context, e *env, cs kubernetes.Interface, from, to 
 		return nil, err
 	}
 	defer w.Stop()
-	// A pod logs its first tick before its readiness probe passes: the move starts from
-	// integrations that are Ready.
-	running, err := w.Track(ctx, w.RunningUnder(runtimeNamespace, from.ID), nil)
-	if err != nil {
-		return nil, err
-	}
-	err = running.Wait(ctx, len(names), "the integrations to run under "+from.ID, e.report("running"))
-	running.Stop()
-	if err != nil {
+	if err := awaitRunning(ctx, e, w, from, len(names)); err != nil {
 		return nil, err
 	}
 	before, err := runtimePods(ctx, e.client)
@@ -63,39 +55,10 @@ func moveRuntime(ctx context.Context, e *env, cs kubernetes.Interface, from, to 
 		return nil, err
 	}
 	defer moved.Stop()
-	patchedAt := map[string]time.Time{}
-	start := time.Now()
-	done := 0
-	for i, share := range runtimeWaves {
-		wave := names[done:max(done+1, int(float64(len(names))*share+0.5))]
-		if i == len(runtimeWaves)-1 {
-			wave = names[done:]
-		}
-		fmt.Fprintf(e.progress, "runtime:   wave %d/%d: %d integrations to %s\n", i+1, len(runtimeWaves), len(wave), to.ID)
-		waveStart := time.Now()
-		for _, name := range wave {
-			patchedAt[name] = time.Now()
-			it := &camelv1.Integration{}
-			it.Namespace, it.Name = runtimeNamespace, name
-			if err := assign(ctx, e.client, it, to.ID); err != nil {
-				return nil, fmt.Errorf("moving integration %s: %w", name, err)
-			}
-		}
-		done += len(wave)
-		waitCtx, cancel := context.WithTimeout(ctx, runtimeMoveTimeout)
-		err := moved.Wait(waitCtx, done, fmt.Sprintf("wave %d to run under %s", i+1, to.ID), e.report("moved"))
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		res.WaveSeconds = append(res.WaveSeconds, measure.Round3(moved.Last().Sub(waveStart).Seconds()))
+	patchedAt, times, err := moveWaves(ctx, e, moved, to, names, res)
+	if err != nil {
+		return nil, err
 	}
-	res.TotalSeconds = measure.Round3(moved.Last().Sub(start).Seconds())
-	times := moved.Times()
-	for _, name := range names {
-		res.MoveTimes = append(res.MoveTimes, measure.Round3(times[name].Sub(patchedAt[name]).Seconds()))
-	}
-	res.MoveSeconds = measure.Summarize(res.MoveTimes)
 	res.PodsStarted, res.MinReadyPods = pods.Started(), int(min(1, pods.Minimum()))
 
 	if res.KitsAdopted, err = adoptedKits(ctx, e.client, runtimeNamespace, to.ID); err != nil {
@@ -119,10 +82,73 @@ func moveRuntime(ctx context.Context, e *env, cs kubernetes.Interface, from, to 
 	}
 	// The pods were kept: each log must count on from before the move, with no number missing.
 	sleep(ctx, 3*time.Second)
-	for _, p := range after {
+	if err := readTickGaps(ctx, cs, after, patchedAt, times, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// awaitRunning waits for n integrations to be Ready under operator from.
+func awaitRunning(ctx context.Context, e *env, w *measure.Watcher, from *Operator, n int) error {
+	// A pod logs its first tick before its readiness probe passes: the move starts from
+	// integrations that are Ready.
+	running, err := w.Track(ctx, w.RunningUnder(runtimeNamespace, from.ID), nil)
+	if err != nil {
+		return err
+	}
+	err = running.Wait(ctx, n, "the integrations to run under "+from.ID, e.report("running"))
+	running.Stop()
+	return err
+}
+
+// moveWaves assigns names to operator to, wave by wave, and times the waves and each move. It
+// returns when each integration was patched and when it ran under to.
+func moveWaves(ctx context.Context, e *env, moved *measure.Tracker, to *Operator, names []string,
+	res *result.RuntimeMove) (patchedAt, times map[string]time.Time, err error) {
+	patchedAt = map[string]time.Time{}
+	start := time.Now()
+	done := 0
+	for i, share := range runtimeWaves {
+		wave := names[done:max(done+1, int(float64(len(names))*share+0.5))]
+		if i == len(runtimeWaves)-1 {
+			wave = names[done:]
+		}
+		fmt.Fprintf(e.progress, "runtime:   wave %d/%d: %d integrations to %s\n", i+1, len(runtimeWaves), len(wave), to.ID)
+		waveStart := time.Now()
+		for _, name := range wave {
+			patchedAt[name] = time.Now()
+			it := &camelv1.Integration{}
+			it.Namespace, it.Name = runtimeNamespace, name
+			if err := assign(ctx, e.client, it, to.ID); err != nil {
+				return nil, nil, fmt.Errorf("moving integration %s: %w", name, err)
+			}
+		}
+		done += len(wave)
+		waitCtx, cancel := context.WithTimeout(ctx, runtimeMoveTimeout)
+		err := moved.Wait(waitCtx, done, fmt.Sprintf("wave %d to run under %s", i+1, to.ID), e.report("moved"))
+		cancel()
+		if err != nil {
+			return nil, nil, err
+		}
+		res.WaveSeconds = append(res.WaveSeconds, measure.Round3(moved.Last().Sub(waveStart).Seconds()))
+	}
+	res.TotalSeconds = measure.Round3(moved.Last().Sub(start).Seconds())
+	times = moved.Times()
+	for _, name := range names {
+		res.MoveTimes = append(res.MoveTimes, measure.Round3(times[name].Sub(patchedAt[name]).Seconds()))
+	}
+	res.MoveSeconds = measure.Summarize(res.MoveTimes)
+	return patchedAt, times, nil
+}
+
+// readTickGaps reads each kept pod's log for ticks missing, or none after its integration's move
+// (at times, patched at patchedAt), into res's LostTicks and Gaps.
+func readTickGaps(ctx context.Context, cs kubernetes.Interface, pods map[types.UID]corev1.Pod,
+	patchedAt, times map[string]time.Time, res *result.RuntimeMove) error {
+	for _, p := range pods {
 		data, err := cs.CoreV1().Pods(runtimeNamespace).GetLogs(p.Name, &corev1.PodLogOptions{Timestamps: true}).DoRaw(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("reading the log of pod %s: %w", p.Name, err)
+			return fmt.Errorf("reading the log of pod %s: %w", p.Name, err)
 		}
 		name := p.Labels[camelv1.IntegrationLabel]
 		lost, last, lastAt := tickGaps(string(data))
@@ -136,7 +162,7 @@ func moveRuntime(ctx context.Context, e *env, cs kubernetes.Interface, from, to 
 		}
 	}
 	slices.Sort(res.Gaps)
-	return res, nil
+	return nil
 }
 
 // adoptedKits counts the kits of operator id in namespace that wrap another operator's kit image.
