@@ -68,8 +68,10 @@ type Job struct {
 // Parent is a Ready kit an incremental kit builds on.
 type Parent struct {
 	// Kit names it; Image is its image by digest.
-	Kit, Image string
-	Artifacts  []camelv1.Artifact
+	Kit   string `json:"kit,omitempty"`
+	Image string `json:"image"`
+	// Artifacts are its jars, each at its Target in the image.
+	Artifacts []camelv1.Artifact `json:"artifacts"`
 }
 
 // Build strategies, as Camel K names them (the platform's

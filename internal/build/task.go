@@ -11,8 +11,8 @@ import (
 // TaskName is the key of Caravan's task in a Build's spec.tasks: the kit spec to build.
 const TaskName = "caravan"
 
-// Task encodes a kit spec as a Build task.
-func Task(s kit.Spec) (camelv1.RawObject, error) {
+// TaskOf encodes a kit spec as a Build task, which SpecOf reads back.
+func TaskOf(s kit.Spec) (camelv1.RawObject, error) {
 	data, err := json.Marshal(map[string]kit.Spec{TaskName: s})
 	if err != nil {
 		return camelv1.RawObject{}, err

@@ -9,7 +9,7 @@ import (
 
 func TestTask(t *testing.T) {
 	spec := kit.Spec{BaseImage: "eclipse-temurin:21", Dependencies: []string{"camel:timer"}}
-	task, err := Task(spec)
+	task, err := TaskOf(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,9 @@ type cluster struct {
 	fail     error
 }
 
-func (c *cluster) Own(ns, name string) (*camelv1.IntegrationKit, error) { return c.own[ns+"/"+name], nil }
+func (c *cluster) Own(ns, name string) (*camelv1.IntegrationKit, error) {
+	return c.own[ns+"/"+name], nil
+}
 
 func (c *cluster) Any(ns, name string) (*camelv1.IntegrationKit, error) {
 	c.anyReads++
@@ -190,7 +192,7 @@ func TestTheKitAnIntegrationRunsIsChosenFromWhatTheOperatorsHold(t *testing.T) {
 				g.Expect(got.Make.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, "b"))
 				g.Expect(got.Why).To(ContainSubstring(tc.want.name))
 				for key, v := range tc.want.made {
-					g.Expect(got.Make.Labels[key] + got.Make.Annotations[key]).To(Equal(v), key)
+					g.Expect(got.Make.Labels[key]+got.Make.Annotations[key]).To(Equal(v), key)
 				}
 			}
 		})

@@ -11,9 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/caravan-dev/caravan/internal/builder"
+	"github.com/caravan-dev/caravan/internal/builderpod"
 	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/publish"
 )
 
 // NewBuilderCmd builds `caravan builder`, what builder pods run; it reports to errOut.
@@ -40,7 +42,7 @@ type PublishOptions struct {
 	RegistryCA string
 
 	// Set by Complete.
-	task builder.Task
+	task publish.Request
 
 	// ErrOut receives what was pushed.
 	ErrOut io.Writer
@@ -54,8 +56,8 @@ func newPublishCmd(errOut io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return command.Run(cmd.Context(), o) },
 	}
-	cmd.Flags().StringVar(&o.List, "list", builder.ListFile, "Maven's list of the resolved jars")
-	cmd.Flags().StringVar(&o.MavenLog, "maven-log", builder.MavenLog, "Maven's batch-mode log, whose downloads the result counts")
+	cmd.Flags().StringVar(&o.List, "list", builderpod.ListFile, "Maven's list of the resolved jars")
+	cmd.Flags().StringVar(&o.MavenLog, "maven-log", builderpod.MavenLog, "Maven's batch-mode log, whose downloads the result counts")
 	cmd.Flags().StringVar(&o.TaskJSON, "task", "", "the build task, as JSON")
 	cmd.Flags().StringVar(&o.TerminationLog, "termination-log", o.TerminationLog, "where the result is written, as JSON")
 	cmd.Flags().StringVar(&o.RegistryAuth, "registry-auth", "", "a Docker config file with the registry's credentials")
@@ -108,7 +110,7 @@ func (o *PublishOptions) Validate() error {
 // Run pushes the kit image and writes the result, without the artifacts,
 // which the image's config lists: a termination message holds 4 kB.
 func (o *PublishOptions) Run(ctx context.Context) error {
-	res, err := builder.Publish(ctx, o.task, o.List)
+	res, err := publish.Run(ctx, o.task, o.List)
 	if err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func (o *PublishOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading Maven's log: %w", err)
 	}
-	res.Downloads = builder.Downloaded(log)
+	res.Downloads = maven.Downloaded(log)
 	fmt.Fprintf(o.ErrOut, "pushed %s: %d jars, %d of them in the new layer; Maven downloaded %d files\n",
 		res.Image, len(res.Artifacts), res.Added, res.Downloads.Files)
 	res.Artifacts = nil

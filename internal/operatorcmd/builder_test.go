@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
-	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/publish"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
@@ -84,7 +84,7 @@ func publisher(t *testing.T, reg image.Registry) func(extra ...string) (string, 
 			t.Fatal(err)
 		}
 	}
-	task, err := json.Marshal(builder.Task{Project: maven.Project{BOM: runtime.Main.BOM("4.18.0")}, BaseImage: "base:1",
+	task, err := json.Marshal(publish.Request{Project: maven.Project{BOM: runtime.Main.BOM("4.18.0")}, BaseImage: "base:1",
 		RegistryAddress: reg.Address, Insecure: reg.Insecure, Repository: "kit-a"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func checkPushed(t *testing.T, reg image.Registry, out string, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res builder.Result
+	var res publish.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil || !strings.HasPrefix(res.Image, reg.Address+"/kit-a@sha256:") || res.Added != 1 {
 		t.Fatalf("got %+v (%v) from %s", res, err, out)
 	}

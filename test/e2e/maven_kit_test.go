@@ -21,8 +21,9 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
-	"github.com/caravan-dev/caravan/internal/builder"
+	"github.com/caravan-dev/caravan/internal/builderpod"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/publish"
 	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -78,7 +79,7 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 		g.Expect(slices.ContainsFunc(jars, func(j string) bool { return strings.HasPrefix(j, prefix) })).To(BeTrue(),
 			"the kit lacks %s*: %v", prefix, jars)
 	}
-	arts, err := builder.ImageArtifacts(img)
+	arts, err := publish.ImageArtifacts(img)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(arts).To(HaveLen(len(jars)), "the image lists other jars than it holds")
 	g.Expect(kit.Status.Artifacts).To(HaveLen(len(jars)), "the kit's status lists other jars than it holds")
@@ -109,7 +110,7 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 		for _, ns := range []string{ops, opsB} {
 			pods := &corev1.PodList{}
 			if err := env.Client.List(context.Background(), pods, client.InNamespace(ns),
-				client.MatchingLabels{"app.kubernetes.io/name": builder.PodLabel}); err != nil {
+				client.MatchingLabels{"app.kubernetes.io/name": builderpod.PodLabel}); err != nil {
 				return err
 			}
 			for _, p := range pods.Items {
@@ -152,7 +153,7 @@ func TestAKitHoldsTheJarsMavenResolvedInABuilderPod(t *testing.T) {
 	g.Eventually(func() ([]corev1.Pod, error) {
 		pods := &corev1.PodList{}
 		err := env.Client.List(context.Background(), pods, client.InNamespace(ops),
-			client.MatchingLabels{"app.kubernetes.io/name": builder.PodLabel})
+			client.MatchingLabels{"app.kubernetes.io/name": builderpod.PodLabel})
 		return pods.Items, err
 	}, timeout, poll).Should(BeEmpty())
 }

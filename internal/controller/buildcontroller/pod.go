@@ -14,9 +14,10 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
-	"github.com/caravan-dev/caravan/internal/builder"
+	"github.com/caravan-dev/caravan/internal/builderpod"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/publish"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
@@ -43,7 +44,7 @@ type PodBuilder struct {
 // (or finds it, after a restart), waits for it to end, and removes it.
 func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, error) {
 	if p.PublishImage == "" {
-		return build.Output{}, &builder.Failure{Message: "the operator runs outside a pod, so it knows no image to run builder pods with: " +
+		return build.Output{}, &build.Failure{Message: "the operator runs outside a pod, so it knows no image to run builder pods with: " +
 			"set the platform's spec.build.buildConfiguration.strategy to routine"}
 	}
 	pod, err := p.pod(j)
@@ -64,7 +65,7 @@ func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, erro
 			return build.Output{}, fmt.Errorf("reading the builder pod %s: %w", pod.Name, err)
 		}
 		current = read
-		res, done, err := builder.Outcome(current, j.Spec.RuntimeVersion)
+		res, done, err := builderpod.Outcome(current, j.Spec.RuntimeVersion)
 		if done {
 			if err != nil {
 				return build.Output{}, err
@@ -81,22 +82,19 @@ func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, erro
 
 // output reads the artifacts of a pushed kit image from its config, where
 // the builder pod listed them: its termination message is too small to.
-func (p *PodBuilder) output(ctx context.Context, j build.Job, res builder.Result) (build.Output, error) {
+func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result) (build.Output, error) {
 	img, err := image.Pull(ctx, j.Registry, res.Image)
 	if err != nil {
 		return build.Output{}, err
 	}
-	arts, err := builder.ImageArtifacts(img)
+	arts, err := publish.ImageArtifacts(img)
 	if err != nil {
 		return build.Output{}, fmt.Errorf("the kit image %s: %w", res.Image, err)
 	}
-	out := build.Output{Result: res.Result, Artifacts: make([]camelv1.Artifact, 0, len(arts)),
+	out := build.Output{Result: res.Result, Artifacts: publish.StatusArtifacts(arts),
 		Maven: &build.MavenOutput{Added: res.Added, DownloadedFiles: res.Downloads.Files, DownloadedBytes: res.Downloads.Bytes}}
 	if j.Parent != nil {
 		out.Maven.Parent = j.Parent.Kit
-	}
-	for _, a := range arts {
-		out.Artifacts = append(out.Artifacts, camelv1.Artifact{ID: a.ID, Target: a.Location, Checksum: a.Checksum})
 	}
 	return out, nil
 }
@@ -122,33 +120,27 @@ func stuck(pod *corev1.Pod, err error) error {
 func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	provider, err := runtime.ProviderNamed(j.Spec.RuntimeProvider)
 	if err != nil {
-		return nil, &builder.Failure{Message: err.Error()}
+		return nil, &build.Failure{Message: err.Error()}
 	}
 	deps, err := runtime.ParseDependencies(j.Spec.Dependencies)
 	if err != nil {
-		return nil, &builder.Failure{Message: err.Error()}
+		return nil, &build.Failure{Message: err.Error()}
 	}
 	project := maven.NewProject(provider, j.Spec.RuntimeVersion, deps, j.Spec.Repositories)
 	builderImage, err := j.Registry.Qualify(j.BuilderImage)
 	if err != nil {
-		return nil, &builder.Failure{Message: fmt.Sprintf("the builder image %q: %v", j.BuilderImage, err)}
+		return nil, &build.Failure{Message: fmt.Sprintf("the builder image %q: %v", j.BuilderImage, err)}
 	}
-	task := builder.Task{Project: project, BaseImage: j.Spec.BaseImage, Repository: j.Spec.Name(), Tag: j.Spec.Hash(),
+	req := publish.Request{Project: project, Parent: j.Parent, BaseImage: j.Spec.BaseImage, Repository: j.Spec.Name(), Tag: j.Spec.Hash(),
 		RegistryAddress: j.Registry.Address, Insecure: j.Registry.Insecure, Organization: j.Registry.Organization}
-	if j.Parent != nil {
-		task.Parent = &builder.Parent{Image: j.Parent.Image}
-		for _, a := range j.Parent.Artifacts {
-			task.Parent.Artifacts = append(task.Parent.Artifacts, builder.Artifact{ID: a.ID, Location: a.Target, Checksum: a.Checksum})
-		}
-	}
 	var cache *corev1.VolumeSource
 	if j.MavenCache != "" {
 		cache = &corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: j.MavenCache}}
 	}
-	return builder.Pod{
+	return builderpod.Pod{
 		Name: podName(j), Namespace: p.Namespace,
 		Labels:       map[string]string{camelv1.OperatorIDLabel: p.OperatorID, BuildLabel: j.Build.Name},
-		BuilderImage: builderImage, PublishImage: p.PublishImage, Task: task, Timeout: j.Timeout, Cache: cache,
+		BuilderImage: builderImage, PublishImage: p.PublishImage, Request: req, Timeout: j.Timeout, Cache: cache,
 		Settings: j.MavenSettings, CA: j.MavenCA, RegistrySecret: j.RegistrySecret, RegistryCA: j.RegistryCA,
 	}.Render()
 }

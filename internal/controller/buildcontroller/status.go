@@ -8,7 +8,6 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
-	"github.com/caravan-dev/caravan/internal/builder"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/image"
 )
@@ -46,7 +45,7 @@ func fromJob(b *camelv1.Build, st build.Status, now time.Time) {
 			return
 		}
 		reason := controller.Reason(image.ReasonOf(st.Err))
-		if builder.IsFailure(st.Err) {
+		if build.IsFailure(st.Err) {
 			reason = ReasonDependencyUnresolved
 		}
 		fail(b, reason, st.Err.Error(), FinalFailure(st), now)

@@ -18,7 +18,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
-	"github.com/caravan-dev/caravan/internal/builder"
+	"github.com/caravan-dev/caravan/internal/builderpod"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
@@ -155,13 +155,13 @@ func (r *Reconciler) reconcileMavenSettings(ctx context.Context, s *scope) (reco
 		secret := &corev1.Secret{}
 		obj, name, key = secret, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key
 		has = func() bool { _, ok := secret.Data[key]; return ok }
-		vol.Secret = &corev1.SecretVolumeSource{SecretName: name, Items: []corev1.KeyToPath{{Key: key, Path: builder.SettingsFile}}}
+		vol.Secret = &corev1.SecretVolumeSource{SecretName: name, Items: []corev1.KeyToPath{{Key: key, Path: builderpod.SettingsFile}}}
 	} else {
 		cm := &corev1.ConfigMap{}
 		obj, name, key = cm, ref.ConfigMapKeyRef.Name, ref.ConfigMapKeyRef.Key
 		has = func() bool { _, ok := cm.Data[key]; return ok }
 		vol.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name},
-			Items: []corev1.KeyToPath{{Key: key, Path: builder.SettingsFile}}}
+			Items: []corev1.KeyToPath{{Key: key, Path: builderpod.SettingsFile}}}
 	}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, obj)
 	switch {
@@ -308,7 +308,7 @@ func (r *Reconciler) retryAfter(st build.Status) reconcile.Result {
 // was cancelled, Maven failed, or the registry refused what only a user can change (credentials, a
 // malformed reference), which a retry on a timer would meet again.
 func FinalFailure(st build.Status) bool {
-	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled) || builder.IsFailure(st.Err) ||
+	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled) || build.IsFailure(st.Err) ||
 		!image.IsRetryable(st.Err)
 }
 

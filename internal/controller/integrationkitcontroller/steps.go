@@ -60,7 +60,7 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *scope) (reconcile.Re
 // createBuild creates the kit's Build; its name is the kit's, so a kit
 // never has two.
 func (r *Reconciler) createBuild(ctx context.Context, k *camelv1.IntegrationKit, spec kit.Spec) error {
-	task, err := build.Task(spec)
+	task, err := build.TaskOf(spec)
 	if err != nil {
 		return err
 	}

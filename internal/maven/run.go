@@ -1,15 +1,14 @@
-package builder
+package maven
 
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
@@ -21,22 +20,22 @@ type Artifact struct {
 	Location string `json:"location"`
 	// Checksum is the jar's sha256, as sha256:HEX.
 	Checksum string `json:"checksum"`
-	// file is where Maven put the jar in its local repository.
-	file string
+	// File is where Maven put the jar in its local repository.
+	File string `json:"-"`
 }
 
-// listArgs are Maven's arguments that resolve the project in dir and list
-// every runtime jar with its file in the local repository.
-func listArgs(listFile, localRepository string) []string {
+// ListArgs are Maven's arguments that resolve the project in the working directory and
+// list every runtime jar with its file in the local repository.
+func ListArgs(listFile, localRepository string) []string {
 	// Batch mode logs each download as one line, which Downloaded counts.
 	return []string{"-B", "-Dmaven.repo.local=" + localRepository,
-		maven.DependencyPlugin + ":list", "-DoutputFile=" + listFile,
+		DependencyPlugin + ":list", "-DoutputFile=" + listFile,
 		"-DoutputAbsoluteArtifactFilename=true", "-DincludeScope=runtime", "-DappendOutput=false"}
 }
 
-// parseList reads the dependency plugin's list: one jar a line, as
+// ParseList reads the dependency plugin's list: one jar a line, as
 // group:artifact:type[:classifier]:version:scope:/path [-- module name].
-func parseList(out []byte) ([]Artifact, error) {
+func ParseList(out []byte) ([]Artifact, error) {
 	var arts []Artifact
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
@@ -54,7 +53,7 @@ func parseList(out []byte) ([]Artifact, error) {
 			return nil, fmt.Errorf("reading Maven's dependency list: %q is not group:artifact:type[:classifier]:version:scope", coords)
 		}
 		parts = parts[:len(parts)-1] // the scope
-		arts = append(arts, Artifact{ID: strings.Join(parts, ":"), file: "/" + path,
+		arts = append(arts, Artifact{ID: strings.Join(parts, ":"), File: "/" + path,
 			Location: runtime.DependenciesDir + "/" + jarName(parts)})
 	}
 	return arts, sc.Err()
@@ -69,20 +68,6 @@ func jarName(parts []string) string {
 		name += "-" + parts[3]
 	}
 	return name + "." + typ
-}
-
-// Failure is a build that failed on its input: retrying gives the same result.
-type Failure struct {
-	// Message says what failed, naming the dependency, with Maven's words.
-	Message string
-}
-
-func (f *Failure) Error() string { return f.Message }
-
-// IsFailure reports whether err is a Failure.
-func IsFailure(err error) bool {
-	var f *Failure
-	return errors.As(err, &f)
 }
 
 var (
@@ -118,10 +103,10 @@ func Downloaded(log []byte) Downloads {
 	return d
 }
 
-// mavenError explains a failed Maven run from its output: a Failure when the
+// Explain explains a failed Maven run from its output: a build.Failure when the
 // input names something that does not exist, another error when a
 // repository could not be reached or anything else went wrong.
-func mavenError(out []byte, camelVersion string, runErr error) error {
+func Explain(out []byte, camelVersion string, runErr error) error {
 	text := string(out)
 	// A repository that cannot be reached also leaves the BOM's versions
 	// missing: it comes first.
@@ -130,14 +115,14 @@ func mavenError(out []byte, camelVersion string, runErr error) error {
 	}
 	if m := missingVersion.FindStringSubmatch(text); m != nil {
 		if m[1] == "org.apache.camel" {
-			return &Failure{Message: fmt.Sprintf("camel:%s is not a component of Camel %s: Camel's BOM pins no %s:%s (Maven: %s)",
+			return &build.Failure{Message: fmt.Sprintf("camel:%s is not a component of Camel %s: Camel's BOM pins no %s:%s (Maven: %s)",
 				strings.TrimPrefix(m[2], "camel-"), camelVersion, m[1], m[2], strings.TrimSpace(m[0]))}
 		}
-		return &Failure{Message: fmt.Sprintf("mvn:%s:%s names no version and Camel's BOM pins none: write mvn:%s:%s:VERSION (Maven: %s)",
+		return &build.Failure{Message: fmt.Sprintf("mvn:%s:%s names no version and Camel's BOM pins none: write mvn:%s:%s:VERSION (Maven: %s)",
 			m[1], m[2], m[1], m[2], strings.TrimSpace(m[0]))}
 	}
 	if m := notFound.FindStringSubmatch(text); m != nil {
-		return &Failure{Message: fmt.Sprintf("no repository holds %s (Maven: %s)", m[1], strings.TrimSpace(m[0]))}
+		return &build.Failure{Message: fmt.Sprintf("no repository holds %s (Maven: %s)", m[1], strings.TrimSpace(m[0]))}
 	}
 	return fmt.Errorf("maven failed: %w; its last errors:\n%s", runErr, lastErrors(text, 10))
 }

@@ -1,4 +1,4 @@
-package builder
+package publish
 
 import (
 	"archive/tar"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
@@ -22,7 +23,7 @@ var layerTime = time.Unix(0, 0).UTC()
 
 // jarLayer makes the layer that adds jars under runtime.DependenciesDir and removes
 // the files at removed (OCI whiteouts), entries sorted by path.
-func jarLayer(added []Artifact, removed []string) image.NewLayer {
+func jarLayer(added []maven.Artifact, removed []string) image.NewLayer {
 	return func(mt types.MediaType) (v1.Layer, error) {
 		return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 			pr, pw := io.Pipe()
@@ -33,7 +34,7 @@ func jarLayer(added []Artifact, removed []string) image.NewLayer {
 }
 
 // writeJarTar writes the layer's tar: the directories, the jars and the whiteouts.
-func writeJarTar(w io.Writer, added []Artifact, removed []string) error {
+func writeJarTar(w io.Writer, added []maven.Artifact, removed []string) error {
 	tw := tar.NewWriter(w)
 	for _, dir := range []string{strings.TrimPrefix(runtime.DeploymentsDir, "/"), strings.TrimPrefix(runtime.DependenciesDir, "/")} {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o755,
@@ -43,7 +44,7 @@ func writeJarTar(w io.Writer, added []Artifact, removed []string) error {
 	}
 	type entry struct {
 		name string
-		art  *Artifact
+		art  *maven.Artifact
 	}
 	var entries []entry
 	for i := range added {
@@ -62,7 +63,7 @@ func writeJarTar(w io.Writer, added []Artifact, removed []string) error {
 			}
 			continue
 		}
-		if err := writeFile(tw, e.name, e.art.file); err != nil {
+		if err := writeFile(tw, e.name, e.art.File); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,7 @@
-// Package builder is what a builder pod runs to make a kit. Maven resolves the kit's
-// dependencies (Pod), then Publish layers the jars onto the base image (or onto a Ready
-// kit whose jars it already holds) and pushes the result by digest.
-package builder
+// Package publish is the builder pod's last step: it layers the jars Maven resolved onto
+// the base image (or onto a Ready kit whose jars it already holds) and pushes the kit
+// image by digest, with its jars listed in the image's config.
+package publish
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/runtime"
@@ -24,8 +26,9 @@ import (
 // ArtifactsLabel is the kit image's config label that lists its jars, as JSON.
 const ArtifactsLabel = "dev.caravan.kit.artifacts"
 
-// Task is one kit build.
-type Task struct {
+// Request is what one builder pod makes: the Maven project it resolves and the kit image
+// it pushes. The publish container reads it as JSON.
+type Request struct {
 	// Project is what Maven resolves.
 	Project maven.Project `json:"project"`
 	// BaseImage is the image the jars are layered onto; a name without a
@@ -33,16 +36,16 @@ type Task struct {
 	BaseImage string `json:"baseImage"`
 	// Parent, when set, is a Ready kit whose jars this kit's contain: the
 	// new layer holds only the jars it lacks, on top of its image.
-	Parent *Parent `json:"parent,omitempty"`
+	Parent *build.Parent `json:"parent,omitempty"`
 	// RegistryAddress, Insecure and Organization say where the kit image is
 	// pushed (the platform's registry, without its credentials).
 	RegistryAddress string `json:"registry"`
 	Insecure        bool   `json:"insecure,omitempty"`
 	Organization    string `json:"organization,omitempty"`
-	// Auth are the registry's credentials, which the task's JSON never holds; nil, anonymous.
+	// Auth are the registry's credentials, which the request's JSON never holds; nil, anonymous.
 	Auth authn.Authenticator `json:"-"`
 	// CACertificates are PEM certificates trusted for the registry besides the system's,
-	// read from files the pod mounts; the task's JSON never holds them.
+	// read from files the pod mounts; the request's JSON never holds them.
 	CACertificates []byte `json:"-"`
 	// Repository and Tag name the kit image in Registry.
 	Repository string `json:"repository"`
@@ -51,46 +54,38 @@ type Task struct {
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
-// Parent is a Ready kit an incremental kit builds on.
-type Parent struct {
-	// Image is the kit's image by digest.
-	Image string `json:"image"`
-	// Artifacts are its jars.
-	Artifacts []Artifact `json:"artifacts"`
-}
-
 // Result is a pushed kit image and what it holds.
 type Result struct {
 	image.Result
 	// Artifacts are all the kit's jars, its parent's included.
-	Artifacts []Artifact `json:"artifacts"`
+	Artifacts []maven.Artifact `json:"artifacts"`
 	// Added counts the jars of the new layer.
 	Added int `json:"added"`
 	// Downloads is what Maven downloaded for this kit.
-	Downloads Downloads `json:"downloads"`
+	Downloads maven.Downloads `json:"downloads"`
 }
 
-// Publish layers the jars of Maven's dependency list onto the task's base
+// Run layers the jars of Maven's dependency list onto the request's base
 // image and pushes the kit image.
-func Publish(ctx context.Context, t Task, listFile string) (Result, error) {
+func Run(ctx context.Context, r Request, listFile string) (Result, error) {
 	list, err := os.ReadFile(listFile)
 	if err != nil {
 		return Result{}, fmt.Errorf("reading Maven's dependency list: %w", err)
 	}
-	arts, err := parseList(list)
+	arts, err := maven.ParseList(list)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := checksum(arts); err != nil {
 		return Result{}, err
 	}
-	return t.push(ctx, arts)
+	return r.push(ctx, arts)
 }
 
 // checksum fills in each artifact's sha256.
-func checksum(arts []Artifact) error {
+func checksum(arts []maven.Artifact) error {
 	for i := range arts {
-		f, err := os.Open(arts[i].file)
+		f, err := os.Open(arts[i].File)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", arts[i].ID, err)
 		}
@@ -106,14 +101,15 @@ func checksum(arts []Artifact) error {
 }
 
 // push layers the jars that the base lacks and pushes the kit image.
-func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
-	base, added, removed := t.BaseImage, arts, []string(nil)
-	if t.Parent != nil {
-		base, added = t.Parent.Image, missing(arts, t.Parent.Artifacts)
+func (r Request) push(ctx context.Context, arts []maven.Artifact) (Result, error) {
+	base, added, removed := r.BaseImage, arts, []string(nil)
+	if r.Parent != nil {
+		parent := parentArtifacts(r.Parent)
+		base, added = r.Parent.Image, missing(arts, parent)
 		// A jar of the parent that Maven no longer picks (another version of a
 		// transitive dependency) must leave the classpath.
-		for _, p := range missing(t.Parent.Artifacts, arts) {
-			if !slices.ContainsFunc(added, func(a Artifact) bool { return a.Location == p.Location }) {
+		for _, p := range missing(parent, arts) {
+			if !slices.ContainsFunc(added, func(a maven.Artifact) bool { return a.Location == p.Location }) {
 				removed = append(removed, p.Location)
 			}
 		}
@@ -123,32 +119,50 @@ func (t Task) push(ctx context.Context, arts []Artifact) (Result, error) {
 		return Result{}, err
 	}
 	labels := map[string]string{ArtifactsLabel: string(list)}
-	for k, v := range t.Labels {
+	for k, v := range r.Labels {
 		labels[k] = v
 	}
-	reg := image.Registry{Address: t.RegistryAddress, Insecure: t.Insecure, Organization: t.Organization, Auth: t.Auth,
-		CACertificates: t.CACertificates}
+	reg := image.Registry{Address: r.RegistryAddress, Insecure: r.Insecure, Organization: r.Organization, Auth: r.Auth,
+		CACertificates: r.CACertificates}
 	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, removed),
-		fmt.Sprintf("caravan: %d jars in %s", len(added), runtime.DependenciesDir), labels, t.Repository, t.Tag)
+		fmt.Sprintf("caravan: %d jars in %s", len(added), runtime.DependenciesDir), labels, r.Repository, r.Tag)
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Result: res, Artifacts: arts, Added: len(added)}, nil
 }
 
+// parentArtifacts are the jars of the parent kit, where its image holds them.
+func parentArtifacts(p *build.Parent) []maven.Artifact {
+	out := make([]maven.Artifact, 0, len(p.Artifacts))
+	for _, a := range p.Artifacts {
+		out = append(out, maven.Artifact{ID: a.ID, Location: a.Target, Checksum: a.Checksum})
+	}
+	return out
+}
+
 // missing returns the artifacts of arts that have is without, by ID and checksum.
-func missing(arts, have []Artifact) []Artifact {
-	var out []Artifact
+func missing(arts, have []maven.Artifact) []maven.Artifact {
+	var out []maven.Artifact
 	for _, a := range arts {
-		if !slices.ContainsFunc(have, func(h Artifact) bool { return h.ID == a.ID && h.Checksum == a.Checksum }) {
+		if !slices.ContainsFunc(have, func(h maven.Artifact) bool { return h.ID == a.ID && h.Checksum == a.Checksum }) {
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
+// StatusArtifacts writes jars as a kit's status lists them, each at its Target in the image.
+func StatusArtifacts(arts []maven.Artifact) []camelv1.Artifact {
+	out := make([]camelv1.Artifact, 0, len(arts))
+	for _, a := range arts {
+		out = append(out, camelv1.Artifact{ID: a.ID, Target: a.Location, Checksum: a.Checksum})
+	}
+	return out
+}
+
 // ImageArtifacts returns the jars a kit image lists in its config (ArtifactsLabel).
-func ImageArtifacts(img v1.Image) ([]Artifact, error) {
+func ImageArtifacts(img v1.Image) ([]maven.Artifact, error) {
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("reading the image config: %w", err)
@@ -157,7 +171,7 @@ func ImageArtifacts(img v1.Image) ([]Artifact, error) {
 	if !ok {
 		return nil, fmt.Errorf("the image config has no %s label: no builder pod made it", ArtifactsLabel)
 	}
-	var arts []Artifact
+	var arts []maven.Artifact
 	if err := json.Unmarshal([]byte(list), &arts); err != nil {
 		return nil, fmt.Errorf("the image config's %s label: %w", ArtifactsLabel, err)
 	}

@@ -1,4 +1,4 @@
-package builder
+package publish
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/internal/maven"
@@ -19,7 +20,7 @@ import (
 
 // mavenList writes the jars (coordinate to content) into repo and lists
 // them in a file as Maven's dependency plugin does, as a builder pod's
-// Maven container leaves it for Publish.
+// Maven container leaves it for Run.
 func mavenList(t *testing.T, repo string, jars map[string]string) string {
 	t.Helper()
 	var list strings.Builder
@@ -49,9 +50,9 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := t.TempDir()
-	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil),
+	req := Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil),
 		BaseImage: "base:1", RegistryAddress: reg.Address, Insecure: true, Repository: "kit-a", Labels: map[string]string{"kit": "a"}}
-	first, err := Publish(ctx, task, mavenList(t, repo, map[string]string{
+	first, err := Run(ctx, req, mavenList(t, repo, map[string]string{
 		"org.example:core:jar:1.0": "core 1.0", "org.example:lib:jar:1.0": "lib 1.0"}))
 	if err != nil {
 		t.Fatal(err)
@@ -79,12 +80,12 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 		t.Errorf("the image lists %v (%v)", cfg.Config.Labels[ArtifactsLabel], err)
 	}
 	if cfg.Config.Labels["kit"] != "a" {
-		t.Errorf("the task's label is missing: %v", cfg.Config.Labels)
+		t.Errorf("the request's label is missing: %v", cfg.Config.Labels)
 	}
 
 	t.Log("a kit that adds a jar and moves lib to 1.1 builds on the first")
-	task.Repository, task.Parent = "kit-b", &Parent{Image: first.Image, Artifacts: first.Artifacts}
-	second, err := Publish(ctx, task, mavenList(t, repo, map[string]string{"org.example:core:jar:1.0": "core 1.0",
+	req.Repository, req.Parent = "kit-b", &build.Parent{Image: first.Image, Artifacts: StatusArtifacts(first.Artifacts)}
+	second, err := Run(ctx, req, mavenList(t, repo, map[string]string{"org.example:core:jar:1.0": "core 1.0",
 		"org.example:lib:jar:1.1": "lib 1.1", "org.example:extra:jar:2.0": "extra 2.0"}))
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,7 @@
-package builder
+// Package builderpod renders the pod that builds a kit and reads its outcome: an init
+// container resolves the jars with Maven (internal/maven), then the publish container runs
+// the operator's own binary to layer and push them (internal/publish).
+package builderpod
 
 import (
 	"encoding/json"
@@ -13,6 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/caravan-dev/caravan/internal/install"
+	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/publish"
 )
 
 // Paths in a builder pod.
@@ -52,7 +57,7 @@ const (
 // cluster's placement policy expects.
 const PodLabel = "caravan-builder"
 
-// Pod says what builder pod to run for a task.
+// Pod says what builder pod to run for a request.
 type Pod struct {
 	Name, Namespace string
 	// Labels are added to the pod's (the operator's id, the build).
@@ -61,8 +66,8 @@ type Pod struct {
 	BuilderImage string
 	// PublishImage runs `caravan-operator builder publish`: the operator's own image.
 	PublishImage string
-	// Task is the build.
-	Task Task
+	// Request is what the pod resolves and pushes.
+	Request publish.Request
 	// Cache is the volume of Maven's local repository; nil gives an empty one.
 	Cache *corev1.VolumeSource
 	// Settings is a volume holding SettingsFile, Maven's settings; nil, Maven runs with its own.
@@ -82,11 +87,11 @@ type Pod struct {
 // Maven, then the publish container layers and pushes them and writes the
 // result as its termination message. PodSecurity "restricted" admits it.
 func (p Pod) Render() (*corev1.Pod, error) {
-	pom, err := p.Task.Project.POM()
+	pom, err := p.Request.Project.POM()
 	if err != nil {
 		return nil, err
 	}
-	task, err := json.Marshal(p.Task)
+	request, err := json.Marshal(p.Request)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +105,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 	}
 	mounts := []corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, {Name: "maven", MountPath: LocalRepository}}
 	tmp := corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
-	args := listArgs(ListFile, LocalRepository)
+	args := maven.ListArgs(ListFile, LocalRepository)
 	mavenMounts := append(mounts, tmp)
 	volumes := []corev1.Volume{
 		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -117,7 +122,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		mavenMounts = append(mavenMounts, corev1.VolumeMount{Name: "ca", MountPath: CADir, ReadOnly: true})
 	}
 	mvn := "mvn " + strings.Join(args, " ")
-	publishArgs := []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(task)}
+	publishArgs := []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(request)}
 	publishMounts := append(mounts, tmp)
 	if s := p.RegistrySecret; s != nil {
 		volumes = append(volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -212,30 +217,30 @@ func resources(memory string) corev1.ResourceRequirements {
 	}
 }
 
-// Outcome reads a finished builder pod: its result, a Failure when the
-// task's dependencies cannot exist, another error when a retry may succeed,
+// Outcome reads a finished builder pod: its result, a build.Failure when the
+// request's dependencies cannot exist, another error when a retry may succeed,
 // and done false while it runs.
-func Outcome(pod *corev1.Pod, camelVersion string) (res Result, done bool, err error) {
+func Outcome(pod *corev1.Pod, camelVersion string) (res publish.Result, done bool, err error) {
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
 		msg := terminated(pod.Status.ContainerStatuses, PublishContainer)
 		if msg == nil {
-			return Result{}, true, fmt.Errorf("the builder pod %s succeeded without a result", pod.Name)
+			return publish.Result{}, true, fmt.Errorf("the builder pod %s succeeded without a result", pod.Name)
 		}
 		if err := json.Unmarshal([]byte(msg.Message), &res); err != nil {
-			return Result{}, true, fmt.Errorf("reading the result of builder pod %s: %w", pod.Name, err)
+			return publish.Result{}, true, fmt.Errorf("reading the result of builder pod %s: %w", pod.Name, err)
 		}
 		return res, true, nil
 	case corev1.PodFailed:
 		if m := terminated(pod.Status.InitContainerStatuses, MavenContainer); m != nil && m.ExitCode != 0 {
-			return Result{}, true, mavenError([]byte(m.Message), camelVersion, fmt.Errorf("maven exited with %d", m.ExitCode))
+			return publish.Result{}, true, maven.Explain([]byte(m.Message), camelVersion, fmt.Errorf("maven exited with %d", m.ExitCode))
 		}
 		if m := terminated(pod.Status.ContainerStatuses, PublishContainer); m != nil && m.ExitCode != 0 {
-			return Result{}, true, fmt.Errorf("publishing the kit image failed (exit %d): %s", m.ExitCode, strings.TrimSpace(m.Message))
+			return publish.Result{}, true, fmt.Errorf("publishing the kit image failed (exit %d): %s", m.ExitCode, strings.TrimSpace(m.Message))
 		}
-		return Result{}, true, fmt.Errorf("the builder pod %s failed: %s %s", pod.Name, pod.Status.Reason, pod.Status.Message)
+		return publish.Result{}, true, fmt.Errorf("the builder pod %s failed: %s %s", pod.Name, pod.Status.Reason, pod.Status.Message)
 	}
-	return Result{}, false, nil
+	return publish.Result{}, false, nil
 }
 
 func terminated(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStateTerminated {

@@ -1,10 +1,11 @@
-package builder
+package maven
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
@@ -17,18 +18,18 @@ The following files have been resolved:
 `
 
 func TestMavensListGivesEachJarItsCoordinateAndAPlaceInTheImage(t *testing.T) {
-	arts, err := parseList([]byte(listOutput))
+	arts, err := ParseList([]byte(listOutput))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Artifact{
 		{ID: "org.apache.camel:camel-health:jar:4.18.0", Location: runtime.DependenciesDir + "/org.apache.camel.camel-health-4.18.0.jar",
-			file: "/m2/org/apache/camel/camel-health/4.18.0/camel-health-4.18.0.jar"},
+			File: "/m2/org/apache/camel/camel-health/4.18.0/camel-health-4.18.0.jar"},
 		{ID: "org.slf4j:slf4j-api:jar:2.0.17", Location: runtime.DependenciesDir + "/org.slf4j.slf4j-api-2.0.17.jar",
-			file: "/m2/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar"},
+			File: "/m2/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar"},
 		{ID: "io.netty:netty-transport-native-epoll:jar:linux-x86_64:4.1.130.Final",
 			Location: runtime.DependenciesDir + "/io.netty.netty-transport-native-epoll-4.1.130.Final-linux-x86_64.jar",
-			file:     "/m2/io/netty/e/4.1.130.Final/e.jar"},
+			File:     "/m2/io/netty/e/4.1.130.Final/e.jar"},
 	}
 	if len(arts) != len(want) {
 		t.Fatalf("got %d artifacts, want %d: %+v", len(arts), len(want), arts)
@@ -41,7 +42,7 @@ func TestMavensListGivesEachJarItsCoordinateAndAPlaceInTheImage(t *testing.T) {
 }
 
 func TestALineOfTheListThatNamesNoFileIsAnError(t *testing.T) {
-	if _, err := parseList([]byte("   org.example:lib:jar:1.0:compile\n")); err == nil {
+	if _, err := ParseList([]byte("   org.example:lib:jar:1.0:compile\n")); err == nil {
 		t.Fatal("a line without a file was read")
 	}
 }
@@ -78,9 +79,9 @@ func TestMavensErrorsTellAWrongDependencyFromARepositoryThatIsDown(t *testing.T)
 		want:   "[ERROR] something new",
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			err := mavenError([]byte(c.output), "4.18.0", errors.New("exit status 1"))
-			if IsFailure(err) != c.failure || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("got %v (failure %t), want %q (failure %t)", err, IsFailure(err), c.want, c.failure)
+			err := Explain([]byte(c.output), "4.18.0", errors.New("exit status 1"))
+			if build.IsFailure(err) != c.failure || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v (failure %t), want %q (failure %t)", err, build.IsFailure(err), c.want, c.failure)
 			}
 		})
 	}

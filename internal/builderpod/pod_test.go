@@ -1,4 +1,4 @@
-package builder
+package builderpod
 
 import (
 	"slices"
@@ -8,14 +8,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/publish"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 func TestTheBuilderPodResolvesWithMavenThenPublishesAndRunsAsRestrictedAsks(t *testing.T) {
 	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", Labels: map[string]string{"camel.apache.org/operator.id": "a"},
 		BuilderImage: "reg/caravan/builder:java17", PublishImage: "reg/caravan/operator@sha256:1",
-		Task:    Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"},
+		Request: publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"},
 		Timeout: 5 * time.Minute}.Render()
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +54,8 @@ func TestTheBuilderPodResolvesWithMavenThenPublishesAndRunsAsRestrictedAsks(t *t
 func TestTheBuilderPodRunsMavenWithThePlatformsSettings(t *testing.T) {
 	settings := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "maven-settings"},
 		Items: []corev1.KeyToPath{{Key: "custom.xml", Path: SettingsFile}}}}
-	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
-	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, Settings: settings}.Render()
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req, Settings: settings}.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func TestTheBuilderPodRunsMavenWithThePlatformsSettings(t *testing.T) {
 		}
 	}
 
-	pod, err = Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task}.Render()
+	pod, err = Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req}.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestABuilderPodsOutcomeIsItsResultOrWhatFailed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, done, err := Outcome(&corev1.Pod{Status: c.status}, "4.18.0")
-			if done != c.done || IsFailure(err) != c.failure {
+			if done != c.done || build.IsFailure(err) != c.failure {
 				t.Fatalf("done %t, err %v", done, err)
 			}
 			got := res.Image
@@ -134,8 +136,8 @@ func TestABuilderPodsOutcomeIsItsResultOrWhatFailed(t *testing.T) {
 func TestTheBuilderPodHasMavenTrustThePlatformsCAs(t *testing.T) {
 	ca := &corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "corp-ca"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca-0.crt"}}}}}}}
-	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
-	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, CA: ca}.Render()
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req, CA: ca}.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,16 +153,16 @@ func TestTheBuilderPodHasMavenTrustThePlatformsCAs(t *testing.T) {
 	if !mounted || vol < 0 {
 		t.Errorf("the CAs are not mounted read-only for Maven: %+v, %+v", mvn.VolumeMounts, pod.Spec.Volumes)
 	}
-	without, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task}.Render()
+	without, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req}.Render()
 	if err != nil || strings.Contains(without.Spec.InitContainers[0].Command[2], "keytool") {
 		t.Errorf("without CAs, Maven still makes a trust store (%v)", err)
 	}
 }
 
 func TestTheBuilderPodPushesWithTheRegistrysSecret(t *testing.T) {
-	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
 	secret := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "push-creds"}, Key: corev1.DockerConfigJsonKey}
-	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, RegistrySecret: secret}.Render()
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req, RegistrySecret: secret}.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +181,10 @@ func TestTheBuilderPodPushesWithTheRegistrysSecret(t *testing.T) {
 }
 
 func TestTheBuilderPodTrustsTheRegistrysCAForPublishAlone(t *testing.T) {
-	task := Task{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
 	ca := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "registry-ca"},
 		Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca-0.crt"}}}}
-	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Task: task, RegistryCA: ca}.Render()
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req, RegistryCA: ca}.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
