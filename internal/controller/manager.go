@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -20,7 +19,7 @@ import (
 // another replica takes over at once.
 func ManagerOptions(metricsAddr, probeAddr string, pprof, leaderElect bool, lease types.NamespacedName, o ctrl.Options) ctrl.Options {
 	o.Metrics = metricsserver.Options{BindAddress: metricsAddr, SecureServing: true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization}
+		FilterProvider: MetricsAuth}
 	if pprof {
 		o.Metrics.ExtraHandlers = pprofHandlers()
 	}
