@@ -1,8 +1,9 @@
 // Package cli builds the caravan command tree from the command groups: runcmd (run and build),
 // movecmd (moves), installcmd (operators), observecmd (reading), local, and internal/operatorcmd,
 // which the operator image shares. Each command is an Options struct with Complete, Validate and
-// Run (cmdutil.Command), built by a NewCmdX function whose RunE runs them with cmdutil.Run;
-// cmdutil holds the shared flags.
+// Run (command.Command), built by a NewCmdX function whose RunE runs them with cmdutil.Run, which
+// first fills in the cluster the command's Preamble asks for (cmdutil.Cluster); cmdutil holds the
+// shared flags.
 package cli
 
 import (
@@ -14,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
 // NewRootCommand builds the caravan command tree.
@@ -34,7 +36,7 @@ camel.apache.org/operator.id annotation names it.`,
 	root.AddCommand(commands(kube, streams)...)
 	withUsageOnArgErrors(root)
 	registerCompletions(root, kube)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.WithExitCode(cmdutil.ExitUsage, err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return command.WithExitCode(command.ExitUsage, err) })
 	return root
 }
 
@@ -53,7 +55,7 @@ func withUsageOnArgErrors(cmd *cobra.Command) {
 	if args := cmd.Args; args != nil {
 		cmd.Args = func(c *cobra.Command, a []string) error {
 			if err := args(c, a); err != nil {
-				return cmdutil.WithExitCode(cmdutil.ExitUsage,
+				return command.WithExitCode(command.ExitUsage,
 					fmt.Errorf("%w\nUsage: %s\nSee '%s --help' for examples", err, c.UseLine(), c.CommandPath()))
 			}
 			return nil

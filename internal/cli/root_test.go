@@ -14,6 +14,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/movecmd"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
 	"github.com/caravan-dev/caravan/internal/cli/runcmd"
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
 func TestAWrongArgumentCountNamesTheUsage(t *testing.T) {
@@ -49,29 +50,29 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		want string
 		code int
 	}{
-		{[]string{"logs"}, "accepts 1 arg(s)", cmdutil.ExitUsage},
-		{[]string{"get", "--no-such-flag"}, "unknown flag: --no-such-flag", cmdutil.ExitUsage},
-		{[]string{"run", route, "--replicas", "-1"}, "--replicas", cmdutil.ExitUsage},
-		{[]string{"run", route, "-t", "foo.bar=1"}, "trait foo does not exist", cmdutil.ExitUsage},
-		{[]string{"run", route, "-t", "container.nosuch=1"}, "nosuch", cmdutil.ExitUsage},
-		{[]string{"run", route, route}, route + " is given twice", cmdutil.ExitUsage},
-		{[]string{"run", route, "./" + route}, "are the same file", cmdutil.ExitUsage},
-		{[]string{"run", "runcmd/testdata/run/no-such.yaml"}, "no-such.yaml", cmdutil.ExitUsage},
-		{[]string{"run", "github:apache/camel-k-examples/routes.yaml"}, "give the https URL of the raw file", cmdutil.ExitUsage},
-		{[]string{"bind", "timer:tick", "log:info", "-t", "foo.bar=1"}, "trait foo does not exist", cmdutil.ExitUsage},
-		{[]string{"bind", "integration/up", "log:info"}, "source: an Integration cannot be the source", cmdutil.ExitUsage},
-		{[]string{"run", route, "-x", ""}, "cannot use an empty operator id", cmdutil.ExitUsage},
-		{[]string{"run", route, "--dry-run=bogus"}, "bogus", cmdutil.ExitUsage},
-		{[]string{"run", route, "--image", "Bad::Image"}, "--image: invalid image reference", cmdutil.ExitUsage},
-		{[]string{"run", route, "-d", "mvn:"}, "is not a Maven coordinate", cmdutil.ExitUsage},
-		{[]string{"install", "-x", "a", "--watch-namespaces", "Bad_NS", "-o", "yaml"}, `watched namespace "Bad_NS"`, cmdutil.ExitUsage},
-		{[]string{"version", "-o", "table"}, "table", cmdutil.ExitUsage},
-		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand" for "caravan"`, cmdutil.ExitUsage},
-		{[]string{"kit", "delet"}, `unknown command "delet" for "caravan kit": did you mean delete?`, cmdutil.ExitUsage},
-		{[]string{"kit", "create", "my-kit"}, "kit create is not taken: the operator makes a kit from an integration's dependencies", cmdutil.ExitUsage},
-		{[]string{"get", "nosuch"}, `unknown resource type "nosuch"`, cmdutil.ExitUsage},
-		{[]string{"describe", "nosuch", "x"}, `unknown resource type "nosuch"`, cmdutil.ExitUsage},
-		{append([]string{"get", "integrations"}, clitest.Unreachable...), "127.0.0.1:1", cmdutil.ExitFailure},
+		{[]string{"logs"}, "accepts 1 arg(s)", command.ExitUsage},
+		{[]string{"get", "--no-such-flag"}, "unknown flag: --no-such-flag", command.ExitUsage},
+		{[]string{"run", route, "--replicas", "-1"}, "--replicas", command.ExitUsage},
+		{[]string{"run", route, "-t", "foo.bar=1"}, "trait foo does not exist", command.ExitUsage},
+		{[]string{"run", route, "-t", "container.nosuch=1"}, "nosuch", command.ExitUsage},
+		{[]string{"run", route, route}, route + " is given twice", command.ExitUsage},
+		{[]string{"run", route, "./" + route}, "are the same file", command.ExitUsage},
+		{[]string{"run", "runcmd/testdata/run/no-such.yaml"}, "no-such.yaml", command.ExitUsage},
+		{[]string{"run", "github:apache/camel-k-examples/routes.yaml"}, "give the https URL of the raw file", command.ExitUsage},
+		{[]string{"bind", "timer:tick", "log:info", "-t", "foo.bar=1"}, "trait foo does not exist", command.ExitUsage},
+		{[]string{"bind", "integration/up", "log:info"}, "source: an Integration cannot be the source", command.ExitUsage},
+		{[]string{"run", route, "-x", ""}, "cannot use an empty operator id", command.ExitUsage},
+		{[]string{"run", route, "--dry-run=bogus"}, "bogus", command.ExitUsage},
+		{[]string{"run", route, "--image", "Bad::Image"}, "--image: invalid image reference", command.ExitUsage},
+		{[]string{"run", route, "-d", "mvn:"}, "is not a Maven coordinate", command.ExitUsage},
+		{[]string{"install", "-x", "a", "--watch-namespaces", "Bad_NS", "-o", "yaml"}, `watched namespace "Bad_NS"`, command.ExitUsage},
+		{[]string{"version", "-o", "table"}, "table", command.ExitUsage},
+		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand" for "caravan"`, command.ExitUsage},
+		{[]string{"kit", "delet"}, `unknown command "delet" for "caravan kit": did you mean delete?`, command.ExitUsage},
+		{[]string{"kit", "create", "my-kit"}, "kit create is not taken: the operator makes a kit from an integration's dependencies", command.ExitUsage},
+		{[]string{"get", "nosuch"}, `unknown resource type "nosuch"`, command.ExitUsage},
+		{[]string{"describe", "nosuch", "x"}, `unknown resource type "nosuch"`, command.ExitUsage},
+		{append([]string{"get", "integrations"}, clitest.Unreachable...), "127.0.0.1:1", command.ExitFailure},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
 		root.SetArgs(append(tc.args, clitest.Unreachable...))
@@ -79,7 +80,7 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
 		}
-		if got := cmdutil.ExitCode(err); got != tc.code {
+		if got := command.ExitCode(err); got != tc.code {
 			t.Errorf("%v: exit code %d, want %d", tc.args, got, tc.code)
 		}
 	}

@@ -7,9 +7,6 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
 // KubeFlags are the kubectl flags every cluster command shares
@@ -40,31 +37,6 @@ func (f *KubeFlags) RESTConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("loading the cluster configuration: %w", err)
 	}
 	return cfg, nil
-}
-
-// Client returns a client with Caravan's scheme.
-func (f *KubeFlags) Client() (client.Client, error) {
-	cfg, err := f.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	LogClientsToKlog()
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the cluster: %w", err)
-	}
-	return c, nil
-}
-
-// NamespaceAndClient is Namespace and Client: the preamble of the commands that read or write
-// one namespace.
-func (f *KubeFlags) NamespaceAndClient() (string, client.Client, error) {
-	ns, err := f.Namespace()
-	if err != nil {
-		return "", nil, err
-	}
-	c, err := f.Client()
-	return ns, c, err
 }
 
 // Namespace is -n, else the kubeconfig context's namespace, else default.

@@ -46,19 +46,19 @@ func CompleteNames(ctx context.Context, kube *KubeFlags, list client.ObjectList,
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c, err := kube.Client()
-	if err != nil {
+	c := &Cluster{Kube: kube}
+	needs := NeedClient
+	if namespaced {
+		needs |= NeedNamespace
+	}
+	if err := c.Connect(needs); err != nil {
 		return nil
 	}
 	var opts []client.ListOption
 	if namespaced {
-		ns, err := kube.Namespace()
-		if err != nil {
-			return nil
-		}
-		opts = append(opts, client.InNamespace(ns))
+		opts = append(opts, client.InNamespace(c.Namespace))
 	}
-	if err := c.List(ctx, list, opts...); err != nil {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
 		return nil
 	}
 	objs, err := ListItems(list)

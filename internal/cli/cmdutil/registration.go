@@ -29,7 +29,6 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/ownership"
-	"github.com/caravan-dev/caravan/internal/scheme"
 )
 
 // CheckOperatorRegistered is the check before a command assigns resources
@@ -144,20 +143,6 @@ func PrintApplyResult(out io.Writer, obj client.Object, format, kind, result str
 	}
 	_, err := fmt.Fprintf(out, "%s %q %s\n", kind, obj.GetName(), result)
 	return err
-}
-
-// NewWatchClient is a client on Caravan's scheme that can also watch.
-func NewWatchClient(kube *KubeFlags) (client.WithWatch, error) {
-	cfg, err := kube.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	LogClientsToKlog()
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the cluster: %w", err)
-	}
-	return c, nil
 }
 
 // ApplyAsCaravan creates or updates obj (TypeMeta set) by server-side

@@ -16,13 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
 // GrantOptions are the options of `caravan grant`.
 type GrantOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	OperatorID string
 	To         []string
@@ -31,16 +32,14 @@ type GrantOptions struct {
 	Output     string
 
 	// Set by Complete and Validate.
-	namespace string
-	client    client.Client
-	subjects  []rbacv1.Subject
+	subjects []rbacv1.Subject
 
 	genericiooptions.IOStreams
 }
 
 // NewCmdGrant builds `caravan grant`, which lets a team assign work to an operator.
 func NewCmdGrant(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &GrantOptions{Kube: kube, IOStreams: streams}
+	o := &GrantOptions{Cluster: cmdutil.Cluster{Kube: kube}, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "grant -x ID --to KIND:NAME [--to KIND:NAME...]",
 		Short: "Let users, groups or service accounts run their work on an operator, in one namespace",
@@ -73,9 +72,12 @@ serviceaccount:NAME (of the namespace) or serviceaccount:NAMESPACE:NAME.`,
 
 // Complete resolves the namespace and makes the client.
 func (o *GrantOptions) Complete() error {
-	var err error
-	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
-	return err
+	return nil
+}
+
+// Preamble asks for the namespace and a client.
+func (o *GrantOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedClient
 }
 
 // Validate checks the operator id, the output format and each subject.
@@ -94,7 +96,7 @@ func (o *GrantOptions) Validate() error {
 	}
 	o.subjects = nil
 	for _, to := range o.To {
-		s, err := parseSubject(to, o.namespace)
+		s, err := parseSubject(to, o.Namespace)
 		if err != nil {
 			return fmt.Errorf("--to %q: %w", to, err)
 		}
@@ -147,7 +149,7 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 	for i, s := range o.subjects {
 		bindings[i] = &rbacv1.RoleBinding{
 			TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: grantBindingName(o.OperatorID, s), Namespace: o.namespace,
+			ObjectMeta: metav1.ObjectMeta{Name: grantBindingName(o.OperatorID, s), Namespace: o.Namespace,
 				Labels: map[string]string{"app.kubernetes.io/managed-by": "caravan", install.GrantLabel: o.OperatorID}},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 			Subjects: []rbacv1.Subject{s},
@@ -166,8 +168,8 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	if !o.Revoke {
-		if err := o.client.Get(ctx, client.ObjectKey{Name: role}, &rbacv1.ClusterRole{}); apierrors.IsNotFound(err) {
-			return cmdutil.WithExitCode(cmdutil.ExitUsage, fmt.Errorf(
+		if err := o.Client.Get(ctx, client.ObjectKey{Name: role}, &rbacv1.ClusterRole{}); apierrors.IsNotFound(err) {
+			return command.WithExitCode(command.ExitUsage, fmt.Errorf(
 				"operator %s is not installed: the ClusterRole %s that grants its use does not exist", o.OperatorID, role))
 		} else if err != nil {
 			return fmt.Errorf("reading the ClusterRole %s: %w", role, err)
@@ -187,13 +189,13 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 		where := "rolebinding " + b.Namespace + "/" + b.Name
 		if o.Revoke {
 			existing := &rbacv1.RoleBinding{}
-			err := o.client.Get(ctx, client.ObjectKeyFromObject(b), existing)
+			err := o.Client.Get(ctx, client.ObjectKeyFromObject(b), existing)
 			if err == nil && !sameGrant(existing, b) {
 				return fmt.Errorf("%s grants something else (%s to %v): left alone", where, existing.RoleRef.Name, existing.Subjects)
 			}
 			if err == nil && !o.DryRun.Client() {
 				// Only the binding read: one changed meanwhile is not deleted.
-				err = o.client.Delete(ctx, b, append([]client.DeleteOption{client.Preconditions{UID: &existing.UID,
+				err = o.Client.Delete(ctx, b, append([]client.DeleteOption{client.Preconditions{UID: &existing.UID,
 					ResourceVersion: &existing.ResourceVersion}}, deleteOpts...)...)
 			}
 			switch {
@@ -202,29 +204,29 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 			case err != nil:
 				return fmt.Errorf("deleting %s: %w", where, err)
 			default:
-				fmt.Fprintf(o.Out, "%s deleted%s: %s may no longer run work on operator %s in namespace %s\n", where, suffix, who, o.OperatorID, o.namespace)
+				fmt.Fprintf(o.Out, "%s deleted%s: %s may no longer run work on operator %s in namespace %s\n", where, suffix, who, o.OperatorID, o.Namespace)
 			}
 			continue
 		}
 		var err error
 		if !o.DryRun.Client() {
-			err = o.client.Create(ctx, b, writeOpts...)
+			err = o.Client.Create(ctx, b, writeOpts...)
 		}
 		if apierrors.IsAlreadyExists(err) {
 			existing := &rbacv1.RoleBinding{}
-			if err := o.client.Get(ctx, client.ObjectKeyFromObject(b), existing); err != nil {
+			if err := o.Client.Get(ctx, client.ObjectKeyFromObject(b), existing); err != nil {
 				return fmt.Errorf("reading %s: %w", where, err)
 			}
 			if !sameGrant(existing, b) {
 				return fmt.Errorf("%s exists and grants something else (%s to %v): delete it first", where, existing.RoleRef.Name, existing.Subjects)
 			}
-			fmt.Fprintf(o.Out, "%s unchanged: %s may already run work on operator %s in namespace %s\n", where, who, o.OperatorID, o.namespace)
+			fmt.Fprintf(o.Out, "%s unchanged: %s may already run work on operator %s in namespace %s\n", where, who, o.OperatorID, o.Namespace)
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("creating %s: %w", where, err)
 		}
-		fmt.Fprintf(o.Out, "%s created%s: %s may run work on operator %s in namespace %s\n", where, suffix, who, o.OperatorID, o.namespace)
+		fmt.Fprintf(o.Out, "%s created%s: %s may run work on operator %s in namespace %s\n", where, suffix, who, o.OperatorID, o.Namespace)
 	}
 	return nil
 }

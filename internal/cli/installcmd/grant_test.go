@@ -13,6 +13,7 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/install"
 )
 
@@ -25,12 +26,12 @@ func TestGrantRefusesSubjectsItCannotName(t *testing.T) {
 		"serviceaccount:x:y:z":   "the service account's name",
 		"serviceaccount:NS:name": "the service account's namespace",
 	} {
-		o := &GrantOptions{OperatorID: "tenant-a", To: []string{to}, namespace: "team-a"}
+		o := &GrantOptions{OperatorID: "tenant-a", To: []string{to}, Cluster: cmdutil.Cluster{Namespace: "team-a"}}
 		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--to %s: got %v, want %q", to, err, want)
 		}
 	}
-	o := &GrantOptions{OperatorID: "tenant-a", namespace: "team-a",
+	o := &GrantOptions{OperatorID: "tenant-a", Cluster: cmdutil.Cluster{Namespace: "team-a"},
 		To: []string{"user:alice", "group:team-a", "serviceaccount:ci", "sa:tools:deployer"}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestGrantBindsTheOperatorsUserRoleOncePerSubject(t *testing.T) {
 	ctx := context.Background()
 	grant := func(o GrantOptions) (string, error) {
 		streams, _, out, _ := genericiooptions.NewTestIOStreams()
-		o.IOStreams, o.client, o.namespace = streams, c, ns
+		o.IOStreams, o.Client, o.Namespace = streams, c, ns
 		if err := o.Validate(); err != nil {
 			t.Fatal(err)
 		}
@@ -72,8 +73,8 @@ func TestGrantBindsTheOperatorsUserRoleOncePerSubject(t *testing.T) {
 	}
 	id := "grant-" + ns[len(ns)-6:]
 	_, err := grant(GrantOptions{OperatorID: id, To: []string{"user:alice"}})
-	if err == nil || !strings.Contains(err.Error(), "operator "+id+" is not installed") || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
-		t.Fatalf("an operator not installed: got %v (exit %d)", err, cmdutil.ExitCode(err))
+	if err == nil || !strings.Contains(err.Error(), "operator "+id+" is not installed") || command.ExitCode(err) != command.ExitUsage {
+		t.Fatalf("an operator not installed: got %v (exit %d)", err, command.ExitCode(err))
 	}
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.UserRole(id)}, Rules: []rbacv1.PolicyRule{install.UseRule(id)}}
 	clitest.Create(t, role)

@@ -18,7 +18,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,6 +25,7 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -36,7 +36,7 @@ import (
 
 // InstallOptions are the options of `caravan install`.
 type InstallOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	ID              string
 	Default         bool
@@ -78,8 +78,6 @@ type InstallOptions struct {
 	flags            *pflag.FlagSet
 	registryInsecure bool
 	mavenCache       *resource.Quantity
-	namespace        string
-	config           *rest.Config
 	local            *localcluster.Cluster
 
 	genericiooptions.IOStreams
@@ -87,7 +85,7 @@ type InstallOptions struct {
 
 // NewCmdInstall builds `caravan install`, which installs an operator, or the fleet controller.
 func NewCmdInstall(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &InstallOptions{Kube: kube, ID: ownership.DefaultID, Global: true, Timeout: 2 * time.Minute, IOStreams: streams}
+	o := &InstallOptions{Cluster: cmdutil.Cluster{Kube: kube}, ID: ownership.DefaultID, Global: true, Timeout: 2 * time.Minute, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "install",
 		Short: "Install an operator, named by its id, into a namespace",
@@ -172,28 +170,29 @@ registry; the local cluster's process node runs the operator pod from it.`,
 
 // Complete resolves the namespace and, unless dry-running, the cluster.
 func (o *InstallOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
 	if !o.defaultSet {
 		o.Default = o.ID == ownership.DefaultID
 	}
 	if o.DryRun.Client() {
 		return nil
 	}
-	if o.config, err = o.Kube.RESTConfig(); err != nil {
-		return err
-	}
 	// Building the local image takes minutes; the client's logs go to klog.
 	cmdutil.LogClientsToKlog()
-	o.local = local.Running(o.config.Host)
+	o.local = local.Running(o.Config.Host)
 	if o.local != nil && o.Registry == "" && o.local.RegistryAddress != "" {
 		// The local cluster's own registry, over plain HTTP on loopback.
 		o.Registry, o.registryInsecure = o.local.RegistryAddress, true
 	}
 	return nil
+}
+
+// Preamble asks for the namespace and, unless the dry run is the client's, the client
+// configuration, which says whether the cluster is local.
+func (o *InstallOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	if o.DryRun.Client() {
+		return &o.Cluster, cmdutil.NeedNamespace
+	}
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedConfig
 }
 
 // operatorOnlyFlags are the flags of one operator, which --fleet refuses.
@@ -281,10 +280,10 @@ func (o *InstallOptions) installConfig() install.Config {
 	watch := o.WatchNamespaces
 	if !o.Global && len(watch) == 0 {
 		// kamel's --global=false: the operator serves the namespace it is installed in.
-		watch = []string{o.namespace}
+		watch = []string{o.Namespace}
 	}
 	return install.Config{
-		ID: o.ID, Namespace: o.namespace, Default: o.Default, WatchNamespaces: watch,
+		ID: o.ID, Namespace: o.Namespace, Default: o.Default, WatchNamespaces: watch,
 		Image: o.Image, Registry: o.Registry, RegistrySecret: o.RegistrySecret, Version: version.Get(),
 		SkipAdmission: o.SkipAdmission, RegistryInsecure: o.registryInsecure,
 		SkipKamelets: o.SkipKamelets, MavenCache: o.mavenCache, BuildStrategy: o.BuildStrategy,
@@ -308,11 +307,10 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if o.DryRun.Client() {
 		return printManifests(o.dryRunObjects(objs), o.Output, o.IOStreams)
 	}
-	c, err := o.Kube.Client()
-	if err != nil {
+	if err := o.Connect(cmdutil.NeedClient); err != nil {
 		return err
 	}
-	installer := &install.Installer{Client: c, Out: o.Out}
+	installer := &install.Installer{Client: o.Client, Out: o.Out}
 	if o.Fleet {
 		return o.installFleet(ctx, installer, objs)
 	}
@@ -346,11 +344,11 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	if err := installer.Check(ctx, cfg, o.Force); err != nil {
 		return err
 	}
-	if err := installer.Install(ctx, o.namespace, objs); err != nil {
+	if err := installer.Install(ctx, o.Namespace, objs); err != nil {
 		return fmt.Errorf("installing operator %s: %w", o.ID, err)
 	}
 	if o.Wait {
-		return o.waitReady(ctx, c)
+		return o.waitReady(ctx, o.Client)
 	}
 	return nil
 }
@@ -359,7 +357,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 // with --fleet.
 func (o *InstallOptions) manifests() ([]client.Object, error) {
 	if o.Fleet {
-		return install.FleetManifests(install.FleetConfig{Namespace: o.namespace, Image: o.Image, Registry: o.Registry,
+		return install.FleetManifests(install.FleetConfig{Namespace: o.Namespace, Image: o.Image, Registry: o.Registry,
 			RegistryInsecure: o.registryInsecure, HeartbeatInterval: o.Heartbeat})
 	}
 	return install.Manifests(o.installConfig())
@@ -369,17 +367,17 @@ func (o *InstallOptions) manifests() ([]client.Object, error) {
 // installed already.
 func (o *InstallOptions) installFleet(ctx context.Context, installer *install.Installer, objs []client.Object) error {
 	if !o.Force {
-		if err := installer.CheckFleet(ctx, o.namespace); err != nil {
+		if err := installer.CheckFleet(ctx, o.Namespace); err != nil {
 			return err
 		}
 	}
-	if err := installer.Install(ctx, o.namespace, objs); err != nil {
+	if err := installer.Install(ctx, o.Namespace, objs); err != nil {
 		return fmt.Errorf("installing the fleet controller: %w", err)
 	}
 	if !o.Wait {
 		return nil
 	}
-	return waitDeploymentRolledOut(ctx, installer.Client, client.ObjectKey{Namespace: o.namespace, Name: install.FleetName}, o.Timeout, o.Out)
+	return waitDeploymentRolledOut(ctx, installer.Client, client.ObjectKey{Namespace: o.Namespace, Name: install.FleetName}, o.Timeout, o.Out)
 }
 
 // checkServerVersion refuses, before anything is written, to install the
@@ -388,7 +386,7 @@ func (o *InstallOptions) checkServerVersion() error {
 	if o.SkipAdmission {
 		return nil
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(o.config)
+	dc, err := discovery.NewDiscoveryClientForConfig(o.Config)
 	if err != nil {
 		return err
 	}
@@ -444,15 +442,15 @@ func (o *InstallOptions) waitReady(ctx context.Context, c client.Client) error {
 		iop := &camelv1alpha1.IntegrationOperator{}
 		if err := c.Get(ctx, client.ObjectKey{Name: o.ID}, iop); err == nil {
 			ready := meta.IsStatusConditionTrue(iop.Status.Conditions, camelv1.ConditionReady)
-			if ready && iop.Status.Namespace == o.namespace && ownership.FromOperator(iop).Live(time.Now()) {
+			if ready && iop.Status.Namespace == o.Namespace && ownership.FromOperator(iop).Live(time.Now()) {
 				fmt.Fprintf(o.Out, "operator %s is ready (version %s)\n", o.ID, iop.Status.Version)
 				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return cmdutil.WithExitCode(cmdutil.ExitTimeout, fmt.Errorf("operator %s did not become ready within %s: see its pod (kubectl describe pods -n %s -l app.kubernetes.io/instance=%s) and its log (kubectl logs -n %s deployment/%s-operator)",
-				o.ID, o.Timeout, o.namespace, o.ID, o.namespace, o.ID))
+			return command.WithExitCode(command.ExitTimeout, fmt.Errorf("operator %s did not become ready within %s: see its pod (kubectl describe pods -n %s -l app.kubernetes.io/instance=%s) and its log (kubectl logs -n %s deployment/%s-operator)",
+				o.ID, o.Timeout, o.Namespace, o.ID, o.Namespace, o.ID))
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -475,7 +473,7 @@ func (o *InstallOptions) dryRunObjects(objs []client.Object) []client.Object {
 	case "skip":
 		crds = nil
 	}
-	return append(append([]client.Object{install.Namespace(o.namespace)}, crds...), rest...)
+	return append(append([]client.Object{install.Namespace(o.Namespace)}, crds...), rest...)
 }
 
 func printManifests(objs []client.Object, format string, streams genericiooptions.IOStreams) error {

@@ -27,7 +27,7 @@ func TestGlobalFalseServesTheNamespaceInstalledIn(t *testing.T) {
 		{global: false, want: []string{"team-a"}},
 		{global: false, watch: []string{"x", "y"}, want: []string{"x", "y"}},
 	} {
-		o := &InstallOptions{ID: "a", Global: tc.global, WatchNamespaces: tc.watch, namespace: "team-a"}
+		o := &InstallOptions{ID: "a", Global: tc.global, WatchNamespaces: tc.watch, Cluster: cmdutil.Cluster{Namespace: "team-a"}}
 		if got := o.installConfig().WatchNamespaces; !slices.Equal(got, tc.want) {
 			t.Errorf("--global=%v --watch-namespaces=%v: serves %v, want %v", tc.global, tc.watch, got, tc.want)
 		}

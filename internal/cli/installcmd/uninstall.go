@@ -15,12 +15,11 @@ import (
 
 // UninstallOptions are the options of `caravan uninstall`.
 type UninstallOptions struct {
-	Kube  *cmdutil.KubeFlags
+	cmdutil.Cluster
 	ID    string
 	All   bool
 	Fleet bool
 
-	namespace string
 	// idSet tells whether -x was given.
 	idSet bool
 	genericiooptions.IOStreams
@@ -28,7 +27,7 @@ type UninstallOptions struct {
 
 // NewCmdUninstall builds `caravan uninstall`, which removes one operator's objects.
 func NewCmdUninstall(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UninstallOptions{Kube: kube, ID: ownership.DefaultID, IOStreams: streams}
+	o := &UninstallOptions{Cluster: cmdutil.Cluster{Kube: kube}, ID: ownership.DefaultID, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Remove one operator's objects",
@@ -58,10 +57,11 @@ IntegrationOperator; --fleet removes the fleet controller, once it runs none.`,
 }
 
 // Complete resolves the namespace.
-func (o *UninstallOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	o.namespace = ns
-	return err
+func (o *UninstallOptions) Complete() error { return nil }
+
+// Preamble asks for the namespace; Run connects once the input is checked.
+func (o *UninstallOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace
 }
 
 // Validate checks the id, and that --fleet comes alone.
@@ -74,22 +74,21 @@ func (o *UninstallOptions) Validate() error {
 
 // Run deletes the operator (its Deployment first, waited for), then its objects.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	cl, err := o.Kube.Client()
-	if err != nil {
+	if err := o.Connect(cmdutil.NeedClient); err != nil {
 		return err
 	}
-	installer := &install.Installer{Client: cl, Out: o.Out}
+	installer := &install.Installer{Client: o.Client, Out: o.Out}
 	if o.Fleet {
-		return installer.UninstallFleet(ctx, o.namespace)
+		return installer.UninstallFleet(ctx, o.Namespace)
 	}
 	if err := o.findOperator(ctx, installer); err != nil {
 		return err
 	}
-	if err := installer.Uninstall(ctx, o.ID, o.namespace, o.All); err != nil {
+	if err := installer.Uninstall(ctx, o.ID, o.Namespace, o.All); err != nil {
 		return err
 	}
 	if !o.All { // --all removed the integrations with the CRDs
-		o.reportLeftBehind(ctx, cl)
+		o.reportLeftBehind(ctx, o.Client)
 	}
 	return nil
 }
@@ -104,22 +103,22 @@ func (o *UninstallOptions) findOperator(ctx context.Context, installer *install.
 		return err
 	}
 	switch {
-	case registered != "" && registered != o.namespace && o.Kube.NamespaceFlag() == "":
+	case registered != "" && registered != o.Namespace && o.Kube.NamespaceFlag() == "":
 		fmt.Fprintf(o.ErrOut, "operator %s is registered to namespace %s: uninstalling it there\n", o.ID, registered)
-		o.namespace = registered
-	case registered != "" && registered != o.namespace:
-		return fmt.Errorf("operator %s is registered to namespace %s, not %s: give -n %s", o.ID, registered, o.namespace, registered)
+		o.Namespace = registered
+	case registered != "" && registered != o.Namespace:
+		return fmt.Errorf("operator %s is registered to namespace %s, not %s: give -n %s", o.ID, registered, o.Namespace, registered)
 	}
 	if registered != "" || o.All {
 		return nil
 	}
-	found, err := installer.HasOperator(ctx, o.ID, o.namespace)
+	found, err := installer.HasOperator(ctx, o.ID, o.Namespace)
 	if err != nil {
 		return err
 	}
 	if !found {
 		return fmt.Errorf("operator %s is not installed in namespace %s: no registration names it and no Deployment %s-operator runs there (caravan operators lists them)",
-			o.ID, o.namespace, o.ID)
+			o.ID, o.Namespace, o.ID)
 	}
 	return nil
 }

@@ -25,12 +25,12 @@ func TestUninstallFindsTheNamespaceTheOperatorIsRegisteredTo(t *testing.T) {
 			*kube.ConfigFlags.Namespace = args[1]
 		}
 		var errOut bytes.Buffer
-		o := &UninstallOptions{Kube: kube, ID: id, namespace: "default", IOStreams: genericiooptions.IOStreams{ErrOut: &errOut}}
+		o := &UninstallOptions{Cluster: cmdutil.Cluster{Kube: kube, Namespace: "default"}, ID: id, IOStreams: genericiooptions.IOStreams{ErrOut: &errOut}}
 		if ns := kube.NamespaceFlag(); ns != "" {
-			o.namespace = ns
+			o.Namespace = ns
 		}
 		err := o.findOperator(context.Background(), installer)
-		return o.namespace, errOut.String(), err
+		return o.Namespace, errOut.String(), err
 	}
 	ns, msg, err := find("uninst-a")
 	if err != nil || ns != "shared" || !strings.Contains(msg, "operator uninst-a is registered to namespace shared: uninstalling it there") {

@@ -26,20 +26,19 @@ import (
 
 // UpgradeOptions are the options of `caravan upgrade`.
 type UpgradeOptions struct {
-	Kube    *cmdutil.KubeFlags
+	cmdutil.Cluster
 	ID      string
 	Image   string
 	Wait    bool
 	Timeout time.Duration
 
-	namespace string
-	local     *localcluster.Cluster
+	local *localcluster.Cluster
 	genericiooptions.IOStreams
 }
 
 // NewCmdUpgrade builds `caravan upgrade`, which rolls one operator to another image.
 func NewCmdUpgrade(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UpgradeOptions{Kube: kube, ID: ownership.DefaultID, Wait: true, Timeout: 3 * time.Minute, IOStreams: streams}
+	o := &UpgradeOptions{Cluster: cmdutil.Cluster{Kube: kube}, ID: ownership.DefaultID, Wait: true, Timeout: 3 * time.Minute, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "upgrade",
 		Short: "Roll an installed operator to another image, keeping its settings",
@@ -69,17 +68,13 @@ On the local cluster, without --image, it pushes the image of this source tree.`
 
 // Complete resolves the namespace and whether this is the local cluster.
 func (o *UpgradeOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	cfg, err := o.Kube.RESTConfig()
-	if err != nil {
-		return err
-	}
-	o.local = local.Running(cfg.Host)
+	o.local = local.Running(o.Config.Host)
 	return nil
+}
+
+// Preamble asks for the namespace and the client configuration, which says whether the cluster is local.
+func (o *UpgradeOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedConfig
 }
 
 // Validate checks the id and that an image is given where none can be built.
@@ -95,12 +90,11 @@ func (o *UpgradeOptions) Validate() error {
 
 // Run applies the installed settings with the new image and waits.
 func (o *UpgradeOptions) Run(ctx context.Context) error {
-	c, err := o.Kube.Client()
-	if err != nil {
+	if err := o.Connect(cmdutil.NeedClient); err != nil {
 		return err
 	}
-	installer := &install.Installer{Client: c, Out: o.Out}
-	cfg, err := installer.Installed(ctx, o.ID, o.namespace)
+	installer := &install.Installer{Client: o.Client, Out: o.Out}
+	cfg, err := installer.Installed(ctx, o.ID, o.Namespace)
 	if err != nil {
 		return err
 	}
@@ -121,13 +115,13 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	started := time.Now()
-	if err := installer.Install(ctx, o.namespace, objs); err != nil {
+	if err := installer.Install(ctx, o.Namespace, objs); err != nil {
 		return fmt.Errorf("upgrading operator %s: %w", o.ID, err)
 	}
 	if !o.Wait {
 		return nil
 	}
-	return o.waitRolledOut(ctx, c, started)
+	return o.waitRolledOut(ctx, o.Client, started)
 }
 
 // waitDeploymentRolledOut waits until the Deployment key is Current by kstatus.
@@ -158,7 +152,7 @@ func (o *UpgradeOptions) waitRolledOut(ctx context.Context, c client.Client, sta
 		return err
 	case !done:
 		return fmt.Errorf("operator %s did not roll out within %s: %s (kubectl describe deployment -n %s %s-operator)",
-			o.ID, o.Timeout, last, o.namespace, o.ID)
+			o.ID, o.Timeout, last, o.Namespace, o.ID)
 	}
 	fmt.Fprintln(o.Out, last)
 	return nil
@@ -206,7 +200,7 @@ func deploymentRolledOut(ctx context.Context, c client.Client, key client.Object
 
 // rolledOut tells whether the roll-out is done, and what it waits for.
 func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started time.Time) (bool, string, error) {
-	if done, msg, err := deploymentRolledOut(ctx, c, install.OperatorDeployment(o.ID, o.namespace)); !done || err != nil {
+	if done, msg, err := deploymentRolledOut(ctx, c, install.OperatorDeployment(o.ID, o.Namespace)); !done || err != nil {
 		return false, msg, err
 	}
 	iop := &camelv1alpha1.IntegrationOperator{}
@@ -214,14 +208,14 @@ func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started
 		return false, fmt.Sprintf("reading the registration: %v", err), nil
 	}
 	reg := ownership.FromOperator(iop)
-	if !reg.Live(time.Now()) || reg.Heartbeat.Before(started) || iop.Status.Namespace != o.namespace {
+	if !reg.Live(time.Now()) || reg.Heartbeat.Before(started) || iop.Status.Namespace != o.Namespace {
 		return false, "the operator has not registered from the new pod yet", nil
 	}
 	// A new pod is ready as soon as the old one's registration is live:
 	// the roll is done once the leader is a pod of the new image.
 	leaderPod, _, _ := strings.Cut(iop.Status.Leader, "_")
 	pod := &corev1.Pod{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: leaderPod}, pod); err != nil ||
+	if err := c.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: leaderPod}, pod); err != nil ||
 		pod.DeletionTimestamp != nil || len(pod.Spec.Containers) == 0 || pod.Spec.Containers[0].Image != o.Image {
 		return false, fmt.Sprintf("the leader is still %q, no pod of the new image", iop.Status.Leader), nil
 	}

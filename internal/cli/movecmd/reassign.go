@@ -23,12 +23,13 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/canary"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/reassign"
 )
 
 // ReassignOptions are the options of `caravan reassign`.
 type ReassignOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	Names         []string
 	From          string
@@ -48,18 +49,16 @@ type ReassignOptions struct {
 	RollbackOnFailure bool
 
 	// Set by Complete and Validate.
-	waves     []canary.Wave
-	selector  labels.Selector
-	namespace string
-	client    client.WithWatch
-	now       func() time.Time
+	waves    []canary.Wave
+	selector labels.Selector
+	now      func() time.Time
 
 	genericiooptions.IOStreams
 }
 
 // NewCmdReassign builds `caravan reassign`, which moves work between operators.
 func NewCmdReassign(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ReassignOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
+	o := &ReassignOptions{Cluster: cmdutil.Cluster{Kube: kube}, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "reassign [KIND/]NAME... --to ID | --from ID --to ID",
 		Short: "Move integrations, Pipes and KameletBindings to another operator",
@@ -111,14 +110,11 @@ The operator --to must be registered (checked first, unless --force).`,
 }
 
 // Complete resolves the namespace and makes the client.
-func (o *ReassignOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	o.client, err = cmdutil.NewWatchClient(o.Kube)
-	return err
+func (o *ReassignOptions) Complete() error { return nil }
+
+// Preamble asks for the namespace and a client that watches the moves.
+func (o *ReassignOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedWatch
 }
 
 // Validate checks the arguments and flags.
@@ -157,7 +153,7 @@ func (o *ReassignOptions) Validate() error {
 
 // Run selects, moves and, with --wait, waits.
 func (o *ReassignOptions) Run(ctx context.Context) error {
-	c := o.client
+	c := o.Watch
 	if !o.Force {
 		if err := cmdutil.CheckOperatorRegistered(ctx, c, o.To, o.now(), o.ErrOut); err != nil {
 			return err
@@ -210,12 +206,12 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 	if o.Wait && len(movedIntegrations) > 0 {
 		if err := waitRunningUnder(ctx, c, o.Out, o.listNamespace(), movedIntegrations, o.To, o.Timeout); err != nil {
 			problems = append(problems, err.Error())
-			waitCode = cmdutil.ExitCode(err)
+			waitCode = command.ExitCode(err)
 		}
 	}
 	if len(problems) == 1 && waitCode != 0 {
 		// Only the wait failed: its code says how.
-		return cmdutil.WithExitCode(waitCode, errors.New(problems[0]))
+		return command.WithExitCode(waitCode, errors.New(problems[0]))
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
@@ -227,7 +223,7 @@ func (o *ReassignOptions) listNamespace() string {
 	if o.AllNamespaces {
 		return ""
 	}
-	return o.namespace
+	return o.Namespace
 }
 
 // selectTargets reads the named resources, or lists what --from has. A
@@ -243,8 +239,8 @@ func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([
 		kind, name, _ := parseKindName(n)
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(kind.GVK)
-		err := c.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: name}, obj)
-		obj.Namespace, obj.Name = o.namespace, name
+		err := c.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: name}, obj)
+		obj.Namespace, obj.Name = o.Namespace, name
 		t := reassign.Target{Kind: kind, Obj: obj}
 		id := obj.Annotations[camelv1.OperatorIDAnnotation]
 		switch {
@@ -366,7 +362,7 @@ func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case err != nil && wait.Interrupted(err):
-		return cmdutil.WithExitCode(cmdutil.ExitTimeout, fmt.Errorf("timed out after %s: %s", timeout, pendingSummary(state, done, to)))
+		return command.WithExitCode(command.ExitTimeout, fmt.Errorf("timed out after %s: %s", timeout, pendingSummary(state, done, to)))
 	case err != nil:
 		return err
 	}
@@ -377,7 +373,7 @@ func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns
 		}
 	}
 	if len(failed) > 0 {
-		return cmdutil.WithExitCode(cmdutil.ExitFailed,
+		return command.WithExitCode(command.ExitFailed,
 			fmt.Errorf("%d integrations are in phase Error under %s: %s", len(failed), to, strings.Join(failed, "; ")))
 	}
 	return nil

@@ -34,7 +34,7 @@ func operatorOfIntegration(t *testing.T, ns, name string) (id, resourceVersion s
 
 func newReassign(t *testing.T, ns string, o ReassignOptions) (*ReassignOptions, func() (string, string)) {
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	o.IOStreams, o.client, o.namespace, o.now = streams, clitest.WatchClient(t), ns, time.Now
+	o.IOStreams, o.Cluster.Watch, o.Namespace, o.now = streams, clitest.WatchClient(t), ns, time.Now
 	o.Timeout = time.Minute
 	return &o, func() (string, string) { return out.String(), errOut.String() }
 }

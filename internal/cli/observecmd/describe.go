@@ -23,6 +23,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -31,15 +32,13 @@ const maxEvents = 10
 
 // DescribeOptions are the options of `caravan describe`.
 type DescribeOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 	// args are TYPE NAME.
 	args []string
 
 	// Set by Complete.
-	kind      describeType
-	name      string
-	namespace string
-	client    client.Client
+	kind describeType
+	name string
 
 	now func() time.Time
 	genericiooptions.IOStreams
@@ -47,7 +46,7 @@ type DescribeOptions struct {
 
 // NewCmdDescribe builds `caravan describe`, which shows one resource in detail.
 func NewCmdDescribe(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DescribeOptions{Kube: kube, now: time.Now, IOStreams: streams}
+	o := &DescribeOptions{Cluster: cmdutil.Cluster{Kube: kube}, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "describe TYPE NAME",
 		Short: "Show an integration, pipe, kit, platform or operator in detail",
@@ -85,16 +84,18 @@ TYPE is one of:
 func (o *DescribeOptions) Complete() error {
 	var err error
 	if o.kind, err = lookupDescribeType(o.args[0]); err != nil {
-		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
+		return command.WithExitCode(command.ExitUsage, err)
 	}
 	o.name = o.args[1]
-	if o.kind.namespaced {
-		if o.namespace, err = o.Kube.Namespace(); err != nil {
-			return err
-		}
+	if !o.kind.namespaced {
+		o.Namespace = ""
 	}
-	o.client, err = o.Kube.Client()
-	return err
+	return nil
+}
+
+// Preamble asks for the namespace, which a cluster-scoped kind leaves out, and a client.
+func (o *DescribeOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedClient
 }
 
 // Validate checks the name of an operator, which is its id.
@@ -194,14 +195,14 @@ type integrationReport struct {
 
 func (o *DescribeOptions) describeIntegration(ctx context.Context) error {
 	r := &integrationReport{it: &camelv1.Integration{}}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, r.it); err != nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.name}, r.it); err != nil {
 		return err
 	}
-	children := []client.ListOption{client.InNamespace(o.namespace), client.MatchingLabels{camelv1.IntegrationLabel: o.name}}
+	children := []client.ListOption{client.InNamespace(o.Namespace), client.MatchingLabels{camelv1.IntegrationLabel: o.name}}
 	deployments, configMaps, services := &appsv1.DeploymentList{}, &corev1.ConfigMapList{}, &corev1.ServiceList{}
 	for _, list := range []client.ObjectList{deployments, configMaps, services} {
 		var fatal error
-		if r.childrenErr, fatal = section(o.client.List(ctx, list, children...)); fatal != nil {
+		if r.childrenErr, fatal = section(o.Client.List(ctx, list, children...)); fatal != nil {
 			return fatal
 		}
 		if r.childrenErr != nil {
@@ -228,7 +229,7 @@ func (o *DescribeOptions) events(ctx context.Context, obj client.Object, kind st
 	if obj.GetNamespace() != "" {
 		opts = append(opts, client.InNamespace(obj.GetNamespace()))
 	}
-	unavailable, fatal := section(o.client.List(ctx, list, opts...))
+	unavailable, fatal := section(o.Client.List(ctx, list, opts...))
 	if unavailable != nil || fatal != nil {
 		return nil, unavailable, fatal
 	}
@@ -337,12 +338,12 @@ type pipeReport struct {
 
 func (o *DescribeOptions) describePipe(ctx context.Context) error {
 	r := &pipeReport{pipe: &camelv1.Pipe{}}
-	key := client.ObjectKey{Namespace: o.namespace, Name: o.name}
-	if err := o.client.Get(ctx, key, r.pipe); err != nil {
+	key := client.ObjectKey{Namespace: o.Namespace, Name: o.name}
+	if err := o.Client.Get(ctx, key, r.pipe); err != nil {
 		return err
 	}
 	it := &camelv1.Integration{}
-	err := o.client.Get(ctx, key, it)
+	err := o.Client.Get(ctx, key, it)
 	switch _, fatal := section(err); {
 	case fatal != nil:
 		return fatal
@@ -358,13 +359,13 @@ func (o *DescribeOptions) describePipe(ctx context.Context) error {
 // describeKameletBinding reports on a KameletBinding as on the Pipe it is the older name of.
 func (o *DescribeOptions) describeKameletBinding(ctx context.Context) error {
 	b := &camelv1alpha1.KameletBinding{}
-	key := client.ObjectKey{Namespace: o.namespace, Name: o.name}
-	if err := o.client.Get(ctx, key, b); err != nil {
+	key := client.ObjectKey{Namespace: o.Namespace, Name: o.name}
+	if err := o.Client.Get(ctx, key, b); err != nil {
 		return err
 	}
 	r := &pipeReport{pipe: &camelv1.Pipe{ObjectMeta: b.ObjectMeta, Spec: b.Spec, Status: b.Status}}
 	it := &camelv1.Integration{}
-	err := o.client.Get(ctx, key, it)
+	err := o.Client.Get(ctx, key, it)
 	switch _, fatal := section(err); {
 	case fatal != nil:
 		return fatal
@@ -380,7 +381,7 @@ func (o *DescribeOptions) describeKameletBinding(ctx context.Context) error {
 // describeKamelet reports on a Kamelet: its properties, dependencies and the operator that validated it.
 func (o *DescribeOptions) describeKamelet(ctx context.Context) error {
 	k := &camelv1.Kamelet{}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, k); err != nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.name}, k); err != nil {
 		return err
 	}
 	events, eventsErr, err := o.events(ctx, k, "Kamelet")
@@ -407,7 +408,7 @@ func (o *DescribeOptions) describeKamelet(ctx context.Context) error {
 // describeBuild reports on a Build: its image, how long it took, its failure and its jars.
 func (o *DescribeOptions) describeBuild(ctx context.Context) error {
 	b := &camelv1.Build{}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, b); err != nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.name}, b); err != nil {
 		return err
 	}
 	events, eventsErr, err := o.events(ctx, b, "Build")
@@ -491,7 +492,7 @@ type kitReport struct {
 
 func (o *DescribeOptions) describeKit(ctx context.Context) error {
 	r := &kitReport{kit: &camelv1.IntegrationKit{}}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, r.kit); err != nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.name}, r.kit); err != nil {
 		return err
 	}
 	var err error
@@ -531,7 +532,7 @@ type platformReport struct {
 
 func (o *DescribeOptions) describePlatform(ctx context.Context) error {
 	r := &platformReport{platform: &camelv1.IntegrationPlatform{}}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, r.platform); err != nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.name}, r.platform); err != nil {
 		return err
 	}
 	var err error
@@ -570,14 +571,14 @@ type operatorReport struct {
 
 func (o *DescribeOptions) describeOperator(ctx context.Context) error {
 	r := &operatorReport{iop: &camelv1alpha1.IntegrationOperator{}}
-	if err := o.client.Get(ctx, client.ObjectKey{Name: o.name}, r.iop); err != nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Name: o.name}, r.iop); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("operator %q is not registered: no IntegrationOperator named %s", o.name, o.name)
 		}
 		return err
 	}
 	var err error
-	counts, countErr := cmdutil.CountOwnedIntegrations(ctx, o.client, []string{o.name})
+	counts, countErr := cmdutil.CountOwnedIntegrations(ctx, o.Client, []string{o.name})
 	if r.ownedErr, err = section(countErr); err != nil {
 		return err
 	}

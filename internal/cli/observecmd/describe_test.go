@@ -22,6 +22,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func event(reason, note string, at time.Duration) eventsv1.Event {
@@ -207,7 +208,7 @@ func TestDescribeKameletBindingsKameletsAndBuilds(t *testing.T) {
 			t.Fatal(err)
 		}
 		streams, _, out, _ := genericiooptions.NewTestIOStreams()
-		o := &DescribeOptions{kind: dt, name: tc.name, namespace: ns, client: clitest.Cluster(t).Client, now: time.Now, IOStreams: streams}
+		o := &DescribeOptions{kind: dt, name: tc.name, Cluster: cmdutil.Cluster{Namespace: ns, Client: clitest.Cluster(t).Client}, now: time.Now, IOStreams: streams}
 		if err := o.Run(context.Background()); err != nil {
 			t.Fatalf("describe %s %s: %v", tc.kind, tc.name, err)
 		}

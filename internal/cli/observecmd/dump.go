@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -40,7 +39,7 @@ const dumpLogLines = int64(2000)
 
 // DumpOptions are the options of `caravan dump`.
 type DumpOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	OperatorID    string
 	AllNamespaces bool
@@ -48,10 +47,7 @@ type DumpOptions struct {
 	File string
 
 	// Set by Complete.
-	namespace string
-	client    client.Client
-	pods      kubernetes.Interface
-	now       func() time.Time
+	now func() time.Time
 
 	genericiooptions.IOStreams
 }
@@ -72,7 +68,7 @@ var dumpKinds = []struct {
 
 // NewCmdDump builds `caravan dump`, which archives what a support request needs.
 func NewCmdDump(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DumpOptions{Kube: kube, now: time.Now, IOStreams: streams}
+	o := &DumpOptions{Cluster: cmdutil.Cluster{Kube: kube}, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "dump",
 		Short: "Write what a support request needs into an archive, secrets left out",
@@ -104,23 +100,15 @@ holds in index.txt.`,
 
 // Complete resolves the namespace, the file and the clients.
 func (o *DumpOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
 	if o.File == "" {
 		o.File = "caravan-dump-" + o.now().UTC().Format("20060102-150405") + ".tar.gz"
 	}
-	if o.client, err = o.Kube.Client(); err != nil {
-		return err
-	}
-	cfg, err := o.Kube.RESTConfig()
-	if err != nil {
-		return err
-	}
-	o.pods, err = kubernetes.NewForConfig(cfg)
-	return err
+	return nil
+}
+
+// Preamble asks for the namespace, a client, and the clientset that reads pod logs.
+func (o *DumpOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedClient | cmdutil.NeedPods
 }
 
 // Validate checks the operator id.
@@ -201,7 +189,7 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 func (o *DumpOptions) write(ctx context.Context, a *dumpArchive) error {
 	var scope []client.ListOption
 	if !o.AllNamespaces {
-		scope = append(scope, client.InNamespace(o.namespace))
+		scope = append(scope, client.InNamespace(o.Namespace))
 	}
 	namespaces := map[string]bool{}
 	var integrations []string // namespace/name
@@ -287,7 +275,7 @@ func (o *DumpOptions) writeOperator(ctx context.Context, a *dumpArchive, registr
 		return err
 	}
 	pods := &corev1.PodList{}
-	if err := o.client.List(ctx, pods, client.InNamespace(ns), selector); err != nil {
+	if err := o.Client.List(ctx, pods, client.InNamespace(ns), selector); err != nil {
 		return fmt.Errorf("listing the operator's pods: %w", err)
 	}
 	if len(pods.Items) == 0 {
@@ -296,7 +284,7 @@ func (o *DumpOptions) writeOperator(ctx context.Context, a *dumpArchive, registr
 	for _, p := range pods.Items {
 		for _, c := range p.Spec.Containers {
 			name := path.Join("operator", "logs", p.Name+"-"+c.Name+".log")
-			data, err := o.pods.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: ptr.To(dumpLogLines)}).DoRaw(ctx)
+			data, err := o.Pods.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: ptr.To(dumpLogLines)}).DoRaw(ctx)
 			if err != nil {
 				data = []byte("the log could not be read: " + err.Error() + "\n")
 			}
@@ -316,7 +304,7 @@ func (o *DumpOptions) writeOperator(ctx context.Context, a *dumpArchive, registr
 func (o *DumpOptions) list(ctx context.Context, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := o.client.List(ctx, list, opts...); err != nil {
+	if err := o.Client.List(ctx, list, opts...); err != nil {
 		return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 	}
 	items := list.Items

@@ -15,6 +15,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func TestDumpArchivesAnOperatorsShareRedacted(t *testing.T) {
@@ -36,7 +37,7 @@ func TestDumpArchivesAnOperatorsShareRedacted(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "dump.tar.gz")
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
-	o := &DumpOptions{OperatorID: "op-dump", File: file, namespace: ns, client: clitest.Cluster(t).Client, pods: pods, now: time.Now, IOStreams: streams}
+	o := &DumpOptions{OperatorID: "op-dump", File: file, Cluster: cmdutil.Cluster{Namespace: ns, Client: clitest.Cluster(t).Client, Pods: pods}, now: time.Now, IOStreams: streams}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -22,12 +22,13 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
 // GetOptions are the options of `caravan get`.
 type GetOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 	// args are [TYPE [NAME...]].
 	args []string
 
@@ -46,12 +47,10 @@ type GetOptions struct {
 	FieldSelector string
 
 	// Set by Complete.
-	resource  resourceType
-	names     []string
-	namespace string
-	selector  labels.Selector
-	client    client.WithWatch
-	scheme    *runtime.Scheme
+	resource resourceType
+	names    []string
+	selector labels.Selector
+	scheme   *runtime.Scheme
 
 	now func() time.Time
 	genericiooptions.IOStreams
@@ -59,7 +58,7 @@ type GetOptions struct {
 
 // NewCmdGet builds `caravan get`, which lists resources with their operator.
 func NewCmdGet(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &GetOptions{Kube: kube, now: time.Now, IOStreams: streams}
+	o := &GetOptions{Cluster: cmdutil.Cluster{Kube: kube}, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "get [TYPE] [NAME...]",
 		Short: "List integrations, pipes, kits, builds or platforms and the operators they are assigned to",
@@ -149,20 +148,19 @@ func (o *GetOptions) Complete() error {
 	}
 	var err error
 	if o.resource, err = lookupResource(rt); err != nil {
-		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
+		return command.WithExitCode(command.ExitUsage, err)
 	}
 	o.names = names
-	if o.namespace, err = o.Kube.Namespace(); err != nil {
-		return err
-	}
 	if o.selector, err = labels.Parse(o.Selector); err != nil {
 		return fmt.Errorf("-l/--selector: %w", err)
 	}
-	if o.client, err = cmdutil.NewWatchClient(o.Kube); err != nil {
-		return err
-	}
-	o.scheme = o.client.Scheme()
+	o.scheme = o.Cluster.Watch.Scheme()
 	return nil
+}
+
+// Preamble asks for the namespace and a client that watches, for --watch.
+func (o *GetOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedWatch
 }
 
 // Validate checks the flags against each other.
@@ -244,7 +242,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 func (o *GetOptions) fetch(ctx context.Context) (objs []client.Object, notFound error, err error) {
 	if len(o.names) == 0 {
 		list := o.resource.newList()
-		if err := o.client.List(ctx, list, o.listOptions()...); err != nil {
+		if err := o.Cluster.Watch.List(ctx, list, o.listOptions()...); err != nil {
 			return nil, nil, fmt.Errorf("listing %s: %w", o.resource.plural, err)
 		}
 		objs, err := cmdutil.ListItems(list)
@@ -253,7 +251,7 @@ func (o *GetOptions) fetch(ctx context.Context) (objs []client.Object, notFound 
 	var missing []error
 	for _, name := range o.names {
 		obj := o.resource.newObject()
-		err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: name}, obj)
+		err := o.Cluster.Watch.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: name}, obj)
 		switch {
 		case apierrors.IsNotFound(err):
 			missing = append(missing, err)
@@ -271,7 +269,7 @@ func (o *GetOptions) fetch(ctx context.Context) (objs []client.Object, notFound 
 func (o *GetOptions) listOptions() []client.ListOption {
 	var opts []client.ListOption
 	if !o.AllNamespaces {
-		opts = append(opts, client.InNamespace(o.namespace))
+		opts = append(opts, client.InNamespace(o.Namespace))
 	}
 	sel := o.selector
 	if sel == nil {
@@ -298,7 +296,7 @@ func (o *GetOptions) listOptions() []client.ListOption {
 // the listed resources, until ctx ends: the table's header was printed
 // with the list.
 func (o *GetOptions) watch(ctx context.Context) error {
-	w, err := o.client.Watch(ctx, o.resource.newList(), o.listOptions()...)
+	w, err := o.Cluster.Watch.Watch(ctx, o.resource.newList(), o.listOptions()...)
 	if err != nil {
 		return fmt.Errorf("watching %s: %w", o.resource.plural, err)
 	}
@@ -357,7 +355,7 @@ func (o *GetOptions) printChange(obj client.Object) error {
 // extra call of --orphaned.
 func (o *GetOptions) registeredOperators(ctx context.Context) (map[string]*camelv1alpha1.IntegrationOperator, error) {
 	list := &camelv1alpha1.IntegrationOperatorList{}
-	if err := o.client.List(ctx, list); err != nil {
+	if err := o.Cluster.Watch.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("listing the registered operators: %w", err)
 	}
 	byID := make(map[string]*camelv1alpha1.IntegrationOperator, len(list.Items))
@@ -369,7 +367,7 @@ func (o *GetOptions) registeredOperators(ctx context.Context) (map[string]*camel
 
 func (o *GetOptions) print(objs []client.Object, reasons map[client.ObjectKey]string) error {
 	if len(objs) == 0 && o.Output != cmdutil.OutputYAML && o.Output != cmdutil.OutputJSON {
-		fmt.Fprintln(o.ErrOut, cmdutil.NoResources(o.namespace, o.AllNamespaces))
+		fmt.Fprintln(o.ErrOut, cmdutil.NoResources(o.Namespace, o.AllNamespaces))
 		return nil
 	}
 	switch o.Output {

@@ -19,6 +19,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/scheme"
 )
@@ -206,15 +207,15 @@ func (f getFixture) get(t *testing.T, o GetOptions, resource string) (string, st
 	t.Helper()
 	var out, errOut bytes.Buffer
 	o.IOStreams = genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
-	o.client, o.scheme, o.now = clitest.WatchClient(t), clitest.Cluster(t).Client.Scheme(), func() time.Time { return clitest.Now }
+	o.Cluster.Watch, o.scheme, o.now = clitest.WatchClient(t), clitest.Cluster(t).Client.Scheme(), func() time.Time { return clitest.Now }
 	sel, err := labels.Parse(o.Selector)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.selector = sel
 	o.resource = mustResource(t, resource)
-	if o.namespace == "" {
-		o.namespace = f.apps
+	if o.Namespace == "" {
+		o.Namespace = f.apps
 	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
@@ -278,7 +279,7 @@ func TestGetRunOrphanedShowsTheReason(t *testing.T) {
 func TestGetRunSaysWhenNothingIsFound(t *testing.T) {
 	f := newGetFixture(t)
 	empty := clitest.Cluster(t).Namespace(t)
-	out, errOut, err := f.get(t, GetOptions{namespace: empty}, "it")
+	out, errOut, err := f.get(t, GetOptions{Cluster: cmdutil.Cluster{Namespace: empty}}, "it")
 	if err != nil || out != "" || errOut != "No resources found in "+empty+" namespace.\n" {
 		t.Fatalf("got %q, %q, %v", out, errOut, err)
 	}
@@ -286,7 +287,7 @@ func TestGetRunSaysWhenNothingIsFound(t *testing.T) {
 	if err != nil || out != "" || errOut != "No resources found\n" {
 		t.Fatalf("got %q, %q, %v", out, errOut, err)
 	}
-	out, errOut, err = f.get(t, GetOptions{namespace: empty, Output: "yaml"}, "it")
+	out, errOut, err = f.get(t, GetOptions{Cluster: cmdutil.Cluster{Namespace: empty}, Output: "yaml"}, "it")
 	if err != nil || errOut != "" || !strings.Contains(out, "kind: List") {
 		t.Fatalf("an empty YAML list is expected, got %q, %q, %v", out, errOut, err)
 	}
@@ -325,9 +326,9 @@ func TestGetPrintsKubectlsTemplateForms(t *testing.T) {
 func TestGetWatchPrintsEachChangeUnderTheTable(t *testing.T) {
 	f := newGetFixture(t)
 	var out, errOut syncBuffer
-	o := GetOptions{Watch: true, namespace: f.apps, selector: labels.Everything(),
+	o := GetOptions{Watch: true, Cluster: cmdutil.Cluster{Namespace: f.apps}, selector: labels.Everything(),
 		IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}}
-	o.client, o.scheme, o.now = clitest.WatchClient(t), clitest.Cluster(t).Client.Scheme(), func() time.Time { return clitest.Now }
+	o.Cluster.Watch, o.scheme, o.now = clitest.WatchClient(t), clitest.Cluster(t).Client.Scheme(), func() time.Time { return clitest.Now }
 	o.resource = mustResource(t, "it")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -25,7 +24,7 @@ import (
 
 // LogsOptions are the options of `caravan logs`.
 type LogsOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	Name      string
 	Follow    bool
@@ -38,15 +37,13 @@ type LogsOptions struct {
 	Previous bool
 
 	// Set by Complete.
-	namespace string
-	pods      kubernetes.Interface
 
 	genericiooptions.IOStreams
 }
 
 // NewCmdLogs builds `caravan logs` and `caravan log`, which print an integration's logs.
 func NewCmdLogs(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &LogsOptions{Kube: kube, Tail: -1, IOStreams: streams}
+	o := &LogsOptions{Cluster: cmdutil.Cluster{Kube: kube}, Tail: -1, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:     "logs NAME",
 		Aliases: []string{"log"},
@@ -87,18 +84,11 @@ container. Called as "caravan log", kamel's name, it follows unless -f=false.`,
 }
 
 // Complete resolves the namespace and makes the client.
-func (o *LogsOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	cfg, err := o.Kube.RESTConfig()
-	if err != nil {
-		return err
-	}
-	o.pods, err = kubernetes.NewForConfig(cfg)
-	return err
+func (o *LogsOptions) Complete() error { return nil }
+
+// Preamble asks for the namespace and the clientset that reads pod logs.
+func (o *LogsOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedPods
 }
 
 // Validate checks the flags.
@@ -126,7 +116,7 @@ func (o *LogsOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(pods) == 0 {
-		return fmt.Errorf("integration %q has no started pods in namespace %s: see caravan describe integration %s", o.Name, o.namespace, o.Name)
+		return fmt.Errorf("integration %q has no started pods in namespace %s: see caravan describe integration %s", o.Name, o.Namespace, o.Name)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -148,7 +138,7 @@ func (o *LogsOptions) Run(ctx context.Context) error {
 
 // startedPods are the integration's pods that are not pending or going, by name.
 func (o *LogsOptions) startedPods(ctx context.Context) ([]corev1.Pod, error) {
-	list, err := o.pods.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{
+	list, err := o.Pods.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{camelv1.IntegrationLabel: o.Name}).String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods of integration %q: %w", o.Name, err)
@@ -181,7 +171,7 @@ func (o *LogsOptions) follow(ctx context.Context) error {
 			return err
 		}
 		if first && len(pods) == 0 {
-			fmt.Fprintf(o.ErrOut, "waiting for a pod of integration %s in namespace %s to start\n", o.Name, o.namespace)
+			fmt.Fprintf(o.ErrOut, "waiting for a pod of integration %s in namespace %s to start\n", o.Name, o.Namespace)
 		}
 		for i := range pods {
 			req, ok := o.nextRun(&pods[i], streamed)
@@ -281,7 +271,7 @@ func (o *LogsOptions) stream(ctx context.Context, pod *corev1.Pod, req logReques
 		opts.SinceSeconds = ptr.To(int64(max(req.since.Round(time.Second), time.Second).Seconds()))
 	}
 	prefix := req.prefix
-	r, err := o.pods.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+	r, err := o.Pods.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the log of pod %s: %w", pod.Name, err)
 	}

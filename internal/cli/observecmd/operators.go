@@ -27,13 +27,12 @@ const (
 
 // OperatorsOptions are the options of `caravan operators`.
 type OperatorsOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	Output string
 	Count  bool
 
 	// Set by Complete.
-	client client.Client
 
 	now func() time.Time
 	genericiooptions.IOStreams
@@ -41,7 +40,7 @@ type OperatorsOptions struct {
 
 // NewCmdOperators builds `caravan operators`, which lists the registered operators.
 func NewCmdOperators(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &OperatorsOptions{Kube: kube, Count: true, now: time.Now, IOStreams: streams}
+	o := &OperatorsOptions{Cluster: cmdutil.Cluster{Kube: kube}, Count: true, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "operators",
 		Short: "List the registered operators: namespace, version, leader, heartbeat and readiness",
@@ -80,10 +79,11 @@ column shows ?.`,
 }
 
 // Complete builds the client.
-func (o *OperatorsOptions) Complete() error {
-	var err error
-	o.client, err = o.Kube.Client()
-	return err
+func (o *OperatorsOptions) Complete() error { return nil }
+
+// Preamble asks for a client: operators are cluster-scoped.
+func (o *OperatorsOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedClient
 }
 
 // Validate checks the output format.
@@ -94,7 +94,7 @@ func (o *OperatorsOptions) Validate() error {
 // Run lists the IntegrationOperators and prints them.
 func (o *OperatorsOptions) Run(ctx context.Context) error {
 	list := &camelv1alpha1.IntegrationOperatorList{}
-	if err := o.client.List(ctx, list); err != nil {
+	if err := o.Client.List(ctx, list); err != nil {
 		return fmt.Errorf("listing the registered operators: %w", err)
 	}
 	iops := list.Items
@@ -104,7 +104,7 @@ func (o *OperatorsOptions) Run(ctx context.Context) error {
 		for i := range iops {
 			objs[i] = &iops[i]
 		}
-		return cmdutil.PrintObjects(o.Out, o.Output, o.client.Scheme(), objs, false)
+		return cmdutil.PrintObjects(o.Out, o.Output, o.Client.Scheme(), objs, false)
 	}
 	if len(iops) == 0 {
 		fmt.Fprintln(o.ErrOut, cmdutil.NoResources("", true))
@@ -117,7 +117,7 @@ func (o *OperatorsOptions) Run(ctx context.Context) error {
 			ids[i] = iop.Name
 		}
 		var err error
-		counts, err = cmdutil.CountOwnedIntegrations(ctx, o.client, ids)
+		counts, err = cmdutil.CountOwnedIntegrations(ctx, o.Client, ids)
 		if err != nil && !apierrors.IsForbidden(err) {
 			return err
 		}

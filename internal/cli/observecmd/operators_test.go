@@ -43,7 +43,7 @@ func runTestOperators(t *testing.T, o OperatorsOptions) (string, string) {
 	t.Helper()
 	newGetFixture(t)
 	var out, errOut bytes.Buffer
-	o.client = clitest.Cluster(t).Client
+	o.Client = clitest.Cluster(t).Client
 	o.now = func() time.Time { return clitest.Now }
 	o.IOStreams = genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
 	if err := o.Validate(); err != nil {

@@ -24,17 +24,14 @@ import (
 
 // VersionOptions are the options of `caravan version`.
 type VersionOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	OperatorID string
 	All        bool
-	// Client prints the client's version only, whatever else is asked.
-	Client bool
+	// ClientOnly prints the client's version only, whatever else is asked (--client).
+	ClientOnly bool
 	// Output is "", yaml or json.
 	Output string
-
-	// Set by Complete, when the cluster is asked.
-	client client.Client
 
 	now func() time.Time
 	genericiooptions.IOStreams
@@ -42,7 +39,7 @@ type VersionOptions struct {
 
 // NewCmdVersion builds `caravan version`, the CLI's and the operators' versions.
 func NewCmdVersion(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &VersionOptions{Kube: kube, now: time.Now, IOStreams: streams}
+	o := &VersionOptions{Cluster: cmdutil.Cluster{Kube: kube}, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of this caravan binary and of running operators",
@@ -67,7 +64,7 @@ Without either flag, or with --client, the cluster is not contacted. With
 	}
 	cmd.Flags().StringVarP(&o.OperatorID, "operator-id", "x", "", "also print the version of the operator with this id")
 	cmd.Flags().BoolVar(&o.All, "all", false, "also print the versions of every registered operator")
-	cmd.Flags().BoolVar(&o.Client, "client", false, "print the client's version only, without contacting the cluster")
+	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "print the client's version only, without contacting the cluster")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format: yaml or json, with the commit and Go version of the build")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{cmdutil.OutputYAML, cmdutil.OutputJSON}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("operator-id", cmdutil.CompleteOperatorIDs(kube))
@@ -79,7 +76,7 @@ func (o *VersionOptions) Validate() error {
 	if o.OperatorID != "" && o.All {
 		return errors.New("--operator-id and --all exclude each other: use one of them")
 	}
-	if o.Client && (o.OperatorID != "" || o.All) {
+	if o.ClientOnly && (o.OperatorID != "" || o.All) {
 		return errors.New("--client prints the client's version only: drop --operator-id and --all")
 	}
 	if err := cmdutil.ValidateOutputFormat(o.Output); err != nil {
@@ -93,15 +90,16 @@ func (o *VersionOptions) Validate() error {
 	return nil
 }
 
-// Complete builds the client when an operator's version is asked for
-// (building it does not reach the cluster yet).
-func (o *VersionOptions) Complete() error {
-	if o.Client || (o.OperatorID == "" && !o.All) {
-		return nil
+// Complete has nothing to fill in: the preamble builds the client.
+func (o *VersionOptions) Complete() error { return nil }
+
+// Preamble asks for a client when an operator's version is asked for (building it does not
+// reach the cluster yet), and for nothing otherwise.
+func (o *VersionOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	if o.ClientOnly || (o.OperatorID == "" && !o.All) {
+		return &o.Cluster, 0
 	}
-	var err error
-	o.client, err = o.Kube.Client()
-	return err
+	return &o.Cluster, cmdutil.NeedClient
 }
 
 // versions is what `caravan version -o yaml|json` prints.
@@ -154,7 +152,7 @@ func (o *VersionOptions) operators(ctx context.Context) ([]camelv1alpha1.Integra
 	switch {
 	case o.OperatorID != "":
 		iop := &camelv1alpha1.IntegrationOperator{}
-		if err := o.client.Get(ctx, client.ObjectKey{Name: o.OperatorID}, iop); err != nil {
+		if err := o.Client.Get(ctx, client.ObjectKey{Name: o.OperatorID}, iop); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil, fmt.Errorf("operator %q is not registered: no IntegrationOperator named %s", o.OperatorID, o.OperatorID)
 			}
@@ -163,7 +161,7 @@ func (o *VersionOptions) operators(ctx context.Context) ([]camelv1alpha1.Integra
 		return []camelv1alpha1.IntegrationOperator{*iop}, nil
 	case o.All:
 		list := &camelv1alpha1.IntegrationOperatorList{}
-		if err := o.client.List(ctx, list); err != nil {
+		if err := o.Client.List(ctx, list); err != nil {
 			return nil, fmt.Errorf("listing the registered operators: %w", err)
 		}
 		slices.SortFunc(list.Items, func(a, b camelv1alpha1.IntegrationOperator) int { return strings.Compare(a.Name, b.Name) })

@@ -22,6 +22,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/pipe"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
@@ -34,7 +35,7 @@ const (
 
 // BindOptions are the options of `caravan bind`.
 type BindOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	Source     string
 	Sink       string
@@ -56,16 +57,15 @@ type BindOptions struct {
 	Output         string
 
 	// Set by Complete.
-	namespace string
-	binding   client.Object
-	now       func() time.Time
+	binding client.Object
+	now     func() time.Time
 
 	genericiooptions.IOStreams
 }
 
 // NewCmdBind builds `caravan bind`, which binds a source to a sink as a Pipe.
 func NewCmdBind(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &BindOptions{Kube: kube, Kind: kindPipe, now: time.Now, IOStreams: streams}
+	o := &BindOptions{Cluster: cmdutil.Cluster{Kube: kube}, Kind: kindPipe, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "bind SOURCE SINK",
 		Short: "Create or update a Pipe that binds a source to a sink",
@@ -120,20 +120,20 @@ assignment is left as it is.`,
 	return cmd
 }
 
-// Complete resolves the namespace and builds the binding from the
-// arguments and flags.
+// Preamble asks for the namespace; Run connects once the input is checked, and not for a
+// client-side dry run.
+func (o *BindOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace
+}
+
+// Complete builds the binding from the arguments and flags, in the preamble's namespace.
 func (o *BindOptions) Complete() error {
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	return cmdutil.WithExitCode(cmdutil.ExitUsage, o.build())
+	return command.WithExitCode(command.ExitUsage, o.build())
 }
 
 // build makes the binding from the arguments and flags; its errors are the user's input.
 func (o *BindOptions) build() error {
-	ns := o.namespace
+	ns := o.Namespace
 	spec, err := bindSpec(o.Source, o.Sink, o.Steps, o.Properties)
 	if err != nil {
 		return err
@@ -204,10 +204,10 @@ func (o *BindOptions) Run(ctx context.Context) error {
 		// -o alone prints and applies nothing, as kamel bind -o does.
 		return cmdutil.PrintApplyResult(o.Out, o.binding, o.Output, kind, "created (dry run)")
 	}
-	c, err := o.Kube.Client()
-	if err != nil {
+	if err := o.Connect(cmdutil.NeedClient); err != nil {
 		return err
 	}
+	c := o.Client
 	if o.OperatorID != "" && !o.Force {
 		if err := cmdutil.CheckOperatorRegistered(ctx, c, o.OperatorID, o.now(), o.ErrOut); err != nil {
 			return err

@@ -22,7 +22,7 @@ type DeleteOptions struct {
 
 // NewCmdDelete builds `caravan delete`, which deletes integrations.
 func NewCmdDelete(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &DeleteOptions{selectionCommand{Kube: kube, IOStreams: streams}}
+	o := &DeleteOptions{selectionCommand{Cluster: cmdutil.Cluster{Kube: kube}, IOStreams: streams}}
 	cmd := &cobra.Command{
 		Use:   "delete NAME... | --all",
 		Short: "Delete integrations",
@@ -53,7 +53,7 @@ func (o *DeleteOptions) Run(ctx context.Context) error {
 			fmt.Fprintf(o.ErrOut, "Skipped: %s\n", msg)
 			return nil
 		}
-		err := o.delete(ctx, o.client, it)
+		err := o.delete(ctx, o.Client, it)
 		switch {
 		case apierrors.IsNotFound(err):
 			if !o.All {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func TestDeleteAllOfOneOperatorLeavesTheOthers(t *testing.T) {
@@ -18,7 +19,7 @@ func TestDeleteAllOfOneOperatorLeavesTheOthers(t *testing.T) {
 		clitest.ControlledByPipe(clitest.AssignedIntegration(ns, "from-pipe", "op-a"), "p"))
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	o := &DeleteOptions{selectionCommand{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
-		namespace: ns, client: clitest.Cluster(t).Client, IOStreams: streams}}
+		Cluster: cmdutil.Cluster{Namespace: ns, Client: clitest.Cluster(t).Client}, IOStreams: streams}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestDeleteByNameReportsWhatIsMissingAfterDeletingTheRest(t *testing.T) {
 	clitest.Create(t, clitest.AssignedIntegration(ns, "a1", "op-a"), clitest.AssignedIntegration(ns, "b1", "op-b"))
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
 	o := &DeleteOptions{selectionCommand{integrationSelection: integrationSelection{Names: []string{"gone", "a1", "b1", "lost"}, OperatorID: "op-a"},
-		namespace: ns, client: clitest.Cluster(t).Client, IOStreams: streams}}
+		Cluster: cmdutil.Cluster{Namespace: ns, Client: clitest.Cluster(t).Client}, IOStreams: streams}}
 	err := o.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`integrations not found in namespace %s: "gone", "lost"`, ns)) ||
 		!strings.Contains(err.Error(), `integration "b1" is assigned to operator "op-b", not "op-a": left alone`) {

@@ -42,7 +42,7 @@ func undeployRequestOptions() *PhaseRequestOptions {
 // NewCmdDeploy builds `caravan deploy`, which deploys integrations built and held.
 func NewCmdDeploy(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := deployRequestOptions()
-	o.selectionCommand = selectionCommand{Kube: kube, IOStreams: streams}
+	o.selectionCommand = selectionCommand{Cluster: cmdutil.Cluster{Kube: kube}, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "deploy NAME... | --all",
 		Short: "Deploy integrations that were built without running",
@@ -67,7 +67,7 @@ which is theirs.`,
 // NewCmdUndeploy builds `caravan undeploy`, which stops integrations and keeps them built.
 func NewCmdUndeploy(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := undeployRequestOptions()
-	o.selectionCommand = selectionCommand{Kube: kube, IOStreams: streams}
+	o.selectionCommand = selectionCommand{Cluster: cmdutil.Cluster{Kube: kube}, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "undeploy NAME... | --all",
 		Short: "Undeploy integrations that were deployed with caravan deploy",
@@ -109,13 +109,13 @@ func (o *PhaseRequestOptions) next(it *camelv1.Integration) string {
 // the status it was checked on; on a conflict it reads and checks
 // again.
 func (o *PhaseRequestOptions) request(ctx context.Context, it *camelv1.Integration) error {
-	return o.retryOnConflict(ctx, o.client, it, func() error {
+	return o.retryOnConflict(ctx, o.Client, it, func() error {
 		if err := o.check(it); err != nil {
 			return err
 		}
 		before := it.DeepCopy()
 		it.Status.Phase = o.to
-		return o.client.Status().Patch(ctx, it, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		return o.Client.Status().Patch(ctx, it, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	})
 }
 

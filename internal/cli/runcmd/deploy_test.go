@@ -11,6 +11,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 // held is an integration of operatorID that does not run after its
@@ -39,7 +40,7 @@ func TestDeployAndUndeployWriteThePhaseThatKamelWritesAndRefuseTheRest(t *testin
 	}
 	command := func(o *PhaseRequestOptions, sel integrationSelection) (*PhaseRequestOptions, *bytes.Buffer) {
 		streams, _, out, _ := genericiooptions.NewTestIOStreams()
-		o.selectionCommand = selectionCommand{integrationSelection: sel, namespace: ns, client: c, IOStreams: streams}
+		o.selectionCommand = selectionCommand{integrationSelection: sel, Cluster: cmdutil.Cluster{Namespace: ns, Client: c}, IOStreams: streams}
 		return o, out
 	}
 

@@ -13,6 +13,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/ownership"
 )
 
@@ -37,7 +38,7 @@ func NewCmdKit(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cob
 		Short:  "Not taken: kits are made by the operator from an integration's dependencies",
 		Hidden: true,
 		RunE: func(*cobra.Command, []string) error {
-			return cmdutil.WithExitCode(cmdutil.ExitUsage, errors.New("kit create is not taken: the operator makes a kit "+
+			return command.WithExitCode(command.ExitUsage, errors.New("kit create is not taken: the operator makes a kit "+
 				"from an integration's dependencies (caravan run -d ...); run an existing kit with caravan run -k NAME"))
 		},
 	}
@@ -47,21 +48,19 @@ func NewCmdKit(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cob
 
 // KitDeleteOptions are the options of `caravan kit delete`.
 type KitDeleteOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	Names      []string
 	All        bool
 	OperatorID string
 
 	// Set by Complete.
-	namespace string
-	client    client.Client
 
 	genericiooptions.IOStreams
 }
 
 func newCmdKitDelete(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &KitDeleteOptions{Kube: kube, IOStreams: streams}
+	o := &KitDeleteOptions{Cluster: cmdutil.Cluster{Kube: kube}, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "delete NAME... | --all",
 		Short: "Delete integration kits",
@@ -85,9 +84,12 @@ new one built at its next reconcile.`,
 
 // Complete resolves the namespace and makes the client.
 func (o *KitDeleteOptions) Complete() error {
-	var err error
-	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
-	return err
+	return nil
+}
+
+// Preamble asks for the namespace and a client.
+func (o *KitDeleteOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedClient
 }
 
 // Validate checks that names or --all say what to delete.
@@ -111,14 +113,14 @@ func (o *KitDeleteOptions) Run(ctx context.Context) error {
 	var kits []camelv1.IntegrationKit
 	if o.All {
 		list := &camelv1.IntegrationKitList{}
-		if err := o.client.List(ctx, list, client.InNamespace(o.namespace)); err != nil {
+		if err := o.Client.List(ctx, list, client.InNamespace(o.Namespace)); err != nil {
 			return fmt.Errorf("listing kits: %w", err)
 		}
 		kits = list.Items
 	} else {
 		for _, name := range o.Names {
 			k := camelv1.IntegrationKit{}
-			if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: name}, &k); err != nil {
+			if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: name}, &k); err != nil {
 				return fmt.Errorf("kit %q: %w", name, err)
 			}
 			kits = append(kits, k)
@@ -133,7 +135,7 @@ func (o *KitDeleteOptions) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		err := o.client.Delete(ctx, k, client.Preconditions{UID: &k.UID, ResourceVersion: &k.ResourceVersion})
+		err := o.Client.Delete(ctx, k, client.Preconditions{UID: &k.UID, ResourceVersion: &k.ResourceVersion})
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:

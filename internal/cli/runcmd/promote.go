@@ -33,7 +33,7 @@ const PromotedFromAnnotation = "caravan.dev/promoted-from"
 
 // PromoteOptions are the options of `caravan promote`.
 type PromoteOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	Name       string
 	To         string
@@ -42,16 +42,14 @@ type PromoteOptions struct {
 	Output     string
 
 	// Set by Complete.
-	namespace string
-	client    client.Client
-	now       func() time.Time
+	now func() time.Time
 
 	genericiooptions.IOStreams
 }
 
 // NewCmdPromote builds `caravan promote`, which copies an integration onto the image it runs.
 func NewCmdPromote(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PromoteOptions{Kube: kube, now: time.Now, IOStreams: streams}
+	o := &PromoteOptions{Cluster: cmdutil.Cluster{Kube: kube}, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "promote NAME --to NAMESPACE",
 		Short: "Copy a running integration or pipe to another namespace, on the image it runs",
@@ -89,9 +87,12 @@ the copy is printed and nothing is applied.`,
 
 // Complete resolves the namespace and makes the client.
 func (o *PromoteOptions) Complete() error {
-	var err error
-	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
-	return err
+	return nil
+}
+
+// Preamble asks for the namespace and a client.
+func (o *PromoteOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedClient
 }
 
 // Validate checks the flags.
@@ -101,7 +102,7 @@ func (o *PromoteOptions) Validate() error {
 		return errors.New("--to is required: the namespace to promote to")
 	case len(validation.IsDNS1123Label(o.To)) > 0:
 		return fmt.Errorf("--to %q is not a namespace name", o.To)
-	case o.To == o.namespace:
+	case o.To == o.Namespace:
 		return fmt.Errorf("--to %s is the namespace of the source: promote to another one", o.To)
 	}
 	if o.OperatorID != "" {
@@ -115,7 +116,7 @@ func (o *PromoteOptions) Validate() error {
 // Run reads the source, checks the target operator, and applies the copy.
 func (o *PromoteOptions) Run(ctx context.Context) error {
 	it := &camelv1.Integration{}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.Name}, it); err != nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, it); err != nil {
 		return fmt.Errorf("reading integration %q: %w", o.Name, err)
 	}
 	ready := meta.FindStatusCondition(it.Status.Conditions, camelv1.ConditionReady)
@@ -124,7 +125,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 			o.Name, it.Status.Phase)
 	}
 	pipe := &camelv1.Pipe{}
-	err := o.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.Name}, pipe)
+	err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, pipe)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("reading pipe %q: %w", o.Name, err)
 	}
@@ -148,7 +149,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 		}
 	}
 	if o.Output != "" {
-		return cmdutil.PrintObjects(o.Out, o.Output, o.client.Scheme(), objs, len(objs) == 1)
+		return cmdutil.PrintObjects(o.Out, o.Output, o.Client.Scheme(), objs, len(objs) == 1)
 	}
 	return o.apply(ctx, objs, id != "")
 }
@@ -156,7 +157,7 @@ func (o *PromoteOptions) Run(ctx context.Context) error {
 // checkOperator refuses a target operator that is not registered, or does not serve the
 // target namespace: the admission policies would refuse the copy, or nothing would run it.
 func (o *PromoteOptions) checkOperator(ctx context.Context, id string) error {
-	iop, err := cmdutil.ReadRegistration(ctx, o.client, id, o.now(), o.ErrOut)
+	iop, err := cmdutil.ReadRegistration(ctx, o.Client, id, o.now(), o.ErrOut)
 	if err != nil || iop == nil {
 		return err // nil: not readable, which the admission policies still judge
 	}
@@ -205,7 +206,7 @@ func (o *PromoteOptions) promotedIntegration(ctx context.Context, it *camelv1.In
 	if kitNS == "" {
 		kitNS = it.Namespace
 	}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: kitNS, Name: ref.Name}, src); err == nil {
+	if err := o.Client.Get(ctx, client.ObjectKey{Namespace: kitNS, Name: ref.Name}, src); err == nil {
 		deps = kit.NormalizeDependencies(src.Spec.Dependencies)
 	} else if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading the kit %s/%s of integration %q: %w", kitNS, ref.Name, it.Name, err)
@@ -265,10 +266,10 @@ func endpoints(steps []camelv1.Endpoint) []*camelv1.Endpoint {
 func (o *PromoteOptions) apply(ctx context.Context, objs []client.Object, assign bool) error {
 	var created []client.Object
 	for _, obj := range objs {
-		result, _, err := cmdutil.ApplyAsCaravan(ctx, o.client, obj, assign)
+		result, _, err := cmdutil.ApplyAsCaravan(ctx, o.Client, obj, assign)
 		if err != nil {
 			for _, c := range created {
-				if derr := client.IgnoreNotFound(o.client.Delete(ctx, c)); derr != nil {
+				if derr := client.IgnoreNotFound(o.Client.Delete(ctx, c)); derr != nil {
 					fmt.Fprintf(o.ErrOut, "Warning: could not delete %s %s/%s again: %v\n",
 						c.GetObjectKind().GroupVersionKind().Kind, c.GetNamespace(), c.GetName(), derr)
 				}

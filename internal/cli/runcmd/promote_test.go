@@ -16,12 +16,13 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func promote(t *testing.T, ns, name, to string, force bool) (string, error) {
 	t.Helper()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	o := &PromoteOptions{Name: name, To: to, Force: force, namespace: ns, client: clitest.Cluster(t).Client, now: time.Now, IOStreams: streams}
+	o := &PromoteOptions{Name: name, To: to, Force: force, Cluster: cmdutil.Cluster{Namespace: ns, Client: clitest.Cluster(t).Client}, now: time.Now, IOStreams: streams}
 	if err := o.Validate(); err != nil {
 		return "", err
 	}

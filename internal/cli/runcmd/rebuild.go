@@ -28,7 +28,7 @@ type RebuildOptions struct {
 
 // NewCmdRebuild builds `caravan rebuild`, which has integrations built again.
 func NewCmdRebuild(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &RebuildOptions{selectionCommand: selectionCommand{Kube: kube, IOStreams: streams}, now: time.Now}
+	o := &RebuildOptions{selectionCommand: selectionCommand{Cluster: cmdutil.Cluster{Kube: kube}, IOStreams: streams}, now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "rebuild NAME... | --all",
 		Short: "Re-initialise integrations",
@@ -52,7 +52,7 @@ that operator are rebuilt.`,
 // missing or failed.
 func (o *RebuildOptions) Run(ctx context.Context) error {
 	return o.each(ctx, "rebuild", func(it *camelv1.Integration) error {
-		if err := o.rebuild(ctx, o.client, it); err != nil {
+		if err := o.rebuild(ctx, o.Client, it); err != nil {
 			return fmt.Errorf("rebuilding integration %q: %w", it.Name, err)
 		}
 		next := "it is re-initialised once an operator adopts it"

@@ -12,6 +12,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func TestRebuildClearsTheDigestAndWakesTheOperator(t *testing.T) {
@@ -23,7 +24,7 @@ func TestRebuildClearsTheDigestAndWakesTheOperator(t *testing.T) {
 	c := clitest.Cluster(t).Client
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
 	o := &RebuildOptions{selectionCommand: selectionCommand{integrationSelection: integrationSelection{All: true, OperatorID: "op-a"},
-		namespace: ns, client: c, IOStreams: streams}, now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+		Cluster: cmdutil.Cluster{Namespace: ns, Client: c}, IOStreams: streams}, now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
 	if err := o.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 
 // ResetOptions are the options of `caravan reset`.
 type ResetOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	OperatorID      string
 	AllNamespaces   bool
@@ -32,8 +32,6 @@ type ResetOptions struct {
 	SkipKits        bool
 
 	// Set by Complete.
-	namespace string
-	client    client.Client
 
 	genericiooptions.IOStreams
 }
@@ -53,7 +51,7 @@ var resetKinds = []struct {
 
 // NewCmdReset builds `caravan reset`, which deletes a namespace's or an operator's work.
 func NewCmdReset(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ResetOptions{Kube: kube, IOStreams: streams}
+	o := &ResetOptions{Cluster: cmdutil.Cluster{Kube: kube}, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "reset",
 		Short: "Delete the integrations, bindings, kits and builds of a namespace, or of one operator's share",
@@ -81,9 +79,12 @@ operator meanwhile is left alone. Operators, platforms and Kamelets stay.
 
 // Complete resolves the namespace and makes the client.
 func (o *ResetOptions) Complete() error {
-	var err error
-	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
-	return err
+	return nil
+}
+
+// Preamble asks for the namespace and a client.
+func (o *ResetOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedClient
 }
 
 // Validate checks the operator id.
@@ -103,7 +104,7 @@ func (o *ResetOptions) Validate() error {
 func (o *ResetOptions) Run(ctx context.Context) error {
 	var opts []client.ListOption
 	if !o.AllNamespaces {
-		opts = append(opts, client.InNamespace(o.namespace))
+		opts = append(opts, client.InNamespace(o.Namespace))
 	}
 	var deleteOpts []client.DeleteOption
 	if o.DryRun.Server() {
@@ -117,7 +118,7 @@ func (o *ResetOptions) Run(ctx context.Context) error {
 		}
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
-		if err := o.client.List(ctx, list, opts...); err != nil {
+		if err := o.Client.List(ctx, list, opts...); err != nil {
 			return fmt.Errorf("listing %ss: %w", k.name, err)
 		}
 		items := slices.DeleteFunc(list.Items, func(m metav1.PartialObjectMetadata) bool {
@@ -135,7 +136,7 @@ func (o *ResetOptions) Run(ctx context.Context) error {
 			}
 			// The resourceVersion read: one moved to another operator meanwhile is not deleted.
 			precondition := client.Preconditions{UID: &m.UID, ResourceVersion: &m.ResourceVersion}
-			err := o.client.Delete(ctx, m, append([]client.DeleteOption{precondition}, deleteOpts...)...)
+			err := o.Client.Delete(ctx, m, append([]client.DeleteOption{precondition}, deleteOpts...)...)
 			switch {
 			case apierrors.IsNotFound(err):
 			case apierrors.IsConflict(err):

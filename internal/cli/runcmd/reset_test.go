@@ -31,7 +31,7 @@ func TestResetDeletesOneOperatorsShareAndNothingElse(t *testing.T) {
 		clitest.ControlledByPipe(clitest.AssignedIntegration(ns, "from-p1", "op-a"), "p1"))
 	reset := func(o ResetOptions) string {
 		streams, _, out, _ := genericiooptions.NewTestIOStreams()
-		o.IOStreams, o.client, o.namespace = streams, c, ns
+		o.IOStreams, o.Client, o.Namespace = streams, c, ns
 		if err := o.Validate(); err != nil {
 			t.Fatal(err)
 		}

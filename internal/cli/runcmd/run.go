@@ -32,6 +32,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/runtime"
@@ -40,7 +41,7 @@ import (
 
 // RunOptions are the options of `caravan run`.
 type RunOptions struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 
 	Files        []string
 	Name         string
@@ -80,7 +81,6 @@ type RunOptions struct {
 	flags       *pflag.FlagSet
 	localFlags  *pflag.FlagSet
 	replicasSet bool
-	namespace   string
 	integration *camelv1.Integration
 	now         func() time.Time
 
@@ -89,7 +89,7 @@ type RunOptions struct {
 
 // NewCmdRun builds `caravan run`, which runs route files as an Integration, as kamel run.
 func NewCmdRun(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &RunOptions{Kube: kube, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
+	o := &RunOptions{Cluster: cmdutil.Cluster{Kube: kube}, Timeout: 5 * time.Minute, now: time.Now, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:     "run [FILE...]",
 		Short:   "Create or update an Integration from source and flow files, or from a pre-built image",
@@ -163,7 +163,7 @@ func (o *RunOptions) runE(cmd *cobra.Command, args []string) error {
 		}
 	}()
 	if err := refuseRepeatedFiles(args); err != nil {
-		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
+		return command.WithExitCode(command.ExitUsage, err)
 	}
 	files, err := fetchURLSources(cmd.Context(), args, func() (string, error) {
 		if tmp == "" {
@@ -213,27 +213,28 @@ func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 			camelv1.DontRunAfterBuildAnnotation+"); deploy it later with caravan deploy")
 }
 
-// Complete applies the files' modelines to the flags, resolves the namespace and
-// builds the Integration from the files and flags. A file or flag that cannot be
-// read is an error here, before anything is sent to the cluster.
+// Preamble asks for the namespace; Run connects once the input is checked, and not for a
+// client-side dry run.
+func (o *RunOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace
+}
+
+// Complete applies the files' modelines to the flags and builds the Integration from the
+// files and flags, in the preamble's namespace. A file or flag that cannot be read is an
+// error here, before anything is sent to the cluster.
 func (o *RunOptions) Complete() error {
 	if err := o.applyModelines(); err != nil {
-		return cmdutil.WithExitCode(cmdutil.ExitUsage, err)
+		return command.WithExitCode(command.ExitUsage, err)
 	}
 	if o.flags != nil {
 		o.replicasSet = o.flags.Changed("replicas")
 	}
-	ns, err := o.Kube.Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	return cmdutil.WithExitCode(cmdutil.ExitUsage, o.build())
+	return command.WithExitCode(command.ExitUsage, o.build())
 }
 
 // build makes the Integration from the files and flags; its errors are the user's input.
 func (o *RunOptions) build() error {
-	ns := o.namespace
+	ns := o.Namespace
 	if len(o.Files) == 0 && o.Image == "" {
 		return errors.New("give the files of the routes to run, or --image to run a pre-built image that holds them")
 	}
@@ -490,10 +491,10 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	if o.DryRun.Client() || o.Output != "" && !o.DryRun.Server() {
 		return cmdutil.PrintApplyResult(o.Out, o.integration, o.Output, "integration", "created (dry run)")
 	}
-	c, err := cmdutil.NewWatchClient(o.Kube)
-	if err != nil {
+	if err := o.Connect(cmdutil.NeedWatch); err != nil {
 		return err
 	}
+	c := o.Watch
 	if o.OperatorID != "" && !o.Force {
 		if err := cmdutil.CheckOperatorRegistered(ctx, c, o.OperatorID, o.now(), o.ErrOut); err != nil {
 			return err
@@ -521,18 +522,15 @@ func (o *RunOptions) Run(ctx context.Context) error {
 		if o.DontRunAfterBuild {
 			done = camelv1.IntegrationPhaseBuildComplete
 		}
-		if err := waitIntegrationPhase(ctx, c, o.Out, o.namespace, o.Name, applied.GetGeneration(), done, o.Timeout); err != nil {
+		if err := waitIntegrationPhase(ctx, c, o.Out, o.Namespace, o.Name, applied.GetGeneration(), done, o.Timeout); err != nil {
 			return err
 		}
 	}
 	if !o.Logs && !o.Dev {
 		return nil
 	}
-	logs := &observecmd.LogsOptions{Kube: o.Kube, Name: o.Name, Follow: true, Tail: -1, IOStreams: o.IOStreams}
-	if err := logs.Complete(); err != nil {
-		return err
-	}
-	return logs.Run(ctx)
+	logs := &observecmd.LogsOptions{Cluster: o.Cluster, Name: o.Name, Follow: true, Tail: -1, IOStreams: o.IOStreams}
+	return cmdutil.Run(ctx, logs)
 }
 
 // deleteAfterDev deletes the integration that --dev ran, when the command ends or is
@@ -540,7 +538,7 @@ func (o *RunOptions) Run(ctx context.Context) error {
 func (o *RunOptions) deleteAfterDev(c client.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	it := &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: o.namespace, Name: o.Name}}
+	it := &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name}}
 	if err := c.Delete(ctx, it); err != nil && !apierrors.IsNotFound(err) {
 		fmt.Fprintf(o.ErrOut, "error: deleting integration %s after --dev: %v\n", o.Name, err)
 		return
@@ -688,7 +686,7 @@ func waitIntegrationPhase(ctx context.Context, c client.WithWatch, out io.Writer
 		case done:
 			return true, nil
 		case camelv1.IntegrationPhaseError:
-			return false, cmdutil.WithExitCode(cmdutil.ExitFailed, fmt.Errorf("integration %s failed: %s", name, cmdutil.ReadyMessage(it)))
+			return false, command.WithExitCode(command.ExitFailed, fmt.Errorf("integration %s failed: %s", name, cmdutil.ReadyMessage(it)))
 		}
 		return false, nil
 	})
@@ -698,7 +696,7 @@ func waitIntegrationPhase(ctx context.Context, c client.WithWatch, out io.Writer
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case wait.Interrupted(err):
-		return cmdutil.WithExitCode(cmdutil.ExitTimeout,
+		return command.WithExitCode(command.ExitTimeout,
 			fmt.Errorf("timed out after %s waiting for integration %s to reach phase %s: %s", timeout, name, done, cmdutil.DescribeWait(last)))
 	}
 	return err

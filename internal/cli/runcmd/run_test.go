@@ -14,7 +14,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
-	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
 func TestNameFromFile(t *testing.T) {
@@ -280,8 +280,8 @@ func TestRunWaitExitsWithTheCodeOfHowItEnded(t *testing.T) {
 	it := clitest.AssignedIntegration(ns, "waited", "op-a")
 	clitest.Create(t, it)
 	err := waitIntegrationPhase(context.Background(), c, io.Discard, ns, "waited", it.Generation, camelv1.IntegrationPhaseRunning, time.Second)
-	if code := cmdutil.ExitCode(err); code != cmdutil.ExitTimeout || !strings.Contains(err.Error(), "timed out after 1s") {
-		t.Fatalf("no status: got %v (exit code %d), want a timeout (%d)", err, code, cmdutil.ExitTimeout)
+	if code := command.ExitCode(err); code != command.ExitTimeout || !strings.Contains(err.Error(), "timed out after 1s") {
+		t.Fatalf("no status: got %v (exit code %d), want a timeout (%d)", err, code, command.ExitTimeout)
 	}
 	it.Status.Phase = camelv1.IntegrationPhaseError
 	it.Status.ObservedGeneration = it.Generation
@@ -290,8 +290,8 @@ func TestRunWaitExitsWithTheCodeOfHowItEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = waitIntegrationPhase(context.Background(), c, io.Discard, ns, "waited", it.Generation, camelv1.IntegrationPhaseRunning, time.Minute)
-	if code := cmdutil.ExitCode(err); code != cmdutil.ExitFailed || !strings.Contains(err.Error(), "integration waited failed") {
-		t.Fatalf("in Error: got %v (exit code %d), want a failure (%d)", err, code, cmdutil.ExitFailed)
+	if code := command.ExitCode(err); code != command.ExitFailed || !strings.Contains(err.Error(), "integration waited failed") {
+		t.Fatalf("in Error: got %v (exit code %d), want a failure (%d)", err, code, command.ExitFailed)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
 // maxSourceBytes bounds a route file fetched from a URL.
@@ -31,7 +31,7 @@ func fetchURLSources(ctx context.Context, files []string, dir func() (string, er
 		scheme, _, _ := strings.Cut(f, ":")
 		switch scheme {
 		case "github", "gist":
-			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage,
+			return nil, command.WithExitCode(command.ExitUsage,
 				fmt.Errorf("%s: %s: sources are not fetched by that name: give the https URL of the raw file", f, scheme))
 		case "http", "https":
 		default:
@@ -39,11 +39,11 @@ func fetchURLSources(ctx context.Context, files []string, dir func() (string, er
 		}
 		u, err := url.Parse(f)
 		if err != nil || u.Host == "" {
-			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage, fmt.Errorf("%s: not a URL: %v", f, err))
+			return nil, command.WithExitCode(command.ExitUsage, fmt.Errorf("%s: not a URL: %v", f, err))
 		}
 		name := path.Base(u.Path)
 		if name == "/" || name == "." || name == "" {
-			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage,
+			return nil, command.WithExitCode(command.ExitUsage,
 				fmt.Errorf("%s: the URL names no file: it must end with the file's name, as …/route.yaml", f))
 		}
 		d, err := dir()
@@ -52,7 +52,7 @@ func fetchURLSources(ctx context.Context, files []string, dir func() (string, er
 		}
 		local := filepath.Join(d, name)
 		if _, err := os.Stat(local); err == nil {
-			return nil, cmdutil.WithExitCode(cmdutil.ExitUsage,
+			return nil, command.WithExitCode(command.ExitUsage,
 				fmt.Errorf("%s: another URL names a file %s too: sources are stored by file name", f, name))
 		}
 		if err := fetch(ctx, f, local); err != nil {

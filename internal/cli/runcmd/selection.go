@@ -15,6 +15,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
 // selectionCommand is what the commands that act on integrations picked by
@@ -22,19 +23,17 @@ import (
 // Complete, Validate, and the loop that acts on each and reports what went
 // wrong.
 type selectionCommand struct {
-	Kube *cmdutil.KubeFlags
+	cmdutil.Cluster
 	integrationSelection
 
 	// Set by Complete.
-	namespace string
-	client    client.Client
 
 	genericiooptions.IOStreams
 }
 
 // bind adds the selection flags to cmd and runs c, whose selection o is,
 // with the arguments as names; verb names the action in the flags' help.
-func (o *selectionCommand) bind(cmd *cobra.Command, verb string, c cmdutil.Command) *cobra.Command {
+func (o *selectionCommand) bind(cmd *cobra.Command, verb string, c command.Command) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.Names = args
 		return cmdutil.Run(cmd.Context(), c)
@@ -46,9 +45,12 @@ func (o *selectionCommand) bind(cmd *cobra.Command, verb string, c cmdutil.Comma
 
 // Complete resolves the namespace and makes the client.
 func (o *selectionCommand) Complete() error {
-	var err error
-	o.namespace, o.client, err = o.Kube.NamespaceAndClient()
-	return err
+	return nil
+}
+
+// Preamble asks for the namespace and a client.
+func (o *selectionCommand) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
+	return &o.Cluster, cmdutil.NeedNamespace | cmdutil.NeedClient
 }
 
 // Validate checks the arguments and flags.
@@ -57,12 +59,12 @@ func (o *selectionCommand) Validate() error { return o.validate() }
 // each calls act on every selected integration, then returns the
 // problems: names not found or not assigned to -x, and act's errors.
 func (o *selectionCommand) each(ctx context.Context, verb string, act func(*camelv1.Integration) error) error {
-	selected, problems, err := o.resolve(ctx, o.client, o.namespace)
+	selected, problems, err := o.resolve(ctx, o.Client, o.Namespace)
 	if err != nil {
 		return err
 	}
 	if o.All && len(selected) == 0 {
-		fmt.Fprintf(o.ErrOut, "No integrations to %s in namespace %s%s.\n", verb, o.namespace, o.forOperator())
+		fmt.Fprintf(o.ErrOut, "No integrations to %s in namespace %s%s.\n", verb, o.Namespace, o.forOperator())
 	}
 	for i := range selected {
 		if err := act(&selected[i]); err != nil {
