@@ -213,21 +213,25 @@ func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 			camelv1.DontRunAfterBuildAnnotation+"); deploy it later with caravan deploy")
 }
 
-// Preamble asks for the namespace; Run connects once the input is checked, and not for a
-// client-side dry run.
+// Preamble asks for nothing before Complete: a modeline may set the namespace, which Complete
+// reads once the modelines are applied, and Run connects once the input is checked, and not for
+// a client-side dry run.
 func (o *RunOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
-	return &o.Cluster, cmdutil.NeedNamespace
+	return &o.Cluster, 0
 }
 
-// Complete applies the files' modelines to the flags and builds the Integration from the
-// files and flags, in the preamble's namespace. A file or flag that cannot be read is an
-// error here, before anything is sent to the cluster.
+// Complete applies the files' modelines to the flags, then reads the namespace and builds the
+// Integration from the files and flags. A file or flag that cannot be read is an error here,
+// before anything is sent to the cluster.
 func (o *RunOptions) Complete() error {
 	if err := o.applyModelines(); err != nil {
 		return command.WithExitCode(command.ExitUsage, err)
 	}
 	if o.flags != nil {
 		o.replicasSet = o.flags.Changed("replicas")
+	}
+	if err := o.Connect(cmdutil.NeedNamespace); err != nil {
+		return err
 	}
 	return command.WithExitCode(command.ExitUsage, o.build())
 }
