@@ -98,7 +98,7 @@ type accessGuard struct {
 
 func newAccessGuard(r reviewer, clk clock.PassiveClock) *accessGuard {
 	return &accessGuard{reviews: r, clock: clk,
-		users: ttlCache[authnv1.TokenReviewStatus]{entries: map[string]ttlEntry[authnv1.TokenReviewStatus]{}},
+		users:  ttlCache[authnv1.TokenReviewStatus]{entries: map[string]ttlEntry[authnv1.TokenReviewStatus]{}},
 		access: ttlCache[bool]{entries: map[string]ttlEntry[bool]{}}}
 }
 
@@ -128,18 +128,11 @@ func (g *accessGuard) check(req *http.Request) (int, string, error) {
 
 // user is the API server's review of token, kept tokenTTL.
 func (g *accessGuard) user(ctx context.Context, token string) (authnv1.TokenReviewStatus, error) {
-	if st, ok := g.users.get(token, g.clock.Now()); ok {
-		return st, nil
-	}
-	var st authnv1.TokenReviewStatus
-	err := retryReview(ctx, func(ctx context.Context) (err error) {
-		st, err = g.reviews.ReviewToken(ctx, token)
-		return err
-	})
+	st, err := reviewOnce(ctx, g.clock, &g.users, token, func(authnv1.TokenReviewStatus) time.Duration { return tokenTTL },
+		func(ctx context.Context) (authnv1.TokenReviewStatus, error) { return g.reviews.ReviewToken(ctx, token) })
 	if err != nil {
 		return st, fmt.Errorf("reviewing a token: %w", err)
 	}
-	g.users.put(token, st, g.clock.Now(), tokenTTL)
 	return st, nil
 }
 
@@ -154,23 +147,39 @@ func (g *accessGuard) allowed(ctx context.Context, user authnv1.UserInfo, verb, 
 		}
 	}
 	key := fmt.Sprintf("%q %q %q %q %q %v", user.Username, user.UID, user.Groups, verb, path, user.Extra)
-	if ok, found := g.access.get(key, g.clock.Now()); found {
-		return ok, nil
+	ttl := func(ok bool) time.Duration {
+		if ok {
+			return allowTTL
+		}
+		return denyTTL
 	}
-	var st authzv1.SubjectAccessReviewStatus
-	err := retryReview(ctx, func(ctx context.Context) (err error) {
-		st, err = g.reviews.ReviewAccess(ctx, spec)
-		return err
+	ok, err := reviewOnce(ctx, g.clock, &g.access, key, ttl, func(ctx context.Context) (bool, error) {
+		st, err := g.reviews.ReviewAccess(ctx, spec)
+		return st.Allowed, err
 	})
 	if err != nil {
 		return false, fmt.Errorf("reviewing the access of %s to %s: %w", user.Username, path, err)
 	}
-	ttl := denyTTL
-	if st.Allowed {
-		ttl = allowTTL
+	return ok, nil
+}
+
+// reviewOnce returns the answer c keeps for key, else asks review, retried, and keeps its answer
+// for ttl of it.
+func reviewOnce[V any](ctx context.Context, clk clock.PassiveClock, c *ttlCache[V], key string,
+	ttl func(V) time.Duration, review func(context.Context) (V, error)) (V, error) {
+	if v, ok := c.get(key, clk.Now()); ok {
+		return v, nil
 	}
-	g.access.put(key, st.Allowed, g.clock.Now(), ttl)
-	return st.Allowed, nil
+	var v V
+	err := retryReview(ctx, func(ctx context.Context) (err error) {
+		v, err = review(ctx)
+		return err
+	})
+	if err != nil {
+		return v, err
+	}
+	c.put(key, v, clk.Now(), ttl(v))
+	return v, nil
 }
 
 // retryReview calls review, each call bounded by reviewWait, until it answers or reviewBackoff
