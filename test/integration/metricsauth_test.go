@@ -46,7 +46,9 @@ func TestTheMetricsFilterAsksTheAPIServerWhoCallsAndWhatTheyMay(t *testing.T) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "reader", Namespace: ns}}}, metav1.CreateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), role, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), role, metav1.DeleteOptions{})
+	})
 
 	filter, err := controller.MetricsAuth(env.Config, nil)
 	g.Expect(err).NotTo(HaveOccurred())
