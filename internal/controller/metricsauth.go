@@ -44,8 +44,14 @@ type reviewer interface {
 // MetricsAuth is the metrics server's filter: a caller must bring a bearer token that the API
 // server authenticates (TokenReview), for a user it lets get the path (SubjectAccessReview).
 // It does with client-go what controller-runtime's filters package does with k8s.io/apiserver,
-// which would add a fifth to the operator's binary.
+// which would add a third to the operator's binary. A nil httpClient is one made from cfg.
 func MetricsAuth(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	if httpClient == nil {
+		var err error
+		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
+			return nil, fmt.Errorf("the metrics server's client: %w", err)
+		}
+	}
 	cs, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("the metrics server's client: %w", err)
