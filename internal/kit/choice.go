@@ -122,13 +122,13 @@ func chooseOwn(r Request, l Lookup) (Choice, error) {
 		own.Make, err = r.Spec.resource(r.OperatorID, r.Namespace, name)
 		return own, err
 	}
-	w, err := r.Spec.resource(r.OperatorID, r.Namespace, r.Spec.AdoptedName(theirs.Status.Image))
-	if err != nil {
+	// The wrapping kit records this operator's spec, and its hash, beside the image.
+	w := wrapper(theirs, r.Spec.AdoptedName(theirs.Status.Image), r.OperatorID)
+	if w.Spec, err = ToResource(r.Spec); err != nil {
 		return own, err
 	}
 	w.Spec.Image = theirs.Status.Image
-	w.Labels[camelv1.IntegrationKitTypeLabel] = camelv1.IntegrationKitTypeExternal
-	w.Annotations[AdoptedFromAnnotation] = theirs.Name
+	w.Labels[SpecHashLabel] = r.Spec.Hash()
 	return Choice{Namespace: r.Namespace, Name: w.Name, Make: w, Why: fmt.Sprintf(
 		"making the kit %s of the image the pods run, which kit %s of operator %s holds for the same dependencies",
 		w.Name, theirs.Name, r.Previous)}, nil

@@ -90,10 +90,10 @@ const (
 	MainClass = "org.apache.camel.main.Main"
 	// propertiesOption is camel-main's option that names the properties file to load.
 	propertiesOption = "-propertiesLocation"
-	// ManagementPort is the port of camel-main's management server, which serves the health endpoints.
-	ManagementPort int32 = 9876
-	// SLF4JVersion is the logging binding's version; Camel's BOM does not pin one.
-	SLF4JVersion = "2.0.20"
+	// managementPort is the port of camel-main's management server, which serves the health endpoints.
+	managementPort int32 = 9876
+	// slf4jVersion is the logging binding's version; Camel's BOM does not pin one.
+	slf4jVersion = "2.0.20"
 	// listenHost is where the servers listen: the pod's address, else every address.
 	listenHost = "{{env:" + EnvPodIP + ":0.0.0.0}}"
 )
@@ -117,7 +117,7 @@ func (camelMain) Modules() []Coordinate {
 		"camel-kamelet", "camel-platform-http-main", "camel-health", "camel-timer", "camel-log"} {
 		out = append(out, Coordinate{GroupID: CamelGroup, ArtifactID: m})
 	}
-	return append(out, Coordinate{GroupID: "org.slf4j", ArtifactID: "slf4j-simple", Version: SLF4JVersion})
+	return append(out, Coordinate{GroupID: "org.slf4j", ArtifactID: "slf4j-simple", Version: slf4jVersion})
 }
 
 // Command is java with the JVM options, the classpath (the entries, then the kit's jars,
@@ -144,7 +144,7 @@ func (camelMain) Properties(s Settings) []string {
 	}
 	return append(props,
 		"camel.management.enabled=true",
-		"camel.management.port="+strconv.Itoa(int(ManagementPort)),
+		"camel.management.port="+strconv.Itoa(int(managementPort)),
 		"camel.management.host="+listenHost,
 		"camel.management.healthCheckEnabled=true",
 		"camel.server.enabled=true",
@@ -155,6 +155,6 @@ func (camelMain) Properties(s Settings) []string {
 
 // Health is camel-main's management server, where Camel K probes a camel-main runtime.
 func (camelMain) Health() Health {
-	return Health{Port: ManagementPort, Liveness: "/observe/health/live",
+	return Health{Port: managementPort, Liveness: "/observe/health/live",
 		Readiness: "/observe/health/ready", Startup: "/observe/health"}
 }
