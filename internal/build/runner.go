@@ -63,6 +63,9 @@ type Job struct {
 	// RegistryCA is a volume of the registry's CA certificates, *.crt files (StrategyPod); the
 	// routine strategy has them in Registry.
 	RegistryCA *corev1.VolumeSource
+	// MavenResources are the requests and limits the platform sets for Maven's container
+	// (StrategyPod), each over the builder's default.
+	MavenResources corev1.ResourceRequirements
 }
 
 // Parent is a Ready kit an incremental kit builds on.

@@ -6,6 +6,7 @@ package builderpod
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"strings"
 	"time"
@@ -81,6 +82,8 @@ type Pod struct {
 	CA *corev1.VolumeSource
 	// Timeout bounds the pod's life.
 	Timeout time.Duration
+	// MavenResources are requests and limits of the Maven container, each over its default.
+	MavenResources corev1.ResourceRequirements
 }
 
 // Render returns the builder pod: an init container resolves the jars with
@@ -135,6 +138,20 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		publishMounts = append(publishMounts, corev1.VolumeMount{Name: "registry-ca", MountPath: RegistryCADir, ReadOnly: true})
 		publishArgs = append(publishArgs, "--registry-ca="+RegistryCADir)
 	}
+	var pullSecrets []corev1.LocalObjectReference
+	if p.RegistrySecret != nil {
+		// The builder image may come from the platform's registry, as the kits do.
+		pullSecrets = []corev1.LocalObjectReference{{Name: p.RegistrySecret.Name}}
+	}
+	mavenResources := resources("1Gi")
+	maps.Copy(mavenResources.Requests, p.MavenResources.Requests)
+	maps.Copy(mavenResources.Limits, p.MavenResources.Limits)
+	for name, req := range mavenResources.Requests {
+		if lim, ok := mavenResources.Limits[name]; ok && req.Cmp(lim) > 0 {
+			// A default limit under a request set is raised to it.
+			mavenResources.Limits[name] = req
+		}
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.PodSpec{
@@ -145,17 +162,18 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(1000)),
 				RunAsGroup: ptr.To(int64(1000)), FSGroup: ptr.To(int64(1000)),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Volumes: volumes,
+			Volumes:          volumes,
+			ImagePullSecrets: pullSecrets,
 			InitContainers: []corev1.Container{{
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
 				// The pom comes in an environment variable: no ConfigMap to create and remove.
 				Command: []string{"sh", "-c", mavenScript(mvn, p.CA != nil)},
 				Env: []corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
-					{Name: "MAVEN_OPTS", Value: "-Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"}},
+					{Name: "MAVEN_OPTS", Value: mavenOptions(mavenResources)}},
 				VolumeMounts:             mavenMounts,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          install.Restricted(),
-				Resources:                resources("1Gi"),
+				Resources:                mavenResources,
 			}},
 			Containers: []corev1.Container{{
 				Name: PublishContainer, Image: p.PublishImage,
@@ -208,6 +226,17 @@ if [ $rc -ne 0 ]; then
   while IFS= read -r line; do case "$line" in '[ERROR]'*) printf '%s\n' "$line" ;; esac; done < ` + MavenLog + ` | head -c 4000 > /dev/termination-log
 fi
 exit $rc`
+}
+
+// mavenOptions are Maven's JVM options: a heap of three eighths of the container's memory
+// limit (384m of the default 1Gi), the rest left to the JVM's own memory and to git, curl
+// and the like.
+func mavenOptions(r corev1.ResourceRequirements) string {
+	heap := int64(384)
+	if q, ok := r.Limits[corev1.ResourceMemory]; ok {
+		heap = max(64, q.Value()*3/8>>20)
+	}
+	return fmt.Sprintf("-Xmx%dm -XX:+UseSerialGC -XX:TieredStopAtLevel=1", heap)
 }
 
 func resources(memory string) corev1.ResourceRequirements {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/maven"
@@ -177,6 +179,52 @@ func TestTheBuilderPodPushesWithTheRegistrysSecret(t *testing.T) {
 	i := slices.IndexFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "registry" })
 	if i < 0 || pod.Spec.Volumes[i].Secret.SecretName != "push-creds" || pod.Spec.Volumes[i].Secret.Items[0].Key != corev1.DockerConfigJsonKey {
 		t.Errorf("volumes %+v", pod.Spec.Volumes)
+	}
+	if want := []corev1.LocalObjectReference{{Name: "push-creds"}}; !slices.Equal(pod.Spec.ImagePullSecrets, want) {
+		t.Errorf("the pod pulls its images with %v, not the registry's Secret", pod.Spec.ImagePullSecrets)
+	}
+}
+
+func TestTheBuilderPodsMavenTakesThePlatformsResources(t *testing.T) {
+	q := resource.MustParse
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	cases := []struct {
+		name             string
+		set              corev1.ResourceRequirements
+		requests, limits corev1.ResourceList
+		heap             string
+	}{
+		{name: "none set keeps the builder's defaults",
+			requests: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi")},
+			limits:   corev1.ResourceList{corev1.ResourceMemory: q("1Gi")}, heap: "-Xmx384m"},
+		{name: "a memory limit set sizes Maven's heap",
+			set:      corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: q("2Gi"), corev1.ResourceCPU: q("2")}},
+			requests: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi")},
+			limits:   corev1.ResourceList{corev1.ResourceMemory: q("2Gi"), corev1.ResourceCPU: q("2")}, heap: "-Xmx768m"},
+		{name: "a request over the default limit raises it",
+			set:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("1536Mi")}},
+			requests: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("1536Mi")},
+			limits:   corev1.ResourceList{corev1.ResourceMemory: q("1536Mi")}, heap: "-Xmx576m"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req,
+				MavenResources: tc.set}.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mvn := pod.Spec.InitContainers[0]
+			if !equality.Semantic.DeepEqual(mvn.Resources.Requests, tc.requests) || !equality.Semantic.DeepEqual(mvn.Resources.Limits, tc.limits) {
+				t.Errorf("Maven's resources are %v, want requests %v and limits %v", mvn.Resources, tc.requests, tc.limits)
+			}
+			opts := mvn.Env[slices.IndexFunc(mvn.Env, func(e corev1.EnvVar) bool { return e.Name == "MAVEN_OPTS" })].Value
+			if !strings.HasPrefix(opts, tc.heap+" ") {
+				t.Errorf("MAVEN_OPTS %q, want the heap %s", opts, tc.heap)
+			}
+			if pod.Spec.ImagePullSecrets != nil {
+				t.Errorf("a pod without a registry Secret pulls with %v", pod.Spec.ImagePullSecrets)
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -57,6 +58,38 @@ type BuildConfiguration struct {
 	// ToolImage is the builder pods' image; a name without a host is looked
 	// up in the platform's registry.
 	ToolImage string `json:"toolImage,omitempty"`
+	// RequestCPU, RequestMemory, LimitCPU and LimitMemory are the builder pods' Maven
+	// container's requests and limits, quantities; "" keeps the builder's default.
+	RequestCPU    string `json:"requestCPU,omitempty"`
+	RequestMemory string `json:"requestMemory,omitempty"`
+	LimitCPU      string `json:"limitCPU,omitempty"`
+	LimitMemory   string `json:"limitMemory,omitempty"`
+}
+
+// Resources are the requests and limits the configuration sets, by resource; a quantity
+// that does not parse is an error naming its field.
+func (c BuildConfiguration) Resources() (requests, limits corev1.ResourceList, err error) {
+	requests, limits = corev1.ResourceList{}, corev1.ResourceList{}
+	for _, f := range []struct {
+		field, value string
+		list         corev1.ResourceList
+		name         corev1.ResourceName
+	}{
+		{"requestCPU", c.RequestCPU, requests, corev1.ResourceCPU},
+		{"requestMemory", c.RequestMemory, requests, corev1.ResourceMemory},
+		{"limitCPU", c.LimitCPU, limits, corev1.ResourceCPU},
+		{"limitMemory", c.LimitMemory, limits, corev1.ResourceMemory},
+	} {
+		if f.value == "" {
+			continue
+		}
+		q, perr := resource.ParseQuantity(f.value)
+		if perr != nil || q.Sign() <= 0 {
+			return nil, nil, fmt.Errorf("spec.build.buildConfiguration.%s %q must be a positive quantity, such as 500m or 1Gi", f.field, f.value)
+		}
+		f.list[f.name] = q
+	}
+	return requests, limits, nil
 }
 
 // DefaultBuildStrategy builds kits of jars with Maven, in builder pods.
@@ -82,6 +115,9 @@ func BuildConfigurationOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfigur
 	}
 	if c.ToolImage == "" {
 		c.ToolImage = runtime.BuilderImage.Repository
+	}
+	if _, _, err := c.Resources(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

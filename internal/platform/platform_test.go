@@ -43,6 +43,10 @@ func TestTheBuildConfigurationIsReadAsCamelKWritesIt(t *testing.T) {
 			strategy: "pod", image: "builders/maven:1"},
 		{name: "a strategy Caravan does not run is refused", raw: `{"strategy":"spectrum"}`, wantErr: `"spectrum" is not one Caravan runs`},
 		{name: "a configuration that is no object is refused", raw: `"pod"`, wantErr: "spec.build.buildConfiguration"},
+		{name: "the builder's requests and limits are read", raw: `{"requestCPU":"500m","limitMemory":"2Gi"}`,
+			strategy: "pod", image: runtime.BuilderImage.Repository},
+		{name: "a limit that is no quantity is refused", raw: `{"limitMemory":"lots"}`,
+			wantErr: `spec.build.buildConfiguration.limitMemory "lots" must be a positive quantity`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b camelv1.IntegrationPlatformBuildSpec
@@ -114,5 +118,16 @@ func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) 
 				}
 			}
 		})
+	}
+}
+
+func TestTheBuildConfigurationsResourcesAreTheQuantitiesSet(t *testing.T) {
+	c := BuildConfiguration{RequestCPU: "500m", LimitMemory: "2Gi"}
+	requests, limits, err := c.Resources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(requests) != 1 || requests.Cpu().String() != "500m" || len(limits) != 1 || limits.Memory().String() != "2Gi" {
+		t.Errorf("requests %v, limits %v", requests, limits)
 	}
 }

@@ -54,7 +54,7 @@ func (c *container) logPath(restart int32) string {
 // prepare pulls the image and builds the container's root filesystem and
 // spec. Failures are recorded as the container's waiting reason.
 func (c *container) prepare(ctx context.Context, n *Node, volumes map[string]string) error {
-	img, err := n.images.pull(ctx, c.spec.Image)
+	img, err := n.images.pull(ctx, c.spec.Image, pullAuth(ctx, n.client, c.pod.pod, c.spec.Image))
 	if err != nil {
 		reason := "ErrImagePull"
 		if errors.Is(err, errInvalidImageName) {

@@ -18,6 +18,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/caravan-dev/caravan/internal/image"
 )
 
 // pulledImage is an image unpacked on the node.
@@ -38,13 +43,16 @@ type imageStore struct {
 	mu  sync.Mutex // serialises unpacking
 }
 
-// pull resolves ref for this machine's platform and unpacks it once.
-func (s *imageStore) pull(ctx context.Context, ref string) (pulledImage, error) {
+// pull resolves ref for this machine's platform, with auth (nil: anonymous), and unpacks it once.
+func (s *imageStore) pull(ctx context.Context, ref string, auth authn.Authenticator) (pulledImage, error) {
 	parsed, err := name.ParseReference(ref, insecureLoopback(ref)...)
 	if err != nil {
 		return pulledImage{}, fmt.Errorf("%w %q: %v", errInvalidImageName, ref, err)
 	}
-	img, err := remote.Image(parsed, remote.WithContext(ctx), remote.WithAuth(authn.Anonymous),
+	if auth == nil {
+		auth = authn.Anonymous
+	}
+	img, err := remote.Image(parsed, remote.WithContext(ctx), remote.WithAuth(auth),
 		remote.WithPlatform(v1.Platform{OS: "linux", Architecture: runtime.GOARCH}))
 	if err != nil {
 		return pulledImage{}, fmt.Errorf("pulling %s: %w", ref, err)
@@ -166,4 +174,37 @@ func writeFile(path string, r io.Reader, mode os.FileMode) error {
 		return err
 	}
 	return os.Chmod(path, mode)
+}
+
+// pullAuth is what the pod's image pull secrets hold for ref's registry: the first Secret with
+// credentials for it, as the kubelet picks them; nil (anonymous) when none has. A Secret that
+// is missing or unreadable is passed over, as the kubelet does.
+func pullAuth(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, ref string) authn.Authenticator {
+	var secrets []*corev1.Secret
+	for _, ps := range pod.Spec.ImagePullSecrets {
+		if secret, err := cs.CoreV1().Secrets(pod.Namespace).Get(ctx, ps.Name, metav1.GetOptions{}); err == nil {
+			secrets = append(secrets, secret)
+		}
+	}
+	return registryAuthOf(ref, secrets)
+}
+
+// registryAuthOf is the first of the Docker configs of secrets with credentials for ref's
+// registry; nil for none.
+func registryAuthOf(ref string, secrets []*corev1.Secret) authn.Authenticator {
+	parsed, err := name.ParseReference(ref, insecureLoopback(ref)...)
+	if err != nil {
+		return nil
+	}
+	registry := parsed.Context().RegistryStr()
+	for _, secret := range secrets {
+		for _, key := range []string{corev1.DockerConfigJsonKey, corev1.DockerConfigKey} {
+			if data, ok := secret.Data[key]; ok {
+				if auth, err := image.AuthFromDockerConfig(data, registry); err == nil {
+					return auth
+				}
+			}
+		}
+	}
+	return nil
 }

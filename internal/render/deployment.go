@@ -115,10 +115,15 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(in.runtimePort()))
 		podAnnotations["prometheus.io/path"] = trait.MetricsPath
 	}
+	var pullSecrets []corev1.LocalObjectReference
+	if s := in.Traits.PullSecret.Secret(in.RegistrySecret); s != "" {
+		pullSecrets = []corev1.LocalObjectReference{{Name: s}}
+	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: it.Spec.ServiceAccountName,
+			ImagePullSecrets:   pullSecrets,
 			Containers:         []corev1.Container{main},
 			Volumes:            volumes,
 			Affinity:           in.Traits.Affinity.Pod(camelv1.IntegrationLabel, it.Name),

@@ -65,7 +65,8 @@ func TestDeploymentRunsTheIntegration(t *testing.T) {
 	g.Expect([]*corev1.Probe{c.LivenessProbe, c.StartupProbe}).To(HaveEach(BeNil()))
 	g.Expect(c.Ports).To(BeEmpty())
 	g.Expect(c.ImagePullPolicy).To(BeEmpty())
-	g.Expect(c.Resources).To(Equal(corev1.ResourceRequirements{}))
+	g.Expect(c.Resources).To(Equal(corev1.ResourceRequirements{Requests: trait.DefaultRequests, Limits: trait.DefaultLimits}),
+		"Camel K's default requests and limits")
 }
 
 func TestDeploymentMountsSourcesAndProperties(t *testing.T) {
@@ -187,8 +188,8 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(c.Name).To(Equal("main"))
 				g.Expect(c.ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 				g.Expect(c.Resources).To(Equal(corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}))
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}))
 			}},
 		{name: "a container port is declared when container.port is set", traits: `{"container":{"port":8081,"portName":"web"}}`,
 			check: func(g Gomega, d *appsv1.Deployment) {
@@ -288,8 +289,9 @@ func TestDeploymentAppliesThePodTemplate(t *testing.T) {
 	g.Expect(main.Env).To(ContainElements(
 		corev1.EnvVar{Name: "EXTRA", Value: "1"}, corev1.EnvVar{Name: "CAMEL_K_INTEGRATION", Value: "hello"}))
 	g.Expect(main.Resources).To(Equal(corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}))
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}}),
+		"the template's requests and limits are merged over the defaults")
 	g.Expect(main.VolumeMounts).To(HaveLen(2))
 	g.Expect(main.Args[0]).To(Equal("-Xmx537M"), "the heap is half the memory limit the template sets")
 	g.Expect(pod.InitContainers).To(Equal([]corev1.Container{{Name: "wait", Image: "busybox", Command: []string{"sleep", "1"}}}))
@@ -360,4 +362,27 @@ func TestTheIngressRoutesToTheServiceAndNeedsOne(t *testing.T) {
 	ing, err = Ingress(input(t, `{"container":{"port":8080}}`))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ing).To(BeNil())
+}
+
+func TestThePodsPullWithThePlatformsRegistrySecretAsThePullSecretTraitSays(t *testing.T) {
+	cases := []struct {
+		name, traits, platformSecret string
+		want                         []corev1.LocalObjectReference
+	}{
+		{name: "the platform's registry Secret by default", traits: `{}`, platformSecret: "push-creds",
+			want: []corev1.LocalObjectReference{{Name: "push-creds"}}},
+		{name: "none without a registry Secret", traits: `{}`},
+		{name: "secretName over the platform's", traits: `{"pull-secret":{"secretName":"pull-only"}}`, platformSecret: "push-creds",
+			want: []corev1.LocalObjectReference{{Name: "pull-only"}}},
+		{name: "none when auto is off", traits: `{"pull-secret":{"auto":false}}`, platformSecret: "push-creds"},
+		{name: "none when the trait is disabled", traits: `{"pull-secret":{"enabled":false,"secretName":"pull-only"}}`, platformSecret: "push-creds"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := input(t, tc.traits)
+			in.RegistrySecret = tc.platformSecret
+			g.Expect(mustDeployment(t, in).Spec.Template.Spec.ImagePullSecrets).To(Equal(tc.want))
+		})
+	}
 }

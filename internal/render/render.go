@@ -54,6 +54,9 @@ type Input struct {
 	Digest string
 	// Provider is the runtime the kit holds; nil is runtime.Main, the only one there is.
 	Provider runtime.Provider
+	// RegistrySecret is the platform's registry Secret, which the pods pull with unless the
+	// pull-secret trait says otherwise; "" for none.
+	RegistrySecret string
 }
 
 // ConfigMapName is the name of the ConfigMap holding an integration's sources.

@@ -30,12 +30,13 @@ var camelKProperties = map[string][]string{
 	"jvm": {"agents", "baseTruststore", "caCert", "caCertMountPath", "caCertPassword", "caCertificates", "certPath", "classpath",
 		"debug", "debugAddress", "debugSuspend", "jar", "options", "passwordPath", "printCommand", "truststorePasswordPath",
 		"truststorePath"},
-	"mount":      {"configs", "emptyDirs", "hotReload", "resources", "scanKameletsImplicitLabelSecrets", "volumes"},
-	"owner":      {"targetAnnotations", "targetLabels"},
-	"pdb":        {"maxUnavailable", "minAvailable"},
-	"prometheus": {"podMonitor", "podMonitorLabels"},
-	"service":    {"annotations", "auto", "labels", "nodePort", "ports", "type"},
-	"toleration": {"taints"},
+	"mount":       {"configs", "emptyDirs", "hotReload", "resources", "scanKameletsImplicitLabelSecrets", "volumes"},
+	"owner":       {"targetAnnotations", "targetLabels"},
+	"pdb":         {"maxUnavailable", "minAvailable"},
+	"prometheus":  {"podMonitor", "podMonitorLabels"},
+	"pull-secret": {"auto", "imagePullerDelegation", "secretName"},
+	"service":     {"annotations", "auto", "labels", "nodePort", "ports", "type"},
+	"toleration":  {"taints"},
 }
 
 // UnknownProperties are the properties t sets on the traits Caravan acts on that Camel K's trait

@@ -4,6 +4,7 @@ package trait
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -97,24 +98,49 @@ func (c Container) ServicePort() int32 {
 // ServicePortName is the name of the Service port, "http" by default.
 func (c Container) ServicePortName() string { return or(c.servicePortName, DefaultServicePortName) }
 
-// Resources are the requests and limits of the main container; empty when none are set.
+// Camel K's default requests and limits of the main container.
+var (
+	DefaultRequests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	DefaultLimits   = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
+)
+
+// Resources are the requests and limits of the main container: those set, and Camel K's
+// defaults for the others. A default never contradicts what is set: a default request is
+// lowered to a limit set under it, a default limit raised to a request set over it.
 func (c Container) Resources() corev1.ResourceRequirements {
-	return corev1.ResourceRequirements{Requests: cloneList(c.requests), Limits: cloneList(c.limits)}
+	req, lim := corev1.ResourceList{}, corev1.ResourceList{}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		r, setR := c.requests[name]
+		l, setL := c.limits[name]
+		switch {
+		case !setR && !setL:
+			r, l = DefaultRequests[name], DefaultLimits[name]
+		case !setR:
+			r = minQuantity(DefaultRequests[name], l)
+		case !setL:
+			l = maxQuantity(DefaultLimits[name], r)
+		}
+		req[name], lim[name] = r.DeepCopy(), l.DeepCopy()
+	}
+	return corev1.ResourceRequirements{Requests: req, Limits: lim}
+}
+
+func minQuantity(a, b resource.Quantity) resource.Quantity {
+	if a.Cmp(b) > 0 {
+		return b
+	}
+	return a
+}
+
+func maxQuantity(a, b resource.Quantity) resource.Quantity {
+	if a.Cmp(b) < 0 {
+		return b
+	}
+	return a
 }
 
 // ImagePullPolicy is container.imagePullPolicy, or "" to leave it to Kubernetes.
 func (c Container) ImagePullPolicy() corev1.PullPolicy { return c.pullPolicy }
-
-func cloneList(l corev1.ResourceList) corev1.ResourceList {
-	if l == nil {
-		return nil
-	}
-	out := make(corev1.ResourceList, len(l))
-	for k, v := range l {
-		out[k] = v.DeepCopy()
-	}
-	return out
-}
 
 func or(s, def string) string {
 	if s == "" {

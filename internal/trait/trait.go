@@ -3,7 +3,7 @@
 // Package trait reads the Camel K traits Caravan acts on, with Camel K's field names.
 // It reads them from the trait trees of an Integration or a platform: container, camel,
 // environment, service, deployment, mount, health, affinity, toleration, owner, pdb, ingress,
-// jvm and prometheus in part. Other traits, and unknown fields of the traits read here, are
+// jvm, pull-secret and prometheus in part. Other traits, and unknown fields of the traits read here, are
 // ignored: the API keeps them as written. A present field with a wrong type or an invalid
 // value is an error naming the trait, the field and what is expected.
 package trait
@@ -38,6 +38,7 @@ type Traits struct {
 	PDB         PDB
 	JVM         JVM
 	Ingress     Ingress
+	PullSecret  PullSecret
 }
 
 // Parse reads the traits Caravan acts on. It returns every field error, joined; on error
@@ -66,6 +67,7 @@ func Parse(t camelv1.Traits) (Traits, error) {
 	read("pdb", func(o *object) { out.PDB = parsePDB(o) })
 	read("jvm", func(o *object) { out.JVM = parseJVM(o) })
 	read("ingress", func(o *object) { out.Ingress = parseIngress(o) })
+	read("pull-secret", func(o *object) { out.PullSecret = parsePullSecret(o) })
 	if err := errors.Join(errs...); err != nil {
 		return Traits{}, err
 	}

@@ -39,7 +39,8 @@ func TestParseReadsValidTraits(t *testing.T) {
 			g.Expect(tr.Container.PortName()).To(Equal("http"))
 			g.Expect(tr.Container.ServicePort()).To(Equal(int32(80)))
 			g.Expect(tr.Container.ServicePortName()).To(Equal("http"))
-			g.Expect(tr.Container.Resources()).To(Equal(corev1.ResourceRequirements{}))
+			g.Expect(tr.Container.Resources()).To(Equal(corev1.ResourceRequirements{
+				Requests: DefaultRequests, Limits: DefaultLimits}))
 			g.Expect(tr.ContainerPort()).To(BeZero())
 			g.Expect(tr.ExposesService()).To(BeFalse())
 			g.Expect(tr.Service.Type()).To(Equal(corev1.ServiceTypeClusterIP))
@@ -251,5 +252,39 @@ func TestUnknownPropertiesAreThoseOfActedTraitsCamelKDoesNotHave(t *testing.T) {
 		if _, ok := Properties(name); !ok {
 			t.Errorf("trait %s is acted on, but its Camel K properties are not listed", name)
 		}
+	}
+}
+
+func TestContainerResourcesFillCamelKDefaults(t *testing.T) {
+	q := resource.MustParse
+	list := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: q(cpu), corev1.ResourceMemory: q(mem)}
+	}
+	cases := []struct {
+		name      string
+		container string
+		requests  corev1.ResourceList
+		limits    corev1.ResourceList
+	}{
+		{name: "nothing set gives Camel K's defaults", container: `{}`,
+			requests: list("125m", "128Mi"), limits: list("500m", "512Mi")},
+		{name: "a memory limit alone keeps the other defaults", container: `{"limitMemory":"1Gi"}`,
+			requests: list("125m", "128Mi"), limits: list("500m", "1Gi")},
+		{name: "a limit under the default request lowers that request to it", container: `{"limitCPU":"100m","limitMemory":"64Mi"}`,
+			requests: list("100m", "64Mi"), limits: list("100m", "64Mi")},
+		{name: "a request over the default limit raises that limit to it", container: `{"requestCPU":"2","requestMemory":"1Gi"}`,
+			requests: list("2", "1Gi"), limits: list("2", "1Gi")},
+		{name: "a request and a limit set are kept as written", container: `{"requestCPU":"50m","limitCPU":"4"}`,
+			requests: list("50m", "128Mi"), limits: list("4", "512Mi")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tr, err := Parse(traits(t, `{"container":`+tc.container+`}`))
+			g.Expect(err).NotTo(HaveOccurred())
+			r := tr.Container.Resources()
+			g.Expect(r.Requests).To(Equal(tc.requests))
+			g.Expect(r.Limits).To(Equal(tc.limits))
+		})
 	}
 }

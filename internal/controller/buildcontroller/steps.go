@@ -290,6 +290,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
 		RegistrySecret: s.registrySecret, RegistryCA: s.registryCA, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
+		MavenResources: mavenResources(s.config),
 	})
 	s.job = &st
 	return r.retryAfter(st), nil
@@ -340,4 +341,11 @@ func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (i
 	}
 	reg.Auth = auth
 	return reg, &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: spec.Secret}, Key: key}, "", ""
+}
+
+// mavenResources are the builder pods' requests and limits the platform sets; BuildConfigurationOf
+// has checked them.
+func mavenResources(c platform.BuildConfiguration) corev1.ResourceRequirements {
+	requests, limits, _ := c.Resources()
+	return corev1.ResourceRequirements{Requests: requests, Limits: limits}
 }

@@ -255,7 +255,7 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, c kit.Choice) (reconc
 func (r *Reconciler) input(s *scope) render.Input {
 	in := render.Input{
 		Integration: s.it, Traits: s.traits, OperatorID: r.OperatorID,
-		Image: s.image, Digest: s.digest,
+		Image: s.image, Digest: s.digest, RegistrySecret: s.platform.Spec.Build.Registry.Secret,
 	}
 	if len(s.kamelets) > 0 {
 		it := s.it.DeepCopy()
