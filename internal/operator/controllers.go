@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/platform"
+	"github.com/caravan-dev/caravan/internal/render"
 )
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationoperators,verbs=get;list;watch;create;update;patch
@@ -75,6 +77,7 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	if err := (&integrationcontroller.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registrations: registrations, OperatorID: o.ID, Namespace: o.Namespace,
 		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{}, PodMonitors: podMonitors,
+		Proxy: ProxyEnv(os.Getenv),
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
 	}
@@ -129,4 +132,20 @@ func ownImage(ctx context.Context, reader client.Reader, namespace string) strin
 		}
 	}
 	return ""
+}
+
+// ProxyEnv are the proxy variables of an environment read by getenv, those set, in
+// render.ProxyEnvVars order; the lower-case spellings count when the upper-case are unset.
+func ProxyEnv(getenv func(string) string) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, name := range render.ProxyEnvVars {
+		v := getenv(name)
+		if v == "" {
+			v = getenv(strings.ToLower(name))
+		}
+		if v != "" {
+			env = append(env, corev1.EnvVar{Name: name, Value: v})
+		}
+	}
+	return env
 }

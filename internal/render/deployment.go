@@ -142,14 +142,14 @@ func (in Input) container() corev1.Container {
 		ImagePullPolicy: t.Container.ImagePullPolicy(),
 	}
 	if Sourceless(in.Integration) {
-		c.Env = append(in.identityEnv(), jvmEnv(t)...)
+		c.Env = overrideEnv(slices.Concat(in.identityEnv(), in.podEnv()), jvmEnv(t))
 	} else {
 		c.Command, c.Args = in.command()
 		c.WorkingDir = runtime.DeploymentsDir
 		// A JVM that exits in error leaves its last log lines (Camel's exception) as the
 		// container's termination message.
 		c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
-		c.Env = slices.Concat(in.identityEnv(), runtimeEnv(), t.Environment.Vars())
+		c.Env = overrideEnv(slices.Concat(in.identityEnv(), runtimeEnv(), in.podEnv()), t.Environment.Vars())
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: runtime.SourcesDir, ReadOnly: true})
 	}
 	if in.hasConfigMap() {

@@ -57,6 +57,10 @@ func TestDeploymentRunsTheIntegration(t *testing.T) {
 		{Name: "CAMEL_K_CONF", Value: "/etc/camel/application.properties"},
 		{Name: "CAMEL_K_CONF_D", Value: "/etc/camel/conf.d"},
 		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}},
+		{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+		{Name: "CAMEL_K_MOUNT_PATH_CONFIGMAPS", Value: "/etc/camel/conf.d/_configmaps"},
+		{Name: "CAMEL_K_MOUNT_PATH_SECRETS", Value: "/etc/camel/conf.d/_secrets"},
 		{Name: "GREETING", Value: "hi"},
 	}))
 	g.Expect(c.ReadinessProbe).To(Equal(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
@@ -121,6 +125,10 @@ func TestASourcelessIntegrationRunsItsImageAsItIs(t *testing.T) {
 		{Name: "CAMEL_K_INTEGRATION", Value: "hello"},
 		{Name: "CAMEL_K_DIGEST", Value: "v1-digest"},
 		{Name: "CAMEL_K_CONF_D", Value: "/etc/camel/conf.d"},
+		{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}},
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+		{Name: "CAMEL_K_MOUNT_PATH_CONFIGMAPS", Value: "/etc/camel/conf.d/_configmaps"},
+		{Name: "CAMEL_K_MOUNT_PATH_SECRETS", Value: "/etc/camel/conf.d/_secrets"},
 	}))
 }
 
@@ -383,6 +391,60 @@ func TestThePodsPullWithThePlatformsRegistrySecretAsThePullSecretTraitSays(t *te
 			in := input(t, tc.traits)
 			in.RegistrySecret = tc.platformSecret
 			g.Expect(mustDeployment(t, in).Spec.Template.Spec.ImagePullSecrets).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestTheEnvironmentTraitSetsCamelKsVariablesAndTakesValuesFromKeys(t *testing.T) {
+	proxy := []corev1.EnvVar{{Name: "HTTP_PROXY", Value: "http://proxy:3128"}, {Name: "NO_PROXY", Value: ".svc"}, {Name: "PATH", Value: "/bin"}}
+	find := func(env []corev1.EnvVar, name string) *corev1.EnvVar {
+		for i := range env {
+			if env[i].Name == name {
+				return &env[i]
+			}
+		}
+		return nil
+	}
+	cases := []struct {
+		name, traits string
+		check        func(g Gomega, env []corev1.EnvVar)
+	}{
+		{name: "secret: and configmap: values are read from the keys they name",
+			traits: `{"environment":{"vars":["PASSWORD=secret:db/password","LEVEL=configmap:settings/level","PLAIN=secret"]}}`,
+			check: func(g Gomega, env []corev1.EnvVar) {
+				g.Expect(*find(env, "PASSWORD")).To(Equal(corev1.EnvVar{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{
+					SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}}))
+				g.Expect(*find(env, "LEVEL")).To(Equal(corev1.EnvVar{Name: "LEVEL", ValueFrom: &corev1.EnvVarSource{
+					ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "level"}}}))
+				g.Expect(*find(env, "PLAIN")).To(Equal(corev1.EnvVar{Name: "PLAIN", Value: "secret"}))
+			}},
+		{name: "the operator's proxies are passed on, and nothing else of its environment",
+			traits: `{}`, check: func(g Gomega, env []corev1.EnvVar) {
+				g.Expect(find(env, "HTTP_PROXY").Value).To(Equal("http://proxy:3128"))
+				g.Expect(find(env, "NO_PROXY").Value).To(Equal(".svc"))
+				g.Expect(find(env, "PATH")).To(BeNil())
+			}},
+		{name: "httpProxy false keeps the proxies out, containerMeta false the pod's name and namespace",
+			traits: `{"environment":{"httpProxy":false,"containerMeta":false}}`, check: func(g Gomega, env []corev1.EnvVar) {
+				g.Expect([]*corev1.EnvVar{find(env, "HTTP_PROXY"), find(env, "NAMESPACE"), find(env, "POD_NAME")}).To(HaveEach(BeNil()))
+			}},
+		{name: "a variable of the trait replaces Camel K's of that name, in its place",
+			traits: `{"environment":{"vars":["NAMESPACE=elsewhere","HTTP_PROXY=http://other:8080"]}}`, check: func(g Gomega, env []corev1.EnvVar) {
+				g.Expect(*find(env, "NAMESPACE")).To(Equal(corev1.EnvVar{Name: "NAMESPACE", Value: "elsewhere"}))
+				g.Expect(find(env, "HTTP_PROXY").Value).To(Equal("http://other:8080"))
+				names := map[string]int{}
+				for _, v := range env {
+					names[v.Name]++
+				}
+				g.Expect(names).To(HaveEach(1), "no variable is set twice")
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := input(t, tc.traits)
+			in.Proxy = proxy
+			tc.check(g, mustDeployment(t, in).Spec.Template.Spec.Containers[0].Env)
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -57,6 +58,9 @@ type Input struct {
 	// RegistrySecret is the platform's registry Secret, which the pods pull with unless the
 	// pull-secret trait says otherwise; "" for none.
 	RegistrySecret string
+	// Proxy are the operator's proxy variables (ProxyEnvVars), which the pods get unless the
+	// environment trait's httpProxy is off.
+	Proxy []corev1.EnvVar
 }
 
 // ConfigMapName is the name of the ConfigMap holding an integration's sources.

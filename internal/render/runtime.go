@@ -38,6 +38,55 @@ func (in Input) command() (command, args []string) {
 	return in.provider().Command(runtime.Launch{JVMOptions: in.Traits.JVM.Options(), Classpath: cp})
 }
 
+// Variables Camel K sets on an integration's container besides the operator's own.
+const (
+	EnvNamespace       = "NAMESPACE"
+	EnvPodName         = "POD_NAME"
+	EnvMountConfigMaps = "CAMEL_K_MOUNT_PATH_CONFIGMAPS"
+	EnvMountSecrets    = "CAMEL_K_MOUNT_PATH_SECRETS"
+)
+
+// ProxyEnvVars are the operator's variables the environment trait's httpProxy passes on.
+var ProxyEnvVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
+
+// podEnv are the variables Camel K's environment trait sets: the pod's namespace and name
+// (containerMeta), where the configurations are mounted, and the operator's proxies
+// (httpProxy). The operator's id and version are left out on purpose: a move to another
+// operator, or an upgrade, would restart every pod.
+func (in Input) podEnv() []corev1.EnvVar {
+	var env []corev1.EnvVar
+	if in.Traits.Environment.ContainerMeta() {
+		field := func(name, path string) corev1.EnvVar {
+			return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}}
+		}
+		env = append(env, field(EnvNamespace, "metadata.namespace"), field(EnvPodName, "metadata.name"))
+	}
+	env = append(env, corev1.EnvVar{Name: EnvMountConfigMaps, Value: runtime.ConfigConfigMapsDir},
+		corev1.EnvVar{Name: EnvMountSecrets, Value: runtime.ConfigSecretsDir})
+	if in.Traits.Environment.HTTPProxy() {
+		for _, v := range in.Proxy {
+			if slices.Contains(ProxyEnvVars, v.Name) && v.Value != "" {
+				env = append(env, corev1.EnvVar{Name: v.Name, Value: v.Value})
+			}
+		}
+	}
+	return env
+}
+
+// overrideEnv is base with each of vars replacing the variable of its name, or added after.
+func overrideEnv(base, vars []corev1.EnvVar) []corev1.EnvVar {
+	out := slices.Clone(base)
+	for _, v := range vars {
+		if i := slices.IndexFunc(out, func(b corev1.EnvVar) bool { return b.Name == v.Name }); i >= 0 {
+			out[i] = v
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // runtimeEnv are the variables the runtime's properties read: the pod's address.
 func runtimeEnv() []corev1.EnvVar {
 	return []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{

@@ -53,10 +53,12 @@ func (c Camel) Properties() []string { return slices.Clone(c.properties) }
 // RuntimeVersion is camel.runtimeVersion, or "".
 func (c Camel) RuntimeVersion() string { return c.runtimeVersion }
 
-// Environment is the environment trait: extra variables of the main container. With
-// enabled: false it reads as defaults.
+// Environment is the environment trait: extra variables of the main container, the pod's
+// name and namespace (containerMeta) and the operator's proxies (httpProxy), both on by
+// default. With enabled: false it reads as defaults.
 type Environment struct {
-	vars []corev1.EnvVar
+	vars                     []corev1.EnvVar
+	noContainerMeta, noProxy bool
 }
 
 func parseEnvironment(o *object) Environment {
@@ -64,6 +66,8 @@ func parseEnvironment(o *object) Environment {
 		return Environment{}
 	}
 	var e Environment
+	e.noContainerMeta = isFalse(o.boolean("containerMeta"))
+	e.noProxy = isFalse(o.boolean("httpProxy"))
 	for i, v := range o.strs("vars") {
 		name, value, ok := strings.Cut(v, "=")
 		switch {
@@ -72,25 +76,59 @@ func parseEnvironment(o *object) Environment {
 		case slices.Contains(ReservedEnvVars, name):
 			o.failItem("vars", i, "must not set "+name+", which the operator sets", v)
 		default:
-			e.set(name, value)
+			from, err := valueFrom(value)
+			if err != nil {
+				o.failItem("vars", i, err.Error(), v)
+				continue
+			}
+			if from != nil {
+				value = ""
+			}
+			e.set(corev1.EnvVar{Name: name, Value: value, ValueFrom: from})
 		}
 	}
 	return e
 }
 
+func isFalse(b *bool) bool { return b != nil && !*b }
+
+// valueFrom reads a value written configmap:NAME/KEY or secret:NAME/KEY as the key it
+// names, as Camel K does; nil for any other value.
+func valueFrom(value string) (*corev1.EnvVarSource, error) {
+	kind, ref, ok := strings.Cut(value, ":")
+	if !ok || (kind != "configmap" && kind != "secret") {
+		return nil, nil
+	}
+	name, key, ok := strings.Cut(ref, "/")
+	if !ok || len(validation.IsDNS1123Subdomain(name)) > 0 || len(validation.IsConfigMapKey(key)) > 0 {
+		return nil, fmt.Errorf("must take its value from %s:NAME/KEY, a key of a %s of the integration's namespace", kind, map[string]string{"configmap": "ConfigMap", "secret": "Secret"}[kind])
+	}
+	obj := corev1.LocalObjectReference{Name: name}
+	if kind == "configmap" {
+		return &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: obj, Key: key}}, nil
+	}
+	return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: obj, Key: key}}, nil
+}
+
 // set adds a variable; a name written twice keeps its first place and its last value.
-func (e *Environment) set(name, value string) {
-	i := slices.IndexFunc(e.vars, func(v corev1.EnvVar) bool { return v.Name == name })
+func (e *Environment) set(v corev1.EnvVar) {
+	i := slices.IndexFunc(e.vars, func(have corev1.EnvVar) bool { return have.Name == v.Name })
 	if i >= 0 {
-		e.vars[i].Value = value
+		e.vars[i] = v
 		return
 	}
-	e.vars = append(e.vars, corev1.EnvVar{Name: name, Value: value})
+	e.vars = append(e.vars, v)
 }
 
 // Vars are the environment.vars entries as variables, in the order written, without
 // duplicate names.
 func (e Environment) Vars() []corev1.EnvVar { return slices.Clone(e.vars) }
+
+// ContainerMeta tells whether the container gets NAMESPACE and POD_NAME from the downward API.
+func (e Environment) ContainerMeta() bool { return !e.noContainerMeta }
+
+// HTTPProxy tells whether the container gets the operator's HTTP_PROXY, HTTPS_PROXY and NO_PROXY.
+func (e Environment) HTTPProxy() bool { return !e.noProxy }
 
 // failItem records that item i of the list key holds s where expected was wanted.
 func (o *object) failItem(key string, i int, expected, s string) {

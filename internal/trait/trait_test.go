@@ -183,6 +183,8 @@ func TestParseRejectsInvalidFields(t *testing.T) {
 			want: []string{`trait environment.vars[1]: must be NAME=value with a valid variable name, got "FOO"`}},
 		{name: "an env entry without a name is refused", traits: `{"environment":{"vars":["=x"]}}`,
 			want: []string{`trait environment.vars[0]: must be NAME=value`}},
+		{name: "an env entry from a Secret without a key is refused", traits: `{"environment":{"vars":["P=secret:db"]}}`,
+			want: []string{`trait environment.vars[0]: must take its value from secret:NAME/KEY, a key of a Secret of the integration's namespace, got "P=secret:db"`}},
 		{name: "an env entry that sets an operator variable is refused", traits: `{"environment":{"vars":["CAMEL_K_DIGEST=b"]}}`,
 			want: []string{`trait environment.vars[0]: must not set CAMEL_K_DIGEST, which the operator sets, got "CAMEL_K_DIGEST=b"`}},
 		{name: "env vars that are not a list of strings are refused", traits: `{"environment":{"vars":"A=1"}}`,

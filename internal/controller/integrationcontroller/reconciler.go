@@ -55,6 +55,8 @@ type Reconciler struct {
 	// PodMonitors tells whether the cluster served the PodMonitor kind when the operator started.
 	// The prometheus trait's PodMonitors are made, watched and removed only then.
 	PodMonitors bool
+	// Proxy are the operator's proxy variables, which integrations get (environment.httpProxy).
+	Proxy []corev1.EnvVar
 
 	// firstReady holds the UIDs whose first readiness was observed.
 	firstReady sync.Map
