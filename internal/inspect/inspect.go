@@ -36,7 +36,13 @@ type Result struct {
 	Unknown []string
 	// Kamelets are the names of the Kamelets the routes use (kamelet:NAME), sorted.
 	Kamelets []string
+	// ServesHTTP tells whether the routes serve HTTP on the runtime's server: they consume from
+	// platform-http or rest, or use the REST DSL, as Camel K's service trait tells it.
+	ServesHTTP bool
 }
+
+// httpConsumers are the schemes whose consumers the runtime's HTTP server serves.
+var httpConsumers = map[string]bool{"platform-http": true, "rest": true}
 
 // maxSourceBytes bounds how much of one source is read, as a ConfigMap bounds it.
 const maxSourceBytes = render.MaxConfigMapBytes
@@ -76,6 +82,8 @@ type inspection struct {
 	unknown map[string]bool
 	// kamelets are the Kamelets the routes use.
 	kamelets map[string]bool
+	// http is set when a route serves HTTP.
+	http bool
 }
 
 func newInspection(c *catalog.Catalog) *inspection {
@@ -126,6 +134,7 @@ func (in *inspection) result() Result {
 		r.Unknown = append(r.Unknown, s)
 	}
 	r.Kamelets = slices.Sorted(maps.Keys(in.kamelets))
+	r.ServesHTTP = in.http
 	slices.Sort(r.Dependencies)
 	slices.Sort(r.Unknown)
 	return r
@@ -179,8 +188,17 @@ func (in *inspection) component(name string) {
 	}
 }
 
+// consumer records the endpoint a route consumes from, then its component.
+func (in *inspection) consumer(u string) {
+	if name, _, ok := strings.Cut(strings.TrimSpace(u), ":"); ok && httpConsumers[name] {
+		in.http = true
+	}
+	in.uri(u)
+}
+
 // rest records what the REST DSL needs: the rest component and an HTTP server.
 func (in *inspection) rest() {
+	in.http = true
 	in.component("rest")
 	in.component("platform-http")
 }

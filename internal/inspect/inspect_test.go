@@ -268,3 +268,42 @@ func gzipBase64(t *testing.T, s string) string {
 	}
 	return base64.StdEncoding.EncodeToString(b.Bytes())
 }
+
+func TestRoutesServeHTTPWhenTheyConsumeFromTheRuntimesServer(t *testing.T) {
+	cases := []struct {
+		name  string
+		lang  camelv1.Language
+		src   string
+		serve bool
+	}{
+		{name: "a YAML platform-http consumer", lang: camelv1.LanguageYAML,
+			src: "- from:\n    uri: platform-http:/hello\n    steps:\n      - to: log:x\n", serve: true},
+		{name: "a YAML route whose from is a string", lang: camelv1.LanguageYAML,
+			src: "- route:\n    from: rest:get:/hello\n", serve: true},
+		{name: "the YAML REST DSL", lang: camelv1.LanguageYAML,
+			src: "- rest:\n    get:\n      - path: /hello\n        to: direct:hello\n", serve: true},
+		{name: "a YAML producer to an HTTP endpoint serves nothing", lang: camelv1.LanguageYAML,
+			src: "- from:\n    uri: timer:tick\n    steps:\n      - to: platform-http:/elsewhere\n", serve: false},
+		{name: "a Java platform-http consumer", lang: camelv1.LanguageJava,
+			src: `from("platform-http:/hello").setBody().constant("hi");`, serve: true},
+		{name: "a Java timer route serves nothing", lang: camelv1.LanguageJava,
+			src: `from("timer:tick").to("log:x");`, serve: false},
+		{name: "an XML platform-http consumer", lang: camelv1.LanguageXML,
+			src: `<routes><route><from uri="platform-http:/hello"/><to uri="log:x"/></route></routes>`, serve: true},
+		{name: "the XML REST DSL", lang: camelv1.LanguageXML,
+			src: `<rests><rest path="/api"><get path="/x"><to uri="direct:x"/></get></rest></rests>`, serve: true},
+		{name: "an XML timer route serves nothing", lang: camelv1.LanguageXML,
+			src: `<routes><route><from uri="timer:tick"/><to uri="platform-http:/x"/></route></routes>`, serve: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Source(catalog.Camel(), tc.lang, []byte(tc.src))
+			if err != nil {
+				t.Fatalf("Source: %v", err)
+			}
+			if got.ServesHTTP != tc.serve {
+				t.Errorf("ServesHTTP = %v, want %v", got.ServesHTTP, tc.serve)
+			}
+		})
+	}
+}

@@ -14,6 +14,8 @@ var (
 	// URI written as a string literal.
 	javaEndpoint = regexp.MustCompile(`\b(?:from|fromF|to|toD|toF|enrich|pollEnrich|wireTap|poll|deadLetterChannel|` +
 		`interceptFrom|interceptSendToEndpoint)\s*\(\s*"([^"]+)"`)
+	// javaFrom matches a route's consumer, from("URI") or fromF("URI", ...).
+	javaFrom = regexp.MustCompile(`\bfromF?\s*\(\s*"([^"]+)"`)
 	// javaRest matches the REST DSL's entry points.
 	javaRest = regexp.MustCompile(`\brest(?:Configuration)?\s*\(`)
 	// javaOpenAPI matches a REST DSL that serves an OpenAPI contract.
@@ -43,6 +45,9 @@ func (in *inspection) javaLanguages() *regexp.Regexp {
 func (in *inspection) java(src string) {
 	for _, m := range javaEndpoint.FindAllStringSubmatch(src, -1) {
 		in.uri(m[1])
+	}
+	for _, m := range javaFrom.FindAllStringSubmatch(src, -1) {
+		in.consumer(m[1])
 	}
 	if javaRest.MatchString(src) {
 		in.rest()

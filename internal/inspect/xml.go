@@ -42,8 +42,10 @@ func (in *inspection) xml(data []byte) error {
 // xmlElement inspects one start element, inside the open elements of stack.
 func (in *inspection) xmlElement(e xml.StartElement, stack []string) {
 	for _, a := range e.Attr {
-		switch a.Name.Local {
-		case "uri", "deadLetterUri":
+		switch {
+		case a.Name.Local == "uri" && e.Name.Local == "from":
+			in.consumer(a.Value)
+		case a.Name.Local == "uri" || a.Name.Local == "deadLetterUri":
 			in.uri(a.Value)
 		}
 	}

@@ -36,6 +36,8 @@ func (in *inspection) yamlNode(key string, v any) {
 	switch t := v.(type) {
 	case string:
 		switch {
+		case key == "from":
+			in.consumer(t)
 		case endpointKeys[key]:
 			in.uri(t)
 		case key == "language":
@@ -53,6 +55,10 @@ func (in *inspection) yamlNode(key string, v any) {
 // yamlMap inspects a map: its keys name EIPs, expression languages and data formats.
 func (in *inspection) yamlMap(key string, m map[string]any) {
 	switch key {
+	case "from":
+		if u, ok := m["uri"].(string); ok {
+			in.consumer(u)
+		}
 	case "marshal", "unmarshal":
 		for model, opts := range m {
 			library, _ := lookup(opts, "library").(string)

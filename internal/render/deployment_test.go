@@ -367,9 +367,13 @@ func TestTheIngressRoutesToTheServiceAndNeedsOne(t *testing.T) {
 	g.Expect(rule.HTTP.Paths[0].Backend.Service.Port.Name).To(Equal("http"))
 	_, err = Ingress(input(t, `{"ingress":{"enabled":true}}`))
 	g.Expect(err).To(MatchError(ErrIngressWithoutService))
-	ing, err = Ingress(input(t, `{"container":{"port":8080}}`))
+	ing, err = Ingress(input(t, `{"container":{"port":8080},"ingress":{"auto":false}}`))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ing).To(BeNil())
+	ing, err = Ingress(input(t, `{"container":{"port":8080},"ingress":{"paths":["/a","/b"]}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ing.Spec.Rules[0].HTTP.Paths).To(HaveLen(2), "an Ingress by default for a Service, with every path")
+	g.Expect(ing.Spec.Rules[0].Host).To(BeEmpty())
 }
 
 func TestThePodsPullWithThePlatformsRegistrySecretAsThePullSecretTraitSays(t *testing.T) {

@@ -22,14 +22,20 @@ func Ingress(in Input) (*networkingv1.Ingress, error) {
 		return nil, err
 	}
 	t := in.Traits
-	if !t.Ingress.Enabled() {
+	if !t.ExposesIngress() {
 		return nil, nil
 	}
 	if !t.ExposesService() {
 		return nil, ErrIngressWithoutService
 	}
 	name := in.Integration.Name
-	host, path, pathType := t.Ingress.Rule()
+	host, paths, pathType := t.Ingress.Rule()
+	backend := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+		Name: name, Port: networkingv1.ServiceBackendPort{Name: t.Container.ServicePortName()}}}
+	rulePaths := make([]networkingv1.HTTPIngressPath, len(paths))
+	for i, p := range paths {
+		rulePaths[i] = networkingv1.HTTPIngressPath{Path: p, PathType: &pathType, Backend: backend}
+	}
 	meta := in.objectMeta(name)
 	if a := t.Ingress.Annotations(); len(a) > 0 {
 		if meta.Annotations == nil {
@@ -42,11 +48,7 @@ func Ingress(in Input) (*networkingv1.Ingress, error) {
 		ObjectMeta: meta,
 		Spec: networkingv1.IngressSpec{
 			Rules: []networkingv1.IngressRule{{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{
-				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-					Path: path, PathType: &pathType,
-					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-						Name: name, Port: networkingv1.ServiceBackendPort{Name: t.Container.ServicePortName()}}},
-				}}}}}},
+				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: rulePaths}}}},
 		},
 	}
 	if c := t.Ingress.Class(); c != "" {

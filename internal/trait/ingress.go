@@ -3,40 +3,58 @@
 package trait
 
 import (
+	"slices"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Ingress is the ingress trait, as in Camel K. With enabled: true an Ingress routes host
-// (any host when unset) and path (default "/", pathType Prefix) to the integration's
-// Service, with the annotations, ingressClassName, and TLS for tlsHosts from
-// tlsSecretName.
+// Ingress is the ingress trait, as in Camel K. An Ingress routes host (any host when unset)
+// and paths (default "/", pathType Prefix) to the integration's Service, with the annotations,
+// ingressClassName, and TLS for tlsHosts from tlsSecretName. It is made with enabled: true,
+// or, enabled unset and auto not false, for every integration that gets a Service.
 type Ingress struct {
-	enabled     bool
-	host, path  string
-	pathType    networkingv1.PathType
-	className   string
-	annotations map[string]string
-	tlsHosts    []string
-	tlsSecret   string
+	enabled, auto *bool
+	host          string
+	paths         []string
+	pathType      networkingv1.PathType
+	className     string
+	annotations   map[string]string
+	tlsHosts      []string
+	tlsSecret     string
 }
 
 func parseIngress(o *object) Ingress {
 	enabled := o.boolean("enabled")
-	if enabled == nil || !*enabled {
-		return Ingress{}
+	if enabled != nil && !*enabled {
+		return Ingress{enabled: enabled}
 	}
-	in := Ingress{enabled: true, host: o.str("host"), path: o.str("path"), className: o.str("ingressClassName"),
+	in := Ingress{enabled: enabled, auto: o.boolean("auto"), host: o.str("host"), className: o.str("ingressClassName"),
 		tlsHosts: o.strs("tlsHosts"), tlsSecret: o.str("tlsSecretName"),
 		pathType: networkingv1.PathType(o.oneOf("pathType", string(networkingv1.PathTypePrefix),
 			string(networkingv1.PathTypeExact), string(networkingv1.PathTypeImplementationSpecific)))}
-	if in.path == "" {
-		in.path = "/"
-	} else if !strings.HasPrefix(in.path, "/") {
-		raw, _ := o.value("path")
-		o.fail("path", "must start with /", raw)
+	// paths, and path, which Camel K keeps for compatibility, after them.
+	for _, key := range []string{"paths", "path"} {
+		var paths []string
+		if key == "paths" {
+			paths = o.strs(key)
+		} else if p := o.str(key); p != "" {
+			paths = []string{p}
+		}
+		for _, p := range paths {
+			if !strings.HasPrefix(p, "/") {
+				raw, _ := o.value(key)
+				o.fail(key, "must start with /", raw)
+				break
+			}
+			if !slices.Contains(in.paths, p) {
+				in.paths = append(in.paths, p)
+			}
+		}
+	}
+	if len(in.paths) == 0 {
+		in.paths = []string{"/"}
 	}
 	if in.pathType == "" {
 		in.pathType = networkingv1.PathTypePrefix
@@ -59,12 +77,15 @@ func parseIngress(o *object) Ingress {
 	return in
 }
 
-// Enabled tells whether the integration gets an Ingress.
-func (in Ingress) Enabled() bool { return in.enabled }
+// Auto is ingress.auto, true by default. See Traits.ExposesIngress.
+func (in Ingress) Auto() bool { return in.auto == nil || *in.auto }
 
-// Rule is the Ingress's host, path and path type.
-func (in Ingress) Rule() (host, path string, pathType networkingv1.PathType) {
-	return in.host, in.path, in.pathType
+// Explicit tells whether ingress.enabled is true.
+func (in Ingress) Explicit() bool { return in.enabled != nil && *in.enabled }
+
+// Rule is the Ingress's host, paths and path type.
+func (in Ingress) Rule() (host string, paths []string, pathType networkingv1.PathType) {
+	return in.host, slices.Clone(in.paths), in.pathType
 }
 
 // Class is ingressClassName, or "".

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -179,8 +180,14 @@ func TestTheIngressTraitRoutesAHostAndPath(t *testing.T) {
 	tr, err := Parse(traits(t, `{"ingress":{"enabled":true,"host":"orders.example.com","annotations":{"a.example.com/x":"1"},
 		"ingressClassName":"nginx","tlsHosts":["orders.example.com"],"tlsSecretName":"orders-tls"}}`))
 	g.Expect(err).NotTo(HaveOccurred())
-	host, path, pathType := tr.Ingress.Rule()
-	g.Expect([]string{host, path, string(pathType)}).To(Equal([]string{"orders.example.com", "/", "Prefix"}))
+	host, paths, pathType := tr.Ingress.Rule()
+	g.Expect(host).To(Equal("orders.example.com"))
+	g.Expect(paths).To(Equal([]string{"/"}))
+	g.Expect(pathType).To(Equal(networkingv1.PathTypePrefix))
+	both, err := Parse(traits(t, `{"ingress":{"paths":["/api","/ui"],"path":"/legacy"}}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	_, paths, _ = both.Ingress.Rule()
+	g.Expect(paths).To(Equal([]string{"/api", "/ui", "/legacy"}), "paths, then Camel K's older path")
 	g.Expect(tr.Ingress.Annotations()).To(Equal(map[string]string{"a.example.com/x": "1"}))
 	hosts, secret := tr.Ingress.TLS()
 	g.Expect(hosts).To(Equal([]string{"orders.example.com"}))
@@ -216,5 +223,42 @@ func TestThePrometheusTraitMakesAPodMonitorByDefaultWhenEnabled(t *testing.T) {
 	} {
 		_, err = Parse(traits(t, `{"prometheus":{"enabled":true,"podMonitorLabels":["`+label+`"]}}`))
 		g.Expect(err).To(MatchError(And(ContainSubstring("trait prometheus.podMonitorLabels[0]"), ContainSubstring(message))), label)
+	}
+}
+
+func TestTheServiceAndIngressFollowTheRoutesUnlessToldOtherwise(t *testing.T) {
+	cases := []struct {
+		name, traits     string
+		httpRoutes       bool
+		port             int32
+		service, ingress bool
+	}{
+		{name: "routes that serve HTTP get a Service on 8080 and an Ingress", traits: `{}`, httpRoutes: true,
+			port: 8080, service: true, ingress: true},
+		{name: "routes that serve nothing get neither", traits: `{}`},
+		{name: "service.auto false leaves routes that serve HTTP without a Service", traits: `{"service":{"auto":false}}`,
+			httpRoutes: true},
+		{name: "service.enabled false wins over the routes", traits: `{"service":{"enabled":false}}`, httpRoutes: true},
+		{name: "service.enabled true exposes routes that serve nothing found", traits: `{"service":{"enabled":true}}`,
+			port: 8080, service: true, ingress: true},
+		{name: "ingress.auto false keeps the Service alone", traits: `{"ingress":{"auto":false}}`, httpRoutes: true,
+			port: 8080, service: true},
+		{name: "ingress.enabled false keeps the Service alone", traits: `{"ingress":{"enabled":false}}`, httpRoutes: true,
+			port: 8080, service: true},
+		{name: "ingress.enabled true asks for an Ingress even without a Service", traits: `{"ingress":{"enabled":true}}`,
+			ingress: true},
+		{name: "a container port exposes a Service whatever the routes", traits: `{"container":{"port":8081}}`,
+			port: 8081, service: true, ingress: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tr, err := Parse(traits(t, tc.traits))
+			g.Expect(err).NotTo(HaveOccurred())
+			tr = tr.WithHTTPRoutes(tc.httpRoutes)
+			g.Expect(tr.ContainerPort()).To(Equal(tc.port))
+			g.Expect(tr.ExposesService()).To(Equal(tc.service))
+			g.Expect(tr.ExposesIngress()).To(Equal(tc.ingress))
+		})
 	}
 }

@@ -39,6 +39,16 @@ type Traits struct {
 	JVM         JVM
 	Ingress     Ingress
 	PullSecret  PullSecret
+
+	// httpRoutes tells whether the routes serve HTTP; see WithHTTPRoutes.
+	httpRoutes bool
+}
+
+// WithHTTPRoutes returns t for routes that serve HTTP (a platform-http or rest consumer, or the
+// REST DSL) or not, which the service and ingress traits' auto modes follow.
+func (t Traits) WithHTTPRoutes(serve bool) Traits {
+	t.httpRoutes = serve
+	return t
 }
 
 // Parse reads the traits Caravan acts on. It returns every field error, joined; on error
@@ -75,15 +85,26 @@ func Parse(t camelv1.Traits) (Traits, error) {
 }
 
 // ContainerPort is the port the main container exposes: container.port, else DefaultPort
-// when service.enabled is true, else 0 (no port).
+// when service.enabled is true or, unset, when service.auto finds routes that serve HTTP, else
+// 0 (no port).
 func (t Traits) ContainerPort() int32 {
 	if p := t.Container.Port(); p != 0 {
 		return p
 	}
-	if e := t.Service.Enabled(); e != nil && *e {
+	e := t.Service.Enabled()
+	if (e != nil && *e) || (e == nil && t.Service.Auto() && t.httpRoutes) {
 		return DefaultPort
 	}
 	return 0
+}
+
+// ExposesIngress tells whether the integration gets an Ingress: ingress.enabled, else, unless
+// ingress.auto is false, when it gets a Service, as Camel K does on Kubernetes.
+func (t Traits) ExposesIngress() bool {
+	if e := t.Ingress.enabled; e != nil {
+		return *e
+	}
+	return t.Ingress.Auto() && t.ExposesService()
 }
 
 // ExposesService tells whether the integration gets a Service: it exposes a port and the

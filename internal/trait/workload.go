@@ -13,15 +13,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Service is the service trait.
+// Service is the service trait. Unless enabled or auto is set, the integration gets a
+// Service when its routes serve HTTP, as in Camel K.
 type Service struct {
-	enabled     *bool
-	serviceType corev1.ServiceType
+	enabled, auto *bool
+	serviceType   corev1.ServiceType
 }
 
 func parseService(o *object) Service {
 	return Service{
 		enabled: o.boolean("enabled"),
+		auto:    o.boolean("auto"),
 		serviceType: corev1.ServiceType(o.oneOf("type",
 			string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeNodePort), string(corev1.ServiceTypeLoadBalancer))),
 	}
@@ -35,6 +37,9 @@ func (s Service) Enabled() *bool {
 	v := *s.enabled
 	return &v
 }
+
+// Auto tells whether the Service follows the routes when enabled is unset: auto, true by default.
+func (s Service) Auto() bool { return s.auto == nil || *s.auto }
 
 // Type is the Service type, ClusterIP by default.
 func (s Service) Type() corev1.ServiceType {

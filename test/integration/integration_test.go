@@ -605,7 +605,7 @@ func TestThePDBTraitMakesAPodDisruptionBudgetAndRemovesItWhenOff(t *testing.T) {
 
 // TestTheIngressTraitRoutesToTheServiceAndIsBadInputWithoutOne: with the ingress trait an
 // integration that exposes a port gets an Ingress to its Service; one without a port is
-// in Error, Stalled, saying what to set; without the trait the Ingress goes.
+// in Error, Stalled, saying what to set; with the trait disabled the Ingress goes.
 func TestTheIngressTraitRoutesToTheServiceAndIsBadInputWithoutOne(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -623,10 +623,10 @@ func TestTheIngressTraitRoutesToTheServiceAndIsBadInputWithoutOne(t *testing.T) 
 
 	stored := get(t, key, &camelv1.Integration{})
 	patch := client.MergeFrom(stored.DeepCopy())
-	delete(stored.Spec.Traits, "ingress")
+	stored.Spec.Traits["ingress"] = harness.Raw(map[string]any{"enabled": false})
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &networkingv1.Ingress{})) },
-		timeout, poll).Should(BeTrue(), "the Ingress stays without the trait")
+		timeout, poll).Should(BeTrue(), "the Ingress stays with the trait disabled")
 
 	portless := harness.NewIntegration(ns, "portless", operatorID, 1)
 	portless.Spec.Traits["ingress"] = harness.Raw(map[string]any{"enabled": true})
@@ -635,4 +635,35 @@ func TestTheIngressTraitRoutesToTheServiceAndIsBadInputWithoutOne(t *testing.T) 
 		HaveField("Phase", camelv1.IntegrationPhaseError),
 		HaveField("Conditions", ContainElement(And(HaveField("Type", camelv1.ConditionStalled),
 			HaveField("Reason", "InvalidTrait"), HaveField("Message", ContainSubstring("set container.port, or service.enabled=true")))))))
+}
+
+// TestRoutesThatServeHTTPGetAServiceAndAnIngressAsOnCamelK: a platform-http route gets a
+// Service to port 8080 and an Ingress to it without any trait; service.auto false takes both away.
+func TestRoutesThatServeHTTPGetAServiceAndAnIngressAsOnCamelK(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "web", operatorID, 1)
+	it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "platform-http:/hello", "steps": []any{map[string]any{"setBody": map[string]any{"constant": "hi"}}}}})}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	svc := &corev1.Service{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, svc) }, timeout, poll).Should(Succeed())
+	g.Expect(svc.Spec.Ports).To(ConsistOf(And(HaveField("Port", int32(80)), HaveField("TargetPort.StrVal", "http"))))
+	ing := &networkingv1.Ingress{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, ing) }, timeout, poll).Should(Succeed())
+	g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Path).To(Equal("/"))
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
+	g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(ConsistOf(HaveField("ContainerPort", int32(8080))))
+
+	stored := get(t, key, &camelv1.Integration{})
+	patch := client.MergeFrom(stored.DeepCopy())
+	stored.Spec.Traits["service"] = harness.Raw(map[string]any{"auto": false})
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &corev1.Service{})) },
+		timeout, poll).Should(BeTrue(), "the Service stays with service.auto false")
+	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &networkingv1.Ingress{})) },
+		timeout, poll).Should(BeTrue(), "the Ingress stays without a Service")
 }

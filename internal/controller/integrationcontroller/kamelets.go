@@ -29,7 +29,8 @@ const kameletRetry = 10 * time.Second
 // reconcileRoutes reads what the routes use: the modules their kit needs, and the Kamelets they
 // name. Each Kamelet that no source of the integration holds (a Pipe's integration holds its
 // own) is looked up in the integration's namespace, then in the operator's; it is mounted with
-// the sources, where the runtime finds it, and its dependencies go into the kit.
+// the sources, where the runtime finds it, and its dependencies go into the kit. Whether the
+// routes or their Kamelets serve HTTP goes into the traits, for the service trait's auto mode.
 func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.Result, error) {
 	routes, err := inspect.Integration(catalog.Camel(), &s.it.Spec)
 	log := ctrl.LoggerFrom(ctx).V(1)
@@ -40,6 +41,8 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 		log.Info("The routes use URI schemes the catalog does not know", "schemes", routes.Unknown)
 	}
 	s.routeDependencies = routes.Dependencies
+	serves := routes.ServesHTTP
+	defer func() { s.traits = s.traits.WithHTTPRoutes(serves) }()
 	for _, name := range routes.Kamelets {
 		source := name + render.KameletSuffix
 		if slices.ContainsFunc(s.it.Spec.Sources, func(src camelv1.SourceSpec) bool { return src.Name == source }) {
@@ -62,6 +65,9 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 		content, err := pipe.KameletYAML(k)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("the Kamelet %s: %w", name, err)
+		}
+		if kr, err := inspect.Source(catalog.Camel(), camelv1.LanguageYAML, content); err == nil && kr.ServesHTTP {
+			serves = true // a Kamelet whose template serves HTTP, as a webhook source does
 		}
 		s.kamelets = append(s.kamelets, camelv1.SourceSpec{Name: source, Content: string(content),
 			Language: camelv1.LanguageYAML, FromKamelet: ptr.To(true)})
