@@ -324,7 +324,7 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		}
 		spec.Dependencies = append(spec.Dependencies, d)
 	}
-	properties, err := expandPropertyFiles("-p", o.Properties)
+	fromFiles, single, err := expandPropertyFiles("-p", o.Properties)
 	if err != nil {
 		return spec, err
 	}
@@ -335,11 +335,12 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 			if err != nil {
 				return spec, err
 			}
-			properties = append(properties, props...)
+			fromFiles = append(fromFiles, props...)
 			continue
 		}
 		configs = append(configs, c)
 	}
+	properties := withPrecedence(fromFiles, single)
 	for _, r := range o.Resources {
 		if strings.HasPrefix(r, "file:") {
 			return spec, fmt.Errorf("--resource %s: a file is not uploaded; put it in a ConfigMap "+
@@ -357,23 +358,36 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 	return spec, nil
 }
 
-// expandPropertyFiles replaces each file:PATH of a properties flag with
-// the KEY=VALUE entries of that file.
-func expandPropertyFiles(flag string, properties []string) ([]string, error) {
-	var out []string
+// expandPropertyFiles splits a properties flag's values into the KEY=VALUE entries of its
+// file:PATH values and its single KEY=VALUE values, each in the order given.
+func expandPropertyFiles(flag string, properties []string) (fromFiles, single []string, err error) {
 	for _, p := range properties {
 		path, ok := strings.CutPrefix(p, "file:")
 		if !ok {
-			out = append(out, p)
+			single = append(single, p)
 			continue
 		}
 		props, err := readPropertiesFile(flag, path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, props...)
+		fromFiles = append(fromFiles, props...)
 	}
-	return out, nil
+	return fromFiles, single, nil
+}
+
+// withPrecedence merges properties as kamel does: a single -p KEY=VALUE wins over the same key
+// of a file, whatever the order of the flags. A key set twice keeps its last value.
+func withPrecedence(fromFiles, single []string) []string {
+	key := func(p string) string { k, _, _ := strings.Cut(p, "="); return strings.TrimSpace(k) }
+	var out []string
+	for _, p := range slices.Concat(fromFiles, single) {
+		if i := slices.IndexFunc(out, func(have string) bool { return key(have) == key(p) }); i >= 0 {
+			out = slices.Delete(out, i, i+1)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // readPropertiesFile reads a .properties file given to flag.

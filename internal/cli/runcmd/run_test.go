@@ -161,7 +161,7 @@ func TestRunTakesKamelsFlagsAndPrintsWithOutputAlone(t *testing.T) {
 	out, errOut, err := clitest.ExecMutateCommand(t, NewCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps",
 		"--config", "configmap:app-config", "--config", "file:testdata/run/app.properties",
 		"--resource", "secret:certs/tls.crt@/etc/tls/tls.crt", "-e", "TZ=UTC", "-v", "data:/var/data",
-		"-p", "file:testdata/run/app.properties", "-p", "extra=1",
+		"-p", "count=7", "-p", "file:testdata/run/app.properties", "-p", "extra=1",
 		"--label", "team=orders", "--annotation", "example.com/owner=ops", "-o", "json"}, clitest.Unreachable...)...)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
@@ -173,7 +173,8 @@ func TestRunTakesKamelsFlagsAndPrintsWithOutputAlone(t *testing.T) {
 	want := map[string]string{
 		"mount":       `{"configs":["configmap:app-config"],"resources":["secret:certs/tls.crt@/etc/tls/tls.crt"],"volumes":["data:/var/data"]}`,
 		"environment": `{"vars":["TZ=UTC"]}`,
-		"camel":       `{"properties":["greeting=hello from a file","count=3","extra=1","greeting=hello from a file","count=3"]}`,
+		// As kamel: a single -p wins over the same key of a file, whatever the order; a key is written once.
+		"camel": `{"properties":["greeting=hello from a file","count=7","extra=1"]}`,
 	}
 	for name, raw := range want {
 		var got bytes.Buffer
