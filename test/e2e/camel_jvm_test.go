@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,6 +54,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(env.Client.Patch(context.Background(), &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "jvm-nojava"}},
 		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	cli := adminCLI(t, apps)
+	boundedNamespace(t, apps)
 
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "timer", "-x", "jvm",
 		"-p", "greeting=Hello from a real JVM")
@@ -71,6 +73,9 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		body, err := io.ReadAll(resp.Body)
 		return fmt.Sprintf("%d %s", resp.StatusCode, body), err
 	}, timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
+
+	t.Log("as on Camel K, the HTTP route gets a Service and an Ingress, and answers through the Service; the pod has Camel K's requests and limits")
+	checkExposedAndBounded(t, key, pod)
 
 	t.Log("caravan logs shows the route's lines")
 	g.Eventually(integrationLog(cli, "timer"), timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
@@ -177,16 +182,25 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	}
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-secret"},
 		StringData: map[string]string{"secret.properties": "secret.word=from-a-secret\n"}})
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "db"}, StringData: map[string]string{"password": "s3cret"}})
+	t.Log("as in kamel, -p KEY=VALUE wins over the key of a -p file:, -e takes a Secret's key, and the container trait's limits size the heap")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
-		filepath.Join("testdata", "camel", "echo.yaml"), "--name", "two", "-x", "jvm", "-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
+		filepath.Join("testdata", "camel", "echo.yaml"), "--name", "two", "-x", "jvm", "-p", "precedence.word=from-the-command-line",
+		"-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
 		"--config", "configmap:app-config", "--resource", "configmap:data", "-p", "configmap:more-props", "--config", "secret:app-secret",
+		"-e", "DB_PASSWORD=secret:db/password", "-t", "container.request-cpu=0.005", "-t", "container.limit-memory=600Mi",
 		"-t", "health.startup-probe-enabled=true", "-t", "health.liveness-probe-enabled=true")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	twoPod := jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
 	g.Expect(twoPod.Spec.Containers[0].StartupProbe).NotTo(BeNil())
 	g.Expect(twoPod.Status.ContainerStatuses[0].Started).To(HaveValue(BeTrue()), "ready before its startup probe passed")
+	g.Expect(twoPod.Spec.Containers[0].Resources).To(Equal(corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("600Mi")}}))
+	g.Expect(twoPod.Spec.Containers[0].Args).To(ContainElement("-Xmx315M"), "the heap is not half the memory limit")
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret"),
-		ContainSubstring("xml says from-a-resource"), ContainSubstring("yaml says from-a-file")))
+		ContainSubstring("xml says from-a-resource"),
+		ContainSubstring("yaml says from-a-file and from-the-command-line in "+apps+" as two-"), ContainSubstring("with s3cret")))
 
 	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",
@@ -388,4 +402,44 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// boundedNamespace gives ns a ResourceQuota that demands requests and limits of every pod, as
+// platform teams set, and waits until the quota controller has counted it, when it admits pods.
+func boundedNamespace(t *testing.T, ns string) {
+	t.Helper()
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bounded"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			corev1.ResourceLimitsCPU: resource.MustParse("32"), corev1.ResourceLimitsMemory: resource.MustParse("32Gi"),
+			corev1.ResourceRequestsCPU: resource.MustParse("16"), corev1.ResourceRequestsMemory: resource.MustParse("16Gi")}}}
+	create(t, quota)
+	NewWithT(t).Eventually(func() (corev1.ResourceList, error) {
+		err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(quota), quota)
+		return quota.Status.Hard, err
+	}, timeout, poll).ShouldNot(BeEmpty(), "the quota controller never counted the quota")
+}
+
+// checkExposedAndBounded checks that an integration whose route serves HTTP at /hello got, as on
+// Camel K, a Service that the route answers through (by the API server's service proxy), an
+// Ingress to it, and Camel K's default requests and limits, with the heap half the limit.
+func checkExposedAndBounded(t *testing.T, key client.ObjectKey, pod corev1.Pod) {
+	t.Helper()
+	g := NewWithT(t)
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	svc, err := cs.CoreV1().Services(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred(), "no Service for a route that serves HTTP")
+	g.Expect(svc.Spec.Ports).To(ConsistOf(And(HaveField("Name", "http"), HaveField("Port", int32(80)))))
+	g.Eventually(func() (string, error) {
+		body, err := cs.CoreV1().Services(key.Namespace).ProxyGet("http", key.Name, "http", "/hello", nil).DoRaw(context.Background())
+		return string(body), err
+	}, timeout, poll).Should(Equal("Hello from a real JVM over HTTP"))
+	ing, err := cs.NetworkingV1().Ingresses(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred(), "no Ingress for the Service, as Camel K makes on Kubernetes")
+	g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name).To(Equal(key.Name))
+	main := pod.Spec.Containers[0]
+	g.Expect(main.Resources).To(Equal(corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}}))
+	g.Expect(main.Args).To(ContainElement("-Xmx268M"))
 }
