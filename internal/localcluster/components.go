@@ -14,13 +14,15 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/caravan-dev/caravan/internal/procnode"
 )
 
 // controllers are the kube-controller-manager controllers a local cluster
 // runs. They are enough for Deployments to reach ready pods on kwok
 // nodes, for owner-reference garbage collection, for namespaces to be
-// deleted, and for claims to bind to the volumes the process node
-// provisions.
+// deleted, for claims to bind to the volumes the process node
+// provisions, and for quotas, CronJobs and Services to work as on any cluster.
 var controllers = []string{
 	"deployment-controller",
 	"replicaset-controller",
@@ -30,8 +32,14 @@ var controllers = []string{
 	// It fills the token Secrets of service accounts, which a PodMonitor sends.
 	"serviceaccount-token-controller",
 	"job-controller",
+	// Starts the jobs of the cron trait's CronJobs.
+	"cronjob-controller",
+	// Counts what pods use against a namespace's ResourceQuota, without which the quota admits no pod.
+	"resourcequota-controller",
 	"node-lifecycle-controller",
 	"endpointslice-controller",
+	// Fills the Endpoints that the API server's service proxy reaches a Service's pods by.
+	"endpoints-controller",
 	"root-ca-certificate-publisher-controller",
 	"persistentvolume-binder-controller",
 	"persistentvolumeclaim-protection-controller",
@@ -117,7 +125,8 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + c.pki("sa.pub"),
 		"--service-account-signing-key-file=" + c.pki("sa.key"),
-		"--service-cluster-ip-range=10.0.0.0/16",
+		// Loopback addresses, which the process node serves as kube-proxy does.
+		"--service-cluster-ip-range=" + procnode.ServiceCIDR,
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		"--endpoint-reconciler-type=none",

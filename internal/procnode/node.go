@@ -149,6 +149,7 @@ func (n *Node) run(ctx context.Context, port int32) error {
 	podInformers.Start(ctx.Done())
 	none.Start(ctx.Done())
 	go n.runProvisioner(ctx)
+	go n.runServiceProxy(ctx)
 	go func() {
 		if err := nc.Run(ctx); err != nil && ctx.Err() == nil {
 			fmt.Fprintln(os.Stderr, "node controller:", err)
@@ -216,12 +217,12 @@ func (n *Node) event(pod *corev1.Pod, kind, reason, message string) {
 func key(namespace, name string) string { return namespace + "/" + name }
 
 // allocateIP gives a pod a loopback address of its own, so that pods do
-// not share ports. It picks a random one of 127.0.0.0/8 (several local
-// clusters may run on one machine, each with its own node), on which every
-// port the pod declares is free.
+// not share ports. It picks a random one of 127.0.0.0/8 outside ServiceCIDR
+// (several local clusters may run on one machine, each with its own node),
+// on which every port the pod declares is free.
 func (n *Node) allocateIP(pod *corev1.Pod) (string, error) {
 	for range 50 {
-		ip := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))
+		ip := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(serviceSecondOctet-1), rand.IntN(256), 1+rand.IntN(254))
 		if !n.ips[ip] && portsFree(ip, pod) {
 			n.ips[ip] = true
 			return ip, nil

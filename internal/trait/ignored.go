@@ -13,8 +13,8 @@ var Acted = []string{"affinity", "camel", "container", "deployment", "environmen
 // Camel K user may set and Caravan keeps as written.
 var camelKTraits = []string{
 	"3scale", "affinity", "aws-secrets-manager", "azure-key-vault", "builder", "camel", "container", "cron",
-	"dependencies", "deployer", "deployment", "environment", "error-handler", "gc", "gcp-secret-manager",
-	"hashicorp-vault", "health", "ingress", "init-containers", "istio", "jolokia", "jvm", "kamelets", "keda",
+	"dependencies", "deployer", "deployment", "environment", "error-handler", "gateway", "gc", "gcp-secret-manager",
+	"git", "gitops", "hashicorp-vault", "health", "ingress", "init-containers", "istio", "jolokia", "jvm", "kamelets", "keda",
 	"knative", "knative-service", "logging", "master", "mount", "openapi", "owner", "pdb", "platform", "pod",
 	"prometheus", "pull-secret", "quarkus", "registry", "resume", "route", "security-context", "service",
 	"service-binding", "strimzi", "telemetry", "toleration",

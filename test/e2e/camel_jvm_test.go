@@ -420,8 +420,9 @@ func boundedNamespace(t *testing.T, ns string) {
 }
 
 // checkExposedAndBounded checks that an integration whose route serves HTTP at /hello got, as on
-// Camel K, a Service that the route answers through (by the API server's service proxy), an
-// Ingress to it, and Camel K's default requests and limits, with the heap half the limit.
+// Camel K, a Service that the route answers through (at its cluster address, which the process
+// node serves as kube-proxy does), an Ingress to it, and Camel K's default requests and limits,
+// with the heap half the limit.
 func checkExposedAndBounded(t *testing.T, key client.ObjectKey, pod corev1.Pod) {
 	t.Helper()
 	g := NewWithT(t)
@@ -430,10 +431,16 @@ func checkExposedAndBounded(t *testing.T, key client.ObjectKey, pod corev1.Pod) 
 	svc, err := cs.CoreV1().Services(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
 	g.Expect(err).NotTo(HaveOccurred(), "no Service for a route that serves HTTP")
 	g.Expect(svc.Spec.Ports).To(ConsistOf(And(HaveField("Name", "http"), HaveField("Port", int32(80)))))
+	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
 	g.Eventually(func() (string, error) {
-		body, err := cs.CoreV1().Services(key.Namespace).ProxyGet("http", key.Name, "http", "/hello", nil).DoRaw(context.Background())
+		resp, err := http.Get("http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + "/hello")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
 		return string(body), err
-	}, timeout, poll).Should(Equal("Hello from a real JVM over HTTP"))
+	}, timeout, poll).Should(Equal("Hello from a real JVM over HTTP"), "the route does not answer at the Service's address")
 	ing, err := cs.NetworkingV1().Ingresses(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
 	g.Expect(err).NotTo(HaveOccurred(), "no Ingress for the Service, as Camel K makes on Kubernetes")
 	g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name).To(Equal(key.Name))

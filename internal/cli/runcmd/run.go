@@ -504,8 +504,12 @@ func (o *RunOptions) Validate() error {
 	return cmdutil.ValidateOutputFormat(o.Output)
 }
 
-// Run applies the integration and, with --wait, waits until it runs.
+// Run applies the integration and, with --wait, waits until it runs. It warns first of what the
+// traits set that takes no effect on Caravan.
 func (o *RunOptions) Run(ctx context.Context) error {
+	if u := trait.Check(o.integration.Spec.Traits); !u.Empty() {
+		fmt.Fprintf(o.ErrOut, "Warning: %s\n", u.Message())
+	}
 	if o.DryRun.Client() || o.Output != "" && !o.DryRun.Server() {
 		return cmdutil.PrintApplyResult(o.Out, o.integration, o.Output, "integration", "created (dry run)")
 	}

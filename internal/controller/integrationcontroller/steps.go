@@ -73,32 +73,27 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 	return reconcile.Result{}, nil
 }
 
-// warnIgnoredTraits records the integration's traits that Caravan keeps but does not act on, for
-// the TraitsIgnored condition. Those are Camel K's other traits, names of no Camel K trait at all,
-// and properties that Camel K's trait does not have. A Warning Event tells the user, once per
-// generation.
+// warnIgnoredTraits records what the integration's traits, and its platform's, set that takes no
+// effect, for the TraitsIgnored condition: Camel K's other traits, names of no Camel K trait at
+// all, properties that Camel K's trait does not have or that Caravan does not apply, and Quarkus
+// properties. A Warning Event tells the user, once per generation.
 func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	it := s.it
 	s.traitsChecked = true
-	camelK, unknown := trait.Ignored(it.Spec.Traits)
+	own, inherited := trait.Check(it.Spec.Traits), trait.Check(s.platform.Spec.Traits)
 	var parts []string
-	if len(camelK) > 0 {
-		parts = append(parts, fmt.Sprintf("the Camel K traits %s are kept but do nothing on Caravan, which acts on %s",
-			strings.Join(camelK, ", "), strings.Join(trait.Acted, ", ")))
+	if !own.Empty() {
+		parts = append(parts, own.Message())
 	}
-	if len(unknown) > 0 {
-		parts = append(parts, fmt.Sprintf("%s names no Camel K trait: check the spelling", strings.Join(unknown, ", ")))
-	}
-	properties := trait.UnknownProperties(it.Spec.Traits)
-	if len(properties) > 0 {
-		parts = append(parts, fmt.Sprintf("%s names no property of Camel K's trait: check the spelling; it is kept and does nothing",
-			strings.Join(properties, ", ")))
+	if !inherited.Empty() {
+		parts = append(parts, fmt.Sprintf("from the traits of the IntegrationPlatform %s/%s: %s", s.platform.Namespace, s.platform.Name,
+			inherited.Message()))
 	}
 	if len(parts) == 0 {
 		return
 	}
 	s.traitsIgnored = strings.Join(parts, "; ")
-	if len(unknown) > 0 || len(properties) > 0 {
+	if own.Typos() || inherited.Typos() {
 		s.traitsIgnoredReason = ReasonUnknownTraits
 	} else {
 		s.traitsIgnoredReason = ReasonTraitsNotActedOn
