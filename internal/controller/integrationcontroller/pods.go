@@ -46,6 +46,8 @@ const kubeletLogExcerptBytes = 2048
 // reconcilePods reads the pods of a Deployment whose rollout has stalled, and fails the integration
 // when a container crashes or cannot start. The container's reason and the end of its log, which
 // the runtime container leaves as its termination message, become the Ready condition's message.
+// Else a running pod whose runtime answers that its readiness checks fail makes it RuntimeNotReady,
+// naming the checks.
 func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (reconcile.Result, error) {
 	d := s.deployment
 	if d == nil {
@@ -69,6 +71,13 @@ func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (reconcile.Res
 		return reconcile.Result{}, fmt.Errorf("reading the pods of integration %s: %w", s.it.Name, err)
 	}
 	s.Failure = podFailure(pods.Items, d)
+	if s.Failure == nil {
+		read := r.Health
+		if read == nil {
+			read = readHealth
+		}
+		s.Failure = runtimeNotReady(ctx, read, pods.Items, s.traits.Container.Name())
+	}
 	return reconcile.Result{RequeueAfter: podsRecheck}, nil
 }
 

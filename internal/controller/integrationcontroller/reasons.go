@@ -34,6 +34,9 @@ const (
 	// A pod's container exits with an error, or the kubelet cannot start it.
 	ReasonCrashing       controller.Reason = "Crashing"
 	ReasonPodNotStarting controller.Reason = "PodNotStarting"
+	// ReasonRuntimeNotReady: the runtime of a running pod answers that some of its readiness
+	// checks fail, as Camel K's reason says.
+	ReasonRuntimeNotReady controller.Reason = "RuntimeNotReady"
 )
 
 // awaitsKit are the waits that show as phase Building Kit: the

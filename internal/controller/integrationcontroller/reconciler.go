@@ -57,6 +57,8 @@ type Reconciler struct {
 	PodMonitors bool
 	// Proxy are the operator's proxy variables, which integrations get (environment.httpProxy).
 	Proxy []corev1.EnvVar
+	// Health reads the readiness endpoint of an unready pod; nil is a GET to the pod.
+	Health HealthReader
 
 	// firstReady holds the UIDs whose first readiness was observed.
 	firstReady sync.Map
