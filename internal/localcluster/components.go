@@ -38,8 +38,6 @@ var controllers = []string{
 	"resourcequota-controller",
 	"node-lifecycle-controller",
 	"endpointslice-controller",
-	// Fills the Endpoints that the API server's service proxy reaches a Service's pods by.
-	"endpoints-controller",
 	"root-ca-certificate-publisher-controller",
 	"persistentvolume-binder-controller",
 	"persistentvolumeclaim-protection-controller",

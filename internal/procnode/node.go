@@ -149,7 +149,7 @@ func (n *Node) run(ctx context.Context, port int32) error {
 	podInformers.Start(ctx.Done())
 	none.Start(ctx.Done())
 	go n.runProvisioner(ctx)
-	go n.runServiceProxy(ctx)
+	go n.runServiceProxy(ctx, podInformers.Core().V1().Pods().Lister())
 	go func() {
 		if err := nc.Run(ctx); err != nil && ctx.Err() == nil {
 			fmt.Fprintln(os.Stderr, "node controller:", err)

@@ -7,16 +7,16 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -28,22 +28,22 @@ const ServiceCIDR = "127.254.0.0/16"
 const serviceSecondOctet = 254
 
 // serviceProxy serves each TCP port of each Service's cluster address on the machine, forwarding
-// every connection to a ready endpoint of the Service, as kube-proxy's userspace mode did: the
+// every connection to a ready pod the Service selects, as kube-proxy's userspace mode did: the
 // local cluster's Services answer from the host and from its pods.
 type serviceProxy struct {
 	services corelisters.ServiceLister
-	slices   discoverylisters.EndpointSliceLister
+	// pods are the node's own pods, the endpoints it can reach.
+	pods corelisters.PodLister
 
 	mu sync.Mutex
 	// listeners are the addresses served, by ip:port.
 	listeners map[string]net.Listener
 }
 
-// runServiceProxy watches Services and EndpointSlices and serves the Services until ctx ends.
-func (n *Node) runServiceProxy(ctx context.Context) {
+// runServiceProxy watches Services and serves them, with the node's pods, until ctx ends.
+func (n *Node) runServiceProxy(ctx context.Context, pods corelisters.PodLister) {
 	factory := informers.NewSharedInformerFactory(n.client, 10*time.Minute)
-	p := &serviceProxy{services: factory.Core().V1().Services().Lister(),
-		slices: factory.Discovery().V1().EndpointSlices().Lister(), listeners: map[string]net.Listener{}}
+	p := &serviceProxy{services: factory.Core().V1().Services().Lister(), pods: pods, listeners: map[string]net.Listener{}}
 	changed := make(chan struct{}, 1)
 	poke := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify(changed) },
@@ -54,7 +54,6 @@ func (n *Node) runServiceProxy(ctx context.Context) {
 		fmt.Fprintln(os.Stderr, "service proxy:", err)
 		return
 	}
-	factory.Discovery().V1().EndpointSlices().Informer() // read on each connection
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	defer p.closeAll()
@@ -152,32 +151,64 @@ func (p *serviceProxy) forwarder(namespace, service, portName string) func(net.C
 	}
 }
 
-// endpoint picks a ready endpoint of the Service's port portName, at random, as ip:port.
+// endpoint picks a ready pod of this node that the Service selects, at random, and returns its
+// address with the Service port's target port. The node's own pods are the Service's reachable
+// endpoints: their loopback addresses are refused in Endpoints and EndpointSlices.
 func (p *serviceProxy) endpoint(namespace, service, portName string) (string, bool) {
-	slices, err := p.slices.EndpointSlices(namespace).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service}))
+	svc, err := p.services.Services(namespace).Get(service)
+	if err != nil || len(svc.Spec.Selector) == 0 {
+		return "", false
+	}
+	i := slices.IndexFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool { return sp.Name == portName })
+	if i < 0 {
+		return "", false
+	}
+	target := svc.Spec.Ports[i].TargetPort
+	pods, err := p.pods.Pods(namespace).List(labels.SelectorFromSet(svc.Spec.Selector))
 	if err != nil {
 		return "", false
 	}
 	var ready []string
-	for _, s := range slices {
-		for _, port := range s.Ports {
-			if port.Port == nil || (port.Name != nil && *port.Name != portName) || (port.Name == nil && portName != "") {
-				continue
-			}
-			for _, e := range s.Endpoints {
-				if e.Conditions.Ready != nil && !*e.Conditions.Ready {
-					continue
-				}
-				for _, a := range e.Addresses {
-					ready = append(ready, net.JoinHostPort(a, strconv.Itoa(int(*port.Port))))
-				}
-			}
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil || pod.Status.PodIP == "" || !isReady(pod) {
+			continue
+		}
+		if port := targetPort(pod, target, svc.Spec.Ports[i].Port); port != 0 {
+			ready = append(ready, net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port))))
 		}
 	}
 	if len(ready) == 0 {
 		return "", false
 	}
 	return ready[rand.IntN(len(ready))], true
+}
+
+// targetPort resolves a Service port's target port on pod: a number, a container port's name, or
+// (unset) the Service port itself; 0 when a name matches no port of the pod.
+func targetPort(pod *corev1.Pod, target intstr.IntOrString, port int32) int32 {
+	switch {
+	case target.Type == intstr.String && target.StrVal != "":
+		for _, c := range pod.Spec.Containers {
+			for _, cp := range c.Ports {
+				if cp.Name == target.StrVal {
+					return cp.ContainerPort
+				}
+			}
+		}
+		return 0
+	case target.IntVal != 0:
+		return target.IntVal
+	}
+	return port
+}
+
+func isReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (p *serviceProxy) closeAll() {

@@ -36,6 +36,7 @@ camel.management.enabled=true
 camel.management.port=9876
 camel.management.host={{env:POD_IP:0.0.0.0}}
 camel.management.healthCheckEnabled=true
+camel.health.exposureLevel=full
 camel.server.enabled=true
 camel.server.port=8080
 camel.server.host={{env:POD_IP:0.0.0.0}}

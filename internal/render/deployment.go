@@ -24,6 +24,9 @@ const (
 	PropertiesVolume = "camel-properties"
 )
 
+// MetricsPortName names the container port of the runtime's metrics.
+const MetricsPortName = "prometheus"
+
 // RevisionHistoryLimit is the number of old ReplicaSets a Deployment keeps.
 const RevisionHistoryLimit = int32(3)
 
@@ -111,9 +114,10 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 		if podAnnotations == nil {
 			podAnnotations = map[string]string{}
 		}
+		metrics := in.provider().Metrics()
 		podAnnotations["prometheus.io/scrape"] = "true"
-		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(in.runtimePort()))
-		podAnnotations["prometheus.io/path"] = trait.MetricsPath
+		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(metrics.Port))
+		podAnnotations["prometheus.io/path"] = metrics.Path
 	}
 	var pullSecrets []corev1.LocalObjectReference
 	if s := in.Traits.PullSecret.Secret(in.RegistrySecret); s != "" {
@@ -164,9 +168,10 @@ func (in Input) container() corev1.Container {
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
-	} else if t.Prometheus.Enabled() {
-		// The metrics port, which no Service exposes.
-		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: in.runtimePort(), Protocol: corev1.ProtocolTCP}}
+	}
+	if t.Prometheus.Enabled() {
+		// The metrics port, which no Service exposes, as Camel K names it.
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: in.provider().Metrics().Port, Protocol: corev1.ProtocolTCP})
 	}
 	return c
 }

@@ -244,13 +244,13 @@ func TestDeploymentFollowsTraitsAndSpec(t *testing.T) {
 				g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "orders"))
 				g.Expect(d.Spec.Selector.MatchLabels).To(Equal(Selector(d.Name)), "the selector stays the integration's alone")
 			}},
-		{name: "the prometheus trait has the pods scraped on the container's port, which no Service exposes",
+		{name: "the prometheus trait has the runtime serve metrics on its management port, where the pods are scraped",
 			traits: `{"prometheus":{"enabled":true,"podMonitor":false}}`,
 			check: func(g Gomega, d *appsv1.Deployment) {
 				g.Expect(d.Spec.Template.Annotations).To(Equal(map[string]string{
-					"prometheus.io/scrape": "true", "prometheus.io/port": "8080", "prometheus.io/path": trait.MetricsPath}))
+					"prometheus.io/scrape": "true", "prometheus.io/port": "9876", "prometheus.io/path": "/observe/metrics"}))
 				g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
-					{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}))
+					{Name: "prometheus", ContainerPort: 9876, Protocol: corev1.ProtocolTCP}}))
 			}},
 		{name: "the jvm trait's options of a sourceless integration come first in JAVA_TOOL_OPTIONS",
 			traits: `{"jvm":{"options":["-Xmx512m"]},"environment":{"vars":["JAVA_TOOL_OPTIONS=-Dx=1","TZ=UTC"]}}`,

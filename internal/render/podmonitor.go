@@ -8,15 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // PodMonitorGVK is the Prometheus Operator's PodMonitor, which the prometheus trait makes.
 var PodMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}
 
 // PodMonitor renders the PodMonitor <integration> of the prometheus trait, which scrapes
-// the integration's pods on the container's port at the runtime's metrics path, or nil
+// the integration's pods on the runtime's metrics port and path, or nil
 // when the trait makes none. It is unstructured: Caravan does not link the Prometheus
 // Operator's types.
 func PodMonitor(in Input) (*unstructured.Unstructured, error) {
@@ -47,8 +45,8 @@ func PodMonitor(in Input) (*unstructured.Unstructured, error) {
 		"spec": map[string]any{
 			"selector": map[string]any{"matchLabels": selector},
 			"podMetricsEndpoints": []any{map[string]any{
-				"port": in.Traits.Container.PortName(),
-				"path": trait.MetricsPath,
+				"port": MetricsPortName,
+				"path": in.provider().Metrics().Path,
 			}},
 		},
 	}}

@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 func TestThePrometheusTraitsPodMonitorScrapesTheContainersNamedPort(t *testing.T) {
@@ -26,11 +25,12 @@ func TestThePrometheusTraitsPodMonitorScrapesTheContainersNamedPort(t *testing.T
 	g.Expect(pm.GetOwnerReferences()).To(ConsistOf(HaveField("Controller", ptr(true))))
 	g.Expect(pm.Object["spec"]).To(Equal(map[string]any{
 		"selector":            map[string]any{"matchLabels": map[string]any{camelv1.IntegrationLabel: "hello"}},
-		"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "path": trait.MetricsPath}},
+		"podMetricsEndpoints": []any{map[string]any{"port": "prometheus", "path": "/observe/metrics"}},
 	}))
 	d, err := Deployment(in)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(ContainElement(HaveField("Name", "metrics")), "the port it scrapes is declared")
+	g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(ContainElement(And(HaveField("Name", "prometheus"), HaveField("ContainerPort", int32(9876)))),
+		"the port it scrapes, the runtime's management port, is declared")
 }
 
 func TestNoPodMonitorIsMadeUnlessThePrometheusTraitAsksForOne(t *testing.T) {

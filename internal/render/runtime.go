@@ -100,6 +100,7 @@ func (in Input) runtimeProperties() []string {
 		ShutdownTimeout: shutdownTimeout(gracePeriod(in.Integration.Spec.Template)),
 		ConfigDirs:      in.Traits.Mount.ConfigDirs(),
 		HTTPPort:        in.runtimePort(),
+		Metrics:         in.Traits.Prometheus.Enabled(),
 	})
 }
 

@@ -27,6 +27,17 @@ type Provider interface {
 	Properties(s Settings) []string
 	// Health says where the runtime answers the health probes.
 	Health() Health
+	// Metrics says where the runtime serves Prometheus metrics, and what that takes.
+	Metrics() Metrics
+}
+
+// Metrics is where a runtime serves its Prometheus metrics, and what it needs to.
+type Metrics struct {
+	// Port and Path are where a scraper reads them.
+	Port int32
+	Path string
+	// Dependencies are the modules that serve them, written as a dependency.
+	Dependencies []string
 }
 
 // Launch is what an integration adds to its runtime's command line.
@@ -43,8 +54,10 @@ type Settings struct {
 	ShutdownTimeout int64
 	// ConfigDirs are the directories of --config entries whose properties the runtime reads.
 	ConfigDirs []string
-	// HTTPPort is the port of the server that serves HTTP routes and metrics.
+	// HTTPPort is the port of the server that serves HTTP routes.
 	HTTPPort int32
+	// Metrics turns on the Prometheus metrics (the prometheus trait).
+	Metrics bool
 }
 
 // Health is where a runtime serves its health endpoints.
@@ -142,15 +155,28 @@ func (camelMain) Properties(s Settings) []string {
 	if len(s.ConfigDirs) > 0 {
 		props = append(props, "camel.main.cloud-properties-location="+strings.Join(s.ConfigDirs, ","))
 	}
-	return append(props,
+	props = append(props,
 		"camel.management.enabled=true",
 		"camel.management.port="+strconv.Itoa(int(managementPort)),
 		"camel.management.host="+listenHost,
 		"camel.management.healthCheckEnabled=true",
+		// Every check in the readiness report, which the operator names when one fails.
+		"camel.health.exposureLevel=full",
+	)
+	if s.Metrics {
+		props = append(props, "camel.metrics.enabled=true", "camel.management.metricsEnabled=true")
+	}
+	return append(props,
 		"camel.server.enabled=true",
 		"camel.server.port="+strconv.Itoa(int(s.HTTPPort)),
 		"camel.server.host="+listenHost,
 	)
+}
+
+// Metrics are Micrometer's Prometheus registry, served on the management port, where Camel K
+// serves them.
+func (camelMain) Metrics() Metrics {
+	return Metrics{Port: managementPort, Path: "/observe/metrics", Dependencies: []string{"camel:micrometer-prometheus"}}
 }
 
 // Health is camel-main's management server, where Camel K probes a camel-main runtime.

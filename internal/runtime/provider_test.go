@@ -75,3 +75,20 @@ func TestEveryRuntimeImageHasAUniqueNameAndRepository(t *testing.T) {
 		t.Error("the operator image is not a runtime image")
 	}
 }
+
+func TestCamelMainServesMetricsOnItsManagementPortWhenAsked(t *testing.T) {
+	without := strings.Join(Main.Properties(Settings{HTTPPort: 8080}), "\n")
+	with := strings.Join(Main.Properties(Settings{HTTPPort: 8080, Metrics: true}), "\n")
+	if strings.Contains(without, "metrics") {
+		t.Errorf("metrics are on without the prometheus trait:\n%s", without)
+	}
+	for _, want := range []string{"camel.metrics.enabled=true", "camel.management.metricsEnabled=true"} {
+		if !strings.Contains(with, want) {
+			t.Errorf("the properties lack %s:\n%s", want, with)
+		}
+	}
+	m := Main.Metrics()
+	if m.Port != Main.Health().Port || m.Path != "/observe/metrics" || len(m.Dependencies) != 1 || m.Dependencies[0] != "camel:micrometer-prometheus" {
+		t.Errorf("metrics %+v, want the management port's /observe/metrics from camel:micrometer-prometheus", m)
+	}
+}

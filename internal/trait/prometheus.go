@@ -9,12 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// MetricsPath is where Camel K's runtimes serve their Prometheus metrics.
-const MetricsPath = "/q/metrics"
-
-// Prometheus is the prometheus trait: with enabled: true the pods carry the annotations
-// that annotation-based scraping reads. They are prometheus.io/scrape, /port and /path,
-// on the container's port (DefaultPort when it sets none). Unless podMonitor is false, a
+// Prometheus is the prometheus trait: with enabled: true the runtime serves Prometheus metrics
+// and the pods carry the annotations that annotation-based scraping reads (prometheus.io/scrape,
+// /port and /path, where the runtime serves them). Unless podMonitor is false, a
 // PodMonitor of the Prometheus Operator, labelled with podMonitorLabels, also selects
 // them, where the cluster serves that kind.
 type Prometheus struct {

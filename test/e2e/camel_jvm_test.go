@@ -189,6 +189,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		"-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
 		"--config", "configmap:app-config", "--resource", "configmap:data", "-p", "configmap:more-props", "--config", "secret:app-secret",
 		"-e", "DB_PASSWORD=secret:db/password", "-t", "container.request-cpu=0.005", "-t", "container.limit-memory=600Mi",
+		"-t", "prometheus.enabled=true", "-t", "prometheus.pod-monitor=false",
 		"-t", "health.startup-probe-enabled=true", "-t", "health.liveness-probe-enabled=true")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	twoPod := jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
@@ -201,6 +202,17 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret"),
 		ContainSubstring("xml says from-a-resource"),
 		ContainSubstring("yaml says from-a-file and from-the-command-line in "+apps+" as two-"), ContainSubstring("with s3cret")))
+	t.Log("as on Camel K, the prometheus trait has the runtime serve its exchange counters on the management port")
+	g.Expect(twoPod.Annotations).To(HaveKeyWithValue("prometheus.io/path", "/observe/metrics"))
+	g.Eventually(func() (string, error) {
+		resp, err := http.Get("http://" + net.JoinHostPort(twoPod.Status.PodIP, twoPod.Annotations["prometheus.io/port"]) + "/observe/metrics")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return string(body), err
+	}, timeout, poll).Should(MatchRegexp(`(?m)^camel_exchanges_total\{.*\} [1-9]`))
 
 	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",

@@ -192,12 +192,17 @@ func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
 			s.image, strings.Join(it.Spec.Dependencies, ", ")))
 }
 
-// impliedDependencies are the dependencies the traits call for.
+// impliedDependencies are the dependencies the traits call for: an HTTP server for a Service,
+// the runtime's metrics for the prometheus trait.
 func impliedDependencies(t trait.Traits) []string {
+	var deps []string
 	if t.ExposesService() {
-		return []string{"camel:platform-http"}
+		deps = append(deps, "camel:platform-http")
 	}
-	return nil
+	if t.Prometheus.Enabled() {
+		deps = append(deps, camelruntime.Main.Metrics().Dependencies...)
+	}
+	return deps
 }
 
 // useKit takes the image of the kit chosen, once it is Ready, after making it when it is to be
