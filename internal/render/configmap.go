@@ -25,6 +25,9 @@ type file struct {
 	path   string // the file name it is mounted under
 	data   []byte
 	binary bool // goes into BinaryData
+	// ref names the user's ConfigMap that holds the file under key, for a contentRef source;
+	// "" for a file of the integration's own ConfigMap.
+	ref string
 }
 
 // ConfigMap renders the ConfigMap <integration>-camel. It holds each source under its
@@ -52,6 +55,9 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	}
 	size := 0
 	for _, f := range files {
+		if f.ref != "" {
+			continue // mounted from the user's ConfigMap
+		}
 		size += len(f.data)
 		if f.binary {
 			if cm.BinaryData == nil {
@@ -131,18 +137,41 @@ func sourceFile(i int, s camelv1.SourceSpec, seen map[string]bool) (file, error)
 		return file{}, fmt.Errorf("source %s: more than one source has this name", s.Name)
 	}
 	seen[s.Name] = true
-	if s.ContentRef != "" {
-		return file{}, fmt.Errorf("source %s: contentRef is not supported yet", s.Name)
-	}
 	lang, err := SourceLanguage(s)
 	if err != nil {
 		return file{}, err
+	}
+	if s.ContentRef != "" {
+		return contentRefFile(s, lang)
 	}
 	data, binary, err := sourceContent(s)
 	if err != nil {
 		return file{}, fmt.Errorf("source %s: %w", s.Name, err)
 	}
 	return file{key: s.Name, path: mountedName(s.Name, lang), data: data, binary: binary}, nil
+}
+
+// DefaultContentKey is the key of a contentRef source's ConfigMap that holds it, when
+// contentKey is unset, as in Camel K.
+const DefaultContentKey = "content"
+
+// contentRefFile is a source held by a ConfigMap of the integration's namespace, which is
+// mounted as it is: its key contentKey, else DefaultContentKey.
+func contentRefFile(s camelv1.SourceSpec, lang camelv1.Language) (file, error) {
+	key := s.ContentKey
+	if key == "" {
+		key = DefaultContentKey
+	}
+	if msgs := validation.IsDNS1123Subdomain(s.ContentRef); len(msgs) > 0 {
+		return file{}, fmt.Errorf("source %s: contentRef %q must name a ConfigMap: %s", s.Name, s.ContentRef, strings.Join(msgs, "; "))
+	}
+	if msgs := validation.IsConfigMapKey(key); len(msgs) > 0 {
+		return file{}, fmt.Errorf("source %s: contentKey %q must be a ConfigMap key: %s", s.Name, key, strings.Join(msgs, "; "))
+	}
+	if s.Content != "" || len(s.RawContent) > 0 {
+		return file{}, fmt.Errorf("source %s: set content or contentRef, not both", s.Name)
+	}
+	return file{key: key, path: mountedName(s.Name, lang), ref: s.ContentRef}, nil
 }
 
 // mountedName is the file name a source is mounted under: the name with its language's

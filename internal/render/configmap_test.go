@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -129,8 +130,10 @@ func TestSourceErrors(t *testing.T) {
 			sources: []camelv1.SourceSpec{java("org/acme/A.java")}, want: "source org/acme/A.java: the name must be a valid file name"},
 		{name: "a source without a name is refused",
 			sources: []camelv1.SourceSpec{java("A.java"), {Content: "x"}}, want: "spec.sources[1]: the source has no name"},
-		{name: "a source in another ConfigMap is refused for now",
-			sources: []camelv1.SourceSpec{{Name: "A.java", ContentRef: "my-cm"}}, want: "source A.java: contentRef is not supported yet"},
+		{name: "a source with content and contentRef is refused",
+			sources: []camelv1.SourceSpec{{Name: "A.java", ContentRef: "my-cm", Content: "class A {}"}}, want: "source A.java: set content or contentRef, not both"},
+		{name: "a contentRef that names no ConfigMap is refused",
+			sources: []camelv1.SourceSpec{{Name: "A.java", ContentRef: "My CM"}}, want: `source A.java: contentRef "My CM" must name a ConfigMap`},
 		{name: "compressed content that is not base64 is refused",
 			sources: []camelv1.SourceSpec{{Name: "A.java", Content: "not base64!", Compression: ptr(true)}},
 			want:    "source A.java: compressed content is not base64"},
@@ -196,5 +199,36 @@ func TestALanguageOfCamelKsAPIThatTheRuntimeCannotLoadIsRefused(t *testing.T) {
 				t.Fatalf("SourceLanguage(%+v) = %v, want a refusal that says what to do", src, err)
 			}
 		})
+	}
+}
+
+func TestAContentRefSourceIsMountedFromItsConfigMapBesideTheOthers(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{}`)
+	in.Integration.Spec.Sources = []camelv1.SourceSpec{{Name: "Hello.java", Content: "class Hello {}"},
+		{Name: "routes.yaml", ContentRef: "team-routes"}, {Name: "more.xml", ContentRef: "team-routes", ContentKey: "more"}}
+	cm, err := ConfigMap(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cm.Data).NotTo(HaveKey("routes.yaml"), "a contentRef source is not copied")
+	g.Expect(cm.Data).NotTo(HaveKey("content"))
+	d := mustDeployment(t, in)
+	var sources *corev1.Volume
+	for i, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == SourcesVolume {
+			sources = &d.Spec.Template.Spec.Volumes[i]
+		}
+	}
+	g.Expect(sources).NotTo(BeNil())
+	g.Expect(sources.Projected.Sources).To(Equal([]corev1.VolumeProjection{
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "hello-camel"},
+			Items: []corev1.KeyToPath{{Key: "Hello.java", Path: "Hello.java"}, {Key: "flows.yaml", Path: "flows.yaml"}}}},
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "team-routes"},
+			Items: []corev1.KeyToPath{{Key: "content", Path: "routes.yaml"}, {Key: "more", Path: "more.xml"}}}},
+	}))
+	without := mustDeployment(t, input(t, `{}`))
+	for _, v := range without.Spec.Template.Spec.Volumes {
+		if v.Name == SourcesVolume {
+			g.Expect(v.ConfigMap).NotTo(BeNil(), "without contentRef the sources stay a ConfigMap volume, so pods do not roll")
+		}
 	}
 }

@@ -3,6 +3,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -90,11 +91,7 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 	}
 	var volumes []corev1.Volume
 	if !Sourceless(in.Integration) {
-		sources := make([]corev1.KeyToPath, len(files))
-		for i, f := range files {
-			sources[i] = corev1.KeyToPath{Key: f.key, Path: f.path}
-		}
-		volumes = append(volumes, corev1.Volume{Name: SourcesVolume, VolumeSource: configMap(sources)})
+		volumes = append(volumes, corev1.Volume{Name: SourcesVolume, VolumeSource: sourcesVolume(cm, files)})
 	}
 	if in.hasConfigMap() {
 		volumes = append(volumes, corev1.Volume{Name: PropertiesVolume,
@@ -134,6 +131,34 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 			Tolerations:        in.Traits.Toleration.Pod(),
 		},
 	}
+}
+
+// sourcesVolume mounts the files of the integration's ConfigMap cm; with contentRef sources, a
+// projected volume adds each from its own ConfigMap. Without them the volume stays a plain
+// ConfigMap volume, so that the pods of integrations without them do not roll.
+func sourcesVolume(cm string, files []file) corev1.VolumeSource {
+	own := map[string][]corev1.KeyToPath{}
+	var refs []string
+	for _, f := range files {
+		if f.ref != "" && !slices.Contains(refs, f.ref) {
+			refs = append(refs, f.ref)
+		}
+		name := cmp.Or(f.ref, cm)
+		own[name] = append(own[name], corev1.KeyToPath{Key: f.key, Path: f.path})
+	}
+	if len(refs) == 0 {
+		return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm}, Items: own[cm]}}
+	}
+	var sources []corev1.VolumeProjection
+	for _, name := range append([]string{cm}, refs...) {
+		if len(own[name]) == 0 {
+			continue
+		}
+		sources = append(sources, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Items: own[name]}})
+	}
+	return corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}
 }
 
 // container is the main container.

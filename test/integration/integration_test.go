@@ -667,3 +667,28 @@ func TestRoutesThatServeHTTPGetAServiceAndAnIngressAsOnCamelK(t *testing.T) {
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &networkingv1.Ingress{})) },
 		timeout, poll).Should(BeTrue(), "the Ingress stays without a Service")
 }
+
+// TestAContentRefSourceWaitsForItsConfigMapThenIsMountedFromIt: a source given by contentRef makes
+// the integration wait, SourceNotFound, until its ConfigMap exists; then the pods mount its key.
+func TestAContentRefSourceWaitsForItsConfigMapThenIsMountedFromIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "by-ref", operatorID, 1)
+	it.Spec.Flows = nil
+	it.Spec.Sources = []camelv1.SourceSpec{{Name: "routes.yaml", ContentRef: "team-routes"}}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "SourceNotFound"),
+		HaveField("Message", ContainSubstring("the key content of the ConfigMap "+ns+"/team-routes"))))))
+
+	g.Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-routes"},
+		Data: map[string]string{"content": "- from:\n    uri: platform-http:/hello\n    steps:\n      - setBody:\n          constant: hi\n"}})).To(Succeed())
+	d := &appsv1.Deployment{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, d) }, timeout, poll).Should(Succeed())
+	g.Expect(d.Spec.Template.Spec.Volumes).To(ContainElement(HaveField("Projected.Sources", ContainElement(
+		HaveField("ConfigMap.Name", "team-routes")))))
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &corev1.Service{}) }, timeout, poll).Should(Succeed(),
+		"the route read from the ConfigMap serves HTTP, yet gets no Service")
+}

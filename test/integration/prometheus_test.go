@@ -13,7 +13,6 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/render"
-	"github.com/caravan-dev/caravan/internal/trait"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -47,7 +46,7 @@ func TestThePrometheusTraitMakesAPodMonitorAndRemovesItWhenOff(t *testing.T) {
 	endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
 	g.Expect(endpoints).To(HaveLen(1))
 	endpoint := endpoints[0].(map[string]any)
-	g.Expect(endpoint).To(HaveKeyWithValue("path", trait.MetricsPath))
+	g.Expect(endpoint).To(HaveKeyWithValue("path", "/observe/metrics"))
 
 	t.Log("the PodMonitor scrapes a port the container declares")
 	dep := &appsv1.Deployment{}

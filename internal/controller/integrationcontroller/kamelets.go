@@ -1,12 +1,14 @@
 package integrationcontroller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -32,7 +34,11 @@ const kameletRetry = 10 * time.Second
 // the sources, where the runtime finds it, and its dependencies go into the kit. Whether the
 // routes or their Kamelets serve HTTP goes into the traits, for the service trait's auto mode.
 func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.Result, error) {
-	routes, err := inspect.Integration(catalog.Camel(), &s.it.Spec)
+	spec, res, err := r.resolvedSources(ctx, s)
+	if spec == nil {
+		return res, err
+	}
+	routes, err := inspect.Integration(catalog.Camel(), spec)
 	log := ctrl.LoggerFrom(ctx).V(1)
 	if err != nil {
 		log.Info("Some sources could not be inspected for the components they use", "error", err.Error())
@@ -101,4 +107,33 @@ func kameletError(k *camelv1.Kamelet) string {
 		return "see kubectl describe kamelet -n " + k.Namespace + " " + k.Name
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// resolvedSources is the integration's spec with the content of each contentRef source read from
+// its ConfigMap, for the routes to be inspected. A missing ConfigMap or key makes the integration
+// wait (ConfigMaps of the namespace are not watched): nil is returned then.
+func (r *Reconciler) resolvedSources(ctx context.Context, s *scope) (*camelv1.IntegrationSpec, reconcile.Result, error) {
+	spec := &s.it.Spec
+	for i, src := range spec.Sources {
+		if src.ContentRef == "" {
+			continue
+		}
+		if spec == &s.it.Spec {
+			spec = s.it.Spec.DeepCopy()
+		}
+		key := cmp.Or(src.ContentKey, render.DefaultContentKey)
+		cm := &corev1.ConfigMap{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.it.Namespace, Name: src.ContentRef}, cm)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, reconcile.Result{}, fmt.Errorf("reading the ConfigMap %s of source %s: %w", src.ContentRef, src.Name, err)
+		}
+		content, ok := cm.Data[key]
+		if !ok {
+			s.Waiting = controller.Because(ReasonSourceNotFound, fmt.Sprintf(
+				"the source %s is the key %s of the ConfigMap %s/%s, which does not exist: create it", src.Name, key, s.it.Namespace, src.ContentRef))
+			return nil, reconcile.Result{RequeueAfter: kameletRetry}, nil
+		}
+		spec.Sources[i].Content, spec.Sources[i].ContentRef = content, ""
+	}
+	return spec, reconcile.Result{}, nil
 }

@@ -37,6 +37,8 @@ const (
 	// ReasonRuntimeNotReady: the runtime of a running pod answers that some of its readiness
 	// checks fail, as Camel K's reason says.
 	ReasonRuntimeNotReady controller.Reason = "RuntimeNotReady"
+	// ReasonSourceNotFound: a contentRef source names a ConfigMap or key that does not exist.
+	ReasonSourceNotFound controller.Reason = "SourceNotFound"
 )
 
 // awaitsKit are the waits that show as phase Building Kit: the
