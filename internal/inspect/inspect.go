@@ -24,6 +24,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // Result is what an integration's routes need beyond the runtime every kit holds.
@@ -39,6 +40,8 @@ type Result struct {
 	// ServesHTTP tells whether the routes serve HTTP on the runtime's server: they consume from
 	// platform-http or rest, or use the REST DSL, as Camel K's service trait tells it.
 	ServesHTTP bool
+	// Consumers are the endpoints the routes consume from, in the order found.
+	Consumers []trait.Consumer
 }
 
 // httpConsumers are the schemes whose consumers the runtime's HTTP server serves.
@@ -84,6 +87,8 @@ type inspection struct {
 	kamelets map[string]bool
 	// http is set when a route serves HTTP.
 	http bool
+	// consumers are the endpoints routes consume from.
+	consumers []trait.Consumer
 }
 
 func newInspection(c *catalog.Catalog) *inspection {
@@ -135,6 +140,7 @@ func (in *inspection) result() Result {
 	}
 	r.Kamelets = slices.Sorted(maps.Keys(in.kamelets))
 	r.ServesHTTP = in.http
+	r.Consumers = in.consumers
 	slices.Sort(r.Dependencies)
 	slices.Sort(r.Unknown)
 	return r
@@ -188,11 +194,20 @@ func (in *inspection) component(name string) {
 	}
 }
 
-// consumer records the endpoint a route consumes from, then its component.
-func (in *inspection) consumer(u string) {
+// consumer records the endpoint a route consumes from, with the YAML DSL's parameters (nil for
+// none), then its component.
+func (in *inspection) consumer(u string, parameters map[string]any) {
 	if name, _, ok := strings.Cut(strings.TrimSpace(u), ":"); ok && httpConsumers[name] {
 		in.http = true
 	}
+	c := trait.Consumer{URI: strings.TrimSpace(u)}
+	if len(parameters) > 0 {
+		c.Parameters = map[string]string{}
+		for k, v := range parameters {
+			c.Parameters[k] = fmt.Sprint(v)
+		}
+	}
+	in.consumers = append(in.consumers, c)
 	in.uri(u)
 }
 

@@ -47,7 +47,7 @@ func (in *inspection) java(src string) {
 		in.uri(m[1])
 	}
 	for _, m := range javaFrom.FindAllStringSubmatch(src, -1) {
-		in.consumer(m[1])
+		in.consumer(m[1], nil)
 	}
 	if javaRest.MatchString(src) {
 		in.rest()

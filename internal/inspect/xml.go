@@ -44,7 +44,7 @@ func (in *inspection) xmlElement(e xml.StartElement, stack []string) {
 	for _, a := range e.Attr {
 		switch {
 		case a.Name.Local == "uri" && e.Name.Local == "from":
-			in.consumer(a.Value)
+			in.consumer(a.Value, nil)
 		case a.Name.Local == "uri" || a.Name.Local == "deadLetterUri":
 			in.uri(a.Value)
 		}

@@ -37,7 +37,7 @@ func (in *inspection) yamlNode(key string, v any) {
 	case string:
 		switch {
 		case key == "from":
-			in.consumer(t)
+			in.consumer(t, nil)
 		case endpointKeys[key]:
 			in.uri(t)
 		case key == "language":
@@ -57,7 +57,8 @@ func (in *inspection) yamlMap(key string, m map[string]any) {
 	switch key {
 	case "from":
 		if u, ok := m["uri"].(string); ok {
-			in.consumer(u)
+			params, _ := m["parameters"].(map[string]any)
+			in.consumer(u, params)
 		}
 	case "marshal", "unmarshal":
 		for model, opts := range m {

@@ -63,6 +63,7 @@ var confinedResources = map[string][]string{
 	camelv1.GroupVersion.Group: {"integrations", "integrations/status", "pipes", "pipes/status",
 		"kameletbindings", "kameletbindings/status", "integrationkits", "integrationkits/status", "builds", "builds/status"},
 	"apps":                  {"deployments"},
+	"batch":                 {"cronjobs"},
 	"policy":                {"poddisruptionbudgets"},
 	"networking.k8s.io":     {"ingresses"},
 	"monitoring.coreos.com": {"podmonitors"},

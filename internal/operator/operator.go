@@ -12,6 +12,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -191,6 +192,7 @@ func cacheOptions(id, namespace string, watch []string, podMonitors bool) cache.
 			&corev1.Service{}:               mine,
 			&policyv1.PodDisruptionBudget{}: mine,
 			&networkingv1.Ingress{}:         mine,
+			&batchv1.CronJob{}:              mine,
 		},
 	}
 	if podMonitors {

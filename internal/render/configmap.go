@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // MaxConfigMapBytes is the most data a ConfigMap can hold.
@@ -48,7 +50,7 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, file{key: PropertiesKey, data: []byte(in.properties())})
+	files = append(in.oneShot(files), file{key: PropertiesKey, data: []byte(in.properties())})
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: in.objectMeta(ConfigMapName(in.Integration.Name)),
@@ -222,4 +224,29 @@ func (in Input) properties() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// oneShot replaces, in the files of an integration that runs as a CronJob, each quartz or cron
+// consumer by trait.OneShotURI, so that its pod's routes fire at once, as in Camel K.
+func (in Input) oneShot(files []file) []file {
+	_, overrides, ok := in.Traits.Cron.CronJob()
+	if !ok || len(overrides) == 0 {
+		return files
+	}
+	out := slices.Clone(files)
+	for i, f := range out {
+		if f.binary || f.ref != "" {
+			continue
+		}
+		data, oneShot := string(f.data), trait.OneShotURI
+		if strings.HasSuffix(f.path, ".xml") {
+			// In an XML attribute, & is written &amp;.
+			oneShot = strings.ReplaceAll(oneShot, "&", "&amp;")
+		}
+		for _, uri := range overrides {
+			data = strings.ReplaceAll(data, uri, oneShot)
+		}
+		out[i].data = []byte(data)
+	}
+	return out
 }

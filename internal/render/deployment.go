@@ -39,28 +39,11 @@ const RevisionHistoryLimit = int32(3)
 // when it has some. It fails on the same source errors as ConfigMap, on a missing image
 // and on a malformed template.
 func Deployment(in Input) (*appsv1.Deployment, error) {
-	if err := in.check(); err != nil {
+	pod, err := in.pod()
+	if err != nil {
 		return nil, err
 	}
 	it := in.Integration
-	if in.Image == "" {
-		return nil, fmt.Errorf("render: integration %s: no image to run", it.Name)
-	}
-	files, err := integrationFiles(it)
-	if err != nil {
-		return nil, err
-	}
-	main := in.container()
-	pod, err := applyTemplate(in.podTemplate(main, files), it.Spec.Template)
-	if err != nil {
-		return nil, err
-	}
-	if !Sourceless(it) {
-		in.sizeHeap(&pod, main)
-	}
-	if err := checkIdentity(pod, main.Name, in.identityEnv()); err != nil {
-		return nil, err
-	}
 	replicas := int32(1)
 	if it.Spec.Replicas != nil {
 		replicas = *it.Spec.Replicas
@@ -79,6 +62,31 @@ func Deployment(in Input) (*appsv1.Deployment, error) {
 	}
 	stampHash(d)
 	return d, nil
+}
+
+// pod is the pod template of the integration's Deployment or CronJob: the main container and
+// the volumes, then the user's template, the heap sized from the limit it leaves.
+func (in Input) pod() (corev1.PodTemplateSpec, error) {
+	if err := in.check(); err != nil {
+		return corev1.PodTemplateSpec{}, err
+	}
+	it := in.Integration
+	if in.Image == "" {
+		return corev1.PodTemplateSpec{}, fmt.Errorf("render: integration %s: no image to run", it.Name)
+	}
+	files, err := integrationFiles(it)
+	if err != nil {
+		return corev1.PodTemplateSpec{}, err
+	}
+	main := in.container()
+	pod, err := applyTemplate(in.podTemplate(main, files), it.Spec.Template)
+	if err != nil {
+		return corev1.PodTemplateSpec{}, err
+	}
+	if !Sourceless(it) {
+		in.sizeHeap(&pod, main)
+	}
+	return pod, checkIdentity(pod, main.Name, in.identityEnv())
 }
 
 // podTemplate is the pod before the user's template: labels, the main container, the

@@ -101,7 +101,14 @@ func (in Input) runtimeProperties() []string {
 		ConfigDirs:      in.Traits.Mount.ConfigDirs(),
 		HTTPPort:        in.runtimePort(),
 		Metrics:         in.Traits.Prometheus.Enabled(),
+		OneShot:         in.runsAsCronJob(),
 	})
+}
+
+// runsAsCronJob tells whether the integration runs as the cron trait's CronJob.
+func (in Input) runsAsCronJob() bool {
+	_, _, ok := in.Traits.Cron.CronJob()
+	return ok && !Sourceless(in.Integration)
 }
 
 // gracePeriod is the pod's termination grace period in seconds: the template's, else Kubernetes' default.

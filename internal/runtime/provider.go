@@ -58,6 +58,8 @@ type Settings struct {
 	HTTPPort int32
 	// Metrics turns on the Prometheus metrics (the prometheus trait).
 	Metrics bool
+	// OneShot stops the runtime after one exchange: a CronJob's run (the cron trait).
+	OneShot bool
 }
 
 // Health is where a runtime serves its health endpoints.
@@ -163,6 +165,9 @@ func (camelMain) Properties(s Settings) []string {
 		// Every check in the readiness report, which the operator names when one fails.
 		"camel.health.exposureLevel=full",
 	)
+	if s.OneShot {
+		props = append(props, "camel.main.durationMaxMessages=1")
+	}
 	if s.Metrics {
 		props = append(props, "camel.metrics.enabled=true", "camel.management.metricsEnabled=true")
 	}

@@ -18,6 +18,8 @@ var camelKProperties = map[string][]string{
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose", "image", "imagePullPolicy",
 		"limitCPU", "limitMemory", "name", "port", "portName", "ports", "requestCPU", "requestMemory", "runAsNonRoot", "runAsUser",
 		"seccompProfileType", "servicePort", "servicePortName"},
+	"cron": {"activeDeadlineSeconds", "auto", "backoffLimit", "components", "concurrencyPolicy", "fallback", "schedule",
+		"startingDeadlineSeconds", "timeZone"},
 	"deployment":  {"progressDeadlineSeconds", "rollingUpdateMaxSurge", "rollingUpdateMaxUnavailable", "strategy"},
 	"environment": {"containerMeta", "httpProxy", "vars"},
 	"health": {"livenessFailureThreshold", "livenessInitialDelay", "livenessPeriod", "livenessPort", "livenessProbe",

@@ -3,7 +3,7 @@
 // Package trait reads the Camel K traits Caravan acts on, with Camel K's field names.
 // It reads them from the trait trees of an Integration or a platform: container, camel,
 // environment, service, deployment, mount, health, affinity, toleration, owner, pdb, ingress,
-// jvm, pull-secret and prometheus in part. Other traits, and unknown fields of the traits read here, are
+// jvm, pull-secret, cron and prometheus in part. Other traits, and unknown fields of the traits read here, are
 // ignored: the API keeps them as written. A present field with a wrong type or an invalid
 // value is an error naming the trait, the field and what is expected.
 package trait
@@ -39,6 +39,7 @@ type Traits struct {
 	JVM         JVM
 	Ingress     Ingress
 	PullSecret  PullSecret
+	Cron        Cron
 
 	// httpRoutes tells whether the routes serve HTTP; see WithHTTPRoutes.
 	httpRoutes bool
@@ -78,6 +79,7 @@ func Parse(t camelv1.Traits) (Traits, error) {
 	read("jvm", func(o *object) { out.JVM = parseJVM(o) })
 	read("ingress", func(o *object) { out.Ingress = parseIngress(o) })
 	read("pull-secret", func(o *object) { out.PullSecret = parsePullSecret(o) })
+	read("cron", func(o *object) { out.Cron = parseCron(o) })
 	if err := errors.Join(errs...); err != nil {
 		return Traits{}, err
 	}

@@ -15,6 +15,7 @@ import (
 // here: they are read as valid and kept as written.
 var inertProperties = map[string][]string{
 	"camel": {"runtimeProvider"},
+	"cron":  {"components"},
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose", "ports",
 		"runAsNonRoot", "runAsUser", "seccompProfileType"},
 	"jvm": {"agents", "baseTruststore", "caCert", "caCertMountPath", "caCertPassword", "caCertificates", "certPath",

@@ -76,6 +76,9 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("as on Camel K, the HTTP route gets a Service and an Ingress, and answers through the Service; the pod has Camel K's requests and limits")
 	checkExposedAndBounded(t, key, pod)
+	t.Log("as on Camel K, a timer of a minute runs as a CronJob; its jobs are checked at the end")
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "cron.yaml"), "--name", "cron-timer", "-x", "jvm")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 
 	t.Log("caravan logs shows the route's lines")
 	g.Eventually(integrationLog(cli, "timer"), timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
@@ -266,8 +269,38 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		g.Expect(back.Status.ContainerStatuses[0].RestartCount).To(BeZero())
 	}
 
+	t.Log("the CronJob's jobs ran the route once each and completed")
+	checkCronJobRan(t, cli, client.ObjectKey{Namespace: apps, Name: "cron-timer"})
+
 	t.Log("caravan dump -x jvm archives every object of that operator, its pods' logs, and nothing of the others")
 	checkDump(t, cli, apps, "jvm")
+}
+
+// checkCronJobRan checks that the integration runs as a CronJob of a minute, without a Deployment,
+// and that a job of it completed, its pod having logged the route's message.
+func checkCronJobRan(t *testing.T, cli func(...string) (string, string, error), key client.ObjectKey) {
+	t.Helper()
+	g := NewWithT(t)
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	cj, err := cs.BatchV1().CronJobs(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+	g.Expect(err).NotTo(HaveOccurred(), "no CronJob for a timer of a minute")
+	g.Expect(cj.Spec.Schedule).To(Equal("* * * * *"))
+	_, err = cs.AppsV1().Deployments(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment runs beside the CronJob")
+	g.Eventually(func() (int32, error) {
+		jobs, err := cs.BatchV1().Jobs(key.Namespace).List(context.Background(), metav1.ListOptions{})
+		var done int32
+		for _, j := range jobs.Items {
+			done += j.Status.Succeeded
+		}
+		return done, err
+	}, mavenTimeout, poll).Should(BeNumerically(">=", 1), "no job of the CronJob completed")
+	g.Eventually(integrationLog(cli, key.Name), timeout, poll).Should(ContainSubstring("Magicstring!"))
+	it, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(it.Status.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
+	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Reason).To(BeElementOf("LastJobSucceeded", "CronJobActive"))
 }
 
 // checkDump runs caravan dump -x id in namespace ns and checks that the archive names every

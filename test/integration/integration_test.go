@@ -11,6 +11,7 @@ import (
 	gomegatypes "github.com/onsi/gomega/types"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -691,4 +692,39 @@ func TestAContentRefSourceWaitsForItsConfigMapThenIsMountedFromIt(t *testing.T) 
 		HaveField("ConfigMap.Name", "team-routes")))))
 	g.Eventually(func() error { return env.Client.Get(ctx, key, &corev1.Service{}) }, timeout, poll).Should(Succeed(),
 		"the route read from the ConfigMap serves HTTP, yet gets no Service")
+}
+
+// TestAScheduledIntegrationRunsAsACronJobAndBackAsADeployment: as on Camel K, an integration whose
+// only consumer is a timer of a minute runs as a CronJob, Ready once made; with cron.enabled false it
+// runs as a Deployment again, and the CronJob goes.
+func TestAScheduledIntegrationRunsAsACronJobAndBackAsADeployment(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "nightly", operatorID, 1)
+	it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "timer:tick", "parameters": map[string]any{"period": 60000}, "steps": []any{map[string]any{"to": "log:tick"}}}})}
+	delete(it.Spec.Traits, "container")
+	it.Spec.Traits["container"] = harness.Raw(map[string]any{"image": harness.TestImage})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	cj := &batchv1.CronJob{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, cj) }, timeout, poll).Should(Succeed())
+	g.Expect(cj.Spec.Schedule).To(Equal("* * * * *"))
+	g.Expect(cj.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
+	g.Expect(cj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+	g.Eventually(integrationStatus(key), timeout, poll).Should(And(HaveField("Phase", camelv1.IntegrationPhaseRunning),
+		HaveField("Conditions", ContainElement(And(HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "CronJobCreated"))))))
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, key, &appsv1.Deployment{}))).To(BeTrue(), "a Deployment runs beside the CronJob")
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly-camel"}, cm)).To(Succeed())
+	g.Expect(cm.Data["application.properties"]).To(ContainSubstring("camel.main.durationMaxMessages=1"))
+
+	stored := get(t, key, &camelv1.Integration{})
+	patch := client.MergeFrom(stored.DeepCopy())
+	stored.Spec.Traits["cron"] = harness.Raw(map[string]any{"enabled": false})
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &appsv1.Deployment{}) }, timeout, poll).Should(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &batchv1.CronJob{})) },
+		timeout, poll).Should(BeTrue(), "the CronJob stays beside the Deployment")
 }

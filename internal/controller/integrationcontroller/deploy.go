@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -105,6 +106,9 @@ func (r *Reconciler) removeChildren(ctx context.Context, s *scope) error {
 		return err
 	}
 	if err := r.removeChild(ctx, s, name, &networkingv1.Ingress{}); err != nil {
+		return err
+	}
+	if err := r.removeChild(ctx, s, name, &batchv1.CronJob{}); err != nil {
 		return err
 	}
 	if r.PodMonitors {

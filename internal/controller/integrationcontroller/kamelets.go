@@ -48,7 +48,7 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 	}
 	s.routeDependencies = routes.Dependencies
 	serves := routes.ServesHTTP
-	defer func() { s.traits = s.traits.WithHTTPRoutes(serves) }()
+	defer func() { s.traits = s.traits.WithHTTPRoutes(serves).WithConsumers(routes.Consumers) }()
 	for _, name := range routes.Kamelets {
 		source := name + render.KameletSuffix
 		if slices.ContainsFunc(s.it.Spec.Sources, func(src camelv1.SourceSpec) bool { return src.Name == source }) {

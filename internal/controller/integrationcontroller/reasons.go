@@ -37,6 +37,11 @@ const (
 	// ReasonRuntimeNotReady: the runtime of a running pod answers that some of its readiness
 	// checks fail, as Camel K's reason says.
 	ReasonRuntimeNotReady controller.Reason = "RuntimeNotReady"
+	// The Ready reasons of an integration that runs as the cron trait's CronJob, as Camel K's.
+	ReasonCronJobCreated   controller.Reason = "CronJobCreated"
+	ReasonCronJobActive    controller.Reason = "CronJobActive"
+	ReasonLastJobSucceeded controller.Reason = "LastJobSucceeded"
+	ReasonLastJobFailed    controller.Reason = "LastJobFailed"
 	// ReasonSourceNotFound: a contentRef source names a ConfigMap or key that does not exist.
 	ReasonSourceNotFound controller.Reason = "SourceNotFound"
 )

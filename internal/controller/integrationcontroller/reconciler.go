@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -74,6 +75,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create
@@ -98,6 +100,8 @@ type scope struct {
 	// deployment is set by reconcileDeployment: the Deployment as cached
 	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment
+	// cronJob is set by reconcileDeployment: the CronJob it applied, for an integration that runs as one.
+	cronJob *batchv1.CronJob
 	// Outcome is set by a step that waits, found bad input, or found the namespace being deleted. A
 	// wait is for something other than the Deployment (the platform, a kit). In a namespace being
 	// deleted the integration goes too: its children cannot be applied any more, and this reconcile
@@ -213,7 +217,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(notCreated)).
 		Owns(&corev1.Service{}, builder.WithPredicates(notCreated)).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(notCreated)).
-		Owns(&networkingv1.Ingress{}, builder.WithPredicates(notCreated))
+		Owns(&networkingv1.Ingress{}, builder.WithPredicates(notCreated)).
+		Owns(&batchv1.CronJob{}, builder.WithPredicates(notCreated))
 	if r.PodMonitors {
 		b = b.Owns(PodMonitorMetadata(), builder.WithPredicates(notCreated))
 	}

@@ -2,8 +2,10 @@ package integrationcontroller
 
 import (
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +69,8 @@ func readiness(s *scope) (ready metav1.Condition, progress controller.Progress) 
 	case s.notDeployed:
 		// As done as it gets until a client asks for a deploy.
 		return controller.Cond(metav1.ConditionFalse, ReasonBuildComplete, buildComplete(s.it.Name)), controller.Current
+	case s.cronJob != nil:
+		return cronJobReadiness(s.cronJob)
 	case s.deployment == nil:
 		// The steps ended before the Deployment (a transient error).
 		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploying, "the Deployment is being applied")
@@ -78,6 +82,26 @@ func readiness(s *scope) (ready metav1.Condition, progress controller.Progress) 
 		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploymentNotReady, msg)
 	}
 	return ready, controller.InProgress
+}
+
+// cronJobReadiness is the Ready condition of an integration that runs as a CronJob, as Camel K
+// tells it: ready once made, while a job runs and after a job succeeded; stuck when the last job
+// failed, until one succeeds.
+func cronJobReadiness(cj *batchv1.CronJob) (metav1.Condition, controller.Progress) {
+	st := cj.Status
+	switch {
+	case len(st.Active) > 0:
+		return controller.Cond(metav1.ConditionTrue, ReasonCronJobActive, fmt.Sprintf("the CronJob %s runs a job", cj.Name)), controller.Current
+	case st.LastScheduleTime == nil:
+		return controller.Cond(metav1.ConditionTrue, ReasonCronJobCreated,
+			fmt.Sprintf("the CronJob %s waits for its schedule %q", cj.Name, cj.Spec.Schedule)), controller.Current
+	case st.LastSuccessfulTime != nil && !st.LastSuccessfulTime.Before(st.LastScheduleTime):
+		return controller.Cond(metav1.ConditionTrue, ReasonLastJobSucceeded, fmt.Sprintf("the last job of the CronJob %s, scheduled at %s, succeeded",
+			cj.Name, st.LastScheduleTime.UTC().Format(time.RFC3339))), controller.Current
+	}
+	return controller.Cond(metav1.ConditionFalse, ReasonLastJobFailed, fmt.Sprintf(
+		"the last job of the CronJob %s, scheduled at %s, failed: kubectl get jobs -l %s=%s; caravan logs %s",
+		cj.Name, st.LastScheduleTime.UTC().Format(time.RFC3339), camelv1.IntegrationLabel, cj.Name, cj.Name)), controller.Stuck
 }
 
 // deploymentReady tells whether the Deployment has rolled out its latest
@@ -108,7 +132,7 @@ func rollingOut(replicas int32) string {
 // reconcile, which sees the Deployment, does.
 func phase(s *scope, ready metav1.Condition) camelv1.IntegrationPhase {
 	switch {
-	case s.Failure != nil:
+	case s.Failure != nil, ready.Reason == string(ReasonLastJobFailed):
 		return camelv1.IntegrationPhaseError
 	case s.Waiting != nil && awaitsKit[s.Waiting.Reason]:
 		return camelv1.IntegrationPhaseBuildingKit

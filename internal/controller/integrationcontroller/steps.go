@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -193,7 +194,7 @@ func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
 }
 
 // impliedDependencies are the dependencies the traits call for: an HTTP server for a Service,
-// the runtime's metrics for the prometheus trait.
+// the runtime's metrics for the prometheus trait, quartz for the cron trait's fallback.
 func impliedDependencies(t trait.Traits) []string {
 	var deps []string
 	if t.ExposesService() {
@@ -201,6 +202,10 @@ func impliedDependencies(t trait.Traits) []string {
 	}
 	if t.Prometheus.Enabled() {
 		deps = append(deps, camelruntime.Main.Metrics().Dependencies...)
+	}
+	if t.Cron.Fallback() {
+		// The cron component schedules with quartz, as Camel K's fallback does.
+		deps = append(deps, "camel:quartz")
 	}
 	return deps
 }
@@ -288,7 +293,19 @@ func (r *Reconciler) reconcileConfigMap(ctx context.Context, s *scope) (reconcil
 // it runs unless the new owner runs another image, and never recreates
 // it.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconcile.Result, error) {
-	want, err := render.Deployment(r.input(s))
+	in := r.input(s)
+	cron, err := render.CronJob(in)
+	if err != nil {
+		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
+		return reconcile.Result{}, nil
+	}
+	if cron != nil {
+		return reconcile.Result{}, r.runAsCronJob(ctx, s, cron)
+	}
+	if err := r.removeChild(ctx, s, s.it.Name, &batchv1.CronJob{}); err != nil {
+		return reconcile.Result{}, err
+	}
+	want, err := render.Deployment(in)
 	if err != nil {
 		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
 		return reconcile.Result{}, nil
@@ -299,6 +316,16 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 	}
 	s.deployment = observed
 	return reconcile.Result{}, nil
+}
+
+// runAsCronJob applies the cron trait's CronJob and removes the Deployment, which it replaces.
+func (r *Reconciler) runAsCronJob(ctx context.Context, s *scope, want *batchv1.CronJob) error {
+	observed := &batchv1.CronJob{}
+	if err := r.applyIfChanged(ctx, s, want, observed); err != nil {
+		return s.failOnNameTaken(err)
+	}
+	s.cronJob = observed
+	return r.removeChild(ctx, s, s.it.Name, &appsv1.Deployment{})
 }
 
 // reconcileService applies the Service when the integration exposes a
@@ -422,17 +449,19 @@ func (r *Reconciler) takeOver(ctx context.Context, obj client.Object) error {
 // Such children carry that operator's id, so this operator's cache, filtered by its own, does not
 // hold them, and a child this one no longer makes (a Service whose port went while the integration
 // moved) must be looked up in the API server. That is the case after a handover until this operator
-// has applied the Deployment, which the steps do last: a lookup or a removal that fails is retried
+// has applied the Deployment (or the cron trait's CronJob), which the steps do last: a lookup or a removal that fails is retried
 // before it. Looking costs a cached read.
 func (r *Reconciler) previousOwnersChildren(ctx context.Context, s *scope) (bool, error) {
 	if s.it.Status.Ownership.Epoch <= 1 {
 		return false, nil
 	}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), &appsv1.Deployment{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
+	for _, workload := range []client.Object{&appsv1.Deployment{}, &batchv1.CronJob{}} {
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.it), workload)
+		if !apierrors.IsNotFound(err) {
+			return false, err
+		}
 	}
-	return false, err
+	return true, nil
 }
 
 // applyIfChanged applies want unless the cached object already carries
