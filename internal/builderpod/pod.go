@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/publish"
@@ -84,7 +86,13 @@ type Pod struct {
 	Timeout time.Duration
 	// MavenResources are requests and limits of the Maven container, each over its default.
 	MavenResources corev1.ResourceRequirements
+	// Proxy are the operator's HTTP_PROXY, HTTPS_PROXY and NO_PROXY, which both containers get;
+	// Maven gets them as the proxies of its settings, unless the platform gives it settings.
+	Proxy []corev1.EnvVar
 }
+
+// proxySettingsFile is where the Maven container writes the settings of Pod.Proxy.
+const proxySettingsFile = "/tmp/proxy-settings.xml"
 
 // Render returns the builder pod: an init container resolves the jars with
 // Maven, then the publish container layers and pushes them and writes the
@@ -114,6 +122,13 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "maven", VolumeSource: *cache},
+	}
+	proxySettings, err := p.proxySettings()
+	if err != nil {
+		return nil, err
+	}
+	if p.Settings == nil && proxySettings != "" {
+		args = append([]string{"-s", proxySettingsFile}, args...)
 	}
 	if p.Settings != nil {
 		args = append([]string{"-s", SettingsDir + "/" + SettingsFile}, args...)
@@ -168,8 +183,8 @@ func (p Pod) Render() (*corev1.Pod, error) {
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
 				// The pom comes in an environment variable: no ConfigMap to create and remove.
 				Command: []string{"sh", "-c", mavenScript(mvn, p.CA != nil)},
-				Env: []corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
-					{Name: "MAVEN_OPTS", Value: mavenOptions(mavenResources)}},
+				Env: slices.Concat([]corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
+					{Name: "MAVEN_OPTS", Value: mavenOptions(mavenResources)}}, proxyEnv(proxySettings), p.Proxy),
 				VolumeMounts:             mavenMounts,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          install.Restricted(),
@@ -178,6 +193,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			Containers: []corev1.Container{{
 				Name: PublishContainer, Image: p.PublishImage,
 				Args:                     publishArgs,
+				Env:                      slices.Clone(p.Proxy),
 				VolumeMounts:             publishMounts,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          install.Restricted(),
@@ -218,7 +234,8 @@ echo "Maven trusts $n more certificates"
 export MAVEN_OPTS="$MAVEN_OPTS -Djavax.net.ssl.trustStore=/tmp/truststore -Djavax.net.ssl.trustStorePassword=changeit"
 `
 	}
-	return trust + `printf '%s' "$POM" > pom.xml || exit 1
+	return trust + `if [ -n "$MAVEN_PROXY_SETTINGS" ]; then printf '%s' "$MAVEN_PROXY_SETTINGS" > ` + proxySettingsFile + ` || exit 1; fi
+printf '%s' "$POM" > pom.xml || exit 1
 ` + mvn + ` > ` + MavenLog + ` 2>&1
 rc=$?
 cat ` + MavenLog + `
@@ -279,4 +296,33 @@ func terminated(statuses []corev1.ContainerStatus, name string) *corev1.Containe
 		}
 	}
 	return nil
+}
+
+// proxySettings are the Maven settings of p.Proxy, "" without a proxy or with the platform's
+// own settings, which say the proxies themselves.
+func (p Pod) proxySettings() (string, error) {
+	if p.Settings != nil {
+		return "", nil
+	}
+	get := func(name string) string {
+		for _, v := range p.Proxy {
+			if v.Name == name {
+				return v.Value
+			}
+		}
+		return ""
+	}
+	settings, err := maven.ProxySettings(get("HTTP_PROXY"), get("HTTPS_PROXY"), get("NO_PROXY"))
+	if err != nil {
+		return "", &build.Failure{Message: "the operator's proxy: " + err.Error()}
+	}
+	return settings, nil
+}
+
+// proxyEnv is the variable that gives the Maven container its proxy settings, none without them.
+func proxyEnv(settings string) []corev1.EnvVar {
+	if settings == "" {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: "MAVEN_PROXY_SETTINGS", Value: settings}}
 }

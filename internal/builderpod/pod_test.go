@@ -250,3 +250,40 @@ func TestTheBuilderPodTrustsTheRegistrysCAForPublishAlone(t *testing.T) {
 		t.Errorf("no volume of the CA's ConfigMap: %+v", pod.Spec.Volumes)
 	}
 }
+
+func TestTheBuilderPodGoesThroughTheOperatorsProxy(t *testing.T) {
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	proxy := []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.corp:3128"}, {Name: "NO_PROXY", Value: ".svc"}}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req, Proxy: proxy}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mvn, pub := pod.Spec.InitContainers[0], pod.Spec.Containers[0]
+	env := func(c corev1.Container, name string) string {
+		for _, e := range c.Env {
+			if e.Name == name {
+				return e.Value
+			}
+		}
+		return ""
+	}
+	if env(mvn, "HTTPS_PROXY") != "http://proxy.corp:3128" || env(pub, "HTTPS_PROXY") != "http://proxy.corp:3128" || env(pub, "NO_PROXY") != ".svc" {
+		t.Errorf("the containers do not get the proxy: maven %v, publish %v", mvn.Env, pub.Env)
+	}
+	if s := env(mvn, "MAVEN_PROXY_SETTINGS"); !strings.Contains(s, "<host>proxy.corp</host>") || !strings.Contains(mvn.Command[2], "mvn -s "+proxySettingsFile) {
+		t.Errorf("Maven does not read the proxy from its settings: %q, %s", s, mvn.Command[2])
+	}
+	settings := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "m2"}}}
+	pod, err = Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req, Proxy: proxy, Settings: settings}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := env(pod.Spec.InitContainers[0], "MAVEN_PROXY_SETTINGS"); s != "" || strings.Contains(pod.Spec.InitContainers[0].Command[2], "mvn -s "+proxySettingsFile) {
+		t.Errorf("the platform's own settings are overridden: %q", s)
+	}
+	_, err = Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req,
+		Proxy: []corev1.EnvVar{{Name: "HTTP_PROXY", Value: "::bad"}}}.Render()
+	if err == nil || !strings.Contains(err.Error(), "the operator's proxy: HTTP_PROXY") {
+		t.Errorf("a bad proxy gave %v", err)
+	}
+}

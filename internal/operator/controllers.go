@@ -51,7 +51,8 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}
 	buildEvents := make(chan event.GenericEvent, 1024)
 	pods := &buildcontroller.PodBuilder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), OperatorID: o.ID,
-		Namespace: o.Namespace, PublishImage: ownImage(ctx, mgr.GetAPIReader(), o.Namespace), Poll: time.Second}
+		Namespace: o.Namespace, PublishImage: ownImage(ctx, mgr.GetAPIReader(), o.Namespace), Poll: time.Second,
+		Proxy: ProxyEnv(os.Getenv)}
 	buildFunc := func(ctx context.Context, j build.Job) (build.Output, error) {
 		if j.Strategy == build.StrategyPod {
 			return pods.Build(ctx, j)

@@ -38,6 +38,8 @@ type PodBuilder struct {
 	PublishImage string
 	// Poll is how often a running pod is read.
 	Poll time.Duration
+	// Proxy are the operator's proxy variables, which builder pods get, Maven as its proxies.
+	Proxy []corev1.EnvVar
 }
 
 // Build is the build.Func of the pod strategy: it starts the attempt's pod
@@ -142,7 +144,7 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 		Labels:       map[string]string{camelv1.OperatorIDLabel: p.OperatorID, BuildLabel: j.Build.Name},
 		BuilderImage: builderImage, PublishImage: p.PublishImage, Request: req, Timeout: j.Timeout, Cache: cache,
 		Settings: j.MavenSettings, CA: j.MavenCA, RegistrySecret: j.RegistrySecret, RegistryCA: j.RegistryCA,
-		MavenResources: j.MavenResources,
+		MavenResources: j.MavenResources, Proxy: p.Proxy,
 	}.Render()
 }
 
