@@ -205,6 +205,19 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret"),
 		ContainSubstring("xml says from-a-resource"),
 		ContainSubstring("yaml says from-a-file and from-the-command-line in "+apps+" as two-"), ContainSubstring("with s3cret")))
+	t.Log("as on Camel K, a readiness check that is never up makes the integration RuntimeNotReady, naming it")
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "NeverReady.java"), "--name", "never-ready", "-x", "jvm")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Eventually(func() (string, error) {
+		it, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "never-ready"})
+		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
+			return "", err
+		}
+		ready := it.Status.GetCondition(camelv1.ConditionReady)
+		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
+	}, mavenTimeout, poll).Should(And(HavePrefix("Error RuntimeNotReady 1/1 pods are not ready"), ContainSubstring("never-ready DOWN")))
+	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "never-ready"}})).To(Succeed())
+
 	t.Log("as on Camel K, the prometheus trait has the runtime serve its exchange counters on the management port")
 	g.Expect(twoPod.Annotations).To(HaveKeyWithValue("prometheus.io/path", "/observe/metrics"))
 	g.Eventually(func() (string, error) {
