@@ -210,15 +210,16 @@ func flowsYAML(flows []camelv1.RawObject) ([]byte, error) {
 	return out, nil
 }
 
-// properties writes the runtime's properties (for an integration with sources) then the
-// camel trait's, one key=value per line, in order: a property the camel trait sets again
-// comes later and wins.
+// properties writes the runtime's properties (for an integration with sources), the deprecated
+// spec.configuration's properties, then the camel trait's, one key=value per line, in order: a
+// property set again later wins, as in Camel K.
 func (in Input) properties() string {
 	var props []string
 	if !Sourceless(in.Integration) {
 		props = in.runtimeProperties()
 	}
 	var b strings.Builder
+	props = append(props, configurationValues(in.Integration, "property")...)
 	for _, p := range append(props, in.Traits.Camel.Properties()...) {
 		b.WriteString(p)
 		b.WriteByte('\n')
@@ -248,5 +249,42 @@ func (in Input) oneShot(files []file) []file {
 		}
 		out[i].data = []byte(data)
 	}
+	return out
+}
+
+// configurationValues are the values of the deprecated spec.configuration entries of type kind,
+// in order. Camel K 2.x reads those of type property and env alone.
+func configurationValues(it *camelv1.Integration, kind string) []string {
+	var out []string
+	for _, c := range it.Spec.Configuration {
+		if c.Type == kind && strings.TrimSpace(c.Value) != "" {
+			out = append(out, c.Value)
+		}
+	}
+	return out
+}
+
+// configurationEnv are the deprecated spec.configuration entries of type env, NAME=value, as
+// variables; an entry without a name, or naming a variable the operator sets, is left out.
+func configurationEnv(it *camelv1.Integration) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, v := range configurationValues(it, "env") {
+		if name, value, ok := strings.Cut(v, "="); ok && strings.TrimSpace(name) != "" && !slices.Contains(trait.ReservedEnvVars, strings.TrimSpace(name)) {
+			env = append(env, corev1.EnvVar{Name: strings.TrimSpace(name), Value: value})
+		}
+	}
+	return env
+}
+
+// IgnoredConfigurations are the types of the deprecated spec.configuration entries that take no
+// effect, sorted: all but property and env, as in Camel K 2.x.
+func IgnoredConfigurations(it *camelv1.Integration) []string {
+	var out []string
+	for _, c := range it.Spec.Configuration {
+		if c.Type != "property" && c.Type != "env" && !slices.Contains(out, c.Type) {
+			out = append(out, c.Type)
+		}
+	}
+	slices.Sort(out)
 	return out
 }

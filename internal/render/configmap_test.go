@@ -232,3 +232,19 @@ func TestAContentRefSourceIsMountedFromItsConfigMapBesideTheOthers(t *testing.T)
 		}
 	}
 }
+
+func TestTheDeprecatedConfigurationGivesPropertiesAndVariablesAsCamelKReadsIt(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"camel":{"properties":["shared=from-the-trait"]},"environment":{"vars":["LEVEL=from-the-trait"]}}`)
+	in.Integration.Spec.Configuration = []camelv1.ConfigurationSpec{{Type: "property", Value: "shared=from-configuration"},
+		{Type: "property", Value: "only=configuration"}, {Type: "env", Value: "LEVEL=from-configuration"},
+		{Type: "env", Value: "TZ=UTC"}, {Type: "env", Value: "CAMEL_K_DIGEST=x"}, {Type: "configmap", Value: "my-cm"}}
+	cm, err := ConfigMap(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cm.Data[PropertiesKey]).To(HaveSuffix("shared=from-configuration\nonly=configuration\nshared=from-the-trait\n"),
+		"the camel trait's properties come later and win")
+	env := mustDeployment(t, in).Spec.Template.Spec.Containers[0].Env
+	g.Expect(env).To(ContainElements(corev1.EnvVar{Name: "LEVEL", Value: "from-the-trait"}, corev1.EnvVar{Name: "TZ", Value: "UTC"}))
+	g.Expect(env).To(ContainElement(corev1.EnvVar{Name: "CAMEL_K_DIGEST", Value: "v1-digest"}), "an operator's variable is not replaced")
+	g.Expect(IgnoredConfigurations(in.Integration)).To(Equal([]string{"configmap"}))
+}

@@ -186,7 +186,8 @@ func (in Input) container() corev1.Container {
 		// A JVM that exits in error leaves its last log lines (Camel's exception) as the
 		// container's termination message.
 		c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
-		c.Env = overrideEnv(slices.Concat(in.identityEnv(), runtimeEnv(), in.podEnv()), t.Environment.Vars())
+		c.Env = overrideEnv(overrideEnv(slices.Concat(in.identityEnv(), runtimeEnv(), in.podEnv()), configurationEnv(in.Integration)),
+			t.Environment.Vars())
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: runtime.SourcesDir, ReadOnly: true})
 	}
 	if in.hasConfigMap() {

@@ -90,6 +90,10 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 		parts = append(parts, fmt.Sprintf("from the traits of the IntegrationPlatform %s/%s: %s", s.platform.Namespace, s.platform.Name,
 			inherited.Message()))
 	}
+	if types := render.IgnoredConfigurations(it); len(types) > 0 {
+		parts = append(parts, fmt.Sprintf("the spec.configuration entries of type %s are kept but do nothing, as on Camel K 2.x: "+
+			"use the mount trait's configs and resources (caravan run --config, --resource)", strings.Join(types, ", ")))
+	}
 	if len(parts) == 0 {
 		return
 	}
