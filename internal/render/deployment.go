@@ -203,6 +203,7 @@ func (in Input) container() corev1.Container {
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
 	}
+	c.Ports = append(c.Ports, t.Container.Ports()...)
 	if t.Prometheus.Enabled() {
 		// The metrics port, which no Service exposes, as Camel K names it.
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: in.provider().Metrics().Port, Protocol: corev1.ProtocolTCP})

@@ -3,6 +3,7 @@
 package render
 
 import (
+	"encoding/json"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 func TestService(t *testing.T) {
@@ -53,4 +55,27 @@ func TestService(t *testing.T) {
 			g.Expect(svc.Spec.Selector).To(Equal(map[string]string{camelv1.IntegrationLabel: "hello"}))
 		})
 	}
+}
+
+func TestTheServiceTraitsPortsLabelsAndNodePortAreCamelKs(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"service":{"nodePort":true,"ports":["hello;85;8085","metrics;9000;9876;UDP"],"labels":{"team":"a"},
+		"annotations":{"example.com/lb":"internal"}},"container":{"ports":["hello;8085"]}}`)
+	svc, err := Service(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeNodePort), "nodePort asks for a NodePort Service")
+	g.Expect(svc.Spec.Ports).To(Equal([]corev1.ServicePort{
+		{Name: "hello", Port: 85, TargetPort: intstr.FromInt32(8085), Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", Port: 9000, TargetPort: intstr.FromInt32(9876), Protocol: corev1.ProtocolUDP}}),
+		"ports alone give a Service, with those ports")
+	g.Expect(svc.Labels).To(HaveKeyWithValue("team", "a"))
+	g.Expect(svc.Annotations).To(HaveKeyWithValue("example.com/lb", "internal"))
+	d := mustDeployment(t, in)
+	g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(Equal([]corev1.ContainerPort{
+		{Name: "hello", ContainerPort: 8085, Protocol: corev1.ProtocolTCP}}))
+	var tree camelv1.Traits
+	g.Expect(json.Unmarshal([]byte(`{"service":{"ports":["hello;85"]},"container":{"ports":["x;99999"]}}`), &tree)).To(Succeed())
+	_, err = trait.Parse(tree)
+	g.Expect(err).To(MatchError(And(ContainSubstring("trait service.ports[0]: must be name;port;containerPort[;protocol]"),
+		ContainSubstring("trait container.ports[0]: must be name;port[;protocol]"))))
 }

@@ -3,6 +3,8 @@
 package trait
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -28,13 +30,24 @@ type Container struct {
 	requests        corev1.ResourceList
 	limits          corev1.ResourceList
 	pullPolicy      corev1.PullPolicy
+	ports           []corev1.ContainerPort
 }
 
 func parseContainer(o *object) Container {
 	if o.disabled() {
 		return Container{}
 	}
+	var ports []corev1.ContainerPort
+	for i, p := range o.strs("ports") {
+		port, ok := parsePort(p, 2)
+		if !ok {
+			o.failItem("ports", i, "must be name;port[;protocol]", p)
+			continue
+		}
+		ports = append(ports, port)
+	}
 	return Container{
+		ports:           ports,
 		image:           o.str("image"),
 		name:            o.checked("name", validation.IsDNS1123Label, "must be a DNS-1123 label (lowercase letters, digits and '-')"),
 		port:            o.port("port"),
@@ -148,3 +161,6 @@ func or(s, def string) string {
 	}
 	return s
 }
+
+// Ports are container.ports, the container's ports besides the one of container.port.
+func (c Container) Ports() []corev1.ContainerPort { return slices.Clone(c.ports) }

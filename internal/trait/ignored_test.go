@@ -26,14 +26,15 @@ func TestCheckNamesEverythingThatTakesNoEffect(t *testing.T) {
 		return r
 	}
 	u := Check(camelv1.Traits{
-		"jolokia":   raw(`{}`),
-		"gitops":    raw(`{}`),
-		"promethus": raw(`{}`),
-		"container": raw(`{"port":8080,"runAsUser":1000,"prot":1}`),
-		"mount":     raw(`{"configs":["configmap:a"],"hotReload":true}`),
-		"jvm":       raw(`{"enabled":false,"agents":["x"]}`),
-		"service":   raw(`{"auto":true,"nodePort":true}`),
-		"camel":     raw(`{"properties":["quarkus.http.port=8081","camel.main.name=a","quarkus.log.level = DEBUG","quarkus.http.port=1"]}`),
+		"jolokia":     raw(`{}`),
+		"gitops":      raw(`{}`),
+		"promethus":   raw(`{}`),
+		"container":   raw(`{"port":8080,"runAsUser":1000,"prot":1}`),
+		"mount":       raw(`{"configs":["configmap:a"],"hotReload":true}`),
+		"jvm":         raw(`{"enabled":false,"agents":["x"]}`),
+		"service":     raw(`{"auto":true,"nodePort":true}`),
+		"pull-secret": raw(`{"imagePullerDelegation":true}`),
+		"camel":       raw(`{"properties":["quarkus.http.port=8081","camel.main.name=a","quarkus.log.level = DEBUG","quarkus.http.port=1"]}`),
 	})
 	for _, c := range []struct {
 		name      string
@@ -42,7 +43,7 @@ func TestCheckNamesEverythingThatTakesNoEffect(t *testing.T) {
 		{"Camel K traits", u.CamelK, []string{"gitops", "jolokia"}},
 		{"unknown traits", u.Unknown, []string{"promethus"}},
 		{"unknown properties", u.UnknownProperties, []string{"container.prot"}},
-		{"inert properties, none of a disabled trait", u.Inert, []string{"container.runAsUser", "mount.hotReload", "service.nodePort"}},
+		{"inert properties, none of a disabled trait", u.Inert, []string{"container.runAsUser", "mount.hotReload", "pull-secret.imagePullerDelegation"}},
 		{"Quarkus properties", u.Quarkus, []string{"quarkus.http.port", "quarkus.log.level"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
@@ -50,7 +51,7 @@ func TestCheckNamesEverythingThatTakesNoEffect(t *testing.T) {
 		}
 	}
 	msg := u.Message()
-	for _, want := range []string{"container.runAsUser, mount.hotReload, service.nodePort are kept but do nothing",
+	for _, want := range []string{"container.runAsUser, mount.hotReload, pull-secret.imagePullerDelegation are kept but do nothing",
 		"does not read the Quarkus properties quarkus.http.port, quarkus.log.level", "promethus names no Camel K trait"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the message %q does not say %q", msg, want)

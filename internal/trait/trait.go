@@ -109,11 +109,11 @@ func (t Traits) ExposesIngress() bool {
 	return t.Ingress.Auto() && t.ExposesService()
 }
 
-// ExposesService tells whether the integration gets a Service: it exposes a port and the
-// service trait is not disabled.
+// ExposesService tells whether the integration gets a Service: it exposes a port, or the service
+// trait names ports, and the service trait is not disabled.
 func (t Traits) ExposesService() bool {
 	e := t.Service.Enabled()
-	return t.ContainerPort() != 0 && (e == nil || *e)
+	return (t.ContainerPort() != 0 || len(t.Service.Ports()) > 0) && (e == nil || *e)
 }
 
 // Merge layers integration traits over platform defaults. For a trait set on both sides

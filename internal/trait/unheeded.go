@@ -16,13 +16,12 @@ import (
 var inertProperties = map[string][]string{
 	"camel": {"runtimeProvider"},
 	"cron":  {"components"},
-	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose", "ports",
+	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose",
 		"runAsNonRoot", "runAsUser", "seccompProfileType"},
 	"jvm": {"agents", "baseTruststore", "caCert", "caCertMountPath", "caCertPassword", "caCertificates", "certPath",
 		"jar", "passwordPath", "printCommand", "truststorePasswordPath", "truststorePath"},
 	"mount":       {"hotReload", "scanKameletsImplicitLabelSecrets"},
 	"pull-secret": {"imagePullerDelegation"},
-	"service":     {"annotations", "labels", "nodePort", "ports"},
 }
 
 // Unheeded is what a trait tree sets that takes no effect on Caravan, each list sorted.
