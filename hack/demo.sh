@@ -36,10 +36,10 @@ k wait -n demo --for=condition=Ready integration/greeter --timeout=120s
 echo "The greeter's pod runs camel-main on the process node; its log:"
 for _ in $(seq 60); do bin/caravan logs -n demo greeter 2>/dev/null | grep -q "Built by Caravan" && break; sleep 2; done
 bin/caravan logs -n demo greeter --tail 3
-ip=$(k get pods -n demo -l camel.apache.org/integration=greeter -o jsonpath='{.items[0].status.podIP}')
+ip=$(k get service greeter -n demo -o jsonpath='{.spec.clusterIP}')
 if command -v curl >/dev/null; then
-  echo "Its HTTP route, at the pod's address: curl http://$ip:8080/hello"
-  curl -sS --max-time 10 "http://$ip:8080/hello"; echo
+  echo "Its HTTP route got a Service, as on Camel K; at its address: curl http://$ip/hello"
+  curl -sS --max-time 10 "http://$ip/hello"; echo
 else
   echo "Its HTTP route, through the API server's pod proxy (this machine has no curl):"
   k get --raw "/api/v1/namespaces/demo/pods/$(k get pods -n demo -l camel.apache.org/integration=greeter -o jsonpath='{.items[0].metadata.name}'):8080/proxy/hello"; echo
