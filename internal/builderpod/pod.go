@@ -158,15 +158,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		// The builder image may come from the platform's registry, as the kits do.
 		pullSecrets = []corev1.LocalObjectReference{{Name: p.RegistrySecret.Name}}
 	}
-	mavenResources := resources("1Gi")
-	maps.Copy(mavenResources.Requests, p.MavenResources.Requests)
-	maps.Copy(mavenResources.Limits, p.MavenResources.Limits)
-	for name, req := range mavenResources.Requests {
-		if lim, ok := mavenResources.Limits[name]; ok && req.Cmp(lim) > 0 {
-			// A default limit under a request set is raised to it.
-			mavenResources.Limits[name] = req
-		}
-	}
+	mavenResources := p.mavenResources()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
 		Spec: corev1.PodSpec{
@@ -325,4 +317,18 @@ func proxyEnv(settings string) []corev1.EnvVar {
 		return nil
 	}
 	return []corev1.EnvVar{{Name: "MAVEN_PROXY_SETTINGS", Value: settings}}
+}
+
+// mavenResources are the Maven container's requests and limits: the builder's defaults, each
+// replaced by MavenResources' own; a default limit under a request set is raised to it.
+func (p Pod) mavenResources() corev1.ResourceRequirements {
+	r := resources("1Gi")
+	maps.Copy(r.Requests, p.MavenResources.Requests)
+	maps.Copy(r.Limits, p.MavenResources.Limits)
+	for name, req := range r.Requests {
+		if lim, ok := r.Limits[name]; ok && req.Cmp(lim) > 0 {
+			r.Limits[name] = req
+		}
+	}
+	return r
 }
