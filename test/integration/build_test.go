@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/gomega"
 	gomegatypes "github.com/onsi/gomega/types"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -614,4 +617,39 @@ func TestTheCamelTraitsRuntimeVersionPicksTheKitsCamel(t *testing.T) {
 	g.Expect(other.Name).NotTo(Equal(plain.Name), "both integrations share the kit of the platform's Camel")
 	g.Expect(string(other.Spec.Traits["camel"].Raw)).To(ContainSubstring(`"runtimeVersion":"4.14.0"`))
 	g.Expect(string(plain.Spec.Traits["camel"].Raw)).NotTo(ContainSubstring("4.14.0"))
+}
+
+// TestAKitPushedWithCredentialsIsPulledWithThePodsPullSecret: with a registry that requires
+// credentials for every push and pull, the kit is pushed with the platform's registry Secret, and
+// the integration's pods name that Secret as their pull secret, whose credentials pull the kit, as
+// a node does; without them the registry refuses the pull.
+func TestAKitPushedWithCredentialsIsPulledWithThePodsPullSecret(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t, imagetest.WithAuth("caravan", "pull-and-push"))
+	imagetest.PushBase(t, reg, baseRepository)
+	secret := dockerConfigSecret(reg.Address, "caravan", "pull-and-push")
+	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, secret) })
+	usePlatformRegistry(t, reg.Address, secret.Name)
+	ns := env.Namespace(t)
+	copyInNamespace := secret.DeepCopy()
+	copyInNamespace.Namespace, copyInNamespace.ResourceVersion = ns, ""
+	g.Expect(env.Client.Create(ctx, copyInNamespace)).To(Succeed(), "the pods' namespace holds a Secret of that name, as docs/traits.md asks")
+	it := sourceIntegration(ns, "private", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+
+	d := &appsv1.Deployment{}
+	g.Eventually(func() error { return env.Client.Get(ctx, client.ObjectKeyFromObject(it), d) }, 2*timeout, poll).Should(Succeed())
+	g.Expect(d.Spec.Template.Spec.ImagePullSecrets).To(Equal([]corev1.LocalObjectReference{{Name: secret.Name}}))
+	ref, err := name.ParseReference(d.Spec.Template.Spec.Containers[0].Image, name.Insecure)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = remote.Image(ref, remote.WithAuth(authn.Anonymous))
+	g.Expect(err).To(MatchError(ContainSubstring("UNAUTHORIZED")), "the registry serves the kit without credentials")
+	pullSecret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: d.Spec.Template.Spec.ImagePullSecrets[0].Name}, pullSecret)).To(Succeed())
+	auth, err := image.AuthFromDockerConfig(pullSecret.Data[corev1.DockerConfigJsonKey], reg.Address)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = remote.Image(ref, remote.WithAuth(auth))
+	g.Expect(err).NotTo(HaveOccurred(), "the pull secret's credentials do not pull the kit")
 }
