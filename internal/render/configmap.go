@@ -50,7 +50,7 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	files = append(in.oneShot(files), file{key: PropertiesKey, data: []byte(in.properties())})
+	files = append(in.oneShot(decodeKameletURIs(files)), file{key: PropertiesKey, data: []byte(in.properties())})
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: in.objectMeta(ConfigMapName(in.Integration.Name)),
@@ -286,5 +286,18 @@ func IgnoredConfigurations(it *camelv1.Integration) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// decodeKameletURIs decodes the options of the kamelet: URIs of the routes' files, as
+// decodeKameletOptions says.
+func decodeKameletURIs(files []file) []file {
+	out := slices.Clone(files)
+	for i, f := range out {
+		if f.binary || f.ref != "" {
+			continue
+		}
+		out[i].data = []byte(decodeKameletOptions(string(f.data), strings.HasSuffix(f.path, ".xml")))
+	}
 	return out
 }
