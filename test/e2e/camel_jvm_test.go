@@ -252,11 +252,11 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "ticker"})
 	g.Eventually(integrationLog(cli, "ticker"), timeout, poll).Should(ContainSubstring("Hello from a Pipe"))
 
-	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit")
+	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit; a percent-encoded option reaches the Kamelet decoded")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "kamelets"})
-	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(ContainSubstring("Hello from a Kamelet"))
+	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(ContainSubstring("Hello from a Kamelet, decoded"))
 
 	t.Log("a canary to an operator whose runtime cannot start fails its first wave on readiness, rolls it back, and moves no more")
 	running := map[string]types.UID{}
