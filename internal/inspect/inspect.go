@@ -17,6 +17,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -204,6 +205,11 @@ func (in *inspection) consumer(u string, parameters map[string]any) {
 	if len(parameters) > 0 {
 		c.Parameters = map[string]string{}
 		for k, v := range parameters {
+			if f, ok := v.(float64); ok {
+				// A YAML number: 3600000, not 3.6e+06.
+				c.Parameters[k] = strconv.FormatFloat(f, 'f', -1, 64)
+				continue
+			}
 			c.Parameters[k] = fmt.Sprint(v)
 		}
 	}

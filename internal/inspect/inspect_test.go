@@ -307,3 +307,18 @@ func TestRoutesServeHTTPWhenTheyConsumeFromTheRuntimesServer(t *testing.T) {
 		})
 	}
 }
+
+func TestTheConsumersAreFoundWithTheirYAMLParameters(t *testing.T) {
+	got, err := Source(catalog.Camel(), camelv1.LanguageYAML, []byte(
+		"- from:\n    uri: timer:hourly\n    parameters:\n      period: 3600000\n      fixedRate: true\n    steps:\n      - to: log:x\n"+
+			"- from:\n    uri: direct:in\n    steps:\n      - to: log:y\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Consumers) != 2 || got.Consumers[0].URI != "timer:hourly" || got.Consumers[1].URI != "direct:in" {
+		t.Fatalf("consumers %+v", got.Consumers)
+	}
+	if p := got.Consumers[0].Parameters; p["period"] != "3600000" || p["fixedRate"] != "true" {
+		t.Errorf("parameters %v, want period 3600000 written as an integer", p)
+	}
+}
