@@ -33,11 +33,11 @@ func TestTheOLMBundlePassesOperatorFrameworkValidation(t *testing.T) {
 			t.Errorf("%s: %s", r.Name, e)
 		}
 		for _, w := range r.Warnings {
-			// RBAC rules name no API version: granting events and PodDisruptionBudgets reads,
-			// to this validator, as using their versions that 1.25 removed. The operator uses the
-			// versions that remain: v1 Events and policy/v1 PodDisruptionBudgets.
+			// RBAC rules name no API version: granting events, PodDisruptionBudgets and CronJobs
+			// reads, to this validator, as using their versions that 1.25 removed. The operator uses
+			// the versions that remain: v1 Events, policy/v1 PodDisruptionBudgets and batch/v1 CronJobs.
 			// The validator lists the resources from a map, in any order.
-			if strings.Contains(w.Error(), "deprecated and removed in v1.25") && onlyResources(w.Error(), "events", "poddisruptionbudgets") {
+			if strings.Contains(w.Error(), "deprecated and removed in v1.25") && onlyResources(w.Error(), "events", "poddisruptionbudgets", "cronjobs") {
 				continue
 			}
 			t.Errorf("%s: warning: %s", r.Name, w)
