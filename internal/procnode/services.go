@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // ServiceCIDR is the range of the local cluster's Service addresses: loopback addresses, which
@@ -170,7 +171,7 @@ func (p *serviceProxy) endpoint(namespace, service, portName string) (string, bo
 	}
 	var ready []string
 	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil || pod.Status.PodIP == "" || !isReady(pod) {
+		if pod.DeletionTimestamp != nil || pod.Status.PodIP == "" || !podutils.IsPodReady(pod) {
 			continue
 		}
 		if port := targetPort(pod, target, svc.Spec.Ports[i].Port); port != 0 {
@@ -200,15 +201,6 @@ func targetPort(pod *corev1.Pod, target intstr.IntOrString, port int32) int32 {
 		return target.IntVal
 	}
 	return port
-}
-
-func isReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func (p *serviceProxy) closeAll() {
