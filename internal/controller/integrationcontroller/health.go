@@ -88,10 +88,12 @@ func runtimeNotReady(ctx context.Context, read HealthReader, pods []corev1.Pod, 
 			continue
 		}
 		var h runtimeHealth
-		if json.Unmarshal(body, &h) != nil || len(h.down()) == 0 {
+		if json.Unmarshal(body, &h) != nil {
 			continue
 		}
-		unready = append(unready, fmt.Sprintf("pod %s: %s", p.Name, strings.Join(h.down(), ", ")))
+		if down := h.down(); len(down) > 0 {
+			unready = append(unready, fmt.Sprintf("pod %s: %s", p.Name, strings.Join(down, ", ")))
+		}
 	}
 	if len(unready) == 0 {
 		return nil
