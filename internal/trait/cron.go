@@ -157,16 +157,17 @@ var passiveConsumers = []string{"direct", "seda"}
 func consumersSchedule(consumers []Consumer) (schedule string, overrides []string, ok bool) {
 	for _, c := range consumers {
 		var s string
+		opts := c.options()
 		switch c.scheme() {
 		case "timer":
-			s = timerSchedule(c.options())
+			s = timerSchedule(opts)
 		case "quartz":
-			if c.inline("cron") && !slices.ContainsFunc([]string{"fireNow", "customCalendar", "startDelayedSeconds"}, c.options().Has) {
-				s = cronSchedule(c.options().Get("cron"))
+			if c.inline("cron") && !slices.ContainsFunc([]string{"fireNow", "customCalendar", "startDelayedSeconds"}, opts.Has) {
+				s = cronSchedule(opts.Get("cron"))
 			}
 		case "cron":
 			if c.inline("schedule") {
-				s = cronSchedule(c.options().Get("schedule"))
+				s = cronSchedule(opts.Get("schedule"))
 			}
 		default:
 			if slices.Contains(passiveConsumers, c.scheme()) {
