@@ -12,6 +12,8 @@ type BuildSpec struct {
 	Tasks []RawObject `json:"tasks,omitempty"`
 	// Timeout bounds the build's duration.
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// CamelKBuildSpec holds what only Camel K's operator writes.
+	CamelKBuildSpec `json:",inline"`
 }
 
 // BuildPhase is a label for where a build is, computed from observed facts.
@@ -48,6 +50,8 @@ type BuildStatus struct {
 	Duration string `json:"duration,omitempty"`
 	// Failure records the last failure and the retries.
 	Failure *Failure `json:"failure,omitempty"`
+	// CamelKBuildStatus holds what only Camel K's operator writes.
+	CamelKBuildStatus `json:",inline"`
 }
 
 // Build is one build of a kit image.

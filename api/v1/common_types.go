@@ -99,9 +99,9 @@ type Failure struct {
 // FailureRecovery tracks retries after a failure.
 type FailureRecovery struct {
 	// Attempt is the number of attempts so far.
-	Attempt int32 `json:"attempt,omitempty"`
+	Attempt int `json:"attempt,omitempty"`
 	// AttemptMax is the number of attempts allowed.
-	AttemptMax int32 `json:"attemptMax,omitempty"`
+	AttemptMax int `json:"attemptMax,omitempty"`
 	// AttemptTime is when the last attempt started.
 	AttemptTime metav1.Time `json:"attemptTime,omitzero"`
 }

@@ -52,6 +52,8 @@ const (
 )
 
 // KitReference names an IntegrationKit.
+// Other keys of a reference, which Camel K's operator writes (kind, uid...), are kept.
+// +kubebuilder:pruning:PreserveUnknownFields
 type KitReference struct {
 	// Namespace of the kit; empty means the integration's namespace.
 	Namespace string `json:"namespace,omitempty"`
@@ -95,6 +97,8 @@ type IntegrationStatus struct {
 	Ownership Ownership `json:"ownership,omitzero"`
 	// InitializationTimestamp is when the integration was last initialised.
 	InitializationTimestamp *metav1.Time `json:"lastInitTimestamp,omitempty"`
+	// CamelKIntegrationStatus holds what only Camel K's operator writes.
+	CamelKIntegrationStatus `json:",inline"`
 }
 
 // Integration runs Camel routes: sources or flows plus traits become a Deployment.

@@ -22,6 +22,8 @@ type IntegrationKitSpec struct {
 	Repositories []string `json:"repositories,omitempty"`
 	// Sources are sources added at build time.
 	Sources []SourceSpec `json:"sources,omitempty"`
+	// Capabilities are Camel K's capabilities of the kit; Caravan does not read them.
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // IntegrationKitPhase is a label for where a kit is, computed from observed facts.
@@ -51,6 +53,8 @@ type IntegrationKitStatus struct {
 	Artifacts []Artifact `json:"artifacts,omitempty"`
 	// Failure records the last build failure.
 	Failure *Failure `json:"failure,omitempty"`
+	// CamelKKitStatus holds what only Camel K's operator writes.
+	CamelKKitStatus `json:",inline"`
 }
 
 // IntegrationKit is the image an integration runs on: built by the operator, or external.

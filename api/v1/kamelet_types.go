@@ -20,6 +20,9 @@ type KameletSpec struct {
 	DataTypes map[string]RawObject `json:"dataTypes,omitempty"`
 	// Dependencies are the Camel or Maven dependencies the Kamelet needs.
 	Dependencies []string `json:"dependencies,omitempty"`
+	// Versions are other versions of the Kamelet, by name, kept as written; Caravan runs the
+	// Kamelet's main definition.
+	Versions map[string]RawObject `json:"versions,omitempty"`
 }
 
 // KameletPhase is a label for where a Kamelet is, computed from observed facts.

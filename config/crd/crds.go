@@ -18,6 +18,7 @@ import (
 	"sort"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -52,8 +53,49 @@ func CustomResourceDefinitions() ([]*apiextensionsv1.CustomResourceDefinition, e
 			d.Labels = map[string]string{}
 		}
 		d.Labels[PartOfLabel] = PartOf
+		acceptCamelKConditions(d)
 		crds = append(crds, d)
 	}
 	sort.Slice(crds, func(i, j int) bool { return crds[i].Name < crds[j].Name })
 	return crds, nil
+}
+
+// acceptCamelKConditions widens the schema of status.conditions to what Camel K's operator writes
+// too: only type and status are required, reason and message may be absent or free, and Camel K's
+// lastUpdateTime, firstTruthyTime and pods are kept. Caravan's own conditions are
+// metav1.Conditions, checked by the code that sets them; the generated schema of that Go type
+// (controller-gen's, in bases/) would refuse a status Camel K's operator writes.
+func acceptCamelKConditions(d *apiextensionsv1.CustomResourceDefinition) {
+	for i := range d.Spec.Versions {
+		v := &d.Spec.Versions[i]
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		status, ok := v.Schema.OpenAPIV3Schema.Properties["status"]
+		if !ok {
+			continue
+		}
+		conditions, ok := status.Properties["conditions"]
+		if !ok || conditions.Items == nil || conditions.Items.Schema == nil {
+			continue
+		}
+		item := conditions.Items.Schema
+		item.Required = []string{"type", "status"}
+		for name, p := range item.Properties {
+			p.Pattern, p.MaxLength, p.MinLength, p.Enum = "", nil, nil, nil
+			item.Properties[name] = p
+		}
+		timestamp := apiextensionsv1.JSONSchemaProps{Type: "string", Format: "date-time"}
+		timestamp.Description = "Camel K's operator writes it; Caravan's does not."
+		item.Properties["lastUpdateTime"] = timestamp
+		item.Properties["firstTruthyTime"] = timestamp
+		item.Properties["pods"] = apiextensionsv1.JSONSchemaProps{
+			Type:        "array",
+			Description: "The pods' conditions, as Camel K's operator writes them; Caravan's does not.",
+			Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+				Type: "object", XPreserveUnknownFields: ptr.To(true)}},
+		}
+		status.Properties["conditions"] = conditions
+		v.Schema.OpenAPIV3Schema.Properties["status"] = status
+	}
 }

@@ -47,11 +47,6 @@ func FleetInstaller(c client.Client, out io.Writer) *Installer {
 // same namespace unless force (a reinstall or upgrade). It also refuses a
 // second default operator, and watched namespaces that do not exist.
 func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
-	if !force {
-		if err := i.checkCRDs(ctx); err != nil {
-			return err
-		}
-	}
 	iop, err := i.readRegistration(ctx, c.ID)
 	if err != nil {
 		return err
@@ -112,36 +107,52 @@ func declaredError(iop *camelv1alpha1.IntegrationOperator) error {
 		iop.Name, iop.Spec.Namespace, iop.Name)
 }
 
-// checkCRDs refuses to replace a CRD of Caravan's names that is not
-// Caravan's (Camel K's, whose operator relies on its schema).
-func (i *Installer) checkCRDs(ctx context.Context) error {
-	crds, err := crd.CustomResourceDefinitions()
-	if err != nil {
-		return err
+// applyCRD applies d, one of Caravan's CRDs. Over a CRD of the same name that another installer
+// wrote (Camel K's), it says so: server-side apply keeps what that installer set and Caravan's
+// schema does not (a version, say), and Caravan's schema accepts every field that Camel K 2.x's
+// operator writes, so that operator keeps working beside Caravan's.
+func (i *Installer) applyCRD(ctx context.Context, d *apiextensionsv1.CustomResourceDefinition) (bool, error) {
+	existing := &apiextensionsv1.CustomResourceDefinition{}
+	err := i.Client.Get(ctx, client.ObjectKey{Name: d.Name}, existing)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", d.Name, err)
 	}
-	for _, d := range crds {
-		existing := &apiextensionsv1.CustomResourceDefinition{}
-		err := i.Client.Get(ctx, client.ObjectKey{Name: d.Name}, existing)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("reading CustomResourceDefinition %s: %w", d.Name, err)
-		}
-		if existing.Labels[crd.PartOfLabel] == crd.PartOf {
-			continue
-		}
-		var managers []string
-		for _, m := range existing.ManagedFields {
-			if m.Subresource == "" && !slices.Contains(managers, m.Manager) {
-				managers = append(managers, m.Manager)
-			}
-		}
-		return fmt.Errorf("CustomResourceDefinition %s exists and is not Caravan's (written by %s): installing would replace its schema, "+
-			"which another operator (Camel K's?) relies on; install Caravan where no other installer owns these CRDs, or pass --force to take them over",
-			d.Name, strings.Join(managers, ", "))
+	isNew, err := i.applyOne(ctx, d)
+	if err != nil || isNew || existing.Labels[crd.PartOfLabel] == crd.PartOf {
+		return isNew, err
 	}
-	return nil
+	fmt.Fprintf(i.Out, "CustomResourceDefinition %s was %s: Caravan's schema now serves it%s; it accepts every field Camel K 2.x's operator writes, which keeps working\n",
+		d.Name, foreignInstaller(existing), keptVersions(existing, d))
+	return false, nil
+}
+
+// foreignInstaller says whose CRD d is: Camel K's (labelled app=camel-k), or its writers'.
+func foreignInstaller(d *apiextensionsv1.CustomResourceDefinition) string {
+	var managers []string
+	for _, m := range d.ManagedFields {
+		if m.Subresource == "" && m.Manager != FieldManager && !slices.Contains(managers, m.Manager) {
+			managers = append(managers, m.Manager)
+		}
+	}
+	who := "written by " + strings.Join(managers, ", ")
+	if d.Labels["app"] == "camel-k" {
+		return "Camel K's (" + who + ")"
+	}
+	return who
+}
+
+// keptVersions names the versions that existing serves and ours does not, which the apply kept.
+func keptVersions(existing, ours *apiextensionsv1.CustomResourceDefinition) string {
+	var kept []string
+	for _, v := range existing.Spec.Versions {
+		if !slices.ContainsFunc(ours.Spec.Versions, func(o apiextensionsv1.CustomResourceDefinitionVersion) bool { return o.Name == v.Name }) {
+			kept = append(kept, v.Name)
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	return " (its versions " + strings.Join(kept, ", ") + " are kept as they were)"
 }
 
 // readRegistration reads operator id's IntegrationOperator; nil when the id
@@ -242,6 +253,8 @@ func (i *Installer) Install(ctx context.Context, namespace string, objs []client
 			isNew, err = i.claim(ctx, namespace, o)
 		case *camelv1.IntegrationPlatform, *corev1.PersistentVolumeClaim:
 			isNew, err = i.createIfAbsent(ctx, o)
+		case *apiextensionsv1.CustomResourceDefinition:
+			isNew, err = i.applyCRD(ctx, o)
 		default:
 			isNew, err = i.applyOne(ctx, obj)
 		}

@@ -231,12 +231,13 @@ func teamRoles() []client.Object {
 			ObjectMeta: metav1.ObjectMeta{Name: ViewRole, Labels: aggregate("view", "edit", "admin")},
 			Rules: []rbacv1.PolicyRule{{APIGroups: group, Verbs: read, Resources: []string{
 				"integrations", "integrations/status", "pipes", "pipes/status", "kameletbindings", "kameletbindings/status",
-				"kamelets", "kamelets/status", "integrationkits", "integrationkits/status", "builds", "builds/status"}}}},
+				"kamelets", "kamelets/status", "integrationkits", "integrationkits/status", "builds", "builds/status",
+				"integrationprofiles", "integrationprofiles/status", "camelcatalogs", "camelcatalogs/status"}}}},
 		&rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 			ObjectMeta: metav1.ObjectMeta{Name: EditRole, Labels: aggregate("edit", "admin")},
 			Rules: []rbacv1.PolicyRule{{APIGroups: group, Verbs: []string{"create", "update", "patch", "delete", "deletecollection"},
 				Resources: []string{"integrations", "integrations/scale", "pipes", "pipes/scale", "kameletbindings", "kameletbindings/scale",
-					"kamelets", "integrationkits"}}}},
+					"kamelets", "integrationkits", "integrationprofiles"}}}},
 	}
 }
 

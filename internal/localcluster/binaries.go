@@ -3,7 +3,6 @@ package localcluster
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -77,6 +76,8 @@ type component struct {
 	// after runs in the source directory once the build succeeded, with the
 	// output directory as argument.
 	after func(ctx context.Context, srcDir, outDir string) error
+	// note says, in the build's first line, what the build is for.
+	note string
 }
 
 // recipeFile records, in a component's cache directory, how it was built;
@@ -272,8 +273,12 @@ func (c component) build(ctx context.Context, cacheDir string, out io.Writer) er
 	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", tmpDir, err)
 	}
-	fmt.Fprintf(out, "building %s %s (%s) into %s; a cold build takes several minutes\n",
-		c.name, c.version, strings.Join(c.outputs, ", "), c.dir(cacheDir))
+	note := "a cold build takes several minutes"
+	if c.note != "" {
+		note = c.note + "; " + note
+	}
+	fmt.Fprintf(out, "building %s %s (%s) into %s; %s\n",
+		c.name, c.version, strings.Join(c.outputs, ", "), c.dir(cacheDir), note)
 	args := []string{"build", "-v", "-o", tmpDir + string(filepath.Separator)}
 	if len(c.ldflags) > 0 {
 		args = append(args, "-ldflags", strings.Join(c.ldflags, " "))
@@ -324,17 +329,27 @@ func writeToolSource(name, dir string) error {
 	return nil
 }
 
-func writeKwokStages(ctx context.Context, srcDir, outDir string) error {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok")
+// moduleDir returns where the go command keeps module's source, as the
+// tools module in srcDir requires it.
+func moduleDir(ctx context.Context, srcDir, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", module)
 	cmd.Dir = srcDir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	dirOut, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("locating the kwok module: %w", err)
+		return "", fmt.Errorf("locating the module %s: %w", module, err)
 	}
-	moduleDir := strings.TrimSpace(string(dirOut))
-	if moduleDir == "" {
-		return errors.New("locating the kwok module: empty directory")
+	dir := strings.TrimSpace(string(dirOut))
+	if dir == "" {
+		return "", fmt.Errorf("locating the module %s: empty directory", module)
+	}
+	return dir, nil
+}
+
+func writeKwokStages(ctx context.Context, srcDir, outDir string) error {
+	moduleDir, err := moduleDir(ctx, srcDir, "sigs.k8s.io/kwok")
+	if err != nil {
+		return err
 	}
 	var docs []string
 	for _, stage := range kwokStages {

@@ -44,7 +44,7 @@ func TestTheOLMBundlePassesOperatorFrameworkValidation(t *testing.T) {
 		}
 	}
 	g.Expect(checked).To(BeNumerically(">", 0))
-	g.Expect(bundle.V1CRDs).To(HaveLen(8))
+	g.Expect(bundle.V1CRDs).To(HaveLen(10))
 }
 
 func TestTheOLMBundleRunsWhatInstallRuns(t *testing.T) {

@@ -49,7 +49,7 @@ func fromJob(b *camelv1.Build, st build.Status, now time.Time) {
 			reason = ReasonDependencyUnresolved
 		}
 		fail(b, reason, st.Err.Error(), FinalFailure(st), now)
-		b.Status.Failure.Recovery.Attempt = st.Attempt
+		b.Status.Failure.Recovery.Attempt = int(st.Attempt)
 		b.Status.Failure.Recovery.AttemptTime = metav1.Time{Time: st.Finished}
 	}
 }
@@ -88,13 +88,13 @@ func attempts(b *camelv1.Build) int32 {
 	if b.Status.Failure == nil {
 		return 0
 	}
-	return b.Status.Failure.Recovery.Attempt
+	return int32(b.Status.Failure.Recovery.Attempt)
 }
 
 // attemptOf is the attempt whose outcome the status records.
 func attemptOf(b *camelv1.Build) int32 {
 	if b.Status.Failure != nil && b.Status.Phase != camelv1.BuildPhaseSucceeded {
-		return b.Status.Failure.Recovery.Attempt
+		return int32(b.Status.Failure.Recovery.Attempt)
 	}
 	return attempts(b) + 1
 }

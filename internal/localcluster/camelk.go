@@ -1,0 +1,87 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// CamelKVersion is the release of Camel K whose operator the tests run beside
+// Caravan's: its kamel binary is built from the Go module proxy.
+const CamelKVersion = "v2.10.1"
+
+// CamelK is Camel K's release as the cache holds it.
+type CamelK struct {
+	// Kamel is Camel K's CLI, which also runs its operator (kamel operator).
+	Kamel string
+	// CRDs is the directory of Camel K's CustomResourceDefinitions, one
+	// file per kind.
+	CRDs string
+	// Catalog is the CamelCatalog that Camel K's operator reads for its
+	// default runtime.
+	Catalog string
+}
+
+// camelKModule is Camel K's Go module.
+const camelKModule = "github.com/apache/camel-k/v2"
+
+// camelKCatalog is the CamelCatalog of Camel K's default runtime, in its module.
+const camelKCatalog = "pkg/resources/resources/camel-catalog-3.15.3.yaml"
+
+func camelKComponent() component {
+	return component{
+		name:     "camel-k",
+		version:  CamelKVersion,
+		packages: []string{camelKModule + "/cmd/kamel"},
+		outputs:  []string{"kamel", "crds", "camel-catalog.yaml"},
+		after:    copyCamelKResources,
+		note:     "Camel K's operator, for the tests that run it beside Caravan's",
+	}
+}
+
+// EnsureCamelK builds Camel K's kamel into the cache when it lacks it and
+// returns where the release's files are.
+func EnsureCamelK(ctx context.Context, cacheDir string, out io.Writer) (CamelK, error) {
+	c := camelKComponent()
+	if err := ensure(ctx, cacheDir, out, []component{c}); err != nil {
+		return CamelK{}, err
+	}
+	dir := c.dir(cacheDir)
+	return CamelK{
+		Kamel:   filepath.Join(dir, "kamel"),
+		CRDs:    filepath.Join(dir, "crds"),
+		Catalog: filepath.Join(dir, "camel-catalog.yaml"),
+	}, nil
+}
+
+// copyCamelKResources copies Camel K's CRDs and its CamelCatalog from its
+// module into outDir.
+func copyCamelKResources(ctx context.Context, srcDir, outDir string) error {
+	module, err := moduleDir(ctx, srcDir, camelKModule)
+	if err != nil {
+		return err
+	}
+	crds, err := filepath.Glob(filepath.Join(module, "pkg/resources/config/crd/bases/*.yaml"))
+	if err != nil || len(crds) == 0 {
+		return fmt.Errorf("finding Camel K's CRDs in %s: none found", module)
+	}
+	if err := os.MkdirAll(filepath.Join(outDir, "crds"), 0o755); err != nil {
+		return err
+	}
+	for _, f := range crds {
+		if err := copyFile(f, filepath.Join(outDir, "crds", filepath.Base(f))); err != nil {
+			return err
+		}
+	}
+	return copyFile(filepath.Join(module, camelKCatalog), filepath.Join(outDir, "camel-catalog.yaml"))
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", from, err)
+	}
+	return os.WriteFile(to, data, 0o644)
+}
