@@ -74,6 +74,22 @@ type Ownership struct {
 	// over; one labelled with any other operator's id was taken from
 	// Owner, and Owner restores it.
 	Previous string `json:"previous,omitempty"`
+	// Kept is set while Owner runs the workload that an operator other than Caravan's made, as
+	// that operator made it: Owner took it over without changing its pods, and renders its own
+	// once the integration's spec changes.
+	Kept *KeptWorkload `json:"kept,omitempty"`
+}
+
+// KeptWorkload is a Deployment an operator other than Caravan's made, which the owner runs as it is.
+type KeptWorkload struct {
+	// From is the id of the operator that made it (its operator.id annotation); empty when it names none.
+	From string `json:"from,omitempty"`
+	// Generation is the integration's generation when the owner took it over.
+	Generation int64 `json:"generation"`
+	// Image is the image its pods run.
+	Image string `json:"image,omitempty"`
+	// Since is when the owner took it over.
+	Since metav1.Time `json:"since"`
 }
 
 // IntegrationStatus is what the operator observed about an Integration.

@@ -28,11 +28,13 @@ import (
 //     hands the label over to the id the annotation names;
 //   - adoption: a resource that names no operator is stamped with the
 //     adopter's id, and a label catches up with an assignment to it;
-//   - takeover of a child: after a move, the new owner relabels a child
-//     that a Caravan resource controls, keeping its owner references:
-//     the previous owner's Deployment, ConfigMaps and Services, and the
-//     Integration of a moved Pipe. (It deletes only what is labelled
-//     with its own id, so it takes a child over before deleting it.)
+//   - takeover of a child: after a move, the new owner labels with its id
+//     a child that a Caravan resource controls, keeping its owner
+//     references: the previous owner's Deployment, ConfigMaps and
+//     Services, and the Integration of a moved Pipe; also those that an
+//     operator other than Caravan's (Camel K's) made, which name no
+//     operator. (It deletes only what is labelled with its own id, so it
+//     takes a child over before deleting it.)
 //     Where no label policy relabels in the same request, it assigns
 //     the Integration of a moved Pipe to itself and leaves the label to
 //     the previous owner's release.
@@ -114,10 +116,11 @@ const (
 		// Adoption of a resource that names no operator.
 		` || (request.resource.group == 'camel.apache.org' && variables.oldID == '' && variables.oldAssigned == ''` +
 		` && variables.newID == variables.id)` +
-		// Takeover of a child after a move: its label, or, where no label policy mirrors it
-		// in the same request, its assignment alone (the previous owner hands the label over).
-		` || (variables.oldID != '' && variables.refsKept && (variables.newID == variables.id` +
-		` || (variables.newAssigned == variables.id && variables.newID == variables.oldID)))` +
+		// Takeover of a child after a move: its label (also a child that an operator other
+		// than Caravan's made, which names none), or, where no label policy mirrors it in the
+		// same request, its assignment alone (the previous owner hands the label over).
+		` || (variables.refsKept && (variables.newID == variables.id` +
+		` || (variables.oldID != '' && variables.newAssigned == variables.id && variables.newID == variables.oldID)))` +
 		// The release, recorded by the owner its status still names.
 		` || (` + release + `)` +
 		// The orphan mark (only the default operator's: OrphanMarkPolicy).

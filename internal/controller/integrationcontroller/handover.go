@@ -70,19 +70,40 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 		r.Metrics.Released()
 		ctrl.LoggerFrom(ctx).Info("Released integration", "to", ownership.AssignedID(it.Annotations), "epoch", o.Epoch)
 	}
+	if err := r.handKeptBack(ctx, it); err != nil {
+		return err
+	}
 	if it.Labels[camelv1.OperatorIDLabel] != r.OperatorID {
 		return nil
 	}
 	return controller.HandLabelOver(ctx, r.Client, it)
 }
 
+// handKeptBack labels a kept Deployment (see reconcileKept) with the id of the operator that made
+// it, when the integration goes back to that operator: this operator lets go of it as it found it.
+func (r *Reconciler) handKeptBack(ctx context.Context, it *camelv1.Integration) error {
+	kept := it.Status.Ownership.Kept
+	to := ownership.AssignedID(it.Annotations)
+	if kept == nil || kept.From == "" || kept.From != to {
+		return nil
+	}
+	d, err := foreignDeployment(ctx, r.APIReader, it)
+	if err != nil || d == nil || d.Labels[camelv1.OperatorIDLabel] != r.OperatorID || d.Annotations[camelv1.OperatorIDAnnotation] != to {
+		return err
+	}
+	if err := controller.PatchLabel(ctx, r.Client, d, to); err != nil {
+		return fmt.Errorf("handing Deployment %s back to operator %s: %w", d.Name, to, err)
+	}
+	return nil
+}
+
 // reconcileOwnership adopts the integration, or waits for its previous owner's release without
-// writing anything. It adopts at once when the integration had no owner or its owner released it,
-// is gone or does not serve the namespace. Adoption grows the epoch and, after another owner,
+// writing anything. It adopts at once when the integration had no owner or its owner released it
+// (this operator too, when the integration comes back), is gone or does not serve the namespace. Adoption grows the epoch and, after another owner,
 // re-initialises the integration.
 func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcile.Result, error) {
 	o := &s.it.Status.Ownership
-	if o.Owner == r.OperatorID {
+	if o.Owner == r.OperatorID && o.ReleasedAt == nil {
 		return reconcile.Result{}, nil
 	}
 	if o.Owner != "" && o.ReleasedAt == nil {
@@ -95,6 +116,9 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 			return reconcile.Result{RequeueAfter: handoverRetry}, nil
 		}
 	}
+	if err := r.keepForeignDeployment(ctx, s); err != nil {
+		return reconcile.Result{}, err
+	}
 	if o.Owner != "" {
 		// A move re-initialises: the kit chosen by the previous owner is
 		// dropped, this operator reuses or builds one of its own.
@@ -102,6 +126,9 @@ func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcil
 		s.it.Status.InitializationTimestamp = &metav1.Time{Time: r.Clock.Now()}
 	}
 	o.Previous = o.Owner
+	if o.Previous == "" && o.Kept != nil {
+		o.Previous = o.Kept.From
+	}
 	o.Owner = r.OperatorID
 	o.Epoch++
 	o.ReleasedAt = nil

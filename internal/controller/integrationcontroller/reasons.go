@@ -27,6 +27,8 @@ const (
 	ReasonUnknownTraits    controller.Reason = "UnknownTraits"
 	// A child another operator took, restored (a Warning Event).
 	ReasonChildTakenBack = "ChildTakenBack"
+	// ReasonRetrying: a step fails (an apply the API server refuses, say) and is retried.
+	ReasonRetrying controller.Reason = "Retrying"
 	// The Deployment's rollout.
 	ReasonDeploying          controller.Reason = "Deploying"
 	ReasonDeploymentReady    controller.Reason = "DeploymentReady"

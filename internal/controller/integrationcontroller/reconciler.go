@@ -6,8 +6,10 @@ package integrationcontroller
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,6 +18,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -63,6 +66,8 @@ type Reconciler struct {
 
 	// firstReady holds the UIDs whose first readiness was observed.
 	firstReady sync.Map
+	// failures holds, by integration, since when its steps end in an error (trackFailure).
+	failures sync.Map
 	// holds are the integrations that wait for their previous owner.
 	holds holds
 	// warned are the warnings given, per integration, at its generation.
@@ -120,6 +125,12 @@ type scope struct {
 	// hold is set by reconcileOwnership while the previous owner has not
 	// released the integration: this reconcile writes nothing.
 	hold bool
+	// failing is the error the steps ended with, and since when they fail (set after them).
+	failing      error
+	failingSince time.Time
+	// replaceKept: the Deployment another operator made, kept until now, is to be replaced with
+	// this operator's (set by reconcileKept).
+	replaceKept bool
 }
 
 // kitNamed passes the status write that names the integration's kit. The
@@ -272,6 +283,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	s := &scope{it: it}
 	defer func() {
 		r.trackHold(req.NamespacedName, it, s.hold)
+		s.failing, s.failingSince = r.trackFailure(req.NamespacedName, retErr)
 		if err := r.patchStatus(ctx, before, s); err != nil {
 			// The status must land: a failed write is retried, even
 			// when the steps ended in a terminal error.
@@ -281,6 +293,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	steps := []controller.Step[*scope]{
 		r.reconcileOwnership,
 		r.reconcileUndeploy,
+		r.reconcileKept,
 		r.reconcilePlatform,
 		r.reconcileTraits,
 		r.reconcileDigest,
@@ -314,4 +327,16 @@ func (r *Reconciler) patchStatus(ctx context.Context, before *camelv1.Integratio
 		r.recordTransition(before, s.it)
 	}
 	return err
+}
+
+// trackFailure records whether the steps of integration key ended in err, an error to retry, and
+// returns it with since when they fail. A lost optimistic-lock race and bad input do not count:
+// the first is retried at once, the second is the Stalled condition's.
+func (r *Reconciler) trackFailure(key types.NamespacedName, err error) (error, time.Time) {
+	if err == nil || apierrors.IsConflict(err) || errors.Is(err, reconcile.TerminalError(nil)) {
+		r.failures.Delete(key)
+		return nil, time.Time{}
+	}
+	since, _ := r.failures.LoadOrStore(key, r.Clock.Now())
+	return err, since.(time.Time)
 }

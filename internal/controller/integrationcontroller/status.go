@@ -71,8 +71,10 @@ func readiness(s *scope) (ready metav1.Condition, progress controller.Progress) 
 		return controller.Cond(metav1.ConditionFalse, ReasonBuildComplete, buildComplete(s.it.Name)), controller.Current
 	case s.cronJob != nil:
 		return cronJobReadiness(s.cronJob)
+	case s.deployment == nil && s.failing != nil:
+		ready = controller.Cond(metav1.ConditionFalse, ReasonRetrying,
+			fmt.Sprintf("%v; retrying since %s", s.failing, s.failingSince.UTC().Format(time.RFC3339)))
 	case s.deployment == nil:
-		// The steps ended before the Deployment (a transient error).
 		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploying, "the Deployment is being applied")
 	default:
 		ok, msg := deploymentReady(s.deployment)

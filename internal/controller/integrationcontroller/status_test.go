@@ -1,7 +1,9 @@
 package integrationcontroller
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -55,6 +57,16 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 		ready := meta.FindStatusCondition(st.Conditions, camelv1.ConditionReady)
 		g.Expect(ready.Reason).To(Equal("Deploying"))
 		g.Expect(ready.Message).NotTo(ContainSubstring("rolling out"))
+	})
+	t.Run("a reconcile that failed before the Deployment says what failed and since when", func(t *testing.T) {
+		g := NewWithT(t)
+		since := time.Date(2026, 12, 6, 10, 31, 2, 0, time.UTC)
+		refused := errors.New(`applying *v1.Deployment it: denied request: the identity of operator b may change Deployment it only while it is labelled b`)
+		st := statusOf(&scope{it: newIntegration(), failing: refused, failingSince: since})
+		ready := meta.FindStatusCondition(st.Conditions, camelv1.ConditionReady)
+		g.Expect(ready.Reason).To(Equal("Retrying"))
+		g.Expect(ready.Message).To(Equal(refused.Error() + "; retrying since 2026-12-06T10:31:02Z"))
+		g.Expect(st.Phase).To(Equal(camelv1.IntegrationPhaseDeploying))
 	})
 	t.Run("a Deployment with all its pods ready makes the integration Running and counts them", func(t *testing.T) {
 		g := NewWithT(t)

@@ -315,7 +315,12 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		return reconcile.Result{}, nil
 	}
 	observed := &appsv1.Deployment{}
-	if err := r.applyIfChanged(ctx, s, want, observed); err != nil {
+	if s.replaceKept {
+		err = r.replaceDeployment(ctx, want, observed)
+	} else {
+		err = r.applyIfChanged(ctx, s, want, observed)
+	}
+	if err != nil {
 		return reconcile.Result{}, s.failOnNameTaken(err)
 	}
 	s.deployment = observed

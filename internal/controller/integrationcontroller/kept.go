@@ -1,0 +1,129 @@
+package integrationcontroller
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/render"
+)
+
+// An integration that an operator other than Caravan's ran (Camel K's) moves to a Caravan operator
+// by its annotation alone: that operator speaks no handover protocol, and stops acting on the
+// integration as soon as the annotation no longer names it. The new owner keeps the Deployment
+// that operator made, pods and all, as that operator made it (docs/architecture.md, Handover),
+// until the integration's spec changes; then it replaces it with its own, in a rolling update.
+
+// foreignDeployment returns the integration's Deployment, as reader has it, when an operator
+// other than Caravan's made it: the integration controls it, and it carries no applied hash, which
+// every Deployment Caravan renders carries. It returns nil otherwise.
+func foreignDeployment(ctx context.Context, reader client.Reader, it *camelv1.Integration) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(it), d)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !metav1.IsControlledBy(d, it) || d.Labels[render.AppliedHashLabel] != "" {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// keepForeignDeployment records, on the adoption of an integration that ran, that this operator
+// runs the Deployment another operator made as it is. What that operator wrote in the status stays
+// while it is kept (its digest, its kit, its conditions): moved back, that operator finds the
+// integration as it left it, and changes no pod either.
+func (r *Reconciler) keepForeignDeployment(ctx context.Context, s *scope) error {
+	if s.it.Status.Phase == "" {
+		return nil // it never ran: there is nothing to keep
+	}
+	d, err := foreignDeployment(ctx, r.APIReader, s.it)
+	if err != nil || d == nil {
+		return err
+	}
+	kept := &camelv1.KeptWorkload{
+		From:       d.Annotations[camelv1.OperatorIDAnnotation],
+		Generation: s.it.Generation,
+		Image:      podImage(d),
+		Since:      metav1.Time{Time: r.Clock.Now()},
+	}
+	s.it.Status.Ownership.Kept = kept
+	ctrl.LoggerFrom(ctx).Info("Keeping the Deployment another operator made", "from", kept.From, "image", kept.Image)
+	return nil
+}
+
+// dropForeignStatus clears what the operator that made a kept Deployment wrote in the status:
+// this operator's steps write their own from now on.
+func dropForeignStatus(st *camelv1.IntegrationStatus) {
+	st.Ownership.Kept = nil
+	st.CamelKIntegrationStatus = camelv1.CamelKIntegrationStatus{}
+	st.Conditions = nil
+	st.IntegrationKit = nil
+	st.Digest = ""
+}
+
+// podImage is the image of the first container of d's pods.
+func podImage(d *appsv1.Deployment) string {
+	if cs := d.Spec.Template.Spec.Containers; len(cs) > 0 {
+		return cs[0].Image
+	}
+	return ""
+}
+
+// reconcileKept runs a kept Deployment as it is: it labels it with this operator's id, which
+// changes no pod, and the status follows its rollout. Once the integration's spec changed, or the
+// Deployment went, the steps after it render this operator's own.
+func (r *Reconciler) reconcileKept(ctx context.Context, s *scope) (reconcile.Result, error) {
+	kept := s.it.Status.Ownership.Kept
+	if kept == nil {
+		return reconcile.Result{}, nil
+	}
+	// Labelled with this operator's id once taken over, it is in the cache.
+	d, err := foreignDeployment(ctx, r.Client, s.it)
+	if err == nil && d == nil {
+		d, err = foreignDeployment(ctx, r.APIReader, s.it)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if d == nil || kept.Generation != s.it.Generation {
+		s.replaceKept = d != nil
+		dropForeignStatus(&s.it.Status)
+		return reconcile.Result{}, nil
+	}
+	if err := r.takeOver(ctx, d); err != nil {
+		return reconcile.Result{}, err
+	}
+	s.deployment = d
+	s.image = kept.Image
+	s.Done = true
+	return reconcile.Result{}, nil
+}
+
+// replaceDeployment replaces a kept Deployment with want, this operator's: an update of the whole
+// object, so that nothing the other operator set stays (an apply would keep the fields only it
+// manages), and with its managed fields cleared, so that this operator's applies own every field
+// from then on. The pods roll as the update strategy says, never below the replicas by default.
+func (r *Reconciler) replaceDeployment(ctx context.Context, want, observed *appsv1.Deployment) error {
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), observed); err != nil {
+		return err
+	}
+	replacement := want.DeepCopy()
+	replacement.ResourceVersion = observed.ResourceVersion
+	replacement.ManagedFields = []metav1.ManagedFieldsEntry{{}}
+	if err := r.Client.Update(ctx, replacement, client.FieldOwner(r.FieldManager)); err != nil {
+		return fmt.Errorf("replacing the Deployment %s that another operator made: %w", want.Name, err)
+	}
+	replacement.DeepCopyInto(observed)
+	return nil
+}
