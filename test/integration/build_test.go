@@ -250,7 +250,7 @@ func TestWrongCredentialsEndInAnErrorThatSaysSo(t *testing.T) {
 	var b *camelv1.Build
 	g.Eventually(last(buildOf(t, ns, it), &b), 2*timeout, poll).Should(And(
 		HaveField("Status.Phase", camelv1.BuildPhaseError),
-		HaveField("Status.Failure.Recovery.Attempt", int32(1))))
+		HaveField("Status.Failure.Recovery.Attempt", 1)))
 	g.Expect(kstatusOf(b, b.Status.Conditions)).To(Equal("Failed, Ready False"), "a build in Error is Stalled")
 	g.Eventually(kitKstatus(b), timeout, poll).Should(Equal("Failed, Ready False"), "the kit of a build in Error is Stalled")
 	g.Eventually(func() (string, error) {
