@@ -31,6 +31,7 @@ func commands(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams) []*co
 		runcmd.NewCmdPromote(kube, streams),
 		observecmd.NewCmdLogs(kube, streams),
 		movecmd.NewCmdReassign(kube, streams),
+		movecmd.NewCmdMigrate(kube, streams),
 		installcmd.NewCmdGrant(kube, streams),
 		installcmd.NewCmdInstall(kube, streams),
 		installcmd.NewCmdUninstall(kube, streams),

@@ -88,7 +88,7 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 
 func TestRunHelpHasExamples(t *testing.T) {
 	for _, newCmd := range []func(*cmdutil.KubeFlags, genericiooptions.IOStreams) *cobra.Command{
-		runcmd.NewCmdRun, runcmd.NewCmdBind, runcmd.NewCmdDelete, runcmd.NewCmdRebuild, movecmd.NewCmdReassign, runcmd.NewCmdDeploy, runcmd.NewCmdUndeploy, runcmd.NewCmdPromote, observecmd.NewCmdLogs, observecmd.NewCmdGet,
+		runcmd.NewCmdRun, runcmd.NewCmdBind, runcmd.NewCmdDelete, runcmd.NewCmdRebuild, movecmd.NewCmdReassign, movecmd.NewCmdMigrate, runcmd.NewCmdDeploy, runcmd.NewCmdUndeploy, runcmd.NewCmdPromote, observecmd.NewCmdLogs, observecmd.NewCmdGet,
 	} {
 		cmd := newCmd(cmdutil.NewKubeFlags(), genericiooptions.NewTestIOStreamsDiscard())
 		if !strings.Contains(cmd.Example, "caravan "+strings.Fields(cmd.Use)[0]) {

@@ -192,6 +192,18 @@ func Settled(it *camelv1.Integration, to string) bool {
 		(it.Status.Phase == camelv1.IntegrationPhaseRunning || it.Status.Phase == camelv1.IntegrationPhaseError)
 }
 
+// SettledOutside tells whether integration it has settled under operator to, one that is not
+// Caravan's and keeps no ownership record: it is assigned to to, the Caravan operator that owned
+// it released it, and it is Running or in Error.
+func SettledOutside(it *camelv1.Integration, to string) bool {
+	if it == nil || it.OperatorID() != to {
+		return false
+	}
+	o := it.Status.Ownership
+	released := o.Owner == "" || o.Owner == to || o.ReleasedAt != nil
+	return released && (it.Status.Phase == camelv1.IntegrationPhaseRunning || it.Status.Phase == camelv1.IntegrationPhaseError)
+}
+
 // DisplayID is id, or "<none>" for no id.
 func DisplayID(id string) string {
 	if id == "" {

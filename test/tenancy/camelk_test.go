@@ -81,6 +81,7 @@ func TestAnIntegrationAnotherOperatorRanMovesToACaravanOperatorWithItsPods(t *te
 			return err
 		}
 		u.Object["status"] = map[string]any{"phase": "Running", "digest": "its-digest", "image": image, "version": "2.10.1",
+			"observedGeneration": u.GetGeneration(),
 			"conditions": []any{map[string]any{"type": "DeploymentAvailable", "status": "True", "reason": "DeploymentAvailable",
 				"lastUpdateTime": "2026-12-06T09:00:00Z"}}}
 		return env.Client.Status().Update(ctx, u, client.FieldOwner("camel-k-operator"))

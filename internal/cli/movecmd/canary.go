@@ -67,7 +67,7 @@ func (o *ReassignOptions) runWaves(ctx context.Context, targets []reassign.Targe
 		waveStart := time.Now()
 		moved, err := o.moveWave(ctx, wave, o.From, o.To)
 		if err == nil {
-			err = waitRunningUnder(ctx, o.Watch, o.Out, o.listNamespace(), integrationsOf(moved), o.To, o.WaveTimeout)
+			err = waitRunningUnder(ctx, o.Watch, o.Out, o.listNamespace(), integrationsOf(moved), o.To, o.WaveTimeout, o.settledUnder(o.To))
 		}
 		if err != nil {
 			return o.waveFailed(ctx, i, len(sizes), moved, done, len(targets), err)
@@ -117,7 +117,7 @@ func (o *ReassignOptions) waveFailed(ctx context.Context, i, waves int, moved []
 	fmt.Fprintf(o.Out, "wave %d/%d failed; moving its %d back to %s\n", i+1, waves, len(moved), o.From)
 	back, err := o.moveWave(ctx, moved, o.To, o.From)
 	if err == nil {
-		err = waitRunningUnder(ctx, o.Watch, o.Out, o.listNamespace(), integrationsOf(back), o.From, o.WaveTimeout)
+		err = waitRunningUnder(ctx, o.Watch, o.Out, o.listNamespace(), integrationsOf(back), o.From, o.WaveTimeout, o.settledUnder(o.From))
 	}
 	if err != nil {
 		return fmt.Errorf("%s; moving the wave back to %s failed too: %w", msg, o.From, err)

@@ -48,6 +48,10 @@ type ReassignOptions struct {
 	Pause             time.Duration
 	RollbackOnFailure bool
 
+	// outside is the id of the operator, not Caravan's, that `caravan migrate` moves from: an
+	// integration settles under it without an ownership record (see settledUnder).
+	outside string
+
 	// Set by Complete and Validate.
 	waves    []canary.Wave
 	selector labels.Selector
@@ -204,7 +208,7 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 	}
 	waitCode := 0
 	if o.Wait && len(movedIntegrations) > 0 {
-		if err := waitRunningUnder(ctx, c, o.Out, o.listNamespace(), movedIntegrations, o.To, o.Timeout); err != nil {
+		if err := waitRunningUnder(ctx, c, o.Out, o.listNamespace(), movedIntegrations, o.To, o.Timeout, o.settledUnder(o.To)); err != nil {
 			problems = append(problems, err.Error())
 			waitCode = command.ExitCode(err)
 		}
@@ -217,6 +221,14 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// settledUnder tells when an integration has settled under operator id.
+func (o *ReassignOptions) settledUnder(id string) func(*camelv1.Integration) bool {
+	if id != "" && id == o.outside {
+		return func(it *camelv1.Integration) bool { return reassign.SettledOutside(it, id) }
+	}
+	return func(it *camelv1.Integration) bool { return reassign.Settled(it, id) }
 }
 
 func (o *ReassignOptions) listNamespace() string {
@@ -312,17 +324,17 @@ func countMoved(moved map[string]int) string {
 }
 
 // waitRunningUnder watches the integrations labelled for operator to
-// (in namespace ns, "" for all) until each of keys reports to as its
-// owner and is Running, or Error. It prints progress as the count
+// (in namespace ns, "" for all) until each of keys is done: it reports to
+// as its owner and is Running, or Error (see settledUnder). It prints progress as the count
 // changes, and fails on timeout or if some reached Error.
-func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns string, keys []types.NamespacedName, to string, timeout time.Duration) error {
+func waitRunningUnder(ctx context.Context, c client.WithWatch, out io.Writer, ns string, keys []types.NamespacedName, to string, timeout time.Duration,
+	done func(*camelv1.Integration) bool) error {
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	state := map[types.NamespacedName]*camelv1.Integration{}
 	for _, k := range keys {
 		state[k] = nil
 	}
-	done := func(it *camelv1.Integration) bool { return reassign.Settled(it, to) }
 	count := func() (running, finished int) {
 		for _, it := range state {
 			if done(it) {

@@ -39,13 +39,13 @@ func foreignDeployment(ctx context.Context, reader client.Reader, it *camelv1.In
 	return d, nil
 }
 
-// keepForeignDeployment records, on the adoption of an integration that ran, that this operator
-// runs the Deployment another operator made as it is. What that operator wrote in the status stays
+// keepForeignDeployment records, on the adoption of an integration that ran and whose spec did
+// not change since, that this operator runs the Deployment another operator made as it is. What that operator wrote in the status stays
 // while it is kept (its digest, its kit, its conditions): moved back, that operator finds the
 // integration as it left it, and changes no pod either.
 func (r *Reconciler) keepForeignDeployment(ctx context.Context, s *scope) error {
-	if s.it.Status.Phase == "" {
-		return nil // it never ran: there is nothing to keep
+	if s.it.Status.Phase == "" || s.it.Status.ObservedGeneration != s.it.Generation {
+		return nil // it never ran, or its spec changed since: there is nothing to keep
 	}
 	d, err := foreignDeployment(ctx, r.APIReader, s.it)
 	if err != nil || d == nil {

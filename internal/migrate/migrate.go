@@ -1,0 +1,108 @@
+// Package migrate says what moving an integration from an operator that is not Caravan's (Camel
+// K's) to a Caravan operator keeps and what it changes, for `caravan migrate --dry-run` to show
+// before anything moves.
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/catalog"
+	"github.com/caravan-dev/caravan/internal/inspect"
+	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/trait"
+)
+
+// IntegrationProfileAnnotation names the IntegrationProfile whose defaults Camel K applies.
+const IntegrationProfileAnnotation = "camel.apache.org/integration-profile.id"
+
+// Plan is what the move of one integration keeps and what will differ under Caravan.
+type Plan struct {
+	// Keeps says what runs on unchanged after the move.
+	Keeps string
+	// Differences are what will differ under Caravan, one line each; none when nothing does.
+	Differences []string
+}
+
+// PlanIntegration plans the move of it to a Caravan operator. installed tells whether a Kamelet of
+// that name is in the integration's namespace.
+func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) bool) Plan {
+	p := Plan{Keeps: keeps(it)}
+	traits, err := trait.Parse(it.Spec.Traits)
+	if err != nil {
+		p.add("its traits are bad input to Caravan: %v; fix them before its spec changes", err)
+	}
+	if err == nil && traits.Container.Image() == "" {
+		p.add("built by its operator on %s: Caravan builds its own kit on %s when the spec first changes, and its pods roll then",
+			providerOf(it), "camel-main")
+	}
+	for _, s := range it.Spec.Sources {
+		if _, err := render.SourceLanguage(s); err != nil {
+			p.add("%v; until then Caravan cannot render it, and its pods run on only while its spec does not change", err)
+		}
+	}
+	if msg := trait.Check(it.Spec.Traits).Message(); msg != "" {
+		p.add("traits: %s", msg)
+	}
+	if profile := it.Annotations[IntegrationProfileAnnotation]; profile != "" {
+		p.add("it names the IntegrationProfile %s, whose defaults Caravan does not apply", profile)
+	}
+	for _, c := range it.Spec.Configuration {
+		if c.Type == "property" && strings.HasPrefix(c.Value, "quarkus.") {
+			p.add("the property %s is for Quarkus, which Caravan's runtime (camel-main) does not read", strings.SplitN(c.Value, "=", 2)[0])
+		}
+	}
+	if missing := missingKamelets(it, installed); len(missing) > 0 {
+		p.add("the Kamelets %s are not in namespace %s: Caravan waits for them once the spec changes", strings.Join(missing, ", "), it.Namespace)
+	}
+	return p
+}
+
+func (p *Plan) add(format string, args ...any) {
+	p.Differences = append(p.Differences, fmt.Sprintf(format, args...))
+}
+
+// keeps says what the move keeps: the Deployment the other operator made, with its pods, while
+// the integration's spec does not change (see the integration controller's kept Deployment).
+func keeps(it *camelv1.Integration) string {
+	switch {
+	case it.Status.Phase == "":
+		return "it has not run: Caravan deploys it as it renders it"
+	case it.Status.ObservedGeneration != it.Generation:
+		return "its spec changed since its operator last deployed it: Caravan deploys it as it renders it, and its pods roll"
+	case it.Status.Phase != camelv1.IntegrationPhaseRunning:
+		return fmt.Sprintf("it is in phase %s: Caravan keeps its Deployment, if it has one, until its spec changes", it.Status.Phase)
+	default:
+		return "its pods run on: Caravan keeps its Deployment as it is until its spec changes"
+	}
+}
+
+// providerOf names the runtime its operator built it on, as its status says.
+func providerOf(it *camelv1.Integration) string {
+	provider, version := it.Status.RuntimeProvider, it.Status.RuntimeVersion
+	if provider == "" {
+		provider = "quarkus"
+	}
+	if provider == "quarkus" {
+		provider = "Camel Quarkus"
+	}
+	if version != "" {
+		return provider + " (runtime " + version + ")"
+	}
+	return provider
+}
+
+// missingKamelets are the Kamelets the routes use that are not installed, sorted.
+func missingKamelets(it *camelv1.Integration, installed func(string) bool) []string {
+	result, _ := inspect.Integration(catalog.Camel(), &it.Spec)
+	var missing []string
+	for _, k := range result.Kamelets {
+		if !installed(k) {
+			missing = append(missing, k)
+		}
+	}
+	slices.Sort(missing)
+	return missing
+}
