@@ -84,7 +84,8 @@ type Ownership struct {
 type KeptWorkload struct {
 	// From is the id of the operator that made it (its operator.id annotation); empty when it names none.
 	From string `json:"from,omitempty"`
-	// Generation is the integration's generation when the owner took it over.
+	// Generation is the integration's generation whose spec it runs, which the owner runs it for;
+	// 0 when the spec changed since that operator deployed it, and the owner replaces it with its own.
 	Generation int64 `json:"generation"`
 	// Image is the image its pods run.
 	Image string `json:"image,omitempty"`

@@ -30,11 +30,7 @@ func TestEverySchemaAcceptsWhatCamelKsOperatorWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds Camel K's release into the cache; skipped with -short")
 	}
-	cacheDir, err := localcluster.DefaultCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	release, err := localcluster.EnsureCamelK(context.Background(), cacheDir, os.Stderr)
+	release, err := localcluster.EnsureCamelK(context.Background(), os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,9 +41,13 @@ func camelKComponent() component {
 	}
 }
 
-// EnsureCamelK builds Camel K's kamel into the cache when it lacks it and
-// returns where the release's files are.
-func EnsureCamelK(ctx context.Context, cacheDir string, out io.Writer) (CamelK, error) {
+// EnsureCamelK builds Camel K's kamel into the cache (DefaultCacheDir) when it lacks it and
+// returns where the release's files are. Progress goes to out.
+func EnsureCamelK(ctx context.Context, out io.Writer) (CamelK, error) {
+	cacheDir, err := DefaultCacheDir()
+	if err != nil {
+		return CamelK{}, err
+	}
 	c := camelKComponent()
 	if err := ensure(ctx, cacheDir, out, []component{c}); err != nil {
 		return CamelK{}, err

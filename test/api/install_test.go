@@ -29,9 +29,7 @@ import (
 func TestAnInstallOverCamelKsCRDsKeepsWhatCamelKsOperatorWrites(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	cacheDir, err := localcluster.DefaultCacheDir()
-	g.Expect(err).NotTo(HaveOccurred())
-	release, err := localcluster.EnsureCamelK(ctx, cacheDir, os.Stderr)
+	release, err := localcluster.EnsureCamelK(ctx, os.Stderr)
 	g.Expect(err).NotTo(HaveOccurred())
 	data, err := os.ReadFile(filepath.Join(release.CRDs, "camel.apache.org_integrations.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())

@@ -175,6 +175,9 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(after.UID).To(Equal(before.UID), "the move replaced the pod")
 	g.Expect(after.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM")
 
+	t.Log("Camel K's released operator runs beside Caravan's, and its integrations move to jvm-b with their JVMs, and back")
+	checkBesideCamelK(t, key, "jvm-b")
+
 	t.Log("a Java, an XML and a YAML source run together and read -p file:, -p configmap:, --config configmap: and secret:, and --resource")
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config"}, Data: map[string]string{"app.properties": "config.word=from-a-configmap\n"}},

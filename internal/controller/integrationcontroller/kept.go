@@ -39,33 +39,37 @@ func foreignDeployment(ctx context.Context, reader client.Reader, it *camelv1.In
 	return d, nil
 }
 
-// keepForeignDeployment records, on the adoption of an integration that ran and whose spec did
-// not change since, that this operator runs the Deployment another operator made as it is. What that operator wrote in the status stays
-// while it is kept (its digest, its kit, its conditions): moved back, that operator finds the
-// integration as it left it, and changes no pod either.
+// keepForeignDeployment records, on the adoption of an integration that ran, that a Deployment
+// another operator made runs it. When the integration's spec did not change since that operator
+// deployed it, this operator runs that Deployment as it is; what that operator wrote in the status
+// stays while it does (its digest, its kit, its conditions): moved back, that operator finds the
+// integration as it left it, and changes no pod either. Otherwise (Generation 0) this operator
+// replaces it with its own (see reconcileKept).
 func (r *Reconciler) keepForeignDeployment(ctx context.Context, s *scope) error {
-	if s.it.Status.Phase == "" || s.it.Status.ObservedGeneration != s.it.Generation {
-		return nil // it never ran, or its spec changed since: there is nothing to keep
+	if s.it.Status.Phase == "" {
+		return nil // it never ran: there is nothing to keep
 	}
 	d, err := foreignDeployment(ctx, r.APIReader, s.it)
 	if err != nil || d == nil {
 		return err
 	}
 	kept := &camelv1.KeptWorkload{
-		From:       d.Annotations[camelv1.OperatorIDAnnotation],
-		Generation: s.it.Generation,
-		Image:      podImage(d),
-		Since:      metav1.Time{Time: r.Clock.Now()},
+		From:  d.Annotations[camelv1.OperatorIDAnnotation],
+		Image: podImage(d),
+		Since: metav1.Time{Time: r.Clock.Now()},
+	}
+	if s.it.Status.ObservedGeneration == s.it.Generation {
+		kept.Generation = s.it.Generation
 	}
 	s.it.Status.Ownership.Kept = kept
-	ctrl.LoggerFrom(ctx).Info("Keeping the Deployment another operator made", "from", kept.From, "image", kept.Image)
+	ctrl.LoggerFrom(ctx).Info("Taking over the Deployment another operator made", "from", kept.From, "image", kept.Image,
+		"keptAsItIs", kept.Generation != 0)
 	return nil
 }
 
 // dropForeignStatus clears what the operator that made a kept Deployment wrote in the status:
 // this operator's steps write their own from now on.
 func dropForeignStatus(st *camelv1.IntegrationStatus) {
-	st.Ownership.Kept = nil
 	st.CamelKIntegrationStatus = camelv1.CamelKIntegrationStatus{}
 	st.Conditions = nil
 	st.IntegrationKit = nil
@@ -80,8 +84,8 @@ func podImage(d *appsv1.Deployment) string {
 	return ""
 }
 
-// reconcileKept runs a kept Deployment as it is: it labels it with this operator's id, which
-// changes no pod, and the status follows its rollout. Once the integration's spec changed, or the
+// reconcileKept labels a kept Deployment with this operator's id, which changes no pod, and runs
+// it as it is: the status follows its rollout. Once the integration's spec changed, or the
 // Deployment went, the steps after it render this operator's own.
 func (r *Reconciler) reconcileKept(ctx context.Context, s *scope) (reconcile.Result, error) {
 	kept := s.it.Status.Ownership.Kept
@@ -96,13 +100,18 @@ func (r *Reconciler) reconcileKept(ctx context.Context, s *scope) (reconcile.Res
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if d == nil || kept.Generation != s.it.Generation {
-		s.replaceKept = d != nil
-		dropForeignStatus(&s.it.Status)
+	if d == nil {
+		s.it.Status.Ownership.Kept = nil
 		return reconcile.Result{}, nil
 	}
 	if err := r.takeOver(ctx, d); err != nil {
 		return reconcile.Result{}, err
+	}
+	if kept.Generation != s.it.Generation {
+		// Kept until the Deployment step replaced it: a wait before (a kit) leaves it running.
+		s.replaceKept = true
+		dropForeignStatus(&s.it.Status)
+		return reconcile.Result{}, nil
 	}
 	s.deployment = d
 	s.image = kept.Image

@@ -316,7 +316,9 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 	}
 	observed := &appsv1.Deployment{}
 	if s.replaceKept {
-		err = r.replaceDeployment(ctx, want, observed)
+		if err = r.replaceDeployment(ctx, want, observed); err == nil {
+			s.it.Status.Ownership.Kept = nil
+		}
 	} else {
 		err = r.applyIfChanged(ctx, s, want, observed)
 	}
