@@ -308,7 +308,7 @@ func checkBesideCamelK(t *testing.T, from client.ObjectKey, to string) {
 		g.Expect(pod.UID).To(Equal(pods[name]), "the move replaced the pod of %s", name)
 		g.Expect(pod.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM of %s", name)
 		last := greetings(t, cli, name)
-		g.Eventually(func() []int { return greetings(t, cli, name) }, timeout, poll).Should(HaveLen(len(last)+3))
+		g.Eventually(func() []int { return greetings(t, cli, name) }, timeout, poll).Should(HaveLen(len(last) + 3))
 		g.Expect(continuous(greetings(t, cli, name))).To(Succeed())
 		it, err := getIntegration(key)
 		g.Expect(err).NotTo(HaveOccurred())
