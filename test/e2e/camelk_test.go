@@ -287,7 +287,7 @@ func checkBesideCamelK(t *testing.T, from client.ObjectKey, to string) {
 			}
 			return it.Status.Phase, nil
 		}, timeout, poll).Should(Equal(camelv1.IntegrationPhaseRunning))
-		g.Eventually(func() []int { return greetings(t, cli, name) }, timeout, poll).Should(HaveLen(3))
+		g.Eventually(func() int { return len(greetings(t, cli, name)) }, timeout, poll).Should(BeNumerically(">=", 3))
 	}
 	g.Expect(camelK.errors()).To(BeEmpty(), "Camel K's operator logged errors")
 
@@ -308,7 +308,8 @@ func checkBesideCamelK(t *testing.T, from client.ObjectKey, to string) {
 		g.Expect(pod.UID).To(Equal(pods[name]), "the move replaced the pod of %s", name)
 		g.Expect(pod.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM of %s", name)
 		last := greetings(t, cli, name)
-		g.Eventually(func() []int { return greetings(t, cli, name) }, timeout, poll).Should(HaveLen(len(last) + 3))
+		g.Eventually(func() int { return len(greetings(t, cli, name)) }, timeout, poll).Should(BeNumerically(">=", len(last)+3),
+			"no new lines after the move")
 		g.Expect(continuous(greetings(t, cli, name))).To(Succeed())
 		it, err := getIntegration(key)
 		g.Expect(err).NotTo(HaveOccurred())
