@@ -31,11 +31,15 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
 // camelKID is the operator id Camel K's operator runs with beside Caravan's.
 const camelKID = "camel-k"
+
+// snapshotDir is where a snapshot image holds the files that Caravan mounts under /etc/camel.
+const snapshotDir = "/opt/route"
 
 // camelKOperator is Camel K's released operator, run as a process against the local cluster, as
 // `kamel operator` runs it in its pod.
@@ -100,7 +104,15 @@ func snapshotImage(t *testing.T, key client.ObjectKey, repository string) string
 	d := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
 	c := d.Spec.Template.Spec.Containers[0]
-	files := mountedFiles(t, d.Namespace, d.Spec.Template.Spec.Volumes, c.VolumeMounts)
+	// Camel K's operator mounts files of its own under /etc/camel: the image keeps its own elsewhere.
+	moved := strings.NewReplacer(runtime.CamelDir+"/", snapshotDir+"/")
+	files := map[string]string{}
+	for name, content := range mountedFiles(t, d.Namespace, d.Spec.Template.Spec.Volumes, c.VolumeMounts) {
+		files[moved.Replace(name)] = moved.Replace(content)
+	}
+	for i := range c.Args {
+		c.Args[i] = moved.Replace(c.Args[i])
+	}
 	reg := image.Registry{Address: env.Cluster.RegistryAddress, Insecure: true}
 	base, err := image.Pull(ctx, reg, c.Image)
 	g.Expect(err).NotTo(HaveOccurred())
