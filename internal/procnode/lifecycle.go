@@ -63,11 +63,11 @@ func (n *Node) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 // runPod prepares the volumes and runs the containers until the pod is deleted.
 func (n *Node) runPod(ctx context.Context, r *podRun) {
 	defer close(r.done)
-	volumes, err := n.volumes.prepare(ctx, r.withIPs(), filepath.Join(r.dir, "volumes"))
+	volumes, err := mountWhenReady(ctx, func() (map[string]string, error) {
+		return n.volumes.prepare(ctx, r.withIPs(), filepath.Join(r.dir, "volumes"))
+	}, func(err error) { n.event(r.pod, corev1.EventTypeWarning, "FailedMount", err.Error()) }, mountBackoffStart, backoffMax)
 	if err != nil {
-		n.event(r.pod, corev1.EventTypeWarning, "FailedMount", err.Error())
-		r.fail("FailedMount", err.Error())
-		return
+		return // deleted while it waited
 	}
 	go n.refreshTokens(ctx, r)
 	grace := func() time.Duration {
@@ -248,4 +248,28 @@ func (n *Node) containerLogs(ctx context.Context, namespace, podName, name strin
 	offset := int64(len(data) - len(rest))
 	go follow(ctx, pw, out, c.logPath(restart), offset, q, func() bool { return r.restartCount(c) == restart && ctx.Err() == nil })
 	return pr, nil
+}
+
+// mountBackoffStart is the first wait before the volumes of a pod are tried again.
+const mountBackoffStart = 500 * time.Millisecond
+
+// mountWhenReady prepares a pod's volumes until that succeeds or ctx ends, as a kubelet mounts
+// them: a ConfigMap or Secret a pod mounts may be created after it (Camel K's operator creates
+// them alongside the Deployment). Each failure is reported to failed, and the wait between tries
+// doubles from start up to max.
+func mountWhenReady(ctx context.Context, prepare func() (map[string]string, error), failed func(error), start, max time.Duration) (map[string]string, error) {
+	wait := start
+	for {
+		volumes, err := prepare()
+		if err == nil {
+			return volumes, nil
+		}
+		failed(err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, max)
+	}
 }

@@ -30,8 +30,6 @@ type podRun struct {
 	containers []*container
 	started    time.Time
 	deleting   bool
-	// failure, when set, fails the whole pod (bad input the node cannot run).
-	failure *corev1.PodStatus
 	// conditions are the last reported, whose transition times are kept.
 	conditions []corev1.PodCondition
 }
@@ -154,14 +152,6 @@ func (r *podRun) pid(c *container) int {
 	return c.process.Pid
 }
 
-// fail ends the pod: the node cannot run it as it is.
-func (r *podRun) fail(reason, message string) {
-	r.mu.Lock()
-	r.failure = &corev1.PodStatus{Phase: corev1.PodFailed, Reason: reason, Message: message}
-	r.mu.Unlock()
-	r.report()
-}
-
 // report sends the current status.
 func (r *podRun) report() {
 	r.notify(r.snapshot())
@@ -181,9 +171,6 @@ func (r *podRun) statusLocked() corev1.PodStatus {
 	st := corev1.PodStatus{HostIP: nodeIP, HostIPs: []corev1.HostIP{{IP: nodeIP}},
 		PodIP: r.ip, PodIPs: []corev1.PodIP{{IP: r.ip}}, StartTime: ptr.To(metaTime(r.started)),
 		QOSClass: r.pod.Status.QOSClass}
-	if r.failure != nil {
-		st.Phase, st.Reason, st.Message = r.failure.Phase, r.failure.Reason, r.failure.Message
-	}
 	initialized, initFailed := r.initStatusLocked(&st)
 	running, terminated, restarting, failed, ready := 0, 0, 0, 0, 0
 	for _, c := range r.containers {
