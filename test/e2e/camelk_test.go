@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,11 +58,14 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Camel K's operator needs a platform with a registry, also when no integration builds.
-	create(t, &camelv1.IntegrationPlatform{
+	// Camel K's operator needs a platform with a registry, also when no integration builds, and
+	// a Maven repository that exists, where it would look for catalogs it lacks.
+	platform := &camelv1.IntegrationPlatform{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: camelKID, Annotations: map[string]string{camelv1.OperatorIDAnnotation: camelKID}},
 		Spec: camelv1.IntegrationPlatformSpec{Build: camelv1.IntegrationPlatformBuildSpec{
-			Registry: camelv1.RegistrySpec{Address: env.Cluster.RegistryAddress, Insecure: true}}}})
+			Registry: camelv1.RegistrySpec{Address: env.Cluster.RegistryAddress, Insecure: true},
+			Maven:    &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(`{"localRepository":` + strconv.Quote(t.TempDir()) + `}`)}}}}}
+	create(t, platform)
 	op := &camelKOperator{cmd: exec.Command(release.Kamel, "operator", "--leader-election=false", "--health-port=0", "--monitoring-port=0")}
 	op.cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig(t, "camel-k-operator", "system:masters"),
 		"WATCH_NAMESPACE="+ns, "NAMESPACE="+ns, "KAMEL_OPERATOR_ID="+camelKID, "KAMEL_INSTALL_DEFAULT_KAMELETS=false")
@@ -76,6 +80,19 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 			t.Logf("Camel K's operator logged:\n%s", op.output())
 		}
 	})
+	t.Log("Camel K's operator makes its platform ready and the CamelCatalog of its runtime")
+	NewWithT(t).Eventually(func() error {
+		catalogs := &camelv1.CamelCatalogList{}
+		if err := env.Client.List(context.Background(), catalogs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, c := range catalogs.Items {
+			if c.Status.Phase == "Ready" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no CamelCatalog is ready in %s; Camel K's operator logged:\n%s", ns, op.output())
+	}, timeout, poll).Should(Succeed())
 	return op
 }
 
