@@ -78,6 +78,8 @@ type component struct {
 	after func(ctx context.Context, srcDir, outDir string) error
 	// note says, in the build's first line, what the build is for.
 	note string
+	// env is added to the go command's environment (CGO_ENABLED=0 for a static binary).
+	env []string
 }
 
 // recipeFile records, in a component's cache directory, how it was built;
@@ -87,7 +89,11 @@ const recipeFile = "recipe.txt"
 // recipe is what decides a build's result besides the version: the
 // packages and the linker flags.
 func (c component) recipe() string {
-	return strings.Join(c.packages, " ") + "\nldflags: " + strings.Join(c.ldflags, " ") + "\n"
+	recipe := strings.Join(c.packages, " ") + "\nldflags: " + strings.Join(c.ldflags, " ") + "\n"
+	if len(c.env) > 0 {
+		recipe += "env: " + strings.Join(c.env, " ") + "\n"
+	}
+	return recipe
 }
 
 func components() []component {
@@ -286,7 +292,7 @@ func (c component) build(ctx context.Context, cacheDir string, out io.Writer) er
 	args = append(args, c.packages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = srcDir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
+	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false"), c.env...)
 	if err := gobuild.Run(cmd, c.name, out); err != nil {
 		return fmt.Errorf("building %s %s: %w", c.name, c.version, err)
 	}

@@ -38,6 +38,8 @@ func camelKComponent() component {
 		outputs:  []string{"kamel", "crds", "camel-catalog.yaml"},
 		after:    copyCamelKResources,
 		note:     "Camel K's operator, for the tests that run it beside Caravan's",
+		// Static, as Camel K's release builds it: it runs in images of another libc.
+		env: []string{"CGO_ENABLED=0"},
 	}
 }
 

@@ -60,6 +60,15 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 	return p
 }
 
+// PlanBinding plans the move of a Pipe or KameletBinding of the given generation, which its
+// operator last compiled at observedGeneration (its status.observedGeneration).
+func PlanBinding(generation, observedGeneration int64) Plan {
+	if observedGeneration != generation {
+		return Plan{Keeps: "it changed since its operator last compiled it: Caravan makes its Integration anew, and its pods roll"}
+	}
+	return Plan{Keeps: "its pods run on: Caravan keeps the Integration its operator made from it, and its Deployment, until it changes"}
+}
+
 func (p *Plan) add(format string, args ...any) {
 	p.Differences = append(p.Differences, fmt.Sprintf(format, args...))
 }

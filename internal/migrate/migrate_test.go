@@ -69,3 +69,9 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 		g.Expect(PlanIntegration(it, none).Differences).To(ContainElement(ContainSubstring("its traits are bad input to Caravan")))
 	})
 }
+
+func TestABindingKeepsItsIntegrationUnlessItChangedSinceItsOperatorCompiledIt(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(PlanBinding(3, 3).Keeps).To(HavePrefix("its pods run on"))
+	g.Expect(PlanBinding(4, 3).Keeps).To(ContainSubstring("its pods roll"))
+}

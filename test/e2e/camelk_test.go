@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path"
 	"regexp"
 	"sort"
@@ -24,14 +23,19 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	kameletcatalog "github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/procnode"
 	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -42,61 +46,137 @@ const camelKID = "camel-k"
 // snapshotDir is where a snapshot image holds the files that Caravan mounts under /etc/camel.
 const snapshotDir = "/opt/route"
 
-// camelKOperator is Camel K's released operator, run as a process against the local cluster, as
-// `kamel operator` runs it in its pod.
+// camelKOperator is Camel K's released operator, run as `kamel operator` in a pod of the local
+// cluster's process node, as its own image runs it. Its image is the builder image (Java and Maven,
+// which its builds run) with Camel K's kamel added.
 type camelKOperator struct {
-	cmd *exec.Cmd
-	mu  sync.Mutex
-	log bytes.Buffer
+	ns string
 }
 
+// Ports of Camel K's operator: pods of the process node share the node's ports, and it listens on
+// all addresses.
+const camelKHealthPort, camelKMonitoringPort = "28081", "28080"
+
+// camelKRuntime is the Camel K runtime its operator builds kits of: the newest of Camel K 2.10's
+// line (3.15) whose Camel Quarkus modules the Maven repository here serves.
+const camelKRuntime = "3.15.0"
+
 // startCamelKOperator runs Camel K's operator (camelKID) for namespace ns, with its
-// IntegrationPlatform there, until the test ends.
+// IntegrationPlatform there, until the test ends. It builds kits in its pod (strategy routine),
+// with Jib, on the base image of Caravan's kits; its Maven repository outlives the cluster.
 func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 	t.Helper()
-	release, err := localcluster.EnsureCamelK(context.Background(), os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Camel K's operator needs a platform with a registry, also when no integration builds, and
-	// a Maven repository that exists, where it would look for catalogs it lacks.
-	platform := &camelv1.IntegrationPlatform{
+	g := NewWithT(t)
+	ctx := context.Background()
+	registry := env.Cluster.RegistryAddress
+	create(t, &camelv1.IntegrationPlatform{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: camelKID, Annotations: map[string]string{camelv1.OperatorIDAnnotation: camelKID}},
 		Spec: camelv1.IntegrationPlatformSpec{Build: camelv1.IntegrationPlatformBuildSpec{
-			Registry: camelv1.RegistrySpec{Address: env.Cluster.RegistryAddress, Insecure: true},
-			Maven:    &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(`{"localRepository":` + strconv.Quote(t.TempDir()) + `}`)}}}}}
-	create(t, platform)
-	op := &camelKOperator{cmd: exec.Command(release.Kamel, "operator", "--leader-election=false", "--health-port=0", "--monitoring-port=0")}
-	op.cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig(t, "camel-k-operator", "system:masters"),
-		"WATCH_NAMESPACE="+ns, "NAMESPACE="+ns, "KAMEL_OPERATOR_ID="+camelKID, "KAMEL_INSTALL_DEFAULT_KAMELETS=false")
-	op.cmd.Stdout, op.cmd.Stderr = lockedWriter{&op.mu, &op.log}, lockedWriter{&op.mu, &op.log}
-	if err := op.cmd.Start(); err != nil {
-		t.Fatalf("starting Camel K's operator: %v", err)
-	}
+			Registry: camelv1.RegistrySpec{Address: registry, Insecure: true}, BaseImage: registry + "/" + runtime.BaseImage.Repository,
+			RuntimeVersion: camelKRuntime, PublishStrategy: "Jib", BuildConfiguration: rawJSON(`{"strategy":"routine"}`),
+			Maven: rawJSON(`{"localRepository":"/m2"}`)}}})
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-operator"}})
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-camel-k-operator"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "camel-k-operator"}}}
+	create(t, binding)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), binding) })
+	maven := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-maven",
+		Annotations: map[string]string{procnode.KeptAnnotation: "true"}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	create(t, maven)
+	envVar := func(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
+	labels := map[string]string{"app": "camel-k-operator"}
+	create(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-operator"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{ServiceAccountName: "camel-k-operator",
+					Volumes: []corev1.Volume{{Name: "m2", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: maven.Name}}}},
+					Containers: []corev1.Container{{Name: "operator", Image: camelKOperatorImage(t),
+						Command: []string{"kamel", "operator", "--leader-election=false",
+							"--health-port=" + camelKHealthPort, "--monitoring-port=" + camelKMonitoringPort},
+						Env: []corev1.EnvVar{envVar("WATCH_NAMESPACE", ns), envVar("NAMESPACE", ns), envVar("KAMEL_OPERATOR_ID", camelKID),
+							envVar("MAVEN_CMD", "/usr/bin/mvn"), envVar("KAMEL_INSTALL_DEFAULT_KAMELETS", "false"), envVar("HOME", "/tmp")},
+						VolumeMounts: []corev1.VolumeMount{{Name: "m2", MountPath: "/m2"}}}}}}}})
+	op := &camelKOperator{ns: ns}
 	t.Cleanup(func() {
-		_ = op.cmd.Process.Kill()
-		_ = op.cmd.Wait()
 		if t.Failed() {
 			t.Logf("Camel K's operator logged:\n%s", op.output())
 		}
 	})
 	t.Log("Camel K's operator makes its platform ready and the CamelCatalog of its runtime")
-	NewWithT(t).Eventually(func() error {
+	g.Eventually(func() error {
 		catalogs := &camelv1.CamelCatalogList{}
-		if err := env.Client.List(context.Background(), catalogs, client.InNamespace(ns)); err != nil {
+		if err := env.Client.List(ctx, catalogs, client.InNamespace(ns)); err != nil {
 			return err
 		}
 		for _, c := range catalogs.Items {
-			if c.Status.Phase == "Ready" {
+			if c.Status.Phase == "Ready" && strings.HasSuffix(c.Name, "-"+camelKRuntime) {
 				return nil
 			}
 		}
-		return fmt.Errorf("no CamelCatalog is ready in %s; Camel K's operator logged:\n%s", ns, op.output())
-	}, timeout, poll).Should(Succeed())
+		return fmt.Errorf("no CamelCatalog of runtime %s is ready in %s; Camel K's operator logged:\n%s", camelKRuntime, ns, op.output())
+	}, mavenTimeout, poll).Should(Succeed())
 	return op
 }
 
-func (op *camelKOperator) output() string { op.mu.Lock(); defer op.mu.Unlock(); return op.log.String() }
+// rawJSON is a RawObject of the JSON object data.
+func rawJSON(data string) *camelv1.RawObject {
+	return &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(data)}}
+}
+
+var camelKImage struct {
+	once sync.Once
+	ref  string
+	err  error
+}
+
+// camelKOperatorImage pushes, once per test run, the builder image with Camel K's kamel in
+// /usr/local/bin, and returns it by digest.
+func camelKOperatorImage(t *testing.T) string {
+	t.Helper()
+	camelKImage.once.Do(func() {
+		release, err := localcluster.EnsureCamelK(context.Background(), os.Stderr)
+		if err != nil {
+			camelKImage.err = err
+			return
+		}
+		kamel, err := os.ReadFile(release.Kamel)
+		if err != nil {
+			camelKImage.err = err
+			return
+		}
+		camelKImage.ref, camelKImage.err = pushWithFiles(runtime.BuilderImage.Repository, "e2e/camel-k-operator",
+			map[string]tarFile{"/usr/local/bin/kamel": {data: kamel, mode: 0o755}}, nil)
+	})
+	if camelKImage.err != nil {
+		t.Fatalf("making the image of Camel K's operator: %v", camelKImage.err)
+	}
+	return camelKImage.ref
+}
+
+// output is what Camel K's operator logged so far.
+func (op *camelKOperator) output() string {
+	pods := &corev1.PodList{}
+	if err := env.Client.List(context.Background(), pods, client.InNamespace(op.ns), client.MatchingLabels{"app": "camel-k-operator"}); err != nil {
+		return err.Error()
+	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		return err.Error()
+	}
+	var out strings.Builder
+	for _, p := range pods.Items {
+		log, err := cs.CoreV1().Pods(op.ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+		if err != nil {
+			fmt.Fprintf(&out, "pod %s: %v\n", p.Name, err)
+		}
+		out.Write(log)
+	}
+	return out.String()
+}
 
 // errors are the lines Camel K's operator logged at level error, or that name a field a schema
 // dropped.
@@ -116,43 +196,75 @@ func (op *camelKOperator) errors() []string {
 // given with --image (the container trait's image), by its entrypoint.
 func snapshotImage(t *testing.T, key client.ObjectKey, repository string) string {
 	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
 	d := &appsv1.Deployment{}
-	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
+	if err := env.Client.Get(context.Background(), key, d); err != nil {
+		t.Fatal(err)
+	}
 	c := d.Spec.Template.Spec.Containers[0]
 	// Camel K's operator mounts files of its own under /etc/camel: the image keeps its own elsewhere.
 	moved := strings.NewReplacer(runtime.CamelDir+"/", snapshotDir+"/")
-	files := map[string]string{}
+	files := map[string]tarFile{}
 	for name, content := range mountedFiles(t, d.Namespace, d.Spec.Template.Spec.Volumes, c.VolumeMounts) {
-		files[moved.Replace(name)] = moved.Replace(content)
+		files[moved.Replace(name)] = tarFile{data: []byte(moved.Replace(content)), mode: 0o644}
 	}
 	for i := range c.Args {
 		c.Args[i] = moved.Replace(c.Args[i])
 	}
+	ref, err := pushWithFiles(strings.TrimPrefix(c.Image, env.Cluster.RegistryAddress+"/"), repository, files, func(cfg *v1.Config) {
+		cfg.Entrypoint, cfg.Cmd, cfg.WorkingDir = c.Command, c.Args, c.WorkingDir
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				cfg.Env = append(cfg.Env, e.Name+"="+e.Value)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("pushing the image of Deployment %s: %v", key, err)
+	}
+	return ref
+}
+
+// tarFile is a file of an image layer.
+type tarFile struct {
+	data []byte
+	mode int64
+}
+
+// pushWithFiles pushes to repository of the local registry the image base (of that registry)
+// with a layer of files and its config changed by config (when not nil), and returns it by digest.
+func pushWithFiles(base, repository string, files map[string]tarFile, config func(*v1.Config)) (string, error) {
+	ctx := context.Background()
 	reg := image.Registry{Address: env.Cluster.RegistryAddress, Insecure: true}
-	base, err := image.Pull(ctx, reg, c.Image)
-	g.Expect(err).NotTo(HaveOccurred())
+	img, err := image.Pull(ctx, reg, base)
+	if err != nil {
+		return "", err
+	}
 	layer, err := tarLayer(files)
-	g.Expect(err).NotTo(HaveOccurred())
-	img, err := mutate.Append(base, mutate.Addendum{Layer: layer})
-	g.Expect(err).NotTo(HaveOccurred())
-	cf, err := img.ConfigFile()
-	g.Expect(err).NotTo(HaveOccurred())
-	cfg := cf.Config
-	cfg.Entrypoint, cfg.Cmd, cfg.WorkingDir = c.Command, c.Args, c.WorkingDir
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			cfg.Env = append(cfg.Env, e.Name+"="+e.Value)
+	if err != nil {
+		return "", err
+	}
+	if img, err = mutate.Append(img, mutate.Addendum{Layer: layer}); err != nil {
+		return "", err
+	}
+	if config != nil {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return "", err
+		}
+		cfg := cf.Config
+		config(&cfg)
+		if img, err = mutate.Config(img, cfg); err != nil {
+			return "", err
 		}
 	}
-	img, err = mutate.Config(img, cfg)
-	g.Expect(err).NotTo(HaveOccurred())
-	ref := env.Cluster.RegistryAddress + "/" + repository + ":snapshot"
-	g.Expect(image.Push(ctx, reg, ref, img)).To(Succeed())
+	if err := image.Push(ctx, reg, repository+":e2e", img); err != nil {
+		return "", err
+	}
 	digest, err := img.Digest()
-	g.Expect(err).NotTo(HaveOccurred())
-	return env.Cluster.RegistryAddress + "/" + repository + "@" + digest.String()
+	if err != nil {
+		return "", err
+	}
+	return env.Cluster.RegistryAddress + "/" + repository + "@" + digest.String(), nil
 }
 
 // mountedFiles are the files the ConfigMap volumes of mounts hold, by the path the container
@@ -205,8 +317,8 @@ func mountedFiles(t *testing.T, ns string, volumes []corev1.Volume, mounts []cor
 	return files
 }
 
-// tarLayer is a layer of files, readable by all.
-func tarLayer(files map[string]string) (v1.Layer, error) {
+// tarLayer is a layer of files.
+func tarLayer(files map[string]tarFile) (v1.Layer, error) {
 	var buf bytes.Buffer
 	w := tar.NewWriter(&buf)
 	names := make([]string, 0, len(files))
@@ -215,11 +327,12 @@ func tarLayer(files map[string]string) (v1.Layer, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		hdr := &tar.Header{Name: strings.TrimPrefix(name, "/"), Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg}
+		f := files[name]
+		hdr := &tar.Header{Name: strings.TrimPrefix(name, "/"), Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}
 		if err := w.WriteHeader(hdr); err != nil {
 			return nil, err
 		}
-		if _, err := w.Write([]byte(files[name])); err != nil {
+		if _, err := w.Write(f.data); err != nil {
 			return nil, err
 		}
 	}
@@ -245,23 +358,46 @@ func camelKIntegration(ns, name, image string) *camelv1.Integration {
 	return it
 }
 
-// greetingLine is a line of the timer route of testdata/camel/timer.yaml.
-var greetingLine = regexp.MustCompile(`Hello from a real JVM #(\d+)`)
+// greetingLine is a line of the timer route of testdata/camel/timer.yaml; builtLine one of the
+// route whose kit Camel K's operator builds (camelKBuilt).
+var (
+	greetingLine = regexp.MustCompile(`Hello from a real JVM #(\d+)`)
+	builtLine    = regexp.MustCompile(`Built by Camel K #(\d+)`)
+)
 
-// greetings are the counts of the timer's lines in the log of the integration's pod, in order.
-func greetings(t *testing.T, cli func(...string) (string, string, error), name string) []int {
+// counts are the timer counts of the lines of the integration's log that line matches, in order;
+// the lines are numbered when line captures no count.
+func counts(t *testing.T, cli func(...string) (string, string, error), name string, line *regexp.Regexp) []int {
 	t.Helper()
 	out, err := integrationLog(cli, name)()
 	if err != nil {
 		return nil
 	}
 	var counts []int
-	for _, m := range greetingLine.FindAllStringSubmatch(out, -1) {
+	for _, m := range line.FindAllStringSubmatch(out, -1) {
+		if len(m) < 2 {
+			counts = append(counts, len(counts)+1) // a line without a count: numbered in order
+			continue
+		}
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			counts = append(counts, n)
 		}
 	}
 	return counts
+}
+
+// camelKBuilt is an Integration for Camel K's operator whose kit it builds: a timer route in the
+// YAML DSL, which Camel K runs on Camel Quarkus.
+func camelKBuilt(ns, name string) *camelv1.Integration {
+	it := &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: camelKID}}}
+	it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "timer:built", "parameters": map[string]any{"period": "1000", "includeMetadata": true},
+		"steps": []any{
+			map[string]any{"setBody": map[string]any{"simple": "Built by Camel K #${header.CamelTimerCounter}"}},
+			map[string]any{"to": "log:built"}},
+	}})}
+	return it
 }
 
 // continuous fails unless counts go up by one from line to line: no line lost, no restart.
@@ -287,11 +423,39 @@ func answersHTTP(pod corev1.Pod) func() (string, error) {
 	}
 }
 
-// checkBesideCamelK runs Camel K's released operator beside Caravan's: it runs two integrations
-// of an image that holds the routes of the Deployment from (a timer and an HTTP route) as real
-// JVMs, with no error in its log; `caravan migrate` moves them to the Caravan operator to in two
-// waves, keeping their JVMs and their logs continuous; and one moves back to Camel K's operator,
-// with its JVM.
+// pipeLine is a line of the Pipe camelKPipe.
+var pipeLine = regexp.MustCompile(`Piped by Camel K`)
+
+// camelKPipe is a Pipe for Camel K's operator, from timer-source to log-sink, whose kit it builds,
+// with the Kamelets of Caravan's catalog installed in its namespace for it.
+func camelKPipe(t *testing.T, ns, name string) *camelv1.Pipe {
+	t.Helper()
+	kamelets, err := kameletcatalog.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kamelets {
+		if k.Name == "timer-source" || k.Name == "log-sink" {
+			k = k.DeepCopy()
+			k.Namespace = ns
+			k.Annotations = map[string]string{camelv1.OperatorIDAnnotation: camelKID}
+			create(t, k)
+		}
+	}
+	p := &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: camelKID}}}
+	properties := harness.Raw(map[string]any{"message": "Piped by Camel K", "period": 1000})
+	p.Spec.Source = camelv1.Endpoint{Ref: &corev1.ObjectReference{APIVersion: camelv1.GroupVersion.String(), Kind: "Kamelet", Name: "timer-source"},
+		Properties: &properties}
+	p.Spec.Sink = camelv1.Endpoint{Ref: &corev1.ObjectReference{APIVersion: camelv1.GroupVersion.String(), Kind: "Kamelet", Name: "log-sink"}}
+	return p
+}
+
+// checkBesideCamelK runs Camel K's released operator beside Caravan's. It runs, as real JVMs, two
+// integrations of an image that holds the routes of the Deployment from (a timer and an HTTP route),
+// one whose kit it builds itself (a timer route on Camel Quarkus) and a Pipe, with no error in its log.
+// `caravan migrate` moves them to the Caravan operator to in two waves, keeping their JVMs and
+// their logs continuous; one moves back to Camel K's operator, with its JVM.
 func checkBesideCamelK(t *testing.T, from client.ObjectKey, to string) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -299,64 +463,75 @@ func checkBesideCamelK(t *testing.T, from client.ObjectKey, to string) {
 	cli := adminCLI(t, legacy)
 	camelK := startCamelKOperator(t, legacy)
 	img := snapshotImage(t, from, "e2e/camel-k-route")
-	names := []string{"ck-first", "ck-second"}
-	pods := map[string]types.UID{}
-	for _, name := range names {
+	lines := map[string]*regexp.Regexp{"ck-first": greetingLine, "ck-second": greetingLine, "ck-built": builtLine}
+	lines["ck-pipe"] = pipeLine
+	names := []string{"ck-built", "ck-first", "ck-pipe", "ck-second"}
+	create(t, camelKBuilt(legacy, "ck-built"))
+	create(t, camelKPipe(t, legacy, "ck-pipe"))
+	for _, name := range []string{"ck-first", "ck-second"} {
 		create(t, camelKIntegration(legacy, name, img))
 	}
+	pods := map[string]types.UID{}
 	for _, name := range names {
 		key := client.ObjectKey{Namespace: legacy, Name: name}
-		pod := jvmPod(t, key)
-		pods[name] = pod.UID
-		g.Eventually(answersHTTP(pod), timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
 		g.Eventually(func() (camelv1.IntegrationPhase, error) {
 			it, err := getIntegration(key)
 			if err != nil {
 				return "", err
 			}
 			return it.Status.Phase, nil
-		}, timeout, poll).Should(Equal(camelv1.IntegrationPhaseRunning))
-		g.Eventually(func() int { return len(greetings(t, cli, name)) }, timeout, poll).Should(BeNumerically(">=", 3))
+		}, mavenTimeout, poll).Should(Equal(camelv1.IntegrationPhaseRunning), func() string { return camelK.output() })
+		pod := jvmPod(t, key)
+		pods[name] = pod.UID
+		if lines[name] == greetingLine {
+			g.Eventually(answersHTTP(pod), timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
+		}
+		g.Eventually(func() int { return len(counts(t, cli, name, lines[name])) }, timeout, poll).Should(BeNumerically(">=", 3))
 	}
+	built, err := getIntegration(client.ObjectKey{Namespace: legacy, Name: "ck-built"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(built.Status.IntegrationKit).NotTo(BeNil(), "Camel K's operator built no kit")
 	g.Expect(camelK.errors()).To(BeEmpty(), "Camel K's operator logged errors")
 
-	t.Log("caravan migrate --dry-run says that their pods run on")
+	t.Log("caravan migrate --dry-run says that their pods run on, and that Camel K built one on Camel Quarkus")
 	out, errOut, err := cli("migrate", "--from", camelKID, "--to", to, "--dry-run")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Expect(out).To(And(ContainSubstring("integration "+legacy+"/ck-first: camel-k -> "+to+": its pods run on"),
-		ContainSubstring("would move 2 resources from camel-k to "+to+" (dry run); 0 with differences")))
+		ContainSubstring("built by its operator on Camel Quarkus (runtime "+camelKRuntime+")"),
+		ContainSubstring("pipe "+legacy+"/ck-pipe: camel-k -> "+to),
+		ContainSubstring("would move 4 resources from camel-k to "+to+" (dry run)")))
 
 	t.Log("caravan migrate moves them in two waves; the same JVMs keep logging, their counts unbroken")
-	out, errOut, err = cli("migrate", "--from", camelKID, "--to", to, "--waves", "1,2")
+	out, errOut, err = cli("migrate", "--from", camelKID, "--to", to, "--waves", "1,4")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	g.Expect(out).To(And(ContainSubstring("wave 1/2: moving 1 to "+to), ContainSubstring("wave 2/2: moving 1 to "+to)))
+	g.Expect(out).To(And(ContainSubstring("wave 1/2: moving 1 to "+to), ContainSubstring("wave 2/2: moving 3 to "+to)))
 	for _, name := range names {
 		key := client.ObjectKey{Namespace: legacy, Name: name}
 		waitRunningUnder(t, key, to)
 		pod := jvmPod(t, key)
 		g.Expect(pod.UID).To(Equal(pods[name]), "the move replaced the pod of %s", name)
 		g.Expect(pod.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM of %s", name)
-		last := greetings(t, cli, name)
-		g.Eventually(func() int { return len(greetings(t, cli, name)) }, timeout, poll).Should(BeNumerically(">=", len(last)+3),
+		last := counts(t, cli, name, lines[name])
+		g.Eventually(func() int { return len(counts(t, cli, name, lines[name])) }, timeout, poll).Should(BeNumerically(">=", len(last)+3),
 			"no new lines after the move")
-		g.Expect(continuous(greetings(t, cli, name))).To(Succeed())
+		g.Expect(continuous(counts(t, cli, name, lines[name]))).To(Succeed())
 		it, err := getIntegration(key)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(it.Status.Ownership.Kept).NotTo(BeNil())
 		g.Expect(it.Status.Ownership.Kept.From).To(Equal(camelKID))
 	}
 
-	t.Log("moved back to Camel K's operator, the first runs there again, with its JVM")
-	first := client.ObjectKey{Namespace: legacy, Name: names[0]}
-	out, errOut, err = cli("reassign", names[0], "--to", camelKID, "--force")
+	t.Log("moved back to Camel K's operator, the one it built runs there again, with its JVM")
+	back := client.ObjectKey{Namespace: legacy, Name: "ck-built"}
+	out, errOut, err = cli("reassign", back.Name, "--to", camelKID, "--force")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Eventually(func() (string, error) {
 		d := &appsv1.Deployment{}
-		err := env.Client.Get(ctx, first, d)
+		err := env.Client.Get(ctx, back, d)
 		return d.Labels[camelv1.OperatorIDLabel], err
 	}, timeout, poll).Should(Equal(camelKID))
-	g.Expect(jvmPod(t, first).UID).To(Equal(pods[names[0]]))
-	g.Expect(continuous(greetings(t, cli, names[0]))).To(Succeed())
+	g.Consistently(func() types.UID { return jvmPod(t, back).UID }, "5s", poll).Should(Equal(pods[back.Name]))
+	g.Expect(continuous(counts(t, cli, back.Name, builtLine))).To(Succeed())
 	g.Expect(camelK.errors()).To(BeEmpty(), "Camel K's operator logged errors")
 	for _, name := range names {
 		g.Expect(env.Client.Delete(ctx, &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: legacy, Name: name}})).To(Succeed())

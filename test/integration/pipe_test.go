@@ -15,11 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/config/kamelets"
+	"github.com/caravan-dev/caravan/internal/controller/pipecontroller"
+	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -494,4 +497,55 @@ func TestPipeKameletsAreValidated(t *testing.T) {
 			return k.Status.Phase, err
 		}, 2*time.Second, 250*time.Millisecond).Should(BeEmpty())
 	})
+}
+
+// TestAPipeAnotherOperatorRanKeepsItsIntegrationUntilItChanges: a Pipe that an operator other than
+// Caravan's compiled (its Integration carries no applied hash, its status says which generation it
+// compiled) is assigned to this operator. Its Integration is assigned along with it and keeps its
+// spec, so its pods would run on; once the Pipe changes, the Integration is replaced with the one
+// this operator compiles, and nothing the other operator wrote in its spec stays.
+func TestAPipeAnotherOperatorRanKeepsItsIntegrationUntilItChanges(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	const other = "not-caravans"
+	p := &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy",
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: other}}, Spec: timerToLog()}
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	theirs := &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name,
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: other},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: camelv1.GroupVersion.String(), Kind: "Pipe", Name: p.Name, UID: p.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: camelv1.IntegrationSpec{Flows: []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+			"uri": "kamelet:timer-source", "steps": []any{map[string]any{"to": "kamelet:log-sink"}}}})},
+			Traits: camelv1.Traits{"camel": harness.Raw(map[string]any{"runtimeVersion": "3.15.0"})}}}
+	g.Expect(env.Client.Create(ctx, theirs)).To(Succeed())
+	p.Status.ObservedGeneration = p.Generation
+	p.Status.Phase = camelv1.PipePhaseReady
+	g.Expect(env.Client.Status().Update(ctx, p)).To(Succeed())
+
+	t.Log("assigned to this operator, the Pipe's Integration follows with its spec as it was")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, operatorID)
+	g.Expect(env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+	g.Eventually(func() (*camelv1.Integration, error) {
+		it := &camelv1.Integration{}
+		return it, env.Client.Get(ctx, key, it)
+	}, timeout, poll).Should(And(
+		HaveField("Annotations", And(HaveKeyWithValue(camelv1.OperatorIDAnnotation, operatorID),
+			HaveKeyWithValue(pipecontroller.KeptForAnnotation, fmt.Sprint(p.Generation)))),
+		HaveField("Labels", HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID)),
+		HaveField("Spec", Equal(theirs.Spec)), HaveField("Generation", theirs.Generation)))
+
+	t.Log("the Pipe changes: its Integration is replaced with the one this operator compiles")
+	patch = `{"spec":{"source":{"properties":{"message":"changed"}}}}`
+	g.Expect(env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(func() (*camelv1.Integration, error) {
+		it := &camelv1.Integration{}
+		return it, env.Client.Get(ctx, key, it)
+	}, timeout, poll).Should(And(
+		HaveField("Annotations", And(HaveKey(render.AppliedHashAnnotation), Not(HaveKey(pipecontroller.KeptForAnnotation)))),
+		HaveField("Spec.Traits", Not(HaveKey("camel"))),
+		HaveField("Spec.Traits", HaveKey("container"))))
 }

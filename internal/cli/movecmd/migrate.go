@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -158,7 +159,13 @@ func (o *MigrateOptions) printPlans(ctx context.Context, c client.Client, target
 // planOf plans the move of t: an Integration's own plan, or that of a Pipe's or KameletBinding's.
 func (o *MigrateOptions) planOf(ctx context.Context, c client.Client, t reassign.Target, installed func(string) (func(string) bool, error)) (migrate.Plan, error) {
 	if t.Kind.Name != "integration" {
-		return migrate.Plan{Keeps: "Caravan makes its Integration anew from it, and its pods roll"}, nil
+		b := &unstructured.Unstructured{}
+		b.SetGroupVersionKind(t.Kind.GVK)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(t.Obj), b); err != nil {
+			return migrate.Plan{}, fmt.Errorf("reading %s: %w", t, err)
+		}
+		observed, _, _ := unstructured.NestedInt64(b.Object, "status", "observedGeneration")
+		return migrate.PlanBinding(b.GetGeneration(), observed), nil
 	}
 	it := &camelv1.Integration{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(t.Obj), it); err != nil {

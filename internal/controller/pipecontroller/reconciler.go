@@ -93,6 +93,9 @@ type scope struct {
 	desired *camelv1.Integration
 	// applied is set by reconcileIntegration when it wrote the Integration.
 	applied bool
+	// replaceForeign is set by reconcileForeign: the Integration another operator made is to be
+	// replaced with this operator's.
+	replaceForeign bool
 	// Outcome is set by a step that waits, found bad input, found the binding no longer this
 	// operator's, or found the namespace being deleted. The third is found on a fresh read. In a
 	// namespace being deleted the binding goes too: its Integration cannot be applied any more. The
@@ -186,6 +189,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}()
 	steps := []controller.Step[*scope]{
 		r.reconcileObserved,
+		r.reconcileForeign,
 		r.reconcileSpec,
 		// Last: it applies what the steps above observed and compiled.
 		r.reconcileIntegration,

@@ -91,6 +91,13 @@ func (r *Reconciler) reconcileIntegration(ctx context.Context, s *scope) (reconc
 		s.Quiet = !mine
 		return reconcile.Result{}, err
 	}
+	if s.replaceForeign {
+		if err := r.replaceForeign(ctx, s); err != nil {
+			return reconcile.Result{}, err
+		}
+		s.applied = true
+		return reconcile.Result{}, nil
+	}
 	cfg, err := apply.Configuration(s.desired)
 	if err != nil {
 		return reconcile.Result{}, err
