@@ -546,6 +546,7 @@ func TestAPipeAnotherOperatorRanKeepsItsIntegrationUntilItChanges(t *testing.T) 
 		return it, env.Client.Get(ctx, key, it)
 	}, timeout, poll).Should(And(
 		HaveField("Annotations", And(HaveKey(render.AppliedHashAnnotation), Not(HaveKey(pipecontroller.KeptForAnnotation)))),
-		HaveField("Spec.Traits", Not(HaveKey("camel"))),
+		HaveField("Spec.Traits", HaveKeyWithValue("camel", WithTransform(func(r camelv1.RawObject) string { return string(r.JSON.Raw) },
+			And(ContainSubstring("message=changed"), Not(ContainSubstring("runtimeVersion")))))),
 		HaveField("Spec.Traits", HaveKey("container"))))
 }
