@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,13 +30,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	kameletcatalog "github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
-	"github.com/caravan-dev/caravan/internal/procnode"
 	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -63,7 +64,7 @@ const camelKRuntime = "3.15.0"
 
 // startCamelKOperator runs Camel K's operator (camelKID) for namespace ns, with its
 // IntegrationPlatform there, until the test ends. It builds kits in its pod (strategy routine),
-// with Jib, on the base image of Caravan's kits; its Maven repository outlives the cluster.
+// with Jib, on the base image of Caravan's kits; its Maven repository is in the cache.
 func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 	t.Helper()
 	g := NewWithT(t)
@@ -81,11 +82,7 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "camel-k-operator"}}}
 	create(t, binding)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), binding) })
-	maven := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-maven",
-		Annotations: map[string]string{procnode.KeptAnnotation: "true"}},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	create(t, maven)
+	maven := camelKMavenRepository(t, ns)
 	envVar := func(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
 	labels := map[string]string{"app": "camel-k-operator"}
 	create(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-operator"},
@@ -125,6 +122,37 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 // rawJSON is a RawObject of the JSON object data.
 func rawJSON(data string) *camelv1.RawObject {
 	return &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(data)}}
+}
+
+// camelKMavenRepository is a claim, in ns, of the directory of the cache that holds the Maven
+// repository of Camel K's operator, so that its builds download once, not at every test run.
+func camelKMavenRepository(t *testing.T, ns string) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cacheDir, "camel-k-maven")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // any container user writes, as in a claim's volume
+		t.Fatal(err)
+	}
+	size := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}
+	rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-maven"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: rwo, StorageClassName: ptr.To(""), VolumeName: ns + "-camel-k-maven",
+			Resources: corev1.VolumeResourceRequirements{Requests: size}}}
+	volume := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: claim.Spec.VolumeName},
+		Spec: corev1.PersistentVolumeSpec{Capacity: size, AccessModes: rwo, StorageClassName: "",
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: claim.Name},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}}}
+	create(t, volume)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), volume) })
+	create(t, claim)
+	return claim
 }
 
 var camelKImage struct {
