@@ -23,7 +23,8 @@ import (
 
 // foreignDeployment returns the integration's Deployment, as reader has it, when an operator
 // other than Caravan's made it: the integration controls it, and it carries no applied hash, which
-// every Deployment Caravan renders carries. It returns nil otherwise.
+// every Deployment Caravan renders carries (as a label, or an annotation in earlier versions). It
+// returns nil otherwise.
 func foreignDeployment(ctx context.Context, reader client.Reader, it *camelv1.Integration) (*appsv1.Deployment, error) {
 	d := &appsv1.Deployment{}
 	err := reader.Get(ctx, client.ObjectKeyFromObject(it), d)
@@ -33,8 +34,8 @@ func foreignDeployment(ctx context.Context, reader client.Reader, it *camelv1.In
 	if err != nil {
 		return nil, err
 	}
-	if !metav1.IsControlledBy(d, it) || d.Labels[render.AppliedHashLabel] != "" {
-		return nil, nil
+	if !metav1.IsControlledBy(d, it) || d.Labels[render.AppliedHashLabel] != "" || d.Annotations[render.AppliedHashAnnotation] != "" {
+		return nil, nil // Caravan's, of this version or of an earlier one (the hash an annotation)
 	}
 	return d, nil
 }
