@@ -39,7 +39,8 @@ the namespace's (every namespace's with -A) whose annotation names --from.
 
 Camel K's operator stops acting on a resource as soon as its annotation names another
 operator. The Caravan operator keeps the Deployment Camel K's operator made, and its pods,
-until the integration's spec changes. Each wave waits until its integrations run under --to;
+until the integration's spec changes; a Pipe's Integration moves with it as Camel K's operator
+made it, until the Pipe changes. Each wave waits until its integrations run under --to;
 a wave that fails moves back to --from (unless --rollback-on-failure=false), where Camel K's
 operator finds them as it left them.
 
