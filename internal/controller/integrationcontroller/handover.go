@@ -99,8 +99,8 @@ func (r *Reconciler) handKeptBack(ctx context.Context, it *camelv1.Integration) 
 
 // reconcileOwnership adopts the integration, or waits for its previous owner's release without
 // writing anything. It adopts at once when the integration had no owner or its owner released it
-// (this operator too, when the integration comes back), is gone or does not serve the namespace. Adoption grows the epoch and, after another owner,
-// re-initialises the integration.
+// (this operator too, when the integration comes back), is gone or does not serve the namespace.
+// Adoption grows the epoch and, after another owner, re-initialises the integration.
 func (r *Reconciler) reconcileOwnership(ctx context.Context, s *scope) (reconcile.Result, error) {
 	o := &s.it.Status.Ownership
 	if o.Owner == r.OperatorID && o.ReleasedAt == nil {
