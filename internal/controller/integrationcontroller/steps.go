@@ -460,8 +460,8 @@ func (r *Reconciler) takeOver(ctx context.Context, obj client.Object) error {
 // Such children carry that operator's id, so this operator's cache, filtered by its own, does not
 // hold them, and a child this one no longer makes (a Service whose port went while the integration
 // moved) must be looked up in the API server. That is the case after a handover until this operator
-// has applied the Deployment (or the cron trait's CronJob), which the steps do last: a lookup or a removal that fails is retried
-// before it. Looking costs a cached read.
+// has applied the Deployment (or the cron trait's CronJob), which the steps do last: a lookup or a
+// removal that fails is retried before it. Looking costs a cached read.
 func (r *Reconciler) previousOwnersChildren(ctx context.Context, s *scope) (bool, error) {
 	if s.it.Status.Ownership.Epoch <= 1 {
 		return false, nil
