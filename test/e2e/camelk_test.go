@@ -76,6 +76,9 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 			Registry: camelv1.RegistrySpec{Address: registry, Insecure: true}, BaseImage: registry + "/" + runtime.BaseImage.Repository,
 			RuntimeVersion: camelKRuntime, PublishStrategy: "Jib", BuildConfiguration: rawJSON(`{"strategy":"routine"}`),
 			Maven: rawJSON(`{"localRepository":"/m2"}`)}}})
+	// cluster-admin stands for the roles `kamel install` grants its operator, which this test does
+	// not install (their rules are Camel K's; with them it also needs the verb use on its id, see
+	// docs/migration.md).
 	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-operator"}})
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-camel-k-operator"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
