@@ -35,6 +35,14 @@ const AppliedHashAnnotation = "camel.apache.org/applied-hash"
 // them, would show the Deployment rolling out although its pods stay as they are.
 const AppliedHashLabel = AppliedHashAnnotation
 
+// Applied tells whether a Caravan reconciler applied obj: it carries the applied hash, as a label
+// (an integration's children) or an annotation (a binding's Integration, and the children of
+// earlier versions). An object controlled by a Caravan resource that carries neither was made by
+// another operator (Camel K's).
+func Applied(obj metav1.Object) bool {
+	return obj.GetLabels()[AppliedHashLabel] != "" || obj.GetAnnotations()[AppliedHashAnnotation] != ""
+}
+
 // The keys of the ConfigMap of an integration's properties and flows.
 const (
 	PropertiesKey = "application.properties"

@@ -2,7 +2,6 @@ package integrationcontroller
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,9 +21,8 @@ import (
 // until the integration's spec changes; then it replaces it with its own, in a rolling update.
 
 // foreignDeployment returns the integration's Deployment, as reader has it, when an operator
-// other than Caravan's made it: the integration controls it, and it carries no applied hash, which
-// every Deployment Caravan renders carries (as a label, or an annotation in earlier versions). It
-// returns nil otherwise.
+// other than Caravan's made it: the integration controls it, and Caravan did not apply it
+// (render.Applied). It returns nil otherwise.
 func foreignDeployment(ctx context.Context, reader client.Reader, it *camelv1.Integration) (*appsv1.Deployment, error) {
 	d := &appsv1.Deployment{}
 	err := reader.Get(ctx, client.ObjectKeyFromObject(it), d)
@@ -34,8 +32,8 @@ func foreignDeployment(ctx context.Context, reader client.Reader, it *camelv1.In
 	if err != nil {
 		return nil, err
 	}
-	if !metav1.IsControlledBy(d, it) || d.Labels[render.AppliedHashLabel] != "" || d.Annotations[render.AppliedHashAnnotation] != "" {
-		return nil, nil // Caravan's, of this version or of an earlier one (the hash an annotation)
+	if !metav1.IsControlledBy(d, it) || render.Applied(d) {
+		return nil, nil
 	}
 	return d, nil
 }
@@ -118,22 +116,4 @@ func (r *Reconciler) reconcileKept(ctx context.Context, s *scope) (reconcile.Res
 	s.image = kept.Image
 	s.Done = true
 	return reconcile.Result{}, nil
-}
-
-// replaceDeployment replaces a kept Deployment with want, this operator's: an update of the whole
-// object, so that nothing the other operator set stays (an apply would keep the fields only it
-// manages), and with its managed fields cleared, so that this operator's applies own every field
-// from then on. The pods roll as the update strategy says, never below the replicas by default.
-func (r *Reconciler) replaceDeployment(ctx context.Context, want, observed *appsv1.Deployment) error {
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), observed); err != nil {
-		return err
-	}
-	replacement := want.DeepCopy()
-	replacement.ResourceVersion = observed.ResourceVersion
-	replacement.ManagedFields = []metav1.ManagedFieldsEntry{{}}
-	if err := r.Client.Update(ctx, replacement, client.FieldOwner(r.FieldManager)); err != nil {
-		return fmt.Errorf("replacing the Deployment %s that another operator made: %w", want.Name, err)
-	}
-	replacement.DeepCopyInto(observed)
-	return nil
 }

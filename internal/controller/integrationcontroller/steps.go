@@ -316,13 +316,13 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 	}
 	observed := &appsv1.Deployment{}
 	if s.replaceKept {
-		if err = r.replaceDeployment(ctx, want, observed); err == nil {
-			s.it.Status.Ownership.Kept = nil
+		// The pods roll as the update strategy says, never below the replicas by default.
+		observed, err = controller.ReplaceForeign(ctx, r.Client, r.APIReader, want, r.FieldManager)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("replacing the Deployment %s that another operator made: %w", want.Name, err)
 		}
-	} else {
-		err = r.applyIfChanged(ctx, s, want, observed)
-	}
-	if err != nil {
+		s.it.Status.Ownership.Kept = nil
+	} else if err := r.applyIfChanged(ctx, s, want, observed); err != nil {
 		return reconcile.Result{}, s.failOnNameTaken(err)
 	}
 	s.deployment = observed

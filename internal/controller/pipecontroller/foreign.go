@@ -24,8 +24,7 @@ import (
 const KeptForAnnotation = "caravan.dev/kept-for-generation"
 
 // reconcileForeign takes over the Integration that an operator other than Caravan's made from
-// this binding: one the binding controls without the applied hash that every Integration Caravan
-// makes carries. It assigns it to this operator, keeping its spec, so that its pods run on (the
+// this binding: one the binding controls and Caravan did not apply (render.Applied). It assigns it to this operator, keeping its spec, so that its pods run on (the
 // Integration controller keeps its Deployment); while the binding is as that operator last
 // compiled it, nothing else is written. A binding changed since is compiled and its Integration
 // replaced (see reconcileIntegration).
@@ -41,7 +40,7 @@ func (r *Reconciler) reconcileForeign(ctx context.Context, s *scope) (reconcile.
 			return reconcile.Result{}, err
 		}
 	}
-	if !metav1.IsControlledBy(it, s.binding) || it.Annotations[render.AppliedHashAnnotation] != "" {
+	if !metav1.IsControlledBy(it, s.binding) || render.Applied(it) {
 		return reconcile.Result{}, nil
 	}
 	generation := strconv.FormatInt(s.binding.GetGeneration(), 10)
@@ -82,24 +81,6 @@ func (r *Reconciler) assignForeign(ctx context.Context, it *camelv1.Integration,
 	}
 	if err := r.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("taking over Integration %s, which another operator made: %w", it.Name, err)
-	}
-	return nil
-}
-
-// replaceForeign replaces the Integration another operator made with s.desired: an update of the
-// whole object, so that nothing that operator set stays (an apply would keep the fields only its
-// field manager owns), with its managed fields cleared, so that this operator's applies own every
-// field from then on.
-func (r *Reconciler) replaceForeign(ctx context.Context, s *scope) error {
-	current := &camelv1.Integration{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.desired), current); err != nil {
-		return err
-	}
-	replacement := s.desired.DeepCopy()
-	replacement.ResourceVersion = current.ResourceVersion
-	replacement.ManagedFields = []metav1.ManagedFieldsEntry{{}}
-	if err := r.Client.Update(ctx, replacement, client.FieldOwner(r.FieldManager)); err != nil {
-		return fmt.Errorf("replacing Integration %s, which another operator made: %w", s.desired.Name, err)
 	}
 	return nil
 }

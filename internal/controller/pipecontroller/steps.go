@@ -92,8 +92,8 @@ func (r *Reconciler) reconcileIntegration(ctx context.Context, s *scope) (reconc
 		return reconcile.Result{}, err
 	}
 	if s.replaceForeign {
-		if err := r.replaceForeign(ctx, s); err != nil {
-			return reconcile.Result{}, err
+		if _, err := controller.ReplaceForeign(ctx, r.Client, r.APIReader, s.desired, r.FieldManager); err != nil {
+			return reconcile.Result{}, fmt.Errorf("replacing Integration %s, which another operator made: %w", s.desired.Name, err)
 		}
 		s.applied = true
 		return reconcile.Result{}, nil
