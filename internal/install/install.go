@@ -112,14 +112,16 @@ func declaredError(iop *camelv1alpha1.IntegrationOperator) error {
 // schema does not (a version, say), and Caravan's schema accepts every field that Camel K 2.x's
 // operator writes, so that operator keeps working beside Caravan's.
 func (i *Installer) applyCRD(ctx context.Context, d *apiextensionsv1.CustomResourceDefinition) (bool, error) {
-	existing := &apiextensionsv1.CustomResourceDefinition{}
-	err := i.Client.Get(ctx, client.ObjectKey{Name: d.Name}, existing)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", d.Name, err)
+	before, err := i.applyRead(ctx, d)
+	if err != nil {
+		return false, err
 	}
-	isNew, err := i.applyOne(ctx, d)
-	if err != nil || isNew || existing.Labels[crd.PartOfLabel] == crd.PartOf {
-		return isNew, err
+	if before == nil {
+		return true, nil
+	}
+	existing := before.(*apiextensionsv1.CustomResourceDefinition)
+	if existing.Labels[crd.PartOfLabel] == crd.PartOf {
+		return false, nil
 	}
 	fmt.Fprintf(i.Out, "CustomResourceDefinition %s was %s: Caravan's schema now serves it%s; it accepts every field Camel K 2.x's operator writes, which keeps working\n",
 		d.Name, foreignInstaller(existing), keptVersions(existing, d))
@@ -338,25 +340,31 @@ func (i *Installer) createIfAbsent(ctx context.Context, obj client.Object) (bool
 }
 
 func (i *Installer) applyOne(ctx context.Context, obj client.Object) (bool, error) {
-	probe := obj.DeepCopyObject().(client.Object)
-	err := i.Client.Get(ctx, client.ObjectKeyFromObject(obj), probe)
+	before, err := i.applyRead(ctx, obj)
+	return before == nil && err == nil, err
+}
+
+// applyRead applies obj and returns it as it was before, nil when it is new.
+func (i *Installer) applyRead(ctx context.Context, obj client.Object) (client.Object, error) {
+	before := obj.DeepCopyObject().(client.Object)
+	err := i.Client.Get(ctx, client.ObjectKeyFromObject(obj), before)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("reading %s: %w", describe(obj), err)
+		return nil, fmt.Errorf("reading %s: %w", describe(obj), err)
 	}
 	isNew := apierrors.IsNotFound(err)
 	cfg, err := apply.Configuration(obj)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := i.Client.Apply(ctx, cfg, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return false, fmt.Errorf("applying %s: %w", describe(obj), err)
+		return nil, fmt.Errorf("applying %s: %w", describe(obj), err)
 	}
-	verb := "configured"
 	if isNew {
-		verb = "created"
+		fmt.Fprintf(i.Out, "%s created\n", describe(obj))
+		return nil, nil
 	}
-	fmt.Fprintf(i.Out, "%s %s\n", describe(obj), verb)
-	return isNew, nil
+	fmt.Fprintf(i.Out, "%s configured\n", describe(obj))
+	return before, nil
 }
 
 func waitCRDs(ctx context.Context, c client.Client, objs []client.Object) error {
