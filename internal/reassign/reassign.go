@@ -188,8 +188,7 @@ func (e *MovedError) Error() string {
 // Settled tells whether integration it has settled under operator to: it
 // is assigned to it, that operator owns it, and it is Running or in Error.
 func Settled(it *camelv1.Integration, to string) bool {
-	return it != nil && it.OperatorID() == to && it.Status.Ownership.Owner == to &&
-		(it.Status.Phase == camelv1.IntegrationPhaseRunning || it.Status.Phase == camelv1.IntegrationPhaseError)
+	return it != nil && it.OperatorID() == to && it.Status.Ownership.Owner == to && settledPhase(it)
 }
 
 // SettledOutside tells whether integration it has settled under operator to, one that is not
@@ -200,8 +199,12 @@ func SettledOutside(it *camelv1.Integration, to string) bool {
 		return false
 	}
 	o := it.Status.Ownership
-	released := o.Owner == "" || o.Owner == to || o.ReleasedAt != nil
-	return released && (it.Status.Phase == camelv1.IntegrationPhaseRunning || it.Status.Phase == camelv1.IntegrationPhaseError)
+	return (o.Owner == "" || o.Owner == to || o.ReleasedAt != nil) && settledPhase(it)
+}
+
+// settledPhase tells whether the integration's phase is one it settles in: Running or Error.
+func settledPhase(it *camelv1.Integration) bool {
+	return it.Status.Phase == camelv1.IntegrationPhaseRunning || it.Status.Phase == camelv1.IntegrationPhaseError
 }
 
 // DisplayID is id, or "<none>" for no id.
