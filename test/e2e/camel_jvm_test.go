@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,15 +63,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("the pod runs on the process node and is ready by Camel's health check; its HTTP route answers")
 	pod := jvmPod(t, key)
-	g.Eventually(func() (string, error) {
-		resp, err := http.Get("http://" + net.JoinHostPort(pod.Status.PodIP, "8080") + "/hello")
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return fmt.Sprintf("%d %s", resp.StatusCode, body), err
-	}, timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
+	g.Eventually(answersHTTP(pod), timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
 
 	t.Log("as on Camel K, the HTTP route gets a Service and an Ingress, and answers through the Service; the pod has Camel K's requests and limits")
 	checkExposedAndBounded(t, key, pod)
@@ -409,15 +400,9 @@ func integrationLog(cli func(...string) (string, string, error), name string) fu
 // lastCount is the highest timer count in the integration's log, 0 for none yet.
 func lastCount(t *testing.T, cli func(...string) (string, string, error), name string) int {
 	t.Helper()
-	out, err := integrationLog(cli, name)()
-	if err != nil {
-		return 0
-	}
 	last := 0
-	for _, m := range movingLine.FindAllStringSubmatch(out, -1) {
-		if n, err := strconv.Atoi(m[1]); err == nil && n > last {
-			last = n
-		}
+	for _, n := range counts(t, cli, name, movingLine) {
+		last = max(last, n)
 	}
 	return last
 }
