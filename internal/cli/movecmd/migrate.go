@@ -100,9 +100,29 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.DryRun.Any() {
-		return o.printPlans(ctx, c, targets)
+		if err := o.printPlans(ctx, c, targets); err != nil || !o.DryRun.Server() {
+			return err
+		}
+		return o.sendDryRun(ctx, c, targets)
 	}
 	return o.runWaves(ctx, targets)
+}
+
+// sendDryRun sends each move with dryRun=All, so that admission judges it (the verb use on --to),
+// and fails when some would be refused.
+func (o *MigrateOptions) sendDryRun(ctx context.Context, c client.Client, targets []reassign.Target) error {
+	refused := 0
+	for _, t := range targets {
+		if _, err := o.move(ctx, c, t); err != nil {
+			fmt.Fprintf(o.ErrOut, "error: %s: %v\n", t, err)
+			refused++
+		}
+	}
+	fmt.Fprintf(o.Out, "the API server admits %d of the %d moves (server dry run)\n", len(targets)-refused, len(targets))
+	if refused > 0 {
+		return fmt.Errorf("%d of %d moves would be refused", refused, len(targets))
+	}
+	return nil
 }
 
 // refuseCaravans refuses to migrate from a Caravan operator, which hands its resources over
