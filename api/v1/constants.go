@@ -9,6 +9,9 @@ const (
 	OperatorIDAnnotation = "camel.apache.org/operator.id"
 	// OperatorIDLabel is the label mirror of OperatorIDAnnotation (same key).
 	OperatorIDLabel = OperatorIDAnnotation
+	// IntegrationProfileAnnotation names the IntegrationProfile whose defaults Camel K applies to
+	// an integration. Caravan keeps it and does not apply profiles.
+	IntegrationProfileAnnotation = "camel.apache.org/integration-profile.id"
 
 	// DontRunAfterBuildAnnotation, "true" on an Integration or a Pipe, stops it built, undeployed.
 	// It stays at phase Build Complete until a client asks for a deploy by writing the phase

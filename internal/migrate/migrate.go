@@ -15,9 +15,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
-// IntegrationProfileAnnotation names the IntegrationProfile whose defaults Camel K applies.
-const IntegrationProfileAnnotation = "camel.apache.org/integration-profile.id"
-
 // Plan is what the move of one integration keeps and what will differ under Caravan.
 type Plan struct {
 	// Keeps says what runs on unchanged after the move.
@@ -46,7 +43,7 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 	if msg := trait.Check(it.Spec.Traits).Message(); msg != "" {
 		p.add("traits: %s", msg)
 	}
-	if profile := it.Annotations[IntegrationProfileAnnotation]; profile != "" {
+	if profile := it.Annotations[camelv1.IntegrationProfileAnnotation]; profile != "" {
 		p.add("it names the IntegrationProfile %s, whose defaults Caravan does not apply", profile)
 	}
 	for _, c := range it.Spec.Configuration {

@@ -46,7 +46,7 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 	t.Run("what Caravan does not run or read is listed, each on its line", func(t *testing.T) {
 		g := NewWithT(t)
 		it := running()
-		it.Annotations[IntegrationProfileAnnotation] = "debug"
+		it.Annotations[camelv1.IntegrationProfileAnnotation] = "debug"
 		it.Spec.Sources = append(it.Spec.Sources,
 			camelv1.SourceSpec{Name: "greet.groovy", Content: "from('timer:x').to('log:y')"},
 			camelv1.SourceSpec{Name: "k.yaml", Content: "- from:\n    uri: kamelet:timer-source\n    steps:\n    - to: kamelet:log-sink\n"})

@@ -511,10 +511,12 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	it.Spec.Traits["jolokia"] = harness.Raw(map[string]any{"enabled": true})
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
 	it.Spec.Traits["health"] = harness.Raw(map[string]any{"livenessProbeEnabld": true})
+	it.Annotations[camelv1.IntegrationProfileAnnotation] = "debug"
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
 	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jolokia, route are kept but do nothing"),
-		ContainSubstring("contaner names no Camel K trait"), ContainSubstring("health.livenessProbeEnabld names no property of Camel K's trait"))))
+		ContainSubstring("contaner names no Camel K trait"), ContainSubstring("health.livenessProbeEnabld names no property of Camel K's trait"),
+		ContainSubstring("the IntegrationProfile debug that the annotation camel.apache.org/integration-profile.id names is kept but not applied"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
 	stored := &camelv1.Integration{}
@@ -530,6 +532,7 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	delete(stored.Spec.Traits, "jolokia")
 	delete(stored.Spec.Traits, "contaner")
 	delete(stored.Spec.Traits, "health")
+	delete(stored.Annotations, camelv1.IntegrationProfileAnnotation)
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(And(
 		HaveField("ObservedGeneration", stored.Generation),

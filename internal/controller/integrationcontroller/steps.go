@@ -76,8 +76,8 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 
 // warnIgnoredTraits records what the integration's traits, and its platform's, set that takes no
 // effect, for the TraitsIgnored condition: Camel K's other traits, names of no Camel K trait at
-// all, properties that Camel K's trait does not have or that Caravan does not apply, and Quarkus
-// properties. A Warning Event tells the user, once per generation.
+// all, properties that Camel K's trait does not have or that Caravan does not apply, Quarkus
+// properties, and the IntegrationProfile it names. A Warning Event tells the user, once per generation.
 func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	it := s.it
 	s.traitsChecked = true
@@ -93,6 +93,10 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	if types := render.IgnoredConfigurations(it); len(types) > 0 {
 		parts = append(parts, fmt.Sprintf("the spec.configuration entries of type %s are kept but do nothing, as on Camel K 2.x: "+
 			"use the mount trait's configs and resources (caravan run --config, --resource)", strings.Join(types, ", ")))
+	}
+	if profile := it.Annotations[camelv1.IntegrationProfileAnnotation]; profile != "" {
+		parts = append(parts, fmt.Sprintf("the IntegrationProfile %s that the annotation %s names is kept but not applied: "+
+			"set its traits on the integration or on its platform", profile, camelv1.IntegrationProfileAnnotation))
 	}
 	if len(parts) == 0 {
 		return
