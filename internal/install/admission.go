@@ -30,8 +30,10 @@ import (
 //     means the default operator's, and the resource would otherwise keep
 //     its previous owner's label with no owner acting on it);
 //   - ConfinementPolicy: an operator's own identity may write only its
-//     share, and OrphanMarkPolicy: only the default operator marks
-//     another operator's orphans (see confinement.go).
+//     share, OrphanMarkPolicy: only the default operator marks another
+//     operator's orphans, and ForeignConfinementPolicy: an operator that
+//     is not Caravan's writes nothing a Caravan operator owns (see
+//     confinement.go).
 const (
 	AssignmentPolicy = "caravan-operator-assignment"
 	NamespacesPolicy = "caravan-operator-served-namespaces"
@@ -195,6 +197,8 @@ func sharedAdmissionManifests() []client.Object {
 		denyBinding(vap(NamespacesPolicy), NamespacesPolicy, nil),
 		confinementPolicy(),
 		confinementBinding(),
+		foreignConfinementPolicy(),
+		denyBinding(vap(ForeignConfinementPolicy), ForeignConfinementPolicy, nil),
 		orphanMarkPolicy(),
 		orphanMarkBinding(),
 		&admissionv1.MutatingAdmissionPolicy{

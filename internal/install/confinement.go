@@ -1,6 +1,8 @@
 package install
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -51,6 +53,21 @@ import (
 // one string comparison.
 const ConfinementPolicy = "caravan-operator-confinement"
 
+// ForeignConfinementPolicy confines the identity of an operator that is not Caravan's (Camel
+// K's) to what no Caravan operator owns. Such an identity holds the verb foreign
+// (ForeignVerb) on integrationoperators, and use on its own id (caravan grant --as-operator).
+// It may create, change and delete the resources operators write while they are, and stay,
+// labelled with no operator or with an operator it holds use on: the children it makes unlabelled
+// (Camel K labels no Deployment, ConfigMap or Service with its id), and its own Integrations,
+// kits and builds. What a Caravan operator took over, labelled with that operator's id, is out of
+// its reach, including a status write still in flight when an integration moves. ConfinementPolicy
+// does not judge it: its rules would refuse the unlabelled children it makes.
+const ForeignConfinementPolicy = "caravan-operator-foreign-confinement"
+
+// ForeignVerb, held on integrationoperators, declares an identity to be an operator that is not
+// Caravan's, which ForeignConfinementPolicy confines.
+const ForeignVerb = "foreign"
+
 // OrphanMarkPolicy lets only the default operator make the orphan mark
 // that ConfinementPolicy admits. The mark is a status change, by an
 // operator's identity, of a resource labelled with another operator's id,
@@ -88,9 +105,14 @@ const (
 		` && request.userInfo.username.endsWith('-operator') && size(` + serviceAccountName + `) > size('-operator')`
 	// isOperatorIdentity: it holds the verb use on its operator, as an
 	// operator's identity does, and is no administrator. (Match
-	// conditions cannot use variables.)
+	// conditions cannot use variables. An expression may make two
+	// authorizer checks at most: a third exceeds its cost limit.)
 	isOperatorIdentity = `authorizer.group('camel.apache.org').resource('integrationoperators').name(` + requestID + `).check('use').allowed()` +
-		` && !authorizer.group('rbac.authorization.k8s.io').resource('clusterroles').check('escalate').allowed()`
+		` && !(` + isAdministrator + `)`
+	isAdministrator = `authorizer.group('rbac.authorization.k8s.io').resource('clusterroles').check('escalate').allowed()`
+	// isForeign: the identity is declared an operator that is not Caravan's, in the request's
+	// namespace (ForeignVerb).
+	isForeign  = `authorizer.group('camel.apache.org').resource('integrationoperators').namespace(request.namespace).check('` + ForeignVerb + `').allowed()`
 	notADryRun = `!(has(request.dryRun) && request.dryRun)`
 
 	newID       = `object != null && has(object.metadata.labels) && 'camel.apache.org/operator.id' in object.metadata.labels ? object.metadata.labels['camel.apache.org/operator.id'] : ''`
@@ -143,7 +165,7 @@ const (
 
 func confinementRules() *admissionv1.MatchResources {
 	m := &admissionv1.MatchResources{}
-	for _, group := range []string{camelv1.GroupVersion.Group, "apps", "policy", "networking.k8s.io", "monitoring.coreos.com", ""} {
+	for _, group := range slices.Sorted(maps.Keys(confinedResources)) {
 		m.ResourceRules = append(m.ResourceRules, admissionv1.NamedRuleWithOperations{
 			RuleWithOperations: admissionv1.RuleWithOperations{
 				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
@@ -174,14 +196,16 @@ func confinementPolicy() client.Object {
 	}
 }
 
-// operatorIdentityConditions match the requests of an operator's own
-// identity, but dry runs, which change nothing. The operator's probe of
+// operatorIdentityConditions match the requests of a Caravan operator's own
+// identity, but dry runs, which change nothing, and an identity declared an
+// operator that is not Caravan's (ForeignConfinementPolicy judges those). The operator's probe of
 // the label policy is one: a create that it should have labelled.
 func operatorIdentityConditions() []admissionv1.MatchCondition {
 	return []admissionv1.MatchCondition{
 		{Name: "an-operators-service-account", Expression: anOperatorsServiceAccount},
 		{Name: "not-a-dry-run", Expression: notADryRun},
 		{Name: "an-operators-identity", Expression: isOperatorIdentity},
+		{Name: "not-a-foreign-operators-identity", Expression: `!(` + isForeign + `)`},
 	}
 }
 
@@ -200,6 +224,45 @@ func confinementVariables() []admissionv1.Variable {
 // confinementBinding applies ConfinementPolicy, which has no parameter.
 func confinementBinding() client.Object {
 	return denyBinding(metav1.ObjectMeta{Name: ConfinementPolicy}, ConfinementPolicy, nil)
+}
+
+const (
+	// mayUseOldID and mayUseNewID: the identity holds use on the operator the object was, or will
+	// be, labelled with.
+	mayUseOldID = `authorizer.group('camel.apache.org').resource('integrationoperators').namespace(request.namespace)` +
+		`.name(variables.oldID).check('use').allowed()`
+	mayUseNewID = `authorizer.group('camel.apache.org').resource('integrationoperators').namespace(request.namespace)` +
+		`.name(variables.newID).check('use').allowed()`
+	foreignOldMessage = `request.userInfo.username + ' is declared an operator that is not Caravan\'s, and may not ' +
+		(request.operation == 'DELETE' ? 'delete ' : 'change ') + request.kind.kind + ' ' + request.name +
+		': it is labelled camel.apache.org/operator.id=' + variables.oldID + ', an operator it does not hold the verb use on'`
+	foreignNewMessage = `request.userInfo.username + ' is declared an operator that is not Caravan\'s, and may not label ' +
+		request.kind.kind + ' ' + request.name + ' camel.apache.org/operator.id=' + variables.newID +
+		': it does not hold the verb use on that operator'`
+)
+
+// foreignConfinementPolicy is ForeignConfinementPolicy: it matches the writes of identities that
+// hold ForeignVerb, but administrators' and dry runs.
+func foreignConfinementPolicy() client.Object {
+	forbidden := ptr.To(metav1.StatusReasonForbidden)
+	return &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+		ObjectMeta: metav1.ObjectMeta{Name: ForeignConfinementPolicy},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy:    ptr.To(admissionv1.Fail),
+			MatchConstraints: confinementRules(),
+			MatchConditions: []admissionv1.MatchCondition{
+				{Name: "not-a-dry-run", Expression: notADryRun},
+				{Name: "a-foreign-operators-identity", Expression: isForeign + ` && !(` + isAdministrator + `)`},
+			},
+			Variables: []admissionv1.Variable{{Name: "oldID", Expression: oldID}, {Name: "newID", Expression: newID}},
+			Validations: []admissionv1.Validation{
+				{Expression: `variables.oldID == '' || ` + mayUseOldID, MessageExpression: foreignOldMessage, Reason: forbidden},
+				{Expression: `request.operation == 'DELETE' || variables.newID == '' || ` + mayUseNewID,
+					MessageExpression: foreignNewMessage, Reason: forbidden},
+			},
+		},
+	}
 }
 
 // orphanMarkPolicy refuses the orphan mark to every operator identity

@@ -54,6 +54,9 @@ func (i *Installer) Check(ctx context.Context, c Config, force bool) error {
 	if err := declaredError(iop); err != nil {
 		return err
 	}
+	if err := i.refuseForeign(ctx, c.ID); err != nil {
+		return err
+	}
 	if ns := registeredNamespaceOf(iop); ns != "" {
 		if ns != c.Namespace {
 			return fmt.Errorf("operator id %q is registered to namespace %q: uninstall it there first (caravan uninstall -x %s -n %s) or choose another id; --force never moves an id between namespaces",
@@ -403,6 +406,11 @@ func (i *Installer) rollback(ctx context.Context, created []client.Object) error
 func (i *Installer) Uninstall(ctx context.Context, id, namespace string, all bool) error {
 	if !i.fleet {
 		if err := i.refuseDeclared(ctx, id); err != nil {
+			return err
+		}
+	}
+	if all {
+		if err := i.refuseAllBesideForeign(ctx); err != nil {
 			return err
 		}
 	}

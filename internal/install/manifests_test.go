@@ -186,7 +186,7 @@ func TestValidatingOnlyLeavesOutTheMutatingPoliciesAndJudgesUnassignedWork(t *te
 	for name := range only {
 		g.Expect(name).NotTo(HavePrefix("*v1.Mutating"), "validating-only installs a mutating policy")
 	}
-	for _, name := range []string{AssignmentPolicy, NamespacesPolicy, ConfinementPolicy, OrphanMarkPolicy, DefaultUsePolicy} {
+	for _, name := range []string{AssignmentPolicy, NamespacesPolicy, ConfinementPolicy, ForeignConfinementPolicy, OrphanMarkPolicy, DefaultUsePolicy} {
 		g.Expect(only).To(HaveKey("*v1.ValidatingAdmissionPolicy/"+name), "validating-only lacks %s", name)
 		g.Expect(only).To(HaveKey("*v1.ValidatingAdmissionPolicyBinding/"+name), "validating-only does not bind %s", name)
 	}

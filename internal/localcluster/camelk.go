@@ -22,6 +22,9 @@ type CamelK struct {
 	// Catalog is the CamelCatalog that Camel K's operator reads for its
 	// default runtime.
 	Catalog string
+	// OperatorRoles is the directory of the ClusterRoles Camel K's install
+	// grants its operator when it watches the whole cluster.
+	OperatorRoles string
 }
 
 // camelKModule is Camel K's Go module.
@@ -35,7 +38,7 @@ func camelKComponent() component {
 		name:     "camel-k",
 		version:  CamelKVersion,
 		packages: []string{camelKModule + "/cmd/kamel"},
-		outputs:  []string{"kamel", "crds", "camel-catalog.yaml"},
+		outputs:  []string{"kamel", "crds", "camel-catalog.yaml", "operator-roles"},
 		after:    copyCamelKResources,
 		note:     "Camel K's operator, for the tests that run it beside Caravan's",
 		// Static, as Camel K's release builds it: it runs in images of another libc.
@@ -56,14 +59,22 @@ func EnsureCamelK(ctx context.Context, out io.Writer) (CamelK, error) {
 	}
 	dir := c.dir(cacheDir)
 	return CamelK{
-		Kamel:   filepath.Join(dir, "kamel"),
-		CRDs:    filepath.Join(dir, "crds"),
-		Catalog: filepath.Join(dir, "camel-catalog.yaml"),
+		Kamel:         filepath.Join(dir, "kamel"),
+		CRDs:          filepath.Join(dir, "crds"),
+		Catalog:       filepath.Join(dir, "camel-catalog.yaml"),
+		OperatorRoles: filepath.Join(dir, "operator-roles"),
 	}, nil
 }
 
-// copyCamelKResources copies Camel K's CRDs and its CamelCatalog from its
-// module into outDir.
+// camelKOperatorRoles are the ClusterRoles, in Camel K's module, that its install grants its
+// operator for the whole cluster: its rights on what it makes, and on Events.
+var camelKOperatorRoles = []string{
+	"pkg/resources/config/rbac/descoped/operator-cluster-role.yaml",
+	"pkg/resources/config/rbac/descoped/operator-cluster-role-events.yaml",
+}
+
+// copyCamelKResources copies Camel K's CRDs, its CamelCatalog and its operator's ClusterRoles from
+// its module into outDir.
 func copyCamelKResources(ctx context.Context, srcDir, outDir string) error {
 	module, err := moduleDir(ctx, srcDir, camelKModule)
 	if err != nil {
@@ -78,6 +89,14 @@ func copyCamelKResources(ctx context.Context, srcDir, outDir string) error {
 	}
 	for _, f := range crds {
 		if err := copyFile(f, filepath.Join(outDir, "crds", filepath.Base(f))); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(outDir, "operator-roles"), 0o755); err != nil {
+		return err
+	}
+	for _, f := range camelKOperatorRoles {
+		if err := copyFile(filepath.Join(module, f), filepath.Join(outDir, "operator-roles", filepath.Base(f))); err != nil {
 			return err
 		}
 	}

@@ -252,7 +252,7 @@ func expectSameObjects(t *testing.T, want, got map[string]any, what string) {
 // that every operator of a cluster shares, which only the first release
 // renders.
 func shared(key string) bool {
-	for _, name := range append(slices.Clone(install.SharedRoles), install.AssignmentPolicy, install.NamespacesPolicy, install.ConfinementPolicy, install.OrphanMarkPolicy, install.LabelPolicy, install.DefaultPolicy) {
+	for _, name := range append(slices.Clone(install.SharedRoles), install.AssignmentPolicy, install.NamespacesPolicy, install.ConfinementPolicy, install.ForeignConfinementPolicy, install.OrphanMarkPolicy, install.LabelPolicy, install.DefaultPolicy) {
 		if strings.HasSuffix(key, "/"+name) {
 			return true
 		}

@@ -26,12 +26,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	kameletcatalog "github.com/caravan-dev/caravan/config/kamelets"
@@ -76,15 +78,15 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 			Registry: camelv1.RegistrySpec{Address: registry, Insecure: true}, BaseImage: registry + "/" + runtime.BaseImage.Repository,
 			RuntimeVersion: camelKRuntime, PublishStrategy: "Jib", BuildConfiguration: rawJSON(`{"strategy":"routine"}`),
 			Maven: rawJSON(`{"localRepository":"/m2"}`)}}})
-	// cluster-admin stands for the roles `kamel install` grants its operator, which this test does
-	// not install (their rules are Camel K's; with them it also needs the verb use on its id, see
-	// docs/migration.md).
+	// Camel K's operator runs with the ClusterRoles its install grants it, and is declared to
+	// Caravan's admission policies as docs/migration.md says.
 	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "camel-k-operator"}})
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-camel-k-operator"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "camel-k-operator"}}}
-	create(t, binding)
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), binding) })
+	bindCamelKOperatorRoles(t, ns, "camel-k-operator")
+	out, errOut, err := adminCLI(t, ns)("grant", "-x", camelKID, "--as-operator", "--to", "serviceaccount:camel-k-operator")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	t.Cleanup(func() {
+		_, _, _ = adminCLI(t, ns)("grant", "-x", camelKID, "--as-operator", "--revoke", "--to", "serviceaccount:camel-k-operator")
+	})
 	maven := camelKMavenRepository(t, ns)
 	envVar := func(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
 	labels := map[string]string{"app": "camel-k-operator"}
@@ -120,6 +122,39 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 		return fmt.Errorf("no CamelCatalog of runtime %s is ready in %s; Camel K's operator logged:\n%s", camelKRuntime, ns, op.output())
 	}, mavenTimeout, poll).Should(Succeed())
 	return op
+}
+
+// bindCamelKOperatorRoles creates the ClusterRoles of Camel K's release that its install grants its
+// operator (once per cluster), and binds them to the ServiceAccount ns/sa until the test ends.
+func bindCamelKOperatorRoles(t *testing.T, ns, sa string) {
+	t.Helper()
+	ctx := context.Background()
+	release, err := localcluster.EnsureCamelK(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(release.OperatorRoles, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("Camel K's operator roles in %s: %v", release.OperatorRoles, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal(data, role); err != nil || role.Name == "" {
+			t.Fatalf("reading %s: %v", f, err)
+		}
+		if err := env.Client.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + role.Name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}}}
+		create(t, binding)
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), binding) })
+	}
 }
 
 // rawJSON is a RawObject of the JSON object data.

@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -156,4 +158,81 @@ func TestAnIntegrationAnotherOperatorRanMovesToACaravanOperatorWithItsPods(t *te
 	g.Expect(replaced.Status.Ownership.Kept).To(BeNil())
 	g.Expect(replaced.Status.Digest).NotTo(Equal("its-digest"))
 	g.Expect(replaced.Status.CamelKIntegrationStatus.Version).To(BeEmpty())
+}
+
+// camelKRules are the rights Camel K's operator holds on what it makes (a part of its ClusterRole).
+var camelKRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{camelv1.GroupVersion.Group}, Resources: []string{"integrations", "integrations/status", "integrationkits", "builds"},
+		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+	{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}},
+	{APIGroups: []string{""}, Resources: []string{"configmaps", "services"}, Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}},
+}
+
+// TestAnOperatorThatIsNotCaravansWritesOnlyWhatNoCaravanOperatorOwns: the identity of an operator
+// that is not Caravan's, with Camel K's rights, declared by caravan grant --as-operator, makes what
+// Camel K's operator makes under Caravan's admission policies: its Integration, assigned to itself,
+// unlabelled children, their changes and its status. It may not change or delete what is labelled
+// for a Caravan operator (a Deployment one took over, its integration once moved to one), nor label
+// anything for one, nor assign work to one.
+func TestAnOperatorThatIsNotCaravansWritesOnlyWhatNoCaravanOperatorOwns(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureDefault(t)
+	ns := env.Namespace(t)
+	id := "ck-" + ns[len(ns)-5:]
+	const caravans = "caravan-owner"
+	// Named as a Caravan operator's identity is, so that the confinement of Caravan's operators
+	// would judge it, and refuse its unlabelled children, were it not declared.
+	sa := id + "-operator"
+	g.Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}})).To(Succeed())
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "tenancy-" + sa}, Rules: camelKRules}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}}}
+	for _, obj := range []client.Object{role, binding} {
+		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+	}
+	admin := env.Kubeconfig(t, "admin", "system:masters")
+	out, errOut, err := cli(t, admin, "grant", "-x", id, "--as-operator", "--to", "serviceaccount:"+ns+":"+sa)
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	t.Cleanup(func() {
+		_, _, _ = cli(t, admin, "grant", "-x", id, "--as-operator", "--revoke", "--to", "serviceaccount:"+ns+":"+sa)
+	})
+	ck := serviceAccountClient(t, ns, sa)
+
+	t.Log("it makes its integration and its unlabelled children, and changes them")
+	it := harness.NewIntegration(ns, "its", id, 1)
+	g.Eventually(func() error { return ck.Create(ctx, it.DeepCopy()) }, timeout, poll).Should(Succeed())
+	it = read(t, client.ObjectKeyFromObject(it), &camelv1.Integration{})
+	made := camelKDeployment(it, id, harness.TestImage)
+	g.Expect(ck.Create(ctx, made)).To(Succeed())
+	g.Expect(mergePatch(ck, made, `{"spec":{"replicas":2}}`)).To(Succeed())
+	cm := labelledConfigMap(ns, "its-source-000", "")
+	g.Expect(ck.Create(ctx, cm)).To(Succeed())
+	g.Expect(mergePatch(ck, cm, `{"data":{"k":"v"}}`)).To(Succeed())
+	g.Expect(statusPatch(ck, it, `{"status":{"phase":"Running"}}`)).To(Succeed())
+
+	t.Log("it may not label anything for a Caravan operator, nor assign work to one")
+	refusedSaying(t, ck, labelledConfigMap(ns, "theirs", caravans),
+		"is declared an operator that is not Caravan's, and may not label ConfigMap theirs camel.apache.org/operator.id="+caravans)
+	err = mergePatch(ck, cm, fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, camelv1.OperatorIDLabel, caravans))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "relabelling its ConfigMap for a Caravan operator: %v", err)
+	// Refused by the assignment policy or the foreign operator's confinement, whichever the API
+	// server evaluates first.
+	err = refused(t, ck, harness.NewIntegration(ns, "theirs", caravans, 1))
+	g.Expect(err).To(MatchError(And(ContainSubstring("verb use on"), ContainSubstring(caravans))))
+
+	t.Log("what a Caravan operator took over is out of its reach")
+	g.Expect(mergePatch(env.Client, made, fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, camelv1.OperatorIDLabel, caravans))).To(Succeed())
+	err = mergePatch(ck, made, `{"spec":{"replicas":1}}`)
+	g.Expect(err).To(MatchError(ContainSubstring("may not change Deployment its: it is labelled camel.apache.org/operator.id=" + caravans)))
+	err = ck.Delete(ctx, made)
+	g.Expect(err).To(MatchError(ContainSubstring("may not delete Deployment its")))
+	moved := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q},"labels":{%q:%q}}}`,
+		camelv1.OperatorIDAnnotation, caravans, camelv1.OperatorIDLabel, caravans)
+	g.Expect(mergePatch(env.Client, it, moved)).To(Succeed())
+	err = statusPatch(ck, it, `{"status":{"phase":"Error"}}`)
+	g.Expect(err).To(MatchError(ContainSubstring("may not change Integration its")), "a status write once its integration moved")
+	g.Expect(read(t, client.ObjectKeyFromObject(it), &camelv1.Integration{}).Status.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
 }

@@ -28,6 +28,7 @@ type GrantOptions struct {
 	OperatorID string
 	To         []string
 	Revoke     bool
+	AsOperator bool
 	DryRun     cmdutil.DryRun
 	Output     string
 
@@ -48,13 +49,23 @@ in the namespace, by a RoleBinding of each: they may then assign Integrations, P
 KameletBindings and kits of that namespace to the operator, and nowhere else. What a
 team may create and read there is Kubernetes' edit and view roles, into which Caravan's
 roles aggregate. --revoke deletes the bindings. A subject is user:NAME, group:NAME, or
-serviceaccount:NAME (of the namespace) or serviceaccount:NAMESPACE:NAME.`,
+serviceaccount:NAME (of the namespace) or serviceaccount:NAMESPACE:NAME.
+
+--as-operator declares the subjects to be operator ID itself, one that is not Caravan's
+(Camel K's), in every namespace: a ClusterRoleBinding each to caravan:foreign-operator:ID,
+the verb use on ID (it assigns its Pipes' Integrations, its kits and builds to itself)
+and the verb foreign, under which the admission policies refuse its writes to anything
+labelled for a Caravan operator, such as what a Caravan operator took over from it.
+No Caravan operator may have that id.`,
 		Example: `  # Onboard team-a: edit in its namespace, and the use of operator tenant-a there
   kubectl create rolebinding team-a-edit -n team-a --clusterrole=edit --group=team-a
   caravan grant -x tenant-a --to group:team-a -n team-a
 
   # Take it back
-  caravan grant -x tenant-a --to group:team-a -n team-a --revoke`,
+  caravan grant -x tenant-a --to group:team-a -n team-a --revoke
+
+  # Camel K's operator, id camel-k, runs beside Caravan's
+  caravan grant -x camel-k --as-operator --to serviceaccount:camel-k:camel-k-operator`,
 		Args: cobra.NoArgs,
 		RunE: cmdutil.RunE(o),
 	}
@@ -62,6 +73,7 @@ serviceaccount:NAME (of the namespace) or serviceaccount:NAMESPACE:NAME.`,
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "the operator whose use is granted (required)")
 	f.StringArrayVar(&o.To, "to", nil, "a subject: user:NAME, group:NAME, serviceaccount:NAME or serviceaccount:NAMESPACE:NAME (repeatable)")
 	f.BoolVar(&o.Revoke, "revoke", false, "delete the bindings instead")
+	f.BoolVar(&o.AsOperator, "as-operator", false, "the subjects are operator ID, one that is not Caravan's, in every namespace")
 	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would be done and do nothing; server: also send each write with dryRun=All")
 	f.StringVarP(&o.Output, "output", "o", "", "print the RoleBindings as yaml or json, and change nothing")
 	_ = cmd.RegisterFlagCompletionFunc("to", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -144,6 +156,9 @@ func grantBindingName(id string, s rbacv1.Subject) string {
 // Run checks that the operator is installed, then creates (or deletes) a RoleBinding per subject
 // and prints a line each.
 func (o *GrantOptions) Run(ctx context.Context) error {
+	if o.AsOperator {
+		return o.runAsOperator(ctx)
+	}
 	role := install.UserRole(o.OperatorID)
 	bindings := make([]*rbacv1.RoleBinding, len(o.subjects))
 	for i, s := range o.subjects {

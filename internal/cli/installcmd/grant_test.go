@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -140,5 +141,75 @@ func TestGrantBindsTheOperatorsUserRoleOncePerSubject(t *testing.T) {
 	}
 	if out, err = grant(GrantOptions{OperatorID: id, To: []string{"user:alice"}, Revoke: true}); err != nil || !strings.Contains(out, "not found") {
 		t.Errorf("revoking twice: %v\n%s", err, out)
+	}
+}
+
+// TestGrantAsOperatorDeclaresAnOperatorThatIsNotCaravans: against a real API server, grant
+// --as-operator refuses the id of a Caravan operator, binds caravan:foreign-operator:ID to each
+// subject in every namespace, mends the role's rules, makes a Caravan install of that id refuse,
+// and --revoke deletes the bindings, then the role.
+func TestGrantAsOperatorDeclaresAnOperatorThatIsNotCaravans(t *testing.T) {
+	ns := clitest.Cluster(t).Namespace(t)
+	c := clitest.Cluster(t).Client
+	ctx := context.Background()
+	grant := func(o GrantOptions) (string, error) {
+		streams, _, out, _ := genericiooptions.NewTestIOStreams()
+		o.IOStreams, o.Client, o.Namespace, o.AsOperator = streams, c, ns, true
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		err := o.Run(ctx)
+		return out.String(), err
+	}
+	caravans := "caravan-" + ns[len(ns)-6:]
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: install.UserRole(caravans)}, Rules: []rbacv1.PolicyRule{install.UseRule(caravans)}}
+	clitest.Create(t, role)
+	t.Cleanup(func() { _ = c.Delete(ctx, role) })
+	_, err := grant(GrantOptions{OperatorID: caravans, To: []string{"serviceaccount:camel-k-operator"}})
+	if err == nil || !strings.Contains(err.Error(), "is a Caravan operator") || command.ExitCode(err) != command.ExitUsage {
+		t.Fatalf("a Caravan operator's id: got %v (exit %d)", err, command.ExitCode(err))
+	}
+
+	id := "ck-" + ns[len(ns)-6:]
+	out, err := grant(GrantOptions{OperatorID: id, To: []string{"serviceaccount:camel-k-operator", "user:ck"}})
+	if err != nil || strings.Count(out, "created: ") != 3 || !strings.Contains(out, "serviceaccount "+ns+"/camel-k-operator is operator "+id+", not Caravan's") {
+		t.Fatalf("--as-operator: %v\n%s", err, out)
+	}
+	foreign := &rbacv1.ClusterRole{}
+	if err := c.Get(ctx, client.ObjectKey{Name: install.ForeignRole(id)}, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(foreign.Rules, install.ForeignRoleManifest(id).Rules) {
+		t.Errorf("the role's rules: %+v", foreign.Rules)
+	}
+	bindings := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(ctx, bindings, client.MatchingLabels{install.ForeignLabel: id}); err != nil || len(bindings.Items) != 2 {
+		t.Fatalf("the bindings: %v, %+v", err, bindings.Items)
+	}
+	foreign.Rules = foreign.Rules[:1]
+	if err := c.Update(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = grant(GrantOptions{OperatorID: id, To: []string{"user:ck"}}); err != nil ||
+		!strings.Contains(out, "updated: its rules were changed") || !strings.Contains(out, "unchanged") {
+		t.Errorf("a grant over a changed role: %v\n%s", err, out)
+	}
+	installer := &install.Installer{Client: c}
+	if err := installer.Check(ctx, install.Config{ID: id, Namespace: ns}, false); err == nil || !strings.Contains(err.Error(), "is declared an operator that is not Caravan's") {
+		t.Errorf("a Caravan install of the id: got %v", err)
+	}
+	if err := installer.Uninstall(ctx, "another", ns, true); err == nil || !strings.Contains(err.Error(), "runs on the CRDs that --all removes") {
+		t.Errorf("uninstall --all beside it: got %v", err)
+	}
+
+	if out, err = grant(GrantOptions{OperatorID: id, To: []string{"user:ck"}, Revoke: true}); err != nil || strings.Contains(out, "clusterrole ") {
+		t.Fatalf("revoking one of two: %v\n%s", err, out)
+	}
+	out, err = grant(GrantOptions{OperatorID: id, To: []string{"serviceaccount:camel-k-operator"}, Revoke: true})
+	if err != nil || !strings.Contains(out, "clusterrole "+install.ForeignRole(id)+" deleted") {
+		t.Fatalf("revoking the last: %v\n%s", err, out)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: install.ForeignRole(id)}, &rbacv1.ClusterRole{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the role after the last revoke: %v", err)
 	}
 }
