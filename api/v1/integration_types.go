@@ -28,7 +28,8 @@ type IntegrationSpec struct {
 	Template *RawObject `json:"template,omitempty"`
 	// Configuration is deprecated Camel K configuration; use traits.
 	Configuration []ConfigurationSpec `json:"configuration,omitempty"`
-	// Repositories are extra Maven repositories.
+	// Repositories are extra Maven repositories of the kit's build, in Camel K's form:
+	// URL[@id=ID][@name=NAME][@snapshots][@noreleases][@checksumpolicy=fail|warn|ignore].
 	Repositories []string `json:"repositories,omitempty"`
 	// ServiceAccountName is the service account the pods run as.
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`

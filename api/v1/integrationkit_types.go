@@ -18,7 +18,8 @@ type IntegrationKitSpec struct {
 	Traits Traits `json:"traits,omitempty"`
 	// Profile is the trait profile the kit was made for.
 	Profile string `json:"profile,omitempty"`
-	// Repositories are extra Maven repositories.
+	// Repositories are extra Maven repositories of the kit's build, in Camel K's form:
+	// URL[@id=ID][@name=NAME][@snapshots][@noreleases][@checksumpolicy=fail|warn|ignore].
 	Repositories []string `json:"repositories,omitempty"`
 	// Sources are sources added at build time.
 	Sources []SourceSpec `json:"sources,omitempty"`

@@ -5,6 +5,7 @@ package maven
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"slices"
@@ -24,7 +25,7 @@ type Project struct {
 	// Dependencies are the runtime's and the integration's, in any order.
 	Dependencies []runtime.Coordinate
 	// Repositories are extra Maven repositories, looked up in order after
-	// the settings' own.
+	// the settings' own, in Camel K's form (ParseRepository).
 	Repositories []string
 }
 
@@ -59,8 +60,14 @@ func (p Project) POM() ([]byte, error) {
 		doc.Dependencies = append(doc.Dependencies, pomDependency{GroupID: d.GroupID, ArtifactID: d.ArtifactID,
 			Version: d.Version, Type: d.Type, Classifier: d.Classifier})
 	}
-	for i, r := range p.Repositories {
-		doc.Repositories = append(doc.Repositories, pomRepository{ID: fmt.Sprintf("repository-%d", i+1), URL: r})
+	repos, err := ParseRepositories(p.Repositories)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range repos {
+		doc.Repositories = append(doc.Repositories, pomRepository{ID: cmp.Or(r.ID, fmt.Sprintf("repository-%d", i+1)), Name: r.Name, URL: r.URL,
+			Releases:  pomPolicy{Enabled: r.Releases, ChecksumPolicy: r.ChecksumPolicy},
+			Snapshots: pomPolicy{Enabled: r.Snapshots, ChecksumPolicy: r.ChecksumPolicy}})
 	}
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
@@ -105,6 +112,14 @@ type pomDependency struct {
 }
 
 type pomRepository struct {
-	ID  string `xml:"id"`
-	URL string `xml:"url"`
+	ID        string    `xml:"id"`
+	Name      string    `xml:"name,omitempty"`
+	URL       string    `xml:"url"`
+	Releases  pomPolicy `xml:"releases"`
+	Snapshots pomPolicy `xml:"snapshots"`
+}
+
+type pomPolicy struct {
+	Enabled        bool   `xml:"enabled"`
+	ChecksumPolicy string `xml:"checksumPolicy"`
 }

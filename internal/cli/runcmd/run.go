@@ -34,6 +34,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
 	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
@@ -47,6 +48,8 @@ type RunOptions struct {
 	Name         string
 	OperatorID   string
 	Dependencies []string
+	// Repositories are Maven repositories of the kit's build, in Camel K's form.
+	Repositories []string
 	Traits       []string
 	Properties   []string
 	Image        string
@@ -186,6 +189,8 @@ func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Name, "name", "", "name of the integration (default: from the first file's name)")
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the integration to this operator")
 	f.StringArrayVarP(&o.Dependencies, "dependency", "d", nil, "a dependency, such as camel:http or mvn:org.example:lib:1.0 (repeatable)")
+	f.StringArrayVar(&o.Repositories, "maven-repository", nil, "a Maven repository the kit's build looks up after the platform's, as Camel K writes one: "+
+		maven.RepositoryForm+" (repeatable)")
 	f.StringArrayVarP(&o.Traits, "trait", "t", nil, "a trait setting TRAIT.KEY=VALUE, such as container.port=8080; [a,b] is a list, a repeated key adds to a list (repeatable)")
 	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
@@ -324,6 +329,7 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		}
 		spec.Dependencies = append(spec.Dependencies, d)
 	}
+	spec.Repositories = append(spec.Repositories, o.Repositories...)
 	fromFiles, single, err := expandPropertyFiles("-p", o.Properties)
 	if err != nil {
 		return spec, err
@@ -482,6 +488,15 @@ func (o *RunOptions) Validate() error {
 	}
 	if o.Image != "" && len(o.Dependencies) > 0 {
 		return errors.New("-d/--dependency cannot be used with --image: a pre-built image is run as it is, so it must hold its dependencies")
+	}
+	for _, r := range o.Repositories {
+		// The operator refuses the repository with this same rule (InvalidRepository).
+		if _, err := maven.ParseRepository(r); err != nil {
+			return fmt.Errorf("--maven-repository: %w", err)
+		}
+	}
+	if (o.Image != "" || o.Kit != "") && len(o.Repositories) > 0 {
+		return errors.New("--maven-repository is for a kit's build: it cannot be used with --image or -k/--kit, which build nothing")
 	}
 	if o.Force && o.OperatorID == "" {
 		return errors.New("--force only applies with -x/--operator-id")

@@ -141,6 +141,11 @@ func TestRunDryRunPrintsTheIntegration(t *testing.T) {
 		if !strings.Contains(out, "  dependencies:\n  - camel:http\n  - mvn:org.example:lib:1.0\n") {
 			t.Fatalf("no dependencies in:\n%s", out)
 		}
+		out, errOut, err = clitest.ExecMutateCommand(t, NewCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps",
+			"--maven-repository", "https://repo.example/m2@id=nightly@snapshots", "--dry-run", "-o", "yaml"}, clitest.Unreachable...)...)
+		if err != nil || !strings.Contains(out, "  repositories:\n  - https://repo.example/m2@id=nightly@snapshots\n") {
+			t.Fatalf("no repositories: %v %s\n%s", err, errOut, out)
+		}
 	})
 	t.Run("without -x there is no annotation, and without -o a line", func(t *testing.T) {
 		out, errOut, err := clitest.ExecMutateCommand(t, NewCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps", "--dry-run"}, clitest.Unreachable...)...)
@@ -227,6 +232,12 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 			wantErr: `-d mvn:: dependency "mvn:" is not a Maven coordinate`},
 		{name: "a dependency of no known form", args: []string{"testdata/run/routes.yaml", "-d", "github:me/lib"},
 			wantErr: "is neither camel:NAME nor mvn:GROUP:ARTIFACT[:VERSION]"},
+		{name: "a Maven repository that is no URL", args: []string{"testdata/run/routes.yaml", "--maven-repository", "nexus/public"},
+			wantErr: `--maven-repository: repository "nexus/public": "nexus/public" is not an http, https or file URL`},
+		{name: "a Maven repository of an attribute Camel K does not know", args: []string{"testdata/run/routes.yaml", "--maven-repository", "https://nexus/m2@release"},
+			wantErr: `unknown attribute "release"`},
+		{name: "a Maven repository for an image", args: []string{"--image", "example/app:1", "--name", "x", "--maven-repository", "https://nexus/m2"},
+			wantErr: "--maven-repository is for a kit's build"},
 		{name: "a kit with dependencies", args: []string{"testdata/run/routes.yaml", "-k", "kit-abc", "-d", "camel:http"},
 			wantErr: "-k/--kit runs an existing kit: it cannot be used with --image or -d/--dependency"},
 		{name: "a kit no object can be named", args: []string{"testdata/run/routes.yaml", "-k", "Kit_ABC"}, wantErr: `-k/--kit "Kit_ABC"`},

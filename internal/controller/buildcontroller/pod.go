@@ -128,6 +128,9 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, &build.Failure{Message: err.Error()}
 	}
+	if _, err := maven.ParseRepositories(j.Spec.Repositories); err != nil {
+		return nil, &build.Failure{Message: "spec.repositories: " + err.Error()}
+	}
 	project := maven.NewProject(provider, j.Spec.RuntimeVersion, deps, j.Spec.Repositories)
 	builderImage, err := j.Registry.Qualify(j.BuilderImage)
 	if err != nil {

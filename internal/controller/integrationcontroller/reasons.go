@@ -15,6 +15,8 @@ const (
 	ReasonInvalidSource     controller.Reason = "InvalidSource"
 	ReasonInvalidImage      controller.Reason = "InvalidImage"
 	ReasonInvalidDependency controller.Reason = "InvalidDependency"
+	// ReasonInvalidRepository: an entry of spec.repositories is not a repository in Camel K's form.
+	ReasonInvalidRepository controller.Reason = "InvalidRepository"
 	ReasonNoSources         controller.Reason = "NoSources"
 	ReasonKitRefused        controller.Reason = "KitRefused"
 	ReasonKitNotFound       controller.Reason = "KitNotFound"

@@ -26,6 +26,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/digest"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
 	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
@@ -161,6 +162,10 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 	} else {
 		if _, err := camelruntime.ParseDependencies(s.it.Spec.Dependencies); err != nil {
 			s.Failure = controller.Because(ReasonInvalidDependency, "spec.dependencies: "+err.Error())
+			return reconcile.Result{}, nil
+		}
+		if _, err := maven.ParseRepositories(s.it.Spec.Repositories); err != nil {
+			s.Failure = controller.Because(ReasonInvalidRepository, "spec.repositories: "+err.Error())
 			return reconcile.Result{}, nil
 		}
 		req.Spec = r.kitSpec(s)

@@ -15,6 +15,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
@@ -33,6 +34,11 @@ func (r *Reconciler) reconcileSpec(_ context.Context, s *scope) (reconcile.Resul
 	spec, err := kit.FromResource(s.k)
 	if err == nil {
 		_, err = runtime.ParseDependencies(spec.Dependencies)
+	}
+	if err == nil {
+		if _, err = maven.ParseRepositories(spec.Repositories); err != nil {
+			err = fmt.Errorf("spec.repositories: %w", err)
+		}
 	}
 	if err != nil {
 		s.Failure = controller.Because(ReasonInvalidKit, err.Error())
