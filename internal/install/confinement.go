@@ -60,8 +60,11 @@ const ConfinementPolicy = "caravan-operator-confinement"
 // labelled with no operator or with an operator it holds use on: the children it makes unlabelled
 // (Camel K labels no Deployment, ConfigMap or Service with its id), and its own Integrations,
 // kits and builds. What a Caravan operator took over, labelled with that operator's id, is out of
-// its reach, including a status write still in flight when an integration moves. ConfinementPolicy
-// does not judge it: its rules would refuse the unlabelled children it makes.
+// its reach, including a status write still in flight when an integration moves; but the takeover
+// of a child that a camel.apache.org resource controls, relabelled to its own id with its owner
+// references kept, which Caravan's operators may make too: the Integration of a Pipe moved back
+// to it, whose label follows the annotation it sets. ConfinementPolicy does not judge it: its
+// rules would refuse the unlabelled children it makes.
 const ForeignConfinementPolicy = "caravan-operator-foreign-confinement"
 
 // ForeignVerb, held on integrationoperators, declares an identity to be an operator that is not
@@ -255,9 +258,12 @@ func foreignConfinementPolicy() client.Object {
 				{Name: "not-a-dry-run", Expression: notADryRun},
 				{Name: "a-foreign-operators-identity", Expression: isForeign + ` && !(` + isAdministrator + `)`},
 			},
-			Variables: []admissionv1.Variable{{Name: "oldID", Expression: oldID}, {Name: "newID", Expression: newID}},
+			Variables: []admissionv1.Variable{{Name: "oldID", Expression: oldID}, {Name: "newID", Expression: newID},
+				{Name: "controlled", Expression: controlled}, {Name: "refsKept", Expression: refsKept}},
 			Validations: []admissionv1.Validation{
-				{Expression: `variables.oldID == '' || ` + mayUseOldID, MessageExpression: foreignOldMessage, Reason: forbidden},
+				// Its own, or the takeover of a child (one its annotation assigns, the label following).
+				{Expression: `variables.oldID == '' || ` + mayUseOldID + ` || (variables.refsKept && variables.newID != '' && ` + mayUseNewID + `)`,
+					MessageExpression: foreignOldMessage, Reason: forbidden},
 				{Expression: `request.operation == 'DELETE' || variables.newID == '' || ` + mayUseNewID,
 					MessageExpression: foreignNewMessage, Reason: forbidden},
 			},

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -39,6 +40,7 @@ import (
 	kameletcatalog "github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -157,6 +159,48 @@ func bindCamelKOperatorRoles(t *testing.T, ns, sa string) {
 	}
 }
 
+// movesBackAfterItsReplacement changes the spec of the integration key, which Caravan's operator to
+// keeps from Camel K's: to replaces the Deployment with its own. Moved back, to lets go of it, and
+// Camel K's operator deploys its own, which adopts the pods and rolls them; the route answers.
+func movesBackAfterItsReplacement(t *testing.T, key client.ObjectKey, to string, camelK *camelKOperator) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	t.Log("changed under Caravan, an integration runs on Caravan's own Deployment")
+	it, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	patch := `{"spec":{"traits":{"environment":{"vars":["E2E_CHANGED=under-caravan"]}}}}`
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	g.Eventually(func() error {
+		d, err := getDeployment(key)
+		if err != nil || !render.Applied(d) {
+			return fmt.Errorf("not replaced by Caravan yet: %v", err)
+		}
+		return env.RunningUnder(key, to)
+	}, timeout, poll).Should(Succeed())
+	g.Eventually(answersHTTP(jvmPod(t, key)), timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
+
+	t.Log("moved back, Camel K's operator deploys its own Deployment, which takes the pods over; the route answers")
+	out, errOut, err := adminCLI(t, key.Namespace)("reassign", key.Name, "--to", camelKID, "--force")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Eventually(func() error {
+		d, err := getDeployment(key)
+		switch {
+		case err != nil:
+			return err
+		case render.Applied(d):
+			return fmt.Errorf("still Caravan's Deployment")
+		case d.Status.UpdatedReplicas != 1 || d.Status.AvailableReplicas != 1:
+			return fmt.Errorf("Camel K's Deployment is not rolled out: %+v", d.Status)
+		}
+		it, err := getIntegration(key)
+		if err == nil && it.Status.Phase != camelv1.IntegrationPhaseRunning {
+			err = fmt.Errorf("phase %s under Camel K's operator", it.Status.Phase)
+		}
+		return err
+	}, mavenTimeout, poll).Should(Succeed(), func() string { return camelK.output() })
+	g.Eventually(answersHTTP(jvmPod(t, key)), timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
+}
+
 // rawJSON is a RawObject of the JSON object data.
 func rawJSON(data string) *camelv1.RawObject {
 	return &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(data)}}
@@ -248,12 +292,42 @@ func (op *camelKOperator) output() string {
 // dropped.
 func (op *camelKOperator) errors() []string {
 	var lines []string
-	for _, line := range strings.Split(op.output(), "\n") {
+	output := strings.Split(op.output(), "\n")
+	known := camelKPipePanics(output)
+	for _, line := range output {
 		if strings.Contains(line, `"level":"error"`) || strings.Contains(line, "unknown field") {
+			var entry struct {
+				ReconcileID string `json:"reconcileID"`
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && known[entry.ReconcileID] {
+				continue
+			}
 			lines = append(lines, line)
 		}
 	}
 	return lines
+}
+
+// camelKPipePanics are the reconciles in which Camel K v2.10.1's Pipe controller panicked on its
+// own error path: when an action fails, it hands a nil Pipe to its event recorder
+// (pipe_controller.go, camelevent.NotifyError), so that a transient failure of its own, such as
+// the conflict of an update made from a cache that lags its status write, is logged as a panic,
+// and retried. A failure that lasts keeps its Pipe from running, which the test sees.
+func camelKPipePanics(output []string) map[string]bool {
+	known := map[string]bool{}
+	for _, line := range output {
+		var entry struct {
+			Msg, Controller, ReconcileID, Stacktrace string
+		}
+		if json.Unmarshal([]byte(line), &entry) != nil {
+			continue
+		}
+		if entry.Msg == "Observed a panic" && entry.Controller == "pipe-controller" &&
+			strings.Contains(entry.Stacktrace, "pkg/event.NotifyError") && strings.Contains(entry.Stacktrace, "pkg/controller/pipe.(*ReconcilePipe).Reconcile") {
+			known[entry.ReconcileID] = true
+		}
+	}
+	return known
 }
 
 // snapshotImage pushes an image that runs what the Deployment key's pods run, without the
@@ -598,6 +672,23 @@ func checkBesideCamelK(t *testing.T, from client.ObjectKey, to string) {
 	}, timeout, poll).Should(Equal(camelKID))
 	g.Consistently(func() types.UID { return jvmPod(t, back).UID }, "5s", poll).Should(Equal(pods[back.Name]))
 	g.Expect(continuous(counts(t, cli, back.Name, builtLine))).To(Succeed())
+
+	t.Log("the Pipe moved back, Camel K's operator takes its Integration back, which runs on with its JVM")
+	out, errOut, err = cli("reassign", "pipe/ck-pipe", "--to", camelKID, "--force")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	pipeKey := client.ObjectKey{Namespace: legacy, Name: "ck-pipe"}
+	g.Eventually(func() (string, error) {
+		it, err := getIntegration(pipeKey)
+		return it.Annotations[camelv1.OperatorIDAnnotation], err
+	}, timeout, poll).Should(Equal(camelKID), func() string { return camelK.output() })
+	g.Eventually(func() (string, error) {
+		d := &appsv1.Deployment{}
+		err := env.Client.Get(ctx, pipeKey, d)
+		return d.Labels[camelv1.OperatorIDLabel], err
+	}, timeout, poll).Should(Equal(camelKID))
+	g.Consistently(func() types.UID { return jvmPod(t, pipeKey).UID }, "5s", poll).Should(Equal(pods[pipeKey.Name]))
+	g.Expect(continuous(counts(t, cli, pipeKey.Name, pipeLine))).To(Succeed())
+	movesBackAfterItsReplacement(t, client.ObjectKey{Namespace: legacy, Name: "ck-second"}, to, camelK)
 	g.Expect(camelK.errors()).To(BeEmpty(), "Camel K's operator logged errors")
 	for _, name := range names {
 		g.Expect(env.Client.Delete(ctx, &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: legacy, Name: name}})).To(Succeed())

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,12 @@ func TestBadInputGivesAnErrorAUserCanActOn(t *testing.T) {
 			mutate: func(it *camelv1.Integration) {
 				delete(it.Spec.Traits, "container")
 				it.Spec.Dependencies = []string{"camel:http", "camel:a b"}
+			}},
+		{name: "a Maven repository not in Camel K's form", reason: "InvalidRepository",
+			message: `spec.repositories: repository "https://nexus/m2@release": unknown attribute "release"`,
+			mutate: func(it *camelv1.Integration) {
+				delete(it.Spec.Traits, "container")
+				it.Spec.Repositories = []string{"https://nexus/m2@release"}
 			}},
 	}
 	for i, tc := range cases {
@@ -329,42 +336,47 @@ func TestAnAdoptionRemovesTheChildrenThePreviousOwnerMadeAndThisOneDoesNot(t *te
 	}, timeout, poll).Should(BeTrue(), "the previous owner's Service is still there")
 }
 
-// TestAnIntegrationThatLeavesIsNotCleanedUp: moved to an operator that
-// does not run, an integration is released (its last write by this
-// operator) and its children stay as they are, untouched.
-func TestAnIntegrationThatLeavesIsNotCleanedUp(t *testing.T) {
+// TestAnIntegrationThatLeavesForAnOperatorCaravanDoesNotKnowIsLetGo: moved to an id that no
+// Caravan operator registered (Camel K's operator, or one not installed yet), an integration is
+// released (its last write by this operator) and the operator lets go of what it made, so that an
+// operator that labels nothing can apply over it: the Deployment is deleted with its pods orphaned
+// (their ReplicaSet runs on), the Service is annotated and labelled with the new id, and the
+// ConfigMap, which the running pods mount, stays as it was.
+func TestAnIntegrationThatLeavesForAnOperatorCaravanDoesNotKnowIsLetGo(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns, it, key := deploying(t, "leaver")
-	d := get(t, key, &appsv1.Deployment{})
+	port := `{"spec":{"traits":{"container":{"port":8080}}}}`
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(port)))).To(Succeed())
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &corev1.Service{}) }, timeout, poll).Should(Succeed())
 	cm := get(t, client.ObjectKey{Namespace: ns, Name: "leaver-camel"}, &corev1.ConfigMap{})
 
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"nobody-runs-this"}}}`, camelv1.OperatorIDAnnotation)
+	const to = "nobody-runs-this"
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, camelv1.OperatorIDAnnotation, to)
 	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	released := &camelv1.Integration{}
 	g.Eventually(func() bool {
 		_ = env.Client.Get(ctx, key, released)
-		return released.Status.Ownership.ReleasedAt != nil && released.Labels[camelv1.OperatorIDLabel] == "nobody-runs-this"
+		return released.Status.Ownership.ReleasedAt != nil && released.Labels[camelv1.OperatorIDLabel] == to
 	}, timeout, poll).Should(BeTrue(), "the release was not recorded, or the label not handed over")
 	g.Expect(released.Status.Ownership.Owner).To(Equal(operatorID))
-	g.Consistently(func() error {
-		for _, pair := range []struct {
-			obj client.Object
-			rv  string
-		}{{&appsv1.Deployment{}, d.ResourceVersion}, {&corev1.ConfigMap{}, cm.ResourceVersion}, {&camelv1.Integration{}, released.ResourceVersion}} {
-			k := key
-			if _, ok := pair.obj.(*corev1.ConfigMap); ok {
-				k.Name = "leaver-camel"
-			}
-			if err := env.Client.Get(ctx, k, pair.obj); err != nil {
-				return err
-			}
-			if pair.obj.GetResourceVersion() != pair.rv {
-				return fmt.Errorf("%T changed after the integration left", pair.obj)
-			}
+	// No garbage collector runs here: the orphan policy's finalizer holds the Deployment.
+	g.Eventually(func() (bool, error) {
+		d := &appsv1.Deployment{}
+		err := env.Client.Get(ctx, key, d)
+		if apierrors.IsNotFound(err) {
+			return true, nil
 		}
-		return nil
-	}, 5*time.Second, 250*time.Millisecond).Should(Succeed())
+		return !d.DeletionTimestamp.IsZero() && slices.Contains(d.Finalizers, metav1.FinalizerOrphanDependents), err
+	}, timeout, poll).Should(BeTrue(), "the Deployment was not let go of with its pods orphaned")
+	g.Eventually(func() map[string]string { return get(t, key, &corev1.Service{}).Labels }, timeout, poll).
+		Should(HaveKeyWithValue(camelv1.OperatorIDLabel, to))
+	g.Expect(get(t, key, &corev1.Service{}).Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, to))
+	g.Consistently(func() (string, error) {
+		cur := &corev1.ConfigMap{}
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), cur)
+		return cur.ResourceVersion, err
+	}, 3*time.Second, 250*time.Millisecond).Should(Equal(cm.ResourceVersion), "the ConfigMap changed after the integration left")
 }
 
 // TestChildrenOfAnEarlierVersionAreUpgradedInPlace: a Deployment as an

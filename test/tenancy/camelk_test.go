@@ -135,7 +135,7 @@ func TestAnIntegrationAnotherOperatorRanMovesToACaravanOperatorWithItsPods(t *te
 	g.Expect(pods()).To(Equal(before), "the pods the other operator started were replaced")
 
 	t.Log("its spec changes: the operator replaces the Deployment with its own, rolling")
-	patch := `{"spec":{"traits":{"environment":{"vars":["TZ=UTC"]}}}}`
+	patch := `{"spec":{"traits":{"environment":{"vars":["TZ=UTC"]},"container":{"port":8080}}}}`
 	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	g.Eventually(func() error {
 		d := read(t, key, &appsv1.Deployment{})
@@ -158,6 +158,45 @@ func TestAnIntegrationAnotherOperatorRanMovesToACaravanOperatorWithItsPods(t *te
 	g.Expect(replaced.Status.Ownership.Kept).To(BeNil())
 	g.Expect(replaced.Status.Digest).NotTo(Equal("its-digest"))
 	g.Expect(replaced.Status.CamelKIntegrationStatus.Version).To(BeEmpty())
+	movesBackAfterItsReplacement(t, it, other, image, pods)
+}
+
+// movesBackAfterItsReplacement: an integration whose Deployment a Caravan operator replaced moves
+// back to the operator that is not Caravan's. The Caravan operator lets go of what it made: its
+// Deployment goes with its pods left running, its Service is handed to the other operator's id.
+// That operator's Deployment, of the same selector, then adopts the pods' ReplicaSet.
+func movesBackAfterItsReplacement(t *testing.T, it *camelv1.Integration, other, image string, pods func() ([]string, error)) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &corev1.Service{}) }, timeout, poll).Should(Succeed())
+	g.Eventually(pods, timeout, poll).Should(HaveLen(1))
+	before, _ := pods()
+	sets := &appsv1.ReplicaSetList{}
+	g.Expect(env.Client.List(ctx, sets, client.InNamespace(it.Namespace), client.MatchingLabels{camelv1.IntegrationLabel: it.Name})).To(Succeed())
+
+	t.Log("moved back to the other operator, the Caravan operator lets go of its Deployment, not of its pods")
+	g.Expect(annotate(env.Client, it, other)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, key, &appsv1.Deployment{}))
+	}, timeout, poll).Should(BeTrue(), "the Caravan operator kept its Deployment")
+	g.Eventually(func() map[string]string { return read(t, key, &corev1.Service{}).Labels }, timeout, poll).
+		Should(HaveKeyWithValue(camelv1.OperatorIDLabel, other))
+	g.Expect(read(t, key, &corev1.Service{}).Annotations).To(HaveKeyWithValue(camelv1.OperatorIDAnnotation, other))
+	g.Consistently(pods, "3s", poll).Should(Equal(before), "the pods stopped with the Deployment")
+
+	t.Log("the other operator's Deployment adopts the ReplicaSet of the running pods")
+	made := camelKDeployment(read(t, key, &camelv1.Integration{}), other, image)
+	g.Expect(env.Client.Create(ctx, made, client.FieldOwner("camel-k-operator"))).To(Succeed())
+	g.Eventually(func() error {
+		for _, rs := range sets.Items {
+			cur := read(t, client.ObjectKeyFromObject(&rs), &appsv1.ReplicaSet{})
+			if !metav1.IsControlledBy(cur, made) {
+				return fmt.Errorf("ReplicaSet %s is not adopted: %v", cur.Name, cur.OwnerReferences)
+			}
+		}
+		return nil
+	}, timeout, poll).Should(Succeed())
 }
 
 // camelKRules are the rights Camel K's operator holds on what it makes (a part of its ClusterRole).
@@ -229,6 +268,13 @@ func TestAnOperatorThatIsNotCaravansWritesOnlyWhatNoCaravanOperatorOwns(t *testi
 	g.Expect(err).To(MatchError(ContainSubstring("may not change Deployment its: it is labelled camel.apache.org/operator.id=" + caravans)))
 	err = ck.Delete(ctx, made)
 	g.Expect(err).To(MatchError(ContainSubstring("may not delete Deployment its")))
+	t.Log("but it may take over a child its integration controls, relabelling it to itself, as Caravan's operators may")
+	child := labelledConfigMap(ns, "its-taken", caravans)
+	child.OwnerReferences = made.OwnerReferences
+	g.Expect(env.Client.Create(ctx, child)).To(Succeed())
+	err = mergePatch(ck, child, `{"data":{"k":"v"}}`)
+	g.Expect(err).To(MatchError(ContainSubstring("may not change ConfigMap its-taken")), "a change that keeps a Caravan operator's label")
+	g.Expect(mergePatch(ck, child, fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, camelv1.OperatorIDLabel, id))).To(Succeed())
 	moved := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q},"labels":{%q:%q}}}`,
 		camelv1.OperatorIDAnnotation, caravans, camelv1.OperatorIDLabel, caravans)
 	g.Expect(mergePatch(env.Client, it, moved)).To(Succeed())

@@ -70,7 +70,7 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 		r.Metrics.Released()
 		ctrl.LoggerFrom(ctx).Info("Released integration", "to", ownership.AssignedID(it.Annotations), "epoch", o.Epoch)
 	}
-	if err := r.handKeptBack(ctx, it); err != nil {
+	if err := r.handOver(ctx, it); err != nil {
 		return err
 	}
 	if it.Labels[camelv1.OperatorIDLabel] != r.OperatorID {
