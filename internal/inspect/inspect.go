@@ -43,6 +43,17 @@ type Result struct {
 	ServesHTTP bool
 	// Consumers are the endpoints the routes consume from, in the order found.
 	Consumers []trait.Consumer
+	// KebabCase are the YAML sources and flows that write DSL keys in kebab-case, which the
+	// YAML DSL of Camel 4 no longer reads (KebabCaseError).
+	KebabCase []KebabCase
+}
+
+// KebabCase is one YAML source or flow that writes DSL keys in kebab-case (set-body:).
+type KebabCase struct {
+	// Where names the source, or spec.flows[N].
+	Where string
+	// Keys are its kebab-case keys, sorted, each once.
+	Keys []string
 }
 
 // httpConsumers are the schemes whose consumers the runtime's HTTP server serves.
@@ -61,11 +72,13 @@ func Integration(c *catalog.Catalog, spec *camelv1.IntegrationSpec) (Result, err
 		if err := in.source(s); err != nil {
 			errs = append(errs, fmt.Errorf("source %s: %w", s.Name, err))
 		}
+		in.kebabCaseOf("source " + s.Name)
 	}
 	for i, f := range spec.Flows {
 		if err := in.yaml(f.Raw); err != nil {
 			errs = append(errs, fmt.Errorf("spec.flows[%d]: %w", i, err))
 		}
+		in.kebabCaseOf(fmt.Sprintf("spec.flows[%d]", i))
 	}
 	return in.result(), errors.Join(errs...)
 }
@@ -90,10 +103,23 @@ type inspection struct {
 	http bool
 	// consumers are the endpoints routes consume from.
 	consumers []trait.Consumer
+	// kebab are the kebab-case keys of the YAML read since the last kebabCase.
+	kebab map[string]bool
+	// kebabCase are the sources and flows that had some.
+	kebabCase []KebabCase
 }
 
 func newInspection(c *catalog.Catalog) *inspection {
-	return &inspection{catalog: c, modules: map[string]bool{}, unknown: map[string]bool{}, kamelets: map[string]bool{}}
+	return &inspection{catalog: c, modules: map[string]bool{}, unknown: map[string]bool{}, kamelets: map[string]bool{}, kebab: map[string]bool{}}
+}
+
+// kebabCaseOf records the kebab-case keys read since the last call as where's.
+func (in *inspection) kebabCaseOf(where string) {
+	if len(in.kebab) == 0 {
+		return
+	}
+	in.kebabCase = append(in.kebabCase, KebabCase{Where: where, Keys: slices.Sorted(maps.Keys(in.kebab))})
+	clear(in.kebab)
 }
 
 // source inspects one spec.sources entry, when its language is one that is read.
@@ -142,6 +168,7 @@ func (in *inspection) result() Result {
 	r.Kamelets = slices.Sorted(maps.Keys(in.kamelets))
 	r.ServesHTTP = in.http
 	r.Consumers = in.consumers
+	r.KebabCase = in.kebabCase
 	slices.Sort(r.Dependencies)
 	slices.Sort(r.Unknown)
 	return r
@@ -282,4 +309,33 @@ func gunzip(zipped []byte) ([]byte, error) {
 		return nil, fmt.Errorf("compressed content is not gzip: %w", err)
 	}
 	return data, nil
+}
+
+// KebabCaseError says which sources write DSL keys in kebab-case, and how Camel 4 spells each
+// key; nil when none does.
+func (r Result) KebabCaseError() error {
+	if len(r.KebabCase) == 0 {
+		return nil
+	}
+	parts := make([]string, 0, len(r.KebabCase))
+	for _, k := range r.KebabCase {
+		keys := make([]string, len(k.Keys))
+		for i, key := range k.Keys {
+			keys[i] = key + " (write " + CamelCase(key) + ")"
+		}
+		parts = append(parts, k.Where+": "+strings.Join(keys, ", "))
+	}
+	return fmt.Errorf("the YAML DSL of Camel %s reads no kebab-case keys, as Camel 3 and older Camel K documentation wrote them: %s",
+		catalog.Camel().CamelVersion, strings.Join(parts, "; "))
+}
+
+// CamelCase is a kebab-case key in camelCase: set-body is setBody.
+func CamelCase(key string) string {
+	words := strings.Split(key, "-")
+	for i := 1; i < len(words); i++ {
+		if words[i] != "" {
+			words[i] = strings.ToUpper(words[i][:1]) + words[i][1:]
+		}
+	}
+	return strings.Join(words, "")
 }

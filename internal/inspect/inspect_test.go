@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -320,5 +321,59 @@ func TestTheConsumersAreFoundWithTheirYAMLParameters(t *testing.T) {
 	}
 	if p := got.Consumers[0].Parameters; p["period"] != "3600000" || p["fixedRate"] != "true" {
 		t.Errorf("parameters %v, want period 3600000 written as an integer", p)
+	}
+}
+
+// TestKebabCaseKeysAreFoundPerSource: the DSL keys of Camel 3's kebab-case, per YAML source and
+// flow, each once and sorted; the option keys of parameters and properties, Kamelets' property
+// descriptors and Java or XML sources are not keys of the DSL. The error names each key with its
+// camelCase spelling.
+func TestKebabCaseKeysAreFoundPerSource(t *testing.T) {
+	spec := &camelv1.IntegrationSpec{
+		Sources: []camelv1.SourceSpec{
+			{Name: "old.yaml", Content: `- from:
+    uri: timer:tick
+    parameters: {repeat-count: 1}
+    steps:
+    - set-body: {constant: hi}
+    - set-body: {constant: again}
+    - to-d: "log:${body}"
+- route-configuration:
+    on-exception:
+    - on-exception: {exception: [java.lang.Exception]}`},
+			{Name: "new.yaml", Content: `- from: {uri: "timer:t", steps: [{setBody: {constant: hi}}, {toD: "log:x"}]}
+- beans: [{name: b, type: "#class:Acme", properties: {some-field: 1}}]`},
+			{Name: "my-kamelet.kamelet.yaml", Content: `apiVersion: camel.apache.org/v1
+kind: Kamelet
+metadata: {name: my-kamelet}
+spec:
+  definition: {properties: {period: {type: integer, x-descriptors: [a]}}}
+  template: {from: {uri: "timer:x", steps: [{to: "kamelet:sink"}]}}`},
+			{Name: "Routes.java", Content: `from("timer:x").setBody().constant("set-body:")`},
+		},
+		Flows: []camelv1.RawObject{fixture.Raw(map[string]any{"from": map[string]any{"uri": "timer:f",
+			"steps": []any{map[string]any{"remove-header": map[string]any{"name": "x"}}}}})},
+	}
+	got, err := Integration(catalog.Camel(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []KebabCase{
+		{Where: "source old.yaml", Keys: []string{"on-exception", "route-configuration", "set-body", "to-d"}},
+		{Where: "spec.flows[0]", Keys: []string{"remove-header"}},
+	}
+	if !reflect.DeepEqual(got.KebabCase, want) {
+		t.Fatalf("got %+v, want %+v", got.KebabCase, want)
+	}
+	msg := got.KebabCaseError().Error()
+	for _, part := range []string{"Camel " + catalog.Camel().CamelVersion + " reads no kebab-case keys",
+		"source old.yaml: on-exception (write onException), route-configuration (write routeConfiguration), set-body (write setBody), to-d (write toD)",
+		"spec.flows[0]: remove-header (write removeHeader)"} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("the error lacks %q:\n%s", part, msg)
+		}
+	}
+	if (Result{}).KebabCaseError() != nil {
+		t.Error("no kebab-case key, and an error")
 	}
 }

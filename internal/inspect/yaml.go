@@ -3,6 +3,7 @@
 package inspect
 
 import (
+	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -20,6 +21,9 @@ var endpointKeys = map[string]bool{
 
 // opaqueKeys hold options, not routes: their keys and values are never read.
 var opaqueKeys = map[string]bool{"parameters": true, "properties": true, "kamelet": true}
+
+// kebabCaseKey is a DSL key as Camel 3 also wrote it: lower-case words joined by '-'.
+var kebabCaseKey = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)+$`)
 
 // yaml inspects a YAML DSL document (or one flow, which is JSON and so YAML).
 func (in *inspection) yaml(data []byte) error {
@@ -72,6 +76,9 @@ func (in *inspection) yamlMap(key string, m map[string]any) {
 		}
 	}
 	for k, child := range m {
+		if kebabCaseKey.MatchString(k) {
+			in.kebab[k] = true
+		}
 		if k == "kamelet" {
 			// The kamelet EIP: NAME[?OPTIONS], or {name: NAME, ...}.
 			if spec, ok := child.(map[string]any); ok {

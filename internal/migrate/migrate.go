@@ -51,8 +51,12 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 			p.add("the property %s is for Quarkus, which Caravan's runtime (camel-main) does not read", strings.SplitN(c.Value, "=", 2)[0])
 		}
 	}
-	if missing := missingKamelets(it, installed); len(missing) > 0 {
+	routes, _ := inspect.Integration(catalog.Camel(), &it.Spec)
+	if missing := missingKamelets(routes, installed); len(missing) > 0 {
 		p.add("the Kamelets %s are not in namespace %s: Caravan waits for them once the spec changes", strings.Join(missing, ", "), it.Namespace)
+	}
+	if err := routes.KebabCaseError(); err != nil {
+		p.add("%v; Caravan refuses the routes once the spec changes, and its pods run on only until then", err)
 	}
 	return p
 }
@@ -100,11 +104,10 @@ func providerOf(it *camelv1.Integration) string {
 	return provider
 }
 
-// missingKamelets are the Kamelets the routes use that are not installed, sorted.
-func missingKamelets(it *camelv1.Integration, installed func(string) bool) []string {
-	result, _ := inspect.Integration(catalog.Camel(), &it.Spec)
+// missingKamelets are the Kamelets routes use that are not installed, sorted.
+func missingKamelets(routes inspect.Result, installed func(string) bool) []string {
 	var missing []string
-	for _, k := range result.Kamelets {
+	for _, k := range routes.Kamelets {
 		if !installed(k) {
 			missing = append(missing, k)
 		}

@@ -49,7 +49,8 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 		it.Annotations[camelv1.IntegrationProfileAnnotation] = "debug"
 		it.Spec.Sources = append(it.Spec.Sources,
 			camelv1.SourceSpec{Name: "greet.groovy", Content: "from('timer:x').to('log:y')"},
-			camelv1.SourceSpec{Name: "k.yaml", Content: "- from:\n    uri: kamelet:timer-source\n    steps:\n    - to: kamelet:log-sink\n"})
+			camelv1.SourceSpec{Name: "k.yaml", Content: "- from:\n    uri: kamelet:timer-source\n    steps:\n    - to: kamelet:log-sink\n"},
+			camelv1.SourceSpec{Name: "old.yaml", Content: "- from:\n    uri: timer:t\n    steps:\n    - set-body: {constant: x}\n"})
 		it.Spec.Traits = camelv1.Traits{"knative": fixture.Raw(map[string]any{"enabled": true})}
 		it.Spec.Configuration = []camelv1.ConfigurationSpec{{Type: "property", Value: "quarkus.log.level=DEBUG"}}
 		installed := func(k string) bool { return k == "log-sink" }
@@ -60,6 +61,7 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 			ContainSubstring("IntegrationProfile debug"),
 			ContainSubstring("the property quarkus.log.level is for Quarkus"),
 			Equal("the Kamelets timer-source are not in namespace team: Caravan waits for them once the spec changes"),
+			And(ContainSubstring("source old.yaml: set-body (write setBody)"), ContainSubstring("Caravan refuses the routes once the spec changes")),
 		))
 	})
 	t.Run("bad traits are said, not a reason to fail", func(t *testing.T) {

@@ -136,6 +136,13 @@ func TestBadInputGivesAnErrorAUserCanActOn(t *testing.T) {
 				delete(it.Spec.Traits, "container")
 				it.Spec.Dependencies = []string{"camel:http", "camel:a b"}
 			}},
+		{name: "a YAML route of kebab-case keys, which Camel 4 does not read", reason: "InvalidSource",
+			message: "reads no kebab-case keys, as Camel 3 and older Camel K documentation wrote them: spec.flows[0]: set-body (write setBody)",
+			mutate: func(it *camelv1.Integration) {
+				delete(it.Spec.Traits, "container")
+				it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{"uri": "timer:t",
+					"steps": []any{map[string]any{"set-body": map[string]any{"constant": "hi"}}}}})}
+			}},
 		{name: "a Maven repository not in Camel K's form", reason: "InvalidRepository",
 			message: `spec.repositories: repository "https://nexus/m2@release": unknown attribute "release"`,
 			mutate: func(it *camelv1.Integration) {

@@ -30,10 +30,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
 	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/inspect"
 	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/runtime"
@@ -624,6 +626,11 @@ func loadRunFile(path string) (*camelv1.SourceSpec, []camelv1.RawObject, error) 
 		return nil, nil, fmt.Errorf("%s is empty", path)
 	}
 	if lang == camelv1.LanguageYAML {
+		// The operator refuses such routes too (InvalidSource): the runtime would not start them.
+		read := camelv1.SourceSpec{Name: filepath.Base(path), Content: string(data), Language: lang}
+		if routes, _ := inspect.Integration(catalog.Camel(), &camelv1.IntegrationSpec{Sources: []camelv1.SourceSpec{read}}); routes.KebabCaseError() != nil {
+			return nil, nil, routes.KebabCaseError()
+		}
 		flows, err := yamlFlows(data)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)

@@ -232,6 +232,8 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 			wantErr: `-d mvn:: dependency "mvn:" is not a Maven coordinate`},
 		{name: "a dependency of no known form", args: []string{"testdata/run/routes.yaml", "-d", "github:me/lib"},
 			wantErr: "is neither camel:NAME nor mvn:GROUP:ARTIFACT[:VERSION]"},
+		{name: "a YAML route of kebab-case keys", args: []string{"testdata/run/kebab.yaml"},
+			wantErr: "reads no kebab-case keys, as Camel 3 and older Camel K documentation wrote them: source kebab.yaml: set-body (write setBody)"},
 		{name: "a Maven repository that is no URL", args: []string{"testdata/run/routes.yaml", "--maven-repository", "nexus/public"},
 			wantErr: `--maven-repository: repository "nexus/public": "nexus/public" is not an http, https or file URL`},
 		{name: "a Maven repository of an attribute Camel K does not know", args: []string{"testdata/run/routes.yaml", "--maven-repository", "https://nexus/m2@release"},

@@ -39,6 +39,10 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 		return res, err
 	}
 	routes, err := inspect.Integration(catalog.Camel(), spec)
+	if kebab := routes.KebabCaseError(); kebab != nil {
+		s.Failure = controller.Because(ReasonInvalidSource, kebab.Error())
+		return reconcile.Result{}, nil
+	}
 	log := ctrl.LoggerFrom(ctx).V(1)
 	if err != nil {
 		log.Info("Some sources could not be inspected for the components they use", "error", err.Error())
