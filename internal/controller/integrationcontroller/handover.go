@@ -56,8 +56,9 @@ func (r *Reconciler) releaseIfMoved(ctx context.Context, key types.NamespacedNam
 }
 
 // release records that this operator let go of an integration it owned,
-// then moves the label to the new assignment. Nothing else is touched:
-// the children stay as they are for the next owner.
+// then moves the label to the new assignment. A Caravan operator next finds
+// the children as they are; one that is not Caravan's finds them let go of
+// (handOver).
 func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error {
 	o := it.Status.Ownership
 	if o.Owner == r.OperatorID && o.ReleasedAt == nil {
