@@ -451,6 +451,29 @@ func setMetadata(meta *metav1.ObjectMeta, labels, annotations []string) error {
 	return set("--annotation", annotations, annotationCheck, func(k, v string) { metav1.SetMetaDataAnnotation(meta, k, v) })
 }
 
+// validateBuildInputs checks what goes into a kit's build, with the rules the operator applies.
+func (o *RunOptions) validateBuildInputs() error {
+	for _, d := range o.Dependencies {
+		// The builder reads each dependency with this same rule.
+		if _, err := runtime.ParseDependency(d); err != nil {
+			return fmt.Errorf("-d %s: %w", d, err)
+		}
+	}
+	if o.Image != "" && len(o.Dependencies) > 0 {
+		return errors.New("-d/--dependency cannot be used with --image: a pre-built image is run as it is, so it must hold its dependencies")
+	}
+	for _, r := range o.Repositories {
+		// The operator refuses the repository with this same rule (InvalidRepository).
+		if _, err := maven.ParseRepository(r); err != nil {
+			return fmt.Errorf("--maven-repository: %w", err)
+		}
+	}
+	if (o.Image != "" || o.Kit != "") && len(o.Repositories) > 0 {
+		return errors.New("--maven-repository is for a kit's build: it cannot be used with --image or -k/--kit, which build nothing")
+	}
+	return nil
+}
+
 // Validate checks the flags.
 func (o *RunOptions) Validate() error {
 	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
@@ -482,23 +505,8 @@ func (o *RunOptions) Validate() error {
 			return fmt.Errorf("--image: %w", err)
 		}
 	}
-	for _, d := range o.Dependencies {
-		// The builder reads each dependency with this same rule.
-		if _, err := runtime.ParseDependency(d); err != nil {
-			return fmt.Errorf("-d %s: %w", d, err)
-		}
-	}
-	if o.Image != "" && len(o.Dependencies) > 0 {
-		return errors.New("-d/--dependency cannot be used with --image: a pre-built image is run as it is, so it must hold its dependencies")
-	}
-	for _, r := range o.Repositories {
-		// The operator refuses the repository with this same rule (InvalidRepository).
-		if _, err := maven.ParseRepository(r); err != nil {
-			return fmt.Errorf("--maven-repository: %w", err)
-		}
-	}
-	if (o.Image != "" || o.Kit != "") && len(o.Repositories) > 0 {
-		return errors.New("--maven-repository is for a kit's build: it cannot be used with --image or -k/--kit, which build nothing")
+	if err := o.validateBuildInputs(); err != nil {
+		return err
 	}
 	if o.Force && o.OperatorID == "" {
 		return errors.New("--force only applies with -x/--operator-id")
