@@ -37,9 +37,21 @@ func HandLabelOver(ctx context.Context, c client.Client, obj client.Object) erro
 // patch carries the resourceVersion read, so that a resource changed meanwhile is refused with a
 // conflict.
 func PatchLabel(ctx context.Context, c client.Client, obj client.Object, label any) error {
+	return patchMetadata(ctx, c, obj, "labels", camelv1.OperatorIDLabel, label)
+}
+
+// PatchAssignment sets the operator-id annotation of obj to id, with the resourceVersion read, as
+// PatchLabel does.
+func PatchAssignment(ctx context.Context, c client.Client, obj client.Object, id string) error {
+	return patchMetadata(ctx, c, obj, "annotations", camelv1.OperatorIDAnnotation, id)
+}
+
+// patchMetadata sets key of obj's metadata field (labels or annotations) to value, or removes it
+// when value is nil, by a merge patch that carries the resourceVersion read.
+func patchMetadata(ctx context.Context, c client.Client, obj client.Object, field, key string, value any) error {
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": obj.GetResourceVersion(),
-		"labels":          map[string]any{camelv1.OperatorIDLabel: label},
+		field:             map[string]any{key: value},
 	}})
 	if err != nil {
 		return err

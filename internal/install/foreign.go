@@ -37,16 +37,21 @@ func ForeignRoleManifest(id string) *rbacv1.ClusterRole {
 
 // ForeignBinding binds ForeignRole(id) to subject s, in every namespace.
 func ForeignBinding(id string, s rbacv1.Subject) *rbacv1.ClusterRoleBinding {
-	who := strings.ToLower(s.Kind) + ":" + s.Name
-	if s.Kind == rbacv1.ServiceAccountKind {
-		who = "serviceaccount:" + s.Namespace + ":" + s.Name
-	}
 	return &rbacv1.ClusterRoleBinding{
 		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: ForeignRole(id) + ":" + who, Labels: foreignLabels(id)},
+		ObjectMeta: metav1.ObjectMeta{Name: ForeignRole(id) + ":" + SubjectName(s), Labels: foreignLabels(id)},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ForeignRole(id)},
 		Subjects:   []rbacv1.Subject{s},
 	}
+}
+
+// SubjectName is s as the names of Caravan's bindings end: KIND:NAME, or
+// serviceaccount:NAMESPACE:NAME.
+func SubjectName(s rbacv1.Subject) string {
+	if s.Kind == rbacv1.ServiceAccountKind {
+		return "serviceaccount:" + s.Namespace + ":" + s.Name
+	}
+	return strings.ToLower(s.Kind) + ":" + s.Name
 }
 
 func foreignLabels(id string) map[string]string {

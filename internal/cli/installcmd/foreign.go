@@ -7,7 +7,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
@@ -25,16 +24,7 @@ func (o *GrantOptions) runAsOperator(ctx context.Context) error {
 		bindings[i] = install.ForeignBinding(o.OperatorID, s)
 	}
 	if o.Output != "" {
-		var p printers.ResourcePrinter = &printers.YAMLPrinter{}
-		if o.Output == "json" {
-			p = &printers.JSONPrinter{}
-		}
-		for _, obj := range append([]client.Object{role}, asObjects(bindings)...) {
-			if err := p.PrintObj(obj, o.Out); err != nil {
-				return err
-			}
-		}
-		return nil
+		return printManifests(append([]client.Object{role}, asObjects(bindings)...), o.Output, o.IOStreams)
 	}
 	if o.Revoke {
 		return o.revokeAsOperator(ctx, role, bindings)
@@ -163,7 +153,7 @@ func (o *GrantOptions) ensureForeignBinding(ctx context.Context, b *rbacv1.Clust
 		if err := o.Client.Get(ctx, client.ObjectKeyFromObject(b), existing); err != nil {
 			return fmt.Errorf("reading %s: %w", where, err)
 		}
-		if existing.RoleRef != b.RoleRef || len(existing.Subjects) != 1 || existing.Subjects[0] != b.Subjects[0] {
+		if !sameGrant(existing.RoleRef, existing.Subjects, b.RoleRef, b.Subjects[0]) {
 			return fmt.Errorf("%s exists and grants something else (%s to %v): delete it first", where, existing.RoleRef.Name, existing.Subjects)
 		}
 		fmt.Fprintf(o.Out, "%s unchanged: %s is already operator %s, not Caravan's\n", where, who, o.OperatorID)

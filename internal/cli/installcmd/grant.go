@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
@@ -146,11 +145,7 @@ func parseSubject(s, namespace string) (rbacv1.Subject, error) {
 
 // grantBindingName names the RoleBinding that grants the use of operator id to subject s.
 func grantBindingName(id string, s rbacv1.Subject) string {
-	name := "caravan:use:" + id + ":" + strings.ToLower(s.Kind) + ":" + s.Name
-	if s.Kind == rbacv1.ServiceAccountKind {
-		name = "caravan:use:" + id + ":serviceaccount:" + s.Namespace + ":" + s.Name
-	}
-	return name
+	return "caravan:use:" + id + ":" + install.SubjectName(s)
 }
 
 // Run checks that the operator is installed, then creates (or deletes) a RoleBinding per subject
@@ -171,16 +166,11 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 		}
 	}
 	if o.Output != "" {
-		var p printers.ResourcePrinter = &printers.YAMLPrinter{}
-		if o.Output == "json" {
-			p = &printers.JSONPrinter{}
+		objs := make([]client.Object, len(bindings))
+		for i, b := range bindings {
+			objs[i] = b
 		}
-		for _, b := range bindings {
-			if err := p.PrintObj(b, o.Out); err != nil {
-				return err
-			}
-		}
-		return nil
+		return printManifests(objs, o.Output, o.IOStreams)
 	}
 	if !o.Revoke {
 		if err := o.Client.Get(ctx, client.ObjectKey{Name: role}, &rbacv1.ClusterRole{}); apierrors.IsNotFound(err) {
@@ -205,7 +195,7 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 		if o.Revoke {
 			existing := &rbacv1.RoleBinding{}
 			err := o.Client.Get(ctx, client.ObjectKeyFromObject(b), existing)
-			if err == nil && !sameGrant(existing, b) {
+			if err == nil && !sameGrant(existing.RoleRef, existing.Subjects, b.RoleRef, b.Subjects[0]) {
 				return fmt.Errorf("%s grants something else (%s to %v): left alone", where, existing.RoleRef.Name, existing.Subjects)
 			}
 			if err == nil && !o.DryRun.Client() {
@@ -232,7 +222,7 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 			if err := o.Client.Get(ctx, client.ObjectKeyFromObject(b), existing); err != nil {
 				return fmt.Errorf("reading %s: %w", where, err)
 			}
-			if !sameGrant(existing, b) {
+			if !sameGrant(existing.RoleRef, existing.Subjects, b.RoleRef, b.Subjects[0]) {
 				return fmt.Errorf("%s exists and grants something else (%s to %v): delete it first", where, existing.RoleRef.Name, existing.Subjects)
 			}
 			fmt.Fprintf(o.Out, "%s unchanged: %s may already run work on operator %s in namespace %s\n", where, who, o.OperatorID, o.Namespace)
@@ -246,9 +236,9 @@ func (o *GrantOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// sameGrant tells whether binding a grants what b does, and nothing else.
-func sameGrant(a, b *rbacv1.RoleBinding) bool {
-	return a.RoleRef == b.RoleRef && len(a.Subjects) == 1 && a.Subjects[0] == b.Subjects[0]
+// sameGrant tells whether a binding of ref to subjects grants wantRef to wantSubject, and nothing else.
+func sameGrant(ref rbacv1.RoleRef, subjects []rbacv1.Subject, wantRef rbacv1.RoleRef, wantSubject rbacv1.Subject) bool {
+	return ref == wantRef && len(subjects) == 1 && subjects[0] == wantSubject
 }
 
 // describeSubject says who s is, as the grant's lines name it.

@@ -80,14 +80,10 @@ func (r *Reconciler) release(ctx context.Context, it *camelv1.Integration) error
 	return controller.HandLabelOver(ctx, r.Client, it)
 }
 
-// handKeptBack labels a kept Deployment (see reconcileKept) with the id of the operator that made
-// it, when the integration goes back to that operator: this operator lets go of it as it found it.
-func (r *Reconciler) handKeptBack(ctx context.Context, it *camelv1.Integration) error {
-	kept := it.Status.Ownership.Kept
-	to := ownership.AssignedID(it.Annotations)
-	if kept == nil || kept.From == "" || kept.From != to {
-		return nil
-	}
+// handKeptBack labels a kept Deployment (see reconcileKept) with the id to of the operator that
+// made it, when the integration goes back to that operator: this operator lets go of it as it
+// found it.
+func (r *Reconciler) handKeptBack(ctx context.Context, it *camelv1.Integration, to string) error {
 	d, err := foreignDeployment(ctx, r.APIReader, it)
 	if err != nil || d == nil || d.Labels[camelv1.OperatorIDLabel] != r.OperatorID || d.Annotations[camelv1.OperatorIDAnnotation] != to {
 		return err

@@ -2,7 +2,6 @@ package integrationcontroller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,7 +11,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,7 +41,7 @@ import (
 func (r *Reconciler) handOver(ctx context.Context, it *camelv1.Integration) error {
 	to := ownership.AssignedID(it.Annotations)
 	if kept := it.Status.Ownership.Kept; kept != nil && kept.From != "" && kept.From == to {
-		return r.handKeptBack(ctx, it)
+		return r.handKeptBack(ctx, it, to)
 	}
 	if to == "" {
 		return nil
@@ -110,14 +108,7 @@ func (r *Reconciler) handChildOver(ctx context.Context, it *camelv1.Integration,
 		return err
 	}
 	if child.GetAnnotations()[camelv1.OperatorIDAnnotation] != to {
-		data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"resourceVersion": child.GetResourceVersion(),
-			"annotations":     map[string]any{camelv1.OperatorIDAnnotation: to},
-		}})
-		if err != nil {
-			return err
-		}
-		if err := r.Client.Patch(ctx, child, client.RawPatch(types.MergePatchType, data)); apierrors.IsNotFound(err) {
+		if err := controller.PatchAssignment(ctx, r.Client, child, to); apierrors.IsNotFound(err) {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("handing %T %s to operator %s: %w", child, child.GetName(), to, err)
