@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -75,10 +76,20 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("kit controller: %w", err)
 	}
+	// The stores mount.hotReload watches, in a cache of their own: the manager's caches only the
+	// operator's share, and of them metadata only.
+	stores, err := integrationcontroller.NewStoresCache(mgr.GetConfig(), cache.Options{
+		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}, namespaces(o.Namespace, o.WatchNamespaces))
+	if err != nil {
+		return fmt.Errorf("cache of mounted stores: %w", err)
+	}
+	if err := mgr.Add(stores); err != nil {
+		return fmt.Errorf("cache of mounted stores: %w", err)
+	}
 	if err := (&integrationcontroller.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registrations: registrations, OperatorID: o.ID, Namespace: o.Namespace,
 		FieldManager: FieldManager, Recorder: recorder, Metrics: m, Clock: clock.RealClock{}, PodMonitors: podMonitors,
-		Proxy: ProxyEnv(os.Getenv),
+		Proxy: ProxyEnv(os.Getenv), Stores: stores,
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("integration controller: %w", err)
 	}

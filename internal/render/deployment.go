@@ -124,6 +124,12 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(metrics.Port))
 		podAnnotations["prometheus.io/path"] = metrics.Path
 	}
+	if in.Traits.Mount.HotReload() && len(in.MountedVersions) > 0 {
+		if podAnnotations == nil {
+			podAnnotations = map[string]string{}
+		}
+		podAnnotations[MountedVersionsAnnotation] = strings.Join(in.MountedVersions, ",")
+	}
 	var pullSecrets []corev1.LocalObjectReference
 	if s := in.Traits.PullSecret.Secret(in.RegistrySecret); s != "" {
 		pullSecrets = []corev1.LocalObjectReference{{Name: s}}

@@ -452,3 +452,18 @@ func TestTheEnvironmentTraitSetsCamelKsVariablesAndTakesValuesFromKeys(t *testin
 		})
 	}
 }
+
+func TestHotReloadPutsTheMountedVersionsInThePodTemplateSoAChangeRollsThePods(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"mount":{"hotReload":true,"configs":["configmap:app"]}}`)
+	in.MountedVersions = []string{"ConfigMap/app=41"}
+	before := mustDeployment(t, in)
+	g.Expect(before.Spec.Template.Annotations).To(HaveKeyWithValue(MountedVersionsAnnotation, "ConfigMap/app=41"))
+	in.MountedVersions = []string{"ConfigMap/app=42"}
+	after := mustDeployment(t, in)
+	g.Expect(after.Spec.Template).NotTo(Equal(before.Spec.Template), "a new version of the ConfigMap does not change the pods")
+
+	off := input(t, `{"mount":{"configs":["configmap:app"]}}`)
+	off.MountedVersions = []string{"ConfigMap/app=41"}
+	g.Expect(mustDeployment(t, off).Spec.Template.Annotations).NotTo(HaveKey(MountedVersionsAnnotation), "without hotReload the pods follow no version")
+}

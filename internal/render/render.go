@@ -69,7 +69,14 @@ type Input struct {
 	// Proxy are the operator's proxy variables (ProxyEnvVars), which the pods get unless the
 	// environment trait's httpProxy is off.
 	Proxy []corev1.EnvVar
+	// MountedVersions are the resource versions of the stores mount.hotReload watches, as
+	// "Kind/name=version" entries; the pod template carries them, so a change rolls the pods.
+	MountedVersions []string
 }
+
+// MountedVersionsAnnotation, on an integration's pod template, lists the resource versions of the
+// ConfigMaps and Secrets mount.hotReload watches: when one changes, the pods roll.
+const MountedVersionsAnnotation = "caravan.dev/mounted-versions"
 
 // ConfigMapName is the name of the ConfigMap holding an integration's sources.
 func ConfigMapName(integration string) string { return integration + "-camel" }

@@ -30,7 +30,7 @@ func TestCheckNamesEverythingThatTakesNoEffect(t *testing.T) {
 		"gitops":      raw(`{}`),
 		"promethus":   raw(`{}`),
 		"container":   raw(`{"port":8080,"runAsUser":1000,"prot":1}`),
-		"mount":       raw(`{"configs":["configmap:a"],"hotReload":true}`),
+		"mount":       raw(`{"configs":["configmap:a"],"hotReload":true,"scanKameletsImplicitLabelSecrets":true}`),
 		"jvm":         raw(`{"enabled":false,"agents":["x"]}`),
 		"service":     raw(`{"auto":true,"nodePort":true}`),
 		"pull-secret": raw(`{"imagePullerDelegation":true}`),
@@ -43,7 +43,7 @@ func TestCheckNamesEverythingThatTakesNoEffect(t *testing.T) {
 		{"Camel K traits", u.CamelK, []string{"gitops", "jolokia"}},
 		{"unknown traits", u.Unknown, []string{"promethus"}},
 		{"unknown properties", u.UnknownProperties, []string{"container.prot"}},
-		{"inert properties, none of a disabled trait", u.Inert, []string{"container.runAsUser", "mount.hotReload", "pull-secret.imagePullerDelegation"}},
+		{"inert properties, none of a disabled trait", u.Inert, []string{"container.runAsUser", "mount.scanKameletsImplicitLabelSecrets", "pull-secret.imagePullerDelegation"}},
 		{"Quarkus properties", u.Quarkus, []string{"quarkus.http.port", "quarkus.log.level"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
@@ -51,13 +51,13 @@ func TestCheckNamesEverythingThatTakesNoEffect(t *testing.T) {
 		}
 	}
 	msg := u.Message()
-	for _, want := range []string{"container.runAsUser, mount.hotReload, pull-secret.imagePullerDelegation are kept but do nothing",
+	for _, want := range []string{"container.runAsUser, mount.scanKameletsImplicitLabelSecrets, pull-secret.imagePullerDelegation are kept but do nothing",
 		"does not read the Quarkus properties quarkus.http.port, quarkus.log.level", "promethus names no Camel K trait"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the message %q does not say %q", msg, want)
 		}
 	}
-	if !u.Typos() || Check(camelv1.Traits{"mount": raw(`{"hotReload":true}`)}).Typos() {
+	if !u.Typos() || Check(camelv1.Traits{"mount": raw(`{"scanKameletsImplicitLabelSecrets":true}`)}).Typos() {
 		t.Error("Typos tells an inert property from a typo wrongly")
 	}
 	if !Check(camelv1.Traits{"container": raw(`{"port":8080}`)}).Empty() {

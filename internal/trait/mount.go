@@ -21,10 +21,20 @@ import (
 // empty directories in the main container. ConfigMaps and Secrets are configurations
 // (mount.configs) or resources (mount.resources); claims are mount.volumes and empty
 // directories mount.emptyDirs. Each is a volume of the pod mounted read-only, except
-// claims and empty directories, which it may write. With enabled: false it reads as
-// defaults.
+// claims and empty directories, which it may write. With mount.hotReload the pods roll when
+// a mounted ConfigMap or Secret labelled camel.apache.org/integration changes. With enabled:
+// false it reads as defaults.
 type Mount struct {
-	volumes []MountedVolume
+	volumes   []MountedVolume
+	hotReload bool
+}
+
+// A Store is a ConfigMap or a Secret the mount trait mounts.
+type Store struct {
+	// Kind is ConfigMap or Secret.
+	Kind string
+	// Name is its name, in the integration's namespace.
+	Name string
 }
 
 // A MountedVolume is a volume of the pod and where the main container mounts it.
@@ -33,6 +43,17 @@ type MountedVolume struct {
 	Mount  corev1.VolumeMount
 	// config tells that it is one of mount.configs, which the runtime reads properties from.
 	config bool
+}
+
+// Store is the ConfigMap or Secret the volume mounts; ok is false for other volumes.
+func (mv MountedVolume) Store() (store Store, ok bool) {
+	switch v := mv.Volume.VolumeSource; {
+	case v.ConfigMap != nil:
+		return Store{Kind: "ConfigMap", Name: v.ConfigMap.Name}, true
+	case v.Secret != nil:
+		return Store{Kind: "Secret", Name: v.Secret.SecretName}, true
+	}
+	return Store{}, false
 }
 
 // Dir is the directory that holds the volume's files: its mount path, or the directory of
@@ -47,6 +68,20 @@ func (mv MountedVolume) Dir() string {
 // Volumes are the volumes to add, in the order written: configs, resources, volumes,
 // then empty directories.
 func (m Mount) Volumes() []MountedVolume { return slices.Clone(m.volumes) }
+
+// HotReload tells whether mount.hotReload is on: a change of a mounted store rolls the pods.
+func (m Mount) HotReload() bool { return m.hotReload }
+
+// Stores are the ConfigMaps and Secrets mounted, in order, without duplicates.
+func (m Mount) Stores() []Store {
+	var stores []Store
+	for _, mv := range m.volumes {
+		if st, ok := mv.Store(); ok && !slices.Contains(stores, st) {
+			stores = append(stores, st)
+		}
+	}
+	return stores
+}
 
 // ConfigDirs are the directories of mount.configs, in order, without duplicates.
 func (m Mount) ConfigDirs() []string {
@@ -64,6 +99,9 @@ func parseMount(o *object) Mount {
 		return Mount{}
 	}
 	var m Mount
+	if hot := o.boolean("hotReload"); hot != nil {
+		m.hotReload = *hot
+	}
 	mounted := map[string]bool{}
 	add := func(key string, i int, entry string, mv MountedVolume, err error) {
 		switch {

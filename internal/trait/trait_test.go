@@ -141,6 +141,15 @@ func TestParseReadsValidTraits(t *testing.T) {
 				g.Expect(dirs).To(Equal([]string{"/etc/camel/conf.d/_secrets/s", "/etc/camel/conf.d/_configmaps/a",
 					"/etc/camel/conf.d/_secrets/s", "/etc/camel/resources.d/_configmaps/r"}), "a volume of one key is in its directory")
 			}},
+		{name: "hot reload watches each mounted ConfigMap and Secret once; claims and empty directories are not stores",
+			traits: `{"mount":{"hotReload":true,"configs":["secret:s/a.properties","configmap:a","secret:s/b.properties"],` +
+				`"resources":["configmap:a/x@/data/x"],"volumes":["pvc:/data/claim"],"emptyDirs":["scratch:/tmp/work"]}}`,
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Mount.HotReload()).To(BeTrue())
+				g.Expect(tr.Mount.Stores()).To(Equal([]Store{{Kind: "Secret", Name: "s"}, {Kind: "ConfigMap", Name: "a"}}))
+			}},
+		{name: "hot reload is off by default", traits: `{"mount":{"configs":["configmap:a"]}}`,
+			check: func(g Gomega, tr Traits) { g.Expect(tr.Mount.HotReload()).To(BeFalse()) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

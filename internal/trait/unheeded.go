@@ -20,7 +20,7 @@ var inertProperties = map[string][]string{
 		"runAsNonRoot", "runAsUser", "seccompProfileType"},
 	"jvm": {"agents", "baseTruststore", "caCert", "caCertMountPath", "caCertPassword", "caCertificates", "certPath",
 		"jar", "passwordPath", "printCommand", "truststorePasswordPath", "truststorePath"},
-	"mount":       {"hotReload", "scanKameletsImplicitLabelSecrets"},
+	"mount":       {"scanKameletsImplicitLabelSecrets"},
 	"pull-secret": {"imagePullerDelegation"},
 }
 

@@ -750,3 +750,49 @@ func TestAScheduledIntegrationRunsAsACronJobAndBackAsADeployment(t *testing.T) {
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &batchv1.CronJob{})) },
 		timeout, poll).Should(BeTrue(), "the CronJob stays beside the Deployment")
 }
+
+// TestHotReloadRollsThePodsWhenAMountedConfigMapChanges: as on Camel K, with mount.hotReload a
+// change of a mounted ConfigMap labelled camel.apache.org/integration changes the pod template; a
+// ConfigMap without the label and a Secret are named in a warning, and nothing rolls without it.
+func TestHotReloadRollsThePodsWhenAMountedConfigMapChanges(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	watched := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-config",
+		Labels: map[string]string{camelv1.IntegrationLabel: "hot"}}, Data: map[string]string{"app.properties": "word=one\n"}}
+	g.Expect(env.Client.Create(ctx, watched)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"},
+		Data: map[string]string{"a.properties": "a=1\n"}})).To(Succeed())
+	it := harness.NewIntegration(ns, "hot", operatorID, 1)
+	it.Spec.Traits["mount"] = harness.Raw(map[string]any{"hotReload": true,
+		"configs": []any{"configmap:app-config", "configmap:plain", "secret:creds"}})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	versions := func() (string, error) {
+		d := &appsv1.Deployment{}
+		err := env.Client.Get(ctx, key, d)
+		return d.Spec.Template.Annotations["caravan.dev/mounted-versions"], err
+	}
+	g.Eventually(versions, timeout, poll).Should(Equal("ConfigMap/app-config=" + watched.ResourceVersion))
+	g.Eventually(warningNotes(ns, it.Name, "HotReloadUnwatched"), timeout, poll).Should(ConsistOf(And(
+		ContainSubstring("the ConfigMaps plain are missing or not labelled camel.apache.org/integration"),
+		ContainSubstring("the Secrets creds are not watched"))))
+
+	t.Log("a change of the labelled ConfigMap rolls the pods; one of the other does not")
+	watched.Data["app.properties"] = "word=two\n"
+	g.Expect(env.Client.Update(ctx, watched)).To(Succeed())
+	g.Eventually(versions, timeout, poll).Should(Equal("ConfigMap/app-config=" + watched.ResourceVersion))
+	before, _ := versions()
+	plain := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain"}, plain)).To(Succeed())
+	plain.Data["a.properties"] = "a=2\n"
+	g.Expect(env.Client.Update(ctx, plain)).To(Succeed())
+	g.Consistently(versions, 3*time.Second, poll).Should(Equal(before))
+
+	t.Log("without hotReload the pod template follows no version")
+	stored := get(t, key, &camelv1.Integration{})
+	patch := client.MergeFrom(stored.DeepCopy())
+	stored.Spec.Traits["mount"] = harness.Raw(map[string]any{"configs": []any{"configmap:app-config"}})
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(versions, timeout, poll).Should(BeEmpty())
+}

@@ -321,11 +321,11 @@ func TestRunSetsTheServiceAccountAndTheKit(t *testing.T) {
 
 func TestRunWarnsOfTraitsThatTakeNoEffect(t *testing.T) {
 	_, errOut, err := clitest.ExecMutateCommand(t, NewCmdRun, append([]string{"run", "testdata/run/routes.yaml", "-n", "apps",
-		"-t", "mount.hot-reload=true", "-t", "jolokia.enabled=true", "-p", "quarkus.http.port=8081", "--dry-run"}, clitest.Unreachable...)...)
+		"-t", "jvm.agents=a;http://x/a.jar", "-t", "jolokia.enabled=true", "-p", "quarkus.http.port=8081", "--dry-run"}, clitest.Unreachable...)...)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
-	for _, want := range []string{"Warning: the Camel K traits jolokia are kept but do nothing", "mount.hotReload are kept but do nothing",
+	for _, want := range []string{"Warning: the Camel K traits jolokia are kept but do nothing", "jvm.agents are kept but do nothing",
 		"does not read the Quarkus properties quarkus.http.port"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q does not say %q", errOut, want)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -63,6 +64,9 @@ type Reconciler struct {
 	Proxy []corev1.EnvVar
 	// Health reads the readiness endpoint of an unready pod; nil is a GET to the pod.
 	Health HealthReader
+	// Stores caches the metadata of the ConfigMaps and Secrets mount.hotReload watches
+	// (NewStoresCache); nil watches none.
+	Stores cache.Cache
 
 	// firstReady holds the UIDs whose first readiness was observed.
 	firstReady sync.Map
@@ -131,6 +135,9 @@ type scope struct {
 	// replaceKept: the Deployment another operator made, kept until now, is to be replaced with
 	// this operator's (set by reconcileKept).
 	replaceKept bool
+	// mountedVersions are set by reconcileMountedVersions: the versions of the stores
+	// mount.hotReload watches.
+	mountedVersions []string
 }
 
 // kitNamed passes the status write that names the integration's kit. The
@@ -233,6 +240,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	if r.PodMonitors {
 		b = b.Owns(PodMonitorMetadata(), builder.WithPredicates(notCreated))
 	}
+	if r.Stores != nil {
+		for _, src := range r.watchStores() {
+			b = b.WatchesRawSource(src)
+		}
+	}
 	return b.Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Integration", r))
@@ -299,6 +311,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileDigest,
 		r.reconcileRoutes,
 		r.reconcileImage,
+		r.reconcileMountedVersions,
 		r.reconcileDeploy,
 		r.reconcileConfigMap,
 		r.reconcileService,

@@ -274,7 +274,7 @@ func (r *Reconciler) input(s *scope) render.Input {
 	in := render.Input{
 		Integration: s.it, Traits: s.traits, OperatorID: r.OperatorID,
 		Image: s.image, Digest: s.digest, RegistrySecret: s.platform.Spec.Build.Registry.Secret,
-		Proxy: r.Proxy,
+		Proxy: r.Proxy, MountedVersions: s.mountedVersions,
 	}
 	if len(s.kamelets) > 0 {
 		it := s.it.DeepCopy()
