@@ -23,6 +23,8 @@ import (
 const (
 	SourcesVolume    = "camel-sources"
 	PropertiesVolume = "camel-properties"
+	// TruststoreVolume holds the truststore of the jvm trait's CA certificates, Camel K's name.
+	TruststoreVolume = "jvm-truststore"
 )
 
 // MetricsPortName names the container port of the runtime's metrics.
@@ -134,17 +136,42 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 	if s := in.Traits.PullSecret.Secret(in.RegistrySecret); s != "" {
 		pullSecrets = []corev1.LocalObjectReference{{Name: s}}
 	}
+	var inits []corev1.Container
+	if ts := in.Traits.JVM.Truststore(); ts != nil {
+		volumes = append(volumes, corev1.Volume{Name: TruststoreVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		inits = in.truststoreContainers(*ts, main)
+	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: it.Spec.ServiceAccountName,
 			ImagePullSecrets:   pullSecrets,
+			InitContainers:     inits,
 			Containers:         []corev1.Container{main},
 			Volumes:            volumes,
 			Affinity:           in.Traits.Affinity.Pod(camelv1.IntegrationLabel, it.Name),
 			Tolerations:        in.Traits.Toleration.Pod(),
 		},
 	}
+}
+
+// truststoreContainers are the init containers that build the jvm trait's truststore with the
+// image's keytool, one command each, in order. They mount what the main container mounts from
+// the mount trait, where the certificates are, and write the truststore's empty volume. They
+// take the main container's resources, which a quota may demand of every container.
+func (in Input) truststoreContainers(ts trait.Truststore, main corev1.Container) []corev1.Container {
+	mounts := []corev1.VolumeMount{{Name: TruststoreVolume, MountPath: ts.Dir}}
+	for _, mv := range in.Traits.Mount.Volumes() {
+		mounts = append(mounts, mv.Mount)
+	}
+	var inits []corev1.Container
+	for i, cmd := range ts.Commands() {
+		inits = append(inits, corev1.Container{
+			Name: fmt.Sprintf("truststore-%d", i), Image: main.Image, ImagePullPolicy: main.ImagePullPolicy,
+			Command: cmd, Resources: main.Resources, VolumeMounts: mounts,
+		})
+	}
+	return inits
 }
 
 // sourcesVolume mounts the files of the integration's ConfigMap cm; with contentRef sources, a
@@ -202,6 +229,9 @@ func (in Input) container() corev1.Container {
 	}
 	for _, mv := range t.Mount.Volumes() {
 		c.VolumeMounts = append(c.VolumeMounts, mv.Mount)
+	}
+	if ts := t.JVM.Truststore(); ts != nil {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: TruststoreVolume, MountPath: ts.Dir, ReadOnly: true})
 	}
 	if in.healthProbes() {
 		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(in.provider().Health())

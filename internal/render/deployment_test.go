@@ -467,3 +467,33 @@ func TestHotReloadPutsTheMountedVersionsInThePodTemplateSoAChangeRollsThePods(t 
 	off.MountedVersions = []string{"ConfigMap/app=41"}
 	g.Expect(mustDeployment(t, off).Spec.Template.Annotations).NotTo(HaveKey(MountedVersionsAnnotation), "without hotReload the pods follow no version")
 }
+
+func TestCACertificatesAreImportedIntoATruststoreByInitContainersThatTheJVMTrusts(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"mount":{"configs":["secret:my-ca","secret:pw"]},"jvm":{"caCertificates":[{"certPath":"/etc/camel/conf.d/_secrets/my-ca/ca.crt"}],`+
+		`"truststorePasswordPath":"/etc/camel/conf.d/_secrets/pw/password"}}`)
+	pod := mustDeployment(t, in).Spec.Template.Spec
+	main := pod.Containers[0]
+	g.Expect(main.Args).To(ContainElements("-Djavax.net.ssl.trustStore=/etc/camel/conf.d/_truststore/truststore.jks", "-Djavax.net.ssl.trustStoreType=JKS"))
+	g.Expect(main.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: TruststoreVolume, MountPath: trait.DefaultTruststoreDir, ReadOnly: true}))
+	g.Expect(pod.Volumes).To(ContainElement(corev1.Volume{Name: TruststoreVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}))
+	g.Expect(pod.InitContainers).To(HaveLen(1))
+	init := pod.InitContainers[0]
+	g.Expect(init.Image).To(Equal(main.Image), "keytool is the kit's, from the base image")
+	g.Expect(init.Command).To(Equal([]string{"keytool", "-importcert", "-noprompt", "-alias", "custom-ca-0", "-storetype", "JKS",
+		"-keystore", "/etc/camel/conf.d/_truststore/truststore.jks", "-storepass:file", "/etc/camel/conf.d/_secrets/pw/password",
+		"-file", "/etc/camel/conf.d/_secrets/my-ca/ca.crt"}))
+	g.Expect(init.Resources).To(Equal(main.Resources), "a quota that demands limits refuses a container without them")
+	g.Expect(init.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: TruststoreVolume, MountPath: trait.DefaultTruststoreDir}))
+	g.Expect(init.VolumeMounts).To(ContainElement(HaveField("MountPath", "/etc/camel/conf.d/_secrets/my-ca")), "keytool cannot read the certificate")
+
+	base := input(t, `{"jvm":{"caCertificates":[{"certPath":"/ca/a.crt"},{"certPath":"/ca/b.crt"}],"caCertMountPath":"/trust",`+
+		`"baseTruststore":{"truststorePath":"/usr/lib/jvm/cacerts","passwordPath":"/pw/base"}}}`)
+	inits := mustDeployment(t, base).Spec.Template.Spec.InitContainers
+	g.Expect(inits).To(HaveLen(3))
+	g.Expect(inits[0].Command).To(Equal([]string{"keytool", "-importkeystore", "-noprompt", "-srckeystore", "/usr/lib/jvm/cacerts",
+		"-srcstorepass:file", "/pw/base", "-destkeystore", "/trust/truststore.jks", "-deststoretype", "JKS", "-deststorepass:file", "/pw/base"}),
+		"the base's certificates come first, under its password")
+	g.Expect(inits[2].Command).To(ContainElements("custom-ca-1", "/ca/b.crt", "/trust/truststore.jks"))
+	g.Expect(mustDeployment(t, input(t, `{}`)).Spec.Template.Spec.InitContainers).To(BeEmpty())
+}

@@ -146,7 +146,9 @@ func setTrait(tree map[string]any, setting string) error {
 	if !traitNamePattern.MatchString(keys[0]) {
 		return fmt.Errorf("-t %s: %q is not a trait name: use lowercase letters, digits and '-'", setting, keys[0])
 	}
-	keys[1] = camelCase(keys[1])
+	for i := 1; i < len(keys); i++ {
+		keys[i] = camelCase(keys[i])
+	}
 	path = strings.Join(keys, ".")
 	return setTraitPath(tree, keys, "-t "+setting, traitValue(path, value))
 }
@@ -207,6 +209,25 @@ func traitValue(path, value string) any {
 func setTraitPath(tree map[string]any, keys []string, flag string, value any) error {
 	node := tree
 	for i, k := range keys[:len(keys)-1] {
+		if name, index, ok := listIndex(k); ok {
+			list, isList := node[name].([]any)
+			if _, set := node[name]; set && !isList {
+				return fmt.Errorf("%s: %s is already set to a value, it cannot also hold items", flag, strings.Join(append(keys[:i:i], name), "."))
+			}
+			if index > len(list) {
+				return fmt.Errorf("%s: %s[%d] comes before %s[%d]: set the items in order from [0]", flag, name, index, name, len(list))
+			}
+			if index == len(list) {
+				list = append(list, map[string]any{})
+				node[name] = list
+			}
+			m, isMap := list[index].(map[string]any)
+			if !isMap {
+				return fmt.Errorf("%s: %s is already set to a value, it cannot also hold keys", flag, k)
+			}
+			node = m
+			continue
+		}
 		child, ok := node[k]
 		if !ok {
 			m := map[string]any{}
@@ -230,6 +251,19 @@ func setTraitPath(tree map[string]any, keys []string, flag string, value any) er
 		node[last] = append(asList(old), asList(value)...)
 	}
 	return nil
+}
+
+// listIndex reads NAME[INDEX], an item of a list of objects, as kamel's -t takes it.
+func listIndex(key string) (name string, index int, ok bool) {
+	open := strings.IndexByte(key, '[')
+	if open <= 0 || !strings.HasSuffix(key, "]") {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(key[open+1 : len(key)-1])
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return key[:open], n, true
 }
 
 func isTraitObject(v any) bool { _, ok := v.(map[string]any); return ok }

@@ -28,9 +28,10 @@ const DefaultDebugAddress = "*:5005"
 // debugSuspend; the classpath's entries are separated by ':', as Camel K writes it. With
 // enabled: false it reads as defaults.
 type JVM struct {
-	options   []string
-	classpath []string
-	debug     bool
+	options    []string
+	classpath  []string
+	debug      bool
+	truststore *Truststore
 }
 
 func parseJVM(o *object) JVM {
@@ -53,6 +54,9 @@ func parseJVM(o *object) JVM {
 		default:
 			j.classpath = append(j.classpath, entry)
 		}
+	}
+	if j.truststore = parseTruststore(o); j.truststore != nil {
+		j.options = append(j.options, j.truststore.Options()...)
 	}
 	if debug := o.boolean("debug"); debug != nil && *debug {
 		address := o.str("debugAddress")
@@ -82,6 +86,9 @@ func (j JVM) Options() []string { return slices.Clone(j.options) }
 
 // Classpath are the classpath entries, in order; nil for none.
 func (j JVM) Classpath() []string { return slices.Clone(j.classpath) }
+
+// Truststore is the truststore of jvm.caCertificates the JVM trusts; nil for none.
+func (j JVM) Truststore() *Truststore { return j.truststore }
 
 // Debug tells whether jvm.debug is on. Camel K turns the health probes off meanwhile.
 func (j JVM) Debug() bool { return j.debug }

@@ -18,8 +18,7 @@ var inertProperties = map[string][]string{
 	"cron":  {"components"},
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose",
 		"runAsNonRoot", "runAsUser", "seccompProfileType"},
-	"jvm": {"agents", "baseTruststore", "caCert", "caCertMountPath", "caCertPassword", "caCertificates", "certPath",
-		"jar", "passwordPath", "printCommand", "truststorePasswordPath", "truststorePath"},
+	"jvm":         {"agents", "jar", "printCommand"},
 	"mount":       {"scanKameletsImplicitLabelSecrets"},
 	"pull-secret": {"imagePullerDelegation"},
 }

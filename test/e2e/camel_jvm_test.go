@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,6 +35,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/localcluster"
+	"github.com/caravan-dev/caravan/internal/testca"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -165,14 +170,26 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	after := jvmPod(t, movingKey)
 	g.Expect(after.UID).To(Equal(before.UID), "the move replaced the pod")
 	g.Expect(after.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM")
+	t.Log("as on Camel K, the integration of an image Caravan did not build scales to 0 and back through its scale subresource")
+	scaleTo(t, moving, 0)
+	g.Eventually(func() ([]corev1.Pod, error) {
+		pods := &corev1.PodList{}
+		err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "moving"})
+		return pods.Items, err
+	}, timeout, poll).Should(BeEmpty())
+	scaleTo(t, moving, 1)
+	g.Expect(jvmPod(t, movingKey).UID).NotTo(Equal(before.UID))
+	g.Eventually(integrationLog(cli, "moving"), timeout, poll).Should(ContainSubstring("moving #3"))
 
 	t.Log("Camel K's released operator runs beside Caravan's, and its integrations move to jvm-b with their JVMs, and back")
 	checkBesideCamelK(t, key, "jvm-b")
 
 	t.Log("a Java, an XML and a YAML source run together and read -p file:, -p configmap:, --config configmap: and secret:, and --resource")
 	for _, cm := range []*corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config"}, Data: map[string]string{"app.properties": "config.word=from-a-configmap\n"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "data"}, Data: map[string]string{"greeting.txt": "from-a-resource"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config", Labels: map[string]string{camelv1.IntegrationLabel: "two"}},
+			Data: map[string]string{"app.properties": "config.word=from-a-configmap\n"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "data"}, Data: map[string]string{"greeting.txt": "from-a-resource"},
+			BinaryData: map[string][]byte{"greeting.jar": jarOf(t, "jar-greeting.txt", "from a jar on the classpath")}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "more-props"}, Data: map[string]string{"cm.word": "from-a-configmap-entry"}},
 	} {
 		create(t, cm)
@@ -180,9 +197,15 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-secret"},
 		StringData: map[string]string{"secret.properties": "secret.word=from-a-secret\n"}})
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "db"}, StringData: map[string]string{"password": "s3cret"}})
-	t.Log("as in kamel, -p KEY=VALUE wins over the key of a -p file:, -e takes a Secret's key, and the container trait's limits size the heap")
+	tlsAddress := serveWithPrivateCA(t, apps)
+	t.Log("as in kamel, -p KEY=VALUE wins over the key of a -p file:, -e takes a Secret's key, and the container trait's limits size the heap;" +
+		" as on Camel K, the REST DSL gets a Service of service.type, jvm.classpath adds a jar, jvm.ca-certificates are trusted")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
 		filepath.Join("testdata", "camel", "echo.yaml"), "--name", "two", "-x", "jvm", "-p", "precedence.word=from-the-command-line",
+		"-t", "jvm.classpath=/etc/camel/resources.d/_configmaps/data/greeting.jar", "-t", "service.type=NodePort", "-t", "mount.hot-reload=true",
+		"-t", "mount.configs=secret:private-ca", "-t", "mount.configs=secret:truststore-pw", "-p", "tls.address="+tlsAddress,
+		"-t", "jvm.ca-certificates[0].cert-path=/etc/camel/conf.d/_secrets/private-ca/ca.crt",
+		"-t", "jvm.truststore-password-path=/etc/camel/conf.d/_secrets/truststore-pw/password",
 		"-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
 		"--config", "configmap:app-config", "--resource", "configmap:data", "-p", "configmap:more-props", "--config", "secret:app-secret",
 		"-e", "DB_PASSWORD=secret:db/password", "-t", "container.request-cpu=0.005", "-t", "container.limit-memory=600Mi",
@@ -199,6 +222,9 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret"),
 		ContainSubstring("xml says from-a-resource"),
 		ContainSubstring("yaml says from-a-file and from-the-command-line in "+apps+" as two-"), ContainSubstring("with s3cret")))
+	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(ContainSubstring("tls says trusted by a private CA"),
+		"the JVM does not trust the CA of jvm.ca-certificates")
+	checkRESTOnTheClasspath(t, client.ObjectKey{Namespace: apps, Name: "two"})
 	t.Log("as on Camel K, a readiness check that is never up makes the integration RuntimeNotReady, naming it")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "NeverReady.java"), "--name", "never-ready", "-x", "jvm")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
@@ -223,6 +249,12 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		body, err := io.ReadAll(resp.Body)
 		return string(body), err
 	}, timeout, poll).Should(MatchRegexp(`(?m)^camel_exchanges_total\{.*\} [1-9]`))
+	t.Log("as on Camel K, with mount.hot-reload a change of a labelled ConfigMap restarts the integration with its new value")
+	appConfig := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: apps, Name: "app-config"}, appConfig)).To(Succeed())
+	appConfig.Data["app.properties"] = "config.word=from-a-changed-configmap\n"
+	g.Expect(env.Client.Update(context.Background(), appConfig)).To(Succeed())
+	g.Eventually(integrationLog(cli, "two"), mavenTimeout, poll).Should(ContainSubstring("java says from-a-file and from-a-changed-configmap"))
 
 	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",
@@ -495,4 +527,65 @@ func checkExposedAndBounded(t *testing.T, key client.ObjectKey, pod corev1.Pod) 
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}}))
 	g.Expect(main.Args).To(ContainElement("-Xmx268M"))
+}
+
+// scaleTo sets an integration's replicas through its scale subresource, as kubectl scale does.
+func scaleTo(t *testing.T, it *camelv1.Integration, replicas int32) {
+	t.Helper()
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
+	NewWithT(t).Expect(env.Client.SubResource("scale").Update(context.Background(), it, client.WithSubResourceBody(scale))).To(Succeed())
+}
+
+// jarOf is a jar holding one file.
+func jarOf(t *testing.T, name, content string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	f, err := w.Create(name)
+	if err == nil {
+		_, err = f.Write([]byte(content))
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// serveWithPrivateCA serves "trusted by a private CA" over HTTPS on the host's loopback, with a
+// certificate of a CA of its own, and puts that CA and a truststore password in the Secrets
+// private-ca and truststore-pw of ns. It returns the server's address.
+func serveWithPrivateCA(t *testing.T, ns string) string {
+	t.Helper()
+	ca := testca.New(t, "127.0.0.1")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "trusted by a private CA")
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server}, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "private-ca"}, Data: map[string][]byte{"ca.crt": ca.PEM}})
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "truststore-pw"}, StringData: map[string]string{"password": "e2e-truststore"}})
+	return srv.Listener.Addr().String()
+}
+
+// checkRESTOnTheClasspath checks that a REST DSL endpoint got a Service of type NodePort, and
+// answers through it with a file of the jar jvm.classpath adds.
+func checkRESTOnTheClasspath(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	g := NewWithT(t)
+	svc := &corev1.Service{}
+	g.Expect(env.Client.Get(context.Background(), key, svc)).To(Succeed(), "no Service for the REST DSL")
+	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeNodePort))
+	g.Eventually(func() (string, error) {
+		resp, err := http.Get("http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + "/greet")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return string(body), err
+	}, timeout, poll).Should(Equal("from a jar on the classpath"))
 }
