@@ -72,7 +72,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("as on Camel K, the HTTP route gets a Service and an Ingress, and answers through the Service; the pod has Camel K's requests and limits")
 	checkExposedAndBounded(t, key, pod)
-	t.Log("as on Camel K, a timer of a minute runs as a CronJob; its jobs are checked at the end")
+	t.Log("as on Camel K, a cron consumer of a minute runs as a CronJob; its jobs are checked at the end")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "cron.yaml"), "--name", "cron-timer", "-x", "jvm")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 
@@ -323,7 +323,7 @@ func checkCronJobRan(t *testing.T, cli func(...string) (string, string, error), 
 	cs, err := kubernetes.NewForConfig(env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
 	cj, err := cs.BatchV1().CronJobs(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
-	g.Expect(err).NotTo(HaveOccurred(), "no CronJob for a timer of a minute")
+	g.Expect(err).NotTo(HaveOccurred(), "no CronJob for a consumer of a minute")
 	g.Expect(cj.Spec.Schedule).To(Equal("* * * * *"))
 	_, err = cs.AppsV1().Deployments(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment runs beside the CronJob")
