@@ -41,6 +41,8 @@ type compiler struct {
 	r Resolver
 	// kamelets are the Kamelets used, by name.
 	kamelets map[string]*camelv1.Kamelet
+	// missing are the Kamelets used that the Resolver did not find, in order.
+	missing []string
 	// properties are the runtime properties of the Kamelet instances.
 	properties map[string]string
 	// instances maps <kamelet>/<id> to the endpoint that uses it.
@@ -103,6 +105,15 @@ func (c *compiler) kameletEndpoint(ro role, where, name string, props map[string
 	if err == nil && k == nil {
 		err = NotFound(name)
 	}
+	if errors.Is(err, ErrKameletNotFound) {
+		// As on Camel K, the runtime looks for it on its classpath; its properties go as written.
+		if !slices.Contains(c.missing, name) {
+			c.missing = append(c.missing, name)
+		}
+		k, err = &camelv1.Kamelet{}, nil
+		k.Name = name
+		return c.instance(ro, where, k, props, pos)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
@@ -116,6 +127,14 @@ func (c *compiler) kameletEndpoint(ro role, where, name string, props map[string
 	if err := checkRole(ro, k); err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
+	c.kamelets[name] = k
+	return c.instance(ro, where, k, props, pos)
+}
+
+// instance records the instance of Kamelet k an endpoint makes, with its properties checked
+// against k's definition, and returns kamelet:<name>/<id>.
+func (c *compiler) instance(ro role, where string, k *camelv1.Kamelet, props map[string]any, pos int) (string, error) {
+	name := k.Name
 	id, err := instanceID(ro, pos, props)
 	if err != nil {
 		return "", fmt.Errorf("%s: kamelet %s: %w", where, name, err)
@@ -129,7 +148,6 @@ func (c *compiler) kameletEndpoint(ro role, where, name string, props map[string
 		return "", fmt.Errorf("%s: kamelet %s with id %q is already used by %s: set a different id property", where, name, id, other)
 	}
 	c.instances[instance] = where
-	c.kamelets[name] = k
 	for p, v := range values {
 		c.properties[fmt.Sprintf("camel.kamelet.%s.%s.%s", name, id, p)] = v
 	}

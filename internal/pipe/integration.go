@@ -70,7 +70,7 @@ func (c *compiler) dependencies(lists ...[]string) []string {
 	for _, k := range c.kamelets {
 		all = append(all, k.Spec.Dependencies...)
 	}
-	if len(c.kamelets) > 0 {
+	if len(c.kamelets) > 0 || len(c.missing) > 0 {
 		all = append(all, dependencyKamelet)
 	}
 	if c.callsIntegration {

@@ -22,7 +22,9 @@
 //     endpoint sets the property "id". A step calls an action Kamelet with the kamelet EIP.
 //     The endpoint's properties, checked against the Kamelet's definition with defaults
 //     applied, become the runtime properties camel.kamelet.<name>.<id>.<property>=<value>.
-//     The ref's namespace is not used: the Resolver decides where Kamelets are found.
+//     The ref's namespace is not used: the Resolver decides where Kamelets are found. A
+//     Kamelet it does not find is called all the same, with its properties as written,
+//     for the runtime to find on its classpath, as on Camel K.
 //   - A ref to an Integration (kind Integration, group camel.apache.org) is called over
 //     HTTP on its Service: http://<name>.<namespace>.svc.cluster.local/ (the namespace is
 //     the ref's, else the binding's), with the endpoint's properties as query parameters.
@@ -87,11 +89,29 @@ type Resolver interface {
 	Kamelet(name string) (*camelv1.Kamelet, error)
 }
 
-// Compile returns the spec of the Integration that runs the binding spec. On error it
-// returns no spec and an error naming every endpoint at fault (source, sink, steps[i],
-// errorHandler), the Kamelet and the property.
-func Compile(spec camelv1.PipeSpec, r Resolver) (camelv1.IntegrationSpec, error) {
+// Compiled is a compiled binding.
+type Compiled struct {
+	// Spec is the spec of the Integration that runs the binding.
+	Spec camelv1.IntegrationSpec
+	// MissingKamelets are the Kamelets the Resolver did not find, in order. As on Camel K, they
+	// are called all the same, with their properties as written, for the runtime to find them
+	// on its classpath.
+	MissingKamelets []string
+}
+
+// Compile compiles the binding spec. On error it returns nothing and an error naming every
+// endpoint at fault (source, sink, steps[i], errorHandler), the Kamelet and the property.
+func Compile(spec camelv1.PipeSpec, r Resolver) (Compiled, error) {
 	c := newCompiler(r)
+	out, err := c.compile(spec)
+	if err != nil {
+		return Compiled{}, err
+	}
+	return Compiled{Spec: out, MissingKamelets: c.missing}, nil
+}
+
+// compile returns the spec of the Integration that runs the binding spec.
+func (c *compiler) compile(spec camelv1.PipeSpec) (camelv1.IntegrationSpec, error) {
 	var errs []error
 	from, err := c.endpoint(roleSource, "source", spec.Source, 0)
 	errs = append(errs, err)

@@ -4,7 +4,6 @@ package pipe_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,16 +57,18 @@ type compiled struct {
 	properties   []string
 	dependencies []string
 	sources      []string
+	missing      []string
 	out          camelv1.IntegrationSpec
 }
 
 func compile(t *testing.T, doc string) (compiled, error) {
 	t.Helper()
-	out, err := pipe.Compile(spec(t, doc), catalog(t))
+	result, err := pipe.Compile(spec(t, doc), catalog(t))
 	if err != nil {
 		return compiled{}, err
 	}
-	c := compiled{dependencies: out.Dependencies, out: out}
+	out := result.Spec
+	c := compiled{dependencies: out.Dependencies, out: out, missing: result.MissingKamelets}
 	for _, f := range out.Flows {
 		c.flows = append(c.flows, string(f.Raw))
 	}
@@ -109,6 +110,21 @@ func TestCompile(t *testing.T) {
 			})
 			equal(t, "dependencies", c.dependencies, []string{"camel:core", "camel:kamelet", "camel:log", "camel:timer"})
 			equal(t, "sources", c.sources, []string{"log-sink.kamelet.yaml", "timer-source.kamelet.yaml"})
+		},
+	}, {
+		name: "a Kamelet the cluster lacks is called all the same, its properties as written, for the runtime's classpath",
+		doc: strings.Replace(strings.Replace(timerToLog, "name: log-sink", "name: slack-sink", 1), "kind: Kamelet, apiVersion: camel.apache.org/v1, name: slack-sink}",
+			"kind: Kamelet, apiVersion: camel.apache.org/v1, name: slack-sink}\n  properties: {channel: \"#ops\", retries: 3, verbose: true}", 1),
+		check: func(t *testing.T, c compiled) {
+			equal(t, "missing", c.missing, []string{"slack-sink"})
+			equal(t, "flows", c.flows, []string{
+				`{"route":{"from":{"steps":[{"to":"kamelet:slack-sink/sink"}],"uri":"kamelet:timer-source/source"},"id":"binding"}}`,
+			})
+			contains(t, "properties", c.properties, "camel.kamelet.slack-sink.sink.channel=#ops")
+			contains(t, "properties", c.properties, "camel.kamelet.slack-sink.sink.retries=3")
+			contains(t, "properties", c.properties, "camel.kamelet.slack-sink.sink.verbose=true")
+			contains(t, "dependencies", c.dependencies, "camel:kamelet")
+			equal(t, "sources", c.sources, []string{"timer-source.kamelet.yaml"})
 		},
 	}, {
 		name: "an action Kamelet step is called with the kamelet EIP and its own instance id",
@@ -287,16 +303,10 @@ integration:
 
 func TestCompileErrors(t *testing.T) {
 	tests := []struct {
-		name     string
-		doc      string
-		want     []string
-		notFound bool
+		name string
+		doc  string
+		want []string
 	}{{
-		name:     "a missing Kamelet is reported with the endpoint and the Kamelet",
-		doc:      strings.Replace(timerToLog, "name: log-sink", "name: nowhere-sink", 1),
-		want:     []string{`sink: kamelet not found: "nowhere-sink" in namespaces demo, caravan-system`},
-		notFound: true,
-	}, {
 		name: "a missing required property names the endpoint, the Kamelet and the property",
 		doc:  strings.Replace(timerToLog, "properties: {message: hello}", "", 1),
 		want: []string{`source: kamelet timer-source: missing required property "message"`},
@@ -349,10 +359,7 @@ steps:
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
-			if got := errors.Is(err, pipe.ErrKameletNotFound); got != tt.notFound {
-				t.Errorf("errors.Is(err, ErrKameletNotFound) = %v, want %v", got, tt.notFound)
-			}
-			if len(out.Flows) > 0 || len(out.Sources) > 0 || len(out.Traits) > 0 {
+			if len(out.Spec.Flows) > 0 || len(out.Spec.Sources) > 0 || len(out.Spec.Traits) > 0 || out.MissingKamelets != nil {
 				t.Errorf("Compile returned output with its error: %+v", out)
 			}
 		})

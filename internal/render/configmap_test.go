@@ -33,6 +33,7 @@ func gzipped(t *testing.T, s string) []byte {
 const defaultRuntimeProperties = `camel.main.routes-include-pattern=file:/etc/camel/sources/*
 camel.main.shutdownTimeout=25
 camel.component.kamelet.location=file:/etc/camel/sources,classpath:kamelets
+camel.component.kamelet.noErrorHandler=false
 camel.management.enabled=true
 camel.management.port=9876
 camel.management.host={{env:POD_IP:0.0.0.0}}

@@ -153,6 +153,8 @@ func (camelMain) Properties(s Settings) []string {
 		"camel.main.routes-include-pattern=file:" + SourcesDir + "/*",
 		"camel.main.shutdownTimeout=" + strconv.FormatInt(s.ShutdownTimeout, 10),
 		"camel.component.kamelet.location=file:" + SourcesDir + ",classpath:kamelets",
+		// As on Camel K, a Pipe's error handler reaches the steps inside its Kamelets.
+		"camel.component.kamelet.noErrorHandler=false",
 	}
 	if len(s.ConfigDirs) > 0 {
 		props = append(props, "camel.main.cloud-properties-location="+strings.Join(s.ConfigDirs, ","))

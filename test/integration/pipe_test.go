@@ -226,38 +226,42 @@ func TestPipeAndKameletBindingGenerateAnIntegration(t *testing.T) {
 	}, timeout, poll).Should(ContainElement(ContainSubstring(`phase "Creating"`)))
 }
 
-// TestPipeWithAMissingKameletWaitsForIt: Ready=False with reason
-// KameletNotFound and no Integration; once the Kamelet exists, the
-// Integration is generated without any change to the Pipe.
-func TestPipeWithAMissingKameletWaitsForIt(t *testing.T) {
+// TestAPipeCallsAKameletTheClusterLacksForTheRuntimesClasspath: as on Camel K, a Pipe whose Kamelet
+// the cluster lacks does not wait: its Integration calls the Kamelet, for the runtime to find on its
+// classpath, and both say KameletsAvailable Unknown, naming it. Once the Kamelet exists, the
+// Integration mounts it and the condition goes, without any change to the Pipe.
+func TestAPipeCallsAKameletTheClusterLacksForTheRuntimesClasspath(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	installCatalog(t, ns)
 	spec := timerToLog()
-	spec.Sink = kameletRef("audit-sink", nil)
-	p := newPipe(ns, "waits", operatorID, spec)
+	spec.Sink = kameletRef("audit-sink", map[string]any{"level": "WARN"})
+	p := newPipe(ns, "classpath", operatorID, spec)
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
 	key := client.ObjectKeyFromObject(p)
 
-	var st camelv1.PipeStatus
-	g.Eventually(last(pipeStatus(key), &st), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
-		HaveField("Type", camelv1.ConditionReady), HaveField("Status", metav1.ConditionFalse),
-		HaveField("Reason", "KameletNotFound"), HaveField("Message", ContainSubstring(`"audit-sink"`))))))
-	g.Expect(st.Phase).To(Equal(camelv1.PipePhaseCreating))
-	g.Expect(condition(st, camelv1.ConditionReady).Message).To(ContainSubstring(ns))
-	g.Consistently(noIntegration(key), 2*time.Second, 250*time.Millisecond).Should(Succeed())
+	missing := And(HaveField("Type", "KameletsAvailable"), HaveField("Status", metav1.ConditionUnknown),
+		HaveField("Reason", "KameletNotFound"), HaveField("Message", ContainSubstring("the Kamelets audit-sink are in neither namespace "+ns)))
+	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(missing)))
+	g.Eventually(integrationOf(key), timeout, poll).Should(And(
+		HaveField("Spec.Flows", ContainElement(HaveField("Raw", ContainSubstring(`"to":"kamelet:audit-sink/sink"`)))),
+		HaveField("Spec.Traits", HaveKeyWithValue("camel", HaveField("Raw", ContainSubstring("camel.kamelet.audit-sink.sink.level=WARN")))),
+		HaveField("Spec.Sources", Not(ContainElement(HaveField("Name", "audit-sink.kamelet.yaml"))))))
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(missing)))
 
-	t.Log("the Kamelet appears in the Pipe's namespace; the Integration follows")
+	t.Log("the Kamelet appears in the operator's namespace; the Integration mounts it")
 	catalog, _ := kamelets.Catalog()
 	for _, k := range catalog {
 		if k.Name == "log-sink" {
-			k.Name, k.Namespace = "audit-sink", ns
+			k.Name, k.Namespace = "audit-sink", operatorNamespace
 			g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), k) })
 		}
 	}
 	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Spec.Sources", ContainElement(
 		HaveField("Name", "audit-sink.kamelet.yaml"))))
+	g.Eventually(pipeStatus(key), timeout, poll).ShouldNot(HaveField("Conditions", ContainElement(HaveField("Type", "KameletsAvailable"))))
 }
 
 // TestPipeWithAMissingRequiredPropertyStalls: phase Error, Ready=False

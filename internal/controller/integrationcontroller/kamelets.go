@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,6 +28,35 @@ import (
 // kameletRetry is how soon an integration whose Kamelet is missing looks again: Kamelets outside
 // the operator's namespace are not watched.
 const kameletRetry = 10 * time.Second
+
+// missingKameletRetry is how soon an integration that runs without a Kamelet of the cluster, which
+// its runtime is to find on the classpath, looks for it in the cluster again.
+const missingKameletRetry = time.Minute
+
+// ConditionKameletsAvailable, on an integration whose routes use Kamelets, tells whether the
+// cluster holds them all (True) or the runtime is to find some on its classpath (Unknown), as on
+// Camel K.
+const ConditionKameletsAvailable = "KameletsAvailable"
+
+// setKameletsAvailable sets KameletsAvailable from what reconcileRoutes found, and removes it from
+// an integration whose routes use no Kamelet. A reconcile that did not read the routes leaves it.
+func setKameletsAvailable(s *scope) {
+	st := &s.it.Status
+	switch {
+	case !s.routesRead:
+	case len(s.kameletsMissing) > 0:
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionKameletsAvailable, Status: metav1.ConditionUnknown,
+			Reason: string(ReasonKameletNotFound), ObservedGeneration: s.it.Generation, Message: fmt.Sprintf(
+				"the Kamelets %s are in neither namespace %s nor %s: the runtime looks for them on its classpath, where a dependency "+
+					"such as mvn:org.apache.camel.kamelets:camel-kamelets brings them; create them, or fix their names, if none does",
+				strings.Join(s.kameletsMissing, ", "), s.it.Namespace, s.operatorNamespace)})
+	case len(s.kamelets) > 0:
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionKameletsAvailable, Status: metav1.ConditionTrue,
+			Reason: "KameletsFound", ObservedGeneration: s.it.Generation, Message: "the cluster holds every Kamelet the routes use"})
+	default:
+		meta.RemoveStatusCondition(&st.Conditions, ConditionKameletsAvailable)
+	}
+}
 
 // reconcileRoutes reads what the routes use: the modules their kit needs, and the Kamelets they
 // name. Each Kamelet that no source of the integration holds (a Pipe's integration holds its
@@ -51,6 +81,7 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 		log.Info("The routes use URI schemes the catalog does not know", "schemes", routes.Unknown)
 	}
 	s.routeDependencies = routes.Dependencies
+	s.routesRead, s.operatorNamespace = true, r.Namespace
 	serves := routes.ServesHTTP
 	defer func() { s.traits = s.traits.WithHTTPRoutes(serves).WithConsumers(routes.Consumers) }()
 	for _, name := range routes.Kamelets {
@@ -60,9 +91,10 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 		}
 		k, err := r.kamelet(ctx, s.it.Namespace, name)
 		if apierrors.IsNotFound(err) {
-			s.Waiting = controller.Because(ReasonKameletNotFound, fmt.Sprintf(
-				"the routes use the Kamelet %s, which is in neither namespace %s nor %s: create it, or fix its name", name, s.it.Namespace, r.Namespace))
-			return reconcile.Result{RequeueAfter: kameletRetry}, nil
+			// As on Camel K, the runtime looks for it on the classpath, where a dependency (the
+			// camel-kamelets artifact, say) may bring it.
+			s.kameletsMissing = append(s.kameletsMissing, name)
+			continue
 		}
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("reading the Kamelet %s: %w", name, err)

@@ -104,6 +104,12 @@ type scope struct {
 	// the runtime lacks, with their Kamelets' dependencies; and the sources of those Kamelets.
 	routeDependencies []string
 	kamelets          []camelv1.SourceSpec
+	// kameletsMissing are set by reconcileRoutes: the Kamelets the routes use that the cluster
+	// lacks, for the runtime to find on its classpath. routesRead tells that it looked, and
+	// operatorNamespace is the other namespace it looked in.
+	kameletsMissing   []string
+	routesRead        bool
+	operatorNamespace string
 	// image is set by reconcileImage, once the integration has one to run.
 	image string
 	// deployment is set by reconcileDeployment: the Deployment as cached
@@ -324,7 +330,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		// After the Deployment: a stalled rollout's pods tell why.
 		r.reconcilePods,
 	}
-	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
+	res, err := controller.RunSteps(ctx, s, &s.Outcome, steps...)
+	if err == nil && res.IsZero() && len(s.kameletsMissing) > 0 {
+		// Kamelets outside the operator's namespace are not watched: look again for those missing.
+		res.RequeueAfter = missingKameletRetry
+	}
+	return res, err
 }
 
 // patchStatus computes the status and writes it when it changed, with a precondition on the

@@ -42,6 +42,7 @@ func computeStatus(s *scope) {
 	// The owner reconciles it: it is no orphan.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
 	setTraitsIgnored(s)
+	setKameletsAvailable(s)
 }
 
 // setTraitsIgnored sets the TraitsIgnored condition while the integration

@@ -37,9 +37,10 @@ const kameletIndex = "caravan.kamelets"
 
 // Timing of the waits that no watch ends.
 const (
-	// kameletRetry is how soon a binding whose Kamelet is missing looks
-	// again: Kamelets outside the operator's cache are not watched.
-	kameletRetry = 10 * time.Second
+	// kameletRetry is how soon a binding that calls a Kamelet the cluster
+	// lacks looks for it again: Kamelets outside the operator's cache are
+	// not watched.
+	kameletRetry = time.Minute
 	// kameletRecheck is how soon a binding in error looks again at the
 	// Kamelets of its namespace, which are not watched.
 	kameletRecheck = time.Minute
@@ -87,8 +88,12 @@ type scope struct {
 	// integration is set by reconcileObserved: the generated Integration
 	// as this operator's cache holds it, if it does.
 	integration *camelv1.Integration
-	// compiled is set by reconcileSpec: the spec of the Integration.
-	compiled *camelv1.IntegrationSpec
+	// compiled is set by reconcileSpec: the spec of the Integration. missing are the Kamelets it
+	// calls that the cluster lacks, for the runtime to find on its classpath; compiledRead tells
+	// that it compiled.
+	compiled     *camelv1.IntegrationSpec
+	missing      []string
+	compiledRead bool
 	// desired is set by reconcileIntegration: the Integration the binding generates.
 	desired *camelv1.Integration
 	// applied is set by reconcileIntegration when it wrote the Integration.
@@ -194,7 +199,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		// Last: it applies what the steps above observed and compiled.
 		r.reconcileIntegration,
 	}
-	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
+	res, err := controller.RunSteps(ctx, s, &s.Outcome, steps...)
+	if err == nil && res.IsZero() && len(s.missing) > 0 {
+		res.RequeueAfter = kameletRetry
+	}
+	return res, err
 }
 
 // patchStatus computes the status and writes it when it changed, with a precondition on the

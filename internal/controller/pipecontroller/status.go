@@ -2,6 +2,7 @@ package pipecontroller
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,28 @@ func computeStatus(s *scope) {
 	// The orphan controller marks bindings whose operator is missing; the
 	// owner reconciling it is the proof that it is not.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
+	setKameletsAvailable(s)
+}
+
+// ConditionKameletsAvailable, on a binding, is Unknown while it calls Kamelets the cluster lacks,
+// which the runtime is to find on its classpath, as on Camel K.
+const ConditionKameletsAvailable = "KameletsAvailable"
+
+// setKameletsAvailable sets KameletsAvailable while the binding calls Kamelets the cluster lacks,
+// and removes it once it calls none. A reconcile that did not compile leaves it as it was.
+func setKameletsAvailable(s *scope) {
+	st := s.status
+	switch {
+	case !s.compiledRead:
+	case len(s.missing) > 0:
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionKameletsAvailable, Status: metav1.ConditionUnknown,
+			Reason: string(ReasonKameletNotFound), ObservedGeneration: st.ObservedGeneration, Message: fmt.Sprintf(
+				"the Kamelets %s are in neither namespace %s nor the operator's: the runtime looks for them on its classpath, where a "+
+					"dependency such as mvn:org.apache.camel.kamelets:camel-kamelets brings them; create them, or fix their names, if none does",
+				strings.Join(s.missing, ", "), s.binding.GetNamespace())})
+	default:
+		meta.RemoveStatusCondition(&st.Conditions, ConditionKameletsAvailable)
+	}
 }
 
 // builtNotDeployed tells whether the binding's up-to-date Integration is built and not deployed.

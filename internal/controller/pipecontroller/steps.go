@@ -39,13 +39,10 @@ func (r *Reconciler) reconcileObserved(ctx context.Context, s *scope) (reconcile
 // the user must fix; a failed lookup is retried.
 func (r *Reconciler) reconcileSpec(ctx context.Context, s *scope) (reconcile.Result, error) {
 	res := &resolver{ctx: ctx, cache: r.Client, api: r.APIReader, binding: s.binding.GetNamespace(), operator: r.Namespace}
-	spec, err := pipe.Compile(*s.spec, res)
+	compiled, err := pipe.Compile(*s.spec, res)
 	switch {
 	case res.err != nil:
 		return reconcile.Result{}, fmt.Errorf("looking up kamelets: %w", res.err)
-	case errors.Is(err, pipe.ErrKameletNotFound):
-		s.Waiting = controller.Because(ReasonKameletNotFound, err.Error())
-		return reconcile.Result{RequeueAfter: kameletRetry}, nil
 	case err != nil:
 		s.Failure = controller.Because(ReasonInvalidBinding, err.Error())
 		if res.uncached {
@@ -54,7 +51,7 @@ func (r *Reconciler) reconcileSpec(ctx context.Context, s *scope) (reconcile.Res
 		}
 		return reconcile.Result{}, nil
 	}
-	s.compiled = &spec
+	s.compiled, s.compiledRead, s.missing = &compiled.Spec, true, compiled.MissingKamelets
 	return reconcile.Result{}, nil
 }
 
