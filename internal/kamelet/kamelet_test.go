@@ -30,6 +30,8 @@ spec:
       ratio: {type: number, default: "0.5"}
       verbose: {type: boolean, default: false}
       headers: {type: object}
+      key: {type: binary}
+      replay: {type: long, default: -1}
   template:
     from:
       uri: timer:tick
@@ -152,8 +154,8 @@ func TestProperties(t *testing.T) {
 		len(p.XDescriptors) != 1 || !p.HasDefault() || props["message"].HasDefault() {
 		t.Errorf("period = %+v, want the definition as written", p)
 	}
-	if len(props) != 5 || len(required) != 1 || required[0] != "message" {
-		t.Errorf("Properties = %d properties, required %v; want 5 and [message]", len(props), required)
+	if len(props) != 7 || len(required) != 1 || required[0] != "message" {
+		t.Errorf("Properties = %d properties, required %v; want 7 and [message]", len(props), required)
 	}
 	broken := parse(t, func(m map[string]any) { at(m, "spec")["definition"] = map[string]any{"properties": []any{"a"}} })
 	if _, _, err := kamelet.Properties(broken); err == nil {
@@ -170,16 +172,21 @@ func TestResolveProperties(t *testing.T) {
 	}{
 		{"defaults are applied to the properties not given",
 			map[string]any{"message": "hi"},
-			map[string]string{"message": "hi", "period": "1000", "ratio": "0.5", "verbose": "false"}, ""},
+			map[string]string{"message": "hi", "period": "1000", "ratio": "0.5", "verbose": "false", "replay": "-1"}, ""},
 		{"given values win over defaults and numbers keep their digits",
 			map[string]any{"message": 42, "period": json.Number("20000000000000000001"), "ratio": 2.5, "verbose": "true"},
-			map[string]string{"message": "42", "period": "20000000000000000001", "ratio": "2.5", "verbose": "true"}, ""},
+			map[string]string{"message": "42", "period": "20000000000000000001", "ratio": "2.5", "verbose": "true", "replay": "-1"}, ""},
 		{"objects are passed as compact JSON and unknown properties pass through",
 			map[string]any{"message": "hi", "headers": map[string]any{"a": "b"}, "extra": "x"},
-			map[string]string{"message": "hi", "headers": `{"a":"b"}`, "extra": "x", "period": "1000", "ratio": "0.5", "verbose": "false"}, ""},
+			map[string]string{"message": "hi", "headers": `{"a":"b"}`, "extra": "x", "period": "1000", "ratio": "0.5", "verbose": "false", "replay": "-1"}, ""},
 		{"a placeholder is accepted for an integer since the runtime resolves it",
 			map[string]any{"message": "hi", "period": "{{env:PERIOD}}"},
-			map[string]string{"message": "hi", "period": "{{env:PERIOD}}", "ratio": "0.5", "verbose": "false"}, ""},
+			map[string]string{"message": "hi", "period": "{{env:PERIOD}}", "ratio": "0.5", "verbose": "false", "replay": "-1"}, ""},
+		{"the catalog's binary is a string and its long an integer",
+			map[string]any{"message": "hi", "key": "base64:AAEC", "replay": 42},
+			map[string]string{"message": "hi", "key": "base64:AAEC", "period": "1000", "ratio": "0.5", "verbose": "false", "replay": "42"}, ""},
+		{"a long is an integer",
+			map[string]any{"message": "hi", "replay": "soon"}, nil, `property "replay": must be an integer, got "soon"`},
 		{"a missing required property names the Kamelet and the property",
 			map[string]any{"period": 5}, nil, `kamelet timer-source: missing required property "message"`},
 		{"a null value counts as missing",

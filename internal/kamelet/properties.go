@@ -24,10 +24,25 @@ const (
 	TypeBoolean = "boolean"
 	TypeObject  = "object"
 	TypeArray   = "array"
+	// TypeBinary is a string of binary content, as the Kamelet catalog's keys and templates are.
+	TypeBinary = "binary"
+	// TypeLong is an integer, as the Kamelet catalog writes some.
+	TypeLong = "long"
 )
 
 // Types are the property types a definition may declare.
-var Types = []string{TypeString, TypeInteger, TypeNumber, TypeBoolean, TypeObject, TypeArray}
+var Types = []string{TypeString, TypeInteger, TypeNumber, TypeBoolean, TypeObject, TypeArray, TypeBinary, TypeLong}
+
+// baseType is the JSON schema type a value of typ is checked as.
+func baseType(typ string) string {
+	switch typ {
+	case TypeBinary:
+		return TypeString
+	case TypeLong:
+		return TypeInteger
+	}
+	return typ
+}
 
 // IDProperty is the endpoint property that names a Kamelet's route instance (Camel K's
 // rule): a Kamelet cannot define a property with this name.
@@ -170,6 +185,7 @@ func valueString(typ string, v any) (string, error) {
 // rawString converts one JSON value to the string the runtime reads, checking it against
 // typ ("" accepts anything).
 func rawString(typ string, raw json.RawMessage) (string, error) {
+	typ = baseType(typ)
 	raw = bytes.TrimSpace(raw)
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
@@ -200,6 +216,7 @@ func rawString(typ string, raw json.RawMessage) (string, error) {
 
 // checkString checks a string value against typ.
 func checkString(typ, s string) error {
+	typ = baseType(typ)
 	if isPlaceholder(s) {
 		return nil
 	}
