@@ -6,11 +6,8 @@ import "github.com/caravan-dev/caravan/internal/controller"
 // (image.ReasonOf), which name what went wrong with a registry.
 const (
 	// Waits for configuration the user must fix.
-	ReasonPlatformNotReady          controller.Reason = "PlatformNotReady"
-	ReasonNoRegistry                controller.Reason = "NoRegistry"
-	ReasonRegistrySecretUnavailable controller.Reason = "RegistrySecretUnavailable"
-	ReasonRegistrySecretInvalid     controller.Reason = "RegistrySecretInvalid"
-	ReasonRegistryCAUnavailable     controller.Reason = "RegistryCAUnavailable"
+	ReasonPlatformNotReady controller.Reason = "PlatformNotReady"
+	// (controller.ReadRegistry's reasons: the platform's registry settings.)
 	ReasonInvalidBuildConfiguration controller.Reason = "InvalidBuildConfiguration"
 	ReasonMavenSettingsUnavailable  controller.Reason = "MavenSettingsUnavailable"
 	ReasonMavenCAUnavailable        controller.Reason = "MavenCAUnavailable"

@@ -1,14 +1,9 @@
 package buildcontroller
 
 import (
-	"bytes"
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,50 +86,13 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 // cannot work as they are: that is configuration the user must fix, not
 // an attempt.
 func (r *Reconciler) reconcileRegistry(ctx context.Context, s *scope) (reconcile.Result, error) {
-	reg, secret, reason, msg := r.registry(ctx, s.settings.Build.Registry)
-	if reason != "" {
-		s.Waiting = controller.Because(reason, msg)
-		return reconcile.Result{RequeueAfter: registryRetry}, nil
+	access, waiting, err := controller.ReadRegistry(ctx, r.APIReader, r.Namespace, r.OperatorID, s.settings.Build.Registry)
+	if err != nil || waiting != nil {
+		s.Waiting = waiting
+		return reconcile.Result{RequeueAfter: registryRetry}, err
 	}
-	if reg.CACertificates, s.registryCA, reason, msg = r.registryCA(ctx, s.settings.Build.Registry.CA); reason != "" {
-		s.Waiting = controller.Because(reason, msg)
-		return reconcile.Result{RequeueAfter: registryRetry}, nil
-	}
-	s.registry, s.registrySecret = reg, secret
+	s.registry, s.registrySecret, s.registryCA = access.Registry, access.Secret, access.CA
 	return reconcile.Result{}, nil
-}
-
-// registryCA reads the CA certificates of the ConfigMap name, as Camel K's
-// spec.build.registry.ca names one: every key holds PEM certificates. It
-// returns them, and a volume of them as *.crt files for a builder pod. A
-// reason is returned while the ConfigMap is missing or holds anything else.
-func (r *Reconciler) registryCA(ctx context.Context, name string) ([]byte, *corev1.VolumeSource, controller.Reason, string) {
-	if name == "" {
-		return nil, nil, "", ""
-	}
-	cm := &corev1.ConfigMap{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, cm)
-	if apierrors.IsNotFound(err) || err == nil && len(cm.Data) == 0 {
-		return nil, nil, ReasonRegistryCAUnavailable, fmt.Sprintf(
-			"the IntegrationPlatform %s/%s has kits pushed trusting the CA certificates of configmap/%s in namespace %s, which is not there or empty: "+
-				"create it, or change spec.build.registry.ca", r.Namespace, r.OperatorID, name, r.Namespace)
-	}
-	if err != nil {
-		return nil, nil, ReasonRegistryCAUnavailable, fmt.Sprintf("reading configmap/%s in namespace %s, named by spec.build.registry.ca: %v", name, r.Namespace, err)
-	}
-	keys := slices.Sorted(maps.Keys(cm.Data))
-	var pems []byte
-	vol := &corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
-	for i, key := range keys {
-		if err := pemCertificates([]byte(cm.Data[key])); err != nil {
-			return nil, nil, ReasonRegistryCAUnavailable, fmt.Sprintf(
-				"configmap/%s key %s in namespace %s, named by spec.build.registry.ca of the IntegrationPlatform %s/%s, %v",
-				name, key, r.Namespace, r.Namespace, r.OperatorID, err)
-		}
-		pems = append(append(pems, cm.Data[key]...), '\n')
-		vol.ConfigMap.Items = append(vol.ConfigMap.Items, corev1.KeyToPath{Key: key, Path: fmt.Sprintf("ca-%d.crt", i)})
-	}
-	return pems, vol, "", ""
 }
 
 // reconcileMavenSettings finds, for a build in a builder pod, the settings.xml the platform names,
@@ -196,7 +154,7 @@ func (r *Reconciler) reconcileMavenCA(ctx context.Context, s *scope) (reconcile.
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("reading Maven's CA certificates from secret/%s: %w", ref.Name, err)
 		}
-		if err := pemCertificates(secret.Data[ref.Key]); err != nil {
+		if err := controller.PEMCertificates(secret.Data[ref.Key]); err != nil {
 			s.Waiting = controller.Because(ReasonMavenCAUnavailable, fmt.Sprintf(
 				"secret/%s key %s in namespace %s, named by spec.build.maven.caSecrets of the IntegrationPlatform %s/%s: %v",
 				ref.Name, ref.Key, r.Namespace, r.Namespace, r.OperatorID, err))
@@ -208,31 +166,6 @@ func (r *Reconciler) reconcileMavenCA(ctx context.Context, s *scope) (reconcile.
 	}
 	s.mavenCA = &vol
 	return reconcile.Result{}, nil
-}
-
-// pemCertificates checks that data holds PEM certificates, and nothing else.
-func pemCertificates(data []byte) error {
-	n := 0
-	for rest := data; ; n++ {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			if len(bytes.TrimSpace(rest)) > 0 {
-				return fmt.Errorf("holds something other than PEM certificates after certificate %d", n)
-			}
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			return fmt.Errorf("block %d is a %s, not a CERTIFICATE", n+1, block.Type)
-		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return fmt.Errorf("certificate %d: %w", n+1, err)
-		}
-	}
-	if n == 0 {
-		return errors.New("holds no PEM certificate")
-	}
-	return nil
 }
 
 // reconcileParent picks, for a build in a builder pod, the Ready kit of the
@@ -311,36 +244,6 @@ func (r *Reconciler) retryAfter(st build.Status) reconcile.Result {
 func FinalFailure(st build.Status) bool {
 	return st.Attempt >= build.MaxAttempts || errors.Is(st.Err, context.Canceled) || build.IsFailure(st.Err) ||
 		!image.IsRetryable(st.Err)
-}
-
-// registry builds the registry settings, reading the credentials Secret
-// named by the platform, and the key of that Secret they come from. A reason
-// is returned when the platform's settings cannot work as they are.
-func (r *Reconciler) registry(ctx context.Context, spec camelv1.RegistrySpec) (image.Registry, *corev1.SecretKeySelector, controller.Reason, string) {
-	if spec.Address == "" {
-		return image.Registry{}, nil, ReasonNoRegistry, fmt.Sprintf(
-			"the IntegrationPlatform %s/%s has no spec.build.registry.address: kits cannot be built until it names a registry",
-			r.Namespace, r.OperatorID)
-	}
-	reg := image.Registry{Address: spec.Address, Insecure: spec.Insecure, Organization: spec.Organization}
-	if spec.Secret == "" {
-		return reg, nil, "", ""
-	}
-	secret := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.Secret}, secret); err != nil {
-		return reg, nil, ReasonRegistrySecretUnavailable, fmt.Sprintf("reading the registry Secret %s/%s named by the platform: %v",
-			r.Namespace, spec.Secret, err)
-	}
-	key := corev1.DockerConfigJsonKey
-	if secret.Data[key] == nil {
-		key = corev1.DockerConfigKey
-	}
-	auth, err := image.AuthFromDockerConfig(secret.Data[key], spec.Address)
-	if err != nil {
-		return reg, nil, ReasonRegistrySecretInvalid, fmt.Sprintf("registry Secret %s/%s: %v", r.Namespace, spec.Secret, err)
-	}
-	reg.Auth = auth
-	return reg, &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: spec.Secret}, Key: key}, "", ""
 }
 
 // mavenResources are the builder pods' requests and limits the platform sets; BuildConfigurationOf

@@ -1,4 +1,4 @@
-package buildcontroller
+package controller
 
 import (
 	"crypto/ecdsa"
@@ -39,7 +39,7 @@ func TestCACertificatesMustBePEMCertificates(t *testing.T) {
 			want: "certificate 1: x509:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := pemCertificates([]byte(tc.data))
+			err := PEMCertificates([]byte(tc.data))
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
