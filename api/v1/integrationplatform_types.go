@@ -71,7 +71,13 @@ type RegistrySpec struct {
 type IntegrationPlatformKameletSpec struct {
 	// Repositories are Kamelet catalogs.
 	Repositories []KameletRepositorySpec `json:"repositories,omitempty"`
+	// Catalog tells whether the operator installs, into its namespace, the Kamelet catalog of its
+	// Camel version (Camel's camel-kamelets artifact), as Camel K does; true when unset.
+	Catalog *bool `json:"catalog,omitempty"`
 }
+
+// CatalogEnabled tells whether the operator installs the Kamelet catalog: unless Catalog is false.
+func (k IntegrationPlatformKameletSpec) CatalogEnabled() bool { return k.Catalog == nil || *k.Catalog }
 
 // KameletRepositorySpec is one Kamelet catalog.
 type KameletRepositorySpec struct {

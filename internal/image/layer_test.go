@@ -12,6 +12,9 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/caravan-dev/caravan/internal/kit"
@@ -150,3 +153,27 @@ func TestRepoPutsTheOrganizationFirst(t *testing.T) {
 }
 
 const sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func TestReadFileFindsAFileInTheTopmostLayerThatHoldsIt(t *testing.T) {
+	g := NewWithT(t)
+	layer := func(files ...kit.File) v1.Layer {
+		data, err := tarFiles(files)
+		g.Expect(err).NotTo(HaveOccurred())
+		l, err := newLayer(data, types.OCILayer)
+		g.Expect(err).NotTo(HaveOccurred())
+		return l
+	}
+	img, err := mutate.AppendLayers(empty.Image,
+		layer(kit.File{Path: "/deployments/dependencies/a.jar", Content: []byte("base a")}, kit.File{Path: "/deployments/dependencies/b.jar", Content: []byte("b")}),
+		layer(kit.File{Path: "/deployments/dependencies/a.jar", Content: []byte("top a")}))
+	g.Expect(err).NotTo(HaveOccurred())
+	for name, want := range map[string]string{"/deployments/dependencies/a.jar": "top a", "/deployments/dependencies/b.jar": "b"} {
+		content, ok, err := ReadFile(img, name)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ok).To(BeTrue(), name)
+		g.Expect(string(content)).To(Equal(want))
+	}
+	_, ok, err := ReadFile(img, "/deployments/dependencies/none.jar")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ok).To(BeFalse())
+}

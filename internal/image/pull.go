@@ -84,6 +84,49 @@ func ListFiles(img v1.Image) (map[string][]byte, error) {
 	}
 }
 
+// ReadFile returns the content of the regular file at the absolute path name in img, from the
+// topmost layer that holds it; ok is false when none does. Layers are read in turn, from the top.
+func ReadFile(img v1.Image, name string) (content []byte, ok bool, err error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the image layers: %w", err)
+	}
+	for i := len(layers) - 1; i >= 0; i-- {
+		content, ok, err := readLayerFile(layers[i], name)
+		if err != nil || ok {
+			return content, ok, err
+		}
+	}
+	return nil, false, nil
+}
+
+// readLayerFile returns the content of the regular file name in layer l, if it holds it.
+func readLayerFile(l v1.Layer, name string) ([]byte, bool, error) {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return nil, false, fmt.Errorf("opening a layer: %w", err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("reading a layer: %w", err)
+		}
+		if hdr.Typeflag != tar.TypeReg || path.Join("/", hdr.Name) != name {
+			continue
+		}
+		content, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, false, fmt.Errorf("reading %s: %w", name, err)
+		}
+		return content, true, nil
+	}
+}
+
 // PushIndex writes the image index idx, and every image it holds, to ref (a
 // name without a registry host is pushed to reg). Every error is an *Error.
 func PushIndex(ctx context.Context, reg Registry, ref string, idx v1.ImageIndex) error {

@@ -50,6 +50,8 @@ type FleetDefaults struct {
 	// HeartbeatInterval is how often the operators renew their registration;
 	// their own default (10s) when zero.
 	HeartbeatInterval time.Duration
+	// SkipKamelets has the operators install no Kamelets (Config.SkipKamelets).
+	SkipKamelets bool
 }
 
 // DeclaredConfig is the installation that the IntegrationOperator iop
@@ -68,6 +70,7 @@ func DeclaredConfig(iop *camelv1alpha1.IntegrationOperator, d FleetDefaults) (Co
 		Image: d.Image, Registry: d.Registry, RegistryInsecure: d.RegistryInsecure, Version: s.Version,
 		SkipAdmission: s.Admission != nil && !*s.Admission, Replicas: s.Replicas,
 		NodeSelector: s.NodeSelector, Tolerations: s.Tolerations, HeartbeatInterval: d.HeartbeatInterval,
+		SkipKamelets: d.SkipKamelets,
 	}
 	if s.Resources != nil {
 		c.Resources = *s.Resources
@@ -160,6 +163,8 @@ type FleetConfig struct {
 	// HeartbeatInterval is how often the operators it runs renew their
 	// registration; their own default when zero.
 	HeartbeatInterval time.Duration
+	// SkipKamelets has the operators it runs install no Kamelets (Config.SkipKamelets).
+	SkipKamelets bool
 }
 
 // CheckFleet refuses to install a fleet controller where one is installed
@@ -282,6 +287,9 @@ func fleetDeployment(c FleetConfig) *appsv1.Deployment {
 		"--operator-image=" + c.Image, "--registry=" + c.Registry, fmt.Sprintf("--registry-insecure=%t", c.RegistryInsecure)}
 	if c.HeartbeatInterval > 0 {
 		container.Args = append(container.Args, "--heartbeat-interval="+c.HeartbeatInterval.String())
+	}
+	if c.SkipKamelets {
+		container.Args = append(container.Args, "--skip-kamelets")
 	}
 	container.Env = slices.DeleteFunc(container.Env, func(e corev1.EnvVar) bool {
 		return e.Name == "OPERATOR_ID" || e.Name == "KAMEL_OPERATOR_ID"

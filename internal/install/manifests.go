@@ -89,8 +89,12 @@ type Config struct {
 	// no MutatingAdmissionPolicy (Kubernetes 1.30 to 1.35). DefaultUsePolicy then judges
 	// unassigned resources in DefaultPolicy's stead, and the operators mirror labels themselves.
 	ValidatingOnly bool
-	// SkipKamelets leaves the Kamelet catalog out.
+	// SkipKamelets leaves the Kamelet catalog out: the Kamelets the installer carries, and the
+	// catalog of the operator's Camel version (SkipKameletCatalog).
 	SkipKamelets bool
+	// SkipKameletCatalog has a new platform opt out of the Kamelet catalog of its Camel version,
+	// which the operator installs (spec.kamelet.catalog: false).
+	SkipKameletCatalog bool
 	// Replicas of the operator Deployment (one leads); 1 when nil.
 	Replicas *int32
 	// Resources of the operator container; DefaultResources when empty.
@@ -239,6 +243,9 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 	if c.MavenCache != nil {
 		p.Spec.Build.Maven = &camelv1.RawObject{JSON: apiextensionsv1.JSON{
 			Raw: fmt.Appendf(nil, `{"cacheVolumeClaim":%q}`, MavenCacheClaim(c.ID))}}
+	}
+	if c.SkipKamelets || c.SkipKameletCatalog {
+		p.Spec.Kamelet.Catalog = ptr.To(false)
 	}
 	return p
 }

@@ -42,14 +42,15 @@ func SecretsRoleName(id, namespace string) string {
 }
 
 // ownNamespaceOnly are the resources of the operator's rules it gets
-// rights on in its own namespace only: Secrets, and the writes of pods
-// (its builder pods). It reads pods wherever it serves, to tell why an
-// integration's pods fail.
-var ownNamespaceOnly = map[string]bool{"secrets": true, "pods": true}
+// rights on in its own namespace only: Secrets, the writes of pods (its
+// builder pods) and the creation of Kamelets (its Kamelet catalog). It
+// reads pods wherever it serves, to tell why an integration's pods fail,
+// and reads and labels Kamelets wherever it serves.
+var ownNamespaceOnly = map[string]bool{"secrets": true, "pods": true, "kamelets": true}
 
 // sharedVerbs are the verbs on a resource of ownNamespaceOnly that the
 // operator holds in every namespace it serves nonetheless.
-var sharedVerbs = map[string][]string{"pods": {"list"}}
+var sharedVerbs = map[string][]string{"pods": {"list"}, "kamelets": {"get", "list", "watch", "patch"}}
 
 // splitOwn splits rules into those the operator gets in its own
 // namespace only and the rest.

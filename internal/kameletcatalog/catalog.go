@@ -108,7 +108,7 @@ type Verdict string
 // The verdicts.
 const (
 	Apply           Verdict = "applied"
-	KeptUserMade    Verdict = "kept as a user made it"
+	KeptUserMade    Verdict = "kept, not from a catalog"
 	KeptNewer       Verdict = "kept from a newer catalog"
 	KeptUserChanged Verdict = "kept as a user changed it"
 )

@@ -176,6 +176,11 @@ func ready(k *camelv1.IntegrationKit) bool {
 	return k != nil && k.DeletionTimestamp.IsZero() && k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != ""
 }
 
+// Resource is the kit of s, named s.Name(), for operator s.OperatorID to build in namespace.
+func (s Spec) Resource(namespace string) (*camelv1.IntegrationKit, error) {
+	return s.resource(s.OperatorID, namespace, s.Name())
+}
+
 // resource is operator id's kit of s named name, which is built unless it is made external.
 func (s Spec) resource(id, namespace, name string) (*camelv1.IntegrationKit, error) {
 	spec, err := ToResource(s)

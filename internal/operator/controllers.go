@@ -46,7 +46,8 @@ func startControllers(ctx context.Context, mgr ctrl.Manager, direct client.Clien
 	wrap := m.Instrument
 	recorder := mgr.GetEventRecorder("caravan-operator")
 	if err := (&platformcontroller.Reconciler{
-		Client: mgr.GetClient(), OperatorID: o.ID, Namespace: o.Namespace, Version: o.Version, FieldManager: FieldManager,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OperatorID: o.ID, Namespace: o.Namespace, Version: o.Version, FieldManager: FieldManager,
+		SkipCatalog: o.SkipKameletCatalog,
 	}).SetupWithManager(ctx, mgr, wrap); err != nil {
 		return fmt.Errorf("platform controller: %w", err)
 	}

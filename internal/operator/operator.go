@@ -71,6 +71,9 @@ type Options struct {
 	// WatchNamespaces limits the resources the operator serves; empty
 	// means every namespace.
 	WatchNamespaces []string
+	// SkipKameletCatalog has the operator install no Kamelet catalog, whatever its platform says:
+	// Camel K's KAMEL_INSTALL_DEFAULT_KAMELETS=false (KameletCatalogEnv).
+	SkipKameletCatalog bool
 	// OperatorCondition names the OperatorCondition OLM made for the operator in Namespace, when
 	// OLM runs it: the operator keeps its Upgradeable condition (see Upgradeable).
 	OperatorCondition string
@@ -165,6 +168,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	return nil
 }
+
+// KameletCatalogEnv, "false" in the operator's environment, has it install no Kamelet catalog, as
+// on Camel K.
+const KameletCatalogEnv = "KAMEL_INSTALL_DEFAULT_KAMELETS"
 
 // cacheOptions filters every watch on owned kinds, server-side, by the
 // operator-id label, so that an operator caches only its own share. A

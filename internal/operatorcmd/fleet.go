@@ -28,6 +28,7 @@ type FleetOptions struct {
 	OperatorImage     string
 	Registry          string
 	RegistryInsecure  bool
+	SkipKamelets      bool
 	HeartbeatInterval time.Duration
 	MetricsAddr       string
 	ProbeAddr         string
@@ -64,6 +65,7 @@ orphans. caravan install --fleet installs it.`,
 	cmd.Flags().StringVar(&o.OperatorImage, "operator-image", "", "the operators' image when their IntegrationOperator names none; spec.version replaces its tag")
 	cmd.Flags().StringVar(&o.Registry, "registry", "", "the build registry of the operators' platforms")
 	cmd.Flags().BoolVar(&o.RegistryInsecure, "registry-insecure", false, "the operators reach the registry over plain HTTP")
+	cmd.Flags().BoolVar(&o.SkipKamelets, "skip-kamelets", false, "the operators install no Kamelets: neither the installer's nor the catalog of their Camel version")
 	cmd.Flags().DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "how often the operators renew their registration (default theirs, 10s)")
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of /healthz and /readyz; 0 disables them")
@@ -117,7 +119,7 @@ func (o *FleetOptions) Run(ctx context.Context) error {
 	err := fleet.Run(ctx, fleet.Options{
 		Namespace: o.namespace, Config: o.config, MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, LeaderElect: o.LeaderElect,
 		Defaults: install.FleetDefaults{Image: o.OperatorImage, Version: version.Get(), Registry: o.Registry,
-			RegistryInsecure: o.RegistryInsecure, HeartbeatInterval: o.HeartbeatInterval},
+			RegistryInsecure: o.RegistryInsecure, HeartbeatInterval: o.HeartbeatInterval, SkipKamelets: o.SkipKamelets},
 	})
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -173,7 +174,8 @@ func (o *Options) Run(ctx context.Context) error {
 		MetricsAddr: o.MetricsAddr, ProbeAddr: o.ProbeAddr, Pprof: o.Pprof, LeaderElect: o.LeaderElect,
 		HeartbeatInterval: o.HeartbeatInterval, StaleAfter: operator.DefaultStaleAfter(o.HeartbeatInterval),
 		WatchNamespaces: o.WatchNamespaces, BuildBackoff: o.BuildBackoff,
-		OperatorCondition: os.Getenv(operator.OperatorConditionEnv),
+		OperatorCondition:  os.Getenv(operator.OperatorConditionEnv),
+		SkipKameletCatalog: strings.EqualFold(os.Getenv(operator.KameletCatalogEnv), "false"),
 	})
 	if errors.Is(err, context.Canceled) {
 		return nil

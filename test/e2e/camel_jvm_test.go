@@ -23,6 +23,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,7 +49,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g := NewWithT(t)
 	ops, apps := env.Namespace(t), env.JVMNamespace(t)
 	op := env.InstallOperator(t, "jvm", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
-		MavenCache: ptr.To(resource.MustParse("1Gi"))})
+		MavenCache: ptr.To(resource.MustParse("1Gi")), KameletCatalog: true})
 	other := env.InstallOperator(t, "jvm-b", ops, harness.OperatorOptions{})
 	// Its kits are layered on the operator's image, which holds no Java: a broken runtime.
 	noJava := env.InstallOperator(t, "jvm-nojava", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod})
@@ -277,6 +278,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "ticker"})
 	g.Eventually(integrationLog(cli, "ticker"), timeout, poll).Should(ContainSubstring("Hello from a Pipe"))
+	checkKameletCatalog(t, cli, ops, apps)
 
 	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit; a percent-encoded option reaches the Kamelet decoded")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm")
@@ -588,4 +590,61 @@ func checkRESTOnTheClasspath(t *testing.T, key client.ObjectKey) {
 		body, err := io.ReadAll(resp.Body)
 		return string(body), err
 	}, timeout, poll).Should(Equal("from a jar on the classpath"))
+}
+
+// checkKameletCatalog checks that operator jvm installed, as Camel K does, the Kamelet catalog of
+// its Camel version into its namespace ops, keeping the four Kamelets the installer brought; that a
+// Pipe of namespace apps runs with a step of the catalog's; and that a route runs through a Kamelet
+// the cluster lacks, from the camel-kamelets jar of its dependencies.
+func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	var msg string
+	g.Eventually(func() (string, error) {
+		itp := &camelv1.IntegrationPlatform{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "jvm"}, itp); err != nil {
+			return "", err
+		}
+		c := meta.FindStatusCondition(itp.Status.Conditions, "KameletCatalogAvailable")
+		if c == nil {
+			return "", nil
+		}
+		msg = c.Message
+		return string(c.Status) + " " + c.Reason, nil
+	}, mavenTimeout, poll).Should(Equal("True CatalogInstalled"), func() string { return msg })
+	t.Logf("the platform says: %s", msg)
+	g.Expect(msg).To(MatchRegexp(`the Kamelet catalog 4\.18\.0 is installed in \S+ in [0-9.]+m?s: 2[0-9]{2} Kamelets applied, 4 kept, not from a catalog$`))
+	k := &camelv1.Kamelet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "set-body-action"}, k)).To(Succeed())
+	g.Expect(k.Labels).To(HaveKeyWithValue("camel.apache.org/kamelet.bundled", "true"))
+	g.Eventually(func() (camelv1.KameletPhase, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(k), k)
+		return k.Status.Phase, err
+	}, timeout, poll).Should(Equal(camelv1.KameletPhaseReady))
+
+	t.Log("a Pipe with a step of the catalog, not one of the four, logs what the step sets")
+	out, errOut, err := cli("bind", "timer-source", "log-sink", "--step", "set-body-action", "-p", "source.message=unseen",
+		"-p", "step-0.value=Hello from the catalog", "-x", "jvm", "--name", "catalog-step")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Eventually(integrationLog(cli, "catalog-step"), mavenTimeout, poll).Should(ContainSubstring("Hello from the catalog"))
+
+	t.Log("a Kamelet the cluster lacks is found on the classpath, in the camel-kamelets jar of the dependencies")
+	g.Expect(env.Client.Delete(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "drop-header-action"}})).To(Succeed())
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "classpath.yaml"), "--name", "classpath", "-x", "jvm",
+		"-d", "mvn:org.apache.camel.kamelets:camel-kamelets:4.18.0")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	key := client.ObjectKey{Namespace: apps, Name: "classpath"}
+	g.Eventually(integrationLog(cli, "classpath"), mavenTimeout, poll).Should(ContainSubstring("classpath says hello"))
+	log, _ := integrationLog(cli, "classpath")()
+	g.Expect(log).NotTo(ContainSubstring("dropped"), "the Kamelet did not drop the header")
+	it, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	c := meta.FindStatusCondition(it.Status.Conditions, "KameletsAvailable")
+	g.Expect(c).NotTo(BeNil())
+	g.Expect(c.Status).To(Equal(metav1.ConditionUnknown))
+	g.Expect(c.Message).To(ContainSubstring("the Kamelets drop-header-action are in neither namespace"))
+	// Their JVMs cost CPU the next steps need.
+	g.Expect(env.Client.Delete(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "catalog-step"}})).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "classpath"}})).To(Succeed())
 }

@@ -144,7 +144,7 @@ func installFleet(t *testing.T, opNS string, ids ...string) {
 			t.Errorf("uninstalling the fleet controller: %v: %s", err, errOut)
 		}
 	})
-	out, errOut, err := cli(t, admin, "install", "-n", fleetNS, "--fleet", "--wait",
+	out, errOut, err := cli(t, admin, "install", "--skip-kamelets", "-n", fleetNS, "--fleet", "--wait",
 		"--heartbeat-interval", harness.HeartbeatInterval.String())
 	NewWithT(t).Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
 }

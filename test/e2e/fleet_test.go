@@ -45,11 +45,11 @@ func TestDeclaredOperatorsRunFromTheirIntegrationOperator(t *testing.T) {
 		}
 		_, _, _ = cli(t, admin, "uninstall", "-n", fleetNS, "--fleet")
 	})
-	out, errOut, err := cli(t, admin, "install", "-n", fleetNS, "--fleet", "--wait",
+	out, errOut, err := cli(t, admin, "install", "--skip-kamelets", "-n", fleetNS, "--fleet", "--wait",
 		"--heartbeat-interval", harness.HeartbeatInterval.String())
 	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("Deployment " + fleetNS + "/" + install.FleetName + " rolled out"))
-	_, errOut, err = cli(t, admin, "install", "-n", apps, "--fleet")
+	_, errOut, err = cli(t, admin, "install", "--skip-kamelets", "-n", apps, "--fleet")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("a fleet controller runs in namespace " + fleetNS))
 
@@ -82,7 +82,7 @@ func TestDeclaredOperatorsRunFromTheirIntegrationOperator(t *testing.T) {
 	}
 
 	t.Log("a manual install or uninstall of the declared id is refused")
-	_, errOut, err = cli(t, admin, "install", "-n", opNS, "-x", "declared", "--force", "--skip-admission")
+	_, errOut, err = cli(t, admin, "install", "--skip-kamelets", "-n", opNS, "-x", "declared", "--force", "--skip-admission")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring(`operator id "declared" is declared`))
 	_, errOut, err = cli(t, admin, "uninstall", "-n", opNS, "-x", "declared")
@@ -233,7 +233,7 @@ func TestTwoFleetControllersRunADeclaredOperatorOnce(t *testing.T) {
 		}
 	})
 	for _, ns := range []string{first, second} {
-		out, errOut, err := cli(t, admin, "install", "-n", ns, "--fleet", "--force", "--wait",
+		out, errOut, err := cli(t, admin, "install", "--skip-kamelets", "-n", ns, "--fleet", "--force", "--wait",
 			"--heartbeat-interval", harness.HeartbeatInterval.String())
 		g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
 	}

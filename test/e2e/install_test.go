@@ -46,7 +46,7 @@ func TestCLIInstall(t *testing.T) {
 		uninstallOnCleanup(t, admin, inst.ns, inst.id)
 		// The admission policies are cluster-wide; test/tenancy tests them on
 		// a cluster of their own.
-		out, errOut, err := cli(t, admin, "install", "-n", inst.ns, "-x", inst.id, "--wait", "--skip-admission")
+		out, errOut, err := cli(t, admin, "install", "--skip-kamelets", "-n", inst.ns, "-x", inst.id, "--wait", "--skip-admission")
 		g.Expect(err).NotTo(HaveOccurred(), "install %s: %s\n%s", inst.id, out, errOut)
 		g.Expect(out).To(ContainSubstring("Deployment " + inst.ns + "/" + inst.id + "-operator created"))
 		g.Expect(out).To(ContainSubstring("operator " + inst.id + " is ready"))
@@ -64,7 +64,7 @@ func TestCLIInstall(t *testing.T) {
 	g.Expect(iop.Status.Namespace).To(Equal(shared))
 
 	t.Log("a duplicate install is refused; --force upgrades in place; another namespace is never taken over")
-	_, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a")
+	_, errOut, err := cli(t, admin, "install", "--skip-kamelets", "-n", shared, "-x", "inst-a")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring(`operator id "inst-a" is already installed in namespace ` + shared))
 	platform := &camelv1.IntegrationPlatform{}
@@ -72,20 +72,20 @@ func TestCLIInstall(t *testing.T) {
 	edited := platform.DeepCopy()
 	edited.Spec.Build.Registry.Organization = "team-a"
 	g.Expect(env.Client.Patch(ctx, edited, client.MergeFrom(platform))).To(Succeed())
-	out, errOut, err := cli(t, admin, "install", "-n", shared, "-x", "inst-a", "--force", "--wait", "--skip-admission")
+	out, errOut, err := cli(t, admin, "install", "--skip-kamelets", "-n", shared, "-x", "inst-a", "--force", "--wait", "--skip-admission")
 	g.Expect(err).NotTo(HaveOccurred(), "%s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("IntegrationPlatform " + shared + "/inst-a kept as it is"))
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(platform), platform)).To(Succeed())
 	g.Expect(platform.Spec.Build.Registry.Organization).To(Equal("team-a"), "the re-install reset the user's platform setting")
 	g.Expect(platform.Spec.Build.Registry.Address).To(Equal(env.Cluster.RegistryAddress))
-	_, errOut, err = cli(t, admin, "install", "-n", other, "-x", "inst-a", "--force")
+	_, errOut, err = cli(t, admin, "install", "--skip-kamelets", "-n", other, "-x", "inst-a", "--force")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring(`operator id "inst-a" is registered to namespace "` + shared + `"`))
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: other, Name: "inst-a-operator"}, &corev1.ServiceAccount{})).
 		To(Satisfy(apierrors.IsNotFound), "the refused install created objects")
 
 	t.Log("an invalid id is refused before anything is written")
-	_, errOut, err = cli(t, admin, "install", "-n", shared, "-x", "Inst_A")
+	_, errOut, err = cli(t, admin, "install", "--skip-kamelets", "-n", shared, "-x", "Inst_A")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("DNS-1123 label"))
 
@@ -230,7 +230,7 @@ func TestTheDryRunOutputAppliesAsItIs(t *testing.T) {
 		"--skip-admission", "--skip-kamelets"}
 
 	t.Log("-o yaml without --dry-run prints the manifests and applies nothing, as kamel install -o did")
-	out, errOut, err := cli(t, admin, "install", "-o", "yaml", "-n", ns, "-x", "gitops", "--image", env.OperatorImage(t), "--skip-admission")
+	out, errOut, err := cli(t, admin, "install", "--skip-kamelets", "-o", "yaml", "-n", ns, "-x", "gitops", "--image", env.OperatorImage(t), "--skip-admission")
 	g.Expect(err).NotTo(HaveOccurred(), errOut)
 	g.Expect(out).To(And(HavePrefix("apiVersion: v1\nkind: Namespace\n"), ContainSubstring("kind: Deployment")))
 	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}))).To(BeTrue(), "-o yaml created the namespace")
@@ -256,7 +256,7 @@ func TestTheDryRunOutputAppliesAsItIs(t *testing.T) {
 		return iop.Status.Namespace
 	}, timeout, poll).Should(Equal(ns))
 
-	_, errOut, err = cli(t, admin, "install", "-n", ns, "-x", "gitops", "--crds=skip")
+	_, errOut, err = cli(t, admin, "install", "--skip-kamelets", "-n", ns, "-x", "gitops", "--crds=skip")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errOut).To(ContainSubstring("--crds is for --dry-run"))
 }

@@ -55,6 +55,9 @@ type OperatorOptions struct {
 	BuildStrategy string
 	// MavenCache, when set, is the size of its Maven cache's claim.
 	MavenCache *resource.Quantity
+	// KameletCatalog has its platform install the Kamelet catalog of its Camel version, which
+	// costs a build: the tests' platforms opt out unless they ask.
+	KameletCatalog bool
 }
 
 // Operator is an operator installed by a test as `caravan install`
@@ -120,7 +123,7 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 		Image: e.OperatorImage(t), Registry: e.Cluster.RegistryAddress, RegistryInsecure: true,
 		Version: version.Get(), SkipAdmission: true, Replicas: ptr.To(replicas),
 		HeartbeatInterval: HeartbeatInterval, Verbosity: opts.Verbosity, MavenCache: opts.MavenCache,
-		BuildStrategy: strategy,
+		BuildStrategy: strategy, SkipKameletCatalog: !opts.KameletCatalog,
 	})
 	if err != nil {
 		t.Fatal(err)

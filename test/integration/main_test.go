@@ -56,6 +56,8 @@ func run(m *testing.M) int {
 			ID: operatorID, Namespace: operatorNamespace, Version: "test", Config: env.Config,
 			MetricsAddr: "0", ProbeAddr: "0", LeaderElect: true,
 			HeartbeatInterval: time.Second, StaleAfter: 3 * time.Second, BuildBackoff: time.Second,
+			// Its catalog would be built in a builder pod, which no node here runs.
+			SkipKameletCatalog: true,
 		})
 	}()
 	code := m.Run()

@@ -21,7 +21,9 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/config/kamelets"
+	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/controller/pipecontroller"
+	"github.com/caravan-dev/caravan/internal/kameletcatalog"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -553,4 +555,40 @@ func TestAPipeAnotherOperatorRanKeepsItsIntegrationUntilItChanges(t *testing.T) 
 		HaveField("Spec.Traits", HaveKeyWithValue("camel", WithTransform(func(r camelv1.RawObject) string { return string(r.JSON.Raw) },
 			And(ContainSubstring("message=changed"), Not(ContainSubstring("runtimeVersion")))))),
 		HaveField("Spec.Traits", HaveKey("container"))))
+}
+
+// TestTheCatalogKeepsAKameletAUserChanged: a Kamelet the catalog applied is applied again, until a
+// user changes its spec (kubectl edit, here an update by another field manager); a change of its
+// labels alone does not count. The API server's managed fields tell them apart.
+func TestTheCatalogKeepsAKameletAUserChanged(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	catalog, err := kamelets.Catalog()
+	g.Expect(err).NotTo(HaveOccurred())
+	k := catalog[0].DeepCopy()
+	k.Namespace, k.Labels[kameletcatalog.BundledLabel] = ns, "true"
+	k.Annotations = map[string]string{kameletcatalog.VersionAnnotation: "4.18.0"}
+	k.TypeMeta = metav1.TypeMeta{APIVersion: camelv1.GroupVersion.String(), Kind: "Kamelet"}
+	u, err := apply.Configuration(k)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Apply(ctx, u, client.FieldOwner(kameletcatalog.FieldManager), client.ForceOwnership)).To(Succeed())
+	judge := func() kameletcatalog.Verdict {
+		stored := &camelv1.Kamelet{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), stored)).To(Succeed())
+		return kameletcatalog.Judge(stored, "4.18.0")
+	}
+	g.Expect(judge()).To(Equal(kameletcatalog.Apply))
+
+	stored := &camelv1.Kamelet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), stored)).To(Succeed())
+	stored.Labels["team"] = "payments"
+	g.Expect(env.Client.Update(ctx, stored, client.FieldOwner("kubectl-label"))).To(Succeed())
+	g.Expect(judge()).To(Equal(kameletcatalog.Apply), "a label is no change of the Kamelet")
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), stored)).To(Succeed())
+	stored.Spec.Dependencies = append(stored.Spec.Dependencies, "camel:jackson")
+	g.Expect(env.Client.Update(ctx, stored, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	g.Expect(judge()).To(Equal(kameletcatalog.KeptUserChanged))
+	g.Expect(kameletcatalog.Judge(stored, "4.20.0")).To(Equal(kameletcatalog.KeptUserChanged))
 }

@@ -95,9 +95,12 @@ all named from its id so several operators can share a namespace. Also the
 ClusterRole <id>-operator-user, which lets who is bound to it assign resources
 to this operator.
 
-Unless --skip-kamelets, it installs the Kamelet catalog (timer-source, log-sink,
+Unless --skip-kamelets, it installs four Kamelets (timer-source, log-sink,
 http-sink, insert-header-action) into the operator namespace, unassigned: Pipes
 and KameletBindings of any namespace find them there after their own namespace.
+The operator then installs there the whole Kamelet catalog of its Camel version,
+resolved by Maven in a builder pod, as Camel K does; --skip-kamelets has the
+new platform opt out of it too.
 
 An id already registered is refused; --force reinstalls or upgrades it in the
 same namespace, and never takes over an id registered in another namespace.
@@ -148,7 +151,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringVar(&o.RegistrySecret, "registry-secret", "", "Secret of the registry's credentials in the operator's namespace, of type kubernetes.io/dockerconfigjson (the platform's spec.build.registry.secret)")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false, "do not install the admission policies that enforce who may assign resources to which operator")
 	f.BoolVar(&o.Wait, "wait", false, "wait until the operator has registered and is ready")
-	f.BoolVar(&o.SkipKamelets, "skip-kamelets", false, "do not install the Kamelet catalog (timer-source, log-sink, ...) into the operator namespace")
+	f.BoolVar(&o.SkipKamelets, "skip-kamelets", false, "do not install Kamelets into the operator namespace: neither the installer's (timer-source, log-sink, ...) nor the catalog of the operator's Camel version (the new platform's spec.kamelet.catalog: false)")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.Int32Var(&o.Replicas, "replicas", 1, "replicas of the operator Deployment (one leads, on the Lease <id>-lock)")
 	f.StringToStringVar(&o.Requests, "requests", nil, "resource requests of the operator container, as cpu=100m,memory=64Mi (default cpu=100m,memory=64Mi)")
@@ -196,7 +199,7 @@ func (o *InstallOptions) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
 }
 
 // operatorOnlyFlags are the flags of one operator, which --fleet refuses.
-var operatorOnlyFlags = []string{"operator-id", "default", "watch-namespaces", "global", "skip-admission", "skip-kamelets",
+var operatorOnlyFlags = []string{"operator-id", "default", "watch-namespaces", "global", "skip-admission",
 	"replicas", "requests", "limits", "node-selector", "tolerations", "log-verbosity", "log-format", "pprof", "registry-secret"}
 
 // Validate checks the flags before anything is written.
@@ -358,7 +361,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 func (o *InstallOptions) manifests() ([]client.Object, error) {
 	if o.Fleet {
 		return install.FleetManifests(install.FleetConfig{Namespace: o.Namespace, Image: o.Image, Registry: o.Registry,
-			RegistryInsecure: o.registryInsecure, HeartbeatInterval: o.Heartbeat})
+			RegistryInsecure: o.registryInsecure, HeartbeatInterval: o.Heartbeat, SkipKamelets: o.SkipKamelets})
 	}
 	return install.Manifests(o.installConfig())
 }

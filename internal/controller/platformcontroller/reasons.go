@@ -6,4 +6,11 @@ import "github.com/caravan-dev/caravan/internal/controller"
 const (
 	// ReasonResolved is the reason of a platform whose settings are resolved into its status.
 	ReasonResolved controller.Reason = "Resolved"
+	// The Kamelet catalog (KameletCatalogAvailable).
+	ReasonCatalogBuilding       controller.Reason = "CatalogBuilding"
+	ReasonCatalogNeedsPodBuilds controller.Reason = "CatalogNeedsPodBuilds"
+	ReasonCatalogKitFailed      controller.Reason = "CatalogKitFailed"
+	ReasonCatalogUnreadable     controller.Reason = "CatalogUnreadable"
+	ReasonCatalogIncomplete     controller.Reason = "CatalogIncomplete"
+	ReasonCatalogInstalled      controller.Reason = "CatalogInstalled"
 )

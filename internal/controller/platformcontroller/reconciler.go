@@ -26,12 +26,20 @@ import (
 
 // Reconciler keeps the platform <namespace>/<operator id> in place.
 type Reconciler struct {
-	Client     client.Client
+	Client client.Client
+	// APIReader reads the Kamelets of the namespace with their managed fields, which the cache
+	// strips, and the registry's Secret.
+	APIReader  client.Reader
 	OperatorID string
 	Namespace  string
 	Version    string
 	// FieldManager owns the fields the operator applies.
 	FieldManager string
+	// SkipCatalog has the operator install no Kamelet catalog, whatever the platform says.
+	SkipCatalog bool
+
+	// installed are the catalogs installed since the operator started.
+	installed installs
 }
 
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationplatforms,verbs=get;list;watch;create;update;patch
@@ -48,9 +56,19 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap 
 		Named("integrationplatform").
 		For(&camelv1.IntegrationPlatform{}).
 		WatchesRawSource(source.Channel(kick, &handler.EnqueueRequestForObject{})).
+		// The catalog's kit, once built, has its Kamelets installed.
+		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.platformOfCatalogKit)).
 		// One worker: an operator has one platform.
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 1}).
 		Complete(wrap("IntegrationPlatform", r))
+}
+
+// platformOfCatalogKit maps the kit of the Kamelet catalog to the operator's platform.
+func (r *Reconciler) platformOfCatalogKit(_ context.Context, k client.Object) []reconcile.Request {
+	if k.GetNamespace() != r.Namespace || k.GetLabels()[CatalogLabel] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.OperatorID}}}
 }
 
 // Reconcile reconciles the operator's platform; a lost optimistic-lock race is retried quietly.
@@ -66,6 +84,10 @@ type scope struct {
 	operatorID, version string
 	// settings is set by reconcileSettings: the platform's spec, defaults filled in.
 	settings *camelv1.IntegrationPlatformSpec
+	// catalog is set by reconcileKameletCatalog: the KameletCatalogAvailable condition, nil when
+	// the platform opts out; catalogChecked tells that the step ran.
+	catalog        *metav1.Condition
+	catalogChecked bool
 	// Outcome is never set: a platform has no bad input and waits for nothing.
 	controller.Outcome
 }
@@ -96,6 +118,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 	}()
 	steps := []controller.Step[*scope]{
 		reconcileSettings,
+		r.reconcileKameletCatalog,
 	}
 	return controller.RunSteps(ctx, s, &s.Outcome, steps...)
 }

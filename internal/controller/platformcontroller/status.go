@@ -22,4 +22,5 @@ func computeStatus(s *scope) {
 	itp.Status.ObservedGeneration = itp.Generation
 	controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionTrue, controller.Current,
 		ReasonResolved, fmt.Sprintf("platform of operator %s", s.operatorID))
+	setCatalog(s)
 }

@@ -109,7 +109,6 @@
   - camel.apache.org
   resources:
   - kameletbindings
-  - kamelets
   - pipes
   verbs:
   - get
@@ -176,6 +175,15 @@
   - pods
   verbs:
   - list
+- apiGroups:
+  - camel.apache.org
+  resources:
+  - kamelets
+  verbs:
+  - get
+  - list
+  - patch
+  - watch
 - apiGroups:
   - camel.apache.org
   resourceNames:
@@ -322,7 +330,6 @@
   - camel.apache.org
   resources:
   - kameletbindings
-  - kamelets
   - pipes
   verbs:
   - get
@@ -389,6 +396,15 @@
   - pods
   verbs:
   - list
+- apiGroups:
+  - camel.apache.org
+  resources:
+  - kamelets
+  verbs:
+  - get
+  - list
+  - patch
+  - watch
 {{- end }}
 {{- define "caravan.rules.secrets" }}
 - apiGroups:
@@ -406,4 +422,14 @@
   - secrets
   verbs:
   - get
+- apiGroups:
+  - camel.apache.org
+  resources:
+  - kamelets
+  verbs:
+  - create
+  - get
+  - list
+  - patch
+  - watch
 {{- end }}
