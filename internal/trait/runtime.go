@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // Environment variables the operator sets on the main container. The environment trait
@@ -35,7 +38,12 @@ func parseCamel(o *object) Camel {
 	if o.disabled() {
 		return Camel{}
 	}
-	c := Camel{runtimeVersion: o.str("runtimeVersion")}
+	c := Camel{runtimeVersion: strings.TrimSpace(o.str("runtimeVersion"))}
+	if c.runtimeVersion != "" {
+		if err := runtime.CheckCamelVersion(c.runtimeVersion); err != nil {
+			o.fail("runtimeVersion", err.Error(), json.RawMessage(strconv.Quote(c.runtimeVersion)))
+		}
+	}
 	for i, p := range o.strs("properties") {
 		key, _, ok := strings.Cut(p, "=")
 		if !ok || strings.TrimSpace(key) == "" {

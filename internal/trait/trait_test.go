@@ -173,6 +173,8 @@ func TestParseRejectsInvalidFields(t *testing.T) {
 			want: []string{`trait container.port: must be an integer between 1 and 65535, got 70000`}},
 		{name: "a fractional port is refused", traits: `{"container":{"servicePort":80.5}}`,
 			want: []string{`trait container.servicePort: must be an integer between 1 and 65535, got 80.5`}},
+		{name: "a Camel K runtime version is refused, naming the Camel version it stands for", traits: `{"camel":{"runtimeVersion":"3.15.3"}}`,
+			want: []string{`trait camel.runtimeVersion: 3.15.3 names Camel K's runtime 3.15.3, which runs Camel 4.8.5 on Camel Quarkus`}},
 		{name: "a trait that is not an object is refused", traits: `{"container":"quay.io/a/b"}`,
 			want: []string{`trait container: must be an object, got "quay.io/a/b"`}},
 		{name: "an image that is not a string is refused", traits: `{"container":{"image":["a"]}}`,

@@ -169,6 +169,11 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 			return reconcile.Result{}, nil
 		}
 		req.Spec = r.kitSpec(s)
+		if err := camelruntime.CheckCamelVersion(req.Spec.RuntimeVersion); err != nil {
+			s.Failure = controller.Because(ReasonInvalidRuntimeVersion, fmt.Sprintf(
+				"the IntegrationPlatform %s/%s's spec.build.runtimeVersion: %v", r.Namespace, r.OperatorID, err))
+			return reconcile.Result{}, nil
+		}
 	}
 	choice, err := kit.Choose(req, kitLookup{ctx: ctx, r: r, s: s})
 	if err != nil {
