@@ -55,6 +55,8 @@ type Job struct {
 	MavenCache string
 	// MavenSettings is a volume whose settings.xml is Maven's settings (StrategyPod); nil, Maven's own.
 	MavenSettings *corev1.VolumeSource
+	// MavenArgs are the platform's Maven properties and options, for Maven's command line (StrategyPod).
+	MavenArgs []string
 	// RegistrySecret is the key of the Secret that holds Registry's credentials, a Docker config
 	// (StrategyPod: the builder pod pushes with them); nil, anonymous.
 	RegistrySecret *corev1.SecretKeySelector

@@ -82,6 +82,8 @@ type Pod struct {
 	RegistryCA *corev1.VolumeSource
 	// CA is a volume of PEM certificates, *.crt files, Maven trusts besides the public ones; nil, none.
 	CA *corev1.VolumeSource
+	// MavenArgs are more arguments of Maven, before the goal: the platform's properties and options.
+	MavenArgs []string
 	// Timeout bounds the pod's life.
 	Timeout time.Duration
 	// MavenResources are requests and limits of the Maven container, each over its default.
@@ -116,7 +118,11 @@ func (p Pod) Render() (*corev1.Pod, error) {
 	}
 	mounts := []corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, {Name: "maven", MountPath: LocalRepository}}
 	tmp := corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
-	args := maven.ListArgs(ListFile, LocalRepository)
+	var args []string
+	for _, a := range p.MavenArgs {
+		args = append(args, shellQuote(a))
+	}
+	args = append(args, maven.ListArgs(ListFile, LocalRepository)...)
 	mavenMounts := append(mounts, tmp)
 	volumes := []corev1.Volume{
 		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -200,6 +206,11 @@ func (p Pod) Render() (*corev1.Pod, error) {
 // first ones first (the cause comes before its consequences), become the
 // container's termination message. With ca, each certificate of CADir's files
 // is first added to a copy of the Java trust store that Maven then uses.
+// shellQuote quotes s as one word of the POSIX shell that runs Maven.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 func mavenScript(mvn string, ca bool) string {
 	trust := ""
 	if ca {

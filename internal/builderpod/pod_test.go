@@ -1,6 +1,7 @@
 package builderpod
 
 import (
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -285,5 +286,32 @@ func TestTheBuilderPodGoesThroughTheOperatorsProxy(t *testing.T) {
 		Proxy: []corev1.EnvVar{{Name: "HTTP_PROXY", Value: "::bad"}}}.Render()
 	if err == nil || !strings.Contains(err.Error(), "the operator's proxy: HTTP_PROXY") {
 		t.Errorf("a bad proxy gave %v", err)
+	}
+}
+
+func TestTheBuilderPodsMavenTakesThePlatformsPropertiesAndOptionsEachAsOneWord(t *testing.T) {
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	args := []string{"-Dgreeting=it's here; rm -rf /", "-Dplain=1", "--no-transfer-progress"}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req, MavenArgs: args}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := pod.Spec.InitContainers[0].Command[2]
+	var line string
+	for _, l := range strings.Split(script, "\n") {
+		if strings.HasPrefix(l, "mvn ") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, " -B ") {
+		t.Fatalf("no Maven line in %s", script)
+	}
+	words := strings.TrimPrefix(strings.SplitN(line, " -B ", 2)[0], "mvn ")
+	out, err := exec.Command("sh", "-c", "printf '%s\\n' "+words).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); !slices.Equal(got, args) {
+		t.Errorf("the shell reads %q, want %q", got, args)
 	}
 }

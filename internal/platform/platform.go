@@ -5,6 +5,8 @@ package platform
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,6 +136,66 @@ type Maven struct {
 	// CASecrets are keys of Secrets of the operator's namespace holding PEM certificates that
 	// Maven trusts besides the public ones (Camel K's spec.build.maven.caSecrets).
 	CASecrets []corev1.SecretKeySelector `json:"caSecrets,omitempty"`
+	// Properties are system properties of every build's Maven, -DKEY=VALUE (Camel K's
+	// spec.build.maven.properties).
+	Properties map[string]string `json:"properties,omitempty"`
+	// CLIOptions are options of every build's Maven command line (Camel K's
+	// spec.build.maven.cliOptions), such as -V or --no-transfer-progress.
+	CLIOptions []string `json:"cliOptions,omitempty"`
+
+	// The fields of Camel K's that Caravan does not apply, refused while set.
+	Profiles         json.RawMessage `json:"profiles,omitempty"`
+	SettingsSecurity json.RawMessage `json:"settingsSecurity,omitempty"`
+	Extension        json.RawMessage `json:"extension,omitempty"`
+	LocalRepository  string          `json:"localRepository,omitempty"`
+}
+
+// reservedMavenOptions are the options Caravan's builder sets itself, which cliOptions may not.
+var reservedMavenOptions = []string{"-s", "--settings", "-f", "--file", "-Dmaven.repo.local", "-gs", "--global-settings"}
+
+// Args are Maven's arguments of the properties, sorted by key, then the CLI options.
+func (m Maven) Args() []string {
+	var args []string
+	for _, k := range slices.Sorted(maps.Keys(m.Properties)) {
+		args = append(args, "-D"+k+"="+m.Properties[k])
+	}
+	return append(args, m.CLIOptions...)
+}
+
+// checkArgs refuses the fields Caravan does not apply, properties whose key is empty or holds
+// '=' or a space, and CLI options that are no option or that set what the builder sets.
+func (m Maven) checkArgs() error {
+	for field, set := range map[string]bool{"profiles": len(m.Profiles) > 0 && string(m.Profiles) != "null",
+		"settingsSecurity": len(m.SettingsSecurity) > 0 && string(m.SettingsSecurity) != "null",
+		"extension":        len(m.Extension) > 0 && string(m.Extension) != "null", "localRepository": m.LocalRepository != ""} {
+		if set {
+			return fmt.Errorf("spec.build.maven.%s is Camel K's, which Caravan does not apply: %s", field, unappliedMaven[field])
+		}
+	}
+	for k := range m.Properties {
+		if k == "" || strings.ContainsAny(k, "= \t\n") {
+			return fmt.Errorf("spec.build.maven.properties: %q is no property name", k)
+		}
+	}
+	for i, o := range m.CLIOptions {
+		if !strings.HasPrefix(o, "-") || strings.ContainsAny(o, "\n") {
+			return fmt.Errorf("spec.build.maven.cliOptions[%d]: %q is no Maven option (one starting with -)", i, o)
+		}
+		for _, r := range reservedMavenOptions {
+			if o == r || strings.HasPrefix(o, r+"=") {
+				return fmt.Errorf("spec.build.maven.cliOptions[%d]: %s is the builder's own: set spec.build.maven.settings or cacheVolumeClaim instead", i, o)
+			}
+		}
+	}
+	return nil
+}
+
+// unappliedMaven says what to do instead of each field of Camel K's that Caravan does not apply.
+var unappliedMaven = map[string]string{
+	"profiles":         "put the profiles in the settings.xml that spec.build.maven.settings names, active by activeProfiles, or remove it",
+	"settingsSecurity": "give the credentials unencrypted in the settings.xml of a Secret (spec.build.maven.settings.secretKeyRef), or remove it",
+	"extension":        "Maven extensions are not loaded by builder pods: remove it",
+	"localRepository":  "builder pods keep Maven's repository in spec.build.maven.cacheVolumeClaim: set that, or remove it",
 }
 
 // ValueSource is one key of a ConfigMap or of a Secret, as Camel K's ValueSource.
@@ -197,5 +259,5 @@ func MavenOf(b camelv1.IntegrationPlatformBuildSpec) (Maven, error) {
 			return m, err
 		}
 	}
-	return m, nil
+	return m, m.checkArgs()
 }

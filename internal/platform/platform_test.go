@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +78,14 @@ func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) 
 		cas                               int
 	}{
 		{name: "no Maven settings name no claim"},
-		{name: "Camel K's other settings are left alone", maven: `{"cliOptions":["-V"]}`},
+		{name: "Camel K's CLI options and properties are read", maven: `{"cliOptions":["-V"],"properties":{"b":"2","a":"x y"}}`},
+		{name: "Camel K's profiles are refused, saying what to do", maven: `{"profiles":[{"configMapKeyRef":{"name":"p","key":"k"}}]}`,
+			err: "spec.build.maven.profiles is Camel K's, which Caravan does not apply: put the profiles in the settings.xml"},
+		{name: "settingsSecurity is refused", maven: `{"settingsSecurity":{"secretKeyRef":{"name":"s","key":"k"}}}`, err: "spec.build.maven.settingsSecurity"},
+		{name: "a local repository is refused for the cache claim", maven: `{"localRepository":"/m2"}`, err: "cacheVolumeClaim"},
+		{name: "an option that is no option is refused", maven: `{"cliOptions":["clean"]}`, err: `cliOptions[0]: "clean" is no Maven option`},
+		{name: "an option that sets the builder's settings is refused", maven: `{"cliOptions":["-s=/etc/x.xml"]}`, err: "the builder's own"},
+		{name: "a property without a name is refused", maven: `{"properties":{"":"x"}}`, err: "is no property name"},
 		{name: "a claim is read", maven: `{"cacheVolumeClaim":"operator-a-maven"}`, claim: "operator-a-maven"},
 		{name: "a name no claim can have is refused", maven: `{"cacheVolumeClaim":"Not_A_Name"}`, err: `"Not_A_Name" names no PersistentVolumeClaim`},
 		{name: "a claim that is not a string is refused", maven: `{"cacheVolumeClaim":3}`, err: "spec.build.maven"},
@@ -118,6 +126,13 @@ func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) 
 				}
 			}
 		})
+	}
+}
+
+func TestMavensPropertiesAndOptionsAreItsArgumentsInAStableOrder(t *testing.T) {
+	m := Maven{Properties: map[string]string{"b": "2", "a": "x y"}, CLIOptions: []string{"-V", "--no-transfer-progress"}}
+	if got, want := m.Args(), []string{"-Da=x y", "-Db=2", "-V", "--no-transfer-progress"}; !slices.Equal(got, want) {
+		t.Errorf("Args = %q, want %q", got, want)
 	}
 }
 

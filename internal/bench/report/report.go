@@ -525,6 +525,10 @@ func kitsTable(r *result.Build) table {
 			fmt.Sprintf("%d files, %.1f MB", k.DownloadedFiles, float64(k.DownloadedBytes)/1e6),
 			fmt.Sprintf("%d of %d", k.LayersReused, k.Layers)})
 	}
+	if c := r.Catalog; c != nil {
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("the Kamelet catalog (%d Kamelets applied in %s)", c.Kamelets, secs(c.ApplySeconds)),
+			"", secs(c.Seconds), "", "", ""})
+	}
 	return t
 }
 

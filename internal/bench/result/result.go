@@ -397,6 +397,18 @@ type Build struct {
 	Move            *Handoff `json:"move,omitempty"`
 	MoveBuilds      int      `json:"moveBuilds"`
 	MoveKitsAdopted int      `json:"moveKitsAdopted"`
+	// Catalog is the install of the Kamelet catalog of the operator's Camel version.
+	Catalog *Catalog `json:"catalog,omitempty"`
+}
+
+// Catalog times an operator's install of the Kamelet catalog: Seconds from the platform's change
+// to KameletCatalogAvailable (the catalog kit's build included), ApplySeconds for the apply of its
+// Kamelets alone.
+type Catalog struct {
+	Seconds      float64 `json:"seconds"`
+	ApplySeconds float64 `json:"applySeconds"`
+	Kamelets     int     `json:"kamelets"`
+	Message      string  `json:"message"`
 }
 
 // Runtime holds the runtime scenario's figures, each beside the floor. They are the seconds from

@@ -147,7 +147,7 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 		Labels:       map[string]string{camelv1.OperatorIDLabel: p.OperatorID, BuildLabel: j.Build.Name},
 		BuilderImage: builderImage, PublishImage: p.PublishImage, Request: req, Timeout: j.Timeout, Cache: cache,
 		Settings: j.MavenSettings, CA: j.MavenCA, RegistrySecret: j.RegistrySecret, RegistryCA: j.RegistryCA,
-		MavenResources: j.MavenResources, Proxy: p.Proxy,
+		MavenResources: j.MavenResources, Proxy: p.Proxy, MavenArgs: j.MavenArgs,
 	}.Render()
 }
 

@@ -223,7 +223,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
 		RegistrySecret: s.registrySecret, RegistryCA: s.registryCA, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
-		MavenResources: mavenResources(s.config),
+		MavenResources: mavenResources(s.config), MavenArgs: s.maven.Args(),
 	})
 	s.job = &st
 	return r.retryAfter(st), nil
