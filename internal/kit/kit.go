@@ -49,6 +49,9 @@ type Spec struct {
 	// Repositories are extra Maven repositories, trimmed and deduplicated, in the order
 	// given (Maven looks them up in order).
 	Repositories []string `json:"repositories,omitempty"`
+	// BuildProperties are the builder trait's properties, KEY=VALUE, in the order given: the
+	// build gives them to Maven as -DKEY=VALUE.
+	BuildProperties []string `json:"buildProperties,omitempty"`
 }
 
 // ForIntegration returns the Spec of the kit for an integration's dependencies

@@ -15,7 +15,11 @@ import (
 
 // ToResource returns the IntegrationKit spec that records s.
 func ToResource(s Spec) (camelv1.IntegrationKitSpec, error) {
-	builder, err := json.Marshal(map[string]string{"baseImage": s.BaseImage})
+	b := map[string]any{"baseImage": s.BaseImage}
+	if len(s.BuildProperties) > 0 {
+		b["properties"] = s.BuildProperties
+	}
+	builder, err := json.Marshal(b)
 	if err != nil {
 		return camelv1.IntegrationKitSpec{}, err
 	}
@@ -38,7 +42,8 @@ func ToResource(s Spec) (camelv1.IntegrationKitSpec, error) {
 // never built as if it were another.
 func FromResource(k *camelv1.IntegrationKit) (Spec, error) {
 	var builder struct {
-		BaseImage string `json:"baseImage"`
+		BaseImage  string   `json:"baseImage"`
+		Properties []string `json:"properties"`
 	}
 	var camel struct {
 		RuntimeVersion  string `json:"runtimeVersion"`
@@ -60,6 +65,7 @@ func FromResource(k *camelv1.IntegrationKit) (Spec, error) {
 		RuntimeVersion:  camel.RuntimeVersion,
 		RuntimeProvider: camel.RuntimeProvider,
 		Dependencies:    NormalizeDependencies(k.Spec.Dependencies),
+		BuildProperties: builder.Properties,
 	}.WithRepositories(k.Spec.Repositories...)
 	if want := k.Labels[SpecHashLabel]; want != s.Hash() {
 		return Spec{}, fmt.Errorf("kit %s: its spec does not match its %s label %q (got %q): it was edited; delete it and a new one is made",

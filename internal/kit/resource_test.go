@@ -34,3 +34,28 @@ func TestAKitResourceRecordsItsSpec(t *testing.T) {
 		t.Fatalf("an edited kit must be refused, got %v", err)
 	}
 }
+
+func TestBuildPropertiesAreRecordedInTheBuilderTraitAndDefineTheKit(t *testing.T) {
+	plain := Spec{OperatorID: "a", BaseImage: "base:1", RuntimeVersion: "4.18.0", Dependencies: []string{"camel:log"}}
+	s := plain
+	s.BuildProperties = []string{"quarkus.banner.enabled=false", "a=b"}
+	if s.Hash() == plain.Hash() {
+		t.Fatal("two kits that differ in their build properties share a hash")
+	}
+	spec, err := ToResource(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(spec.Traits["builder"].Raw); got != `{"baseImage":"base:1","properties":["quarkus.banner.enabled=false","a=b"]}` {
+		t.Fatalf("builder trait %s", got)
+	}
+	k := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Name: s.Name(), Labels: map[string]string{SpecHashLabel: s.Hash()},
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: "a"}}, Spec: spec}
+	got, err := FromResource(k)
+	if err != nil || got.Hash() != s.Hash() {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if plainSpec, _ := ToResource(plain); strings.Contains(string(plainSpec.Traits["builder"].Raw), "properties") {
+		t.Error("a kit without build properties records some")
+	}
+}

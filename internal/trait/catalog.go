@@ -14,7 +14,10 @@ var commonProperties = []string{"enabled", "configuration"}
 // Integration CRD names them. Caravan reads some and keeps the others as written.
 var camelKProperties = map[string][]string{
 	"affinity": {"nodeAffinityLabels", "podAffinity", "podAffinityLabels", "podAntiAffinity", "podAntiAffinityLabels"},
-	"camel":    {"properties", "runtimeProvider", "runtimeVersion"},
+	"builder": {"annotations", "baseImage", "incrementalImageBuild", "limitCPU", "limitMemory", "mavenProfiles", "nodeSelector",
+		"orderStrategy", "platforms", "properties", "requestCPU", "requestMemory", "strategy", "tasks", "tasksFilter",
+		"tasksLimitCPU", "tasksLimitMemory", "tasksRequestCPU", "tasksRequestMemory", "verbose"},
+	"camel": {"properties", "runtimeProvider", "runtimeVersion"},
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose", "image", "imagePullPolicy",
 		"limitCPU", "limitMemory", "name", "port", "portName", "ports", "requestCPU", "requestMemory", "runAsNonRoot", "runAsUser",
 		"seccompProfileType", "servicePort", "servicePortName"},

@@ -55,6 +55,9 @@ type Flags struct {
 	Volumes []string
 	// Env are the -e NAME=VALUE variables, into environment.vars.
 	Env []string
+	// BuildProperties are the --build-property KEY=VALUE properties (files read already), into
+	// builder.properties.
+	BuildProperties []string
 }
 
 // FromFlags turns the flags of `run` into trait trees, as kamel does, and
@@ -91,6 +94,7 @@ func FromFlags(f Flags) (camelv1.Traits, error) {
 		{"--resource", []string{"mount", "resources"}, f.Resources},
 		{"-v/--volume", []string{"mount", "volumes"}, f.Volumes},
 		{"-e/--env", []string{"environment", "vars"}, f.Env},
+		{"--build-property", []string{"builder", "properties"}, f.BuildProperties},
 	}
 	for _, l := range lists {
 		for _, e := range l.entries {

@@ -61,6 +61,31 @@ func (c Camel) Properties() []string { return slices.Clone(c.properties) }
 // RuntimeVersion is camel.runtimeVersion, or "".
 func (c Camel) RuntimeVersion() string { return c.runtimeVersion }
 
+// Builder is the builder trait, in part: its properties (KEY=VALUE), which the kit's build gives
+// Maven as -DKEY=VALUE, as Camel K gives its build. With enabled: false it reads as defaults.
+type Builder struct {
+	properties []string
+}
+
+func parseBuilder(o *object) Builder {
+	if o.disabled() {
+		return Builder{}
+	}
+	var b Builder
+	for i, p := range o.strs("properties") {
+		key, _, ok := strings.Cut(p, "=")
+		if !ok || strings.TrimSpace(key) == "" || strings.ContainsAny(key, " \t") || strings.ContainsAny(p, "\n\r") {
+			o.failItem("properties", i, "must be KEY=VALUE, one line", p)
+			continue
+		}
+		b.properties = append(b.properties, p)
+	}
+	return b
+}
+
+// Properties are builder.properties, KEY=VALUE, in the order written.
+func (b Builder) Properties() []string { return slices.Clone(b.properties) }
+
 // Environment is the environment trait: extra variables of the main container, the pod's
 // name and namespace (containerMeta) and the operator's proxies (httpProxy), both on by
 // default. With enabled: false it reads as defaults.

@@ -40,6 +40,7 @@ type Traits struct {
 	Ingress     Ingress
 	PullSecret  PullSecret
 	Cron        Cron
+	Builder     Builder
 
 	// httpRoutes tells whether the routes serve HTTP; see WithHTTPRoutes.
 	httpRoutes bool
@@ -80,6 +81,7 @@ func Parse(t camelv1.Traits) (Traits, error) {
 	read("ingress", func(o *object) { out.Ingress = parseIngress(o) })
 	read("pull-secret", func(o *object) { out.PullSecret = parsePullSecret(o) })
 	read("cron", func(o *object) { out.Cron = parseCron(o) })
+	read("builder", func(o *object) { out.Builder = parseBuilder(o) })
 	if err := errors.Join(errs...); err != nil {
 		return Traits{}, err
 	}

@@ -14,6 +14,9 @@ import (
 // inertProperties are the Camel K properties of traits Caravan acts on that take no effect
 // here: they are read as valid and kept as written.
 var inertProperties = map[string][]string{
+	"builder": {"annotations", "baseImage", "incrementalImageBuild", "limitCPU", "limitMemory", "mavenProfiles", "nodeSelector",
+		"orderStrategy", "platforms", "requestCPU", "requestMemory", "strategy", "tasks", "tasksFilter",
+		"tasksLimitCPU", "tasksLimitMemory", "tasksRequestCPU", "tasksRequestMemory", "verbose"},
 	"camel": {"runtimeProvider"},
 	"cron":  {"components"},
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose",

@@ -54,8 +54,10 @@ type RunOptions struct {
 	Repositories []string
 	Traits       []string
 	Properties   []string
-	Image        string
-	Replicas     int32
+	// BuildProperties are --build-property KEY=VALUE or file:PATH entries.
+	BuildProperties []string
+	Image           string
+	Replicas        int32
 	// ServiceAccount is the service account the integration's pods run as.
 	ServiceAccount string
 	// Kit pins the IntegrationKit, of the integration's namespace, to run on.
@@ -194,6 +196,8 @@ func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Repositories, "maven-repository", nil, "a Maven repository the kit's build looks up after the platform's, as Camel K writes one: "+
 		maven.RepositoryForm+" (repeatable)")
 	f.StringArrayVarP(&o.Traits, "trait", "t", nil, "a trait setting TRAIT.KEY=VALUE, such as container.port=8080; [a,b] is a list, a repeated key adds to a list (repeatable)")
+	f.StringArrayVar(&o.BuildProperties, "build-property", nil, "a property KEY=VALUE of the kit's build, or file:PATH of a .properties file of them: "+
+		"Maven gets each as -DKEY=VALUE (the builder trait's properties; repeatable)")
 	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
@@ -349,6 +353,10 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		configs = append(configs, c)
 	}
 	properties := withPrecedence(fromFiles, single)
+	buildFromFiles, buildSingle, err := expandPropertyFiles("--build-property", o.BuildProperties)
+	if err != nil {
+		return spec, err
+	}
 	for _, r := range o.Resources {
 		if strings.HasPrefix(r, "file:") {
 			return spec, fmt.Errorf("--resource %s: a file is not uploaded; put it in a ConfigMap "+
@@ -356,7 +364,8 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		}
 	}
 	spec.Traits, err = trait.FromFlags(trait.Flags{Settings: o.Traits, Properties: properties, Image: o.Image,
-		Configs: configs, Resources: o.Resources, Volumes: o.Volumes, Env: o.Env})
+		BuildProperties: withPrecedence(buildFromFiles, buildSingle),
+		Configs:         configs, Resources: o.Resources, Volumes: o.Volumes, Env: o.Env})
 	if err != nil {
 		return spec, err
 	}

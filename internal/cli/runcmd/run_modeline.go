@@ -30,10 +30,10 @@ var modelineRefused = map[string]string{
 
 // modelineKeyed are the flags of KEY=VALUE entries whose modeline entry is dropped when
 // the command line gives the same KEY.
-var modelineKeyed = map[string]bool{"property": true, "trait": true}
+var modelineKeyed = map[string]bool{"property": true, "trait": true, "build-property": true}
 
 // modelineFileValued are the flags whose file:PATH values are relative to the source.
-var modelineFileValued = map[string]bool{"property": true, "config": true, "resource": true}
+var modelineFileValued = map[string]bool{"property": true, "config": true, "resource": true, "build-property": true}
 
 // modelineSetting is one flag value that a modeline sets.
 type modelineSetting struct {

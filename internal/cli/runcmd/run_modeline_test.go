@@ -121,6 +121,20 @@ func TestRunAppliesModelines(t *testing.T) {
 			t.Fatalf("name %q, want the modeline's", it.Name)
 		}
 	})
+	t.Run("build properties of a modeline, of a file beside the source, and of the command line go into the builder trait", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "build.properties"), []byte("from.file=1\nshared=file\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		src := filepath.Join(dir, "Quarkus.java")
+		if err := os.WriteFile(src, []byte("// camel-k: build-property=quarkus.banner.enabled=false build-property=file:build.properties\nclass Quarkus {}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		it, _ := runToIntegration(t, src, "-n", "apps", "--build-property", "shared=flag")
+		if got := traitJSON(t, it, "builder"); got != `{"properties":["from.file=1","shared=flag","quarkus.banner.enabled=false"]}` {
+			t.Fatalf("builder trait %s", got)
+		}
+	})
 	t.Run("a boolean option needs no value, and the namespace may come from a modeline", func(t *testing.T) {
 		src := writeSource(t, "Built.java", "// camel-k: dont-run-after-build n=team-a replicas=2 language=java\nclass Built {}\n")
 		it, _ := runToIntegration(t, src)
@@ -145,9 +159,6 @@ func TestRunRefusesModelinesItCannotApply(t *testing.T) {
 		files   map[string]string
 		wantErr string
 	}{
-		{name: "an option run does not support is refused, naming the file and the option",
-			files:   map[string]string{"Quarkus.java": "class A {}\n// camel-k: build-property=quarkus.banner.enabled=false\n"},
-			wantErr: `Quarkus.java:2: modeline option "build-property" is not supported by caravan run`},
 		{name: "a misspelt option is refused",
 			files:   map[string]string{"Typo.java": "// camel-k: dependecy=camel:http\n"},
 			wantErr: `Typo.java:1: modeline option "dependecy" is not supported by caravan run`},

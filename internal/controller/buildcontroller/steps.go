@@ -223,7 +223,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
 		RegistrySecret: s.registrySecret, RegistryCA: s.registryCA, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
-		MavenResources: mavenResources(s.config), MavenArgs: s.maven.Args(),
+		MavenResources: mavenResources(s.config), MavenArgs: mavenArgs(s.maven, s.spec),
 	})
 	s.job = &st
 	return r.retryAfter(st), nil
@@ -251,4 +251,14 @@ func FinalFailure(st build.Status) bool {
 func mavenResources(c platform.BuildConfiguration) corev1.ResourceRequirements {
 	requests, limits, _ := c.Resources()
 	return corev1.ResourceRequirements{Requests: requests, Limits: limits}
+}
+
+// mavenArgs are the arguments of a build's Maven: the platform's properties and options, then the
+// kit's build properties, each -DKEY=VALUE, which win over the platform's of the same key.
+func mavenArgs(m platform.Maven, s kit.Spec) []string {
+	args := m.Args()
+	for _, p := range s.BuildProperties {
+		args = append(args, "-D"+p)
+	}
+	return args
 }

@@ -188,6 +188,7 @@ func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
+	spec.BuildProperties = s.traits.Builder.Properties()
 	if v := strings.TrimSpace(s.traits.Camel.RuntimeVersion()); v != "" {
 		// The camel trait's runtimeVersion picks the Camel BOM of this integration's kit, as in Camel K.
 		spec.RuntimeVersion = v
