@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"os"
@@ -32,11 +33,13 @@ import (
 )
 
 // TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings: the platform names a
-// settings.xml in a ConfigMap that adds a private repository, served by the test from a
-// directory over HTTPS with a certificate of the test's own CA, which the platform's caSecrets
-// name. Until the ConfigMap and the CA's Secret exist the Build waits, saying so. While the
-// repository answers 503 the attempt fails naming it; once it is up, the Build's retry resolves
-// the private artifact through it, and the kit holds the jar.
+// settings.xml in a Secret that adds a private repository and its credentials; the repository,
+// served by the test from a directory over HTTPS with a certificate of the test's own CA, which
+// the platform's caSecrets name, answers only to that user and password. Until the Secret and
+// the CA's Secret exist the Build waits, saying so. While the repository answers 503 the attempt
+// fails naming it; once it is up, the Build's retry resolves the private artifact through it,
+// and the kit holds the jar. Maven runs with the platform's properties and options and the
+// integration's build property, as Camel K gives them.
 func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -46,21 +49,22 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 		MavenCache: ptr.To(resource.MustParse("1Gi"))})
 	waitReady(t, op)
 
-	t.Log("the platform takes Maven's settings from a ConfigMap that does not exist yet: the Build waits, naming it")
-	patch := `{"spec":{"build":{"maven":{"settings":{"configMapKeyRef":{"name":"maven-settings","key":"settings.xml"}},` +
-		`"caSecrets":[{"name":"corp-ca","key":"ca.crt"}]}}}}`
+	t.Log("the platform takes Maven's settings from a Secret that does not exist yet: the Build waits, naming it")
+	patch := `{"spec":{"build":{"maven":{"settings":{"secretKeyRef":{"name":"maven-settings","key":"settings.xml"}},` +
+		`"caSecrets":[{"name":"corp-ca","key":"ca.crt"}],"properties":{"e2e.marker":"it's here"},"cliOptions":["--no-transfer-progress"]}}}}`
 	g.Expect(env.Client.Patch(ctx, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"}},
 		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	it := newIntegration(apps, "greeting", "maven-settings", 1)
 	delete(it.Spec.Traits, "container")
 	it.Spec.Dependencies = []string{"mvn:dev.caravan.e2e:greeting:1.0"}
+	it.Spec.Traits["builder"] = harness.Raw(map[string]any{"properties": []any{"e2e.build=a property; of the kit"}})
 	create(t, it)
 	kit := waitKit(t, client.ObjectKeyFromObject(it), timeout, func(k *camelv1.IntegrationKit) error { return nil })
-	g.Eventually(buildReady(kit), timeout, poll).Should(And(HavePrefix("MavenSettingsUnavailable "), ContainSubstring("configmap/maven-settings key settings.xml")))
+	g.Eventually(buildReady(kit), timeout, poll).Should(And(HavePrefix("MavenSettingsUnavailable "), ContainSubstring("secret/maven-settings key settings.xml")))
 
 	t.Log("with the settings there, the Build waits for the CA's Secret, naming it")
-	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"},
-		Data: map[string]string{"settings.xml": settingsWithRepository("private", repo.url)}})
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"},
+		StringData: map[string]string{"settings.xml": settingsWithRepository("private", repo.url, repo.user, repo.password)}})
 	g.Eventually(buildReady(kit), timeout, poll).Should(And(HavePrefix("MavenCAUnavailable "), ContainSubstring("secret/corp-ca key ca.crt")))
 
 	t.Log("with the CA there and the repository down, the attempt fails naming the repository")
@@ -81,6 +85,7 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	kit = builtKit(t, client.ObjectKeyFromObject(it), camelv1.IntegrationKitPhaseReady)
 	g.Expect(kit.Status.Artifacts).To(ContainElement(HaveField("ID", "dev.caravan.e2e:greeting:jar:1.0")))
 	g.Expect(repo.served()).To(ContainElement("/dev/caravan/e2e/greeting/1.0/greeting-1.0.jar"))
+	// The repository serves a file only to its user: Maven sent the settings' credentials.
 }
 
 // buildReady reads the reason and message of the Ready condition of a kit's Build, "" without one.
@@ -105,8 +110,10 @@ type privateRepository struct {
 	ca []byte
 	// up is false while it answers every request with 503.
 	up atomic.Bool
-	mu sync.Mutex
-	ok []string
+	// user and password are the only credentials it answers; without them it asks for them (401).
+	user, password string
+	mu             sync.Mutex
+	ok             []string
 }
 
 // served are the paths it answered with a file.
@@ -154,11 +161,16 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 		t.Fatal(err)
 	}
 	ca := testca.New(t, "127.0.0.1")
-	r := &privateRepository{url: fmt.Sprintf("https://%s/", l.Addr()), ca: ca.PEM}
+	r := &privateRepository{url: fmt.Sprintf("https://%s/", l.Addr()), ca: ca.PEM, user: "reader", password: "s3cret-<&>"}
 	files := http.FileServer(http.Dir(dir))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if !r.up.Load() {
 			http.Error(w, "down for the test", http.StatusServiceUnavailable)
+			return
+		}
+		if user, password, ok := req.BasicAuth(); !ok || user != r.user || password != r.password {
+			w.Header().Set("WWW-Authenticate", `Basic realm="private"`)
+			http.Error(w, "credentials needed", http.StatusUnauthorized)
 			return
 		}
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(req.URL.Path))); err == nil {
@@ -174,9 +186,18 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 	return r
 }
 
-// settingsWithRepository is a Maven settings.xml whose active profile adds repository id at url.
-func settingsWithRepository(id, url string) string {
-	return `<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
+// settingsWithRepository is a Maven settings.xml whose active profile adds repository id at url,
+// with the credentials of server id, when given.
+func settingsWithRepository(id, url string, credentials ...string) string {
+	servers := ""
+	if len(credentials) == 2 {
+		servers = `
+  <servers>
+    <server><id>` + id + `</id><username>` + html.EscapeString(credentials[0]) + `</username><password>` +
+			html.EscapeString(credentials[1]) + `</password></server>
+  </servers>`
+	}
+	return `<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">` + servers + `
   <profiles>
     <profile>
       <id>` + id + `</id>
