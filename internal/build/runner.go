@@ -57,6 +57,9 @@ type Job struct {
 	MavenSettings *corev1.VolumeSource
 	// MavenArgs are the platform's Maven properties and options, for Maven's command line (StrategyPod).
 	MavenArgs []string
+	// Report, set by the Runner, records what the running attempt waits for ("" for nothing it
+	// can name), for the Build's status; a Func may call it from any goroutine.
+	Report func(waiting string) `json:"-"`
 	// RegistrySecret is the key of the Secret that holds Registry's credentials, a Docker config
 	// (StrategyPod: the builder pod pushes with them); nil, anonymous.
 	RegistrySecret *corev1.SecretKeySelector
@@ -163,6 +166,9 @@ type Status struct {
 	Result   Output
 	// Err is the failure of a Done job, nil when it succeeded.
 	Err error
+	// Waiting is what a Running job waits for now, as its Func reported it (Job.Report); "" for
+	// nothing it can name.
+	Waiting string
 }
 
 type job struct {
@@ -289,7 +295,9 @@ func (r *Runner) schedule() {
 }
 
 func (r *Runner) run(ctx context.Context, j *job) {
-	res, err := r.build(ctx, j.Job)
+	run := j.Job
+	run.Report = func(waiting string) { r.report(j, waiting) }
+	res, err := r.build(ctx, run)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("the build did not finish within its timeout of %s (the platform's spec.build.timeout): %w", j.Timeout, err)
 	}
@@ -308,6 +316,20 @@ func (r *Runner) run(ctx context.Context, j *job) {
 		r.notify(j.Build)
 	}
 	r.schedule()
+}
+
+// report records what a running job waits for, and tells when it changed.
+func (r *Runner) report(j *job, waiting string) {
+	r.mu.Lock()
+	current, tracked := r.jobs[j.Build]
+	changed := tracked && current == j && j.status.State == Running && j.status.Waiting != waiting
+	if changed {
+		j.status.Waiting = waiting
+	}
+	r.mu.Unlock()
+	if changed {
+		r.notify(j.Build)
+	}
 }
 
 // BuildImage is the Func that builds for real: the kit layer of the job's spec, on its base image.

@@ -154,3 +154,29 @@ func TestParseSummaryReadsBackWhatSummaryWrote(t *testing.T) {
 		t.Error("a routine build's summary parses as a Maven build's")
 	}
 }
+
+func TestWhatARunningBuildWaitsForIsInItsStatusAndTold(t *testing.T) {
+	release, reported := make(chan struct{}), make(chan struct{})
+	var notified atomic.Int32
+	r := NewRunner(func(ctx context.Context, j Job) (Output, error) {
+		j.Report("container maven is waiting: ErrImagePull: the registry is down")
+		j.Report("container maven is waiting: ErrImagePull: the registry is down") // unchanged: told once
+		close(reported)
+		<-release
+		j.Report("")
+		return Output{}, nil
+	}, func(types.NamespacedName) { notified.Add(1) }, func(Status) {}, clock.RealClock{}, 1)
+	r.Submit(Job{Build: key("a"), Attempt: 1, Timeout: time.Minute})
+	<-reported
+	st, _ := r.Status(key("a"))
+	if st.Waiting != "container maven is waiting: ErrImagePull: the registry is down" {
+		t.Fatalf("Waiting %q", st.Waiting)
+	}
+	waitFor(t, "the start and the change told", func() bool { return notified.Load() == 2 })
+	time.Sleep(20 * time.Millisecond)
+	if n := notified.Load(); n != 2 {
+		t.Fatalf("told %d times, want 2: the start and the change, not the same report again", n)
+	}
+	close(release)
+	waitFor(t, "the build", func() bool { st, _ := r.Status(key("a")); return st.State == Done })
+}

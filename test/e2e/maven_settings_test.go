@@ -28,6 +28,8 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/build"
+	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/testca"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -50,7 +52,8 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	waitReady(t, op)
 
 	t.Log("the platform takes Maven's settings from a Secret that does not exist yet: the Build waits, naming it")
-	patch := `{"spec":{"build":{"maven":{"settings":{"secretKeyRef":{"name":"maven-settings","key":"settings.xml"}},` +
+	patch := `{"spec":{"build":{"buildConfiguration":{"strategy":"pod","toolImage":"` + missingBuilder + `"},` +
+		`"maven":{"settings":{"secretKeyRef":{"name":"maven-settings","key":"settings.xml"}},` +
 		`"caSecrets":[{"name":"corp-ca","key":"ca.crt"}],"properties":{"e2e.marker":"it's here"},"cliOptions":["--no-transfer-progress"]}}}}`
 	g.Expect(env.Client.Patch(ctx, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "maven-settings"}},
 		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
@@ -67,8 +70,13 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 		StringData: map[string]string{"settings.xml": settingsWithRepository("private", repo.url, repo.user, repo.password)}})
 	g.Eventually(buildReady(kit), timeout, poll).Should(And(HavePrefix("MavenCAUnavailable "), ContainSubstring("secret/corp-ca key ca.crt")))
 
-	t.Log("with the CA there and the repository down, the attempt fails naming the repository")
+	t.Log("with the CA there, the builder pod cannot pull the builder image, which the registry lacks: the Build says so, and since when")
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "corp-ca"}, Data: map[string][]byte{"ca.crt": repo.ca}})
+	g.Eventually(buildReady(kit), mavenTimeout, poll).Should(MatchRegexp(
+		`^Running attempt 1 is running: container maven of the builder pod \S+ is waiting: ErrImagePull: .*` + missingBuilder + `.* \(since \d{4}-`))
+
+	t.Log("once the registry holds the image, the pod pulls it by itself; with the repository down, the attempt fails naming the repository")
+	copyImage(t, runtime.BuilderImage.Repository, missingBuilder)
 	g.Eventually(func() (string, error) {
 		b := &camelv1.Build{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kit), b); err != nil {
@@ -86,6 +94,22 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	g.Expect(kit.Status.Artifacts).To(ContainElement(HaveField("ID", "dev.caravan.e2e:greeting:jar:1.0")))
 	g.Expect(repo.served()).To(ContainElement("/dev/caravan/e2e/greeting/1.0/greeting-1.0.jar"))
 	// The repository serves a file only to its user: Maven sent the settings' credentials.
+}
+
+// missingBuilder is a builder image the local registry lacks until the test copies it there.
+const missingBuilder = "caravan/builder:e2e-missing"
+
+// copyImage copies the image from to the tag to in the local cluster's registry.
+func copyImage(t *testing.T, from, to string) {
+	t.Helper()
+	reg := image.Registry{Address: env.Cluster.RegistryAddress, Insecure: true}
+	img, err := image.Pull(context.Background(), reg, from)
+	if err == nil {
+		err = image.Push(context.Background(), reg, to, img)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // buildReady reads the reason and message of the Ready condition of a kit's Build, "" without one.

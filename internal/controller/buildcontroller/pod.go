@@ -67,6 +67,9 @@ func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, erro
 			return build.Output{}, fmt.Errorf("reading the builder pod %s: %w", pod.Name, err)
 		}
 		current = read
+		if j.Report != nil {
+			j.Report(waitingFor(current))
+		}
 		res, done, err := builderpod.Outcome(current, j.Spec.RuntimeVersion)
 		if done {
 			if err != nil {
@@ -105,17 +108,46 @@ func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result
 // back: a scheduling failure (an unbound Maven cache claim, say) or a
 // container that could not start.
 func stuck(pod *corev1.Pod, err error) error {
+	if held := heldBack(pod); held != "" {
+		return fmt.Errorf("%w: %s", err, held)
+	}
+	return err
+}
+
+// waitingFor says what a builder pod waits for, and since when: its scheduling, or a container
+// that cannot start (an image it cannot pull, say); "" while nothing holds it back.
+func waitingFor(pod *corev1.Pod) string {
+	held := heldBack(pod)
+	if held == "" {
+		return ""
+	}
+	since := pod.CreationTimestamp.Time
+	for _, c := range pod.Status.Conditions {
+		if (c.Type == corev1.PodScheduled || c.Type == corev1.PodInitialized || c.Type == corev1.ContainersReady) &&
+			c.Status == corev1.ConditionFalse && c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	if since.IsZero() {
+		return held
+	}
+	return fmt.Sprintf("%s (since %s)", held, since.UTC().Format(time.RFC3339))
+}
+
+// heldBack says what holds a builder pod back: an unscheduled pod, or a container waiting with
+// a message (ErrImagePull, ImagePullBackOff, CreateContainerConfigError, ...); "" for nothing.
+func heldBack(pod *corev1.Pod) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
-			return fmt.Errorf("%w: the builder pod %s was not scheduled: %s", err, pod.Name, c.Message)
+			return fmt.Sprintf("the builder pod %s was not scheduled: %s", pod.Name, c.Message)
 		}
 	}
 	for _, s := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 		if w := s.State.Waiting; w != nil && w.Message != "" {
-			return fmt.Errorf("%w: container %s of the builder pod %s is waiting: %s: %s", err, s.Name, pod.Name, w.Reason, w.Message)
+			return fmt.Sprintf("container %s of the builder pod %s is waiting: %s: %s", s.Name, pod.Name, w.Reason, w.Message)
 		}
 	}
-	return err
+	return ""
 }
 
 // pod renders the builder pod of a job.

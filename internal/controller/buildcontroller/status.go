@@ -34,7 +34,11 @@ func fromJob(b *camelv1.Build, st build.Status, now time.Time) {
 			fmt.Sprintf("attempt %d waits for a free build slot", st.Attempt))
 	case build.Running:
 		b.Status.StartedAt = &metav1.Time{Time: st.Started}
-		setPhase(b, camelv1.BuildPhaseRunning, metav1.ConditionFalse, ReasonRunning, fmt.Sprintf("attempt %d is running", st.Attempt))
+		msg := fmt.Sprintf("attempt %d is running", st.Attempt)
+		if st.Waiting != "" {
+			msg += ": " + st.Waiting
+		}
+		setPhase(b, camelv1.BuildPhaseRunning, metav1.ConditionFalse, ReasonRunning, msg)
 	case build.Done:
 		b.Status.StartedAt = &metav1.Time{Time: st.Started}
 		b.Status.Duration = st.Finished.Sub(st.Started).Round(time.Millisecond).String()
