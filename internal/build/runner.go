@@ -124,9 +124,14 @@ func (o Output) Summary() string {
 		}
 		s += fmt.Sprintf(": %d jars, %d of them in a new layer on %s; Maven downloaded %d files (%d bytes)",
 			len(o.Artifacts), m.Added, on, m.DownloadedFiles, m.DownloadedBytes)
+		return s
 	}
-	return s
+	return s + " " + RoutineNote
 }
+
+// RoutineNote says what a kit of the routine strategy lacks, wherever one is reported.
+const RoutineNote = "by the routine strategy: the kit holds its dependency list and no jars, so Camel does not run on it; " +
+	"build with the platform's spec.build.buildConfiguration.strategy pod (the default) for kits that run"
 
 // mavenSummary matches what Summary writes of a kit of jars.
 var mavenSummary = regexp.MustCompile(`: (\d+) jars, (\d+) of them in a new layer on (?:kit (\S+)|the base image); Maven downloaded (\d+) files \((\d+) bytes\)$`)
