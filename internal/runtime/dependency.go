@@ -49,6 +49,17 @@ func ParseDependency(dep string) (Coordinate, error) {
 	return c, nil
 }
 
+// unbuiltForms are kamel's dependency forms that Caravan's builds do not take, with what to write
+// instead.
+var unbuiltForms = map[string]string{
+	"camel-quarkus":  "camel-main kits take Camel's components as camel:NAME (camel:log for camel-quarkus:log)",
+	"camel-k":        "Camel K's own runtime modules have no camel-main counterpart; remove it",
+	"bom":            "a kit imports the BOM of the platform's Camel version only; name each artifact with its version as mvn:GROUP:ARTIFACT:VERSION",
+	"github":         "JitPack builds are not resolved; publish the artifact to a Maven repository and name it as mvn:GROUP:ARTIFACT:VERSION",
+	"file":           "a local file is not uploaded; put it in a ConfigMap and add it with --resource and jvm.classpath, or publish it to a Maven repository",
+	"registry-image": "kits are built from Maven artifacts; name the artifact as mvn:GROUP:ARTIFACT:VERSION",
+}
+
 func parseDependency(dep string) (Coordinate, error) {
 	switch {
 	case dep == "":
@@ -58,6 +69,9 @@ func parseDependency(dep string) (Coordinate, error) {
 	}
 	if name, ok := strings.CutPrefix(dep, "camel:"); ok {
 		return camelComponent(name)
+	}
+	if kind, _, ok := strings.Cut(dep, ":"); ok && unbuiltForms[kind] != "" {
+		return Coordinate{}, fmt.Errorf("is kamel's %s: form, which Caravan does not build: %s", kind, unbuiltForms[kind])
 	}
 	if name, ok := strings.CutPrefix(dep, "camel-"); ok {
 		return camelComponent(name)

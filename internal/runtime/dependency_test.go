@@ -39,7 +39,10 @@ func TestADependencyThatIsNoCoordinateIsRefusedWithWhatToWrite(t *testing.T) {
 		"mvn::lib:1.0":            "is not a Maven coordinate",
 		"mvn:a:b:c:d:e:f":         "is not a Maven coordinate",
 		"mvn:org.example:<lib>:1": "is not a Maven coordinate",
-		"github:apache/camel":     "is neither camel:NAME nor mvn:GROUP:ARTIFACT[:VERSION]",
+		"github:apache/camel":     "is kamel's github: form, which Caravan does not build: JitPack builds are not resolved",
+		"camel-quarkus:log":       "camel-main kits take Camel's components as camel:NAME (camel:log for camel-quarkus:log)",
+		"bom:org.example/bom/1.0": "is kamel's bom: form",
+		"acme:lib":                "is neither camel:NAME nor mvn:GROUP:ARTIFACT[:VERSION]",
 		"http":                    "is neither camel:NAME nor mvn:",
 	} {
 		_, err := ParseDependency(dep)

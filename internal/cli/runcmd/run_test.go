@@ -230,7 +230,7 @@ func TestRunRefusesBadInputBeforeContactingTheCluster(t *testing.T) {
 			wantErr: `--image: invalid image reference "UPPER/Case::bad"`},
 		{name: "a dependency that is no Maven coordinate", args: []string{"testdata/run/routes.yaml", "-d", "mvn:"},
 			wantErr: `-d mvn:: dependency "mvn:" is not a Maven coordinate`},
-		{name: "a dependency of no known form", args: []string{"testdata/run/routes.yaml", "-d", "github:me/lib"},
+		{name: "a dependency of no known form", args: []string{"testdata/run/routes.yaml", "-d", "acme:me/lib"},
 			wantErr: "is neither camel:NAME nor mvn:GROUP:ARTIFACT[:VERSION]"},
 		{name: "a YAML route of kebab-case keys", args: []string{"testdata/run/kebab.yaml"},
 			wantErr: "reads no kebab-case keys, as Camel 3 and older Camel K documentation wrote them: source kebab.yaml: set-body (write setBody)"},
