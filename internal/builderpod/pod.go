@@ -118,11 +118,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 	}
 	mounts := []corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, {Name: "maven", MountPath: LocalRepository}}
 	tmp := corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
-	var args []string
-	for _, a := range p.MavenArgs {
-		args = append(args, shellQuote(a))
-	}
-	args = append(args, maven.ListArgs(ListFile, LocalRepository)...)
+	args := p.mavenArgs()
 	mavenMounts := append(mounts, tmp)
 	volumes := []corev1.Volume{
 		{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -206,6 +202,16 @@ func (p Pod) Render() (*corev1.Pod, error) {
 // first ones first (the cause comes before its consequences), become the
 // container's termination message. With ca, each certificate of CADir's files
 // is first added to a copy of the Java trust store that Maven then uses.
+// mavenArgs are Maven's arguments before the settings: the platform's, each quoted as one word
+// of the shell, then those that list the project's dependencies.
+func (p Pod) mavenArgs() []string {
+	var args []string
+	for _, a := range p.MavenArgs {
+		args = append(args, shellQuote(a))
+	}
+	return append(args, maven.ListArgs(ListFile, LocalRepository)...)
+}
+
 // shellQuote quotes s as one word of the POSIX shell that runs Maven.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
