@@ -10,8 +10,11 @@ const (
 	// OperatorIDLabel is the label mirror of OperatorIDAnnotation (same key).
 	OperatorIDLabel = OperatorIDAnnotation
 	// IntegrationProfileAnnotation names the IntegrationProfile whose defaults Camel K applies to
-	// an integration. Caravan keeps it and does not apply profiles.
+	// an integration, between its platform's and its own, as Caravan does too.
 	IntegrationProfileAnnotation = "camel.apache.org/integration-profile.id"
+	// IntegrationProfileNamespaceAnnotation names the namespace of that IntegrationProfile; the
+	// integration's own when unset.
+	IntegrationProfileNamespaceAnnotation = "camel.apache.org/integration-profile.namespace"
 
 	// DontRunAfterBuildAnnotation, "true" on an Integration or a Pipe, stops it built, undeployed.
 	// It stays at phase Build Complete until a client asks for a deploy by writing the phase

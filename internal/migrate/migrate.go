@@ -43,9 +43,6 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 	if msg := trait.Check(it.Spec.Traits).Message(); msg != "" {
 		p.add("traits: %s", msg)
 	}
-	if profile := it.Annotations[camelv1.IntegrationProfileAnnotation]; profile != "" {
-		p.add("it names the IntegrationProfile %s, whose defaults Caravan does not apply", profile)
-	}
 	for _, c := range it.Spec.Configuration {
 		if c.Type == "property" && strings.HasPrefix(c.Value, "quarkus.") {
 			p.add("the property %s is for Quarkus, which Caravan's runtime (camel-main) does not read", strings.SplitN(c.Value, "=", 2)[0])
@@ -53,7 +50,7 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 	}
 	routes, _ := inspect.Integration(catalog.Camel(), &it.Spec)
 	if missing := missingKamelets(routes, installed); len(missing) > 0 {
-		p.add("the Kamelets %s are not in namespace %s: Caravan waits for them once the spec changes", strings.Join(missing, ", "), it.Namespace)
+		p.add("the Kamelets %s are not in namespace %s: once the spec changes, the runtime looks for them on its classpath (mvn:org.apache.camel.kamelets:camel-kamelets brings them), or the operator's catalog provides them", strings.Join(missing, ", "), it.Namespace)
 	}
 	if err := routes.KebabCaseError(); err != nil {
 		p.add("%v; Caravan refuses the routes once the spec changes, and its pods run on only until then", err)

@@ -530,12 +530,10 @@ func TestTraitsCaravanDoesNotActOnAreAWarning(t *testing.T) {
 	it.Spec.Traits["jolokia"] = harness.Raw(map[string]any{"enabled": true})
 	it.Spec.Traits["contaner"] = harness.Raw(map[string]any{"port": 8080})
 	it.Spec.Traits["health"] = harness.Raw(map[string]any{"livenessProbeEnabld": true})
-	it.Annotations[camelv1.IntegrationProfileAnnotation] = "debug"
 	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
 
 	g.Eventually(warningNotes(ns, it.Name, "TraitsIgnored"), timeout, poll).Should(ConsistOf(And(ContainSubstring("the Camel K traits jolokia, route are kept but do nothing"),
-		ContainSubstring("contaner names no Camel K trait"), ContainSubstring("health.livenessProbeEnabld names no property of Camel K's trait"),
-		ContainSubstring("the IntegrationProfile debug that the annotation camel.apache.org/integration-profile.id names is kept but not applied"))))
+		ContainSubstring("contaner names no Camel K trait"), ContainSubstring("health.livenessProbeEnabld names no property of Camel K's trait"))))
 	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Phase",
 		Or(Equal(camelv1.IntegrationPhaseDeploying), Equal(camelv1.IntegrationPhaseRunning))), "the warning does not stop it")
 	stored := &camelv1.Integration{}
@@ -795,4 +793,37 @@ func TestHotReloadRollsThePodsWhenAMountedConfigMapChanges(t *testing.T) {
 	stored.Spec.Traits["mount"] = harness.Raw(map[string]any{"configs": []any{"configmap:app-config"}})
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
 	g.Eventually(versions, timeout, poll).Should(BeEmpty())
+}
+
+// TestAnIntegrationProfilesTraitsGoBetweenThePlatformsAndTheIntegrations: as on Camel K, an
+// integration that names an IntegrationProfile waits for it; once it exists (here in the operator's
+// namespace, where Camel K looks after the integration's), its traits apply, under the
+// integration's own.
+func TestAnIntegrationProfilesTraitsGoBetweenThePlatformsAndTheIntegrations(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	it := harness.NewIntegration(ns, "profiled", operatorID, 1)
+	it.Annotations[camelv1.IntegrationProfileAnnotation] = "bounded-" + ns
+	it.Spec.Traits["environment"] = harness.Raw(map[string]any{"vars": []any{"FROM=integration"}})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "ProfileNotFound"),
+		HaveField("Message", ContainSubstring("names the IntegrationProfile bounded-"+ns+", which is in neither namespace "+ns))))))
+
+	profile := &camelv1.IntegrationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "bounded-" + ns},
+		Spec: camelv1.IntegrationProfileSpec{Traits: camelv1.Traits{
+			"container":   harness.Raw(map[string]any{"limitMemory": "300Mi"}),
+			"environment": harness.Raw(map[string]any{"vars": []any{"FROM=profile", "PROFILE=bounded"}}),
+		}}}
+	g.Expect(env.Client.Create(ctx, profile)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), profile) })
+	// Profiles are not watched: a label brings the reconcile that the retry would bring later.
+	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)))).To(Succeed())
+	d := &appsv1.Deployment{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, d) }, timeout, poll).Should(Succeed())
+	c := d.Spec.Template.Spec.Containers[0]
+	g.Expect(c.Resources.Limits.Memory().String()).To(Equal("300Mi"), "the profile's container trait does not apply")
+	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "FROM", Value: "integration"}), "the integration's own trait does not win")
 }

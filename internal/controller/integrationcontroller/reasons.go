@@ -9,6 +9,8 @@ const (
 	ReasonKitBuilding      controller.Reason = "KitBuilding"
 	ReasonKitNotReady      controller.Reason = "KitNotReady"
 	ReasonKameletNotFound  controller.Reason = "KameletNotFound"
+	// ReasonProfileNotFound: the IntegrationProfile the integration names does not exist.
+	ReasonProfileNotFound controller.Reason = "ProfileNotFound"
 	// Bad input, or a refusal an administrator must resolve.
 	ReasonInvalidTrait      controller.Reason = "InvalidTrait"
 	ReasonInvalidSpec       controller.Reason = "InvalidSpec"

@@ -96,6 +96,8 @@ type scope struct {
 	it *camelv1.Integration
 	// platform is set by reconcilePlatform.
 	platform *camelv1.IntegrationPlatform
+	// profile is set by reconcileProfile: the IntegrationProfile the integration names, if any.
+	profile *camelv1.IntegrationProfile
 	// traits are set by reconcileTraits: platform defaults merged with the integration's.
 	traits trait.Traits
 	// digest is set by reconcileDigest.
@@ -313,6 +315,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (resu
 		r.reconcileUndeploy,
 		r.reconcileKept,
 		r.reconcilePlatform,
+		r.reconcileProfile,
 		r.reconcileTraits,
 		r.reconcileDigest,
 		r.reconcileRoutes,

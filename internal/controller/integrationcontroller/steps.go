@@ -65,7 +65,7 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 // reconcileTraits parses the traits Caravan acts on; a wrong value is bad
 // input the user must fix.
 func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Result, error) {
-	traits, err := trait.Parse(trait.Merge(s.platform.Spec.Traits, s.it.Spec.Traits))
+	traits, err := trait.Parse(trait.Merge(trait.Merge(s.platform.Spec.Traits, s.profileTraits()), s.it.Spec.Traits))
 	if err != nil {
 		s.Failure = controller.Because(ReasonInvalidTrait, err.Error())
 		return reconcile.Result{}, nil
@@ -94,10 +94,6 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	if types := render.IgnoredConfigurations(it); len(types) > 0 {
 		parts = append(parts, fmt.Sprintf("the spec.configuration entries of type %s are kept but do nothing, as on Camel K 2.x: "+
 			"use the mount trait's configs and resources (caravan run --config, --resource)", strings.Join(types, ", ")))
-	}
-	if profile := it.Annotations[camelv1.IntegrationProfileAnnotation]; profile != "" {
-		parts = append(parts, fmt.Sprintf("the IntegrationProfile %s that the annotation %s names is kept but not applied: "+
-			"set its traits on the integration or on its platform", profile, camelv1.IntegrationProfileAnnotation))
 	}
 	if len(parts) == 0 {
 		return
@@ -171,7 +167,7 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		req.Spec = r.kitSpec(s)
 		if err := camelruntime.CheckCamelVersion(req.Spec.RuntimeVersion); err != nil {
 			s.Failure = controller.Because(ReasonInvalidRuntimeVersion, fmt.Sprintf(
-				"the IntegrationPlatform %s/%s's spec.build.runtimeVersion: %v", r.Namespace, r.OperatorID, err))
+				"the spec.build.runtimeVersion of the IntegrationPlatform %s/%s, or of the integration's IntegrationProfile: %v", r.Namespace, r.OperatorID, err))
 			return reconcile.Result{}, nil
 		}
 	}
@@ -185,10 +181,17 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 // kitSpec is the spec of the kit of the integration's dependencies, its routes' and its traits'.
 func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 	deps := slices.Concat(s.it.Spec.Dependencies, s.routeDependencies)
+	if s.profile != nil {
+		deps = append(deps, s.profile.Spec.Dependencies...)
+	}
 	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
 	spec.BuildProperties = s.traits.Builder.Properties()
+	if s.profile != nil && strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion) != "" {
+		// The profile's runtime version, under the camel trait's, as in Camel K.
+		spec.RuntimeVersion = strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion)
+	}
 	if v := strings.TrimSpace(s.traits.Camel.RuntimeVersion()); v != "" {
 		// The camel trait's runtimeVersion picks the Camel BOM of this integration's kit, as in Camel K.
 		spec.RuntimeVersion = v

@@ -108,6 +108,12 @@
 - apiGroups:
   - camel.apache.org
   resources:
+  - integrationprofiles
+  verbs:
+  - get
+- apiGroups:
+  - camel.apache.org
+  resources:
   - kameletbindings
   - pipes
   verbs:
@@ -326,6 +332,12 @@
   - patch
   - update
   - watch
+- apiGroups:
+  - camel.apache.org
+  resources:
+  - integrationprofiles
+  verbs:
+  - get
 - apiGroups:
   - camel.apache.org
   resources:

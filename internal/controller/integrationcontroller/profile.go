@@ -1,0 +1,60 @@
+package integrationcontroller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/controller"
+)
+
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationprofiles,verbs=get
+
+// profileRetry is how soon an integration whose IntegrationProfile is missing looks again:
+// profiles are not watched.
+const profileRetry = 30 * time.Second
+
+// reconcileProfile finds the IntegrationProfile the integration names, as Camel K does: in the
+// namespace its annotation gives, else the integration's, then in the operator's. Its traits go
+// between the platform's and the integration's, its dependencies into the kit, its runtime
+// version under the camel trait's. A profile the integration names and no namespace holds is
+// waited for. Profiles are read when the integration is reconciled, not watched.
+func (r *Reconciler) reconcileProfile(ctx context.Context, s *scope) (reconcile.Result, error) {
+	s.profile = nil
+	name := s.it.Annotations[camelv1.IntegrationProfileAnnotation]
+	if name == "" {
+		return reconcile.Result{}, nil
+	}
+	namespace := s.it.Annotations[camelv1.IntegrationProfileNamespaceAnnotation]
+	if namespace == "" {
+		namespace = s.it.Namespace
+	}
+	for _, ns := range []string{namespace, r.Namespace} {
+		p := &camelv1.IntegrationProfile{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p)
+		if err == nil {
+			s.profile = p
+			return reconcile.Result{}, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("reading the IntegrationProfile %s/%s: %w", ns, name, err)
+		}
+	}
+	s.Waiting = controller.Because(ReasonProfileNotFound, fmt.Sprintf(
+		"the annotation %s names the IntegrationProfile %s, which is in neither namespace %s nor %s: create it, or fix the annotation",
+		camelv1.IntegrationProfileAnnotation, name, namespace, r.Namespace))
+	return reconcile.Result{RequeueAfter: profileRetry}, nil
+}
+
+// profileTraits are the traits of the integration's profile, nil without one.
+func (s *scope) profileTraits() camelv1.Traits {
+	if s.profile == nil {
+		return nil
+	}
+	return s.profile.Spec.Traits
+}
