@@ -57,6 +57,8 @@ type Job struct {
 	MavenSettings *corev1.VolumeSource
 	// MavenArgs are the platform's Maven properties and options, for Maven's command line (StrategyPod).
 	MavenArgs []string
+	// PodNodeSelector and PodAnnotations are the builder pod's (StrategyPod).
+	PodNodeSelector, PodAnnotations map[string]string
 	// Report, set by the Runner, records what the running attempt waits for ("" for nothing it
 	// can name), for the Build's status; a Func may call it from any goroutine.
 	Report func(waiting string) `json:"-"`

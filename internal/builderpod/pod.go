@@ -84,6 +84,8 @@ type Pod struct {
 	CA *corev1.VolumeSource
 	// MavenArgs are more arguments of Maven, before the goal: the platform's properties and options.
 	MavenArgs []string
+	// NodeSelector and Annotations are the pod's, from the platform's build configuration.
+	NodeSelector, Annotations map[string]string
 	// Timeout bounds the pod's life.
 	Timeout time.Duration
 	// MavenResources are requests and limits of the Maven container, each over its default.
@@ -162,8 +164,9 @@ func (p Pod) Render() (*corev1.Pod, error) {
 	}
 	mavenResources := p.mavenResources()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: maps.Clone(p.Annotations)},
 		Spec: corev1.PodSpec{
+			NodeSelector:                  maps.Clone(p.NodeSelector),
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			AutomountServiceAccountToken:  ptr.To(false),
 			ActiveDeadlineSeconds:         ptr.To(int64(max(p.Timeout, time.Minute).Seconds())),

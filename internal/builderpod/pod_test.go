@@ -315,3 +315,15 @@ func TestTheBuilderPodsMavenTakesThePlatformsPropertiesAndOptionsEachAsOneWord(t
 		t.Errorf("the shell reads %q, want %q", got, args)
 	}
 }
+
+func TestTheBuilderPodTakesThePlatformsNodeSelectorAndAnnotations(t *testing.T) {
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	pod, err := Pod{Name: "kit-1-builder-1", Namespace: "ops", BuilderImage: "b", PublishImage: "p", Request: req,
+		NodeSelector: map[string]string{"pool": "builds"}, Annotations: map[string]string{"cost-center": "ci"}}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeSelector["pool"] != "builds" || pod.Annotations["cost-center"] != "ci" {
+		t.Errorf("node selector %v, annotations %v", pod.Spec.NodeSelector, pod.Annotations)
+	}
+}

@@ -4,6 +4,7 @@ package platform
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,8 +13,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -66,6 +70,39 @@ type BuildConfiguration struct {
 	RequestMemory string `json:"requestMemory,omitempty"`
 	LimitCPU      string `json:"limitCPU,omitempty"`
 	LimitMemory   string `json:"limitMemory,omitempty"`
+	// NodeSelector and Annotations go on the builder pods.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	// OrderStrategy is Camel K's: sequential runs one build at a time; fifo and dependencies are
+	// what Caravan does anyway (builds start in order, each on the Ready kit with most of its
+	// dependencies).
+	OrderStrategy string `json:"orderStrategy,omitempty"`
+	// Platforms (multi-architecture kits) and OperatorNamespace are Camel K's, refused while set.
+	Platforms         []string `json:"platforms,omitempty"`
+	OperatorNamespace string   `json:"operatorNamespace,omitempty"`
+}
+
+// Sequential tells whether the builds run one at a time (orderStrategy sequential).
+func (c BuildConfiguration) Sequential() bool { return c.OrderStrategy == "sequential" }
+
+// checkCamelK refuses the fields of Camel K's build configuration that Caravan does not apply,
+// and checks the pods' node selector and annotations.
+func (c BuildConfiguration) checkCamelK() error {
+	switch {
+	case c.OrderStrategy != "" && c.OrderStrategy != "sequential" && c.OrderStrategy != "fifo" && c.OrderStrategy != "dependencies":
+		return fmt.Errorf("spec.build.buildConfiguration.orderStrategy %q is not Camel K's: use sequential, fifo or dependencies", c.OrderStrategy)
+	case len(c.Platforms) > 0:
+		return errors.New("spec.build.buildConfiguration.platforms: Caravan builds kits for the builder pod's architecture only; remove it")
+	case c.OperatorNamespace != "":
+		return errors.New("spec.build.buildConfiguration.operatorNamespace: Caravan's builder pods run in the operator's namespace; remove it")
+	}
+	if errs := metav1validation.ValidateLabels(c.NodeSelector, field.NewPath("spec.build.buildConfiguration.nodeSelector")); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	if errs := apivalidation.ValidateAnnotations(c.Annotations, field.NewPath("spec.build.buildConfiguration.annotations")); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	return nil
 }
 
 // Resources are the requests and limits the configuration sets, by resource; a quantity
@@ -121,7 +158,7 @@ func BuildConfigurationOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfigur
 	if _, _, err := c.Resources(); err != nil {
 		return c, err
 	}
-	return c, nil
+	return c, c.checkCamelK()
 }
 
 // Maven is what Caravan reads of Camel K's spec.build.maven.

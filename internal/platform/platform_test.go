@@ -129,6 +129,27 @@ func TestTheMavenCacheClaimAndSettingsAreReadFromTheMavenSettings(t *testing.T) 
 	}
 }
 
+func TestCamelKsBuildConfigurationIsAppliedOrRefused(t *testing.T) {
+	raw := func(s string) camelv1.IntegrationPlatformBuildSpec {
+		return camelv1.IntegrationPlatformBuildSpec{BuildConfiguration: &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(s)}}}
+	}
+	c, err := BuildConfigurationOf(raw(`{"nodeSelector":{"pool":"builds"},"annotations":{"a":"b"},"orderStrategy":"sequential"}`))
+	if err != nil || c.NodeSelector["pool"] != "builds" || c.Annotations["a"] != "b" || !c.Sequential() {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+	for doc, want := range map[string]string{
+		`{"orderStrategy":"random"}`:          `orderStrategy "random" is not Camel K's`,
+		`{"platforms":["linux/arm64"]}`:       "builds kits for the builder pod's architecture only",
+		`{"operatorNamespace":"other"}`:       "run in the operator's namespace",
+		`{"nodeSelector":{"bad key!":"x"}}`:   "spec.build.buildConfiguration.nodeSelector",
+		`{"annotations":{"Not Valid/x":"y"}}`: "spec.build.buildConfiguration.annotations",
+	} {
+		if _, err := BuildConfigurationOf(raw(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", doc, err, want)
+		}
+	}
+}
+
 func TestMavensPropertiesAndOptionsAreItsArgumentsInAStableOrder(t *testing.T) {
 	m := Maven{Properties: map[string]string{"b": "2", "a": "x y"}, CLIOptions: []string{"-V", "--no-transfer-progress"}}
 	if got, want := m.Args(), []string{"-Da=x y", "-Db=2", "-V", "--no-transfer-progress"}; !slices.Equal(got, want) {

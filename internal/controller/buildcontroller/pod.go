@@ -180,6 +180,7 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 		BuilderImage: builderImage, PublishImage: p.PublishImage, Request: req, Timeout: j.Timeout, Cache: cache,
 		Settings: j.MavenSettings, CA: j.MavenCA, RegistrySecret: j.RegistrySecret, RegistryCA: j.RegistryCA,
 		MavenResources: j.MavenResources, Proxy: p.Proxy, MavenArgs: j.MavenArgs,
+		NodeSelector: j.PodNodeSelector, Annotations: j.PodAnnotations,
 	}.Render()
 }
 

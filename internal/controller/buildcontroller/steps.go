@@ -213,7 +213,11 @@ func usableParent(k *camelv1.IntegrationKit, operatorID string) bool {
 
 // reconcileSubmission hands the attempt to the runner and reads what it says.
 func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile.Result, error) {
-	r.Runner.SetLimit(int(*s.settings.Build.MaxRunningBuilds))
+	limit := int(*s.settings.Build.MaxRunningBuilds)
+	if s.config.Sequential() {
+		limit = 1 // Camel K's orderStrategy sequential
+	}
+	r.Runner.SetLimit(limit)
 	timeout := s.settings.Build.Timeout.Duration
 	if s.b.Spec.Timeout != nil && s.b.Spec.Timeout.Duration > 0 {
 		timeout = s.b.Spec.Timeout.Duration
@@ -224,6 +228,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
 		RegistrySecret: s.registrySecret, RegistryCA: s.registryCA, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
 		MavenResources: mavenResources(s.config), MavenArgs: mavenArgs(s.maven, s.spec),
+		PodNodeSelector: s.config.NodeSelector, PodAnnotations: s.config.Annotations,
 	})
 	s.job = &st
 	return r.retryAfter(st), nil
