@@ -13,7 +13,7 @@ var errUnresolved = errors.New("kamelet not read")
 type unresolved struct{ namespace string }
 
 func (u unresolved) Namespace() string                      { return u.namespace }
-func (unresolved) Kamelet(string) (*camelv1.Kamelet, error) { return nil, errUnresolved }
+func (unresolved) Kamelet(string, string) (*camelv1.Kamelet, error) { return nil, errUnresolved }
 
 // Check returns what Compile refuses in spec without reading a Kamelet, as caravan bind checks a
 // binding offline: an Integration as the source, an endpoint with neither ref nor uri, ...

@@ -91,7 +91,7 @@ func (c *compiler) endpoint(ro role, where string, e camelv1.Endpoint, pos int) 
 	}
 	switch e.Ref.Kind {
 	case kindKamelet:
-		return c.kameletEndpoint(ro, where, e.Ref.Name, props, pos)
+		return c.kameletEndpoint(ro, where, e.Ref.Name, e.Ref.Namespace, props, pos)
 	case kindIntegration:
 		return c.integrationEndpoint(ro, where, e.Ref, props)
 	}
@@ -100,8 +100,8 @@ func (c *compiler) endpoint(ro role, where string, e camelv1.Endpoint, pos int) 
 
 // kameletEndpoint resolves and checks a Kamelet, records its instance properties and
 // returns kamelet:<name>/<id>.
-func (c *compiler) kameletEndpoint(ro role, where, name string, props map[string]any, pos int) (string, error) {
-	k, err := c.r.Kamelet(name)
+func (c *compiler) kameletEndpoint(ro role, where, name, namespace string, props map[string]any, pos int) (string, error) {
+	k, err := c.r.Kamelet(name, namespace)
 	if err == nil && k == nil {
 		err = NotFound(name)
 	}

@@ -22,9 +22,9 @@
 //     endpoint sets the property "id". A step calls an action Kamelet with the kamelet EIP.
 //     The endpoint's properties, checked against the Kamelet's definition with defaults
 //     applied, become the runtime properties camel.kamelet.<name>.<id>.<property>=<value>.
-//     The ref's namespace is not used: the Resolver decides where Kamelets are found. A
-//     Kamelet it does not find is called all the same, with its properties as written,
-//     for the runtime to find on its classpath, as on Camel K.
+//     The Resolver decides where Kamelets are found, given the ref's namespace. A Kamelet it
+//     does not find is called all the same, with its properties as written, for the runtime
+//     to find on its classpath, as on Camel K.
 //   - A ref to an Integration (kind Integration, group camel.apache.org) is called over
 //     HTTP on its Service: http://<name>.<namespace>.svc.cluster.local/ (the namespace is
 //     the ref's, else the binding's), with the endpoint's properties as query parameters.
@@ -85,8 +85,8 @@ type Resolver interface {
 	// Namespace is the binding's namespace, where Integration refs without a namespace are.
 	Namespace() string
 	// Kamelet returns the Kamelet named name, or an error wrapping ErrKameletNotFound (see
-	// NotFound) when there is none.
-	Kamelet(name string) (*camelv1.Kamelet, error)
+	// NotFound) when there is none. namespace is the ref's, "" when it names none.
+	Kamelet(name, namespace string) (*camelv1.Kamelet, error)
 }
 
 // Compiled is a compiled binding.

@@ -4,6 +4,7 @@ package pipe_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,8 +23,11 @@ type resolver map[string]*camelv1.Kamelet
 
 func (r resolver) Namespace() string { return "demo" }
 
-func (r resolver) Kamelet(name string) (*camelv1.Kamelet, error) {
-	if k, ok := r[name]; ok {
+func (r resolver) Kamelet(name, namespace string) (*camelv1.Kamelet, error) {
+	if namespace == "forbidden" {
+		return nil, errors.New("the ServiceAccount demo/runner may not get kamelets in namespace forbidden")
+	}
+	if k, ok := r[name]; ok && namespace == "" {
 		return k.DeepCopy(), nil
 	}
 	return nil, pipe.NotFound(name, "demo", "caravan-system")

@@ -10,6 +10,7 @@ import (
 	gomegatypes "github.com/onsi/gomega/types"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -591,4 +592,52 @@ func TestTheCatalogKeepsAKameletAUserChanged(t *testing.T) {
 	g.Expect(env.Client.Update(ctx, stored, client.FieldOwner("kubectl-edit"))).To(Succeed())
 	g.Expect(judge()).To(Equal(kameletcatalog.KeptUserChanged))
 	g.Expect(kameletcatalog.Judge(stored, "4.20.0")).To(Equal(kameletcatalog.KeptUserChanged))
+}
+
+// TestAPipeUsesAKameletOfAnotherNamespaceItsServiceAccountMayRead: as on Camel K, a ref to a
+// Kamelet of another namespace needs the Pipe's ServiceAccount, allowed to get Kamelets there: a
+// Pipe without one, or with one that may not, is refused saying so; once a RoleBinding grants it,
+// the Integration mounts the Kamelet of that namespace.
+func TestAPipeUsesAKameletOfAnotherNamespaceItsServiceAccountMayRead(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns, shared := env.Namespace(t), env.Namespace(t)
+	installCatalog(t, ns)
+	catalog, _ := kamelets.Catalog()
+	for _, k := range catalog {
+		if k.Name == "log-sink" {
+			k.Name, k.Namespace = "team-sink", shared
+			g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+		}
+	}
+	spec := timerToLog()
+	spec.Sink = kameletRef("team-sink", nil)
+	spec.Sink.Ref.Namespace = shared
+	p := newPipe(ns, "cross", operatorID, spec)
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	key := client.ObjectKeyFromObject(p)
+	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "InvalidBinding"),
+		HaveField("Message", ContainSubstring("set spec.serviceAccountName to a ServiceAccount of namespace "+ns))))))
+
+	t.Log("with a ServiceAccount that may not read Kamelets there, the Pipe says so")
+	g.Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "runner"}})).To(Succeed())
+	stored := &camelv1.Pipe{}
+	g.Expect(env.Client.Get(ctx, key, stored)).To(Succeed())
+	patch := client.MergeFrom(stored.DeepCopy())
+	stored.Spec.ServiceAccountName = "runner"
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(pipeStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(
+		HaveField("Message", ContainSubstring("the ServiceAccount "+ns+"/runner may not get kamelets in namespace "+shared)))))
+
+	t.Log("a RoleBinding grants it: the Integration mounts the Kamelet of that namespace")
+	g.Expect(env.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "kamelet-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"camel.apache.org"}, Resources: []string{"kamelets"}, Verbs: []string{"get"}}}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "runner-reads-kamelets"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kamelet-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "runner"}}})).To(Succeed())
+	// The binding is looked at again each minute; a label brings that reconcile now.
+	g.Expect(env.Client.Patch(ctx, stored, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"granted":"yes"}}}`)))).To(Succeed())
+	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Spec.Sources", ContainElement(
+		HaveField("Name", "team-sink.kamelet.yaml"))))
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +41,8 @@ func (r *Reconciler) reconcileObserved(ctx context.Context, s *scope) (reconcile
 // A missing Kamelet is waited for (it may be created yet); other compile errors are bad input
 // the user must fix; a failed lookup is retried.
 func (r *Reconciler) reconcileSpec(ctx context.Context, s *scope) (reconcile.Result, error) {
-	res := &resolver{ctx: ctx, cache: r.Client, api: r.APIReader, binding: s.binding.GetNamespace(), operator: r.Namespace}
+	res := &resolver{ctx: ctx, cache: r.Client, api: r.APIReader, reviews: r.Client, binding: s.binding.GetNamespace(), operator: r.Namespace,
+		serviceAccount: bindingServiceAccount(s.spec)}
 	compiled, err := pipe.Compile(*s.spec, res)
 	switch {
 	case res.err != nil:
@@ -173,8 +177,12 @@ func (r *Reconciler) stillMine(ctx context.Context, b client.Object) (bool, erro
 // share, and these reads are few: one per Kamelet a binding uses, when the
 // binding or its Integration changes, or every 10 s while one is missing.
 type resolver struct {
-	ctx               context.Context
-	cache, api        client.Reader
+	ctx        context.Context
+	cache, api client.Reader
+	// reviews creates the SubjectAccessReviews of cross-namespace Kamelets.
+	reviews client.Writer
+	// serviceAccount is the binding's pods', whose rights on another namespace's Kamelets count.
+	serviceAccount    string
 	binding, operator string
 	// err is the first lookup that failed for another reason than absence.
 	err error
@@ -186,10 +194,18 @@ type resolver struct {
 // Namespace is the binding's namespace.
 func (r *resolver) Namespace() string { return r.binding }
 
-// Kamelet returns the Kamelet named name.
-func (r *resolver) Kamelet(name string) (*camelv1.Kamelet, error) {
+// Kamelet returns the Kamelet named name: of the ref's namespace when it names one other than
+// the binding's, which the binding's ServiceAccount must be allowed to read Kamelets of, as on
+// Camel K; else of the binding's namespace, then of the operator's.
+func (r *resolver) Kamelet(name, namespace string) (*camelv1.Kamelet, error) {
 	namespaces := []string{r.binding}
-	if r.operator != r.binding {
+	if namespace != "" && namespace != r.binding {
+		if err := r.mayRead(name, namespace); err != nil {
+			return nil, err
+		}
+		namespaces = []string{namespace}
+	}
+	if r.operator != r.binding && !slices.Contains(namespaces, r.operator) {
 		namespaces = append(namespaces, r.operator)
 	}
 	for _, ns := range namespaces {
@@ -209,4 +225,43 @@ func (r *resolver) Kamelet(name string) (*camelv1.Kamelet, error) {
 		}
 	}
 	return nil, pipe.NotFound(name, namespaces...)
+}
+
+// mayRead refuses a Kamelet of namespace unless the binding's ServiceAccount may get Kamelets
+// there, which a SubjectAccessReview tells. A refusal is the binding's to fix; it is looked at
+// again at the binding's next reconcile.
+func (r *resolver) mayRead(name, namespace string) error {
+	r.uncached = true
+	if r.serviceAccount == "" {
+		return fmt.Errorf("kamelet %s is of namespace %s: as on Camel K, set spec.serviceAccountName to a ServiceAccount of namespace %s "+
+			"that may get kamelets in %s", name, namespace, r.binding, namespace)
+	}
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		// The names Kubernetes authenticates a ServiceAccount's token as.
+		User:   "system:serviceaccount:" + r.binding + ":" + r.serviceAccount,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + r.binding, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "get",
+			Group: camelv1.GroupVersion.Group, Resource: "kamelets", Name: name},
+	}}
+	if err := r.reviews.Create(r.ctx, review); err != nil {
+		r.err = errors.Join(r.err, err)
+		return fmt.Errorf("asking whether the ServiceAccount %s/%s may get kamelets in namespace %s: %w", r.binding, r.serviceAccount, namespace, err)
+	}
+	if !review.Status.Allowed {
+		return fmt.Errorf("the ServiceAccount %s/%s may not get kamelets in namespace %s: grant it (kubectl create rolebinding -n %s "+
+			"--clusterrole caravan-view --serviceaccount %s:%s NAME), or use a Kamelet of namespace %s",
+			r.binding, r.serviceAccount, namespace, namespace, r.binding, r.serviceAccount, r.binding)
+	}
+	return nil
+}
+
+// bindingServiceAccount is the ServiceAccount a binding's pods run as.
+func bindingServiceAccount(spec *camelv1.PipeSpec) string {
+	if spec.ServiceAccountName != "" {
+		return spec.ServiceAccountName
+	}
+	if spec.Integration != nil {
+		return spec.Integration.ServiceAccountName
+	}
+	return ""
 }
