@@ -35,6 +35,7 @@ var camelKProperties = map[string][]string{
 	"jvm": {"agents", "baseTruststore", "caCert", "caCertMountPath", "caCertPassword", "caCertificates", "certPath", "classpath",
 		"debug", "debugAddress", "debugSuspend", "jar", "options", "passwordPath", "printCommand", "truststorePasswordPath",
 		"truststorePath"},
+	"kamelets":    {"auto", "list", "mountPoint"},
 	"mount":       {"configs", "emptyDirs", "hotReload", "resources", "scanKameletsImplicitLabelSecrets", "volumes"},
 	"owner":       {"targetAnnotations", "targetLabels"},
 	"pdb":         {"maxUnavailable", "minAvailable"},

@@ -7,7 +7,7 @@ import (
 )
 
 // Acted are the traits Caravan acts on.
-var Acted = []string{"affinity", "builder", "camel", "container", "cron", "deployment", "environment", "health", "ingress", "jvm", "mount", "owner", "pdb", "prometheus", "pull-secret", "service", "toleration"}
+var Acted = []string{"affinity", "builder", "camel", "container", "cron", "deployment", "environment", "health", "ingress", "jvm", "kamelets", "mount", "owner", "pdb", "prometheus", "pull-secret", "service", "toleration"}
 
 // camelKTraits are the traits of Camel K 2.x, addons included: names a
 // Camel K user may set and Caravan keeps as written.

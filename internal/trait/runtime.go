@@ -61,6 +61,51 @@ func (c Camel) Properties() []string { return slices.Clone(c.properties) }
 // RuntimeVersion is camel.runtimeVersion, or "".
 func (c Camel) RuntimeVersion() string { return c.runtimeVersion }
 
+// Kamelets is the kamelets trait: which Kamelets are mounted with the sources. With auto (the
+// default) those the routes use, plus those of list (comma-separated names); with enabled: false
+// none, and the runtime looks for them on its classpath.
+type Kamelets struct {
+	disabled bool
+	manual   bool
+	list     []string
+}
+
+func parseKamelets(o *object) Kamelets {
+	k := Kamelets{disabled: o.disabled()}
+	if auto := o.boolean("auto"); auto != nil && !*auto {
+		k.manual = true
+	}
+	for _, name := range strings.Split(o.str("list"), ",") {
+		name, _, _ = strings.Cut(strings.TrimSpace(name), "?")
+		if name == "" {
+			continue
+		}
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+			o.fail("list", "must be Kamelet names separated by ','", json.RawMessage(strconv.Quote(name)))
+			continue
+		}
+		k.list = append(k.list, name)
+	}
+	return k
+}
+
+// Mounted are the Kamelets to mount, given those the routes use: nil when the trait is off.
+func (k Kamelets) Mounted(used []string) []string {
+	if k.disabled {
+		return nil
+	}
+	var out []string
+	if !k.manual {
+		out = append(out, used...)
+	}
+	for _, name := range k.list {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Builder is the builder trait, in part: its properties (KEY=VALUE), which the kit's build gives
 // Maven as -DKEY=VALUE, as Camel K gives its build. With enabled: false it reads as defaults.
 type Builder struct {

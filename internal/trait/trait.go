@@ -41,6 +41,7 @@ type Traits struct {
 	PullSecret  PullSecret
 	Cron        Cron
 	Builder     Builder
+	Kamelets    Kamelets
 
 	// httpRoutes tells whether the routes serve HTTP; see WithHTTPRoutes.
 	httpRoutes bool
@@ -82,6 +83,7 @@ func Parse(t camelv1.Traits) (Traits, error) {
 	read("pull-secret", func(o *object) { out.PullSecret = parsePullSecret(o) })
 	read("cron", func(o *object) { out.Cron = parseCron(o) })
 	read("builder", func(o *object) { out.Builder = parseBuilder(o) })
+	read("kamelets", func(o *object) { out.Kamelets = parseKamelets(o) })
 	if err := errors.Join(errs...); err != nil {
 		return Traits{}, err
 	}

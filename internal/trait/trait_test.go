@@ -148,6 +148,17 @@ func TestParseReadsValidTraits(t *testing.T) {
 				g.Expect(tr.Mount.HotReload()).To(BeTrue())
 				g.Expect(tr.Mount.Stores()).To(Equal([]Store{{Kind: "Secret", Name: "s"}, {Kind: "ConfigMap", Name: "a"}}))
 			}},
+		{name: "the kamelets trait mounts those the routes use and those it lists, or only those it lists, or none",
+			traits: `{"kamelets":{"list":"log-sink, set-body-action?kameletNamespace=x"}}`,
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Kamelets.Mounted([]string{"timer-source", "log-sink"})).To(Equal([]string{"timer-source", "log-sink", "set-body-action"}))
+			}},
+		{name: "kamelets.auto false mounts only those listed", traits: `{"kamelets":{"auto":false,"list":"log-sink"}}`,
+			check: func(g Gomega, tr Traits) { g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(Equal([]string{"log-sink"})) }},
+		{name: "kamelets disabled mounts none: the classpath serves them", traits: `{"kamelets":{"enabled":false,"list":"log-sink"}}`,
+			check: func(g Gomega, tr Traits) { g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(BeEmpty()) }},
+		{name: "no kamelets trait mounts those the routes use", traits: `{}`,
+			check: func(g Gomega, tr Traits) { g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(Equal([]string{"timer-source"})) }},
 		{name: "hot reload is off by default", traits: `{"mount":{"configs":["configmap:a"]}}`,
 			check: func(g Gomega, tr Traits) { g.Expect(tr.Mount.HotReload()).To(BeFalse()) }},
 	}

@@ -22,6 +22,7 @@ var inertProperties = map[string][]string{
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose",
 		"runAsNonRoot", "runAsUser", "seccompProfileType"},
 	"jvm":         {"agents", "jar", "printCommand"},
+	"kamelets":    {"mountPoint"},
 	"mount":       {"scanKameletsImplicitLabelSecrets"},
 	"pull-secret": {"imagePullerDelegation"},
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -640,4 +641,38 @@ func TestAPipeUsesAKameletOfAnotherNamespaceItsServiceAccountMayRead(t *testing.
 	g.Expect(env.Client.Patch(ctx, stored, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"granted":"yes"}}}`)))).To(Succeed())
 	g.Eventually(integrationOf(key), timeout, poll).Should(HaveField("Spec.Sources", ContainElement(
 		HaveField("Name", "team-sink.kamelet.yaml"))))
+}
+
+// TestTheKameletsTraitPicksTheKameletsMountedWithTheSources: the Kamelets a route uses are mounted
+// with its sources; the kamelets trait's list adds one, and with enabled: false none is, for the
+// runtime's classpath to serve them.
+func TestTheKameletsTraitPicksTheKameletsMountedWithTheSources(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	installCatalog(t, ns)
+	it := harness.NewIntegration(ns, "picked", operatorID, 1)
+	it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "kamelet:timer-source?message=hi", "steps": []any{map[string]any{"to": "log:out"}}}})}
+	it.Spec.Traits["kamelets"] = harness.Raw(map[string]any{"list": "log-sink"})
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	mounted := func() ([]string, error) {
+		cm := &corev1.ConfigMap{}
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.ConfigMapName(it.Name)}, cm)
+		var names []string
+		for k := range cm.Data {
+			if strings.HasSuffix(k, render.KameletSuffix) {
+				names = append(names, k)
+			}
+		}
+		return names, err
+	}
+	g.Eventually(mounted, timeout, poll).Should(ConsistOf("timer-source"+render.KameletSuffix, "log-sink"+render.KameletSuffix))
+
+	stored := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
+	patch := client.MergeFrom(stored.DeepCopy())
+	stored.Spec.Traits["kamelets"] = harness.Raw(map[string]any{"enabled": false})
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(mounted, timeout, poll).Should(BeEmpty())
 }

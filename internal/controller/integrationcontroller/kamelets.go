@@ -84,7 +84,8 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 	s.routesRead, s.operatorNamespace = true, r.Namespace
 	serves := routes.ServesHTTP
 	defer func() { s.traits = s.traits.WithHTTPRoutes(serves).WithConsumers(routes.Consumers) }()
-	for _, name := range routes.Kamelets {
+	// The kamelets trait picks them: those the routes use, those it lists, or none.
+	for _, name := range s.traits.Kamelets.Mounted(routes.Kamelets) {
 		source := name + render.KameletSuffix
 		if slices.ContainsFunc(s.it.Spec.Sources, func(src camelv1.SourceSpec) bool { return src.Name == source }) {
 			continue
