@@ -12,7 +12,7 @@ var errUnresolved = errors.New("kamelet not read")
 // unresolved is a Resolver that reads no Kamelet, for checks made before the cluster is asked.
 type unresolved struct{ namespace string }
 
-func (u unresolved) Namespace() string                      { return u.namespace }
+func (u unresolved) Namespace() string                              { return u.namespace }
 func (unresolved) Kamelet(string, string) (*camelv1.Kamelet, error) { return nil, errUnresolved }
 
 // Check returns what Compile refuses in spec without reading a Kamelet, as caravan bind checks a

@@ -154,11 +154,15 @@ func TestParseReadsValidTraits(t *testing.T) {
 				g.Expect(tr.Kamelets.Mounted([]string{"timer-source", "log-sink"})).To(Equal([]string{"timer-source", "log-sink", "set-body-action"}))
 			}},
 		{name: "kamelets.auto false mounts only those listed", traits: `{"kamelets":{"auto":false,"list":"log-sink"}}`,
-			check: func(g Gomega, tr Traits) { g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(Equal([]string{"log-sink"})) }},
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(Equal([]string{"log-sink"}))
+			}},
 		{name: "kamelets disabled mounts none: the classpath serves them", traits: `{"kamelets":{"enabled":false,"list":"log-sink"}}`,
 			check: func(g Gomega, tr Traits) { g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(BeEmpty()) }},
 		{name: "no kamelets trait mounts those the routes use", traits: `{}`,
-			check: func(g Gomega, tr Traits) { g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(Equal([]string{"timer-source"})) }},
+			check: func(g Gomega, tr Traits) {
+				g.Expect(tr.Kamelets.Mounted([]string{"timer-source"})).To(Equal([]string{"timer-source"}))
+			}},
 		{name: "hot reload is off by default", traits: `{"mount":{"configs":["configmap:a"]}}`,
 			check: func(g Gomega, tr Traits) { g.Expect(tr.Mount.HotReload()).To(BeFalse()) }},
 	}
