@@ -20,8 +20,8 @@ type KameletSpec struct {
 	DataTypes map[string]RawObject `json:"dataTypes,omitempty"`
 	// Dependencies are the Camel or Maven dependencies the Kamelet needs.
 	Dependencies []string `json:"dependencies,omitempty"`
-	// Versions are other versions of the Kamelet, by name, kept as written; Caravan runs the
-	// Kamelet's main definition.
+	// Versions are other versions of the Kamelet, by name, each a spec of its own: a route or a
+	// Pipe endpoint picks one with kameletVersion, as on Camel K; the main one otherwise.
 	Versions map[string]RawObject `json:"versions,omitempty"`
 }
 

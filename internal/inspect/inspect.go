@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -38,6 +39,9 @@ type Result struct {
 	Unknown []string
 	// Kamelets are the names of the Kamelets the routes use (kamelet:NAME), sorted.
 	Kamelets []string
+	// KameletVersions are the versions the routes name of a Kamelet (kamelet:NAME?kameletVersion=V),
+	// sorted, by Kamelet; nil when they name none.
+	KameletVersions map[string][]string
 	// ServesHTTP tells whether the routes serve HTTP on the runtime's server: they consume from
 	// platform-http or rest, or use the REST DSL, as Camel K's service trait tells it.
 	ServesHTTP bool
@@ -99,6 +103,8 @@ type inspection struct {
 	unknown map[string]bool
 	// kamelets are the Kamelets the routes use.
 	kamelets map[string]bool
+	// kameletVersions are the versions named of each Kamelet.
+	kameletVersions map[string]map[string]bool
 	// http is set when a route serves HTTP.
 	http bool
 	// consumers are the endpoints routes consume from.
@@ -166,6 +172,12 @@ func (in *inspection) result() Result {
 		r.Unknown = append(r.Unknown, s)
 	}
 	r.Kamelets = slices.Sorted(maps.Keys(in.kamelets))
+	for name, versions := range in.kameletVersions {
+		if r.KameletVersions == nil {
+			r.KameletVersions = map[string][]string{}
+		}
+		r.KameletVersions[name] = slices.Sorted(maps.Keys(versions))
+	}
 	r.ServesHTTP = in.http
 	r.Consumers = in.consumers
 	r.KebabCase = in.kebabCase
@@ -213,6 +225,25 @@ func (in *inspection) kamelet(rest string) {
 		return
 	}
 	in.kamelets[name] = true
+	_, query, _ := strings.Cut(rest, "?")
+	if v := kameletVersion(query); v != "" {
+		if in.kameletVersions == nil {
+			in.kameletVersions = map[string]map[string]bool{}
+		}
+		if in.kameletVersions[name] == nil {
+			in.kameletVersions[name] = map[string]bool{}
+		}
+		in.kameletVersions[name][v] = true
+	}
+}
+
+// kameletVersion is the kameletVersion option of a kamelet: URI's query, "" for none.
+func kameletVersion(query string) string {
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return ""
+	}
+	return values.Get("kameletVersion")
 }
 
 // component records the module of a scheme the DSL implies (rest, bean, ...).

@@ -377,3 +377,17 @@ spec:
 		t.Error("no kebab-case key, and an error")
 	}
 }
+
+func TestTheVersionsOfAKameletTheRoutesNameAreRead(t *testing.T) {
+	spec := &camelv1.IntegrationSpec{Flows: []camelv1.RawObject{fixture.Raw(map[string]any{"from": map[string]any{
+		"uri": "kamelet:timer-source?message=hi&kameletVersion=v2",
+		"steps": []any{map[string]any{"to": "kamelet:log-sink"}, map[string]any{"kamelet": map[string]any{"name": "set-body-action?kameletVersion=v1"}}}}})}}
+	r, err := Integration(catalog.Camel(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"timer-source": {"v2"}, "set-body-action": {"v1"}}
+	if !reflect.DeepEqual(r.KameletVersions, want) {
+		t.Errorf("KameletVersions %v, want %v", r.KameletVersions, want)
+	}
+}

@@ -266,3 +266,32 @@ func article(typ string) string {
 }
 
 func isNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// VersionProperty is the endpoint property that picks one of a Kamelet's versions, Camel K's.
+const VersionProperty = "kameletVersion"
+
+// WithVersion is k with the spec of its version named version (its main spec for ""), as Camel K
+// clones a Kamelet for a binding that names a version. A version k does not have is an error that
+// lists those it has.
+func WithVersion(k *camelv1.Kamelet, version string) (*camelv1.Kamelet, error) {
+	clone := k.DeepCopy()
+	clone.Spec.Versions = nil
+	if version == "" {
+		return clone, nil
+	}
+	raw, ok := k.Spec.Versions[version]
+	if !ok {
+		have := slices.Sorted(maps.Keys(k.Spec.Versions))
+		if len(have) == 0 {
+			return nil, fmt.Errorf("kamelet %s has no version %q: it has no versions", k.Name, version)
+		}
+		return nil, fmt.Errorf("kamelet %s has no version %q: it has %s", k.Name, version, strings.Join(have, ", "))
+	}
+	var spec camelv1.KameletSpec
+	if err := json.Unmarshal(raw.Raw, &spec); err != nil {
+		return nil, fmt.Errorf("kamelet %s: version %q: %w", k.Name, version, err)
+	}
+	spec.Versions = nil
+	clone.Spec = spec
+	return clone, nil
+}

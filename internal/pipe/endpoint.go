@@ -43,6 +43,8 @@ type compiler struct {
 	kamelets map[string]*camelv1.Kamelet
 	// missing are the Kamelets used that the Resolver did not find, in order.
 	missing []string
+	// versions are the versions of the Kamelets used, by name ("" for the main one).
+	versions map[string]string
 	// properties are the runtime properties of the Kamelet instances.
 	properties map[string]string
 	// instances maps <kamelet>/<id> to the endpoint that uses it.
@@ -55,6 +57,7 @@ func newCompiler(r Resolver) *compiler {
 	return &compiler{
 		r:          r,
 		kamelets:   map[string]*camelv1.Kamelet{},
+		versions:   map[string]string{},
 		properties: map[string]string{},
 		instances:  map[string]string{},
 	}
@@ -110,11 +113,15 @@ func (c *compiler) kameletEndpoint(ro role, where, name, namespace string, props
 		if !slices.Contains(c.missing, name) {
 			c.missing = append(c.missing, name)
 		}
+		delete(props, kamelet.VersionProperty) // the classpath holds one version
 		k, err = &camelv1.Kamelet{}, nil
 		k.Name = name
 		return c.instance(ro, where, k, props, pos)
 	}
 	if err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
+	}
+	if k, err = c.version(k, props); err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
 	if problems := kamelet.Validate(k); len(problems) > 0 {
@@ -152,6 +159,23 @@ func (c *compiler) instance(ro role, where string, k *camelv1.Kamelet, props map
 		c.properties[fmt.Sprintf("camel.kamelet.%s.%s.%s", name, id, p)] = v
 	}
 	return "kamelet:" + instance, nil
+}
+
+// version is k in the version the endpoint's kameletVersion property names, removed from props; one
+// integration mounts one version of a Kamelet, so another endpoint that names another is refused.
+func (c *compiler) version(k *camelv1.Kamelet, props map[string]any) (*camelv1.Kamelet, error) {
+	v, _ := props[kamelet.VersionProperty].(string)
+	if _, set := props[kamelet.VersionProperty]; set {
+		delete(props, kamelet.VersionProperty)
+		if v == "" {
+			return nil, fmt.Errorf("property %q must name a version of kamelet %s", kamelet.VersionProperty, k.Name)
+		}
+	}
+	if other, ok := c.versions[k.Name]; ok && other != v {
+		return nil, fmt.Errorf("kamelet %s is used in two versions, %q and %q: a binding runs one version of a Kamelet", k.Name, other, v)
+	}
+	c.versions[k.Name] = v
+	return kamelet.WithVersion(k, v)
 }
 
 // checkRole refuses a Kamelet whose type does not fit where it is used: a source must be a

@@ -41,6 +41,19 @@ func catalog(t *testing.T) resolver {
 	}
 	r := resolver{}
 	for _, k := range list {
+		if k.Name == "log-sink" {
+			v2 := k.Spec.DeepCopy()
+			v2.Template = &camelv1.RawObject{}
+			v2.Template.Raw = []byte(`{"from":{"uri":"kamelet:source","steps":[{"to":"log:v2-{{loggerName}}"}]}}`)
+			raw, err := json.Marshal(v2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.Spec.Versions = map[string]camelv1.RawObject{"v2": {}}
+			v := k.Spec.Versions["v2"]
+			v.Raw = raw
+			k.Spec.Versions["v2"] = v
+		}
 		r[k.Name] = k
 	}
 	return r
@@ -129,6 +142,26 @@ func TestCompile(t *testing.T) {
 			contains(t, "properties", c.properties, "camel.kamelet.slack-sink.sink.verbose=true")
 			contains(t, "dependencies", c.dependencies, "camel:kamelet")
 			equal(t, "sources", c.sources, []string{"timer-source.kamelet.yaml"})
+		},
+	}, {
+		name: "kameletVersion picks a version of the Kamelet, whose spec is mounted, as on Camel K",
+		doc:  strings.Replace(timerToLog, "name: log-sink}", "name: log-sink}\n  properties: {kameletVersion: v2, loggerName: audit}", 1),
+		check: func(t *testing.T, c compiled) {
+			var sink string
+			for _, src := range c.out.Sources {
+				if src.Name == "log-sink.kamelet.yaml" {
+					sink = src.Content
+				}
+			}
+			if !strings.Contains(sink, "log:v2-{{loggerName}}") || strings.Contains(sink, "versions") {
+				t.Errorf("the mounted Kamelet is not its v2: %s", sink)
+			}
+			contains(t, "properties", c.properties, "camel.kamelet.log-sink.sink.loggerName=audit")
+			for _, p := range c.properties {
+				if strings.Contains(p, "kameletVersion") {
+					t.Errorf("the version is passed as a property: %s", p)
+				}
+			}
 		},
 	}, {
 		name: "an action Kamelet step is called with the kamelet EIP and its own instance id",

@@ -676,3 +676,42 @@ func TestTheKameletsTraitPicksTheKameletsMountedWithTheSources(t *testing.T) {
 	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
 	g.Eventually(mounted, timeout, poll).Should(BeEmpty())
 }
+
+// TestARouteRunsTheVersionOfAKameletItNames: as on Camel K, kamelet:NAME?kameletVersion=V mounts that
+// version of the Kamelet; a version it lacks is refused, naming those it has.
+func TestARouteRunsTheVersionOfAKameletItNames(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	catalog, _ := kamelets.Catalog()
+	for _, k := range catalog {
+		if k.Name != "log-sink" {
+			continue
+		}
+		v2 := k.Spec.DeepCopy()
+		v2.Template = &camelv1.RawObject{}
+		v2.Template.Raw = []byte(`{"from":{"uri":"kamelet:source","steps":[{"to":"log:version-two"}]}}`)
+		raw := harness.Raw(v2)
+		k.Namespace, k.Spec.Versions = ns, map[string]camelv1.RawObject{"v2": raw}
+		g.Expect(env.Client.Create(ctx, k)).To(Succeed())
+	}
+	it := harness.NewIntegration(ns, "versioned", operatorID, 1)
+	it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "timer:tick", "steps": []any{map[string]any{"to": "kamelet:log-sink?kameletVersion=v2"}}}})}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	g.Eventually(func() (string, error) {
+		cm := &corev1.ConfigMap{}
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.ConfigMapName(it.Name)}, cm)
+		return cm.Data["log-sink"+render.KameletSuffix], err
+	}, timeout, poll).Should(ContainSubstring("log:version-two"))
+
+	stored := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
+	patch := client.MergeFrom(stored.DeepCopy())
+	stored.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "timer:tick", "steps": []any{map[string]any{"to": "kamelet:log-sink?kameletVersion=v9"}}}})}
+	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	g.Eventually(integrationStatus(client.ObjectKeyFromObject(it)), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "KameletInvalid"),
+		HaveField("Message", ContainSubstring(`kamelet log-sink has no version "v9": it has v2`))))))
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/inspect"
+	"github.com/caravan-dev/caravan/internal/kamelet"
 	"github.com/caravan-dev/caravan/internal/pipe"
 	"github.com/caravan-dev/caravan/internal/render"
 )
@@ -100,6 +101,10 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("reading the Kamelet %s: %w", name, err)
 		}
+		if k, err = kameletVersion(k, routes.KameletVersions[name]); err != nil {
+			s.Failure = controller.Because(ReasonKameletInvalid, err.Error())
+			return reconcile.Result{}, nil
+		}
 		if k.Status.Phase == camelv1.KameletPhaseError {
 			s.Failure = controller.Because(ReasonKameletInvalid, fmt.Sprintf("the routes use the Kamelet %s/%s, which is invalid: %s",
 				k.Namespace, name, kameletError(k)))
@@ -117,6 +122,18 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 		s.routeDependencies = append(s.routeDependencies, k.Spec.Dependencies...)
 	}
 	return reconcile.Result{}, nil
+}
+
+// kameletVersion is k in the version the routes name (kameletVersion=V), its main one without: an
+// integration mounts one version of a Kamelet, so routes that name two are refused.
+func kameletVersion(k *camelv1.Kamelet, versions []string) (*camelv1.Kamelet, error) {
+	switch len(versions) {
+	case 0:
+		return k, nil
+	case 1:
+		return kamelet.WithVersion(k, versions[0])
+	}
+	return nil, fmt.Errorf("the routes name the versions %s of kamelet %s: an integration runs one version of a Kamelet", strings.Join(versions, ", "), k.Name)
 }
 
 // kamelet reads the Kamelet name: the integration's namespace's, from the API server (Kamelets of
