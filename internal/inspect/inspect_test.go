@@ -380,7 +380,7 @@ spec:
 
 func TestTheVersionsOfAKameletTheRoutesNameAreRead(t *testing.T) {
 	spec := &camelv1.IntegrationSpec{Flows: []camelv1.RawObject{fixture.Raw(map[string]any{"from": map[string]any{
-		"uri": "kamelet:timer-source?message=hi&kameletVersion=v2",
+		"uri":   "kamelet:timer-source?message=hi&kameletVersion=v2",
 		"steps": []any{map[string]any{"to": "kamelet:log-sink"}, map[string]any{"kamelet": map[string]any{"name": "set-body-action?kameletVersion=v1"}}}}})}}
 	r, err := Integration(catalog.Camel(), spec)
 	if err != nil {
