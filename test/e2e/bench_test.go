@@ -75,10 +75,17 @@ func TestBenchMeasuresTheRolloutAndTheHandoffAndLeavesNothingBehind(t *testing.T
 	g.Expect(h).NotTo(BeNil())
 	g.Expect(h.MoveTimes).To(HaveLen(4))
 	g.Expect(h.PodsStarted).To(BeZero(), "a move restarts no pod")
-	t.Log("the build scenario: Maven kits cold, cached and on another kit, then 2 integrations on one set, moved to an operator that makes the same kit")
+	t.Log("the build scenario: Maven kits cold, cached and on another kit, the Kamelet catalog and kits of a catalog Kamelet's dependencies, " +
+		"then 2 integrations on one set, moved to an operator that makes the same kit")
 	bld := res.Build
 	g.Expect(bld).NotTo(BeNil())
-	g.Expect(bld.Kits).To(HaveLen(4))
+	g.Expect(bld.Kits).To(HaveLen(6))
+	g.Expect(bld.Catalog).NotTo(BeNil())
+	g.Expect(bld.Catalog.Kamelets).To(BeNumerically(">", 200), "the catalog of camel-kamelets 4.18.0 holds 248 Kamelets")
+	g.Expect(bld.Catalog.ApplySeconds).To(BeNumerically(">", 0))
+	kameletCold, kameletWarm := bld.Kits[4], bld.Kits[5]
+	g.Expect(kameletCold.DownloadedFiles).To(BeNumerically(">", 0), "the Kamelet's dependencies are downloaded once")
+	g.Expect(kameletWarm.DownloadedFiles).To(BeZero(), "the cache holds the Kamelet's dependencies")
 	cold, plusOne, cached := bld.Kits[0], bld.Kits[1], bld.Kits[2]
 	g.Expect(cold.DownloadedFiles).To(BeNumerically(">", 100), "a cold cache downloads the runtime's jars")
 	g.Expect(cold.Parent).To(BeEmpty())
