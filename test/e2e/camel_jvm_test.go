@@ -241,15 +241,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("as on Camel K, the prometheus trait has the runtime serve its exchange counters on the management port")
 	g.Expect(twoPod.Annotations).To(HaveKeyWithValue("prometheus.io/path", "/observe/metrics"))
-	g.Eventually(func() (string, error) {
-		resp, err := http.Get("http://" + net.JoinHostPort(twoPod.Status.PodIP, twoPod.Annotations["prometheus.io/port"]) + "/observe/metrics")
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return string(body), err
-	}, timeout, poll).Should(MatchRegexp(`(?m)^camel_exchanges_total\{.*\} [1-9]`))
+	g.Eventually(httpBody("http://"+net.JoinHostPort(twoPod.Status.PodIP, twoPod.Annotations["prometheus.io/port"])+"/observe/metrics"), timeout, poll).Should(MatchRegexp(`(?m)^camel_exchanges_total\{.*\} [1-9]`))
 	t.Log("as on Camel K, with mount.hot-reload a change of a labelled ConfigMap restarts the integration with its new value")
 	appConfig := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: apps, Name: "app-config"}, appConfig)).To(Succeed())
@@ -512,15 +504,7 @@ func checkExposedAndBounded(t *testing.T, key client.ObjectKey, pod corev1.Pod) 
 	g.Expect(err).NotTo(HaveOccurred(), "no Service for a route that serves HTTP")
 	g.Expect(svc.Spec.Ports).To(ConsistOf(And(HaveField("Name", "http"), HaveField("Port", int32(80)))))
 	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
-	g.Eventually(func() (string, error) {
-		resp, err := http.Get("http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + "/hello")
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return string(body), err
-	}, timeout, poll).Should(Equal("Hello from a real JVM over HTTP"), "the route does not answer at the Service's address")
+	g.Eventually(httpBody("http://"+net.JoinHostPort(svc.Spec.ClusterIP, "80")+"/hello"), timeout, poll).Should(Equal("Hello from a real JVM over HTTP"), "the route does not answer at the Service's address")
 	ing, err := cs.NetworkingV1().Ingresses(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
 	g.Expect(err).NotTo(HaveOccurred(), "no Ingress for the Service, as Camel K makes on Kubernetes")
 	g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name).To(Equal(key.Name))
@@ -581,15 +565,7 @@ func checkRESTOnTheClasspath(t *testing.T, key client.ObjectKey) {
 	svc := &corev1.Service{}
 	g.Expect(env.Client.Get(context.Background(), key, svc)).To(Succeed(), "no Service for the REST DSL")
 	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeNodePort))
-	g.Eventually(func() (string, error) {
-		resp, err := http.Get("http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + "/greet")
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return string(body), err
-	}, timeout, poll).Should(Equal("from a jar on the classpath"))
+	g.Eventually(httpBody("http://"+net.JoinHostPort(svc.Spec.ClusterIP, "80")+"/greet"), timeout, poll).Should(Equal("from a jar on the classpath"))
 }
 
 // checkKameletCatalog checks that operator jvm installed, as Camel K does, the Kamelet catalog of
@@ -647,4 +623,17 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 	// Their JVMs cost CPU the next steps need.
 	g.Expect(env.Client.Delete(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "catalog-step"}})).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "classpath"}})).To(Succeed())
+}
+
+// httpBody is the body of a GET of url.
+func httpBody(url string) func() (string, error) {
+	return func() (string, error) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return string(body), err
+	}
 }

@@ -642,10 +642,7 @@ func TestTheIngressTraitRoutesToTheServiceAndIsBadInputWithoutOne(t *testing.T) 
 	g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name).To(Equal("exposed"))
 	g.Expect(ing.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
 
-	stored := get(t, key, &camelv1.Integration{})
-	patch := client.MergeFrom(stored.DeepCopy())
-	stored.Spec.Traits["ingress"] = harness.Raw(map[string]any{"enabled": false})
-	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	setTrait(t, key, "ingress", map[string]any{"enabled": false})
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &networkingv1.Ingress{})) },
 		timeout, poll).Should(BeTrue(), "the Ingress stays with the trait disabled")
 
@@ -679,10 +676,7 @@ func TestRoutesThatServeHTTPGetAServiceAndAnIngressAsOnCamelK(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, key, d)).To(Succeed())
 	g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(ConsistOf(HaveField("ContainerPort", int32(8080))))
 
-	stored := get(t, key, &camelv1.Integration{})
-	patch := client.MergeFrom(stored.DeepCopy())
-	stored.Spec.Traits["service"] = harness.Raw(map[string]any{"auto": false})
-	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	setTrait(t, key, "service", map[string]any{"auto": false})
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &corev1.Service{})) },
 		timeout, poll).Should(BeTrue(), "the Service stays with service.auto false")
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &networkingv1.Ingress{})) },
@@ -740,10 +734,7 @@ func TestAScheduledIntegrationRunsAsACronJobAndBackAsADeployment(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly-camel"}, cm)).To(Succeed())
 	g.Expect(cm.Data["application.properties"]).To(ContainSubstring("camel.main.durationMaxMessages=1"))
 
-	stored := get(t, key, &camelv1.Integration{})
-	patch := client.MergeFrom(stored.DeepCopy())
-	stored.Spec.Traits["cron"] = harness.Raw(map[string]any{"enabled": false})
-	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	setTrait(t, key, "cron", map[string]any{"enabled": false})
 	g.Eventually(func() error { return env.Client.Get(ctx, key, &appsv1.Deployment{}) }, timeout, poll).Should(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &batchv1.CronJob{})) },
 		timeout, poll).Should(BeTrue(), "the CronJob stays beside the Deployment")
@@ -788,10 +779,7 @@ func TestHotReloadRollsThePodsWhenAMountedConfigMapChanges(t *testing.T) {
 	g.Consistently(versions, 3*time.Second, poll).Should(Equal(before))
 
 	t.Log("without hotReload the pod template follows no version")
-	stored := get(t, key, &camelv1.Integration{})
-	patch := client.MergeFrom(stored.DeepCopy())
-	stored.Spec.Traits["mount"] = harness.Raw(map[string]any{"configs": []any{"configmap:app-config"}})
-	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	setTrait(t, key, "mount", map[string]any{"configs": []any{"configmap:app-config"}})
 	g.Eventually(versions, timeout, poll).Should(BeEmpty())
 }
 
@@ -826,4 +814,15 @@ func TestAnIntegrationProfilesTraitsGoBetweenThePlatformsAndTheIntegrations(t *t
 	c := d.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Resources.Limits.Memory().String()).To(Equal("300Mi"), "the profile's container trait does not apply")
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "FROM", Value: "integration"}), "the integration's own trait does not win")
+}
+
+// setTrait sets the trait name of the integration key to value, with a merge patch of what it read.
+func setTrait(t *testing.T, key client.ObjectKey, name string, value any) {
+	t.Helper()
+	stored := get(t, key, &camelv1.Integration{})
+	patch := client.MergeFrom(stored.DeepCopy())
+	stored.Spec.Traits[name] = harness.Raw(value)
+	if err := env.Client.Patch(context.Background(), stored, patch); err != nil {
+		t.Fatalf("setting trait %s of %s: %v", name, key, err)
+	}
 }

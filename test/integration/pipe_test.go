@@ -669,11 +669,7 @@ func TestTheKameletsTraitPicksTheKameletsMountedWithTheSources(t *testing.T) {
 	}
 	g.Eventually(mounted, timeout, poll).Should(ConsistOf("timer-source"+render.KameletSuffix, "log-sink"+render.KameletSuffix))
 
-	stored := &camelv1.Integration{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(it), stored)).To(Succeed())
-	patch := client.MergeFrom(stored.DeepCopy())
-	stored.Spec.Traits["kamelets"] = harness.Raw(map[string]any{"enabled": false})
-	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	setTrait(t, client.ObjectKeyFromObject(it), "kamelets", map[string]any{"enabled": false})
 	g.Eventually(mounted, timeout, poll).Should(BeEmpty())
 }
 

@@ -54,10 +54,7 @@ func TestThePrometheusTraitMakesAPodMonitorAndRemovesItWhenOff(t *testing.T) {
 	g.Expect(dep.Spec.Template.Spec.Containers[0].Ports).To(ContainElement(HaveField("Name", endpoint["port"])))
 
 	t.Log("with podMonitor: false the PodMonitor goes and the pods stay annotated")
-	stored = get(t, key, &camelv1.Integration{})
-	patch := client.MergeFrom(stored.DeepCopy())
-	stored.Spec.Traits["prometheus"] = harness.Raw(map[string]any{"enabled": true, "podMonitor": false})
-	g.Expect(env.Client.Patch(ctx, stored, patch)).To(Succeed())
+	setTrait(t, key, "prometheus", map[string]any{"enabled": true, "podMonitor": false})
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, podMonitor())) },
 		timeout, poll).Should(BeTrue(), "the PodMonitor stays with podMonitor: false")
 	g.Expect(get(t, key, &appsv1.Deployment{}).Spec.Template.Annotations).To(HaveKeyWithValue("prometheus.io/scrape", "true"))
