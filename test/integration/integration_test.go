@@ -804,7 +804,8 @@ func TestAnIntegrationProfilesTraitsGoBetweenThePlatformsAndTheIntegrations(t *t
 		Spec: camelv1.IntegrationProfileSpec{Traits: camelv1.Traits{
 			"container":   harness.Raw(map[string]any{"limitMemory": "300Mi"}),
 			"environment": harness.Raw(map[string]any{"vars": []any{"FROM=profile", "PROFILE=bounded"}}),
-		}}}
+			"jolokia":     harness.Raw(map[string]any{"enabled": true}),
+		}, Build: camelv1.IntegrationPlatformBuildSpec{BaseImage: "example.com/base:1"}}}
 	g.Expect(env.Client.Create(ctx, profile)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), profile) })
 	// Profiles are not watched: a label brings the reconcile that the retry would bring later.
@@ -814,6 +815,10 @@ func TestAnIntegrationProfilesTraitsGoBetweenThePlatformsAndTheIntegrations(t *t
 	c := d.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Resources.Limits.Memory().String()).To(Equal("300Mi"), "the profile's container trait does not apply")
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "FROM", Value: "integration"}), "the integration's own trait does not win")
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionTraitsIgnored),
+		HaveField("Message", ContainSubstring("from the traits of the IntegrationProfile "+operatorNamespace+"/bounded-"+ns+": the Camel K traits jolokia")),
+		HaveField("Message", ContainSubstring("spec.build (but runtimeVersion) are kept but do nothing"))))))
 }
 
 // setTrait sets the trait name of the integration key to value, with a merge patch of what it read.

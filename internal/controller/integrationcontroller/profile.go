@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -49,6 +50,21 @@ func (r *Reconciler) reconcileProfile(ctx context.Context, s *scope) (reconcile.
 		"the annotation %s names the IntegrationProfile %s, which is in neither namespace %s nor %s: create it, or fix the annotation",
 		camelv1.IntegrationProfileAnnotation, name, namespace, r.Namespace))
 	return reconcile.Result{RequeueAfter: profileRetry}, nil
+}
+
+// profileUnread are the fields a profile sets that Caravan does not apply: those of spec.build
+// other than runtimeVersion, and spec.kamelet.
+func profileUnread(p *camelv1.IntegrationProfile) []string {
+	var unread []string
+	build := p.Spec.Build
+	build.RuntimeVersion = ""
+	if !equality.Semantic.DeepEqual(build, camelv1.IntegrationPlatformBuildSpec{}) {
+		unread = append(unread, "spec.build (but runtimeVersion)")
+	}
+	if !equality.Semantic.DeepEqual(p.Spec.Kamelet, camelv1.IntegrationPlatformKameletSpec{}) {
+		unread = append(unread, "spec.kamelet")
+	}
+	return unread
 }
 
 // profileTraits are the traits of the integration's profile, nil without one.

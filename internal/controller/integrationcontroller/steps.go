@@ -78,7 +78,8 @@ func (r *Reconciler) reconcileTraits(_ context.Context, s *scope) (reconcile.Res
 // warnIgnoredTraits records what the integration's traits, and its platform's, set that takes no
 // effect, for the TraitsIgnored condition: Camel K's other traits, names of no Camel K trait at
 // all, properties that Camel K's trait does not have or that Caravan does not apply, Quarkus
-// properties, and the IntegrationProfile it names. A Warning Event tells the user, once per generation.
+// properties, and the same of its IntegrationProfile, with the profile's fields Caravan does not
+// apply. A Warning Event tells the user, once per generation.
 func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	it := s.it
 	s.traitsChecked = true
@@ -91,6 +92,17 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 		parts = append(parts, fmt.Sprintf("from the traits of the IntegrationPlatform %s/%s: %s", s.platform.Namespace, s.platform.Name,
 			inherited.Message()))
 	}
+	typos := own.Typos() || inherited.Typos()
+	if p := s.profile; p != nil {
+		if c := trait.Check(p.Spec.Traits); !c.Empty() {
+			parts = append(parts, fmt.Sprintf("from the traits of the IntegrationProfile %s/%s: %s", p.Namespace, p.Name, c.Message()))
+			typos = typos || c.Typos()
+		}
+		if unread := profileUnread(p); len(unread) > 0 {
+			parts = append(parts, fmt.Sprintf("the IntegrationProfile %s/%s's %s are kept but do nothing: Caravan applies a profile's traits, "+
+				"dependencies and spec.build.runtimeVersion; set the others on the operator's platform", p.Namespace, p.Name, strings.Join(unread, ", ")))
+		}
+	}
 	if types := render.IgnoredConfigurations(it); len(types) > 0 {
 		parts = append(parts, fmt.Sprintf("the spec.configuration entries of type %s are kept but do nothing, as on Camel K 2.x: "+
 			"use the mount trait's configs and resources (caravan run --config, --resource)", strings.Join(types, ", ")))
@@ -99,7 +111,7 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 		return
 	}
 	s.traitsIgnored = strings.Join(parts, "; ")
-	if own.Typos() || inherited.Typos() {
+	if typos {
 		s.traitsIgnoredReason = ReasonUnknownTraits
 	} else {
 		s.traitsIgnoredReason = ReasonTraitsNotActedOn
