@@ -58,30 +58,19 @@ func ListFiles(img v1.Image) (map[string][]byte, error) {
 	if len(layers) == 0 {
 		return nil, fmt.Errorf("the image has no layer")
 	}
-	rc, err := layers[len(layers)-1].Uncompressed()
-	if err != nil {
-		return nil, fmt.Errorf("opening the top layer: %w", err)
-	}
-	defer rc.Close()
 	files := map[string][]byte{}
-	tr := tar.NewReader(rc)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files, nil
-		}
+	err = eachRegularFile(layers[len(layers)-1], "the top layer", func(hdr *tar.Header, r io.Reader) (bool, error) {
+		content, err := io.ReadAll(r)
 		if err != nil {
-			return nil, fmt.Errorf("reading the top layer: %w", err)
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			continue
-		}
-		content, err := io.ReadAll(tr)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s from the top layer: %w", hdr.Name, err)
+			return true, fmt.Errorf("reading %s from the top layer: %w", hdr.Name, err)
 		}
 		files[path.Join("/", hdr.Name)] = content
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return files, nil
 }
 
 // ReadFile returns the content of the regular file at the absolute path name in img, from the
@@ -91,39 +80,47 @@ func ReadFile(img v1.Image, name string) (content []byte, ok bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the image layers: %w", err)
 	}
-	for i := len(layers) - 1; i >= 0; i-- {
-		content, ok, err := readLayerFile(layers[i], name)
-		if err != nil || ok {
-			return content, ok, err
-		}
+	for i := len(layers) - 1; i >= 0 && !ok && err == nil; i-- {
+		err = eachRegularFile(layers[i], "a layer", func(hdr *tar.Header, r io.Reader) (bool, error) {
+			if path.Join("/", hdr.Name) != name {
+				return false, nil
+			}
+			content, ok = nil, true
+			if content, err = io.ReadAll(r); err != nil {
+				return true, fmt.Errorf("reading %s: %w", name, err)
+			}
+			return true, nil
+		})
 	}
-	return nil, false, nil
+	if err != nil {
+		return nil, false, err
+	}
+	return content, ok, nil
 }
 
-// readLayerFile returns the content of the regular file name in layer l, if it holds it.
-func readLayerFile(l v1.Layer, name string) ([]byte, bool, error) {
+// eachRegularFile calls visit with each regular file of layer l, named what in errors, until
+// visit says it is done or fails.
+func eachRegularFile(l v1.Layer, what string, visit func(hdr *tar.Header, r io.Reader) (done bool, err error)) error {
 	rc, err := l.Uncompressed()
 	if err != nil {
-		return nil, false, fmt.Errorf("opening a layer: %w", err)
+		return fmt.Errorf("opening %s: %w", what, err)
 	}
 	defer rc.Close()
 	tr := tar.NewReader(rc)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil, false, nil
+			return nil
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("reading a layer: %w", err)
+			return fmt.Errorf("reading %s: %w", what, err)
 		}
-		if hdr.Typeflag != tar.TypeReg || path.Join("/", hdr.Name) != name {
+		if hdr.Typeflag != tar.TypeReg {
 			continue
 		}
-		content, err := io.ReadAll(tr)
-		if err != nil {
-			return nil, false, fmt.Errorf("reading %s: %w", name, err)
+		if done, err := visit(hdr, tr); err != nil || done {
+			return err
 		}
-		return content, true, nil
 	}
 }
 
