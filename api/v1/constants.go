@@ -62,4 +62,8 @@ const (
 	// Caravan keeps as written and does not act on, or that no Camel K trait has;
 	// its message names them.
 	ConditionTraitsIgnored = "TraitsIgnored"
+	// ConditionCronJobAvailable is set on an Integration with scheduled consumers, as Camel K
+	// sets it: True when it runs as the cron trait's CronJob, False when its cron: consumers
+	// fall back to a Deployment.
+	ConditionCronJobAvailable = "CronJobAvailable"
 )

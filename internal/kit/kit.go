@@ -52,6 +52,9 @@ type Spec struct {
 	// BuildProperties are the builder trait's properties, KEY=VALUE, in the order given: the
 	// build gives them to Maven as -DKEY=VALUE.
 	BuildProperties []string `json:"buildProperties,omitempty"`
+	// BuildResources are the builder trait's requests and limits of the build's Maven container
+	// (requestCPU, requestMemory, limitCPU, limitMemory), over the platform's.
+	BuildResources map[string]string `json:"buildResources,omitempty"`
 }
 
 // ForIntegration returns the Spec of the kit for an integration's dependencies

@@ -3,10 +3,12 @@ package kit
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // A kit's Spec is stored on the IntegrationKit the way Camel K stores
@@ -18,6 +20,9 @@ func ToResource(s Spec) (camelv1.IntegrationKitSpec, error) {
 	b := map[string]any{"baseImage": s.BaseImage}
 	if len(s.BuildProperties) > 0 {
 		b["properties"] = s.BuildProperties
+	}
+	for key, quantity := range s.BuildResources {
+		b[taskResourceProperty(key)] = []string{trait.BuilderTask + ":" + quantity}
 	}
 	builder, err := json.Marshal(b)
 	if err != nil {
@@ -41,10 +46,7 @@ func ToResource(s Spec) (camelv1.IntegrationKitSpec, error) {
 // against the hash the kit is labelled with, so a kit edited by hand is
 // never built as if it were another.
 func FromResource(k *camelv1.IntegrationKit) (Spec, error) {
-	var builder struct {
-		BaseImage  string   `json:"baseImage"`
-		Properties []string `json:"properties"`
-	}
+	var builder map[string]json.RawMessage
 	var camel struct {
 		RuntimeVersion  string `json:"runtimeVersion"`
 		RuntimeProvider string `json:"runtimeProvider"`
@@ -61,15 +63,55 @@ func FromResource(k *camelv1.IntegrationKit) (Spec, error) {
 	}
 	s := Spec{
 		OperatorID:      k.Annotations[camelv1.OperatorIDAnnotation],
-		BaseImage:       builder.BaseImage,
 		RuntimeVersion:  camel.RuntimeVersion,
 		RuntimeProvider: camel.RuntimeProvider,
 		Dependencies:    NormalizeDependencies(k.Spec.Dependencies),
-		BuildProperties: builder.Properties,
 	}.WithRepositories(k.Spec.Repositories...)
+	if err := s.readBuilder(builder); err != nil {
+		return Spec{}, fmt.Errorf("kit %s: trait builder: %w", k.Name, err)
+	}
 	if want := k.Labels[SpecHashLabel]; want != s.Hash() {
 		return Spec{}, fmt.Errorf("kit %s: its spec does not match its %s label %q (got %q): it was edited; delete it and a new one is made",
 			k.Name, SpecHashLabel, want, s.Hash())
 	}
 	return s, nil
+}
+
+// taskResourceProperty is the builder trait's per-task property of a BuildResources key:
+// tasksRequestCPU for requestCPU.
+func taskResourceProperty(key string) string {
+	return "tasks" + strings.ToUpper(key[:1]) + key[1:]
+}
+
+// readBuilder reads the base image, build properties and build resources of a kit's builder trait.
+func (s *Spec) readBuilder(builder map[string]json.RawMessage) error {
+	if raw, ok := builder["baseImage"]; ok {
+		if err := json.Unmarshal(raw, &s.BaseImage); err != nil {
+			return err
+		}
+	}
+	if raw, ok := builder["properties"]; ok {
+		if err := json.Unmarshal(raw, &s.BuildProperties); err != nil {
+			return err
+		}
+	}
+	for _, key := range []string{"requestCPU", "requestMemory", "limitCPU", "limitMemory"} {
+		raw, ok := builder[taskResourceProperty(key)]
+		if !ok {
+			continue
+		}
+		var entries []string
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if quantity, ok := strings.CutPrefix(e, trait.BuilderTask+":"); ok {
+				if s.BuildResources == nil {
+					s.BuildResources = map[string]string{}
+				}
+				s.BuildResources[key] = quantity
+			}
+		}
+	}
+	return nil
 }

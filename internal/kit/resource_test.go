@@ -59,3 +59,25 @@ func TestBuildPropertiesAreRecordedInTheBuilderTraitAndDefineTheKit(t *testing.T
 		t.Error("a kit without build properties records some")
 	}
 }
+
+func TestBuildResourcesAreRecordedAsCamelKsTaskResourcesAndDefineTheKit(t *testing.T) {
+	plain := Spec{OperatorID: "a", BaseImage: "base:1", RuntimeVersion: "4.18.0", Dependencies: []string{"camel:log"}}
+	s := plain
+	s.BuildResources = map[string]string{"requestCPU": "500m", "limitMemory": "2Gi"}
+	if s.Hash() == plain.Hash() {
+		t.Fatal("two kits that differ in their build resources share a hash")
+	}
+	spec, err := ToResource(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(spec.Traits["builder"].Raw); got != `{"baseImage":"base:1","tasksLimitMemory":["builder:2Gi"],"tasksRequestCPU":["builder:500m"]}` {
+		t.Fatalf("builder trait %s", got)
+	}
+	k := &camelv1.IntegrationKit{ObjectMeta: metav1.ObjectMeta{Name: s.Name(), Labels: map[string]string{SpecHashLabel: s.Hash()},
+		Annotations: map[string]string{camelv1.OperatorIDAnnotation: "a"}}, Spec: spec}
+	got, err := FromResource(k)
+	if err != nil || got.Hash() != s.Hash() {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+}

@@ -123,7 +123,8 @@ func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface, registry
 	}
 	isProcess := fmt.Sprintf(`object.metadata.?labels[?%q].orValue("") in [%s]`, ProcessPodLabel, strings.Join(values, ", "))
 	if registry != "" {
-		local := fmt.Sprintf(`c.image.startsWith(%q)`, registry+"/")
+		// An image of the local registry, or of another registry on this machine's loopback.
+		local := fmt.Sprintf(`(c.image.startsWith(%q) || c.image.startsWith("127.0.0.1:") || c.image.startsWith("localhost:"))`, registry+"/")
 		isProcess = fmt.Sprintf(`(%s) || (object.spec.containers.all(c, %s) && object.spec.?initContainers.orValue([]).all(c, %s) && `+
 			`namespaceObject.metadata.?labels[?%q].orValue("") != "true")`, isProcess, local, local, SimulatedLabel)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -50,14 +51,27 @@ func (c *compiler) integration(spec camelv1.PipeSpec, flows []camelv1.RawObject)
 	if err != nil {
 		return camelv1.IntegrationSpec{}, err
 	}
-	for _, s := range sources {
+	for i, s := range sources {
 		if slices.ContainsFunc(out.Sources, func(o camelv1.SourceSpec) bool { return o.Name == s.Name }) {
 			return camelv1.IntegrationSpec{}, fmt.Errorf("spec.integration.sources: source %s is reserved for kamelet %s: rename it",
-				s.Name, strings.TrimSuffix(s.Name, KameletSourceSuffix))
+				s.Name, kameletOf(sources[:i+1]))
+		}
+		if slices.ContainsFunc(sources[:i], func(o camelv1.SourceSpec) bool { return o.Name == s.Name }) {
+			return camelv1.IntegrationSpec{}, fmt.Errorf("kamelet %s: its source %s has the name of another Kamelet's source", kameletOf(sources[:i+1]), s.Name)
 		}
 	}
 	out.Sources = append(out.Sources, sources...)
 	return out, nil
+}
+
+// kameletOf is the Kamelet whose source ends sources: the one of the last *.kamelet.yaml source.
+func kameletOf(sources []camelv1.SourceSpec) string {
+	for i := len(sources) - 1; i >= 0; i-- {
+		if name, ok := strings.CutSuffix(sources[i].Name, KameletSourceSuffix); ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // dependencies joins the given lists with the Kamelets' and implicit dependencies, sorted
@@ -128,21 +142,42 @@ func withProperties(traits camelv1.Traits, entries []string) (camelv1.Traits, er
 	return out, nil
 }
 
-// kameletSources are the Kamelets used, one YAML source each, sorted by name.
+// kameletSources are the Kamelets used, sorted by name, each as KameletSources gives it.
 func (c *compiler) kameletSources() ([]camelv1.SourceSpec, error) {
 	var out []camelv1.SourceSpec
-	yes := true
 	for _, name := range slices.Sorted(maps.Keys(c.kamelets)) {
-		content, err := KameletYAML(c.kamelets[name])
+		sources, err := KameletSources(c.kamelets[name])
 		if err != nil {
-			return nil, fmt.Errorf("kamelet %s: %w", name, err)
+			return nil, err
 		}
-		out = append(out, camelv1.SourceSpec{
-			Name:        name + KameletSourceSuffix,
-			Content:     string(content),
-			Language:    camelv1.LanguageYAML,
-			FromKamelet: &yes,
-		})
+		out = append(out, sources...)
+	}
+	return out, nil
+}
+
+// KameletSources are the sources an integration that uses Kamelet k mounts, as Camel K's kamelets
+// trait adds them: k in YAML, named <name>.kamelet.yaml, then the sources of its spec.sources as
+// written. A source of spec.sources must hold its content: a contentRef would name a ConfigMap of
+// the Kamelet's namespace, which the integration cannot mount.
+func KameletSources(k *camelv1.Kamelet) ([]camelv1.SourceSpec, error) {
+	content, err := KameletYAML(k)
+	if err != nil {
+		return nil, fmt.Errorf("kamelet %s: %w", k.Name, err)
+	}
+	out := []camelv1.SourceSpec{{Name: k.Name + KameletSourceSuffix, Content: string(content), Language: camelv1.LanguageYAML,
+		FromKamelet: ptr.To(true)}}
+	for i, src := range k.Spec.Sources {
+		switch {
+		case src.Name == "":
+			return nil, fmt.Errorf("kamelet %s: spec.sources[%d] has no name", k.Name, i)
+		case src.ContentRef != "":
+			return nil, fmt.Errorf("kamelet %s: spec.sources[%d] (%s) takes its content from the ConfigMap %s, which an integration of another namespace cannot mount: "+
+				"put the content in the Kamelet", k.Name, i, src.Name, src.ContentRef)
+		case slices.ContainsFunc(out, func(o camelv1.SourceSpec) bool { return o.Name == src.Name }):
+			return nil, fmt.Errorf("kamelet %s: spec.sources[%d]: two sources are named %s", k.Name, i, src.Name)
+		}
+		src.FromKamelet = ptr.To(true)
+		out = append(out, *src.DeepCopy())
 	}
 	return out, nil
 }

@@ -502,3 +502,79 @@ errorHandler: {log: {}, none: {}}
 		})
 	}
 }
+
+// TestAKameletsSourcesGoWithIt: as Camel K's kamelets trait does, the sources of a Kamelet's
+// spec.sources are mounted after it; a contentRef, an unnamed source and two of one name are
+// refused, naming the Kamelet.
+func TestAKameletsSourcesGoWithIt(t *testing.T) {
+	r := catalog(t)
+	r["log-sink"].Spec.Sources = []camelv1.SourceSpec{{Name: "Helper.java", Content: "class Helper {}"}}
+	result, err := pipe.Compile(spec(t, timerToLog), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range result.Spec.Sources {
+		names = append(names, s.Name)
+		if s.FromKamelet == nil || !*s.FromKamelet {
+			t.Errorf("source %s is not marked as a Kamelet's", s.Name)
+		}
+	}
+	equal(t, "sources", names, []string{"log-sink.kamelet.yaml", "Helper.java", "timer-source.kamelet.yaml"})
+
+	for _, tc := range []struct {
+		sources []camelv1.SourceSpec
+		want    string
+	}{
+		{[]camelv1.SourceSpec{{Name: "Helper.java", ContentRef: "helpers"}},
+			"kamelet log-sink: spec.sources[0] (Helper.java) takes its content from the ConfigMap helpers"},
+		{[]camelv1.SourceSpec{{Content: "class Helper {}"}}, "kamelet log-sink: spec.sources[0] has no name"},
+		{[]camelv1.SourceSpec{{Name: "a.java", Content: "x"}, {Name: "a.java", Content: "y"}}, "kamelet log-sink: spec.sources[1]: two sources are named a.java"},
+		{[]camelv1.SourceSpec{{Name: "timer-source.kamelet.yaml", Content: "x"}}, "kamelet timer-source: its source timer-source.kamelet.yaml has the name of another Kamelet's source"},
+	} {
+		r["log-sink"].Spec.Sources = tc.sources
+		if _, err := pipe.Compile(spec(t, timerToLog), r); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("sources %v: error %v, want one that says %q", tc.sources, err, tc.want)
+		}
+	}
+}
+
+// TestDataTypesBecomeStepsOfTheDataTypeAction: as Camel K writes them, an endpoint's data types are
+// instances of data-type-action around it, <id>-<slot>, with their scheme (camel by default, or
+// the format's prefix) and format; a slot the endpoint has not, and data types of a uri, are refused.
+func TestDataTypesBecomeStepsOfTheDataTypeAction(t *testing.T) {
+	doc := timerToLog + `
+steps:
+- ref: {kind: Kamelet, apiVersion: camel.apache.org/v1, name: insert-header-action}
+  properties: {name: a, value: b}
+  dataTypes: {in: {format: "http:application-json"}, out: {scheme: aws2-s3, format: binary}}
+`
+	doc = strings.Replace(doc, "properties: {message: hello}", "properties: {message: hello}\n  dataTypes: {out: {format: text-plain}}", 1)
+	doc = strings.Replace(doc, "name: log-sink}\n", "name: log-sink}\n  dataTypes: {in: {format: application-octet-stream}}\n", 1)
+	c, err := compile(t, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"route":{"from":{"steps":[{"kamelet":{"name":"data-type-action/source-out"}},` +
+		`{"kamelet":{"name":"data-type-action/action-0-in"}},{"kamelet":{"name":"insert-header-action/action-0"}},{"kamelet":{"name":"data-type-action/action-0-out"}},` +
+		`{"kamelet":{"name":"data-type-action/sink-in"}},{"to":"kamelet:log-sink/sink"}],"uri":"kamelet:timer-source/source"},"id":"binding"}}`
+	equal(t, "flows", c.flows, []string{want})
+	for _, p := range []string{"camel.kamelet.data-type-action.source-out.scheme=camel", "camel.kamelet.data-type-action.source-out.format=text-plain",
+		"camel.kamelet.data-type-action.action-0-in.scheme=http", "camel.kamelet.data-type-action.action-0-in.format=application-json",
+		"camel.kamelet.data-type-action.action-0-out.scheme=aws2-s3", "camel.kamelet.data-type-action.action-0-out.format=binary",
+		"camel.kamelet.data-type-action.sink-in.format=application-octet-stream"} {
+		contains(t, "properties", c.properties, p)
+	}
+	equal(t, "missing", c.missing, []string{"data-type-action"})
+
+	for _, tc := range []struct{ doc, want string }{
+		{strings.Replace(timerToLog, "properties: {message: hello}", "properties: {message: hello}\n  dataTypes: {in: {format: x}}", 1),
+			"source: dataTypes.in: a source takes the data type slots out"},
+		{`{source: {uri: "timer:x", dataTypes: {out: {format: x}}}, sink: {uri: "log:x"}}`, "source: dataTypes apply to a Kamelet endpoint only"},
+		{strings.Replace(timerToLog, "name: log-sink}\n", "name: log-sink}\n  dataTypes: {in: {scheme: camel}}\n", 1), "sink: dataTypes.in has no format"},
+	} {
+		if _, err := compile(t, tc.doc); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one that says %q", err, tc.want)
+		}
+	}
+}

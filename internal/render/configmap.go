@@ -3,6 +3,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -239,6 +241,12 @@ func (in Input) oneShot(files []file) []file {
 		if f.binary || f.ref != "" {
 			continue
 		}
+		if strings.HasSuffix(f.path, ".yaml") {
+			if data, ok := oneShotYAML(f.data, overrides); ok {
+				out[i].data = data
+				continue
+			}
+		}
 		data, oneShot := string(f.data), trait.OneShotURI
 		if strings.HasSuffix(f.path, ".xml") {
 			// In an XML attribute, & is written &amp;.
@@ -250,6 +258,53 @@ func (in Input) oneShot(files []file) []file {
 		out[i].data = []byte(data)
 	}
 	return out
+}
+
+// oneShotYAML replaces, in a YAML route file, the from of each route whose uri is one of overrides
+// by trait.OneShotURI and drops its parameters, as Camel K does: a schedule given as a parameter
+// goes with the consumer. ok is false when the file is not a list of routes it can read.
+func oneShotYAML(data []byte, overrides []string) (out []byte, ok bool) {
+	var doc yamlv3.Node
+	if yamlv3.Unmarshal(data, &doc) != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yamlv3.SequenceNode {
+		return nil, false
+	}
+	for _, item := range doc.Content[0].Content {
+		from := mappingValue(item, "from")
+		if route := mappingValue(item, "route"); route != nil {
+			from = mappingValue(route, "from")
+		}
+		uri := mappingValue(from, "uri")
+		if uri == nil || uri.Kind != yamlv3.ScalarNode || !slices.Contains(overrides, uri.Value) {
+			continue
+		}
+		uri.Value, uri.Style = trait.OneShotURI, yamlv3.DoubleQuotedStyle
+		for i := 0; i+1 < len(from.Content); i += 2 {
+			if from.Content[i].Value == "parameters" {
+				from.Content = slices.Delete(from.Content, i, i+2)
+				break
+			}
+		}
+	}
+	var b bytes.Buffer
+	enc := yamlv3.NewEncoder(&b)
+	enc.SetIndent(2)
+	if enc.Encode(doc.Content[0]) != nil || enc.Close() != nil {
+		return nil, false
+	}
+	return b.Bytes(), true
+}
+
+// mappingValue is the value of key in the YAML mapping n, nil when n is no mapping or lacks it.
+func mappingValue(n *yamlv3.Node, key string) *yamlv3.Node {
+	if n == nil || n.Kind != yamlv3.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // configurationValues are the values of the deprecated spec.configuration entries of type kind,

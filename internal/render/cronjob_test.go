@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"sigs.k8s.io/yaml"
+
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
@@ -49,4 +51,40 @@ func TestAScheduledIntegrationRunsAsACronJobWhosePodsFireOnceAtOnce(t *testing.T
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cm.Data[PropertiesKey]).NotTo(ContainSubstring("durationMaxMessages"))
 	g.Expect(cm.Data[FlowsKey]).To(ContainSubstring("cron:tab"))
+}
+
+// TestAScheduleGivenAsAParameterGoesWithTheConsumer: as Camel K's cron-quartz case writes it, a
+// quartz consumer of a YAML source with its cron as a parameter runs as a CronJob whose pods fire at
+// once: the from becomes the one-shot timer, without the parameters, and the rest stays as written.
+func TestAScheduleGivenAsAParameterGoesWithTheConsumer(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{}`)
+	in.Integration.Spec.Sources = []camelv1.SourceSpec{{Name: "cron.yaml", Content: `# runs each minute
+- route:
+    id: "yaml"
+    from:
+      uri: "quartz:trigger"
+      parameters:
+        cron: "0 */1 * * * ?"
+      steps:
+        - setBody:
+            simple: "Magic"
+        - to:
+            uri: "log:info"
+            parameters:
+              show-all: "false"
+`}}
+	in.Integration.Spec.Flows = nil
+	in.Traits = in.Traits.WithConsumers([]trait.Consumer{{URI: "quartz:trigger", Parameters: map[string]string{"cron": "0 */1 * * * ?"}}})
+	cj, err := CronJob(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cj.Spec.Schedule).To(Equal("*/1 * * * *"))
+	cm, err := ConfigMap(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	var got, want any
+	g.Expect(yaml.Unmarshal([]byte(cm.Data["cron.yaml"]), &got)).To(Succeed())
+	g.Expect(yaml.Unmarshal([]byte(`[{"route":{"id":"yaml","from":{"uri":"`+trait.OneShotURI+`","steps":[{"setBody":{"simple":"Magic"}},`+
+		`{"to":{"uri":"log:info","parameters":{"show-all":"false"}}}]}}}]`), &want)).To(Succeed())
+	g.Expect(got).To(Equal(want))
+	g.Expect(cm.Data["cron.yaml"]).To(HavePrefix("# runs each minute\n- route:\n    id: \"yaml\"\n"), "the source's comments and quotes are lost")
 }

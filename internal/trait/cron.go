@@ -36,13 +36,6 @@ func (c Consumer) options() url.Values {
 	return v
 }
 
-// inline tells whether key is in the URI's query itself, which the URI as written then sets.
-func (c Consumer) inline(key string) bool {
-	_, query, _ := strings.Cut(c.URI, "?")
-	v, err := url.ParseQuery(query)
-	return err == nil && v.Has(key)
-}
-
 // Defaults of the cron trait's CronJob, as in Camel K.
 const (
 	DefaultCronActiveDeadlineSeconds = int64(60)
@@ -162,11 +155,11 @@ func consumersSchedule(consumers []Consumer) (schedule string, overrides []strin
 		case "timer":
 			s = timerSchedule(opts)
 		case "quartz":
-			if c.inline("cron") && !slices.ContainsFunc([]string{"fireNow", "customCalendar", "startDelayedSeconds"}, opts.Has) {
+			if opts.Has("cron") && !slices.ContainsFunc([]string{"fireNow", "customCalendar", "startDelayedSeconds"}, opts.Has) {
 				s = cronSchedule(opts.Get("cron"))
 			}
 		case "cron":
-			if c.inline("schedule") {
+			if opts.Has("schedule") {
 				s = cronSchedule(opts.Get("schedule"))
 			}
 		default:
@@ -218,17 +211,23 @@ func timerSchedule(o url.Values) string {
 	return ""
 }
 
-// cronSchedule turns a Quartz cron expression (seconds first, an optional year last) into a
-// Kubernetes schedule: seconds must be 0 and a year any; '?' reads as '*'. "" when it cannot.
+// cronSchedule turns a cron expression into a Kubernetes schedule, as Camel K does: five fields
+// as they are, or Quartz's (seconds first, an optional year last) with seconds 0 and any year;
+// '?' reads as '*'. "" when it cannot.
 func cronSchedule(expr string) string {
 	f := strings.Fields(expr)
-	if len(f) == 7 && (f[6] == "*" || f[6] == "?") {
-		f = f[:6]
+	if len(f) > 5 {
+		if f[0] != "0" {
+			return ""
+		}
+		f = f[1:]
 	}
-	if len(f) != 6 || f[0] != "0" {
+	if len(f) == 6 && (f[5] == "*" || f[5] == "?") {
+		f = f[:5]
+	}
+	if len(f) != 5 {
 		return ""
 	}
-	f = f[1:]
 	for i := range f {
 		if f[i] == "?" {
 			f[i] = "*"

@@ -25,6 +25,10 @@ var listTraitKeys = map[string]bool{
 	"knative.channelSources": true, "knative.channelSinks": true, "knative.endpointSources": true,
 	"knative.endpointSinks": true, "knative.eventSources": true, "knative.eventSinks": true, "knative.filters": true,
 	"service-binding.services": true, "openapi.configmaps": true, "quarkus.buildMode": true,
+	"builder.tasksRequestCPU": true, "builder.tasksRequestMemory": true, "builder.tasksLimitCPU": true, "builder.tasksLimitMemory": true,
+	"builder.platforms": true, "container.ports": true, "service.ports": true, "ingress.paths": true, "ingress.tlsHosts": true,
+	"init-containers.initTasks": true, "init-containers.sideCarTasks": true, "jolokia.clientPrincipal": true, "jvm.agents": true,
+	"gateway.listeners": true, "gitops.overlays": true, "prometheus.podMonitorLabels": true,
 }
 
 // stringTraitKeys are Camel K trait fields that hold strings which may

@@ -24,6 +24,13 @@ func TestRunFlagsBecomeTraitTrees(t *testing.T) {
 				"container": `{"imagePullPolicy":"Always","name":"main","port":8080}`,
 				"service":   `{"enabled":true}`,
 			}},
+		{name: "a list field of Camel K's takes one item per -t, as Camel K's service-ports case writes them",
+			traits: []string{"container.ports=hello;8085", "service.ports=hello;85;8085", "builder.tasks-request-cpu=builder:500m"},
+			want: map[string]string{
+				"container": `{"ports":["hello;8085"]}`,
+				"service":   `{"ports":["hello;85;8085"]}`,
+				"builder":   `{"tasksRequestCPU":["builder:500m"]}`,
+			}},
 		{name: "a number with leading zeros or a fraction stays a string",
 			traits: []string{"jolokia.code=007", "jolokia.ratio=0.5", "jolokia.negative=-3"},
 			want:   map[string]string{"jolokia": `{"code":"007","negative":-3,"ratio":"0.5"}`}},

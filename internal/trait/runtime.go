@@ -5,11 +5,13 @@ package trait
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/caravan-dev/caravan/internal/runtime"
@@ -110,6 +112,18 @@ func (k Kamelets) Mounted(used []string) []string {
 // Maven as -DKEY=VALUE, as Camel K gives its build. With enabled: false it reads as defaults.
 type Builder struct {
 	properties []string
+	resources  map[string]string
+}
+
+// BuilderTask is the one task of Caravan's builder pod that the builder trait's task resources
+// name, as Camel K's: its Maven container.
+const BuilderTask = "builder"
+
+// builderResources are the builder trait's resource properties: Camel K's per-task lists
+// (TASK:QUANTITY), and its older single values for the builder task, by the key Resources uses.
+var builderResources = []struct{ key, tasks, single string }{
+	{"requestCPU", "tasksRequestCPU", "requestCPU"}, {"requestMemory", "tasksRequestMemory", "requestMemory"},
+	{"limitCPU", "tasksLimitCPU", "limitCPU"}, {"limitMemory", "tasksLimitMemory", "limitMemory"},
 }
 
 func parseBuilder(o *object) Builder {
@@ -125,11 +139,46 @@ func parseBuilder(o *object) Builder {
 		}
 		b.properties = append(b.properties, p)
 	}
+	if raw, ok := o.value("mavenProfiles"); ok && len(o.strs("mavenProfiles")) > 0 {
+		o.fail("mavenProfiles", "must be empty: Caravan's builds take Maven profiles from the platform's Maven settings "+
+			"(the settings.xml spec.build.maven.settings names, active by activeProfiles)", raw)
+	}
+	for _, r := range builderResources {
+		b.setResource(o, r.key, r.single, o.str(r.single))
+		for i, entry := range o.strs(r.tasks) {
+			task, quantity, ok := strings.Cut(entry, ":")
+			if !ok || task != BuilderTask {
+				o.failItem(r.tasks, i, "must be builder:QUANTITY: Caravan's builder pod runs one task, builder, whose Maven container it sizes", entry)
+				continue
+			}
+			b.setResource(o, r.key, r.tasks, quantity)
+		}
+	}
 	return b
+}
+
+// setResource records quantity, when given, as the builder task's resource key, read from property.
+func (b *Builder) setResource(o *object, key, property, quantity string) {
+	if quantity == "" {
+		return
+	}
+	if _, err := resource.ParseQuantity(quantity); err != nil {
+		raw, _ := json.Marshal(quantity)
+		o.fail(property, "must be a quantity such as 500m or 1Gi", raw)
+		return
+	}
+	if b.resources == nil {
+		b.resources = map[string]string{}
+	}
+	b.resources[key] = quantity
 }
 
 // Properties are builder.properties, KEY=VALUE, in the order written.
 func (b Builder) Properties() []string { return slices.Clone(b.properties) }
+
+// Resources are the builder task's requests and limits the trait sets (requestCPU, requestMemory,
+// limitCPU, limitMemory), nil without any.
+func (b Builder) Resources() map[string]string { return maps.Clone(b.resources) }
 
 // Environment is the environment trait: extra variables of the main container, the pod's
 // name and namespace (containerMeta) and the operator's proxies (httpProxy), both on by

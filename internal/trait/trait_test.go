@@ -4,7 +4,9 @@ package trait
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -314,5 +316,26 @@ func TestContainerResourcesFillCamelKDefaults(t *testing.T) {
 			g.Expect(r.Requests).To(Equal(tc.requests))
 			g.Expect(r.Limits).To(Equal(tc.limits))
 		})
+	}
+}
+
+// TestTheBuilderTraitSizesTheBuildsMavenContainer: as on Camel K, the builder task's resources
+// come from tasks*CPU/Memory (builder:QUANTITY) and the older single values; another task, a bad
+// quantity and Maven profiles, which Caravan takes from the platform's settings, are refused.
+func TestTheBuilderTraitSizesTheBuildsMavenContainer(t *testing.T) {
+	tr, err := Parse(traits(t, `{"builder":{"tasksRequestCPU":["builder:500m"],"tasksLimitMemory":["builder:2Gi"],"requestMemory":"1Gi"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"requestCPU": "500m", "limitMemory": "2Gi", "requestMemory": "1Gi"}
+	if got := tr.Builder.Resources(); !maps.Equal(got, want) {
+		t.Errorf("Resources() = %v, want %v", got, want)
+	}
+	_, err = Parse(traits(t, `{"builder":{"tasksLimitCPU":["package:1"],"limitCPU":"lots","mavenProfiles":["configmap:p/profile.xml"]}}`))
+	for _, msg := range []string{"trait builder.tasksLimitCPU[0]: must be builder:QUANTITY", "trait builder.limitCPU: must be a quantity",
+		"trait builder.mavenProfiles: must be empty: Caravan's builds take Maven profiles from the platform's Maven settings"} {
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("error %v does not say %q", err, msg)
+		}
 	}
 }

@@ -14,9 +14,8 @@ import (
 // inertProperties are the Camel K properties of traits Caravan acts on that take no effect
 // here: they are read as valid and kept as written.
 var inertProperties = map[string][]string{
-	"builder": {"annotations", "baseImage", "incrementalImageBuild", "limitCPU", "limitMemory", "mavenProfiles", "nodeSelector",
-		"orderStrategy", "platforms", "requestCPU", "requestMemory", "strategy", "tasks", "tasksFilter",
-		"tasksLimitCPU", "tasksLimitMemory", "tasksRequestCPU", "tasksRequestMemory", "verbose"},
+	"builder": {"annotations", "baseImage", "incrementalImageBuild", "nodeSelector",
+		"orderStrategy", "platforms", "strategy", "tasks", "tasksFilter", "verbose"},
 	"camel": {"runtimeProvider"},
 	"cron":  {"components"},
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose",

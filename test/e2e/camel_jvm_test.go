@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -51,8 +52,11 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	op := env.InstallOperator(t, "jvm", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
 		MavenCache: ptr.To(resource.MustParse("1Gi")), KameletCatalog: true})
 	other := env.InstallOperator(t, "jvm-b", ops, harness.OperatorOptions{})
-	// Its kits are layered on the operator's image, which holds no Java: a broken runtime.
-	noJava := env.InstallOperator(t, "jvm-nojava", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod})
+	// Its kits are layered on the operator's image, which holds no Java: a broken runtime. It has
+	// HTTP proxies, which its builder pods' Maven and its integrations get.
+	proxy := serveForwardProxy(t)
+	proxies := proxyEnv(t, proxy)
+	noJava := env.InstallOperator(t, "jvm-nojava", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod, Env: proxies})
 	waitReady(t, op, other, noJava)
 	waitRegistered(t, op, other, noJava)
 	patch := fmt.Sprintf(`{"spec":{"build":{"baseImage":%q}}}`, env.OperatorImage(t))
@@ -73,9 +77,13 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("as on Camel K, the HTTP route gets a Service and an Ingress, and answers through the Service; the pod has Camel K's requests and limits")
 	checkExposedAndBounded(t, key, pod)
-	t.Log("as on Camel K, a cron consumer of a minute runs as a CronJob; its jobs are checked at the end")
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "cron.yaml"), "--name", "cron-timer", "-x", "jvm")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	t.Log("as on Camel K, a cron, a quartz and a timer consumer of a minute each run as a CronJob, and a cron consumer of every second as a Deployment;" +
+		" they are checked later")
+	for _, run := range [][]string{{"cron.yaml", "--name", "cron-timer"}, {"cron-quartz.yaml", "--name", "cron-quartz"},
+		{"cron-period.yaml", "--name", "cron-period"}, {"cron-fallback.yaml", "--name", "cron-fallback"}} {
+		out, errOut, err = cli(append([]string{"run", filepath.Join("testdata", "camel", run[0]), "-x", "jvm"}, run[1:]...)...)
+		g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	}
 
 	t.Log("caravan logs shows the route's lines")
 	g.Eventually(integrationLog(cli, "timer"), timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
@@ -85,9 +93,12 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("caravan run --dev waits for the JVM, follows its log, and deletes the integration on Ctrl-C")
 	dev := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "run",
-		filepath.Join("testdata", "camel", "timer.yaml"), "--name", "dev", "-x", "jvm", "-p", "greeting=Hello from --dev", "--dev")
+		filepath.Join("testdata", "camel", "timer.yaml"), "--name", "dev", "-x", "jvm", "-p", "greeting=Hello from --dev", "--dev",
+		"-t", "service.enabled=true", "-t", "service.node-port=true")
 	g.Eventually(dev.stdout, mavenTimeout, poll).Should(And(ContainSubstring("integration dev: Running"),
 		ContainSubstring("Hello from --dev #2")), dev.stderr)
+	t.Log("as on Camel K, service.node-port=true makes the Service a NodePort")
+	g.Expect(serviceType(client.ObjectKey{Namespace: apps, Name: "dev"})()).To(Equal(corev1.ServiceTypeNodePort))
 	dev.stop()
 	g.Expect(dev.stdout()).To(HaveSuffix("integration \"dev\" deleted\n"))
 	g.Eventually(func() bool {
@@ -173,14 +184,20 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(after.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM")
 	t.Log("as on Camel K, the integration of an image Caravan did not build scales to 0 and back through its scale subresource")
 	scaleTo(t, moving, 0)
+	g.Eventually(replicasOf(movingKey), timeout, poll).Should(HaveValue(BeEquivalentTo(0)))
 	g.Eventually(func() ([]corev1.Pod, error) {
 		pods := &corev1.PodList{}
 		err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "moving"})
 		return pods.Items, err
 	}, timeout, poll).Should(BeEmpty())
 	scaleTo(t, moving, 1)
+	g.Eventually(replicasOf(movingKey), timeout, poll).Should(HaveValue(BeEquivalentTo(1)))
 	g.Expect(jvmPod(t, movingKey).UID).NotTo(Equal(before.UID))
 	g.Eventually(integrationLog(cli, "moving"), timeout, poll).Should(ContainSubstring("moving #3"))
+
+	t.Log("as on Camel K, an operator's proxies reach its integrations, unless environment.vars replaces them or environment.http-proxy is off;" +
+		" an image is pulled from a registry that asks for credentials with the pull-secret trait's Secret")
+	checkProxiesAndPullSecrets(t, cli, apps, "jvm-nojava", kit.Status.Image, proxies)
 
 	t.Log("Camel K's released operator runs beside Caravan's, and its integrations move to jvm-b with their JVMs, and back")
 	checkBesideCamelK(t, key, "jvm-b")
@@ -188,7 +205,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	t.Log("a Java, an XML and a YAML source run together and read -p file:, -p configmap:, --config configmap: and secret:, and --resource")
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config", Labels: map[string]string{camelv1.IntegrationLabel: "two"}},
-			Data: map[string]string{"app.properties": "config.word=from-a-configmap\n"}},
+			Data: map[string]string{"app.properties": "config.word=from-a-configmap\nconfig.echo=echo {{config.word}}\n"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "data"}, Data: map[string]string{"greeting.txt": "from-a-resource"},
 			BinaryData: map[string][]byte{"greeting.jar": jarOf(t, "jar-greeting.txt", "from a jar on the classpath")}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "more-props"}, Data: map[string]string{"cm.word": "from-a-configmap-entry"}},
@@ -211,24 +228,39 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		"--config", "configmap:app-config", "--resource", "configmap:data", "-p", "configmap:more-props", "--config", "secret:app-secret",
 		"-e", "DB_PASSWORD=secret:db/password", "-t", "container.request-cpu=0.005", "-t", "container.limit-memory=600Mi",
 		"-t", "prometheus.enabled=true", "-t", "prometheus.pod-monitor=false",
-		"-t", "health.startup-probe-enabled=true", "-t", "health.liveness-probe-enabled=true")
+		"-t", "health.startup-probe-enabled=true", "-t", "health.liveness-probe-enabled=true",
+		"-p", "camel.server.port=8085", "-t", "container.ports=hello;8085", "-t", "service.ports=hello;85;8085",
+		"-t", "container.name=my-container-name", "-t", "container.image-pull-policy=Always")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	twoPod := jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
+	g.Eventually(func() (string, error) {
+		it, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "two"})
+		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
+			return "", err
+		}
+		return it.Status.GetCondition(camelv1.ConditionReady).Reason, nil
+	}, timeout, poll).Should(Equal("DeploymentReady"), "as on Camel K, a ready integration whose startup probe passed is DeploymentReady")
+	g.Expect(twoPod.Spec.Containers).To(ConsistOf(And(HaveField("Name", "my-container-name"), HaveField("ImagePullPolicy", corev1.PullAlways),
+		HaveField("Ports", ContainElement(And(HaveField("Name", "hello"), HaveField("ContainerPort", int32(8085))))))))
 	g.Expect(twoPod.Spec.Containers[0].StartupProbe).NotTo(BeNil())
 	g.Expect(twoPod.Status.ContainerStatuses[0].Started).To(HaveValue(BeTrue()), "ready before its startup probe passed")
 	g.Expect(twoPod.Spec.Containers[0].Resources).To(Equal(corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("600Mi")}}))
 	g.Expect(twoPod.Spec.Containers[0].Args).To(ContainElement("-Xmx315M"), "the heap is not half the memory limit")
-	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret"),
+	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(And(ContainSubstring("java says from-a-file and from-a-configmap and from-a-configmap-entry and from-a-secret, echo from-a-configmap"),
+		ContainSubstring("classpath says from-a-configmap-entry"),
 		ContainSubstring("xml says from-a-resource"),
 		ContainSubstring("yaml says from-a-file and from-the-command-line in "+apps+" as two-"), ContainSubstring("with s3cret")))
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(ContainSubstring("tls says trusted by a private CA"),
 		"the JVM does not trust the CA of jvm.ca-certificates")
 	checkRESTOnTheClasspath(t, client.ObjectKey{Namespace: apps, Name: "two"})
-	t.Log("as on Camel K, a readiness check that is never up makes the integration RuntimeNotReady, naming it")
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "NeverReady.java"), "--name", "never-ready", "-x", "jvm")
+	t.Log("as on Camel K, a readiness check that is never up, and a stopped route, make the integration RuntimeNotReady, naming them;" +
+		" service.enabled and service.type=LoadBalancer give a LoadBalancer Service")
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "NeverReady.java"), "--name", "never-ready", "-x", "jvm",
+		"-t", "service.enabled=true", "-t", "service.type=LoadBalancer")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Eventually(serviceType(client.ObjectKey{Namespace: apps, Name: "never-ready"}), mavenTimeout, poll).Should(Equal(corev1.ServiceTypeLoadBalancer))
 	g.Eventually(func() (string, error) {
 		it, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "never-ready"})
 		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
@@ -236,7 +268,8 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		}
 		ready := it.Status.GetCondition(camelv1.ConditionReady)
 		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
-	}, mavenTimeout, poll).Should(And(HavePrefix("Error RuntimeNotReady 1/1 pods are not ready"), ContainSubstring("never-ready DOWN")))
+	}, mavenTimeout, poll).Should(And(HavePrefix("Error RuntimeNotReady 1/1 pods are not ready"), ContainSubstring("never-ready DOWN"),
+		ContainSubstring("(route stopped: Stopped) DOWN")))
 	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "never-ready"}})).To(Succeed())
 
 	t.Log("as on Camel K, the prometheus trait has the runtime serve its exchange counters on the management port")
@@ -245,9 +278,18 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	t.Log("as on Camel K, with mount.hot-reload a change of a labelled ConfigMap restarts the integration with its new value")
 	appConfig := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: apps, Name: "app-config"}, appConfig)).To(Succeed())
-	appConfig.Data["app.properties"] = "config.word=from-a-changed-configmap\n"
+	appConfig.Data["app.properties"] = "config.word=from-a-changed-configmap\nconfig.echo=echo {{config.word}}\n"
 	g.Expect(env.Client.Update(context.Background(), appConfig)).To(Succeed())
 	g.Eventually(integrationLog(cli, "two"), mavenTimeout, poll).Should(ContainSubstring("java says from-a-file and from-a-changed-configmap"))
+
+	t.Log("the quartz and timer CronJobs' jobs ran their routes, and the cron consumer of every second runs in a Deployment")
+	for _, name := range []string{"cron-quartz", "cron-period"} {
+		checkCronJobRan(t, cli, client.ObjectKey{Namespace: apps, Name: name})
+	}
+	checkCronFallback(t, cli, client.ObjectKey{Namespace: apps, Name: "cron-fallback"})
+	for _, name := range []string{"cron-quartz", "cron-period", "cron-fallback"} {
+		g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: name}})).To(Succeed())
+	}
 
 	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",
@@ -265,18 +307,29 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		ContainSubstring("Startup probe failed: container integration will be restarted")))
 	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "nostart"}})).To(Succeed())
 
-	t.Log("a Pipe from timer-source to log-sink logs the timer's message")
-	out, errOut, err = cli("bind", "timer-source", "log-sink", "-p", "source.message=Hello from a Pipe", "-x", "jvm", "--name", "ticker")
+	t.Log("a Pipe from timer-source to log-sink logs the timer's message, a placeholder that a mounted ConfigMap fills, as in Camel K's pipe config case")
+	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "pipe-config"}, Data: map[string]string{"pipe.message": "Hello from a Pipe"}})
+	out, errOut, err = cli("bind", "timer-source", "log-sink", "-p", "source.message={{pipe.message}}", "-t", "mount.configs=configmap:pipe-config",
+		"-x", "jvm", "--name", "ticker")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "ticker"})
 	g.Eventually(integrationLog(cli, "ticker"), timeout, poll).Should(ContainSubstring("Hello from a Pipe"))
 	checkKameletCatalog(t, cli, ops, apps)
 
-	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit; a percent-encoded option reaches the Kamelet decoded")
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm")
+	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit; a percent-encoded option reaches the Kamelet decoded;" +
+		" as in Camel K's Kamelet config cases, a Kamelet's default configuration comes from -p, a named one from a mounted ConfigMap, a parameter's placeholder from a mounted Secret")
+	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "kamelet-named"},
+		Data: map[string]string{"camel.kamelet.timer-source.named.message": "Hello from a named configuration"}})
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "kamelet-secret"},
+		StringData: map[string]string{"kamelet.word": "Hello from a Secret's placeholder"}})
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm",
+		"-p", "camel.kamelet.timer-source.message=Hello from a default configuration",
+		"-t", "mount.configs=configmap:kamelet-named", "-t", "mount.configs=secret:kamelet-secret")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "kamelets"})
-	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(ContainSubstring("Hello from a Kamelet, decoded"))
+	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(And(ContainSubstring("Hello from a Kamelet, decoded"),
+		ContainSubstring("Hello from a default configuration"), ContainSubstring("Hello from a named configuration"),
+		ContainSubstring("Hello from a Secret's placeholder")))
 
 	t.Log("a canary to an operator whose runtime cannot start fails its first wave on readiness, rolls it back, and moves no more")
 	running := map[string]types.UID{}
@@ -294,6 +347,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(out).NotTo(ContainSubstring("wave 2/2: moving"))
 	g.Expect(errOut).To(And(ContainSubstring("in phase Error under jvm-nojava"), ContainSubstring(`executable "java" not found`)))
 	g.Expect(errOut).To(ContainSubstring("the 1 of this wave are back on jvm"))
+	g.Expect(proxy.reached()).To(ContainElement(HaveSuffix(":443")), "the builder pod's Maven did not go through the operator's proxy")
 	for _, name := range []string{"timer", "two"} {
 		key := client.ObjectKey{Namespace: apps, Name: name}
 		waitRunningUnder(t, key, "jvm")
@@ -325,15 +379,39 @@ func checkCronJobRan(t *testing.T, cli func(...string) (string, string, error), 
 		jobs, err := cs.BatchV1().Jobs(key.Namespace).List(context.Background(), metav1.ListOptions{})
 		var done int32
 		for _, j := range jobs.Items {
-			done += j.Status.Succeeded
+			if owner := metav1.GetControllerOf(&j); owner != nil && owner.Name == key.Name {
+				done += j.Status.Succeeded
+			}
 		}
 		return done, err
-	}, mavenTimeout, poll).Should(BeNumerically(">=", 1), "no job of the CronJob completed")
+	}, mavenTimeout, poll).Should(BeNumerically(">=", 1), "no job of the CronJob %s completed", key.Name)
 	g.Eventually(integrationLog(cli, key.Name), timeout, poll).Should(ContainSubstring("Magicstring!"))
 	it, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(it.Status.Phase).To(Equal(camelv1.IntegrationPhaseRunning))
 	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Reason).To(BeElementOf("LastJobSucceeded", "CronJobActive"))
+	g.Expect(it.Status.GetCondition(camelv1.ConditionCronJobAvailable)).To(HaveField("Status", BeEquivalentTo("True")))
+}
+
+// checkCronFallback checks, as Camel K's cron-fallback case does, that the integration's cron:
+// consumer runs in a Deployment, with no CronJob and CronJobAvailable false, and logs.
+func checkCronFallback(t *testing.T, cli func(...string) (string, string, error), key client.ObjectKey) {
+	t.Helper()
+	g := NewWithT(t)
+	jvmPod(t, key)
+	g.Expect(apierrors.IsNotFound(env.Client.Get(context.Background(), key, &batchv1.CronJob{}))).To(BeTrue(), "a CronJob despite cron.fallback")
+	g.Eventually(func() (string, error) {
+		it, err := getIntegration(key)
+		if err != nil {
+			return "", err
+		}
+		ready, cron := it.Status.GetCondition(camelv1.ConditionReady), it.Status.GetCondition(camelv1.ConditionCronJobAvailable)
+		if ready == nil || cron == nil {
+			return "", nil
+		}
+		return fmt.Sprintf("Ready %s, CronJobAvailable %s %s", ready.Status, cron.Status, cron.Reason), nil
+	}, timeout, poll).Should(Equal("Ready True, CronJobAvailable False CronJobNotAvailableReason"))
+	g.Eventually(integrationLog(cli, key.Name), 2*timeout, poll).Should(ContainSubstring("Magicstring!"))
 }
 
 // checkDump runs caravan dump -x id in namespace ns and checks that the archive names every
@@ -557,15 +635,38 @@ func serveWithPrivateCA(t *testing.T, ns string) string {
 	return srv.Listener.Addr().String()
 }
 
-// checkRESTOnTheClasspath checks that a REST DSL endpoint got a Service of type NodePort, and
-// answers through it with a file of the jar jvm.classpath adds.
+// checkRESTOnTheClasspath checks that a REST DSL endpoint, served on port 8085, got a Service of
+// type NodePort with the service trait's port hello, 85 to 8085, and answers through it with a
+// file of the jar jvm.classpath adds.
 func checkRESTOnTheClasspath(t *testing.T, key client.ObjectKey) {
 	t.Helper()
 	g := NewWithT(t)
 	svc := &corev1.Service{}
 	g.Expect(env.Client.Get(context.Background(), key, svc)).To(Succeed(), "no Service for the REST DSL")
 	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeNodePort))
-	g.Eventually(httpBody("http://"+net.JoinHostPort(svc.Spec.ClusterIP, "80")+"/greet"), timeout, poll).Should(Equal("from a jar on the classpath"))
+	g.Expect(svc.Spec.Ports).To(ContainElement(And(HaveField("Name", "hello"), HaveField("Port", int32(85)),
+		HaveField("TargetPort.IntVal", int32(8085)))))
+	g.Eventually(httpBody("http://"+net.JoinHostPort(svc.Spec.ClusterIP, "85")+"/greet"), timeout, poll).Should(Equal("from a jar on the classpath"))
+}
+
+// replicasOf reads an integration's status.replicas.
+func replicasOf(key client.ObjectKey) func() (*int32, error) {
+	return func() (*int32, error) {
+		it, err := getIntegration(key)
+		if err != nil {
+			return nil, err
+		}
+		return it.Status.Replicas, nil
+	}
+}
+
+// serviceType reads the type of a Service.
+func serviceType(key client.ObjectKey) func() (corev1.ServiceType, error) {
+	return func() (corev1.ServiceType, error) {
+		svc := &corev1.Service{}
+		err := env.Client.Get(context.Background(), key, svc)
+		return svc.Spec.Type, err
+	}
 }
 
 // checkKameletCatalog checks that operator jvm installed, as Camel K does, the Kamelet catalog of
@@ -599,11 +700,14 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 		return k.Status.Phase, err
 	}, timeout, poll).Should(Equal(camelv1.KameletPhaseReady))
 
-	t.Log("a Pipe with a step of the catalog, not one of the four, logs what the step sets")
+	t.Log("a Pipe with a step of the catalog, not one of the four, logs what the step sets; as on Camel K, the sink's data type" +
+		" converts the body through the catalog's data-type-action")
 	out, errOut, err := cli("bind", "timer-source", "log-sink", "--step", "set-body-action", "-p", "source.message=unseen",
-		"-p", "step-0.value=Hello from the catalog", "-x", "jvm", "--name", "catalog-step")
+		"-p", "step-0.value=Hello from the catalog", "-p", "sink.showBodyType=true", "-x", "jvm", "--name", "catalog-step")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	g.Eventually(integrationLog(cli, "catalog-step"), mavenTimeout, poll).Should(ContainSubstring("Hello from the catalog"))
+	g.Expect(env.Client.Patch(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "catalog-step"}}, client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"sink":{"dataTypes":{"in":{"format":"application-octet-stream"}}}}}`)))).To(Succeed())
+	g.Eventually(integrationLog(cli, "catalog-step"), mavenTimeout, poll).Should(MatchRegexp(`BodyType: byte\[\], Body: Hello from the catalog`))
 
 	t.Log("a Kamelet the cluster lacks is found on the classpath, in the camel-kamelets jar of the dependencies")
 	g.Expect(env.Client.Delete(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "drop-header-action"}})).To(Succeed())

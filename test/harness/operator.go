@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
@@ -58,6 +60,8 @@ type OperatorOptions struct {
 	// KameletCatalog has its platform install the Kamelet catalog of its Camel version, which
 	// costs a build: the tests' platforms opt out unless they ask.
 	KameletCatalog bool
+	// Env are variables of its container besides Caravan's, as `kubectl set env` adds them.
+	Env map[string]string
 }
 
 // Operator is an operator installed by a test as `caravan install`
@@ -128,6 +132,7 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 	if err != nil {
 		t.Fatal(err)
 	}
+	setOperatorEnv(objs, opts.Env)
 	if opts.Unregistered {
 		objs = slices.DeleteFunc(objs, func(o client.Object) bool {
 			_, isRegistration := o.(*camelv1alpha1.IntegrationOperator)
@@ -148,6 +153,18 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 		}
 	})
 	return op
+}
+
+// setOperatorEnv adds env, sorted by name, to the container of the operator's Deployment among objs.
+func setOperatorEnv(objs []client.Object, env map[string]string) {
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			c := &d.Spec.Template.Spec.Containers[0]
+			for _, name := range slices.Sorted(maps.Keys(env)) {
+				c.Env = append(c.Env, corev1.EnvVar{Name: name, Value: env[name]})
+			}
+		}
+	}
 }
 
 // Pods are the operator's pods that are running, have an address and are

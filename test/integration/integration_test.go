@@ -728,7 +728,9 @@ func TestAScheduledIntegrationRunsAsACronJobAndBackAsADeployment(t *testing.T) {
 	g.Expect(cj.Labels).To(HaveKeyWithValue(camelv1.OperatorIDLabel, operatorID))
 	g.Expect(cj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
 	g.Eventually(integrationStatus(key), timeout, poll).Should(And(HaveField("Phase", camelv1.IntegrationPhaseRunning),
-		HaveField("Conditions", ContainElement(And(HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "CronJobCreated"))))))
+		HaveField("Conditions", ContainElements(And(HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "CronJobCreated")),
+			And(HaveField("Type", camelv1.ConditionCronJobAvailable), HaveField("Status", metav1.ConditionTrue),
+				HaveField("Reason", "CronJobAvailableReason"), HaveField("Message", "the CronJob nightly runs the integration"))))))
 	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, key, &appsv1.Deployment{}))).To(BeTrue(), "a Deployment runs beside the CronJob")
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly-camel"}, cm)).To(Succeed())
@@ -738,6 +740,8 @@ func TestAScheduledIntegrationRunsAsACronJobAndBackAsADeployment(t *testing.T) {
 	g.Eventually(func() error { return env.Client.Get(ctx, key, &appsv1.Deployment{}) }, timeout, poll).Should(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, key, &batchv1.CronJob{})) },
 		timeout, poll).Should(BeTrue(), "the CronJob stays beside the Deployment")
+	g.Eventually(integrationStatus(key), timeout, poll).ShouldNot(HaveField("Conditions", ContainElement(
+		HaveField("Type", camelv1.ConditionCronJobAvailable))), "a Deployment's integration says CronJobAvailable")
 }
 
 // TestHotReloadRollsThePodsWhenAMountedConfigMapChanges: as on Camel K, with mount.hotReload a
@@ -830,4 +834,39 @@ func setTrait(t *testing.T, key client.ObjectKey, name string, value any) {
 	if err := env.Client.Patch(context.Background(), stored, patch); err != nil {
 		t.Fatalf("setting trait %s of %s: %v", name, key, err)
 	}
+}
+
+// TestAKameletsSourcesAreMountedWithIt: as Camel K's kamelets trait does, a Kamelet's spec.sources
+// are mounted with it, and an HTTP route of theirs gets the integration a Service; a source whose
+// name the integration's own has is refused, naming the Kamelet.
+func TestAKameletsSourcesAreMountedWithIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	template := harness.Raw(map[string]any{"from": map[string]any{"uri": "timer:tick", "steps": []any{map[string]any{"to": "kamelet:sink"}}}})
+	route := "- from:\n    uri: platform-http:/greet\n    steps:\n      - setBody:\n          constant: hi\n"
+	g.Expect(env.Client.Create(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "greeter-source",
+		Labels: map[string]string{camelv1.KameletTypeLabel: "source"}}, Spec: camelv1.KameletSpec{Template: &template,
+		Sources: []camelv1.SourceSpec{{Name: "greet.yaml", Content: route}}}})).To(Succeed())
+	it := harness.NewIntegration(ns, "greeted", operatorID, 1)
+	it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "kamelet:greeter-source", "steps": []any{map[string]any{"to": "log:greeted"}}}})}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	cm := &corev1.ConfigMap{}
+	g.Eventually(func() (map[string]string, error) {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.ConfigMapName(it.Name)}, cm)
+		return cm.Data, err
+	}, timeout, poll).Should(And(HaveKey("greeter-source.kamelet.yaml"), HaveKeyWithValue("greet.yaml", route)))
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &corev1.Service{}) }, timeout, poll).Should(Succeed(),
+		"the Kamelet's source serves HTTP, yet the integration gets no Service")
+
+	t.Log("a source of the integration with the name of the Kamelet's is refused")
+	cur := &camelv1.Integration{}
+	g.Expect(env.Client.Get(ctx, key, cur)).To(Succeed())
+	cur.Spec.Sources = []camelv1.SourceSpec{{Name: "greet.yaml", Content: "- from:\n    uri: timer:other\n    steps:\n      - to: log:other\n"}}
+	g.Expect(env.Client.Update(ctx, cur)).To(Succeed())
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "KameletInvalid"),
+		HaveField("Message", ContainSubstring("the Kamelet "+ns+"/greeter-source has a source greet.yaml, the name of another source of the integration"))))))
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -227,7 +228,7 @@ func (r *Reconciler) reconcileSubmission(_ context.Context, s *scope) (reconcile
 		Spec: s.spec, Registry: s.registry, Timeout: timeout,
 		Strategy: s.config.Strategy, BuilderImage: s.config.ToolImage, MavenCache: s.maven.CacheVolumeClaim,
 		RegistrySecret: s.registrySecret, RegistryCA: s.registryCA, MavenSettings: s.mavenSettings, MavenCA: s.mavenCA, Parent: s.parent,
-		MavenResources: mavenResources(s.config), MavenArgs: mavenArgs(s.maven, s.spec),
+		MavenResources: mavenResources(s.config, s.spec), MavenArgs: mavenArgs(s.maven, s.spec),
 		PodNodeSelector: s.config.NodeSelector, PodAnnotations: s.config.Annotations,
 	})
 	s.job = &st
@@ -251,11 +252,29 @@ func FinalFailure(st build.Status) bool {
 		!image.IsRetryable(st.Err)
 }
 
-// mavenResources are the builder pods' requests and limits the platform sets; BuildConfigurationOf
-// has checked them.
-func mavenResources(c platform.BuildConfiguration) corev1.ResourceRequirements {
+// mavenResources are the builder pods' requests and limits the platform sets, with the kit's
+// builder trait's over them; BuildConfigurationOf and the trait have checked them.
+func mavenResources(c platform.BuildConfiguration, s kit.Spec) corev1.ResourceRequirements {
 	requests, limits, _ := c.Resources()
-	return corev1.ResourceRequirements{Requests: requests, Limits: limits}
+	r := corev1.ResourceRequirements{Requests: requests, Limits: limits}
+	for key, quantity := range s.BuildResources {
+		q, err := resource.ParseQuantity(quantity)
+		if err != nil {
+			continue // the builder trait refused it
+		}
+		list, name := &r.Requests, corev1.ResourceCPU
+		if strings.HasPrefix(key, "limit") {
+			list = &r.Limits
+		}
+		if strings.HasSuffix(key, "Memory") {
+			name = corev1.ResourceMemory
+		}
+		if *list == nil {
+			*list = corev1.ResourceList{}
+		}
+		(*list)[name] = q
+	}
+	return r
 }
 
 // mavenArgs are the arguments of a build's Maven: the platform's properties and options, then the

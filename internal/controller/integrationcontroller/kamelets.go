@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -110,18 +109,38 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 				k.Namespace, name, kameletError(k)))
 			return reconcile.Result{}, nil
 		}
-		content, err := pipe.KameletYAML(k)
+		sources, err := kameletSources(k, s.it.Spec.Sources, s.kamelets)
 		if err != nil {
-			return reconcile.Result{}, fmt.Errorf("the Kamelet %s: %w", name, err)
+			s.Failure = controller.Because(ReasonKameletInvalid, err.Error())
+			return reconcile.Result{}, nil
 		}
-		if kr, err := inspect.Source(catalog.Camel(), camelv1.LanguageYAML, content); err == nil && kr.ServesHTTP {
-			serves = true // a Kamelet whose template serves HTTP, as a webhook source does
+		// A Kamelet whose template serves HTTP, as a webhook source does, or whose sources do.
+		if kr, _ := inspect.Integration(catalog.Camel(), &camelv1.IntegrationSpec{Sources: sources}); kr.ServesHTTP {
+			serves = true
 		}
-		s.kamelets = append(s.kamelets, camelv1.SourceSpec{Name: source, Content: string(content),
-			Language: camelv1.LanguageYAML, FromKamelet: ptr.To(true)})
+		if kr, _ := inspect.Integration(catalog.Camel(), &camelv1.IntegrationSpec{Sources: sources[1:]}); len(kr.Dependencies) > 0 {
+			s.routeDependencies = append(s.routeDependencies, kr.Dependencies...)
+		}
+		s.kamelets = append(s.kamelets, sources...)
 		s.routeDependencies = append(s.routeDependencies, k.Spec.Dependencies...)
 	}
 	return reconcile.Result{}, nil
+}
+
+// kameletSources are the sources Kamelet k adds to an integration whose own sources are
+// integration and whose other Kamelets' are others; a name two of them share is an error.
+func kameletSources(k *camelv1.Kamelet, integration, others []camelv1.SourceSpec) ([]camelv1.SourceSpec, error) {
+	sources, err := pipe.KameletSources(k)
+	if err != nil {
+		return nil, fmt.Errorf("the Kamelet %s/%s cannot be mounted: %w", k.Namespace, k.Name, err)
+	}
+	for _, src := range sources[1:] {
+		named := func(o camelv1.SourceSpec) bool { return o.Name == src.Name }
+		if slices.ContainsFunc(integration, named) || slices.ContainsFunc(others, named) {
+			return nil, fmt.Errorf("the Kamelet %s/%s has a source %s, the name of another source of the integration", k.Namespace, k.Name, src.Name)
+		}
+	}
+	return sources, nil
 }
 
 // kameletVersion is k in the version the routes name (kameletVersion=V), its main one without: an

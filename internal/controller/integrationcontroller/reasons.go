@@ -51,6 +51,10 @@ const (
 	ReasonCronJobActive    controller.Reason = "CronJobActive"
 	ReasonLastJobSucceeded controller.Reason = "LastJobSucceeded"
 	ReasonLastJobFailed    controller.Reason = "LastJobFailed"
+	// The CronJobAvailable reasons, Camel K's: the integration runs as a CronJob, or its cron:
+	// consumers fall back to a Deployment.
+	ReasonCronJobAvailable    controller.Reason = "CronJobAvailableReason"
+	ReasonCronJobNotAvailable controller.Reason = "CronJobNotAvailableReason"
 	// ReasonSourceNotFound: a contentRef source names a ConfigMap or key that does not exist.
 	ReasonSourceNotFound controller.Reason = "SourceNotFound"
 )

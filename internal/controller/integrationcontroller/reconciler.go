@@ -18,6 +18,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -119,6 +120,10 @@ type scope struct {
 	deployment *appsv1.Deployment
 	// cronJob is set by reconcileDeployment: the CronJob it applied, for an integration that runs as one.
 	cronJob *batchv1.CronJob
+	// cronJobAvailable is set by reconcileDeployment: the CronJobAvailable condition, nil when the
+	// integration has no scheduled consumer to tell about. cronRead tells that it looked.
+	cronJobAvailable *metav1.Condition
+	cronRead         bool
 	// Outcome is set by a step that waits, found bad input, or found the namespace being deleted. A
 	// wait is for something other than the Deployment (the platform, a kit). In a namespace being
 	// deleted the integration goes too: its children cannot be applied any more, and this reconcile

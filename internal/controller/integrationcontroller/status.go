@@ -2,6 +2,7 @@ package integrationcontroller
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,6 +15,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/metrics"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // computeStatus derives the phase and conditions from what the steps observed.
@@ -43,6 +45,40 @@ func computeStatus(s *scope) {
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
 	setTraitsIgnored(s)
 	setKameletsAvailable(s)
+	setCronJobAvailable(s)
+}
+
+// cronJobAvailable is the CronJobAvailable condition, as Camel K sets it: true when the integration
+// runs as the CronJob cron, false when its cron: consumers fall back to a Deployment; nil otherwise.
+func cronJobAvailable(t trait.Cron, cron *batchv1.CronJob) *metav1.Condition {
+	switch {
+	case cron != nil:
+		msg := "the CronJob " + cron.Name + " runs the integration"
+		if _, overrides, _ := t.CronJob(); len(overrides) > 0 {
+			msg += fmt.Sprintf("; its pods run %s in place of %s, once per job", trait.OneShotURI, strings.Join(overrides, ", "))
+		}
+		c := controller.Cond(metav1.ConditionTrue, ReasonCronJobAvailable, msg)
+		return &c
+	case t.Fallback():
+		c := controller.Cond(metav1.ConditionFalse, ReasonCronJobNotAvailable,
+			"fallback strategy selected: the cron consumers run in a Deployment, on the quartz component")
+		return &c
+	}
+	return nil
+}
+
+// setCronJobAvailable sets or removes the CronJobAvailable condition as reconcileDeployment found
+// it; a reconcile that stopped before leaves it as it was.
+func setCronJobAvailable(s *scope) {
+	st := &s.it.Status
+	switch {
+	case s.cronJobAvailable != nil:
+		c := *s.cronJobAvailable
+		c.Type, c.ObservedGeneration = camelv1.ConditionCronJobAvailable, s.it.Generation
+		meta.SetStatusCondition(&st.Conditions, c)
+	case s.cronRead:
+		meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionCronJobAvailable)
+	}
 }
 
 // setTraitsIgnored sets the TraitsIgnored condition while the integration

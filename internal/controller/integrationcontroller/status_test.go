@@ -6,13 +6,17 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gstruct"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 func deployment(replicas, updated, ready int32) *appsv1.Deployment {
@@ -108,4 +112,29 @@ func TestStatusWritesOnlyWhatAUserCanActOn(t *testing.T) {
 		g.Expect(statusOf(&scope{it: newIntegration(), Outcome: controller.Outcome{Waiting: controller.Because(ReasonPlatformNotReady, "waiting")}}).Phase).
 			To(Equal(camelv1.IntegrationPhaseInitialization))
 	})
+}
+
+// TestCronJobAvailableSaysWhetherTheScheduledConsumersRunAsACronJob: true, naming the consumers its
+// pods replace, for a CronJob; false for cron: consumers that fall back to a Deployment; none for
+// an integration without scheduled consumers.
+func TestCronJobAvailableSaysWhetherTheScheduledConsumersRunAsACronJob(t *testing.T) {
+	g := NewWithT(t)
+	traits := func(raw string, uris ...string) trait.Cron {
+		tr, err := trait.Parse(camelv1.Traits{"cron": camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(raw)}}})
+		g.Expect(err).NotTo(HaveOccurred())
+		var consumers []trait.Consumer
+		for _, u := range uris {
+			consumers = append(consumers, trait.Consumer{URI: u})
+		}
+		return tr.WithConsumers(consumers).Cron
+	}
+	cron := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly"}}
+	c := cronJobAvailable(traits(`{}`, "cron:tab?schedule=0+*+*+*+*+?"), cron)
+	g.Expect(c).To(gstruct.PointTo(And(HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "CronJobAvailableReason"),
+		HaveField("Message", "the CronJob nightly runs the integration; its pods run "+trait.OneShotURI+
+			" in place of cron:tab?schedule=0+*+*+*+*+?, once per job"))))
+	c = cronJobAvailable(traits(`{"fallback":true}`, "cron:tab?schedule=0+*+*+*+*+?"), nil)
+	g.Expect(c).To(gstruct.PointTo(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "CronJobNotAvailableReason"),
+		HaveField("Message", ContainSubstring("fallback strategy selected")))))
+	g.Expect(cronJobAvailable(traits(`{}`, "timer:tick?period=1000"), nil)).To(BeNil())
 }

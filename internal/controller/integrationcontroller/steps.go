@@ -200,6 +200,7 @@ func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 		WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
 	spec.BuildProperties = s.traits.Builder.Properties()
+	spec.BuildResources = s.traits.Builder.Resources()
 	if s.profile != nil && strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion) != "" {
 		// The profile's runtime version, under the camel trait's, as in Camel K.
 		spec.RuntimeVersion = strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion)
@@ -333,6 +334,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		s.Failure = controller.Because(ReasonInvalidSpec, err.Error())
 		return reconcile.Result{}, nil
 	}
+	s.cronJobAvailable, s.cronRead = cronJobAvailable(in.Traits.Cron, cron), true
 	if cron != nil {
 		return reconcile.Result{}, r.runAsCronJob(ctx, s, cron)
 	}
