@@ -110,10 +110,15 @@ func (c *compiler) kameletEndpoint(ro role, where, name, namespace string, props
 	}
 	if errors.Is(err, ErrKameletNotFound) {
 		// As on Camel K, the runtime looks for it on its classpath; its properties go as written.
-		if !slices.Contains(c.missing, name) {
-			c.missing = append(c.missing, name)
+		missing := name
+		if v, ok := props[kamelet.VersionProperty].(string); ok && v != "" {
+			// The classpath holds one version: the one named cannot be chosen, which the condition says.
+			missing = fmt.Sprintf("%s (whose version %s the classpath cannot choose: it holds one)", name, v)
 		}
-		delete(props, kamelet.VersionProperty) // the classpath holds one version
+		if !slices.Contains(c.missing, missing) {
+			c.missing = append(c.missing, missing)
+		}
+		delete(props, kamelet.VersionProperty)
 		k, err = &camelv1.Kamelet{}, nil
 		k.Name = name
 		return c.instance(ro, where, k, props, pos)

@@ -95,7 +95,8 @@ type Resolver interface {
 type Compiled struct {
 	// Spec is the spec of the Integration that runs the binding.
 	Spec camelv1.IntegrationSpec
-	// MissingKamelets are the Kamelets the Resolver did not find, in order. As on Camel K, they
+	// MissingKamelets are the Kamelets the Resolver did not find, in order, each with the version
+	// an endpoint names when it names one, which is dropped. As on Camel K, they
 	// are called all the same, with their properties as written, for the runtime to find them
 	// on its classpath.
 	MissingKamelets []string

@@ -129,6 +129,14 @@ func TestCompile(t *testing.T) {
 			equal(t, "sources", c.sources, []string{"log-sink.kamelet.yaml", "timer-source.kamelet.yaml"})
 		},
 	}, {
+		name: "a version named of a Kamelet the cluster lacks is dropped, which the missing list says",
+		doc: strings.Replace(strings.Replace(timerToLog, "name: log-sink", "name: slack-sink", 1), "kind: Kamelet, apiVersion: camel.apache.org/v1, name: slack-sink}",
+			"kind: Kamelet, apiVersion: camel.apache.org/v1, name: slack-sink}\n  properties: {kameletVersion: v2}", 1),
+		check: func(t *testing.T, c compiled) {
+			equal(t, "missing", c.missing, []string{"slack-sink (whose version v2 the classpath cannot choose: it holds one)"})
+			equal(t, "properties", c.properties, []string{"camel.kamelet.timer-source.source.message=hello", "camel.kamelet.timer-source.source.period=1000"})
+		},
+	}, {
 		name: "a Kamelet the cluster lacks is called all the same, its properties as written, for the runtime's classpath",
 		doc: strings.Replace(strings.Replace(timerToLog, "name: log-sink", "name: slack-sink", 1), "kind: Kamelet, apiVersion: camel.apache.org/v1, name: slack-sink}",
 			"kind: Kamelet, apiVersion: camel.apache.org/v1, name: slack-sink}\n  properties: {channel: \"#ops\", retries: 3, verbose: true}", 1),
