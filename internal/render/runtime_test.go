@@ -120,7 +120,7 @@ func TestTheRuntimeContractFollowsTheTraits(t *testing.T) {
 			traits: `{"health":{"livenessProbeEnabled":true,"startupProbeEnabled":true}}`,
 			check: func(g Gomega, r rendered) {
 				g.Expect(r.container.LivenessProbe.HTTPGet.Path).To(Equal("/observe/health/live"))
-				g.Expect(r.container.StartupProbe.HTTPGet.Path).To(Equal("/observe/health"))
+				g.Expect(r.container.StartupProbe.HTTPGet.Path).To(Equal("/observe/health/live"))
 				g.Expect(r.container.StartupProbe.HTTPGet.Port.IntValue()).To(Equal(9876))
 			}},
 	}

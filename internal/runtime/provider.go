@@ -189,5 +189,5 @@ func (camelMain) Metrics() Metrics {
 // Health is camel-main's management server, where Camel K probes a camel-main runtime.
 func (camelMain) Health() Health {
 	return Health{Port: managementPort, Liveness: "/observe/health/live",
-		Readiness: "/observe/health/ready", Startup: "/observe/health"}
+		Readiness: "/observe/health/ready", Startup: "/observe/health/live"}
 }

@@ -34,7 +34,7 @@ func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.
 	g.Expect(tr.Health.Enabled(false)).To(BeFalse())
 	live, ready, startup = tr.Health.Probes(runtime.Main.Health())
 	g.Expect([]*corev1.Probe{live, ready}).To(HaveEach(BeNil()))
-	g.Expect(startup.HTTPGet.Path).To(Equal("/observe/health"))
+	g.Expect(startup.HTTPGet.Path).To(Equal("/observe/health/live"))
 	g.Expect(startup.FailureThreshold).To(Equal(int32(10)), "a starting JVM gets ten tries")
 
 	tr, err = Parse(traits(t, `{"health":{"enabled":false,"livenessProbeEnabled":true}}`))

@@ -255,10 +255,10 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(ContainSubstring("tls says trusted by a private CA"),
 		"the JVM does not trust the CA of jvm.ca-certificates")
 	checkRESTOnTheClasspath(t, client.ObjectKey{Namespace: apps, Name: "two"})
-	t.Log("as on Camel K, a readiness check that is never up, and a stopped route, make the integration RuntimeNotReady, naming them;" +
-		" service.enabled and service.type=LoadBalancer give a LoadBalancer Service")
+	t.Log("as on Camel K, a readiness check that is never up, and a stopped route, make the integration RuntimeNotReady, naming them," +
+		" its startup probe passing; service.enabled and service.type=LoadBalancer give a LoadBalancer Service")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "NeverReady.java"), "--name", "never-ready", "-x", "jvm",
-		"-t", "service.enabled=true", "-t", "service.type=LoadBalancer")
+		"-t", "service.enabled=true", "-t", "service.type=LoadBalancer", "-t", "health.startup-probe-enabled=true")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Eventually(serviceType(client.ObjectKey{Namespace: apps, Name: "never-ready"}), mavenTimeout, poll).Should(Equal(corev1.ServiceTypeLoadBalancer))
 	g.Eventually(func() (string, error) {
@@ -270,6 +270,15 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
 	}, mavenTimeout, poll).Should(And(HavePrefix("Error RuntimeNotReady 1/1 pods are not ready"), ContainSubstring("never-ready DOWN"),
 		ContainSubstring("(route stopped: Stopped) DOWN")))
+	g.Eventually(func() (string, error) {
+		pods := &corev1.PodList{}
+		err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "never-ready"})
+		if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
+			return "", err
+		}
+		cs := pods.Items[0].Status.ContainerStatuses[0]
+		return fmt.Sprintf("started %v, restarts %d", ptr.Deref(cs.Started, false), cs.RestartCount), nil
+	}, timeout, poll).Should(Equal("started true, restarts 0"), "as on Camel K, a readiness check that fails does not fail the startup probe")
 	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "never-ready"}})).To(Succeed())
 
 	t.Log("as on Camel K, the prometheus trait has the runtime serve its exchange counters on the management port")
