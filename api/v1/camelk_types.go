@@ -12,7 +12,8 @@ import (
 type CamelKIntegrationStatus struct {
 	// Jar is the integration's jar (Camel K).
 	Jar string `json:"jar,omitempty"`
-	// Dependencies are the dependencies Camel K's operator resolved.
+	// Dependencies are the dependencies the integration's kit is built with: Camel K's operator
+	// resolves them, and Caravan's writes those of the kit it chose.
 	Dependencies []string `json:"dependencies,omitempty"`
 	// Profile is Camel K's trait profile.
 	Profile string `json:"profile,omitempty"`

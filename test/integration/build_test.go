@@ -142,6 +142,8 @@ func TestAKitIsBuiltIntoTheRegistryAndRunByDigest(t *testing.T) {
 	files, err := image.ListFiles(img)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(files[kit.DependenciesFile])).To(Equal("camel:log\ncamel:timer\n"))
+	g.Eventually(integrationStatus(client.ObjectKeyFromObject(first)), timeout, poll).Should(HaveField("Dependencies", Equal([]string{"camel:log", "camel:timer"})),
+		"as on Camel K, the status lists the dependencies of the kit")
 
 	d := &appsv1.Deployment{}
 	g.Eventually(func() string {

@@ -177,6 +177,8 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 			return reconcile.Result{}, nil
 		}
 		req.Spec = r.kitSpec(s)
+		// As Camel K does, the status lists the dependencies the kit is built with.
+		s.it.Status.Dependencies = req.Spec.Dependencies
 		if err := camelruntime.CheckCamelVersion(req.Spec.RuntimeVersion); err != nil {
 			s.Failure = controller.Because(ReasonInvalidRuntimeVersion, fmt.Sprintf(
 				"the spec.build.runtimeVersion of the IntegrationPlatform %s/%s, or of the integration's IntegrationProfile: %v", r.Namespace, r.OperatorID, err))
