@@ -13,12 +13,14 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/cmd/options"
+	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/command"
 )
 
-// NewRootCommand builds the caravan command tree.
+// NewRootCommand builds the caravan command tree, whose help, usage and flag errors are kubectl's.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "caravan",
@@ -33,30 +35,47 @@ camel.apache.org/operator.id annotation names it.`,
 	kube.AddFlags(root.PersistentFlags())
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.AddCommand(commands(kube, streams)...)
+	groups := commandGroups(kube, streams)
+	groups.Add(root)
+	root.AddCommand(otherCommands(kube, streams)...)
 	withUsageOnArgErrors(root)
 	registerCompletions(root, kube)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return command.WithExitCode(command.ExitUsage, err) })
+	// The options command lists the global flags, which the help of each command leaves out.
+	templates.ActsAsRootCommand(root, []string{"options"}, groups...)
+	flagError := root.FlagErrorFunc()
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return command.WithExitCode(command.ExitUsage, flagError(c, err))
+	})
 	return root
+}
+
+// newCmdOptions builds `caravan options`, kubectl's command that prints the flags every command takes.
+func newCmdOptions(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := options.NewCmdOptions(streams.Out)
+	cmd.Example = `  # Print the flags that every command takes
+  caravan options`
+	// Its help prints the flags too: kubectl's prints nothing.
+	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { _ = c.Usage() })
+	return cmd
 }
 
 // withUsageOnArgErrors makes a wrong number of arguments, on cmd and its subcommands, name the
 // command's usage line and its help, as kubectl does, instead of cobra's bare count. A group of
 // commands prints its help alone, and refuses a command it does not have.
 func withUsageOnArgErrors(cmd *cobra.Command) {
+	// kubectl's help appends [options] to the usage line, in place of cobra's [flags].
+	cmd.DisableFlagsInUseLine = true
 	if cmd.HasSubCommands() && !cmd.Runnable() {
 		cmd.Use += " [command]"
-		cmd.DisableFlagsInUseLine = true
-		// Usage names the group once, as cobra does for a group that does not run.
-		cmd.SetUsageTemplate(strings.Replace(cmd.UsageTemplate(), "{{if .Runnable}}\n  {{.UseLine}}{{end}}", "", 1))
+		// SuggestionsFor suggests by prefix alone until the distance is set; 2 is cobra's default.
+		cmd.SuggestionsMinimumDistance = 2
 		cmd.Args = unknownCommand
 		cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
-	}
-	if args := cmd.Args; args != nil {
+	} else if args := cmd.Args; args != nil {
 		cmd.Args = func(c *cobra.Command, a []string) error {
 			if err := args(c, a); err != nil {
 				return command.WithExitCode(command.ExitUsage,
-					fmt.Errorf("%w\nUsage: %s\nSee '%s --help' for examples", err, c.UseLine(), c.CommandPath()))
+					fmt.Errorf("%w\nUsage: %s\nSee '%s --help' for examples", err, usageLine(c), c.CommandPath()))
 			}
 			return nil
 		}
@@ -66,14 +85,23 @@ func withUsageOnArgErrors(cmd *cobra.Command) {
 	}
 }
 
-// unknownCommand refuses an argument to a group of commands, naming the commands it is close to.
+// usageLine is cmd's usage line as kubectl's help prints it: with [options] if it takes flags.
+func usageLine(cmd *cobra.Command) string {
+	if cmd.HasFlags() {
+		return cmd.UseLine() + " [options]"
+	}
+	return cmd.UseLine()
+}
+
+// unknownCommand refuses an argument to a group of commands, naming the commands it is close to
+// as kubectl does.
 func unknownCommand(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
 	if near := c.SuggestionsFor(args[0]); len(near) > 0 {
-		msg += ": did you mean " + strings.Join(near, " or ") + "?"
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(near, "\n\t")
 	}
-	return errors.New(msg)
+	return command.WithExitCode(command.ExitUsage, errors.New(msg))
 }

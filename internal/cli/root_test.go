@@ -22,8 +22,8 @@ func TestAWrongArgumentCountNamesTheUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"logs"}, "accepts 1 arg(s), received 0\nUsage: caravan logs NAME [flags]\nSee 'caravan logs --help' for examples"},
-		{[]string{"local", "up", "now"}, "Usage: caravan local up [flags]"},
+		{[]string{"logs"}, "accepts 1 arg(s), received 0\nUsage: caravan logs NAME [options]\nSee 'caravan logs --help' for examples"},
+		{[]string{"local", "up", "now"}, "Usage: caravan local up [options]"},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
 		root.SetArgs(tc.args)
@@ -68,7 +68,7 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		{[]string{"install", "-x", "a", "--watch-namespaces", "Bad_NS", "-o", "yaml"}, `watched namespace "Bad_NS"`, command.ExitUsage},
 		{[]string{"version", "-o", "table"}, "table", command.ExitUsage},
 		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand" for "caravan"`, command.ExitUsage},
-		{[]string{"kit", "delet"}, `unknown command "delet" for "caravan kit": did you mean delete?`, command.ExitUsage},
+		{[]string{"kit", "delet"}, "unknown command \"delet\" for \"caravan kit\"\n\nDid you mean this?\n\tdelete", command.ExitUsage},
 		{[]string{"kit", "create", "my-kit"}, "kit create is not taken: the operator makes a kit from an integration's dependencies", command.ExitUsage},
 		{[]string{"get", "nosuch"}, `unknown resource type "nosuch"`, command.ExitUsage},
 		{[]string{"describe", "nosuch", "x"}, `unknown resource type "nosuch"`, command.ExitUsage},
@@ -111,8 +111,10 @@ func TestAGroupOfCommandsPrintsItsHelp(t *testing.T) {
 		if err := root.Execute(); err != nil {
 			t.Fatalf("%s: %v", group, err)
 		}
-		if want := "Usage:\n  caravan " + group + " [command]\n\nAvailable Commands:"; !strings.Contains(out.String(), want) {
-			t.Errorf("%s printed %q, want %q", group, out.String(), want)
+		for _, want := range []string{"\nAvailable Commands:\n", "\nUsage:\n  caravan " + group + " [command] [options]\n"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s printed %q, want %q", group, out.String(), want)
+			}
 		}
 	}
 }
