@@ -9,6 +9,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+	github.com/magiconair/properties v1.8.10
 	github.com/onsi/gomega v1.44.0
 	github.com/operator-framework/api v0.36.0
 	github.com/prometheus/client_golang v1.25.0

@@ -5,12 +5,14 @@ package trait
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
-// FuzzParseProperties: any text reads into KEY=VALUE entries with a key, or is refused;
-// it never panics.
+// FuzzParseProperties: any text reads into properties with a key, or is refused; it never
+// panics, and each property's entry reads back as that property.
 func FuzzParseProperties(f *testing.F) {
-	for _, seed := range []string{"a=b\n", "# c\n! d\nk: v\n", "long = one, \\\n two\n", "e\\=k=v", "x\\", "=v", "\r\n"} {
+	for _, seed := range []string{"a=b\n", "# c\n! d\nk: v\n", "long = one, \\\n two\n", "e\\=k=v", "x\\", "=v", "\r\n",
+		"u=caf\\u00e9", "a={{b}} ${c}"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
@@ -19,8 +21,14 @@ func FuzzParseProperties(f *testing.F) {
 			return
 		}
 		for _, p := range props {
-			if k, _, ok := strings.Cut(p, "="); !ok || k == "" {
+			if p.Key == "" {
 				t.Fatalf("%q read into %q, which has no key", data, p)
+			}
+			if strings.ContainsFunc(p.Key+p.Value, func(r rune) bool { return r > 0xffff || r == utf8.RuneError }) {
+				continue // written as \u surrogates, which the library does not join, or not UTF-8
+			}
+			if back, err := ParseProperties(p.Entry()); err != nil || len(back) != 1 || back[0] != p {
+				t.Fatalf("%q: the entry %q of %q read back as %q (%v)", data, p.Entry(), p, back, err)
 			}
 		}
 	})

@@ -3,95 +3,87 @@
 package trait
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf16"
+
+	"github.com/magiconair/properties"
 )
 
-// ParseProperties reads a Java properties file into KEY=VALUE entries, in
-// the order written, for camel.properties. Blank lines and comments (#, !)
-// are skipped, a key ends at the first unescaped '=', ':' or white space,
-// and a line ending in an odd number of backslashes goes on on the next. A
-// line with a key and no separator has an empty value, as in Java. A key
-// holding an escaped '=' is refused: a camel property's key ends at its
-// first '='.
-func ParseProperties(data string) ([]string, error) {
-	var out []string
-	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimLeft(lines[i], " \t\f")
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
+// Property is one key and value of Java properties text, as Java reads them.
+type Property struct {
+	Key   string
+	Value string
+}
+
+// Entry writes the property as one line of a properties file that Java reads back as Key and
+// Value: the form of a camel.properties entry, which the operator writes into
+// application.properties as it is. Backslashes, line breaks, the key's separators and blanks,
+// a leading '#' or '!' of the key and a leading blank of the value are escaped, and every
+// character outside printable ASCII is written \uXXXX, as java.util.Properties.store does:
+// camel-main reads the file as ISO-8859-1.
+func (p Property) Entry() string {
+	return escapeProperty(p.Key, true) + "=" + escapeProperty(p.Value, false)
+}
+
+// ParseProperties reads Java properties text into its properties, in the order their keys
+// first appear, with java.util.Properties' rules: comments (# and !), continuation lines,
+// the separators '=', ':' and white space, and the escapes, \uXXXX among them. A key set
+// twice keeps its last value. Placeholders ({{...}}, ${...}) stay as written. A line
+// without a key (one that starts with '=' or ':') is refused: a camel property needs one.
+func ParseProperties(data string) ([]Property, error) {
+	loader := properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
+	props, err := loader.LoadBytes([]byte(data))
+	if err != nil {
+		return nil, fmt.Errorf("not Java properties: %w", err)
+	}
+	out := make([]Property, 0, props.Len())
+	for _, key := range props.Keys() {
+		if key == "" {
+			return nil, errors.New("a line has no key: it starts with '=' or ':'")
 		}
-		first := i + 1
-		for continued(line) && i+1 < len(lines) {
-			i++
-			line = line[:len(line)-1] + strings.TrimLeft(lines[i], " \t\f")
-		}
-		if continued(line) {
-			line = line[:len(line)-1]
-		}
-		key, value := splitProperty(line)
-		switch {
-		case key == "":
-			return nil, fmt.Errorf("line %d: %q has no key", first, lines[first-1])
-		case strings.Contains(key, "="):
-			// A camel property is KEY=VALUE: its key ends at the first '='.
-			return nil, fmt.Errorf("line %d: the key %q holds '=', which no camel property can", first, key)
-		}
-		out = append(out, key+"="+value)
+		value, _ := props.Get(key)
+		out = append(out, Property{Key: key, Value: value})
 	}
 	return out, nil
 }
 
-// continued tells whether line ends in an odd number of backslashes.
-func continued(line string) bool {
-	n := len(line) - len(strings.TrimRight(line, `\`))
-	return n%2 == 1
+// PropertyKey returns the key of a camel.properties entry as Java reads it, or "" when the
+// entry holds none (a comment, or text that is no properties line): "a\=b = 1" has the key "a=b".
+func PropertyKey(entry string) string {
+	props, err := ParseProperties(entry)
+	if err != nil || len(props) == 0 {
+		return ""
+	}
+	return props[0].Key
 }
 
-// splitProperty splits a logical line at its first unescaped separator,
-// unescaping the key and the value.
-func splitProperty(line string) (string, string) {
-	var key strings.Builder
-	i := 0
-	for ; i < len(line); i++ {
-		c := line[i]
-		if c == '\\' && i+1 < len(line) {
-			i++
-			key.WriteByte(unescape(line[i]))
-			continue
+// escapeProperty escapes s as the key (key true) or the value of a properties line.
+func escapeProperty(s string, key bool) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case key && strings.ContainsRune("=: ", r), key && i == 0 && (r == '#' || r == '!'), !key && i == 0 && r == ' ':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r > 0x7e:
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, `\u%04x`, u)
+			}
+		default:
+			b.WriteRune(r)
 		}
-		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-			break
-		}
-		key.WriteByte(c)
 	}
-	rest := strings.TrimLeft(line[i:], " \t\f")
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
-	}
-	var value strings.Builder
-	for j := 0; j < len(rest); j++ {
-		if rest[j] == '\\' && j+1 < len(rest) {
-			j++
-			value.WriteByte(unescape(rest[j]))
-			continue
-		}
-		value.WriteByte(rest[j])
-	}
-	return key.String(), value.String()
-}
-
-func unescape(c byte) byte {
-	switch c {
-	case 't':
-		return '\t'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 'f':
-		return '\f'
-	}
-	return c
+	return b.String()
 }

@@ -74,8 +74,7 @@ func quarkusKeys(raw json.RawMessage) []string {
 	}
 	var keys []string
 	for _, p := range props {
-		k, _, _ := strings.Cut(p, "=")
-		if k = strings.TrimSpace(k); strings.HasPrefix(k, "quarkus.") && !slices.Contains(keys, k) {
+		if k := PropertyKey(p); strings.HasPrefix(k, "quarkus.") && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}

@@ -196,9 +196,9 @@ func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Repositories, "maven-repository", nil, "a Maven repository the kit's build looks up after the platform's, as Camel K writes one: "+
 		maven.RepositoryForm+" (repeatable)")
 	f.StringArrayVarP(&o.Traits, "trait", "t", nil, "a trait setting TRAIT.KEY=VALUE, such as container.port=8080; [a,b] is a list, a repeated key adds to a list (repeatable)")
-	f.StringArrayVar(&o.BuildProperties, "build-property", nil, "a property KEY=VALUE of the kit's build, or file:PATH of a .properties file of them: "+
+	f.StringArrayVar(&o.BuildProperties, "build-property", nil, "a property KEY=VALUE of the kit's build, or file:PATH of a .properties file of them, read by Java's rules: "+
 		"Maven gets each as -DKEY=VALUE (the builder trait's properties; repeatable)")
-	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
+	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, read by Java's rules, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
 	f.StringVar(&o.ServiceAccount, "service-account", "", "the service account the integration's pods run as (spec.serviceAccountName)")
@@ -212,7 +212,7 @@ func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print what would be applied, contacting no cluster; server: send it with dryRun=All, so admission (the operator's use check) runs and nothing is stored")
 	f.StringVarP(&o.Output, "output", "o", "", "print the integration as yaml or json instead of applying it, as kamel run -o does (no cluster needed)")
 	f.StringArrayVar(&o.Configs, "config", nil, "configuration the runtime reads: configmap:NAME[/KEY] or secret:NAME[/KEY], "+
-		"mounted under /etc/camel/conf.d (trait mount.configs), or file:PATH of a .properties file, into the camel trait's properties (repeatable)")
+		"mounted under /etc/camel/conf.d (trait mount.configs), or file:PATH of a .properties file, read by Java's rules, into the camel trait's properties (repeatable)")
 	f.StringArrayVar(&o.Resources, "resource", nil, "a file the routes read: configmap:NAME[/KEY][@PATH] or secret:NAME[/KEY][@PATH], "+
 		"mounted under /etc/camel/resources.d or at PATH (trait mount.resources; repeatable)")
 	f.StringArrayVarP(&o.Env, "env", "e", nil, "an environment variable NAME=VALUE of the integration's container (trait environment.vars; repeatable)")
@@ -336,14 +336,14 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		spec.Dependencies = append(spec.Dependencies, d)
 	}
 	spec.Repositories = append(spec.Repositories, o.Repositories...)
-	fromFiles, single, err := expandPropertyFiles("-p", o.Properties)
+	fromFiles, single, err := expandPropertyFiles("-p", o.Properties, camelEntry)
 	if err != nil {
 		return spec, err
 	}
 	var configs []string
 	for _, c := range o.Configs {
 		if path, ok := strings.CutPrefix(c, "file:"); ok {
-			props, err := readPropertiesFile("--config", path)
+			props, err := readPropertiesFile("--config", path, camelEntry)
 			if err != nil {
 				return spec, err
 			}
@@ -352,8 +352,8 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		}
 		configs = append(configs, c)
 	}
-	properties := withPrecedence(fromFiles, single)
-	buildFromFiles, buildSingle, err := expandPropertyFiles("--build-property", o.BuildProperties)
+	properties := withPrecedence(fromFiles, single, trait.PropertyKey)
+	buildFromFiles, buildSingle, err := expandPropertyFiles("--build-property", o.BuildProperties, mavenEntry)
 	if err != nil {
 		return spec, err
 	}
@@ -364,7 +364,7 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 		}
 	}
 	spec.Traits, err = trait.FromFlags(trait.Flags{Settings: o.Traits, Properties: properties, Image: o.Image,
-		BuildProperties: withPrecedence(buildFromFiles, buildSingle),
+		BuildProperties: withPrecedence(buildFromFiles, buildSingle, mavenKey),
 		Configs:         configs, Resources: o.Resources, Volumes: o.Volumes, Env: o.Env})
 	if err != nil {
 		return spec, err
@@ -375,16 +375,16 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 	return spec, nil
 }
 
-// expandPropertyFiles splits a properties flag's values into the KEY=VALUE entries of its
-// file:PATH values and its single KEY=VALUE values, each in the order given.
-func expandPropertyFiles(flag string, properties []string) (fromFiles, single []string, err error) {
+// expandPropertyFiles splits a properties flag's values into the entries of its file:PATH
+// values, each property written by entry, and its other values.
+func expandPropertyFiles(flag string, properties []string, entry propertyEntry) (fromFiles, single []string, err error) {
 	for _, p := range properties {
 		path, ok := strings.CutPrefix(p, "file:")
 		if !ok {
 			single = append(single, p)
 			continue
 		}
-		props, err := readPropertiesFile(flag, path)
+		props, err := readPropertiesFile(flag, path, entry)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -394,21 +394,43 @@ func expandPropertyFiles(flag string, properties []string) (fromFiles, single []
 }
 
 // withPrecedence merges properties as kamel does: a single -p KEY=VALUE wins over the same key
-// of a file, whatever the order of the flags. A key set twice keeps its last value.
-func withPrecedence(fromFiles, single []string) []string {
-	key := func(p string) string { k, _, _ := strings.Cut(p, "="); return strings.TrimSpace(k) }
-	var out []string
+// of a file, whatever the order of the flags. A key set twice keeps its last value. key reads
+// an entry's key.
+func withPrecedence(fromFiles, single []string, key func(entry string) string) []string {
+	var out, keys []string
 	for _, p := range slices.Concat(fromFiles, single) {
-		if i := slices.IndexFunc(out, func(have string) bool { return key(have) == key(p) }); i >= 0 {
-			out = slices.Delete(out, i, i+1)
+		k := key(p)
+		if i := slices.Index(keys, k); i >= 0 && k != "" {
+			out, keys = slices.Delete(out, i, i+1), slices.Delete(keys, i, i+1)
 		}
-		out = append(out, p)
+		out, keys = append(out, p), append(keys, k)
 	}
 	return out
 }
 
-// readPropertiesFile reads a .properties file given to flag.
-func readPropertiesFile(flag, path string) ([]string, error) {
+// propertyEntry writes a property of a .properties file as the entry of a trait's list.
+type propertyEntry func(trait.Property) (string, error)
+
+// camelEntry writes a property as a camel.properties entry, a properties line the runtime reads back.
+func camelEntry(p trait.Property) (string, error) { return p.Entry(), nil }
+
+// mavenEntry writes a property as a builder.properties entry, KEY=VALUE as Maven's -D takes it,
+// refusing a key that Maven would cut at its '='.
+func mavenEntry(p trait.Property) (string, error) {
+	if strings.Contains(p.Key, "=") {
+		return "", fmt.Errorf("the key %q holds '=', which Maven's -DKEY=VALUE cannot pass", p.Key)
+	}
+	return p.Key + "=" + p.Value, nil
+}
+
+// mavenKey is the key of a builder.properties entry: the text before its first '='.
+func mavenKey(entry string) string {
+	k, _, _ := strings.Cut(entry, "=")
+	return strings.TrimSpace(k)
+}
+
+// readPropertiesFile reads a .properties file given to flag, by Java's rules, into entries.
+func readPropertiesFile(flag, path string, entry propertyEntry) ([]string, error) {
 	if filepath.Ext(path) != ".properties" {
 		return nil, fmt.Errorf("%s file:%s: only a .properties file is read into the camel trait's properties; "+
 			"mount other files from a ConfigMap with --resource", flag, path)
@@ -421,7 +443,15 @@ func readPropertiesFile(flag, path string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s file:%s: %w", flag, path, err)
 	}
-	return props, nil
+	out := make([]string, 0, len(props))
+	for _, p := range props {
+		e, err := entry(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s file:%s: %w", flag, path, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // setMetadata sets the --label and --annotation flags on the integration,

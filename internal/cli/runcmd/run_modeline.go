@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/caravan-dev/caravan/internal/modeline"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // modelineRefused are run flags a modeline may not set, with the reason: they say how
@@ -34,6 +35,29 @@ var modelineKeyed = map[string]bool{"property": true, "trait": true, "build-prop
 
 // modelineFileValued are the flags whose file:PATH values are relative to the source.
 var modelineFileValued = map[string]bool{"property": true, "config": true, "resource": true, "build-property": true}
+
+// entryKey is the KEY of a keyed flag's value: for a -p KEY=VALUE, the key as Java reads the
+// property; else the text before the first '=', the whole value when it has none.
+func entryKey(flag, value string) string {
+	if flag == "property" && strings.Contains(value, "=") && !isPropertySource(value) {
+		if key := trait.PropertyKey(value); key != "" {
+			return key
+		}
+	}
+	key, _, _ := strings.Cut(value, "=")
+	return key
+}
+
+// isPropertySource tells whether a -p value names where properties are (file:, configmap:,
+// secret:) rather than being one.
+func isPropertySource(value string) bool {
+	for _, prefix := range []string{"file:", "configmap:", "secret:"} {
+		if strings.HasPrefix(value, prefix) {
+			return true
+		}
+	}
+	return false
+}
 
 // modelineSetting is one flag value that a modeline sets.
 type modelineSetting struct {
@@ -151,8 +175,7 @@ func newModelineMerge(flags *pflag.FlagSet) *modelineMerge {
 		m.present[f.Name], m.cliKeys[f.Name] = map[string]bool{}, map[string]bool{}
 		for _, v := range values.GetSlice() {
 			m.present[f.Name][v] = true
-			key, _, _ := strings.Cut(v, "=")
-			m.cliKeys[f.Name][key] = true
+			m.cliKeys[f.Name][entryKey(f.Name, v)] = true
 		}
 	})
 	return m
@@ -164,7 +187,7 @@ func newModelineMerge(flags *pflag.FlagSet) *modelineMerge {
 func (m *modelineMerge) add(s modelineSetting) error {
 	name := s.flag.Name
 	if present, isList := m.present[name]; isList {
-		key, _, _ := strings.Cut(s.value, "=")
+		key := entryKey(name, s.value)
 		switch {
 		case present[s.value]:
 		case modelineKeyed[name] && m.cliKeys[name][key]:
