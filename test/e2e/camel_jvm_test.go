@@ -161,6 +161,18 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	follow.stop()
 	g.Expect(env.Client.Delete(context.Background(), broken)).To(Succeed()) // its restarts cost CPU
 
+	t.Log("as on Camel K, a Java route that does not compile ends the integration in Error, with the compiler's message")
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Invalid.java"), "--name", "invalid-java", "-x", "jvm")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Eventually(func() (string, error) {
+		it, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "invalid-java"})
+		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
+			return "", err
+		}
+		return string(it.Status.Phase) + " " + it.Status.GetCondition(camelv1.ConditionReady).Message, nil
+	}, mavenTimeout, poll).Should(And(HavePrefix("Error pod invalid-java-"), MatchRegexp(`(?i)compil`)))
+	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "invalid-java"}})).To(Succeed())
+
 	t.Log("an integration of the kit's image moves to another operator: the same JVM keeps logging")
 	moving := newIntegration(apps, "moving", "jvm", 1)
 	moving.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
@@ -216,6 +228,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		StringData: map[string]string{"secret.properties": "secret.word=from-a-secret\n"}})
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "db"}, StringData: map[string]string{"password": "s3cret"}})
 	tlsAddress := serveWithPrivateCA(t, apps)
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "private-ca-2"}, Data: map[string][]byte{"ca.crt": testca.New(t, "127.0.0.1").PEM}})
 	t.Log("as in kamel, -p KEY=VALUE wins over the key of a -p file:, -e takes a Secret's key, and the container trait's limits size the heap;" +
 		" as on Camel K, the REST DSL gets a Service of service.type, jvm.classpath adds a jar, jvm.ca-certificates are trusted")
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
@@ -223,6 +236,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		"-t", "jvm.classpath=/etc/camel/resources.d/_configmaps/data/greeting.jar", "-t", "service.type=NodePort", "-t", "mount.hot-reload=true",
 		"-t", "mount.configs=secret:private-ca", "-t", "mount.configs=secret:truststore-pw", "-p", "tls.address="+tlsAddress,
 		"-t", "jvm.ca-certificates[0].cert-path=/etc/camel/conf.d/_secrets/private-ca/ca.crt",
+		"-t", "mount.configs=secret:private-ca-2", "-t", "jvm.ca-certificates[1].cert-path=/etc/camel/conf.d/_secrets/private-ca-2/ca.crt",
 		"-t", "jvm.truststore-password-path=/etc/camel/conf.d/_secrets/truststore-pw/password",
 		"-p", "file:"+filepath.Join("testdata", "camel", "app.properties"),
 		"--config", "configmap:app-config", "--resource", "configmap:data", "-p", "configmap:more-props", "--config", "secret:app-secret",
@@ -240,6 +254,8 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		}
 		return it.Status.GetCondition(camelv1.ConditionReady).Reason, nil
 	}, timeout, poll).Should(Equal("DeploymentReady"), "as on Camel K, a ready integration whose startup probe passed is DeploymentReady")
+	g.Expect(twoPod.Spec.InitContainers).To(HaveExactElements(HaveField("Name", "truststore-0"), HaveField("Name", "truststore-1")),
+		"as on Camel K, each CA certificate is imported into the truststore before the JVM starts")
 	g.Expect(twoPod.Spec.Containers).To(ConsistOf(And(HaveField("Name", "my-container-name"), HaveField("ImagePullPolicy", corev1.PullAlways),
 		HaveField("Ports", ContainElement(And(HaveField("Name", "hello"), HaveField("ContainerPort", int32(8085))))))))
 	g.Expect(twoPod.Spec.Containers[0].StartupProbe).NotTo(BeNil())
@@ -720,8 +736,11 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 
 	t.Log("a Kamelet the cluster lacks is found on the classpath, in the camel-kamelets jar of the dependencies")
 	g.Expect(env.Client.Delete(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "drop-header-action"}})).To(Succeed())
+	t.Log("as on Camel K, the dependencies of the IntegrationProfile the integration names are in its status, and in its kit")
+	create(t, &camelv1.IntegrationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "with-jackson"},
+		Spec: camelv1.IntegrationProfileSpec{Dependencies: []string{"camel:jackson"}}})
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "classpath.yaml"), "--name", "classpath", "-x", "jvm",
-		"-d", "mvn:org.apache.camel.kamelets:camel-kamelets:4.18.0")
+		"-d", "mvn:org.apache.camel.kamelets:camel-kamelets:4.18.0", "--annotation", camelv1.IntegrationProfileAnnotation+"=with-jackson")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	key := client.ObjectKey{Namespace: apps, Name: "classpath"}
 	g.Eventually(integrationLog(cli, "classpath"), mavenTimeout, poll).Should(ContainSubstring("classpath says hello"))
@@ -733,6 +752,9 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 	g.Expect(c).NotTo(BeNil())
 	g.Expect(c.Status).To(Equal(metav1.ConditionUnknown))
 	g.Expect(c.Message).To(ContainSubstring("the Kamelets drop-header-action are in neither namespace"))
+	g.Expect(it.Status.Dependencies).To(ContainElement("camel:jackson"), "the profile's dependency is not the integration's")
+	profiled := builtKit(t, key, camelv1.IntegrationKitPhaseReady)
+	g.Expect(profiled.Status.Artifacts).To(ContainElement(HaveField("ID", "org.apache.camel:camel-jackson:jar:4.18.0")))
 	// Their JVMs cost CPU the next steps need.
 	g.Expect(env.Client.Delete(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "catalog-step"}})).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "classpath"}})).To(Succeed())

@@ -121,9 +121,23 @@ func startCamelKOperator(t *testing.T, ns string) *camelKOperator {
 				return nil
 			}
 		}
+		nudgeCamelKPlatform(ctx, ns)
 		return fmt.Errorf("no CamelCatalog of runtime %s is ready in %s; Camel K's operator logged:\n%s", camelKRuntime, ns, op.output())
 	}, mavenTimeout, poll).Should(Succeed())
 	return op
+}
+
+// nudgeCamelKPlatform changes the spec of Camel K's platform once it is in Error, which has its
+// operator look at it again. Camel K 2.10.1's operator puts the platform in Error when its cache
+// does not hold yet the CamelCatalog it has just created, and looks again only when the spec
+// changes; the catalog waits for a platform that is Ready, so both would wait for ever. A user
+// would edit the platform as this does: it sets the build timeout, which the tests never reach.
+func nudgeCamelKPlatform(ctx context.Context, ns string) {
+	p := &camelv1.IntegrationPlatform{}
+	if env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: camelKID}, p) != nil || p.Status.Phase != camelv1.IntegrationPlatformPhaseError {
+		return
+	}
+	_ = env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"build":{"timeout":"30m"}}}`)))
 }
 
 // bindCamelKOperatorRoles creates the ClusterRoles of Camel K's release that its install grants its
