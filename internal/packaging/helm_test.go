@@ -193,6 +193,9 @@ func mustResources(requests, limits map[string]string) corev1.ResourceRequiremen
 	return r
 }
 
+// testDigest is a digest of an image reference.
+var testDigest = "sha256:" + strings.Repeat("0f", 32)
+
 // settings are the same installation, as install's Config and as the
 // chart's values.
 var settings = []struct {
@@ -207,7 +210,7 @@ var settings = []struct {
 	},
 	{
 		name: "a limited tenant operator with every setting",
-		config: install.Config{ID: "tenant-a", WatchNamespaces: []string{"team-b", "team-a"}, Image: "registry.invalid/caravan@sha256:0",
+		config: install.Config{ID: "tenant-a", WatchNamespaces: []string{"team-b", "team-a"}, Image: "registry.invalid/caravan@" + testDigest,
 			Registry: "kits.invalid:5000", RegistryInsecure: true, RegistrySecret: "kits-push", SkipAdmission: true, SkipKamelets: true, Replicas: ptr.To[int32](2),
 			Resources:    mustResources(map[string]string{"cpu": "50m", "memory": "32Mi"}, map[string]string{"memory": "256Mi"}),
 			NodeSelector: map[string]string{"pool": "operators"},
@@ -215,7 +218,7 @@ var settings = []struct {
 				Effect: corev1.TaintEffectNoSchedule}},
 			ImagePullSecrets: []string{"pull"}, HeartbeatInterval: 5 * time.Second, Verbosity: 2, LogJSON: true, Pprof: true},
 		values: map[string]any{"operatorId": "tenant-a", "watchNamespaces": []any{"team-b", "team-a"},
-			"image": "registry.invalid/caravan@sha256:0", "registry": map[string]any{"address": "kits.invalid:5000", "insecure": true, "secret": "kits-push"},
+			"image": "registry.invalid/caravan@" + testDigest, "registry": map[string]any{"address": "kits.invalid:5000", "insecure": true, "secret": "kits-push"},
 			"skipAdmission": true, "skipKamelets": true, "replicas": 2,
 			"resources": map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "32Mi"},
 				"limits": map[string]any{"memory": "256Mi"}},
@@ -317,6 +320,11 @@ func TestTheChartRendersWhatInstallApplies(t *testing.T) {
 			wantObjs, wantCRDs := manifests(t, c)
 			gotObjs, gotCRDs := render(t, s.values, "ops")
 			want, got := normalized(t, wantObjs), normalized(t, gotObjs)
+			for key := range got {
+				if strings.HasPrefix(key, "PodDisruptionBudget ") {
+					delete(got, key) // the chart's own (TestTheChartRendersAPodDisruptionBudgetForReplicas)
+				}
+			}
 			if s.values["sharedResources"] == false {
 				for key := range want {
 					if shared(key) {
@@ -449,6 +457,16 @@ func TestTheChartRefusesValuesItsSchemaDoesNotDescribe(t *testing.T) {
 		{map[string]any{"registry": map[string]any{"adress": "registry:5000"}}, "adress"},
 		{map[string]any{"replicas": "two"}, "replicas"},
 		{map[string]any{"logFormat": "xml"}, "logFormat"},
+		{map[string]any{"image": "not an image"}, "at '/image': 'not an image' does not match pattern"},
+		{map[string]any{"image": map[string]any{"repository": "Registry/Caravan"}}, "/image/repository"},
+		{map[string]any{"image": map[string]any{"tag": "bad tag"}}, "/image/tag"},
+		{map[string]any{"image": map[string]any{"digest": "sha256:0"}}, "/image/digest"},
+		{map[string]any{"watchNamespaces": []any{"BAD_NS"}}, "at '/watchNamespaces/0': 'BAD_NS' does not match pattern"},
+		{map[string]any{"watchNamespaces": []any{strings.Repeat("a", 64)}}, "/watchNamespaces/0"},
+		{map[string]any{"imagePullSecrets": []any{map[string]any{"nam": "regcred"}}}, "/imagePullSecrets/0"},
+		{map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "lots"}}}, "/resources/limits/memory"},
+		{map[string]any{"resources": map[string]any{"limtis": map[string]any{"memory": "1Gi"}}}, "limtis"},
+		{map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": "half"}}, "/podDisruptionBudget/minAvailable"},
 	} {
 		_, err := chartutil.ToRenderValues(ch, tc.values,
 			chartutil.ReleaseOptions{Name: "caravan", Namespace: "ops", IsInstall: true}, chartutil.DefaultCapabilities)

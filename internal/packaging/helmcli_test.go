@@ -47,3 +47,37 @@ func TestTheHelmCommandLintsAndRefusesAMisspeltValue(t *testing.T) {
 		t.Fatalf("helm template with a misspelt key: %v\n%s\nwant a refusal naming replcas", err, out)
 	}
 }
+
+// TestTheHelmCommandTakesATagQuietlyAndRefusesBadValues: helm template --set image.tag=X renders
+// the operator at tag X and prints nothing but the manifests, and refuses, naming the value, an
+// image that is no reference, a watched namespace that is no DNS-1123 label and a memory or CPU
+// limit below its request.
+func TestTheHelmCommandTakesATagQuietlyAndRefusesBadValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the helm command")
+	}
+	out, err := helmCommand(t, "template", "tenant-a", ChartDir, "-n", "ops", "--set", "image.tag=1.2.3",
+		"--set", "imagePullSecrets[0].name=regcred")
+	if err != nil {
+		t.Fatalf("helm template --set image.tag=1.2.3: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(out, "---\n") || strings.Contains(strings.ToLower(out), "warning") {
+		t.Errorf("helm template --set image.tag=1.2.3 printed more than the manifests:\n%.600s", out)
+	}
+	for _, want := range []string{"image: caravan/operator:1.2.3", `- name: "regcred"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("helm template does not render %q", want)
+		}
+	}
+	for _, tc := range []struct{ set, want string }{
+		{"image=not an image", "at '/image': 'not an image' does not match pattern"},
+		{"watchNamespaces[0]=BAD_NS", "at '/watchNamespaces/0': 'BAD_NS' does not match pattern"},
+		{"resources.limits.memory=32Mi", "resources.limits.memory (32Mi) is below resources.requests.memory (64Mi)"},
+		{"resources.requests.cpu=2", "resources.limits.cpu (1) is below resources.requests.cpu (2)"},
+	} {
+		out, err := helmCommand(t, "template", "tenant-a", ChartDir, "-n", "ops", "--set", tc.set)
+		if err == nil || !strings.Contains(out, tc.want) {
+			t.Errorf("helm template --set %s: %v\n%s\nwant a refusal saying %q", tc.set, err, out, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -8,19 +9,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/blang/semver/v4"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
 
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/packaging"
 )
-
-// unsetImage is the line of the chart's values.yaml that leaves the operator image to appVersion.
-const unsetImage = `image: ""`
 
 // publishChart packages the chart of the source tree at version v, its operator image the one by
 // digest, into the release's directory, and pushes it to <prefix>/charts/caravan. It returns the
@@ -32,22 +29,9 @@ func publishChart(o Options, v semver.Version, operator string) (string, string,
 	}
 	ch.Metadata.Version = v.String()
 	ch.Metadata.AppVersion = o.Version
-	// The package keeps values.yaml as written, comments included: the image is set in it.
-	pinned := false
-	for _, f := range ch.Raw {
-		if f.Name != chartutil.ValuesfileName {
-			continue
-		}
-		if strings.Count(string(f.Data), "\n"+unsetImage+"\n") != 1 {
-			return "", "", fmt.Errorf("the chart's values.yaml has no line %s to set the operator image in", unsetImage)
-		}
-		f.Data = []byte(strings.Replace(string(f.Data), "\n"+unsetImage+"\n", "\nimage: "+strconv.Quote(operator)+"\n", 1))
-		pinned = true
+	if err := pinImage(ch, operator); err != nil {
+		return "", "", err
 	}
-	if !pinned {
-		return "", "", fmt.Errorf("the chart has no %s", chartutil.ValuesfileName)
-	}
-	ch.Values["image"] = operator
 	file, err := chartutil.Save(ch, o.OutDir)
 	if err != nil {
 		return "", "", fmt.Errorf("packaging the chart: %w", err)
@@ -66,6 +50,31 @@ func publishChart(o Options, v semver.Version, operator string) (string, string,
 		return "", "", fmt.Errorf("pushing the chart to %s: %w", repo, err)
 	}
 	return filepath.Base(file), repo + "@" + pushed.Manifest.Digest, nil
+}
+
+// pinImage makes operator the default image of ch, in its values and in the values.yaml it is
+// packaged with, comments included. It writes values.yaml anew, so it refuses a chart whose
+// values.yaml this build would not have written.
+func pinImage(ch *chart.Chart, operator string) error {
+	data, err := packaging.ReleaseValues(operator)
+	if err != nil {
+		return err
+	}
+	values, err := chartutil.ReadValues(data)
+	if err != nil {
+		return fmt.Errorf("the chart's values: %w", err)
+	}
+	for _, f := range ch.Raw {
+		if f.Name == chartutil.ValuesfileName {
+			if !bytes.Equal(f.Data, packaging.ValuesYAML()) {
+				return fmt.Errorf("the chart's %s is not the one this build writes: run make generate, or release from the same tree", chartutil.ValuesfileName)
+			}
+			f.Data = data
+			ch.Values = values
+			return nil
+		}
+	}
+	return fmt.Errorf("the chart has no %s", chartutil.ValuesfileName)
 }
 
 // ChartClient is Helm's registry client for reg: its credentials, plain HTTP when insecure, and its

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -128,8 +129,8 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		if ch.Metadata.Version != "0.1.0-rc.1" || ch.Metadata.AppVersion != "v0.1.0-rc.1" {
 			t.Errorf("chart version %s, appVersion %s; want 0.1.0-rc.1 and v0.1.0-rc.1", ch.Metadata.Version, ch.Metadata.AppVersion)
 		}
-		if got := ch.Values["image"]; got != res.Operator {
-			t.Errorf("the chart's image value is %v, want %s", got, res.Operator)
+		if img, _ := ch.Values["image"].(map[string]any); fmt.Sprintf("%v@%v", img["repository"], img["digest"]) != res.Operator {
+			t.Errorf("the chart's image value is %v, want %s", ch.Values["image"], res.Operator)
 		}
 	})
 
@@ -288,4 +289,27 @@ type testWriter struct{ t *testing.T }
 func (w *testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestTheChartsDefaultImageIsTheReleasesByDigest: the packaged chart's values, in values.yaml and
+// as loaded, name the release's image by repository and digest, and keep values.yaml's comments.
+func TestTheChartsDefaultImageIsTheReleasesByDigest(t *testing.T) {
+	ch, err := packaging.LoadChart(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	operator := "registry.example:5000/team/caravan/operator@sha256:" + strings.Repeat("0a", 32)
+	if err := pinImage(ch, operator); err != nil {
+		t.Fatal(err)
+	}
+	img, _ := ch.Values["image"].(map[string]any)
+	if img["repository"] != "registry.example:5000/team/caravan/operator" || img["digest"] != "sha256:"+strings.Repeat("0a", 32) || img["tag"] != "" {
+		t.Errorf("the chart's image value is %v, want the repository and digest of %s", img, operator)
+	}
+	for _, f := range ch.Raw {
+		if f.Name == "values.yaml" && (!strings.Contains(string(f.Data), "\n  digest: \"sha256:"+strings.Repeat("0a", 32)+"\"\n") ||
+			!strings.Contains(string(f.Data), "# The image's repository")) {
+			t.Errorf("values.yaml does not pin the image with its comments:\n%s", f.Data)
+		}
+	}
 }

@@ -64,3 +64,34 @@ caravan:operator:{{ .Release.Namespace }}:{{ include "caravan.id" . }}
 IfNotPresent
 {{- end -}}
 {{- end }}
+
+{{/* caravan.quantity is a resource quantity (64Mi, 500m, 1.5, 2e3) as a number of its unit: bytes, or cores. */}}
+{{- define "caravan.quantity" -}}
+{{- $re := `^\+?([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([KMGTPE]i|[numkMGTPE])|[eE]([-+]?[0-9]+))?$` -}}
+{{- $q := toString . -}}
+{{- $n := float64 (regexReplaceAll $re $q "${1}") -}}
+{{- $suffix := regexReplaceAll $re $q "${2}" -}}
+{{- $exp := int (regexReplaceAll $re $q "${3}" | default "0") -}}
+{{- $times := dict "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18
+  "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 -}}
+{{- $over := dict "n" 1e9 "u" 1e6 "m" 1e3 -}}
+{{- if hasKey $times $suffix }}{{ $n = mulf $n (get $times $suffix) }}{{ end -}}
+{{- if hasKey $over $suffix }}{{ $n = divf $n (get $over $suffix) }}{{ end -}}
+{{- if gt $exp 0 }}{{ range until $exp }}{{ $n = mulf $n 10 }}{{ end }}{{ end -}}
+{{- if lt $exp 0 }}{{ range until (sub 0 $exp | int) }}{{ $n = divf $n 10 }}{{ end }}{{ end -}}
+{{- $n -}}
+{{- end }}
+
+{{/* caravan.checkResources fails when a limit of resources is below its request, which Kubernetes refuses. */}}
+{{- define "caravan.checkResources" -}}
+{{- $resources := .Values.resources | default dict -}}
+{{- $requests := get $resources "requests" | default dict -}}
+{{- range $name, $limit := get $resources "limits" | default dict -}}
+{{- $request := get $requests $name -}}
+{{- if and (not (kindIs "invalid" $limit)) (not (kindIs "invalid" $request)) (ne (toString $request) "") -}}
+{{- if lt (float64 (include "caravan.quantity" $limit)) (float64 (include "caravan.quantity" $request)) -}}
+{{- fail (printf "resources.limits.%s (%v) is below resources.requests.%s (%v), which Kubernetes refuses: raise the limit or lower the request (the chart requests cpu 100m and memory 64Mi unless told otherwise)" $name $limit $name $request) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
