@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,8 +48,15 @@ func buildAndRun(m *testing.M) int {
 // it printed and its exit code.
 func caravan(t *testing.T, name string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return caravanWith(t, "", name, args...)
+}
+
+// caravanWith runs the binary named name in binDir with args and the kubeconfig file kubeconfig,
+// and returns what it printed and its exit code.
+func caravanWith(t *testing.T, kubeconfig, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, name), args...)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG="+kubeconfig)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -131,6 +140,111 @@ func TestOptionsPrintsTheFlagsEveryCommandTakes(t *testing.T) {
 			if code != 0 || !strings.Contains(stdout, want) {
 				t.Errorf("caravan %v: exit code %d, lacks %q:\n%s", args, code, want, stdout)
 			}
+		}
+	}
+}
+
+// kubeconfigOf writes a kubeconfig whose contexts a (current, namespace team) and b name server.
+func kubeconfigOf(t *testing.T, server string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "config")
+	config := `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "` + server + `"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: b
+  context: {cluster: c, user: u}
+- name: a
+  context: {cluster: c, user: u, namespace: team}
+current-context: a
+`
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func TestErrorsSayWhatWentWrongAndWhatToDo(t *testing.T) {
+	kubeconfig := kubeconfigOf(t, "https://127.0.0.1:1")
+	route := filepath.Join(t.TempDir(), "route.yaml")
+	if err := os.WriteFile(route, []byte("- from:\n    uri: timer:tick\n    steps:\n    - to: log:info\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		// want is what stderr holds.
+		want string
+		code int
+	}{
+		{[]string{"get", "integrations"}, "error: cannot reach the Kubernetes API server https://127.0.0.1:1 (connect: connection refused): " +
+			"check that the cluster runs and that the kubeconfig's context, or --context or --server, names its address", command.ExitFailure},
+		{[]string{"get", "integrations", "--kubeconfig", "/nope"}, "error: --kubeconfig /nope: the file does not exist: give the path of a kubeconfig, " +
+			"or leave --kubeconfig out to read KUBECONFIG or ~/.kube/config", command.ExitUsage},
+		{[]string{"get", "integrations", "--context", "nosuch"}, "error: --context nosuch: no such context in the kubeconfig (" + kubeconfig + "): " +
+			"its contexts are a, b; give one of them to --context", command.ExitUsage},
+		{[]string{"run", route, "--timeout", "5"}, `error: --timeout "5": give a unit, such as 5s or 5m`, command.ExitUsage},
+		{[]string{"logs", "x", "--since", "1 hour"}, `error: --since "1 hour": not a duration: give a number and a unit, such as 30s, 2m or 1h`, command.ExitUsage},
+		{[]string{"install", "--dry-run", "--image", "Not An Image"}, `error: --image: invalid image reference "Not An Image"`, command.ExitUsage},
+		{[]string{"install", "--image", "bad image"}, `error: --image: invalid image reference "bad image"`, command.ExitUsage},
+		{[]string{"upgrade", "--image", "bad image"}, `error: --image: invalid image reference "bad image"`, command.ExitUsage},
+		{[]string{"install", "--global", "--watch-namespaces", "x", "--dry-run"}, "error: --global and --watch-namespaces conflict: " +
+			"--global serves every namespace, --watch-namespaces only those it lists; give one of them", command.ExitUsage},
+	} {
+		_, stderr, code := caravanWith(t, kubeconfig, "caravan", tc.args...)
+		if !strings.HasPrefix(stderr, tc.want) || code != tc.code {
+			t.Errorf("caravan %v: exit code %d and\n%s\nwant exit code %d and a message starting\n%s", tc.args, code, stderr, tc.code, tc.want)
+		}
+		if strings.Contains(stderr, "failed to get server groups") {
+			t.Errorf("caravan %v reached the cluster: %s", tc.args, stderr)
+		}
+	}
+}
+
+func TestTheDryRunLeavesAnExistingNamespacesLabelsAsInstallDoes(t *testing.T) {
+	stdout, stderr, code := caravanWith(t, kubeconfigOf(t, "https://127.0.0.1:1"), "caravan", "install", "-x", "a", "--dry-run", "-o", "yaml")
+	if code != 0 {
+		t.Fatalf("exit code %d: %s", code, stderr)
+	}
+	namespace, _, _ := strings.Cut(stdout, "\n---\n")
+	if want := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n"; !strings.HasPrefix(namespace, want) || strings.Contains(namespace, "labels") {
+		t.Errorf("the dry run prints the namespace\n%s\nwant it without labels:\n%s", namespace, want)
+	}
+	if want := "install labels a namespace it creates pod-security.kubernetes.io/enforce=restricted: when team is new, " +
+		"do the same with kubectl label namespace team pod-security.kubernetes.io/enforce=restricted\n"; !strings.HasSuffix(stderr, want) {
+		t.Errorf("stderr is %q, want it to end with %q", stderr, want)
+	}
+}
+
+// statusServer is an HTTP server that answers every request with the API status code and reason.
+func statusServer(t *testing.T, code int, reason string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":%q,"code":%d,"message":"%s %s: %s"}`,
+			reason, code, r.Method, r.URL.Path, reason)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestExitCodesTellNotFoundFromForbidden(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		reason string
+		code   int
+	}{
+		{http.StatusNotFound, "NotFound", command.ExitNotFound},
+		{http.StatusForbidden, "Forbidden", command.ExitForbidden},
+	} {
+		_, stderr, code := caravanWith(t, kubeconfigOf(t, statusServer(t, tc.status, tc.reason)), "caravan", "logs", "x")
+		if code != tc.code || !strings.Contains(stderr, tc.reason) {
+			t.Errorf("an API server answering %d: exit code %d and %q, want exit code %d", tc.status, code, stderr, tc.code)
 		}
 	}
 }

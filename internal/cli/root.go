@@ -9,9 +9,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/cmd/options"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -39,14 +41,41 @@ camel.apache.org/operator.id annotation names it.`,
 	groups.Add(root)
 	root.AddCommand(otherCommands(kube, streams)...)
 	withUsageOnArgErrors(root)
+	withExplainedErrors(root, kube)
 	registerCompletions(root, kube)
 	// The options command lists the global flags, which the help of each command leaves out.
 	templates.ActsAsRootCommand(root, []string{"options"}, groups...)
 	flagError := root.FlagErrorFunc()
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return command.WithExitCode(command.ExitUsage, flagError(c, err))
+		return command.WithExitCode(command.ExitUsage, flagError(c, explainFlagError(err)))
 	})
 	return root
+}
+
+// withExplainedErrors passes the errors of cmd and its subcommands through kube.Explain, which
+// names an API server that cannot be reached and gives missing resources and rights their exit
+// codes.
+func withExplainedErrors(cmd *cobra.Command, kube *cmdutil.KubeFlags) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error { return kube.Explain(run(c, args)) }
+	}
+	for _, sub := range cmd.Commands() {
+		withExplainedErrors(sub, kube)
+	}
+}
+
+// explainFlagError says what a duration flag takes when its value is not one: Go's parser says
+// "time: missing unit in duration" of a bare number, which kubectl's --timeout refuses too.
+func explainFlagError(err error) error {
+	var invalid *pflag.InvalidValueError
+	if !errors.As(err, &invalid) || invalid.GetFlag() == nil || invalid.GetFlag().Value.Type() != "duration" {
+		return err
+	}
+	value, flag := invalid.GetValue(), invalid.GetFlag().Name
+	if _, err := strconv.ParseFloat(value, 64); err == nil {
+		return fmt.Errorf("--%s %q: give a unit, such as %ss or %sm", flag, value, value, value)
+	}
+	return fmt.Errorf("--%s %q: not a duration: give a number and a unit, such as 30s, 2m or 1h", flag, value)
 }
 
 // newCmdOptions builds `caravan options`, kubectl's command that prints the flags every command takes.

@@ -72,7 +72,12 @@ func TestExitCodesTellUsageFromOtherFailures(t *testing.T) {
 		{[]string{"kit", "create", "my-kit"}, "kit create is not taken: the operator makes a kit from an integration's dependencies", command.ExitUsage},
 		{[]string{"get", "nosuch"}, `unknown resource type "nosuch"`, command.ExitUsage},
 		{[]string{"describe", "nosuch", "x"}, `unknown resource type "nosuch"`, command.ExitUsage},
-		{append([]string{"get", "integrations"}, clitest.Unreachable...), "127.0.0.1:1", command.ExitFailure},
+		{[]string{"run", route, "--timeout", "5"}, `--timeout "5": give a unit, such as 5s or 5m`, command.ExitUsage},
+		{[]string{"install", "-x", "a", "--dry-run", "--image", "Not An Image"}, `--image: invalid image reference "Not An Image"`, command.ExitUsage},
+		{[]string{"install", "-x", "a", "--image", "bad image"}, `--image: invalid image reference "bad image"`, command.ExitUsage},
+		{[]string{"upgrade", "-x", "a", "--image", "bad image"}, `--image: invalid image reference "bad image"`, command.ExitUsage},
+		{[]string{"install", "-x", "a", "--global", "--watch-namespaces", "x", "-o", "yaml"}, "--global and --watch-namespaces conflict", command.ExitUsage},
+		{[]string{"get", "integrations"}, "cannot reach the Kubernetes API server https://127.0.0.1:1", command.ExitFailure},
 	} {
 		root := NewRootCommand(genericiooptions.NewTestIOStreamsDiscard())
 		root.SetArgs(append(tc.args, clitest.Unreachable...))

@@ -3,7 +3,8 @@ package command
 import "errors"
 
 // The exit codes of caravan, which docs/cli.md lists: a script tells a refused command from a
-// wait that ran out of time, and both from an integration that failed.
+// wait that ran out of time, both from an integration that failed, and a missing resource from
+// a missing right.
 const (
 	// ExitFailure is any other failure.
 	ExitFailure = 1
@@ -13,6 +14,10 @@ const (
 	ExitTimeout = 3
 	// ExitFailed is a --wait that saw an integration reach phase Error.
 	ExitFailed = 4
+	// ExitNotFound is a resource the command names that the cluster does not have.
+	ExitNotFound = 5
+	// ExitForbidden is a request the cluster refused for want of a right (HTTP 403).
+	ExitForbidden = 6
 )
 
 // ExitError is an error that gives the process its exit code.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,7 +128,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 			o.defaultSet = cmd.Flags().Changed("default")
 			o.imageSet = cmd.Flags().Changed("image")
 			o.flags = cmd.Flags()
-			if cmd.Flags().Changed("watch-namespaces") {
+			if cmd.Flags().Changed("watch-namespaces") && !cmd.Flags().Changed("global") {
 				o.Global = false
 			}
 			// -o prints and applies nothing, as kamel install -o did: a redirect to a file never
@@ -215,7 +217,8 @@ func (o *InstallOptions) Validate() error {
 		return err
 	}
 	if o.Global && len(o.WatchNamespaces) > 0 {
-		return errors.New("--global and --watch-namespaces exclude each other")
+		return errors.New("--global and --watch-namespaces conflict: --global serves every namespace, " +
+			"--watch-namespaces only those it lists; give one of them")
 	}
 	if err := install.ValidateWatchNamespaces(o.WatchNamespaces); err != nil {
 		return fmt.Errorf("--watch-namespaces: %w", err)
@@ -242,8 +245,8 @@ func (o *InstallOptions) Validate() error {
 	if o.DryRun.Client() && o.Output != "yaml" && o.Output != "json" {
 		return fmt.Errorf("--output must be yaml or json, got %q", o.Output)
 	}
-	if o.Image == "" {
-		return errors.New("--image must not be empty")
+	if err := validateImage(o.Image); err != nil {
+		return err
 	}
 	if o.Replicas < 0 {
 		return fmt.Errorf("--replicas must not be negative, got %d", o.Replicas)
@@ -308,6 +311,9 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.DryRun.Client() {
+		if o.CRDs != "only" {
+			fmt.Fprintln(o.ErrOut, dryRunNamespaceNote(o.Namespace))
+		}
 		return printManifests(o.dryRunObjects(objs), o.Output, o.IOStreams)
 	}
 	if err := o.Connect(cmdutil.NeedClient); err != nil {
@@ -459,6 +465,26 @@ func (o *InstallOptions) waitReady(ctx context.Context, c client.Client) error {
 	}
 }
 
+// dryRunNamespace is the namespace as --dry-run prints it: without the labels install sets only
+// on a namespace it creates, so that applying it leaves an existing namespace as install does.
+func dryRunNamespace(name string) *corev1.Namespace {
+	ns := install.Namespace(name)
+	ns.Labels = nil
+	return ns
+}
+
+// dryRunNamespaceNote says how the printed namespace differs from the one install creates.
+func dryRunNamespaceNote(name string) string {
+	labels := install.Namespace(name).Labels
+	var set []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		set = append(set, k+"="+labels[k])
+	}
+	return fmt.Sprintf("namespace %s is printed without labels, so that applying it changes no existing namespace, "+
+		"as install changes none; install labels a namespace it creates %s: when %s is new, do the same with "+
+		"kubectl label namespace %s %s", name, strings.Join(set, ","), name, name, strings.Join(set, " "))
+}
+
 // dryRunObjects are what --dry-run prints: the namespace and the
 // operator's objects, with the CRDs as --crds says.
 func (o *InstallOptions) dryRunObjects(objs []client.Object) []client.Object {
@@ -476,7 +502,7 @@ func (o *InstallOptions) dryRunObjects(objs []client.Object) []client.Object {
 	case "skip":
 		crds = nil
 	}
-	return append(append([]client.Object{install.Namespace(o.Namespace)}, crds...), rest...)
+	return append(append([]client.Object{dryRunNamespace(o.Namespace)}, crds...), rest...)
 }
 
 func printManifests(objs []client.Object, format string, streams genericiooptions.IOStreams) error {

@@ -18,6 +18,7 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
+	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/ownership"
@@ -84,6 +85,22 @@ func (o *UpgradeOptions) Validate() error {
 	}
 	if o.Image == "" && o.local == nil {
 		return errors.New("--image is required: push the new image first (caravan image push REGISTRY)")
+	}
+	if o.Image != "" {
+		return validateImage(o.Image)
+	}
+	return nil
+}
+
+// validateImage refuses an --image that is not an image reference, before the cluster is asked
+// anything.
+func validateImage(ref string) error {
+	if ref == "" {
+		return errors.New("--image must not be empty")
+	}
+	if err := image.ValidateReference(ref); err != nil {
+		return fmt.Errorf("--image: %w: give a reference such as registry.example/caravan/operator:1.0 "+
+			"or registry.example/caravan/operator@sha256:...", err)
 	}
 	return nil
 }

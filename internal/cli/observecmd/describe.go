@@ -573,7 +573,8 @@ func (o *DescribeOptions) describeOperator(ctx context.Context) error {
 	r := &operatorReport{iop: &camelv1alpha1.IntegrationOperator{}}
 	if err := o.Client.Get(ctx, client.ObjectKey{Name: o.name}, r.iop); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("operator %q is not registered: no IntegrationOperator named %s", o.name, o.name)
+			return command.WithExitCode(command.ExitNotFound,
+				fmt.Errorf("operator %q is not registered: no IntegrationOperator named %s", o.name, o.name))
 		}
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/version"
 )
@@ -154,7 +155,8 @@ func (o *VersionOptions) operators(ctx context.Context) ([]camelv1alpha1.Integra
 		iop := &camelv1alpha1.IntegrationOperator{}
 		if err := o.Client.Get(ctx, client.ObjectKey{Name: o.OperatorID}, iop); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("operator %q is not registered: no IntegrationOperator named %s", o.OperatorID, o.OperatorID)
+				return nil, command.WithExitCode(command.ExitNotFound,
+					fmt.Errorf("operator %q is not registered: no IntegrationOperator named %s", o.OperatorID, o.OperatorID))
 			}
 			return nil, fmt.Errorf("reading the registration of operator %q: %w", o.OperatorID, err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
 func TestDeleteAllOfOneOperatorLeavesTheOthers(t *testing.T) {
@@ -47,6 +48,9 @@ func TestDeleteByNameReportsWhatIsMissingAfterDeletingTheRest(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`integrations not found in namespace %s: "gone", "lost"`, ns)) ||
 		!strings.Contains(err.Error(), `integration "b1" is assigned to operator "op-b", not "op-a": left alone`) {
 		t.Fatalf("got %v", err)
+	}
+	if code := command.ExitCode(err); code != command.ExitNotFound {
+		t.Errorf("exit code %d, want %d", code, command.ExitNotFound)
 	}
 	if out.String() != "integration \"a1\" deleted\n" {
 		t.Fatalf("got output %q", out.String())

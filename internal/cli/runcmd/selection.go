@@ -57,7 +57,7 @@ func (o *selectionCommand) Preamble() (*cmdutil.Cluster, cmdutil.Needs) {
 func (o *selectionCommand) Validate() error { return o.validate() }
 
 // each calls act on every selected integration, then returns the
-// problems: names not found or not assigned to -x, and act's errors.
+// problems: names not found (exit code ExitNotFound) or not assigned to -x, and act's errors.
 func (o *selectionCommand) each(ctx context.Context, verb string, act func(*camelv1.Integration) error) error {
 	selected, problems, err := o.resolve(ctx, o.Client, o.Namespace)
 	if err != nil {
@@ -68,14 +68,28 @@ func (o *selectionCommand) each(ctx context.Context, verb string, act func(*came
 	}
 	for i := range selected {
 		if err := act(&selected[i]); err != nil {
-			problems = append(problems, err.Error())
+			problems = append(problems, err)
 		}
 	}
 	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
+		return problemsError(problems)
 	}
 	return nil
 }
+
+// problemsError is the problems of a selection command, on one line, which it unwraps to for
+// their exit codes.
+type problemsError []error
+
+func (e problemsError) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e problemsError) Unwrap() []error { return e }
 
 // retryOnConflict runs write, which writes it with the resourceVersion read,
 // and on a conflict reads it again and runs write again. With -x, an
@@ -129,7 +143,7 @@ func (s *integrationSelection) forOperator() string {
 // resolve reads the selected integrations. Named integrations that do not
 // exist, or are assigned to another operator than -x, are problems to
 // report once the others are done.
-func (s *integrationSelection) resolve(ctx context.Context, c client.Reader, ns string) ([]camelv1.Integration, []string, error) {
+func (s *integrationSelection) resolve(ctx context.Context, c client.Reader, ns string) ([]camelv1.Integration, []error, error) {
 	if s.All {
 		list := &camelv1.IntegrationList{}
 		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
@@ -141,7 +155,8 @@ func (s *integrationSelection) resolve(ctx context.Context, c client.Reader, ns 
 		return items, nil, nil
 	}
 	var selected []camelv1.Integration
-	var missing, problems []string
+	var missing []string
+	var problems []error
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(s.Names))) {
 		it := &camelv1.Integration{}
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, it)
@@ -151,13 +166,15 @@ func (s *integrationSelection) resolve(ctx context.Context, c client.Reader, ns 
 		case err != nil:
 			return nil, nil, fmt.Errorf("reading integration %q: %w", name, err)
 		case s.OperatorID != "" && it.OperatorID() != s.OperatorID:
-			problems = append(problems, fmt.Sprintf("integration %q is assigned to operator %q, not %q: left alone", name, it.OperatorID(), s.OperatorID))
+			problems = append(problems, fmt.Errorf("integration %q is assigned to operator %q, not %q: left alone", name, it.OperatorID(), s.OperatorID))
 		default:
 			selected = append(selected, *it)
 		}
 	}
 	if len(missing) > 0 {
-		problems = append([]string{fmt.Sprintf("integrations not found in namespace %s: %s", ns, strings.Join(missing, ", "))}, problems...)
+		notFound := command.WithExitCode(command.ExitNotFound,
+			fmt.Errorf("integrations not found in namespace %s: %s", ns, strings.Join(missing, ", ")))
+		problems = append([]error{notFound}, problems...)
 	}
 	return selected, problems, nil
 }
