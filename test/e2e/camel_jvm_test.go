@@ -285,7 +285,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		ready := it.Status.GetCondition(camelv1.ConditionReady)
 		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
 	}, mavenTimeout, poll).Should(And(HavePrefix("Error RuntimeNotReady 1/1 pods are not ready"), ContainSubstring("never-ready DOWN"),
-		ContainSubstring("(route stopped: Stopped) DOWN")))
+		ContainSubstring("route:stopped (Route stopped has status Stopped) DOWN")))
 	g.Eventually(func() (string, error) {
 		pods := &corev1.PodList{}
 		err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "never-ready"})

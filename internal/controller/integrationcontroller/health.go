@@ -44,13 +44,15 @@ func readHealth(ctx context.Context, url string) (int, []byte, error) {
 type runtimeHealth struct {
 	Status string `json:"status"`
 	Checks []struct {
-		Name   string         `json:"name"`
-		Status string         `json:"status"`
-		Data   map[string]any `json:"data,omitempty"`
+		Name    string         `json:"name"`
+		Status  string         `json:"status"`
+		Message string         `json:"message,omitempty"`
+		Data    map[string]any `json:"data,omitempty"`
 	} `json:"checks"`
 }
 
-// down names the checks that are not UP, each with its route's id and state when the check has them.
+// down names the checks that are not UP, each with what it says (Camel's "Route x has status
+// Stopped"), else its route's id and state when the check has them.
 func (h runtimeHealth) down() []string {
 	var out []string
 	for _, c := range h.Checks {
@@ -58,8 +60,10 @@ func (h runtimeHealth) down() []string {
 			continue
 		}
 		what := c.Name
-		if id, ok := c.Data["route.id"]; ok {
+		if id, ok := c.Data["route.id"]; ok && c.Message == "" {
 			what += fmt.Sprintf(" (route %v: %v)", id, c.Data["route.status"])
+		} else if c.Message != "" {
+			what += " (" + c.Message + ")"
 		}
 		out = append(out, what+" "+c.Status)
 	}

@@ -16,7 +16,8 @@ import (
 func TestARunningPodWhoseRuntimeSaysItIsNotReadyNamesTheFailingChecks(t *testing.T) {
 	answer := http.StatusServiceUnavailable
 	body := `{"status":"DOWN","checks":[{"name":"context","status":"UP"},
-		{"name":"camel-routes","status":"DOWN","data":{"route.id":"route1","route.status":"Stopped"}},{"name":"never-ready","status":"DOWN"}]}`
+		{"name":"camel-routes","status":"DOWN","data":{"route.id":"route1","route.status":"Stopped"}},{"name":"never-ready","status":"DOWN"},
+		{"name":"route:stopped","status":"DOWN","message":"Route stopped has status Stopped"}]}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/observe/health/ready" {
 			http.NotFound(w, r)
@@ -47,7 +48,7 @@ func TestARunningPodWhoseRuntimeSaysItIsNotReadyNamesTheFailingChecks(t *testing
 	if got == nil || got.Reason != ReasonRuntimeNotReady {
 		t.Fatalf("got %+v, want RuntimeNotReady", got)
 	}
-	want := "1/2 pods are not ready: the runtime's readiness checks fail: pod it-a: camel-routes (route route1: Stopped) DOWN, never-ready DOWN"
+	want := "1/2 pods are not ready: the runtime's readiness checks fail: pod it-a: camel-routes (route route1: Stopped) DOWN, never-ready DOWN, route:stopped (Route stopped has status Stopped) DOWN"
 	if got.Message != want {
 		t.Errorf("message %q, want %q", got.Message, want)
 	}
