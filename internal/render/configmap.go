@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf16"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -214,7 +215,8 @@ func flowsYAML(flows []camelv1.RawObject) ([]byte, error) {
 
 // properties writes the runtime's properties (for an integration with sources), the deprecated
 // spec.configuration's properties, then the camel trait's, one key=value per line, in order: a
-// property set again later wins, as in Camel K.
+// property set again later wins, as in Camel K. A character outside ASCII is written \uXXXX:
+// the runtime reads the file as ISO-8859-1, as java.util.Properties does.
 func (in Input) properties() string {
 	var props []string
 	if !Sourceless(in.Integration) {
@@ -223,7 +225,18 @@ func (in Input) properties() string {
 	var b strings.Builder
 	props = append(props, configurationValues(in.Integration, "property")...)
 	for _, p := range append(props, in.Traits.Camel.Properties()...) {
-		b.WriteString(p)
+		for _, r := range p {
+			switch {
+			case r < 0x80:
+				b.WriteRune(r)
+			case r > 0xFFFF:
+				for _, half := range utf16.Encode([]rune{r}) {
+					fmt.Fprintf(&b, "\\u%04x", half)
+				}
+			default:
+				fmt.Fprintf(&b, "\\u%04x", r)
+			}
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -249,3 +249,14 @@ func TestTheDeprecatedConfigurationGivesPropertiesAndVariablesAsCamelKReadsIt(t 
 	g.Expect(env).To(ContainElement(corev1.EnvVar{Name: "CAMEL_K_DIGEST", Value: "v1-digest"}), "an operator's variable is not replaced")
 	g.Expect(IgnoredConfigurations(in.Integration)).To(Equal([]string{"configmap"}))
 }
+
+// TestPropertiesOutsideASCIIAreWrittenAsTheRuntimeReadsThem: the runtime reads its properties as
+// ISO-8859-1, as java.util.Properties does, so a character outside ASCII is written \uXXXX, and
+// one outside the BMP as its UTF-16 pair.
+func TestPropertiesOutsideASCIIAreWrittenAsTheRuntimeReadsThem(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"camel":{"properties":["greeting=café","clé=ok","smile=😀"]}}`)
+	cm, err := ConfigMap(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cm.Data[PropertiesKey]).To(HaveSuffix("greeting=caf\\u00e9\ncl\\u00e9=ok\nsmile=\\ud83d\\ude00\n"))
+}
