@@ -51,7 +51,7 @@ func run() error {
 			return err
 		}
 	}
-	fmt.Printf("wrote %d files under %s, %s, %s and %s\n", len(files), packaging.ChartDir, packaging.KustomizeDir,
-		packaging.MonitoringDir, packaging.BundleDir)
+	fmt.Printf("wrote %d files under %s, %s, %s, %s and %s\n", len(files), packaging.ChartDir, packaging.KustomizeDir,
+		packaging.MonitoringDir, packaging.BundleDir, packaging.OLMAdmissionDir)
 	return nil
 }

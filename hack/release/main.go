@@ -31,6 +31,9 @@ have no uncommitted changes:
     build on (caravan/base, caravan/builder), each printed by digest;
   - the Helm chart, packaged into dist/VERSION and pushed to REGISTRY[/REPOSITORY]/charts/caravan;
   - the kustomize bases and the OLM bundle, with the operator image by digest, under dist/VERSION;
+  - the OLM bundle image, to REGISTRY[/REPOSITORY]/caravan/operator-bundle:VERSION, and the OLM
+    catalog of every release (the one at caravan/operator-catalog:latest, and this one's bundle),
+    to caravan/operator-catalog:VERSION and :latest, and under dist/VERSION/deploy/olm/catalog;
   - dist/VERSION/RELEASE.md, then the CHANGELOG.md section of VERSION, made of its Unreleased one.
 Credentials come from the docker configuration (~/.docker/config.json), as for docker push.
 
@@ -53,6 +56,7 @@ func run() error {
 	imagePlatforms := fs.String("image-platforms", strings.Join(operatorimage.PlatformNames(operatorimage.Platforms), ","), "platforms of the operator image, os/arch, comma-separated")
 	kitImages := fs.String("kit-images", "base,builder", "images kits build on to push (base, builder), comma-separated; empty for none")
 	allowDirty := fs.Bool("allow-dirty", false, "release a tree with uncommitted changes (for a trial run)")
+	catalogBase := fs.String("catalog-base", release.OPMImage, "image the OLM catalog image is built on, which serves it to OLM; empty for an image of the catalog alone (OLM v1's ClusterCatalog)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
 	}
@@ -92,7 +96,7 @@ func run() error {
 	res, err := release.Run(ctx, release.Options{Version: version,
 		Registry: reg, Prefix: prefix,
 		Source: src, AllowDirty: *allowDirty, OutDir: *out,
-		CLIPlatforms: cli, ImagePlatforms: images, KitImages: split(*kitImages),
+		CLIPlatforms: cli, ImagePlatforms: images, KitImages: split(*kitImages), CatalogBase: *catalogBase,
 		CacheDir: cacheDir, Now: time.Now(), Progress: os.Stderr})
 	if err != nil {
 		return err
@@ -102,6 +106,7 @@ func run() error {
 		fmt.Println("  " + f)
 	}
 	fmt.Printf("operator image: %s\nchart: oci://%s\n", res.Operator, res.Chart)
+	fmt.Printf("OLM bundle: %s\nOLM catalog: %s\n", res.Bundle, res.Catalog)
 	fmt.Printf("CHANGELOG.md has its %s section: commit it and tag the release (git tag %s).\n", version, version)
 	return nil
 }

@@ -32,6 +32,24 @@ func Pull(ctx context.Context, reg Registry, ref string) (v1.Image, error) {
 	return img, nil
 }
 
+// PullPlatform returns the image of platform p that ref names: the manifest for p of an index,
+// or the image itself when ref names no index. Only the manifest is read now. Every error is an
+// *Error.
+func PullPlatform(ctx context.Context, reg Registry, ref string, p v1.Platform) (v1.Image, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, reg.classify(ctx, opPull, ref, err)
+	}
+	parsed, err := reg.parse(ref)
+	if err != nil {
+		return nil, reg.invalid(ref, err)
+	}
+	img, err := remote.Image(parsed, append(reg.options(ctx, parsed), remote.WithPlatform(p))...)
+	if err != nil {
+		return nil, reg.classify(ctx, opPull, parsed.Name(), err)
+	}
+	return img, nil
+}
+
 // Push writes img to ref (a name without a registry host is pushed to reg). Every
 // error is an *Error.
 func Push(ctx context.Context, reg Registry, ref string, img v1.Image) error {

@@ -24,6 +24,40 @@ import (
 // BundleDir is the OLM bundle's directory.
 const BundleDir = "deploy/olm/bundle"
 
+// OLMPackage and OLMChannel are the bundle's package and its one channel, the catalog's default.
+const (
+	OLMPackage = "caravan"
+	OLMChannel = "candidate-v0"
+)
+
+// SkipRangeAnnotation is the CSV annotation naming the versions a bundle upgrades from directly.
+const SkipRangeAnnotation = "olm.skipRange"
+
+// BundleAnnotations are the bundle's metadata/annotations.yaml, and the labels of its image: the
+// registry+v1 format, where its manifests and metadata are, its package and channels.
+func BundleAnnotations() map[string]string {
+	return map[string]string{
+		"operators.operatorframework.io.bundle.mediatype.v1":       "registry+v1",
+		"operators.operatorframework.io.bundle.manifests.v1":       "manifests/",
+		"operators.operatorframework.io.bundle.metadata.v1":        "metadata/",
+		"operators.operatorframework.io.bundle.package.v1":         OLMPackage,
+		"operators.operatorframework.io.bundle.channels.v1":        OLMChannel,
+		"operators.operatorframework.io.bundle.channel.default.v1": OLMChannel,
+	}
+}
+
+// CSVName is the name of the bundle's ClusterServiceVersion at version v: caravan.v1.2.3.
+func CSVName(v semver.Version) string { return OLMPackage + ".v" + v.String() }
+
+// SkipRange is the olm.skipRange of the bundle at version v: every earlier version, so that OLM
+// upgrades any of them to v at once. A version below 0.0.0 (0.0.0-dev) has none.
+func SkipRange(v semver.Version) string {
+	if !v.GT(semver.Version{}) {
+		return ""
+	}
+	return ">=0.0.0 <" + v.String()
+}
+
 // OLMConfig is what the OLM bundle installs: the default operator, camel-k, of the namespaces
 // OLM targets. OLM installs no admission policy and no Kamelet; the operator registers itself
 // and creates its platform.
@@ -33,9 +67,9 @@ func OLMConfig(r Release) install.Config {
 	return c
 }
 
-// bundleVersion is version as the semantic version a ClusterServiceVersion
+// BundleVersion is version as the semantic version a ClusterServiceVersion
 // needs: v1.2.3 gives 1.2.3, anything else 0.0.0-<version>.
-func bundleVersion(version string) (semver.Version, error) {
+func BundleVersion(version string) (semver.Version, error) {
 	if v, err := semver.ParseTolerant(version); err == nil {
 		return v, nil
 	}
@@ -47,9 +81,13 @@ func bundleVersion(version string) (semver.Version, error) {
 // CRDs, the objects OLM installs as they are (the metrics Service, the
 // user and reader roles), and the bundle's annotations.
 func olmBundle(files map[string][]byte, r Release) error {
-	v, err := bundleVersion(r.Version)
+	v, err := BundleVersion(r.Version)
 	if err != nil {
 		return fmt.Errorf("the bundle version of %q: %w", r.Version, err)
+	}
+	replaces, err := replacedCSV(r.Replaces, v)
+	if err != nil {
+		return err
 	}
 	c := OLMConfig(r)
 	objs, err := install.Manifests(c)
@@ -67,17 +105,59 @@ func olmBundle(files map[string][]byte, r Release) error {
 			return err
 		}
 	}
-	if err := addDocument(files, path.Join(manifests, "caravan.clusterserviceversion.yaml"), clusterServiceVersion(c, v, b.strategy, b.owned)); err != nil {
+	csv := clusterServiceVersion(c, v, b.strategy, b.owned)
+	csv.Spec.Replaces = replaces
+	if skip := SkipRange(v); skip != "" {
+		csv.Annotations[SkipRangeAnnotation] = skip
+	}
+	if err := addDocument(files, path.Join(manifests, OLMPackage+".clusterserviceversion.yaml"), csv); err != nil {
 		return err
 	}
-	files[path.Join(BundleDir, "metadata", "annotations.yaml")] = []byte(header + `annotations:
-  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
-  operators.operatorframework.io.bundle.manifests.v1: manifests/
-  operators.operatorframework.io.bundle.metadata.v1: metadata/
-  operators.operatorframework.io.bundle.package.v1: caravan
-  operators.operatorframework.io.bundle.channels.v1: candidate-v0
-  operators.operatorframework.io.bundle.channel.default.v1: candidate-v0
-`)
+	annotations, err := yaml.Marshal(map[string]any{"annotations": BundleAnnotations()})
+	if err != nil {
+		return err
+	}
+	files[path.Join(BundleDir, "metadata", "annotations.yaml")] = append([]byte(header), annotations...)
+	return olmAdmission(files)
+}
+
+// replacedCSV is the CSV name of the release previous, which the bundle at version v replaces; ""
+// when previous is "". It refuses a previous release that is not earlier than v.
+func replacedCSV(previous string, v semver.Version) (string, error) {
+	if previous == "" {
+		return "", nil
+	}
+	p, err := BundleVersion(previous)
+	if err != nil {
+		return "", fmt.Errorf("the bundle version of the replaced release %q: %w", previous, err)
+	}
+	if !p.LT(v) {
+		return "", fmt.Errorf("the bundle of %s cannot replace %s: it is not an earlier version", v, p)
+	}
+	return CSVName(p), nil
+}
+
+// OLMAdmissionDir holds the admission policies for a cluster whose operator OLM installed, which
+// installs none: policies.yaml for Kubernetes 1.36 on, validating-only-policies.yaml for 1.30 to 1.35.
+const OLMAdmissionDir = "deploy/olm/admission"
+
+// olmAdmission adds the admission policies that every operator shares to files, under
+// OLMAdmissionDir, as `caravan install` applies them with and without MutatingAdmissionPolicy.
+func olmAdmission(files map[string][]byte) error {
+	for name, objs := range map[string][]client.Object{
+		"policies.yaml":                 install.AdmissionPolicies(),
+		"validating-only-policies.yaml": install.ValidatingOnlyAdmissionPolicies(),
+	} {
+		b := []byte(header)
+		for _, o := range objs {
+			data, err := document(o)
+			if err != nil {
+				return err
+			}
+			b = append(b, data...)
+		}
+		files[path.Join(OLMAdmissionDir, name)] = b
+	}
 	return nil
 }
 
@@ -129,7 +209,7 @@ func clusterServiceVersion(c install.Config, v semver.Version, strategy operator
 	owned []operatorsv1alpha1.CRDDescription) *operatorsv1alpha1.ClusterServiceVersion {
 	return &operatorsv1alpha1.ClusterServiceVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: operatorsv1alpha1.ClusterServiceVersionKind},
-		ObjectMeta: metav1.ObjectMeta{Name: "caravan.v" + v.String(), Annotations: map[string]string{
+		ObjectMeta: metav1.ObjectMeta{Name: CSVName(v), Annotations: map[string]string{
 			"capabilities":   "Basic Install",
 			"categories":     "Integration & Delivery",
 			"containerImage": c.Image,
@@ -188,8 +268,10 @@ const icon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 96 32"><g fil
 	`<path d="M36 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/>` +
 	`<path d="M68 28v-8l4-6h4l2 4 3-6h3l3 6h2v10h-2v-6h-12v6z"/></g></svg>`
 
-// almExamples are the examples OLM's consoles offer to create: a YAML route, and a Pipe from
-// the catalog's timer-source to its log-sink, both for the bundle's operator, camel-k.
+// almExamples are the examples OLM's consoles offer to create, one of each owned kind: a YAML
+// route, and a Pipe from the catalog's timer-source to its log-sink, both for the bundle's
+// operator, camel-k; the settings of camel-k (its registration and platform) and of a profile;
+// a Kamelet; an external kit; and the kinds Camel K's operator writes (a Build, a CamelCatalog).
 const almExamples = `[
   {"apiVersion": "camel.apache.org/v1", "kind": "Integration",
    "metadata": {"name": "hello", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
@@ -198,7 +280,37 @@ const almExamples = `[
    "metadata": {"name": "timer-to-log", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
    "spec": {"source": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "timer-source"},
                        "properties": {"message": "Hello from a Pipe"}},
-            "sink": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "log-sink"}}}}
+            "sink": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "log-sink"}}}},
+  {"apiVersion": "camel.apache.org/v1alpha1", "kind": "KameletBinding",
+   "metadata": {"name": "timer-to-log-binding", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
+   "spec": {"source": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "timer-source"},
+                       "properties": {"message": "Hello from a KameletBinding"}},
+            "sink": {"ref": {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet", "name": "log-sink"}}}},
+  {"apiVersion": "camel.apache.org/v1alpha1", "kind": "IntegrationOperator",
+   "metadata": {"name": "camel-k"},
+   "spec": {"default": true}},
+  {"apiVersion": "camel.apache.org/v1", "kind": "IntegrationPlatform",
+   "metadata": {"name": "camel-k", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
+   "spec": {"build": {"registry": {"address": "registry.example.com", "organization": "camel"}}}},
+  {"apiVersion": "camel.apache.org/v1", "kind": "IntegrationProfile",
+   "metadata": {"name": "small-jvm", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
+   "spec": {"traits": {"container": {"limitMemory": "512Mi"}, "jvm": {"options": ["-Xmx256m"]}}}},
+  {"apiVersion": "camel.apache.org/v1", "kind": "Kamelet",
+   "metadata": {"name": "hello-source", "labels": {"camel.apache.org/kamelet.type": "source"}},
+   "spec": {"definition": {"title": "Hello", "description": "Sends a message every five seconds",
+                           "properties": {"message": {"title": "Message", "type": "string", "default": "Hello"}}},
+            "template": {"from": {"uri": "timer:hello?period=5000",
+                                  "steps": [{"setBody": {"constant": "{{message}}"}}, {"to": "kamelet:sink"}]}}}},
+  {"apiVersion": "camel.apache.org/v1", "kind": "IntegrationKit",
+   "metadata": {"name": "external-kit", "labels": {"camel.apache.org/kit.type": "external"},
+                "annotations": {"camel.apache.org/operator.id": "camel-k"}},
+   "spec": {"image": "registry.example.com/camel/external-kit:1.0"}},
+  {"apiVersion": "camel.apache.org/v1", "kind": "Build",
+   "metadata": {"name": "external-kit", "annotations": {"camel.apache.org/operator.id": "camel-k"}},
+   "spec": {"timeout": "10m"}},
+  {"apiVersion": "camel.apache.org/v1", "kind": "CamelCatalog",
+   "metadata": {"name": "camel-catalog-3.15.3"},
+   "spec": {"runtime": {"version": "3.15.3", "provider": "quarkus"}}}
 ]`
 
 // relatedImages lists the operator image for mirroring into a disconnected cluster, when it is

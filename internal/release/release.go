@@ -1,7 +1,7 @@
 // Package release builds and publishes a version of Caravan in one step: the CLI's binaries with
 // their checksums, the operator image and the images kits build on by digest, the Helm chart as an
-// OCI artifact, the kustomize bases and the OLM bundle that name those digests, and the version's
-// section of CHANGELOG.md.
+// OCI artifact, the kustomize bases and the OLM bundle that name those digests, the OLM bundle and
+// catalog images, and the version's section of CHANGELOG.md.
 package release
 
 import (
@@ -40,8 +40,8 @@ type Options struct {
 	// Version is the release's version: v, then MAJOR.MINOR.PATCH, with an optional pre-release.
 	Version string
 	// Registry receives the images and the chart. Prefix is a repository path under it (may be empty):
-	// the images go to <prefix>/caravan/operator, caravan/base and caravan/builder, the chart to
-	// <prefix>/charts/caravan.
+	// the images go to <prefix>/caravan/operator, caravan/base, caravan/builder,
+	// caravan/operator-bundle and caravan/operator-catalog, the chart to <prefix>/charts/caravan.
 	Registry image.Registry
 	Prefix   string
 	// Source is the tree the release is built from.
@@ -58,6 +58,10 @@ type Options struct {
 	// runtime.Images names them. They are built from Debian's packages for this machine's
 	// architecture.
 	KitImages []string
+	// CatalogBase is the image the OLM catalog image is built on, for each of ImagePlatforms:
+	// OPMImage, which serves the catalog to OLM's CatalogSource. Without one, the catalog image
+	// holds the catalog alone, as OLM v1's ClusterCatalog reads it.
+	CatalogBase string
 	// CacheDir keeps what is built between runs (the operator binaries, the Debian images).
 	CacheDir string
 	// Changelog is the CHANGELOG.md whose Unreleased section becomes the version's; the one at the
@@ -77,6 +81,8 @@ type Result struct {
 	KitImages map[string]string
 	// Chart is the chart's OCI reference by digest.
 	Chart string
+	// Bundle and Catalog are the OLM bundle and catalog images by digest.
+	Bundle, Catalog string
 	// Files are the files written under OutDir, by path relative to it.
 	Files []string
 	// Notes is the release notes: the CHANGELOG section and where everything is.
@@ -101,6 +107,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	section, err := unreleased(string(changelog))
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", changelogPath, err)
+	}
+	// The OLM catalog of the previous release names the release this one's bundle replaces.
+	catalog, err := previousCatalog(ctx, o)
+	if err != nil {
+		return Result{}, err
+	}
+	replaces, err := replacedRelease(catalog, v)
+	if err != nil {
+		return Result{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(o.OutDir), 0o755); err != nil {
 		return Result{}, err
@@ -147,11 +162,23 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res.Chart = chartRef
 
 	step("writing the kustomize bases and the OLM bundle")
-	manifests, err := writeManifests(o, res.Operator)
+	files, err := packaging.Generated(packaging.Release{Version: o.Version, Image: res.Operator, Replaces: replaces})
+	if err != nil {
+		return Result{}, err
+	}
+	manifests, err := writeManifests(o, files)
 	if err != nil {
 		return Result{}, err
 	}
 	res.Files = append(res.Files, manifests...)
+
+	step("pushing the OLM bundle and catalog images")
+	olm, err := publishOLM(ctx, o, files, catalog)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Bundle, res.Catalog = olm.Bundle, olm.Catalog
+	res.Files = append(res.Files, olm.Files...)
 
 	res.Notes = notes(o, v, section, res)
 	if err := os.WriteFile(filepath.Join(o.OutDir, "RELEASE.md"), []byte(res.Notes), 0o644); err != nil {
@@ -237,17 +264,13 @@ func platformList(ps []v1.Platform) string {
 	return strings.Join(operatorimage.PlatformNames(ps), ", ")
 }
 
-// writeManifests writes the kustomize bases, the monitoring objects and the OLM bundle that install
-// the operator image by digest, under the paths they have in the source tree.
-func writeManifests(o Options, operator string) ([]string, error) {
-	files, err := packaging.Generated(packaging.Release{Version: o.Version, Image: operator})
-	if err != nil {
-		return nil, err
-	}
+// writeManifests writes, of the generated files, the kustomize bases, the monitoring objects, the
+// OLM bundle and the admission policies for OLM, under the paths they have in the source tree.
+func writeManifests(o Options, files map[string][]byte) ([]string, error) {
 	var written []string
 	for p, data := range files {
 		if !strings.HasPrefix(p, packaging.KustomizeDir+"/") && !strings.HasPrefix(p, packaging.BundleDir+"/") &&
-			!strings.HasPrefix(p, packaging.MonitoringDir+"/") {
+			!strings.HasPrefix(p, packaging.MonitoringDir+"/") && !strings.HasPrefix(p, packaging.OLMAdmissionDir+"/") {
 			continue
 		}
 		dst := filepath.Join(o.OutDir, filepath.FromSlash(p))
@@ -282,6 +305,10 @@ func notes(o Options, v semver.Version, section string, res Result) string {
 	fmt.Fprintf(&b, "- Helm chart: `oci://%s`\n", res.Chart)
 	fmt.Fprintf(&b, "- CLI: `caravan-%s-<os>-<arch>.tar.gz` for %s, with `SHA256SUMS`\n", o.Version, platformList(o.cliPlatforms()))
 	fmt.Fprintf(&b, "- kustomize bases and the OLM bundle: `%s/` and `%s/`\n", packaging.KustomizeDir, packaging.BundleDir)
+	fmt.Fprintf(&b, "- OLM bundle image: `%s`\n", res.Bundle)
+	fmt.Fprintf(&b, "- OLM catalog image (channel %s, every release so far): `%s`, also tagged `%s`; the catalog: `%s`\n",
+		packaging.OLMChannel, res.Catalog, CatalogTag, path.Join(packaging.CatalogDir, packaging.CatalogFile))
+	fmt.Fprintf(&b, "- Admission policies for an operator OLM installs: `%s/`\n", packaging.OLMAdmissionDir)
 	chart, _, _ := strings.Cut(res.Chart, "@")
 	chart, _, _ = strings.Cut(chart, ":")
 	fmt.Fprintf(&b, "\n## Install\n\n```sh\n")

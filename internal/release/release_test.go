@@ -181,6 +181,21 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		}
 	})
 
+	t.Run("the OLM bundle and catalog images are in the registry by digest", func(t *testing.T) {
+		for _, want := range []struct{ ref, repo string }{{res.Bundle, BundleRepository}, {res.Catalog, CatalogRepository}} {
+			if !strings.HasPrefix(want.ref, reg.Address+"/team/"+want.repo+"@sha256:") {
+				t.Errorf("image %q, want it in %s/team/%s by digest", want.ref, reg.Address, want.repo)
+			}
+			if _, err := image.PullPlatform(ctx, reg.Config(), want.ref, host); err != nil {
+				t.Errorf("pulling %s: %v", want.ref, err)
+			}
+		}
+		catalog, err := os.ReadFile(filepath.Join(out, packaging.CatalogDir, packaging.CatalogFile))
+		if err != nil || !strings.Contains(string(catalog), "image: "+res.Bundle+"\n") {
+			t.Errorf("the release's OLM catalog does not name its bundle %s: %v\n%s", res.Bundle, err, catalog)
+		}
+	})
+
 	t.Run("the changelog has the version's section and the notes tell it", func(t *testing.T) {
 		data, err := os.ReadFile(changelog)
 		if err != nil {
