@@ -54,7 +54,7 @@ type env struct {
 	binary    string
 	cluster   *localcluster.Cluster
 	config    *rest.Config
-	client    client.Client
+	client    client.WithWatch
 	operators []*Operator
 	// image is the operator image, once pushed.
 	image string
@@ -119,7 +119,7 @@ func (e *env) connect(ctx context.Context) error {
 	cfg.QPS, cfg.Burst = -1, 0
 	cfg.DisableCompression = true
 	e.config = cfg
-	if e.client, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+	if e.client, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		return err
 	}
 	if err := install.ApplyCRDs(ctx, e.client); err != nil {

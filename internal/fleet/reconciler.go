@@ -63,8 +63,9 @@ type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
 	// Direct reads and writes, uncached, what the cache does not hold. That is the installation's
-	// objects, and the resources an operator's removal leaves as orphans.
-	Direct   client.Client
+	// objects, and the resources an operator's removal leaves as orphans. It also watches what
+	// the installer waits for.
+	Direct   client.WithWatch
 	Defaults install.FleetDefaults
 	// Identity names this fleet controller (namespace/name) in the
 	// FleetAnnotation of the operators it runs.

@@ -53,7 +53,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	direct, err := client.New(o.Config, client.Options{Scheme: mgr.GetScheme()})
+	direct, err := client.NewWithWatch(o.Config, client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
 		return err
 	}

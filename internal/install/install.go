@@ -24,11 +24,13 @@ import (
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/config/crd"
 	"github.com/caravan-dev/caravan/internal/apply"
+	"github.com/caravan-dev/caravan/internal/await"
 )
 
 // Installer applies and removes operator installations.
 type Installer struct {
-	Client client.Client
+	// Client also watches: the installer watches what it waits for.
+	Client client.WithWatch
 	// Out receives one line per object.
 	Out io.Writer
 	// fleet is set when the fleet controller installs, which may change
@@ -38,7 +40,7 @@ type Installer struct {
 
 // FleetInstaller is the Installer of the fleet controller, which alone may
 // install and remove the operators that IntegrationOperators declare.
-func FleetInstaller(c client.Client, out io.Writer) *Installer {
+func FleetInstaller(c client.WithWatch, out io.Writer) *Installer {
 	return &Installer{Client: c, Out: out, fleet: true}
 }
 
@@ -370,7 +372,8 @@ func (i *Installer) applyRead(ctx context.Context, obj client.Object) (client.Ob
 	return before, nil
 }
 
-func waitCRDs(ctx context.Context, c client.Client, objs []client.Object) error {
+// waitCRDs waits until each CustomResourceDefinition among objs is Established.
+func waitCRDs(ctx context.Context, c client.WithWatch, objs []client.Object) error {
 	for _, obj := range objs {
 		if d, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
 			if err := waitEstablished(ctx, c, d.Name); err != nil {
@@ -536,7 +539,7 @@ func (i *Installer) MutatingPoliciesServed() (bool, error) {
 }
 
 // stopOperator deletes the operator's Deployment with its pods (foreground
-// deletion) and waits until they are gone.
+// deletion) and waits until they are gone, watching the Deployment.
 func (i *Installer) stopOperator(ctx context.Context, d *appsv1.Deployment) error {
 	err := i.Client.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground))
 	if apierrors.IsNotFound(err) {
@@ -547,17 +550,15 @@ func (i *Installer) stopOperator(ctx context.Context, d *appsv1.Deployment) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	for {
-		err := i.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
-		if apierrors.IsNotFound(err) {
-			fmt.Fprintf(i.Out, "Deployment %s/%s deleted, with its pods\n", d.Namespace, d.Name)
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the operator's Deployment %s/%s is still there after 2m: see its events and its pods' (kubectl describe deployment -n %s %s)",
-				d.Namespace, d.Name, d.Namespace, d.Name)
-		case <-time.After(250 * time.Millisecond):
-		}
+	_, gone, err := await.Object(ctx, i.Client, client.ObjectKeyFromObject(d), &appsv1.Deployment{},
+		func(_ *appsv1.Deployment, err error) (bool, string, error) { return apierrors.IsNotFound(err), "", nil })
+	switch {
+	case err != nil:
+		return fmt.Errorf("waiting for Deployment %s/%s to go: %w", d.Namespace, d.Name, err)
+	case !gone:
+		return fmt.Errorf("the operator's Deployment %s/%s is still there after 2m: see its events and its pods' (kubectl describe deployment -n %s %s)",
+			d.Namespace, d.Name, d.Namespace, d.Name)
 	}
+	fmt.Fprintf(i.Out, "Deployment %s/%s deleted, with its pods\n", d.Namespace, d.Name)
+	return nil
 }

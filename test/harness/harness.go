@@ -68,8 +68,8 @@ type Env struct {
 	Cluster *localcluster.Cluster
 	// Config authenticates as a cluster administrator.
 	Config *rest.Config
-	// Client is an administrator client with Caravan's scheme.
-	Client client.Client
+	// Client is an administrator client with Caravan's scheme, which also watches.
+	Client client.WithWatch
 	// Binaries are the control-plane executables, including kubectl.
 	Binaries localcluster.Binaries
 	// Caravan is the caravan binary the tests run: Options.Caravan, or the one
@@ -168,7 +168,7 @@ func (e *Env) connect(ctx context.Context, opts Options) error {
 		return err
 	}
 	e.Config = cfg
-	e.Client, err = client.New(cfg, client.Options{Scheme: scheme.New()})
+	e.Client, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/await"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/command"
@@ -316,10 +317,10 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		}
 		return printManifests(o.dryRunObjects(objs), o.Output, o.IOStreams)
 	}
-	if err := o.Connect(cmdutil.NeedClient); err != nil {
+	if err := o.Connect(cmdutil.NeedWatch); err != nil {
 		return err
 	}
-	installer := &install.Installer{Client: o.Client, Out: o.Out}
+	installer := &install.Installer{Client: o.Watch, Out: o.Out}
 	if o.Fleet {
 		return o.installFleet(ctx, installer, objs)
 	}
@@ -357,7 +358,7 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("installing operator %s: %w", o.ID, err)
 	}
 	if o.Wait {
-		return o.waitReady(ctx, o.Client)
+		return o.waitReady(ctx, o.Watch)
 	}
 	return nil
 }
@@ -442,27 +443,34 @@ func pushLocalImage(ctx context.Context, cluster *localcluster.Cluster, progress
 	return ref, nil
 }
 
-// waitReady waits until the registration names this namespace, is live
-// and Ready.
-func (o *InstallOptions) waitReady(ctx context.Context, c client.Client) error {
+// waitReady watches the operator's registration until it names this namespace, is live and
+// Ready.
+func (o *InstallOptions) waitReady(ctx context.Context, c client.WithWatch) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	for {
-		iop := &camelv1alpha1.IntegrationOperator{}
-		if err := c.Get(ctx, client.ObjectKey{Name: o.ID}, iop); err == nil {
-			ready := meta.IsStatusConditionTrue(iop.Status.Conditions, camelv1.ConditionReady)
-			if ready && iop.Status.Namespace == o.Namespace && ownership.FromOperator(iop).Live(time.Now()) {
-				fmt.Fprintf(o.Out, "operator %s is ready (version %s)\n", o.ID, iop.Status.Version)
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return command.WithExitCode(command.ExitTimeout, fmt.Errorf("operator %s did not become ready within %s: see its pod (kubectl describe pods -n %s -l app.kubernetes.io/instance=%s) and its log (kubectl logs -n %s deployment/%s-operator)",
-				o.ID, o.Timeout, o.Namespace, o.ID, o.Namespace, o.ID))
-		case <-time.After(500 * time.Millisecond):
-		}
+	msg, ready, err := await.Object(ctx, c, client.ObjectKey{Name: o.ID}, &camelv1alpha1.IntegrationOperator{}, o.registeredReady)
+	switch {
+	case err != nil:
+		return fmt.Errorf("waiting for operator %s to become ready: %w", o.ID, err)
+	case !ready:
+		return command.WithExitCode(command.ExitTimeout, fmt.Errorf("operator %s did not become ready within %s: see its pod (kubectl describe pods -n %s -l app.kubernetes.io/instance=%s) and its log (kubectl logs -n %s deployment/%s-operator)",
+			o.ID, o.Timeout, o.Namespace, o.ID, o.Namespace, o.ID))
 	}
+	fmt.Fprintln(o.Out, msg)
+	return nil
+}
+
+// registeredReady tells whether the registration iop names this namespace, is live and Ready,
+// and then says so; err says why there is no iop to look at.
+func (o *InstallOptions) registeredReady(iop *camelv1alpha1.IntegrationOperator, err error) (bool, string, error) {
+	if err != nil {
+		return false, "", nil
+	}
+	ready := meta.IsStatusConditionTrue(iop.Status.Conditions, camelv1.ConditionReady)
+	if !ready || iop.Status.Namespace != o.Namespace || !ownership.FromOperator(iop).Live(time.Now()) {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("operator %s is ready (version %s)", o.ID, iop.Status.Version), nil
 }
 
 // dryRunNamespace is the namespace as --dry-run prints it: without the labels install sets only

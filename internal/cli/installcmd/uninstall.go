@@ -74,10 +74,10 @@ func (o *UninstallOptions) Validate() error {
 
 // Run deletes the operator (its Deployment first, waited for), then its objects.
 func (o *UninstallOptions) Run(ctx context.Context) error {
-	if err := o.Connect(cmdutil.NeedClient); err != nil {
+	if err := o.Connect(cmdutil.NeedWatch); err != nil {
 		return err
 	}
-	installer := &install.Installer{Client: o.Client, Out: o.Out}
+	installer := &install.Installer{Client: o.Watch, Out: o.Out}
 	if o.Fleet {
 		return installer.UninstallFleet(ctx, o.Namespace)
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/internal/await"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/local"
 	"github.com/caravan-dev/caravan/internal/image"
@@ -107,10 +108,10 @@ func validateImage(ref string) error {
 
 // Run applies the installed settings with the new image and waits.
 func (o *UpgradeOptions) Run(ctx context.Context) error {
-	if err := o.Connect(cmdutil.NeedClient); err != nil {
+	if err := o.Connect(cmdutil.NeedWatch); err != nil {
 		return err
 	}
-	installer := &install.Installer{Client: o.Client, Out: o.Out}
+	installer := &install.Installer{Client: o.Watch, Out: o.Out}
 	cfg, err := installer.Installed(ctx, o.ID, o.Namespace)
 	if err != nil {
 		return err
@@ -138,14 +139,14 @@ func (o *UpgradeOptions) Run(ctx context.Context) error {
 	if !o.Wait {
 		return nil
 	}
-	return o.waitRolledOut(ctx, o.Client, started)
+	return o.waitRolledOut(ctx, o.Watch, started)
 }
 
-// waitDeploymentRolledOut waits until the Deployment key is Current by kstatus.
-func waitDeploymentRolledOut(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, out io.Writer) error {
-	last, done, err := pollUntil(ctx, timeout, func(ctx context.Context) (bool, string, error) {
-		return deploymentRolledOut(ctx, c, key)
-	})
+// waitDeploymentRolledOut watches the Deployment key until it is Current by kstatus.
+func waitDeploymentRolledOut(ctx context.Context, c client.WithWatch, key client.ObjectKey, timeout time.Duration, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last, done, err := await.Object(ctx, c, key, &appsv1.Deployment{}, deploymentRolledOut)
 	switch {
 	case err != nil:
 		return err
@@ -157,13 +158,18 @@ func waitDeploymentRolledOut(ctx context.Context, c client.Client, key client.Ob
 	return nil
 }
 
-// waitRolledOut waits until the operator's Deployment is Current by
-// kstatus and its registration is live, renewed since started, and led
-// by a pod of the new image.
-func (o *UpgradeOptions) waitRolledOut(ctx context.Context, c client.Client, started time.Time) error {
-	last, done, err := pollUntil(ctx, o.Timeout, func(ctx context.Context) (bool, string, error) {
-		return o.rolledOut(ctx, c, started)
-	})
+// waitRolledOut watches the operator's Deployment until it is Current by kstatus, then its
+// registration until it is live, renewed since started, and led by a pod of the new image.
+func (o *UpgradeOptions) waitRolledOut(ctx context.Context, c client.WithWatch, started time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	last, done, err := await.Object(ctx, c, install.OperatorDeployment(o.ID, o.Namespace), &appsv1.Deployment{}, deploymentRolledOut)
+	if done {
+		last, done, err = await.Object(ctx, c, client.ObjectKey{Name: o.ID}, &camelv1alpha1.IntegrationOperator{},
+			func(iop *camelv1alpha1.IntegrationOperator, err error) (bool, string, error) {
+				return o.registeredFromNewPod(ctx, c, iop, err, started)
+			})
+	}
 	switch {
 	case err != nil:
 		return err
@@ -175,34 +181,10 @@ func (o *UpgradeOptions) waitRolledOut(ctx context.Context, c client.Client, sta
 	return nil
 }
 
-// pollUntil calls check every half second until it is done, fails, or
-// timeout passes, and returns what check said last and whether it was done.
-func pollUntil(ctx context.Context, timeout time.Duration, check func(context.Context) (bool, string, error)) (string, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	last := "nothing has been read yet"
-	for {
-		done, msg, err := check(ctx)
-		if err != nil {
-			return "", false, err
-		}
-		last = msg
-		if done {
-			return last, true, nil
-		}
-		select {
-		case <-ctx.Done():
-			return last, false, nil
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-}
-
-// deploymentRolledOut tells whether the Deployment key is Current by
-// kstatus, and what it waits for when it is not.
-func deploymentRolledOut(ctx context.Context, c client.Client, key client.ObjectKey) (bool, string, error) {
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, key, d); err != nil {
+// deploymentRolledOut tells whether the Deployment d is Current by kstatus, and what it waits
+// for when it is not; err says why there is no d to look at.
+func deploymentRolledOut(d *appsv1.Deployment, err error) (bool, string, error) {
+	if err != nil {
 		return false, fmt.Sprintf("reading the Deployment: %v", err), nil
 	}
 	res, err := install.Rollout(d)
@@ -215,13 +197,11 @@ func deploymentRolledOut(ctx context.Context, c client.Client, key client.Object
 	return true, "the Deployment rolled out", nil
 }
 
-// rolledOut tells whether the roll-out is done, and what it waits for.
-func (o *UpgradeOptions) rolledOut(ctx context.Context, c client.Client, started time.Time) (bool, string, error) {
-	if done, msg, err := deploymentRolledOut(ctx, c, install.OperatorDeployment(o.ID, o.Namespace)); !done || err != nil {
-		return false, msg, err
-	}
-	iop := &camelv1alpha1.IntegrationOperator{}
-	if err := c.Get(ctx, client.ObjectKey{Name: o.ID}, iop); err != nil {
+// registeredFromNewPod tells whether the registration iop is live, renewed since started, and
+// led by a pod of the new image, and what the roll-out waits for when it is not; err says why
+// there is no iop to look at.
+func (o *UpgradeOptions) registeredFromNewPod(ctx context.Context, c client.Client, iop *camelv1alpha1.IntegrationOperator, err error, started time.Time) (bool, string, error) {
+	if err != nil {
 		return false, fmt.Sprintf("reading the registration: %v", err), nil
 	}
 	reg := ownership.FromOperator(iop)

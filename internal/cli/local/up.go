@@ -105,7 +105,7 @@ func installCRDs(ctx context.Context, c *localcluster.Cluster) error {
 		return err
 	}
 	cmdutil.LogClientsToKlog()
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}

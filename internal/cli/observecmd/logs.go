@@ -15,7 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -136,70 +140,113 @@ func (o *LogsOptions) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// startedPods are the integration's pods that are not pending or going, by name.
+// startedPods lists the integration's pods that are not pending or going, by name.
 func (o *LogsOptions) startedPods(ctx context.Context) ([]corev1.Pod, error) {
-	list, err := o.Pods.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{camelv1.IntegrationLabel: o.Name}).String()})
+	list, err := o.Pods.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.podSelector()})
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods of integration %q: %w", o.Name, err)
 	}
-	pods := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool {
+	return keepStarted(list.Items), nil
+}
+
+// podSelector selects the pods of the integration.
+func (o *LogsOptions) podSelector() string {
+	return labels.SelectorFromSet(labels.Set{camelv1.IntegrationLabel: o.Name}).String()
+}
+
+// keepStarted keeps the pods that are not pending or going, sorted by name.
+func keepStarted(all []corev1.Pod) []corev1.Pod {
+	pods := slices.DeleteFunc(all, func(p corev1.Pod) bool {
 		return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodPending || len(p.Spec.Containers) == 0
 	})
 	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	return pods, nil
+	return pods
 }
 
-// followPoll is how often -f looks for containers that started: a restart, a new pod.
-const followPoll = 2 * time.Second
+// storedPods are the pods an informer's store holds.
+func storedPods(store cache.Store) []corev1.Pod {
+	var pods []corev1.Pod
+	for _, obj := range store.List() {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			pods = append(pods, *pod)
+		}
+	}
+	return pods
+}
 
 // follow streams each run of the container in each pod of the integration once, until
-// interrupted: a container that restarts and the pods of a rollout or a move are followed too.
-// It waits for the first pod, as kamel does. Runs present at the start honour --tail; later ones
-// print whole.
+// interrupted: a container that restarts and the pods of a rollout, a move or a CronJob are
+// followed too, as soon as the watch of the integration's pods shows them running. It waits for
+// the first pod, as kamel does. Runs present at the start honour --tail; later ones print whole.
 func (o *LogsOptions) follow(ctx context.Context) error {
+	// A first list reports a failure (forbidden, no such namespace) at once: the watch's
+	// informer would retry it until interrupted.
+	if _, err := o.startedPods(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	streamed := map[string]bool{}
-	for first := true; ; first = false {
-		pods, err := o.startedPods(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if first && len(pods) == 0 {
-			fmt.Fprintf(o.ErrOut, "waiting for a pod of integration %s in namespace %s to start\n", o.Name, o.Namespace)
-		}
-		for i := range pods {
-			req, ok := o.nextRun(&pods[i], streamed)
+	var pods cache.Store
+	startRuns := func(first bool) {
+		started := keepStarted(storedPods(pods))
+		for i := range started {
+			req, ok := o.nextRun(&started[i], streamed)
 			if !ok {
 				continue
 			}
-			if len(pods) > 1 {
-				req.prefix = "[" + pods[i].Name + "] "
+			if len(started) > 1 {
+				req.prefix = "[" + started[i].Name + "] "
 			}
 			if first {
 				req.tail, req.since = o.Tail, o.Since
 			} else if req.restart > 0 && !req.previous {
-				fmt.Fprintf(o.ErrOut, "pod %s: container %s restarted (restart %d)\n", pods[i].Name, req.container, req.restart)
+				fmt.Fprintf(o.ErrOut, "pod %s: container %s restarted (restart %d)\n", started[i].Name, req.container, req.restart)
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := o.stream(ctx, &pods[i], req, &mu); err != nil && ctx.Err() == nil {
+				if err := o.stream(ctx, &started[i], req, &mu); err != nil && ctx.Err() == nil {
 					fmt.Fprintln(o.ErrOut, err)
 				}
 			}()
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(followPoll):
-		}
 	}
+	_, err := watchtools.UntilWithSync(ctx, o.podListWatch(), &corev1.Pod{}, func(store cache.Store) (bool, error) {
+		pods = store
+		if len(keepStarted(storedPods(store))) == 0 {
+			fmt.Fprintf(o.ErrOut, "waiting for a pod of integration %s in namespace %s to start\n", o.Name, o.Namespace)
+		}
+		startRuns(true)
+		return false, nil
+	}, func(watch.Event) (bool, error) {
+		startRuns(false)
+		return false, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("watching the pods of integration %q: %w", o.Name, err)
+}
+
+// podListWatch lists and watches the pods of the integration.
+func (o *LogsOptions) podListWatch() cache.ListerWatcher {
+	pods := o.Pods.CoreV1().Pods(o.Namespace)
+	selector := o.podSelector()
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.LabelSelector = selector
+			return pods.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = selector
+			return pods.Watch(ctx, opts)
+		},
+	}, o.Pods)
 }
 
 // nextRun is the run of pod's container not streamed yet, if one has a log: the running or

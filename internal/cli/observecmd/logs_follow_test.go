@@ -1,12 +1,25 @@
 package observecmd
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
 func TestFollowStreamsEachRunOfAContainerOnce(t *testing.T) {
@@ -64,5 +77,106 @@ func TestLogsRefusesFlagsThatCannotGoTogether(t *testing.T) {
 		if err := tc.o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v, want %q", tc.o, err, tc.want)
 		}
+	}
+}
+
+// followFixture follows integration orders in namespace apps through client-go's fake
+// clientset, which serves each container's log as "CONTAINER tail=N", N the --tail asked
+// (-1 for all). Its log requests name no pod, so each pod has its own container.
+type followFixture struct {
+	pods        *fake.Clientset
+	out, errOut syncBuffer
+	done        chan error
+	cancel      context.CancelFunc
+}
+
+func newFollowFixture(t *testing.T, tail int64, pods ...runtime.Object) *followFixture {
+	f := &followFixture{pods: fake.NewClientset(pods...), done: make(chan error, 1)}
+	f.pods.PrependReactor("get", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		opts, ok := action.(k8stesting.GenericActionImpl).Value.(*corev1.PodLogOptions)
+		if action.GetSubresource() != "log" || !ok {
+			return false, nil, nil
+		}
+		lines := int64(-1)
+		if opts.TailLines != nil {
+			lines = *opts.TailLines
+		}
+		return true, &runtime.Unknown{Raw: fmt.Appendf(nil, "%s tail=%d\n", opts.Container, lines)}, nil
+	})
+	o := &LogsOptions{Cluster: cmdutil.Cluster{Namespace: "apps", Pods: f.pods}, Name: "orders", Follow: true, Tail: tail,
+		IOStreams: genericiooptions.IOStreams{Out: &f.out, ErrOut: &f.errOut}}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	t.Cleanup(cancel)
+	go func() { f.done <- o.Run(ctx) }()
+	return f
+}
+
+// followedPod is a pod of integration orders whose container, named after the pod, runs
+// (restarts times restarted) since started, or is created when started is zero.
+func followedPod(name string, restarts int32, started time.Time) *corev1.Pod {
+	cs := corev1.ContainerStatus{Name: name, RestartCount: restarts,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
+	phase := corev1.PodPending
+	if !started.IsZero() {
+		phase = corev1.PodRunning
+		cs.ContainerID = fmt.Sprintf("caravan://%s/%d", name, restarts)
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name, UID: types.UID(name),
+			Labels: map[string]string{camelv1.IntegrationLabel: "orders"}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: name}}},
+		Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{cs}},
+	}
+}
+
+func TestFollowPicksUpNewPodsAndRestartsFromTheWatchWithoutListingAgain(t *testing.T) {
+	g := NewWithT(t)
+	t0 := time.Unix(100, 0)
+	f := newFollowFixture(t, 2, followedPod("orders-1", 0, t0))
+	g.Eventually(f.out.String, 10*time.Second, 10*time.Millisecond).Should(Equal("orders-1 tail=2\n"), "the run present at the start, with --tail")
+	// Polling would list the pods again to find new ones: a list now fails the command.
+	f.pods.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("the pods were listed again")
+	})
+	ctx := context.Background()
+	pods := f.pods.CoreV1().Pods("apps")
+	_, err := pods.Create(ctx, followedPod("orders-2", 0, time.Time{}), metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = pods.UpdateStatus(ctx, followedPod("orders-2", 0, t0), metav1.UpdateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(f.out.String, 10*time.Second, 10*time.Millisecond).Should(HaveSuffix("[orders-2] orders-2 tail=-1\n"), "a new pod prints whole")
+	_, err = pods.UpdateStatus(ctx, followedPod("orders-1", 1, t0.Add(time.Minute)), metav1.UpdateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(f.out.String, 10*time.Second, 10*time.Millisecond).Should(HaveSuffix("[orders-1] orders-1 tail=-1\n"), "the run after a restart")
+	g.Eventually(f.errOut.String, 10*time.Second, 10*time.Millisecond).Should(Equal("pod orders-1: container orders-1 restarted (restart 1)\n"))
+	f.cancel()
+	g.Eventually(f.done, 10*time.Second).Should(Receive(BeNil()))
+	g.Expect(f.out.String()).To(Equal("orders-1 tail=2\n[orders-2] orders-2 tail=-1\n[orders-1] orders-1 tail=-1\n"), "each run once")
+}
+
+func TestFollowWaitsForTheFirstPod(t *testing.T) {
+	g := NewWithT(t)
+	f := newFollowFixture(t, 5)
+	g.Eventually(f.errOut.String, 10*time.Second, 10*time.Millisecond).Should(Equal("waiting for a pod of integration orders in namespace apps to start\n"))
+	_, err := f.pods.CoreV1().Pods("apps").Create(context.Background(), followedPod("orders-1", 0, time.Unix(100, 0)), metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(f.out.String, 10*time.Second, 10*time.Millisecond).Should(Equal("orders-1 tail=-1\n"), "a pod that starts later prints whole")
+	f.cancel()
+	g.Eventually(f.done, 10*time.Second).Should(Receive(BeNil()))
+}
+
+func TestFollowFailsAtOnceWhenThePodsCannotBeListed(t *testing.T) {
+	pods := fake.NewClientset()
+	pods.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("no rights"))
+	})
+	o := &LogsOptions{Cluster: cmdutil.Cluster{Namespace: "apps", Pods: pods}, Name: "orders", Follow: true, Tail: -1,
+		IOStreams: genericiooptions.NewTestIOStreamsDiscard()}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := o.Run(ctx); err == nil || !strings.Contains(err.Error(), `listing the pods of integration "orders"`) || ctx.Err() != nil {
+		t.Errorf("got %v, want the list's error before the timeout", err)
 	}
 }
