@@ -40,8 +40,7 @@ type Endpoint struct {
 	Properties *RawObject `json:"properties,omitempty"`
 	// Types are the deprecated Camel K event types by slot, kept as written.
 	Types map[string]RawObject `json:"types,omitempty"`
-	// DataTypes reference the data types by slot (in, out) of a Kamelet endpoint: each becomes a
-	// step of the data-type-action Kamelet, before (in) or after (out) it, as in Camel K.
+	// DataTypes reference the data types by slot (in, out, error), kept as written.
 	DataTypes map[string]DataTypeReference `json:"dataTypes,omitempty"`
 }
 

@@ -33,9 +33,9 @@
 //   - A uri endpoint is the URI with the endpoint's properties appended as query
 //     parameters, sorted by name and URL-encoded.
 //
-// An endpoint's dataTypes become steps of the data-type-action Kamelet, as Camel K writes them:
-// kamelet:data-type-action/<id>-<slot>, with the properties scheme and format; the in slot comes
-// before a sink or an action, the out slot after a source or an action.
+// Endpoint dataTypes are kept in the Pipe as written and not acted on: the data-type-action
+// Kamelet of camel-kamelets 4.18.0, which Camel K calls for them, does not start on camel-main
+// 4.18 ("No transformer from: null to:null").
 //
 // The error handler (Camel K's shapes: none, log with parameters, sink with an endpoint
 // and parameters) becomes a flow before the route, as Camel K writes it: noErrorHandler,
@@ -119,23 +119,13 @@ func (c *compiler) compile(spec camelv1.PipeSpec) (camelv1.IntegrationSpec, erro
 	from, err := c.endpoint(roleSource, "source", spec.Source, 0)
 	errs = append(errs, err)
 	var steps []any
-	if err == nil {
-		_, after, err := c.dataTypeSteps(roleSource, "source", spec.Source, from, 0)
-		errs = append(errs, err)
-		steps = append(steps, after...)
-	}
 	for i, s := range spec.Steps {
 		step, err := c.stepEndpoint(i, s)
 		errs = append(errs, err)
-		steps = append(steps, step...)
+		steps = append(steps, step)
 	}
 	to, err := c.endpoint(roleSink, "sink", spec.Sink, 0)
 	errs = append(errs, err)
-	if err == nil {
-		before, _, err := c.dataTypeSteps(roleSink, "sink", spec.Sink, to, 0)
-		errs = append(errs, err)
-		steps = append(steps, before...)
-	}
 	steps = append(steps, map[string]any{"to": to})
 	handler, err := c.errorHandler(spec.ErrorHandler)
 	errs = append(errs, err)
@@ -160,23 +150,16 @@ func (c *compiler) compile(spec camelv1.PipeSpec) (camelv1.IntegrationSpec, erro
 	return c.integration(spec, flows)
 }
 
-// stepEndpoint translates steps[i] into steps of the route: itself, between the data type
-// conversions of its dataTypes.
-func (c *compiler) stepEndpoint(i int, e camelv1.Endpoint) ([]any, error) {
-	where := fmt.Sprintf("steps[%d]", i)
-	uri, err := c.endpoint(roleAction, where, e, i)
+// stepEndpoint translates steps[i] into a step of the route.
+func (c *compiler) stepEndpoint(i int, e camelv1.Endpoint) (any, error) {
+	uri, err := c.endpoint(roleAction, fmt.Sprintf("steps[%d]", i), e, i)
 	if err != nil {
 		return nil, err
 	}
-	before, after, err := c.dataTypeSteps(roleAction, where, e, uri, i)
-	if err != nil {
-		return nil, err
-	}
-	var step any = map[string]any{"to": uri}
 	if name, ok := strings.CutPrefix(uri, "kamelet:"); ok && e.Ref != nil && e.Ref.Kind == kindKamelet {
-		step = map[string]any{"kamelet": map[string]any{"name": name}}
+		return map[string]any{"kamelet": map[string]any{"name": name}}, nil
 	}
-	return append(append(before, step), after...), nil
+	return map[string]any{"to": uri}, nil
 }
 
 func rawObject(raw []byte) camelv1.RawObject {
