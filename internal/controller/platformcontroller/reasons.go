@@ -13,4 +13,7 @@ const (
 	ReasonCatalogUnreadable     controller.Reason = "CatalogUnreadable"
 	ReasonCatalogIncomplete     controller.Reason = "CatalogIncomplete"
 	ReasonCatalogInstalled      controller.Reason = "CatalogInstalled"
+	// ReasonKameletRepositoriesNotRead: spec.kamelet.repositories names Kamelet repositories, which
+	// Caravan does not read (KameletsCatalogRepositoryDeprecated).
+	ReasonKameletRepositoriesNotRead controller.Reason = "KameletRepositoriesNotRead"
 )

@@ -1,6 +1,7 @@
 package platformcontroller
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -45,5 +46,24 @@ func TestComputeStatus(t *testing.T) {
 				t.Errorf("a Ready platform is neither Reconciling nor Stalled: %+v", st.Conditions)
 			}
 		})
+	}
+}
+
+// TestKameletRepositoriesAreSaidNotToBeRead: as Camel K says they are deprecated, a platform that
+// names Kamelet repositories is told Caravan does not read them, and the condition goes with them.
+func TestKameletRepositoriesAreSaidNotToBeRead(t *testing.T) {
+	resolved := camelv1.IntegrationPlatformSpec{}
+	itp := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a", Generation: 2}}
+	itp.Spec.Kamelet.Repositories = []camelv1.KameletRepositorySpec{{URI: "github:apache/camel-kamelets/kamelets"}}
+	computeStatus(&scope{itp: itp, operatorID: "tenant-a", settings: &resolved})
+	c := meta.FindStatusCondition(itp.Status.Conditions, ConditionKameletRepositories)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(ReasonKameletRepositoriesNotRead) ||
+		!strings.Contains(c.Message, "spec.kamelet.repositories (1) are not read") {
+		t.Fatalf("condition %+v", c)
+	}
+	itp.Spec.Kamelet.Repositories = nil
+	computeStatus(&scope{itp: itp, operatorID: "tenant-a", settings: &resolved})
+	if c := meta.FindStatusCondition(itp.Status.Conditions, ConditionKameletRepositories); c != nil {
+		t.Errorf("the condition stays without repositories: %+v", c)
 	}
 }
