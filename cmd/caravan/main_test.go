@@ -248,3 +248,17 @@ func TestExitCodesTellNotFoundFromForbidden(t *testing.T) {
 		}
 	}
 }
+
+// TestADevelopmentBuildRefusesToInstallItsImageOutsideTheLocalCluster: the default image of a
+// development build exists only on the local cluster, so an install elsewhere without --image is
+// refused before the cluster is asked anything; a dry run still prints the manifests.
+func TestADevelopmentBuildRefusesToInstallItsImageOutsideTheLocalCluster(t *testing.T) {
+	kubeconfig := kubeconfigOf(t, "https://127.0.0.1:1")
+	_, stderr, code := caravanWith(t, kubeconfig, "caravan", "install", "-x", "a")
+	if want := "error: --image is required: this caravan is a development build, whose default image caravan/operator:dev exists only on the local cluster"; code != 2 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit code %d and\n%s\nwant exit code 2 and a message starting\n%s", code, stderr, want)
+	}
+	if _, stderr, code := caravanWith(t, kubeconfig, "caravan", "install", "-x", "a", "--image", "registry.example/caravan/operator:1.0"); code == 2 {
+		t.Errorf("an install with --image was refused before acting: %s", stderr)
+	}
+}

@@ -17,5 +17,9 @@ func Get() string {
 	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}
-	return "dev"
+	return Development
 }
+
+// Development is the version of a build that is no release: its operator image is made on the
+// local cluster only.
+const Development = "dev"

@@ -249,6 +249,10 @@ func (o *InstallOptions) Validate() error {
 	if err := validateImage(o.Image); err != nil {
 		return err
 	}
+	if !o.imageSet && o.local == nil && !o.DryRun.Client() && version.Get() == version.Development {
+		return fmt.Errorf("--image is required: this caravan is a development build, whose default image %s exists only on the local cluster "+
+			"(caravan local up); push this tree's operator image (caravan image push REGISTRY) and give it to --image", o.Image)
+	}
 	if o.Replicas < 0 {
 		return fmt.Errorf("--replicas must not be negative, got %d", o.Replicas)
 	}
