@@ -50,7 +50,7 @@ func TestInstallAndUninstallRefuseOperatorFlagsWithFleet(t *testing.T) {
 }
 
 func TestTheRegistrySecretReachesThePlatformOrIsRefused(t *testing.T) {
-	o := &InstallOptions{ID: "a", Global: true, Image: "img", CRDs: "include", LogFormat: "text", RegistrySecret: "Kits_Push"}
+	o := &InstallOptions{ID: "a", Global: true, Image: "img", imageSet: true, CRDs: "include", LogFormat: "text", RegistrySecret: "Kits_Push"}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `--registry-secret "Kits_Push"`) {
 		t.Fatalf("a Secret name no Secret can have: got %v", err)
 	}
