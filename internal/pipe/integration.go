@@ -98,11 +98,11 @@ func (c *compiler) dependencies(lists ...[]string) []string {
 	return all
 }
 
-// propertyEntries are the Kamelet instance properties as key=value, sorted by key.
+// propertyEntries are the Kamelet instance properties as camel.properties entries, sorted by key.
 func (c *compiler) propertyEntries() []string {
 	out := make([]string, 0, len(c.properties))
 	for _, k := range slices.Sorted(maps.Keys(c.properties)) {
-		out = append(out, escapeKey(k)+"="+escapeValue(c.properties[k]))
+		out = append(out, trait.Property{Key: k, Value: c.properties[k]}.Entry())
 	}
 	return out
 }
@@ -210,42 +210,4 @@ func KameletYAML(k *camelv1.Kamelet) ([]byte, error) {
 		return nil, err
 	}
 	return yaml.JSONToYAML(doc)
-}
-
-// escapeKey writes a key in the properties file format.
-func escapeKey(s string) string {
-	return escape(s, true)
-}
-
-// escapeValue writes a value in the properties file format.
-func escapeValue(s string) string {
-	return escape(s, false)
-}
-
-// escape escapes backslashes and line breaks, the separators in keys, and a value's
-// leading blanks, so that the runtime reads back exactly s.
-func escape(s string, key bool) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case key && strings.ContainsRune("=: #!", r):
-			b.WriteRune('\\')
-			b.WriteRune(r)
-		case !key && r == ' ' && strings.TrimLeft(s[:i], " ") == "":
-			b.WriteString(`\ `)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

@@ -546,3 +546,29 @@ func TestAKameletsSourcesGoWithIt(t *testing.T) {
 		}
 	}
 }
+
+// TestKameletPropertiesAreEntriesTheRuntimeReadsBack: a property value with leading blanks, a
+// backslash and a separator reaches the runtime as written.
+func TestKameletPropertiesAreEntriesTheRuntimeReadsBack(t *testing.T) {
+	value := `  a\b: c=d`
+	c, err := compile(t, strings.Replace(timerToLog, "{message: hello}", `{message: '`+value+`'}`, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, entry := range c.properties {
+		props, err := trait.ParseProperties(entry)
+		if err != nil || len(props) != 1 {
+			t.Fatalf("entry %q reads as %v, %v", entry, props, err)
+		}
+		if props[0].Key == "camel.kamelet.timer-source.source.message" {
+			found = true
+			if props[0].Value != value {
+				t.Errorf("the message reads back as %q, want %q", props[0].Value, value)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no message among %q", c.properties)
+	}
+}
