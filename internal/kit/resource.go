@@ -21,8 +21,10 @@ func ToResource(s Spec) (camelv1.IntegrationKitSpec, error) {
 	if len(s.BuildProperties) > 0 {
 		b["properties"] = s.BuildProperties
 	}
-	for key, quantity := range s.BuildResources {
-		b[taskResourceProperty(key)] = []string{trait.BuilderTask + ":" + quantity}
+	for _, r := range trait.BuilderResources {
+		if quantity, ok := s.BuildResources[r.Key]; ok {
+			b[r.TasksProperty] = []string{trait.BuilderTask + ":" + quantity}
+		}
 	}
 	builder, err := json.Marshal(b)
 	if err != nil {
@@ -77,12 +79,6 @@ func FromResource(k *camelv1.IntegrationKit) (Spec, error) {
 	return s, nil
 }
 
-// taskResourceProperty is the builder trait's per-task property of a BuildResources key:
-// tasksRequestCPU for requestCPU.
-func taskResourceProperty(key string) string {
-	return "tasks" + strings.ToUpper(key[:1]) + key[1:]
-}
-
 // readBuilder reads the base image, build properties and build resources of a kit's builder trait.
 func (s *Spec) readBuilder(builder map[string]json.RawMessage) error {
 	if raw, ok := builder["baseImage"]; ok {
@@ -95,8 +91,8 @@ func (s *Spec) readBuilder(builder map[string]json.RawMessage) error {
 			return err
 		}
 	}
-	for _, key := range []string{"requestCPU", "requestMemory", "limitCPU", "limitMemory"} {
-		raw, ok := builder[taskResourceProperty(key)]
+	for _, r := range trait.BuilderResources {
+		raw, ok := builder[r.TasksProperty]
 		if !ok {
 			continue
 		}
@@ -109,7 +105,7 @@ func (s *Spec) readBuilder(builder map[string]json.RawMessage) error {
 				if s.BuildResources == nil {
 					s.BuildResources = map[string]string{}
 				}
-				s.BuildResources[key] = quantity
+				s.BuildResources[r.Key] = quantity
 			}
 		}
 	}

@@ -119,11 +119,21 @@ type Builder struct {
 // name, as Camel K's: its Maven container.
 const BuilderTask = "builder"
 
-// builderResources are the builder trait's resource properties: Camel K's per-task lists
-// (TASK:QUANTITY), and its older single values for the builder task, by the key Resources uses.
-var builderResources = []struct{ key, tasks, single string }{
-	{"requestCPU", "tasksRequestCPU", "requestCPU"}, {"requestMemory", "tasksRequestMemory", "requestMemory"},
-	{"limitCPU", "tasksLimitCPU", "limitCPU"}, {"limitMemory", "tasksLimitMemory", "limitMemory"},
+// BuilderResource is one of the builder task's requests and limits: its key in Resources (Camel
+// K's older single-value property of the same name), the per-task list property that sets it
+// (TASK:QUANTITY), and the resource it bounds.
+type BuilderResource struct {
+	Key, TasksProperty string
+	Limit              bool
+	Name               corev1.ResourceName
+}
+
+// BuilderResources are the builder task's requests and limits the builder trait sets.
+var BuilderResources = []BuilderResource{
+	{Key: "requestCPU", TasksProperty: "tasksRequestCPU", Name: corev1.ResourceCPU},
+	{Key: "requestMemory", TasksProperty: "tasksRequestMemory", Name: corev1.ResourceMemory},
+	{Key: "limitCPU", TasksProperty: "tasksLimitCPU", Limit: true, Name: corev1.ResourceCPU},
+	{Key: "limitMemory", TasksProperty: "tasksLimitMemory", Limit: true, Name: corev1.ResourceMemory},
 }
 
 func parseBuilder(o *object) Builder {
@@ -143,15 +153,15 @@ func parseBuilder(o *object) Builder {
 		o.fail("mavenProfiles", "must be empty: Caravan's builds take Maven profiles from the platform's Maven settings "+
 			"(the settings.xml spec.build.maven.settings names, active by activeProfiles)", raw)
 	}
-	for _, r := range builderResources {
-		b.setResource(o, r.key, r.single, o.str(r.single))
-		for i, entry := range o.strs(r.tasks) {
+	for _, r := range BuilderResources {
+		b.setResource(o, r.Key, r.Key, o.str(r.Key))
+		for i, entry := range o.strs(r.TasksProperty) {
 			task, quantity, ok := strings.Cut(entry, ":")
 			if !ok || task != BuilderTask {
-				o.failItem(r.tasks, i, "must be builder:QUANTITY: Caravan's builder pod runs one task, builder, whose Maven container it sizes", entry)
+				o.failItem(r.TasksProperty, i, "must be builder:QUANTITY: Caravan's builder pod runs one task, builder, whose Maven container it sizes", entry)
 				continue
 			}
-			b.setResource(o, r.key, r.tasks, quantity)
+			b.setResource(o, r.Key, r.TasksProperty, quantity)
 		}
 	}
 	return b

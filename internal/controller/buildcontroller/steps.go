@@ -21,6 +21,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/runtime"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // reconcileAttempt reads what the runner says of the current attempt: when it has it, there is nothing to submit.
@@ -257,22 +258,19 @@ func FinalFailure(st build.Status) bool {
 func mavenResources(c platform.BuildConfiguration, s kit.Spec) corev1.ResourceRequirements {
 	requests, limits, _ := c.Resources()
 	r := corev1.ResourceRequirements{Requests: requests, Limits: limits}
-	for key, quantity := range s.BuildResources {
-		q, err := resource.ParseQuantity(quantity)
+	for _, br := range trait.BuilderResources {
+		q, err := resource.ParseQuantity(s.BuildResources[br.Key])
 		if err != nil {
-			continue // the builder trait refused it
+			continue // unset, or refused by the builder trait
 		}
-		list, name := &r.Requests, corev1.ResourceCPU
-		if strings.HasPrefix(key, "limit") {
+		list := &r.Requests
+		if br.Limit {
 			list = &r.Limits
-		}
-		if strings.HasSuffix(key, "Memory") {
-			name = corev1.ResourceMemory
 		}
 		if *list == nil {
 			*list = corev1.ResourceList{}
 		}
-		(*list)[name] = q
+		(*list)[br.Name] = q
 	}
 	return r
 }
