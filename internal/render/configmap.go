@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf16"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -226,15 +225,10 @@ func (in Input) properties() string {
 	props = append(props, configurationValues(in.Integration, "property")...)
 	for _, p := range append(props, in.Traits.Camel.Properties()...) {
 		for _, r := range p {
-			switch {
-			case r < 0x80:
+			if r < 0x80 {
 				b.WriteRune(r)
-			case r > 0xFFFF:
-				for _, half := range utf16.Encode([]rune{r}) {
-					fmt.Fprintf(&b, "\\u%04x", half)
-				}
-			default:
-				fmt.Fprintf(&b, "\\u%04x", r)
+			} else {
+				b.WriteString(trait.UnicodeEscape(r))
 			}
 		}
 		b.WriteByte('\n')

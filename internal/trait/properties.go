@@ -78,12 +78,20 @@ func escapeProperty(s string, key bool) string {
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case r < 0x20 || r > 0x7e:
-			for _, u := range utf16.Encode([]rune{r}) {
-				fmt.Fprintf(&b, `\u%04x`, u)
-			}
+			b.WriteString(UnicodeEscape(r))
 		default:
 			b.WriteRune(r)
 		}
+	}
+	return b.String()
+}
+
+// UnicodeEscape is r as Java properties text escapes it: \uXXXX, or the two of its UTF-16 pair
+// outside the Basic Multilingual Plane.
+func UnicodeEscape(r rune) string {
+	var b strings.Builder
+	for _, u := range utf16.Encode([]rune{r}) {
+		fmt.Fprintf(&b, `\u%04x`, u)
 	}
 	return b.String()
 }
