@@ -114,13 +114,12 @@ func (r *Reconciler) reconcileRoutes(ctx context.Context, s *scope) (reconcile.R
 			s.Failure = controller.Because(ReasonKameletInvalid, err.Error())
 			return reconcile.Result{}, nil
 		}
-		// A Kamelet whose template serves HTTP, as a webhook source does, or whose sources do.
-		if kr, _ := inspect.Integration(catalog.Camel(), &camelv1.IntegrationSpec{Sources: sources}); kr.ServesHTTP {
-			serves = true
-		}
-		if kr, _ := inspect.Integration(catalog.Camel(), &camelv1.IntegrationSpec{Sources: sources[1:]}); len(kr.Dependencies) > 0 {
-			s.routeDependencies = append(s.routeDependencies, kr.Dependencies...)
-		}
+		// A Kamelet whose template serves HTTP, as a webhook source does, or whose sources do; the
+		// modules of its sources go into the kit, those of its template are its dependencies.
+		template, _ := inspect.Integration(catalog.Camel(), &camelv1.IntegrationSpec{Sources: sources[:1]})
+		extra, _ := inspect.Integration(catalog.Camel(), &camelv1.IntegrationSpec{Sources: sources[1:]})
+		serves = serves || template.ServesHTTP || extra.ServesHTTP
+		s.routeDependencies = append(s.routeDependencies, extra.Dependencies...)
 		s.kamelets = append(s.kamelets, sources...)
 		s.routeDependencies = append(s.routeDependencies, k.Spec.Dependencies...)
 	}
