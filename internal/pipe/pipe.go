@@ -33,9 +33,9 @@
 //   - A uri endpoint is the URI with the endpoint's properties appended as query
 //     parameters, sorted by name and URL-encoded.
 //
-// Endpoint dataTypes are kept in the Pipe as written and not acted on: the data-type-action
-// Kamelet of camel-kamelets 4.18.0, which Camel K calls for them, does not start on camel-main
-// 4.18 ("No transformer from: null to:null").
+// Endpoint dataTypes are kept in the Pipe as written and not acted on (Compiled names them): the
+// data-type-action Kamelet of camel-kamelets 4.18.0, which Camel K calls for them, does not start
+// on camel-main 4.18 ("No transformer from: null to:null").
 //
 // The error handler (Camel K's shapes: none, log with parameters, sink with an endpoint
 // and parameters) becomes a flow before the route, as Camel K writes it: noErrorHandler,
@@ -61,6 +61,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -100,6 +102,9 @@ type Compiled struct {
 	// are called all the same, with their properties as written, for the runtime to find them
 	// on its classpath.
 	MissingKamelets []string
+	// IgnoredDataTypes are the endpoints' data type slots, which are not acted on (see the
+	// package's doc), each as endpoint.dataTypes.slot, in the binding's order.
+	IgnoredDataTypes []string
 }
 
 // Compile compiles the binding spec. On error it returns nothing and an error naming every
@@ -110,7 +115,23 @@ func Compile(spec camelv1.PipeSpec, r Resolver) (Compiled, error) {
 	if err != nil {
 		return Compiled{}, err
 	}
-	return Compiled{Spec: out, MissingKamelets: c.missing}, nil
+	return Compiled{Spec: out, MissingKamelets: c.missing, IgnoredDataTypes: ignoredDataTypes(spec)}, nil
+}
+
+// ignoredDataTypes are the data type slots the endpoints of spec name, as endpoint.dataTypes.slot.
+func ignoredDataTypes(spec camelv1.PipeSpec) []string {
+	var out []string
+	add := func(where string, e camelv1.Endpoint) {
+		for _, slot := range slices.Sorted(maps.Keys(e.DataTypes)) {
+			out = append(out, where+".dataTypes."+slot)
+		}
+	}
+	add("source", spec.Source)
+	for i, e := range spec.Steps {
+		add(fmt.Sprintf("steps[%d]", i), e)
+	}
+	add("sink", spec.Sink)
+	return out
 }
 
 // compile returns the spec of the Integration that runs the binding spec.

@@ -572,3 +572,20 @@ func TestKameletPropertiesAreEntriesTheRuntimeReadsBack(t *testing.T) {
 		t.Errorf("no message among %q", c.properties)
 	}
 }
+
+// TestTheDataTypesOfTheEndpointsAreListedAsIgnored: every data type slot an endpoint names is
+// listed, in the binding's order, and the route is the one without them.
+func TestTheDataTypesOfTheEndpointsAreListedAsIgnored(t *testing.T) {
+	doc := strings.Replace(timerToLog, "properties: {message: hello}", "properties: {message: hello}\n  dataTypes: {out: {format: text-plain}}", 1)
+	doc = strings.Replace(doc, "name: log-sink}\n", "name: log-sink}\n  dataTypes: {in: {format: application-octet-stream}}\n", 1)
+	result, err := pipe.Compile(spec(t, doc), catalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "ignored data types", result.IgnoredDataTypes, []string{"source.dataTypes.out", "sink.dataTypes.in"})
+	plain, err := pipe.Compile(spec(t, timerToLog), catalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "flows", []string{string(result.Spec.Flows[0].Raw)}, []string{string(plain.Spec.Flows[0].Raw)})
+}

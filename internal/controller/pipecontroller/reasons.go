@@ -14,4 +14,6 @@ const (
 	ReasonIntegrationApplied     controller.Reason = "IntegrationApplied"
 	ReasonIntegrationReconciling controller.Reason = "IntegrationReconciling"
 	ReasonIntegrationNotReady    controller.Reason = "IntegrationNotReady"
+	// ReasonDataTypesNotApplied: the endpoints name data types, which take no effect (DataTypesIgnored).
+	ReasonDataTypesNotApplied controller.Reason = "DataTypesNotApplied"
 )

@@ -94,6 +94,8 @@ type scope struct {
 	compiled     *camelv1.IntegrationSpec
 	missing      []string
 	compiledRead bool
+	// ignoredDataTypes are set by reconcileSpec: the endpoints' data types, not acted on.
+	ignoredDataTypes []string
 	// desired is set by reconcileIntegration: the Integration the binding generates.
 	desired *camelv1.Integration
 	// applied is set by reconcileIntegration when it wrote the Integration.

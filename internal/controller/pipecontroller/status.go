@@ -33,6 +33,28 @@ func computeStatus(s *scope) {
 	// owner reconciling it is the proof that it is not.
 	meta.RemoveStatusCondition(&st.Conditions, camelv1.ConditionOperatorAvailable)
 	setKameletsAvailable(s)
+	setDataTypesIgnored(s)
+}
+
+// ConditionDataTypesIgnored, on a binding, is True while its endpoints name data types, which
+// Caravan keeps and does not act on.
+const ConditionDataTypesIgnored = "DataTypesIgnored"
+
+// setDataTypesIgnored names the data types the binding's endpoints set, which take no effect, and
+// removes the condition once they set none. A reconcile that did not compile leaves it as it was.
+func setDataTypesIgnored(s *scope) {
+	st := s.status
+	switch {
+	case !s.compiledRead:
+	case len(s.ignoredDataTypes) > 0:
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionDataTypesIgnored, Status: metav1.ConditionTrue,
+			Reason: string(ReasonDataTypesNotApplied), ObservedGeneration: st.ObservedGeneration, Message: fmt.Sprintf(
+				"%s are kept and do nothing: the messages reach the next endpoint unconverted (the data-type-action Kamelet "+
+					"that Camel K calls for them does not start on Camel 4.18); convert them with a step instead",
+				strings.Join(s.ignoredDataTypes, ", "))})
+	default:
+		meta.RemoveStatusCondition(&st.Conditions, ConditionDataTypesIgnored)
+	}
 }
 
 // ConditionKameletsAvailable, on a binding, is Unknown while it calls Kamelets the cluster lacks,

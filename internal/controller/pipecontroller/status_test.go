@@ -76,3 +76,21 @@ func TestTheBindingsStatusFollowsWhatWasObserved(t *testing.T) {
 		})
 	}
 }
+
+// TestDataTypesAreNamedAsTakingNoEffect: a binding whose endpoints name data types says which, and
+// the condition goes once they name none.
+func TestDataTypesAreNamedAsTakingNoEffect(t *testing.T) {
+	g := NewWithT(t)
+	p := &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Name: "ticker", Generation: 4}}
+	s := scope{compiledRead: true, ignoredDataTypes: []string{"source.dataTypes.out", "sink.dataTypes.in"}}
+	s.binding, s.spec, s.status = p, &p.Spec, &p.Status
+	computeStatus(&s)
+	c := meta.FindStatusCondition(p.Status.Conditions, ConditionDataTypesIgnored)
+	g.Expect(c).NotTo(BeNil())
+	g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(c.Reason).To(Equal(string(ReasonDataTypesNotApplied)))
+	g.Expect(c.Message).To(HavePrefix("source.dataTypes.out, sink.dataTypes.in are kept and do nothing"))
+	s.ignoredDataTypes = nil
+	computeStatus(&s)
+	g.Expect(meta.FindStatusCondition(p.Status.Conditions, ConditionDataTypesIgnored)).To(BeNil())
+}

@@ -55,7 +55,7 @@ func (r *Reconciler) reconcileSpec(ctx context.Context, s *scope) (reconcile.Res
 		}
 		return reconcile.Result{}, nil
 	}
-	s.compiled, s.compiledRead, s.missing = &compiled.Spec, true, compiled.MissingKamelets
+	s.compiled, s.compiledRead, s.missing, s.ignoredDataTypes = &compiled.Spec, true, compiled.MissingKamelets, compiled.IgnoredDataTypes
 	return reconcile.Result{}, nil
 }
 
