@@ -106,72 +106,9 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	}, timeout, poll).Should(BeTrue(), "--dev left its integration behind")
 
-	t.Log("a route with an unknown component crashes its JVM: the integration is in Error with Camel's exception, which describe shows")
-	broken := newIntegration(apps, "broken", "jvm", 1)
-	delete(broken.Spec.Traits, "container") // built into a kit, not the fixture's image
-	broken.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
-		"uri": "timer:crash", "steps": []any{map[string]any{"to": "nosuch:thing"}}}})}
-	follow := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "log", "broken") // kamel's name, which follows
-	g.Eventually(follow.stderr, timeout, poll).Should(ContainSubstring("waiting for a pod of integration broken"))
-	create(t, broken)
-	brokenKey := client.ObjectKeyFromObject(broken)
-	g.Eventually(func() (string, error) {
-		it, err := getIntegration(brokenKey)
-		if err != nil {
-			return "", err
-		}
-		ready := it.Status.GetCondition(camelv1.ConditionReady)
-		if ready == nil {
-			return string(it.Status.Phase), nil
-		}
-		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
-	}, mavenTimeout, poll).Should(And(HavePrefix("Error Crashing pod broken-"), ContainSubstring("exited with code 1"),
-		ContainSubstring("No endpoint could be found for: nosuch://thing")), func() string {
-		pods := &corev1.PodList{}
-		_ = env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "broken"})
-		log, _ := integrationLog(cli, "broken")()
-		return fmt.Sprintf("pods: %+v\nlog: %s", pods.Items, log)
-	})
-	out, errOut, err = cli("describe", "integration", "broken")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	g.Expect(out).To(ContainSubstring("No endpoint could be found for: nosuch://thing"))
-	t.Log("caravan logs --previous prints the run before the restart; --timestamps dates each line, --since and --tail bound them")
-	g.Eventually(func() (string, error) {
-		out, errOut, err := cli("logs", "broken", "--previous", "--timestamps", "--since", "1h", "--tail", "3")
-		if err != nil {
-			return "", errorf("%v: %s", err, errOut)
-		}
-		return out, nil
-	}, timeout, poll).Should(MatchRegexp(`\A(\d{4}-\d\d-\d\dT\S+Z .*\n){1,3}\z`))
-	out, errOut, err = cli("logs", "broken", "--since", "1s", "--timestamps")
-	g.Expect(err).NotTo(HaveOccurred(), errOut)
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line == "" {
-			continue
-		}
-		at, perr := time.Parse(time.RFC3339Nano, strings.Fields(line)[0])
-		g.Expect(perr).NotTo(HaveOccurred(), line)
-		g.Expect(time.Since(at)).To(BeNumerically("<", 30*time.Second), "--since 1s served an older line: %s", line)
-	}
-	t.Log("caravan log, started before the pod, follows each run of the crashing JVM")
-	g.Eventually(func() int { return strings.Count(follow.stdout(), "No endpoint could be found for: nosuch://thing") }, 2*timeout, poll).Should(
-		BeNumerically(">=", 4), func() string { return follow.stdout() + follow.stderr() }) // each run logs it twice: the exception, its cause
-	g.Expect(follow.stderr()).To(ContainSubstring("waiting for a pod of integration broken"))
-	g.Expect(follow.stderr()).To(MatchRegexp(`pod broken-\S+: container integration restarted \(restart [1-9]\)`))
-	follow.stop()
-	g.Expect(env.Client.Delete(context.Background(), broken)).To(Succeed()) // its restarts cost CPU
+	checkACrashingJVM(t, cli, apps)
 
-	t.Log("as on Camel K, a Java route that does not compile ends the integration in Error, with the compiler's message")
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Invalid.java"), "--name", "invalid-java", "-x", "jvm")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	g.Eventually(func() (string, error) {
-		it, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "invalid-java"})
-		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
-			return "", err
-		}
-		return string(it.Status.Phase) + " " + it.Status.GetCondition(camelv1.ConditionReady).Message, nil
-	}, mavenTimeout, poll).Should(And(HavePrefix("Error pod invalid-java-"), MatchRegexp(`(?i)compil`)))
-	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "invalid-java"}})).To(Succeed())
+	checkInvalidJava(t, cli, apps)
 
 	t.Log("an integration of the kit's image moves to another operator: the same JVM keeps logging")
 	moving := newIntegration(apps, "moving", "jvm", 1)
@@ -271,31 +208,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(ContainSubstring("tls says trusted by a private CA"),
 		"the JVM does not trust the CA of jvm.ca-certificates")
 	checkRESTOnTheClasspath(t, client.ObjectKey{Namespace: apps, Name: "two"})
-	t.Log("as on Camel K, a readiness check that is never up, and a stopped route, make the integration RuntimeNotReady, naming them," +
-		" its startup probe passing; service.enabled and service.type=LoadBalancer give a LoadBalancer Service")
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "NeverReady.java"), "--name", "never-ready", "-x", "jvm",
-		"-t", "service.enabled=true", "-t", "service.type=LoadBalancer", "-t", "health.startup-probe-enabled=true")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	g.Eventually(serviceType(client.ObjectKey{Namespace: apps, Name: "never-ready"}), mavenTimeout, poll).Should(Equal(corev1.ServiceTypeLoadBalancer))
-	g.Eventually(func() (string, error) {
-		it, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "never-ready"})
-		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
-			return "", err
-		}
-		ready := it.Status.GetCondition(camelv1.ConditionReady)
-		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
-	}, mavenTimeout, poll).Should(And(HavePrefix("Error RuntimeNotReady 1/1 pods are not ready"), ContainSubstring("never-ready DOWN"),
-		ContainSubstring("route:stopped (Route stopped has status Stopped) DOWN")))
-	g.Eventually(func() (string, error) {
-		pods := &corev1.PodList{}
-		err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "never-ready"})
-		if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
-			return "", err
-		}
-		cs := pods.Items[0].Status.ContainerStatuses[0]
-		return fmt.Sprintf("started %v, restarts %d", ptr.Deref(cs.Started, false), cs.RestartCount), nil
-	}, timeout, poll).Should(Equal("started true, restarts 0"), "as on Camel K, a readiness check that fails does not fail the startup probe")
-	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "never-ready"}})).To(Succeed())
+	checkNeverReady(t, cli, apps)
 
 	t.Log("as on Camel K, the prometheus trait has the runtime serve its exchange counters on the management port")
 	g.Expect(twoPod.Annotations).To(HaveKeyWithValue("prometheus.io/path", "/observe/metrics"))
@@ -307,30 +220,9 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(env.Client.Update(context.Background(), appConfig)).To(Succeed())
 	g.Eventually(integrationLog(cli, "two"), mavenTimeout, poll).Should(ContainSubstring("java says from-a-file and from-a-changed-configmap"))
 
-	t.Log("the quartz and timer CronJobs' jobs ran their routes, and the cron consumer of every second runs in a Deployment")
-	for _, name := range []string{"cron-quartz", "cron-period"} {
-		checkCronJobRan(t, cli, client.ObjectKey{Namespace: apps, Name: name})
-	}
-	checkCronFallback(t, cli, client.ObjectKey{Namespace: apps, Name: "cron-fallback"})
-	for _, name := range []string{"cron-quartz", "cron-period", "cron-fallback"} {
-		g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: name}})).To(Succeed())
-	}
+	checkCronVariants(t, cli, apps)
 
-	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",
-		"-t", "health.startup-probe-enabled=true", "-t", "health.startup-probe=/nope", "-t", "health.startup-period=1", "-t", "health.startup-failure-threshold=2")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	nostart := client.ObjectKey{Namespace: apps, Name: "nostart"}
-	g.Eventually(func() (string, error) {
-		it, err := getIntegration(nostart)
-		if err != nil || it.Status.GetCondition(camelv1.ConditionReady) == nil {
-			return "", err
-		}
-		return string(it.Status.Phase) + " " + it.Status.GetCondition(camelv1.ConditionReady).Message, nil
-	}, mavenTimeout, poll).Should(And(HavePrefix("Error pod nostart-"), ContainSubstring("exited with code 137")))
-	g.Expect(eventNotes(apps, "", "Unhealthy", corev1.EventTypeWarning)).To(ContainElement(
-		ContainSubstring("Startup probe failed: container integration will be restarted")))
-	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "nostart"}})).To(Succeed())
+	checkAStartupProbeThatNeverPasses(t, cli, apps)
 
 	t.Log("a Pipe from timer-source to log-sink logs the timer's message, a placeholder that a mounted ConfigMap fills, as in Camel K's pipe config case")
 	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "pipe-config"}, Data: map[string]string{"pipe.message": "Hello from a Pipe"}})
@@ -386,6 +278,127 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("caravan dump -x jvm archives every object of that operator, its pods' logs, and nothing of the others")
 	checkDump(t, cli, apps, "jvm")
+}
+
+// checkACrashingJVM checks that a route with an unknown component crashes its JVM, putting the
+// integration in Error with Camel's exception, which describe shows and caravan logs reads.
+func checkACrashingJVM(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("a route with an unknown component crashes its JVM: the integration is in Error with Camel's exception, which describe shows")
+	broken := newIntegration(apps, "broken", "jvm", 1)
+	delete(broken.Spec.Traits, "container") // built into a kit, not the fixture's image
+	broken.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "timer:crash", "steps": []any{map[string]any{"to": "nosuch:thing"}}}})}
+	follow := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "log", "broken") // kamel's name, which follows
+	g.Eventually(follow.stderr, timeout, poll).Should(ContainSubstring("waiting for a pod of integration broken"))
+	create(t, broken)
+	brokenKey := client.ObjectKeyFromObject(broken)
+	g.Eventually(phaseAndReady(brokenKey), mavenTimeout, poll).Should(And(HavePrefix("Error Crashing pod broken-"), ContainSubstring("exited with code 1"),
+		ContainSubstring("No endpoint could be found for: nosuch://thing")), func() string {
+		pods := &corev1.PodList{}
+		_ = env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "broken"})
+		log, _ := integrationLog(cli, "broken")()
+		return fmt.Sprintf("pods: %+v\nlog: %s", pods.Items, log)
+	})
+	out, errOut, err := cli("describe", "integration", "broken")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("No endpoint could be found for: nosuch://thing"))
+	t.Log("caravan logs --previous prints the run before the restart; --timestamps dates each line, --since and --tail bound them")
+	g.Eventually(func() (string, error) {
+		out, errOut, err := cli("logs", "broken", "--previous", "--timestamps", "--since", "1h", "--tail", "3")
+		if err != nil {
+			return "", errorf("%v: %s", err, errOut)
+		}
+		return out, nil
+	}, timeout, poll).Should(MatchRegexp(`\A(\d{4}-\d\d-\d\dT\S+Z .*\n){1,3}\z`))
+	out, errOut, err = cli("logs", "broken", "--since", "1s", "--timestamps")
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		at, perr := time.Parse(time.RFC3339Nano, strings.Fields(line)[0])
+		g.Expect(perr).NotTo(HaveOccurred(), line)
+		g.Expect(time.Since(at)).To(BeNumerically("<", 30*time.Second), "--since 1s served an older line: %s", line)
+	}
+	t.Log("caravan log, started before the pod, follows each run of the crashing JVM")
+	g.Eventually(func() int { return strings.Count(follow.stdout(), "No endpoint could be found for: nosuch://thing") }, 2*timeout, poll).Should(
+		BeNumerically(">=", 4), func() string { return follow.stdout() + follow.stderr() }) // each run logs it twice: the exception, its cause
+	g.Expect(follow.stderr()).To(ContainSubstring("waiting for a pod of integration broken"))
+	g.Expect(follow.stderr()).To(MatchRegexp(`pod broken-\S+: container integration restarted \(restart [1-9]\)`))
+	follow.stop()
+	g.Expect(env.Client.Delete(context.Background(), broken)).To(Succeed()) // its restarts cost CPU
+}
+
+// checkInvalidJava checks, as Camel K's invalid-java case does, that a Java route that does not
+// compile ends the integration in Error, with the compiler's message.
+func checkInvalidJava(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("as on Camel K, a Java route that does not compile ends the integration in Error, with the compiler's message")
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "Invalid.java"), "--name", "invalid-java", "-x", "jvm")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Eventually(phaseAndReady(client.ObjectKey{Namespace: apps, Name: "invalid-java"}), mavenTimeout, poll).Should(
+		And(MatchRegexp(`^Error \S+ pod invalid-java-`), MatchRegexp(`(?i)compil`)))
+	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "invalid-java"}})).To(Succeed())
+}
+
+// checkNeverReady checks, as Camel K's health cases do, that a readiness check that is never up
+// and a stopped route make the integration RuntimeNotReady, naming them, while its startup probe
+// passes; and that service.type=LoadBalancer gives a LoadBalancer Service.
+func checkNeverReady(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("as on Camel K, a readiness check that is never up, and a stopped route, make the integration RuntimeNotReady, naming them," +
+		" its startup probe passing; service.enabled and service.type=LoadBalancer give a LoadBalancer Service")
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "NeverReady.java"), "--name", "never-ready", "-x", "jvm",
+		"-t", "service.enabled=true", "-t", "service.type=LoadBalancer", "-t", "health.startup-probe-enabled=true")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Eventually(serviceType(client.ObjectKey{Namespace: apps, Name: "never-ready"}), mavenTimeout, poll).Should(Equal(corev1.ServiceTypeLoadBalancer))
+	g.Eventually(phaseAndReady(client.ObjectKey{Namespace: apps, Name: "never-ready"}), mavenTimeout, poll).Should(And(HavePrefix("Error RuntimeNotReady 1/1 pods are not ready"), ContainSubstring("never-ready DOWN"),
+		ContainSubstring("route:stopped (Route stopped has status Stopped) DOWN")))
+	g.Eventually(func() (string, error) {
+		pods := &corev1.PodList{}
+		err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "never-ready"})
+		if err != nil || len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
+			return "", err
+		}
+		cs := pods.Items[0].Status.ContainerStatuses[0]
+		return fmt.Sprintf("started %v, restarts %d", ptr.Deref(cs.Started, false), cs.RestartCount), nil
+	}, timeout, poll).Should(Equal("started true, restarts 0"), "as on Camel K, a readiness check that fails does not fail the startup probe")
+	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "never-ready"}})).To(Succeed())
+}
+
+// checkCronVariants checks, as Camel K's cron cases do, that the quartz and timer CronJobs' jobs
+// ran their routes and that the cron consumer of every second runs in a Deployment; then deletes them.
+func checkCronVariants(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("the quartz and timer CronJobs' jobs ran their routes, and the cron consumer of every second runs in a Deployment")
+	for _, name := range []string{"cron-quartz", "cron-period"} {
+		checkCronJobRan(t, cli, client.ObjectKey{Namespace: apps, Name: name})
+	}
+	checkCronFallback(t, cli, client.ObjectKey{Namespace: apps, Name: "cron-fallback"})
+	for _, name := range []string{"cron-quartz", "cron-period", "cron-fallback"} {
+		g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: name}})).To(Succeed())
+	}
+}
+
+// checkAStartupProbeThatNeverPasses checks that a startup probe that never passes kills the JVM,
+// which the integration's Error and an Unhealthy event tell.
+func checkAStartupProbeThatNeverPasses(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("a startup probe that never passes kills the JVM, which the integration's Error tells")
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "nostart", "-x", "jvm", "-p", "greeting=hi",
+		"-t", "health.startup-probe-enabled=true", "-t", "health.startup-probe=/nope", "-t", "health.startup-period=1", "-t", "health.startup-failure-threshold=2")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	nostart := client.ObjectKey{Namespace: apps, Name: "nostart"}
+	g.Eventually(phaseAndReady(nostart), mavenTimeout, poll).Should(And(MatchRegexp(`^Error \S+ pod nostart-`), ContainSubstring("exited with code 137")))
+	g.Expect(eventNotes(apps, "", "Unhealthy", corev1.EventTypeWarning)).To(ContainElement(
+		ContainSubstring("Startup probe failed: container integration will be restarted")))
+	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "nostart"}})).To(Succeed())
 }
 
 // checkCronJobRan checks that the integration runs as a CronJob of a minute, without a Deployment,
@@ -672,6 +685,22 @@ func checkRESTOnTheClasspath(t *testing.T, key client.ObjectKey) {
 	g.Expect(svc.Spec.Ports).To(ContainElement(And(HaveField("Name", "hello"), HaveField("Port", int32(85)),
 		HaveField("TargetPort.IntVal", int32(8085)))))
 	g.Eventually(httpBody("http://"+net.JoinHostPort(svc.Spec.ClusterIP, "85")+"/greet"), timeout, poll).Should(Equal("from a jar on the classpath"))
+}
+
+// phaseAndReady reads an integration's phase and the reason and message of its Ready condition,
+// "PHASE REASON MESSAGE", its phase alone before it has the condition.
+func phaseAndReady(key client.ObjectKey) func() (string, error) {
+	return func() (string, error) {
+		it, err := getIntegration(key)
+		if err != nil {
+			return "", err
+		}
+		ready := it.Status.GetCondition(camelv1.ConditionReady)
+		if ready == nil {
+			return string(it.Status.Phase), nil
+		}
+		return fmt.Sprintf("%s %s %s", it.Status.Phase, ready.Reason, ready.Message), nil
+	}
 }
 
 // replicasOf reads an integration's status.replicas.
