@@ -41,20 +41,16 @@ func computeStatus(s *scope) {
 const ConditionDataTypesIgnored = "DataTypesIgnored"
 
 // setDataTypesIgnored names the data types the binding's endpoints set, which take no effect, and
-// removes the condition once they set none. A reconcile that did not compile leaves it as it was.
+// removes the condition once they set none.
 func setDataTypesIgnored(s *scope) {
-	st := s.status
-	switch {
-	case !s.compiledRead:
-	case len(s.ignoredDataTypes) > 0:
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionDataTypesIgnored, Status: metav1.ConditionTrue,
-			Reason: string(ReasonDataTypesNotApplied), ObservedGeneration: st.ObservedGeneration, Message: fmt.Sprintf(
-				"%s are kept and do nothing: the messages reach the next endpoint unconverted (the data-type-action Kamelet "+
-					"that Camel K calls for them does not start on Camel 4.18); convert them with a step instead",
-				strings.Join(s.ignoredDataTypes, ", "))})
-	default:
-		meta.RemoveStatusCondition(&st.Conditions, ConditionDataTypesIgnored)
+	var c *metav1.Condition
+	if len(s.ignoredDataTypes) > 0 {
+		c = &metav1.Condition{Type: ConditionDataTypesIgnored, Status: metav1.ConditionTrue, Reason: string(ReasonDataTypesNotApplied),
+			Message: fmt.Sprintf("%s are kept and do nothing: the messages reach the next endpoint unconverted (the data-type-action Kamelet "+
+				"that Camel K calls for them does not start on Camel 4.18); convert them with a step instead",
+				strings.Join(s.ignoredDataTypes, ", "))}
 	}
+	setCompiledCondition(s, ConditionDataTypesIgnored, c)
 }
 
 // ConditionKameletsAvailable, on a binding, is Unknown while it calls Kamelets the cluster lacks,
@@ -62,19 +58,28 @@ func setDataTypesIgnored(s *scope) {
 const ConditionKameletsAvailable = "KameletsAvailable"
 
 // setKameletsAvailable sets KameletsAvailable while the binding calls Kamelets the cluster lacks,
-// and removes it once it calls none. A reconcile that did not compile leaves it as it was.
+// and removes it once it calls none.
 func setKameletsAvailable(s *scope) {
-	st := s.status
+	var c *metav1.Condition
+	if len(s.missing) > 0 {
+		c = &metav1.Condition{Type: ConditionKameletsAvailable, Status: metav1.ConditionUnknown, Reason: string(ReasonKameletNotFound),
+			Message: fmt.Sprintf("the Kamelets %s are in neither namespace %s nor the operator's: the runtime looks for them on its classpath, where a "+
+				"dependency such as mvn:org.apache.camel.kamelets:camel-kamelets brings them; create them, or fix their names, if none does",
+				strings.Join(s.missing, ", "), s.binding.GetNamespace())}
+	}
+	setCompiledCondition(s, ConditionKameletsAvailable, c)
+}
+
+// setCompiledCondition sets c, or removes the condition of type typ when c is nil, as the binding's
+// compile found them. A reconcile that did not compile leaves it as it was.
+func setCompiledCondition(s *scope, typ string, c *metav1.Condition) {
 	switch {
 	case !s.compiledRead:
-	case len(s.missing) > 0:
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionKameletsAvailable, Status: metav1.ConditionUnknown,
-			Reason: string(ReasonKameletNotFound), ObservedGeneration: st.ObservedGeneration, Message: fmt.Sprintf(
-				"the Kamelets %s are in neither namespace %s nor the operator's: the runtime looks for them on its classpath, where a "+
-					"dependency such as mvn:org.apache.camel.kamelets:camel-kamelets brings them; create them, or fix their names, if none does",
-				strings.Join(s.missing, ", "), s.binding.GetNamespace())})
+	case c != nil:
+		c.ObservedGeneration = s.status.ObservedGeneration
+		meta.SetStatusCondition(&s.status.Conditions, *c)
 	default:
-		meta.RemoveStatusCondition(&st.Conditions, ConditionKameletsAvailable)
+		meta.RemoveStatusCondition(&s.status.Conditions, typ)
 	}
 }
 
