@@ -28,11 +28,15 @@ func (in Input) managed() bool {
 
 // command is the provider's command line before the heap is sized: the jvm trait's options
 // first, then the classpath with the resource directories, the directory of every volume of
-// the mount trait and the jvm trait's entries, as in Camel K.
+// the mount trait (and the file of one mounting a single key, so that a mounted jar is on it,
+// as in Camel K) and the jvm trait's entries. The JVM skips a file on it that is not a jar.
 func (in Input) command() (command, args []string) {
 	cp := []string{runtime.ResourceConfigMapsDir, runtime.ResourceSecretsDir}
 	for _, mv := range in.Traits.Mount.Volumes() {
 		cp = append(cp, mv.Dir())
+		if mv.Mount.SubPath != "" {
+			cp = append(cp, mv.Mount.MountPath)
+		}
 	}
 	cp = append(cp, in.Traits.JVM.Classpath()...)
 	return in.provider().Command(runtime.Launch{JVMOptions: in.Traits.JVM.Options(), Classpath: cp})

@@ -73,12 +73,12 @@ func TestTheRuntimeContractFollowsTheTraits(t *testing.T) {
 			check: func(g Gomega, r rendered) {
 				g.Expect(r.container.Env).To(ContainElement(corev1.EnvVar{Name: "JAVA_TOOL_OPTIONS", Value: "-Dx=1"}))
 			}},
-		{name: "resources and configs are on the classpath in their directories, then the jvm trait's entries, then the kit's jars",
+		{name: "resources and configs are on the classpath in their directories, a single key's file too, then the jvm trait's entries, then the kit's jars",
 			traits: `{"mount":{"configs":["configmap:app"],"resources":["configmap:files","secret:keys/k.pem@/opt/keys/k.pem"]},` +
 				`"jvm":{"classpath":"/opt/lib/a.jar:/etc/camel/resources.d/_configmaps"}}`,
 			check: func(g Gomega, r rendered) {
 				g.Expect(classpathOf(r.container.Args)).To(Equal("/etc/camel/resources.d/_configmaps:/etc/camel/resources.d/_secrets:" +
-					"/etc/camel/conf.d/_configmaps/app:/etc/camel/resources.d/_configmaps/files:/opt/keys:/opt/lib/a.jar:/deployments/dependencies/*"))
+					"/etc/camel/conf.d/_configmaps/app:/etc/camel/resources.d/_configmaps/files:/opt/keys:/opt/keys/k.pem:/opt/lib/a.jar:/deployments/dependencies/*"))
 			}},
 		{name: "the runtime reads the configs' properties files and keys, in order",
 			traits: `{"mount":{"configs":["configmap:app","secret:creds/db.properties"]}}`,
