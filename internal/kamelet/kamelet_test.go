@@ -5,6 +5,7 @@ package kamelet_test
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,6 +164,34 @@ func TestProperties(t *testing.T) {
 	}
 }
 
+func TestMissingRequired(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		given map[string]any
+		want  []string
+	}{
+		{"a required property not given is missing", map[string]any{"period": 5}, []string{"message"}},
+		{"a null value counts as missing", map[string]any{"message": nil}, []string{"message"}},
+		{"a given one is not", map[string]any{"message": "hi"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := kamelet.MissingRequired(parse(t, nil), tt.given)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("MissingRequired = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	withDefault := parse(t, func(m map[string]any) {
+		at(m, "spec", "definition", "properties", "message")["default"] = "hello"
+	})
+	if got, err := kamelet.MissingRequired(withDefault, nil); err != nil || got != nil {
+		t.Errorf("a required property with a default: MissingRequired = %v, %v, want none", got, err)
+	}
+}
+
 func TestResolveProperties(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -170,27 +199,25 @@ func TestResolveProperties(t *testing.T) {
 		want  map[string]string
 		err   string
 	}{
-		{"defaults are applied to the properties not given",
+		{"defaults are left to the runtime, which reads them after the Kamelet's configurations",
 			map[string]any{"message": "hi"},
-			map[string]string{"message": "hi", "period": "1000", "ratio": "0.5", "verbose": "false", "replay": "-1"}, ""},
-		{"given values win over defaults and numbers keep their digits",
+			map[string]string{"message": "hi"}, ""},
+		{"numbers keep their digits",
 			map[string]any{"message": 42, "period": json.Number("20000000000000000001"), "ratio": 2.5, "verbose": "true"},
-			map[string]string{"message": "42", "period": "20000000000000000001", "ratio": "2.5", "verbose": "true", "replay": "-1"}, ""},
+			map[string]string{"message": "42", "period": "20000000000000000001", "ratio": "2.5", "verbose": "true"}, ""},
 		{"objects are passed as compact JSON and unknown properties pass through",
 			map[string]any{"message": "hi", "headers": map[string]any{"a": "b"}, "extra": "x"},
-			map[string]string{"message": "hi", "headers": `{"a":"b"}`, "extra": "x", "period": "1000", "ratio": "0.5", "verbose": "false", "replay": "-1"}, ""},
+			map[string]string{"message": "hi", "headers": `{"a":"b"}`, "extra": "x"}, ""},
 		{"a placeholder is accepted for an integer since the runtime resolves it",
 			map[string]any{"message": "hi", "period": "{{env:PERIOD}}"},
-			map[string]string{"message": "hi", "period": "{{env:PERIOD}}", "ratio": "0.5", "verbose": "false", "replay": "-1"}, ""},
+			map[string]string{"message": "hi", "period": "{{env:PERIOD}}"}, ""},
 		{"the catalog's binary is a string and its long an integer",
 			map[string]any{"message": "hi", "key": "base64:AAEC", "replay": 42},
-			map[string]string{"message": "hi", "key": "base64:AAEC", "period": "1000", "ratio": "0.5", "verbose": "false", "replay": "42"}, ""},
+			map[string]string{"message": "hi", "key": "base64:AAEC", "replay": "42"}, ""},
 		{"a long is an integer",
 			map[string]any{"message": "hi", "replay": "soon"}, nil, `property "replay": must be an integer, got "soon"`},
-		{"a missing required property names the Kamelet and the property",
-			map[string]any{"period": 5}, nil, `kamelet timer-source: missing required property "message"`},
-		{"a null value counts as missing",
-			map[string]any{"message": nil}, nil, `kamelet timer-source: missing required property "message"`},
+		{"a null value is absent",
+			map[string]any{"message": nil, "period": 5}, map[string]string{"period": "5"}, ""},
 		{"an integer given as text that is not a number is refused",
 			map[string]any{"message": "hi", "period": "abc"}, nil, `kamelet timer-source: property "period": must be an integer, got "abc"`},
 		{"a fraction is not an integer",

@@ -18,6 +18,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/kamelet"
+	"github.com/caravan-dev/caravan/internal/trait"
 )
 
 // role is where an endpoint sits in the binding; it names Kamelet instances (Camel K's
@@ -51,6 +52,8 @@ type compiler struct {
 	instances map[string]string
 	// callsIntegration is set when an endpoint calls an Integration over HTTP.
 	callsIntegration bool
+	// given are the Kamelet properties the integration's traits give the runtime.
+	given runtimeGiven
 }
 
 func newCompiler(r Resolver) *compiler {
@@ -155,6 +158,9 @@ func (c *compiler) instance(ro role, where string, k *camelv1.Kamelet, props map
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
+	if err := c.checkRequired(k, id, props); err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
+	}
 	instance := name + "/" + id
 	if other, ok := c.instances[instance]; ok {
 		return "", fmt.Errorf("%s: kamelet %s with id %q is already used by %s: set a different id property", where, name, id, other)
@@ -164,6 +170,59 @@ func (c *compiler) instance(ro role, where string, k *camelv1.Kamelet, props map
 		c.properties[fmt.Sprintf("camel.kamelet.%s.%s.%s", name, id, p)] = v
 	}
 	return "kamelet:" + instance, nil
+}
+
+// checkRequired refuses an instance of k that lacks a required property which neither its
+// properties nor the integration's traits give.
+func (c *compiler) checkRequired(k *camelv1.Kamelet, id string, props map[string]any) error {
+	missing, err := kamelet.MissingRequired(k, props)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range missing {
+		if !c.given.gives(k.Name, id, p) {
+			errs = append(errs, fmt.Errorf("kamelet %s: missing required property %q: set it in the endpoint's properties, "+
+				"or as camel.kamelet.%s.%s in a mounted configuration", k.Name, p, k.Name, p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runtimeGiven is what an integration's traits give the runtime of the Kamelet properties: a
+// mounted configuration may give any (the operator does not read it), the camel trait's
+// properties give camel.kamelet.NAME.PROP and camel.kamelet.NAME.ID.PROP.
+type runtimeGiven struct {
+	mounted bool
+	keys    map[string]bool
+}
+
+// readRuntimeGiven reads mount.configs and camel.properties of the traits of spec over those
+// of its spec.integration; a trait it cannot read gives nothing, the integration reporting it.
+func readRuntimeGiven(spec camelv1.PipeSpec) runtimeGiven {
+	var base camelv1.Traits
+	if spec.Integration != nil {
+		base = spec.Integration.Traits
+	}
+	traits := trait.Merge(base, spec.Traits)
+	var mount struct {
+		Configs []string `json:"configs"`
+	}
+	var camel struct {
+		Properties []string `json:"properties"`
+	}
+	_ = json.Unmarshal(traits["mount"].Raw, &mount)
+	_ = json.Unmarshal(traits["camel"].Raw, &camel)
+	g := runtimeGiven{mounted: len(mount.Configs) > 0, keys: map[string]bool{}}
+	for _, e := range camel.Properties {
+		g.keys[trait.PropertyKey(e)] = true
+	}
+	return g
+}
+
+// gives tells whether property p of instance id of Kamelet name may be given by the traits.
+func (g runtimeGiven) gives(name, id, p string) bool {
+	return g.mounted || g.keys["camel.kamelet."+name+"."+p] || g.keys["camel.kamelet."+name+"."+id+"."+p]
 }
 
 // version is k in the version the endpoint's kameletVersion property names, removed from props; one

@@ -136,6 +136,7 @@ func ignoredDataTypes(spec camelv1.PipeSpec) []string {
 
 // compile returns the spec of the Integration that runs the binding spec.
 func (c *compiler) compile(spec camelv1.PipeSpec) (camelv1.IntegrationSpec, error) {
+	c.given = readRuntimeGiven(spec)
 	var errs []error
 	from, err := c.endpoint(roleSource, "source", spec.Source, 0)
 	errs = append(errs, err)

@@ -120,11 +120,7 @@ func TestCompile(t *testing.T) {
 			equal(t, "flows", c.flows, []string{
 				`{"route":{"from":{"steps":[{"to":"kamelet:log-sink/sink"}],"uri":"kamelet:timer-source/source"},"id":"binding"}}`,
 			})
-			equal(t, "properties", c.properties, []string{
-				"camel.kamelet.log-sink.sink.showHeaders=false",
-				"camel.kamelet.timer-source.source.message=hello",
-				"camel.kamelet.timer-source.source.period=1000",
-			})
+			equal(t, "properties", c.properties, []string{"camel.kamelet.timer-source.source.message=hello"})
 			equal(t, "dependencies", c.dependencies, []string{"camel:core", "camel:kamelet", "camel:log", "camel:timer"})
 			equal(t, "sources", c.sources, []string{"log-sink.kamelet.yaml", "timer-source.kamelet.yaml"})
 		},
@@ -134,7 +130,7 @@ func TestCompile(t *testing.T) {
 			"kind: Kamelet, apiVersion: camel.apache.org/v1, name: slack-sink}\n  properties: {kameletVersion: v2}", 1),
 		check: func(t *testing.T, c compiled) {
 			equal(t, "missing", c.missing, []string{"slack-sink (whose version v2 the classpath cannot choose: it holds one)"})
-			equal(t, "properties", c.properties, []string{"camel.kamelet.timer-source.source.message=hello", "camel.kamelet.timer-source.source.period=1000"})
+			equal(t, "properties", c.properties, []string{"camel.kamelet.timer-source.source.message=hello"})
 		},
 	}, {
 		name: "a Kamelet the cluster lacks is called all the same, its properties as written, for the runtime's classpath",
@@ -220,7 +216,20 @@ steps:
 			contains(t, "dependencies", c.dependencies, "camel:http")
 		},
 	}, {
-		name: "defaults are applied and given values override them",
+		name: "a required property a mounted configuration may give is left to the runtime, as on Camel K",
+		doc:  strings.Replace(timerToLog, "properties: {message: hello}", "", 1) + "traits: {mount: {configs: [\"secret:pipe-defaults\"]}}\n",
+		check: func(t *testing.T, c compiled) {
+			equal(t, "properties", c.properties, nil)
+		},
+	}, {
+		name: "a required property the base's camel trait gives, as the Kamelet's default or the instance's configuration",
+		doc: strings.Replace(timerToLog, "properties: {message: hello}", "", 1) +
+			"integration: {traits: {camel: {properties: [camel.kamelet.timer-source.message=hi]}}}\n",
+		check: func(t *testing.T, c compiled) {
+			equal(t, "properties", c.properties, []string{"camel.kamelet.timer-source.message=hi"})
+		},
+	}, {
+		name: "given values are the instance's properties; defaults are left to the runtime, after the Kamelet's configurations",
 		doc: `
 source:
   ref: {kind: Kamelet, apiVersion: camel.apache.org/v1, name: timer-source}
@@ -231,7 +240,6 @@ sink:
 `,
 		check: func(t *testing.T, c compiled) {
 			equal(t, "properties", c.properties, []string{
-				"camel.kamelet.http-sink.sink.method=POST",
 				"camel.kamelet.http-sink.sink.url=https://example.com/a b",
 				"camel.kamelet.timer-source.source.message=hi",
 				"camel.kamelet.timer-source.source.period=5000",
@@ -265,7 +273,7 @@ errorHandler:
 				`{"errorHandler":{"deadLetterChannel":{"deadLetterUri":"kamelet:log-sink/error-handler","redeliveryPolicy":{"maximumRedeliveries":3,"redeliveryDelay":2000},"useOriginalMessage":true}}}`,
 			})
 			contains(t, "properties", c.properties, "camel.kamelet.log-sink.error-handler.showHeaders=true")
-			contains(t, "properties", c.properties, "camel.kamelet.log-sink.sink.showHeaders=false")
+			contains(t, "properties", c.properties, "camel.kamelet.log-sink.error-handler.showHeaders=true")
 		},
 	}, {
 		name: "a log errorHandler becomes the default error handler and none disables it",
@@ -317,9 +325,7 @@ integration:
 				t.Errorf("flows = %v, want the generated route then the base flow", c.flows)
 			}
 			equal(t, "properties", c.properties, []string{
-				"camel.kamelet.log-sink.sink.showHeaders=false",
 				"camel.kamelet.timer-source.source.message=hello",
-				"camel.kamelet.timer-source.source.period=1000",
 				"camel.kamelet.log-sink.sink.showHeaders=true",
 			})
 			equal(t, "dependencies", c.dependencies, []string{
@@ -354,6 +360,12 @@ func TestCompileErrors(t *testing.T) {
 	}{{
 		name: "a missing required property names the endpoint, the Kamelet and the property",
 		doc:  strings.Replace(timerToLog, "properties: {message: hello}", "", 1),
+		want: []string{`source: kamelet timer-source: missing required property "message": set it in the endpoint's properties, ` +
+			"or as camel.kamelet.timer-source.message in a mounted configuration"},
+	}, {
+		name: "the camel trait's property of another instance does not give it",
+		doc: strings.Replace(timerToLog, "properties: {message: hello}", "", 1) +
+			"traits: {camel: {properties: [camel.kamelet.timer-source.other.message=hi]}}\n",
 		want: []string{`source: kamelet timer-source: missing required property "message"`},
 	}, {
 		name: "a value of the wrong type names the property and what it must be",
