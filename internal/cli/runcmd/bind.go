@@ -105,7 +105,7 @@ assignment is left as it is.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.Steps, "step", nil, "an intermediate step, with the endpoint syntax (repeatable, in order)")
-	f.StringArrayVarP(&o.Properties, "property", "p", nil, "an endpoint property source.KEY=VALUE, sink.KEY=VALUE or step-N.KEY=VALUE (repeatable)")
+	f.StringArrayVarP(&o.Properties, "property", "p", nil, "an endpoint property source.KEY=VALUE, sink.KEY=VALUE, error-handler.KEY=VALUE or step-N.KEY=VALUE (repeatable)")
 	f.StringVar(&o.Name, "name", "", "name of the binding (default <source>-to-<sink>)")
 	f.StringVarP(&o.OperatorID, "operator-id", "x", "", "assign the binding to this operator")
 	f.BoolVar(&o.Force, "force", false, "assign the binding to --operator-id even if that operator is not registered")
@@ -134,7 +134,7 @@ func (o *BindOptions) Complete() error {
 // build makes the binding from the arguments and flags; its errors are the user's input.
 func (o *BindOptions) build() error {
 	ns := o.Namespace
-	spec, err := bindSpec(o.Source, o.Sink, o.Steps, o.Properties)
+	spec, err := bindSpec(o.Source, o.Sink, o.ErrorHandler, o.Steps, o.Properties)
 	if err != nil {
 		return err
 	}
@@ -149,9 +149,6 @@ func (o *BindOptions) build() error {
 		metav1.SetMetaDataAnnotation(&meta, camelv1.OperatorIDAnnotation, o.OperatorID)
 	}
 	if spec.Traits, err = trait.FromFlags(trait.Flags{Settings: o.Traits}); err != nil {
-		return err
-	}
-	if spec.ErrorHandler, err = errorHandlerFlag(o.ErrorHandler); err != nil {
 		return err
 	}
 	// The operator's rules that need no Kamelet refuse the binding here, before it is applied.
@@ -229,7 +226,7 @@ func (o *BindOptions) Run(ctx context.Context) error {
 
 // bindSpec builds the source, steps and sink, and routes each property
 // to its endpoint.
-func bindSpec(source, sink string, steps, properties []string) (camelv1.PipeSpec, error) {
+func bindSpec(source, sink, errorHandler string, steps, properties []string) (camelv1.PipeSpec, error) {
 	var spec camelv1.PipeSpec
 	props, err := endpointProperties(properties, len(steps))
 	if err != nil {
@@ -288,7 +285,8 @@ func bindSpec(source, sink string, steps, properties []string) (camelv1.PipeSpec
 			return spec, err
 		}
 	}
-	return spec, nil
+	spec.ErrorHandler, err = errorHandlerFlag(errorHandler, props[errorHandlerKey])
+	return spec, err
 }
 
 var uriScheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
@@ -360,7 +358,7 @@ func endpointProperties(flags []string, steps int) (map[string]map[string]string
 		path, value, ok := strings.Cut(f, "=")
 		where, key, dotted := strings.Cut(path, ".")
 		if !ok || !dotted || key == "" {
-			return nil, fmt.Errorf("-p %s: a property must be source.KEY=VALUE, sink.KEY=VALUE or step-N.KEY=VALUE", f)
+			return nil, fmt.Errorf("-p %s: a property must be source.KEY=VALUE, sink.KEY=VALUE, error-handler.KEY=VALUE or step-N.KEY=VALUE", f)
 		}
 		if err := checkEndpointName(where, steps); err != nil {
 			return nil, fmt.Errorf("-p %s: %w", f, err)
@@ -377,14 +375,14 @@ func endpointProperties(flags []string, steps int) (map[string]map[string]string
 }
 
 func checkEndpointName(where string, steps int) error {
-	if where == "source" || where == "sink" {
+	if where == "source" || where == "sink" || where == errorHandlerKey {
 		return nil
 	}
 	n, isStep := strings.CutPrefix(where, "step-")
 	i, err := strconv.Atoi(n)
 	switch {
 	case !isStep || err != nil || strconv.Itoa(i) != n:
-		return fmt.Errorf("%q is not an endpoint: use source, sink or step-N", where)
+		return fmt.Errorf("%q is not an endpoint: use source, sink, error-handler or step-N", where)
 	case steps == 0:
 		return fmt.Errorf("there is no step %d: no --step is given", i)
 	case i < 0 || i >= steps:
@@ -406,9 +404,16 @@ func endpointNamePart(e camelv1.Endpoint) string {
 	return ""
 }
 
+// errorHandlerKey is the endpoint name of -p error-handler.KEY=VALUE, as in kamel.
+const errorHandlerKey = "error-handler"
+
 // errorHandlerFlag is kamel bind's --error-handler as the Pipe's spec.errorHandler: none, log,
-// or sink:ENDPOINT, ENDPOINT in the syntax of the source and sink arguments; "" sets none.
-func errorHandlerFlag(v string) (*camelv1.RawObject, error) {
+// or sink:ENDPOINT, ENDPOINT in the syntax of the source and sink arguments, with the -p
+// error-handler properties; "" sets none.
+func errorHandlerFlag(v string, flagProps map[string]string) (*camelv1.RawObject, error) {
+	if kind, _, _ := strings.Cut(v, ":"); kind != "sink" && len(flagProps) > 0 {
+		return nil, errors.New("-p error-handler.KEY=VALUE sets a property of the endpoint of --error-handler sink:ENDPOINT, which is not given")
+	}
 	var handler map[string]any
 	switch kind, endpoint, _ := strings.Cut(v, ":"); kind {
 	case "":
@@ -424,6 +429,15 @@ func errorHandlerFlag(v string) (*camelv1.RawObject, error) {
 		e, props, err := parseEndpoint(endpoint)
 		if err != nil {
 			return nil, fmt.Errorf("--error-handler %s: %w", v, err)
+		}
+		for key, value := range flagProps {
+			if _, dup := props[key]; dup {
+				return nil, fmt.Errorf("--error-handler %s: the property %s is set both inline and with -p error-handler.%s", v, key, key)
+			}
+			if props == nil {
+				props = map[string]string{}
+			}
+			props[key] = value
 		}
 		if len(props) > 0 {
 			raw, err := json.Marshal(props)

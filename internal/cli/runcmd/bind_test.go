@@ -52,7 +52,7 @@ func TestParseEndpoint(t *testing.T) {
 }
 
 func TestInlinePropertiesJoinThoseOfTheFlagsAndNeverOverrideThem(t *testing.T) {
-	spec, err := bindSpec("timer-source?message=hi", "log-sink?showHeaders=true", nil, []string{"source.period=1000"})
+	spec, err := bindSpec("timer-source?message=hi", "log-sink?showHeaders=true", "", nil, []string{"source.period=1000"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,14 +62,14 @@ func TestInlinePropertiesJoinThoseOfTheFlagsAndNeverOverrideThem(t *testing.T) {
 	if got := string(spec.Sink.Properties.Raw); got != `{"showHeaders":"true"}` {
 		t.Errorf("sink properties %s", got)
 	}
-	_, err = bindSpec("timer-source?message=hi", "log-sink", nil, []string{"source.message=ho"})
+	_, err = bindSpec("timer-source?message=hi", "log-sink", "", nil, []string{"source.message=ho"})
 	if err == nil || !strings.Contains(err.Error(), "source: the property message is set both inline and with -p source.message") {
 		t.Fatalf("a property set twice: %v", err)
 	}
 }
 
 func TestBindSpecRoutesPropertiesToTheirEndpoint(t *testing.T) {
-	spec, err := bindSpec("timer-source", "log:info", []string{"insert-header-action", "kamelet:other-action"}, []string{
+	spec, err := bindSpec("timer-source", "log:info", "", []string{"insert-header-action", "kamelet:other-action"}, []string{
 		"source.message=hello=world", "source.period=1000", "sink.showHeaders=true", "step-1.name=x", "step-1.value=",
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func TestBindSpecRefusesBadProperties(t *testing.T) {
 		prop    string
 		wantErr string
 	}{
-		{name: "an unknown endpoint", prop: "middle.x=1", wantErr: `-p middle.x=1: "middle" is not an endpoint: use source, sink or step-N`},
+		{name: "an unknown endpoint", prop: "middle.x=1", wantErr: `-p middle.x=1: "middle" is not an endpoint: use source, sink, error-handler or step-N`},
 		{name: "no endpoint at all", prop: "x=1", wantErr: "-p x=1: a property must be source.KEY=VALUE"},
 		{name: "no value", prop: "source.x", wantErr: "a property must be source.KEY=VALUE"},
 		{name: "no key", prop: "source.=1", wantErr: "a property must be source.KEY=VALUE"},
@@ -113,17 +113,17 @@ func TestBindSpecRefusesBadProperties(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := bindSpec("timer-source", "log:info", tc.steps, []string{tc.prop})
+			_, err := bindSpec("timer-source", "log:info", "", tc.steps, []string{tc.prop})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
 			}
 		})
 	}
-	_, err := bindSpec("timer-source", "log:info", nil, []string{"source.x=1", "source.x=2"})
+	_, err := bindSpec("timer-source", "log:info", "", nil, []string{"source.x=1", "source.x=2"})
 	if err == nil || !strings.Contains(err.Error(), "source.x is set twice") {
 		t.Fatalf("a property set twice: got %v", err)
 	}
-	_, err = bindSpec("timer-source", "log:info", []string{"Not A Step"}, nil)
+	_, err = bindSpec("timer-source", "log:info", "", []string{"Not A Step"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "--step 0:") {
 		t.Fatalf("a bad step: got %v", err)
 	}
@@ -173,6 +173,10 @@ func TestBindRefusesBadFlags(t *testing.T) {
 		{name: "a bad property", args: []string{"-p", "src.x=1"}, wantErr: `"src" is not an endpoint`},
 		{name: "an unknown error handler", args: []string{"--error-handler", "retry"}, wantErr: `--error-handler "retry": use none, log or sink:ENDPOINT`},
 		{name: "an error handler sink without an endpoint", args: []string{"--error-handler", "sink:"}, wantErr: "name the endpoint"},
+		{name: "an error handler property without its sink", args: []string{"--error-handler", "log", "-p", "error-handler.loggerName=x"},
+			wantErr: "-p error-handler.KEY=VALUE sets a property of the endpoint of --error-handler sink:ENDPOINT, which is not given"},
+		{name: "an error handler property set inline and with -p", args: []string{"--error-handler", "sink:log-sink?loggerName=a", "-p", "error-handler.loggerName=b"},
+			wantErr: "the property loggerName is set both inline and with -p error-handler.loggerName"},
 		{name: "a trait Camel K does not have", args: []string{"-t", "foo.bar=1"}, wantErr: "trait foo does not exist in catalog"},
 		{name: "the operator id as an annotation", args: []string{"--annotation", "camel.apache.org/operator.id=b"}, wantErr: "the operator id is set with -x"},
 	}
@@ -189,7 +193,7 @@ func TestBindRefusesBadFlags(t *testing.T) {
 
 func TestBindTakesKamelsTraitErrorHandlerAndMetadataFlags(t *testing.T) {
 	out, errOut, err := clitest.ExecMutateCommand(t, NewCmdBind, append([]string{"bind", "timer-source", "log-sink", "-n", "apps",
-		"-t", "container.port=8080", "--error-handler", "sink:log-sink?showHeaders=true", "--label", "team=a",
+		"-t", "container.port=8080", "--error-handler", "sink:log-sink?showHeaders=true", "-p", "error-handler.loggerName=errors", "--label", "team=a",
 		"--annotation", "example.com/owner=ops", "--service-account", "pipes", "-o", "json"}, clitest.Unreachable...)...)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
@@ -209,7 +213,7 @@ func TestBindTakesKamelsTraitErrorHandlerAndMetadataFlags(t *testing.T) {
 	if got := canonical(p.Spec.Traits["container"].Raw); got != `{"port":8080}` {
 		t.Errorf("traits: %s", got)
 	}
-	if got := canonical(p.Spec.ErrorHandler.Raw); got != `{"sink":{"endpoint":{"properties":{"showHeaders":"true"},"ref":{"apiVersion":"camel.apache.org/v1","kind":"Kamelet","name":"log-sink"}}}}` {
+	if got := canonical(p.Spec.ErrorHandler.Raw); got != `{"sink":{"endpoint":{"properties":{"loggerName":"errors","showHeaders":"true"},"ref":{"apiVersion":"camel.apache.org/v1","kind":"Kamelet","name":"log-sink"}}}}` {
 		t.Errorf("error handler: %s", got)
 	}
 	if p.Spec.ServiceAccountName != "pipes" {
