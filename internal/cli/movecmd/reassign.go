@@ -163,7 +163,7 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	targets, problems, err := o.selectTargets(ctx, c)
+	targets, problems, notFound, err := o.selectTargets(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -217,6 +217,10 @@ func (o *ReassignOptions) Run(ctx context.Context) error {
 		// Only the wait failed: its code says how.
 		return command.WithExitCode(waitCode, errors.New(problems[0]))
 	}
+	if len(problems) > 0 && len(problems) == notFound {
+		// Only names the cluster lacks: the code says so.
+		return command.WithExitCode(command.ExitNotFound, errors.New(strings.Join(problems, "; ")))
+	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
@@ -240,13 +244,12 @@ func (o *ReassignOptions) listNamespace() string {
 
 // selectTargets reads the named resources, or lists what --from has. A
 // named resource that is missing, is made from a binding, is not assigned
-// to --from or is already on --to is a problem (or a note) to report.
-func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([]reassign.Target, []string, error) {
+// to --from or is already on --to is a problem (or a note) to report; notFound counts the missing.
+func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) (targets []reassign.Target, problems []string, notFound int, err error) {
 	if len(o.Names) == 0 {
-		return o.listFrom(ctx, c)
+		targets, problems, err = o.listFrom(ctx, c)
+		return targets, problems, 0, err
 	}
-	var targets []reassign.Target
-	var problems []string
 	for _, n := range o.Names {
 		kind, name, _ := parseKindName(n)
 		obj := &metav1.PartialObjectMetadata{}
@@ -258,8 +261,9 @@ func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([
 		switch {
 		case apierrors.IsNotFound(err):
 			problems = append(problems, fmt.Sprintf("%s not found", t))
+			notFound++
 		case err != nil:
-			return nil, nil, fmt.Errorf("reading %s: %w", t, err)
+			return nil, nil, 0, fmt.Errorf("reading %s: %w", t, err)
 		case reassign.MadeFromBinding(kind, obj) != "":
 			problems = append(problems, fmt.Sprintf("%s is made from %s: reassign that instead", t, reassign.MadeFromBinding(kind, obj)))
 		case o.From != "" && id != o.From:
@@ -270,7 +274,7 @@ func (o *ReassignOptions) selectTargets(ctx context.Context, c client.Client) ([
 			targets = append(targets, t)
 		}
 	}
-	return targets, problems, nil
+	return targets, problems, notFound, nil
 }
 
 // listFrom lists what --from has: the resources labelled for it whose

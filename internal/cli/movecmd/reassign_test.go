@@ -14,6 +14,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	"github.com/caravan-dev/caravan/internal/command"
 )
 
 func assignedPipe(ns, name, operatorID string) *camelv1.Pipe {
@@ -123,12 +124,23 @@ func TestReassignByName(t *testing.T) {
 
 	t.Log("with --from, a named resource of another operator is left alone")
 	o, _ = newReassign(t, ns, ReassignOptions{Names: []string{"c1"}, From: "op-a", To: "op-b"})
-	if err := o.Run(context.Background()); err == nil ||
-		!strings.Contains(err.Error(), fmt.Sprintf("integration %s/c1 is assigned to op-c, not op-a: left alone", ns)) {
+	err = o.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("integration %s/c1 is assigned to op-c, not op-a: left alone", ns)) {
 		t.Fatalf("got %v", err)
 	}
 	if id, _ := operatorOfIntegration(t, ns, "c1"); id != "op-c" {
 		t.Fatalf("c1 moved to %s", id)
+	}
+	if code := command.ExitCode(err); code == command.ExitNotFound {
+		t.Errorf("a resource left alone exits %d, the code of names not found", code)
+	}
+
+	t.Log("names the cluster lacks, and only those, exit with the code of not found")
+	o, _ = newReassign(t, ns, ReassignOptions{Names: []string{"missing", "pipe/gone"}, To: "op-b"})
+	err = o.Run(context.Background())
+	if code := command.ExitCode(err); code != command.ExitNotFound ||
+		!strings.Contains(err.Error(), fmt.Sprintf("pipe %s/gone not found", ns)) {
+		t.Fatalf("got %v (exit code %d)", err, code)
 	}
 }
 
