@@ -21,8 +21,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,8 +134,13 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "caravan-test-")
+	sweepStale()
+	dir, err := os.MkdirTemp("", testDirPrefix)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	if opts.BuildCaravan {
@@ -181,6 +188,37 @@ func (e *Env) connect(ctx context.Context, opts Options) error {
 		return nil
 	}
 	return install.ApplyCRDs(ctx, e.Client)
+}
+
+// testDirPrefix begins the name of a control plane's temporary directory.
+const testDirPrefix = "caravan-test-"
+
+// ownerFile holds, in a control plane's directory, the process id of the test binary that made it.
+const ownerFile = "owner.pid"
+
+// sweepStale removes the directories of control planes whose test binary is gone, killed or
+// timed out before it could: a full one holds gigabytes of images and pods. A directory with
+// something mounted under it, or without an owner, is left alone.
+func sweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), testDirPrefix+"*"))
+	mounts, _ := os.ReadFile("/proc/self/mounts")
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || processAlive(pid) || strings.Contains(string(mounts), " "+d+"/") {
+			continue
+		}
+		_ = os.RemoveAll(d)
+	}
+}
+
+// processAlive tells whether a process of that id exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Stop stops the control plane and removes its directory.
