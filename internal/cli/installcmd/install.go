@@ -99,8 +99,9 @@ ClusterRole <id>-operator-user, which lets who is bound to it assign resources
 to this operator.
 
 Unless --skip-kamelets, it installs four Kamelets (timer-source, log-sink,
-http-sink, insert-header-action) into the operator namespace, unassigned: Pipes
-and KameletBindings of any namespace find them there after their own namespace.
+http-sink, insert-header-action), which take the properties of Camel's catalog,
+into the operator namespace, unassigned: Pipes and KameletBindings of any
+namespace find them there after their own namespace.
 The operator then installs there the whole Kamelet catalog of its Camel version,
 resolved by Maven in a builder pod, as Camel K does; --skip-kamelets has the
 new platform opt out of it too.
