@@ -77,10 +77,10 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	t.Log("as on Camel K, the HTTP route gets a Service and an Ingress, and answers through the Service; the pod has Camel K's requests and limits")
 	checkExposedAndBounded(t, key, pod)
-	t.Log("as on Camel K, a cron, a quartz and a timer consumer of a minute each run as a CronJob, and a cron consumer of every second as a Deployment;" +
+	t.Log("as on Camel K, a cron, a quartz and a timer consumer of a minute each run as a CronJob, a Java source's timer too, and a cron consumer of every second as a Deployment;" +
 		" they are checked later")
 	for _, run := range [][]string{{"cron.yaml", "--name", "cron-timer"}, {"cron-quartz.yaml", "--name", "cron-quartz"},
-		{"cron-period.yaml", "--name", "cron-period"}, {"cron-fallback.yaml", "--name", "cron-fallback"}} {
+		{"cron-period.yaml", "--name", "cron-period"}, {"cron-fallback.yaml", "--name", "cron-fallback"}, {"CronJava.java", "--name", "cron-java"}} {
 		out, errOut, err = cli(append([]string{"run", filepath.Join("testdata", "camel", run[0]), "-x", "jvm"}, run[1:]...)...)
 		g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	}
@@ -164,6 +164,8 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-secret"},
 		StringData: map[string]string{"secret.properties": "secret.word=from-a-secret\n"}})
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "db"}, StringData: map[string]string{"password": "s3cret"}})
+	createResourceCases(t, apps)
+	baseTLSAddress := serveWithABaseTruststore(t, apps)
 	tlsAddress := serveWithPrivateCA(t, apps)
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "private-ca-2"}, Data: map[string][]byte{"ca.crt": testca.New(t, "127.0.0.1").PEM}})
 	t.Log("as in kamel, -p KEY=VALUE wins over the key of a -p file:, -e takes a Secret's key, and the container trait's limits size the heap;" +
@@ -181,7 +183,13 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		"-t", "prometheus.enabled=true", "-t", "prometheus.pod-monitor=false",
 		"-t", "health.startup-probe-enabled=true", "-t", "health.liveness-probe-enabled=true",
 		"-p", "camel.server.port=8085", "-t", "container.ports=hello;8085", "-t", "service.ports=hello;85;8085",
-		"-t", "container.name=my-container-name", "-t", "container.image-pull-policy=Always")
+		"-t", "container.name=my-container-name", "-t", "container.image-pull-policy=Always",
+		filepath.Join("testdata", "camel", "files.yaml"), "-p", "secret:prop-secret", "--resource", "configmap:res-dir@/tmp/app",
+		"--resource", "configmap:res-multi/second@/tmp/key/test.txt", "--resource", "secret:res-secret", "--config", "secret:multi-sec/two.word",
+		"-t", "mount.resources=configmap:deps/deprecated.jar@/etc/camel/resources", "-t", "mount.resources=configmap:deps/specific.jar@/etc/other/resources",
+		filepath.Join("testdata", "camel", "truststore.yaml"), "-p", "tls.base-address="+baseTLSAddress, "-t", "mount.configs=secret:base-ts",
+		"-t", "jvm.base-truststore.truststore-path=/etc/camel/conf.d/_secrets/base-ts/base.p12",
+		"-t", "jvm.base-truststore.password-path=/etc/camel/conf.d/_secrets/base-ts/password")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	twoPod := jvmPod(t, client.ObjectKey{Namespace: apps, Name: "two"})
 	g.Eventually(func() (string, error) {
@@ -191,8 +199,8 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		}
 		return it.Status.GetCondition(camelv1.ConditionReady).Reason, nil
 	}, timeout, poll).Should(Equal("DeploymentReady"), "as on Camel K, a ready integration whose startup probe passed is DeploymentReady")
-	g.Expect(twoPod.Spec.InitContainers).To(HaveExactElements(HaveField("Name", "truststore-0"), HaveField("Name", "truststore-1")),
-		"as on Camel K, each CA certificate is imported into the truststore before the JVM starts")
+	g.Expect(twoPod.Spec.InitContainers).To(HaveExactElements(HaveField("Name", "truststore-0"), HaveField("Name", "truststore-1"), HaveField("Name", "truststore-2")),
+		"as on Camel K, the base truststore is copied and each CA certificate imported into the truststore before the JVM starts")
 	g.Expect(twoPod.Spec.Containers).To(ConsistOf(And(HaveField("Name", "my-container-name"), HaveField("ImagePullPolicy", corev1.PullAlways),
 		HaveField("Ports", ContainElement(And(HaveField("Name", "hello"), HaveField("ContainerPort", int32(8085))))))))
 	g.Expect(twoPod.Spec.Containers[0].StartupProbe).NotTo(BeNil())
@@ -207,6 +215,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		ContainSubstring("yaml says from-a-file and from-the-command-line in "+apps+" as two-"), ContainSubstring("with s3cret")))
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(ContainSubstring("tls says trusted by a private CA"),
 		"the JVM does not trust the CA of jvm.ca-certificates")
+	checkResourceCases(t, cli)
 	checkRESTOnTheClasspath(t, client.ObjectKey{Namespace: apps, Name: "two"})
 	checkNeverReady(t, cli, apps)
 
@@ -224,29 +233,25 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	checkAStartupProbeThatNeverPasses(t, cli, apps)
 
-	t.Log("a Pipe from timer-source to log-sink logs the timer's message, a placeholder that a mounted ConfigMap fills, as in Camel K's pipe config case")
-	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "pipe-config"}, Data: map[string]string{"pipe.message": "Hello from a Pipe"}})
-	out, errOut, err = cli("bind", "timer-source", "log-sink", "-p", "source.message={{pipe.message}}", "-t", "mount.configs=configmap:pipe-config",
-		"-x", "jvm", "--name", "ticker")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "ticker"})
-	g.Eventually(integrationLog(cli, "ticker"), timeout, poll).Should(ContainSubstring("Hello from a Pipe"))
+	checkPipeConfigurations(t, cli, apps)
+	checkPipeErrorHandler(t, cli, apps)
+	checkAStoppedPipe(t, cli, apps)
 	checkKameletCatalog(t, cli, ops, apps)
 
 	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit; a percent-encoded option reaches the Kamelet decoded;" +
-		" as in Camel K's Kamelet config cases, a Kamelet's default configuration comes from -p, a named one from a mounted ConfigMap, a parameter's placeholder from a mounted Secret")
-	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "kamelet-named"},
-		Data: map[string]string{"camel.kamelet.timer-source.named.message": "Hello from a named configuration"}})
+		" as in Camel K's Kamelet config cases, a Kamelet's default configuration comes from -p, a named one from a mounted ConfigMap, a parameter's placeholder from a mounted Secret;" +
+		" the ConfigMap is created after the integration, which waits for it; without mount.hot-reload its change does not reach the JVM")
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "kamelet-secret"},
 		StringData: map[string]string{"kamelet.word": "Hello from a Secret's placeholder"}})
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm",
 		"-p", "camel.kamelet.timer-source.message=Hello from a default configuration",
 		"-t", "mount.configs=configmap:kamelet-named", "-t", "mount.configs=secret:kamelet-secret")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	jvmPod(t, client.ObjectKey{Namespace: apps, Name: "kamelets"})
+	checkALateConfigMap(t, cli, client.ObjectKey{Namespace: apps, Name: "kamelets"})
 	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(And(ContainSubstring("Hello from a Kamelet, decoded"),
 		ContainSubstring("Hello from a default configuration"), ContainSubstring("Hello from a named configuration"),
 		ContainSubstring("Hello from a Secret's placeholder")))
+	checkHotReloadOff(t, cli, client.ObjectKey{Namespace: apps, Name: "kamelets"})
 
 	t.Log("a canary to an operator whose runtime cannot start fails its first wave on readiness, rolls it back, and moves no more")
 	running := map[string]types.UID{}
@@ -367,6 +372,12 @@ func checkNeverReady(t *testing.T, cli func(...string) (string, string, error), 
 		cs := pods.Items[0].Status.ContainerStatuses[0]
 		return fmt.Sprintf("started %v, restarts %d", ptr.Deref(cs.Started, false), cs.RestartCount), nil
 	}, timeout, poll).Should(Equal("started true, restarts 0"), "as on Camel K, a readiness check that fails does not fail the startup probe")
+	t.Log("as in Camel K's case of a stopped route on three replicas, each pod that is not ready is counted")
+	it, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "never-ready"})
+	g.Expect(err).NotTo(HaveOccurred())
+	scaleTo(t, it, 3)
+	g.Eventually(phaseAndReady(client.ObjectKey{Namespace: apps, Name: "never-ready"}), mavenTimeout, poll).Should(And(
+		HavePrefix("Error RuntimeNotReady 3/3 pods are not ready"), ContainSubstring("route:stopped (Route stopped has status Stopped) DOWN")))
 	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "never-ready"}})).To(Succeed())
 }
 
@@ -375,12 +386,12 @@ func checkNeverReady(t *testing.T, cli func(...string) (string, string, error), 
 func checkCronVariants(t *testing.T, cli func(...string) (string, string, error), apps string) {
 	t.Helper()
 	g := NewWithT(t)
-	t.Log("the quartz and timer CronJobs' jobs ran their routes, and the cron consumer of every second runs in a Deployment")
-	for _, name := range []string{"cron-quartz", "cron-period"} {
+	t.Log("the quartz, timer and Java CronJobs' jobs ran their routes, and the cron consumer of every second runs in a Deployment")
+	for _, name := range []string{"cron-quartz", "cron-period", "cron-java"} {
 		checkCronJobRan(t, cli, client.ObjectKey{Namespace: apps, Name: name})
 	}
 	checkCronFallback(t, cli, client.ObjectKey{Namespace: apps, Name: "cron-fallback"})
-	for _, name := range []string{"cron-quartz", "cron-period", "cron-fallback"} {
+	for _, name := range []string{"cron-quartz", "cron-period", "cron-java", "cron-fallback"} {
 		g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: name}})).To(Succeed())
 	}
 }
@@ -661,16 +672,24 @@ func jarOf(t *testing.T, name, content string) []byte {
 // private-ca and truststore-pw of ns. It returns the server's address.
 func serveWithPrivateCA(t *testing.T, ns string) string {
 	t.Helper()
+	ca, addr := serveTLS(t, "trusted by a private CA")
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "private-ca"}, Data: map[string][]byte{"ca.crt": ca.PEM}})
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "truststore-pw"}, StringData: map[string]string{"password": "e2e-truststore"}})
+	return addr
+}
+
+// serveTLS serves body over HTTPS on the host's loopback, with a certificate of a new CA, until
+// the test ends. It returns the CA and the server's address.
+func serveTLS(t *testing.T, body string) (*testca.CA, string) {
+	t.Helper()
 	ca := testca.New(t, "127.0.0.1")
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "trusted by a private CA")
+		_, _ = io.WriteString(w, body)
 	}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "private-ca"}, Data: map[string][]byte{"ca.crt": ca.PEM}})
-	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "truststore-pw"}, StringData: map[string]string{"password": "e2e-truststore"}})
-	return srv.Listener.Addr().String()
+	return ca, srv.Listener.Addr().String()
 }
 
 // checkRESTOnTheClasspath checks that a REST DSL endpoint, served on port 8085, got a Service of
