@@ -75,7 +75,8 @@ func TestAValidKameletIsReadyWithItsProperties(t *testing.T) {
 	validated(timer)
 	g.Expect(timer.Status.Phase).To(Equal(camelv1.KameletPhaseReady))
 	g.Expect(timer.Status.ObservedGeneration).To(Equal(int64(3)))
-	g.Expect(timer.Status.Properties).To(Equal([]camelv1.KameletProperty{{Name: "message"}, {Name: "period", Default: "1000"}}))
+	g.Expect(timer.Status.Properties).To(Equal([]camelv1.KameletProperty{{Name: "contentType", Default: "text/plain"}, {Name: "message"},
+		{Name: "period", Default: "1000"}, {Name: "repeatCount"}}))
 	ready := meta.FindStatusCondition(timer.Status.Conditions, camelv1.ConditionReady)
 	g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(ready.ObservedGeneration).To(Equal(int64(3)))
