@@ -32,7 +32,7 @@ func FuzzResolveProperties(f *testing.F) {
 		if err := json.Unmarshal([]byte(value), &v); err != nil {
 			return
 		}
-		out, err := kamelet.ResolveProperties(k, map[string]any{"message": "m", "fuzzed": v})
+		out, _, err := kamelet.ResolveProperties(k, map[string]any{"message": "m", "fuzzed": v})
 		if err != nil {
 			if !strings.Contains(err.Error(), "kamelet timer-source") || !strings.Contains(err.Error(), `"fuzzed"`) {
 				t.Fatalf("type %q, default %s, value %s: the refusal does not name the Kamelet and the property: %v", typ, def, value, err)

@@ -164,7 +164,7 @@ func TestProperties(t *testing.T) {
 	}
 }
 
-func TestMissingRequired(t *testing.T) {
+func TestResolvePropertiesNamesTheMissingRequiredOnes(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		given map[string]any
@@ -175,20 +175,20 @@ func TestMissingRequired(t *testing.T) {
 		{"a given one is not", map[string]any{"message": "hi"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := kamelet.MissingRequired(parse(t, nil), tt.given)
+			_, got, err := kamelet.ResolveProperties(parse(t, nil), tt.given)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("MissingRequired = %v, want %v", got, tt.want)
+				t.Errorf("ResolveProperties's missing = %v, want %v", got, tt.want)
 			}
 		})
 	}
 	withDefault := parse(t, func(m map[string]any) {
 		at(m, "spec", "definition", "properties", "message")["default"] = "hello"
 	})
-	if got, err := kamelet.MissingRequired(withDefault, nil); err != nil || got != nil {
-		t.Errorf("a required property with a default: MissingRequired = %v, %v, want none", got, err)
+	if _, got, err := kamelet.ResolveProperties(withDefault, nil); err != nil || got != nil {
+		t.Errorf("a required property with a default: ResolveProperties's missing = %v, %v, want none", got, err)
 	}
 }
 
@@ -229,7 +229,7 @@ func TestResolveProperties(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := kamelet.ResolveProperties(parse(t, nil), tt.given)
+			got, _, err := kamelet.ResolveProperties(parse(t, nil), tt.given)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("ResolveProperties error = %v, want %q", err, tt.err)

@@ -121,18 +121,19 @@ func Properties(k *camelv1.Kamelet) (map[string]PropertySpec, []string, error) {
 }
 
 // ResolveProperties checks the properties given to a Kamelet against its definition and
-// returns each given value as a string. Defaults are checked but not returned: the runtime
-// reads them from the Kamelet, after its default and named configurations, as on Camel K.
-// A value that does not match the property's type is an error naming the Kamelet and the
-// property. Properties the definition does not declare are passed through (the template
-// may read them); null values count as absent. A string holding a property placeholder
-// ("{{...}}") is accepted for any scalar type, since the runtime resolves it.
-func ResolveProperties(k *camelv1.Kamelet, given map[string]any) (map[string]string, error) {
-	props, _, err := Properties(k)
+// returns each given value as a string, and the required properties given lacks (null counts
+// as absent) that have no default, in the definition's order. Defaults are checked but not
+// returned: the runtime reads them from the Kamelet, after its default and named
+// configurations, as on Camel K. A value that does not match the property's type is an error
+// naming the Kamelet and the property. Properties the definition does not declare are passed
+// through (the template may read them). A string holding a property placeholder ("{{...}}")
+// is accepted for any scalar type, since the runtime resolves it.
+func ResolveProperties(k *camelv1.Kamelet, given map[string]any) (values map[string]string, missing []string, err error) {
+	props, required, err := Properties(k)
 	if err != nil {
-		return nil, fmt.Errorf("kamelet %s: %w", k.Name, err)
+		return nil, nil, fmt.Errorf("kamelet %s: %w", k.Name, err)
 	}
-	out := make(map[string]string, len(given))
+	values = make(map[string]string, len(given))
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(given)) {
 		v := given[name]
@@ -144,7 +145,7 @@ func ResolveProperties(k *camelv1.Kamelet, given map[string]any) (map[string]str
 			errs = append(errs, fmt.Errorf("kamelet %s: property %q: %w", k.Name, name, err))
 			continue
 		}
-		out[name] = s
+		values[name] = s
 	}
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		if !props[name].HasDefault() {
@@ -155,25 +156,14 @@ func ResolveProperties(k *camelv1.Kamelet, given map[string]any) (map[string]str
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
-}
-
-// MissingRequired are the required properties of Kamelet k that given lacks (null counts as
-// absent) and that have no default, in the definition's order.
-func MissingRequired(k *camelv1.Kamelet, given map[string]any) ([]string, error) {
-	props, required, err := Properties(k)
-	if err != nil {
-		return nil, fmt.Errorf("kamelet %s: %w", k.Name, err)
-	}
-	var missing []string
 	for _, name := range required {
 		if given[name] == nil && !props[name].HasDefault() {
 			missing = append(missing, name)
 		}
 	}
-	return missing, nil
+	return values, missing, nil
 }
 
 // valueString converts a decoded JSON value (string, bool, float64, json.Number, map,

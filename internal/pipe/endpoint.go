@@ -154,11 +154,11 @@ func (c *compiler) instance(ro role, where string, k *camelv1.Kamelet, props map
 	if err != nil {
 		return "", fmt.Errorf("%s: kamelet %s: %w", where, name, err)
 	}
-	values, err := kamelet.ResolveProperties(k, props)
+	values, missing, err := kamelet.ResolveProperties(k, props)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
-	if err := c.checkRequired(k, id, props); err != nil {
+	if err := c.checkRequired(k.Name, id, missing); err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
 	instance := name + "/" + id
@@ -172,18 +172,14 @@ func (c *compiler) instance(ro role, where string, k *camelv1.Kamelet, props map
 	return "kamelet:" + instance, nil
 }
 
-// checkRequired refuses an instance of k that lacks a required property which neither its
-// properties nor the integration's traits give.
-func (c *compiler) checkRequired(k *camelv1.Kamelet, id string, props map[string]any) error {
-	missing, err := kamelet.MissingRequired(k, props)
-	if err != nil {
-		return err
-	}
+// checkRequired refuses an instance id of Kamelet name that lacks required properties (missing)
+// which the integration's traits do not give either.
+func (c *compiler) checkRequired(name, id string, missing []string) error {
 	var errs []error
 	for _, p := range missing {
-		if !c.given.gives(k.Name, id, p) {
+		if !c.given.gives(name, id, p) {
 			errs = append(errs, fmt.Errorf("kamelet %s: missing required property %q: set it in the endpoint's properties, "+
-				"or as camel.kamelet.%s.%s in a mounted configuration", k.Name, p, k.Name, p))
+				"or as camel.kamelet.%s.%s in a mounted configuration", name, p, name, p))
 		}
 	}
 	return errors.Join(errs...)
@@ -198,23 +194,19 @@ type runtimeGiven struct {
 }
 
 // readRuntimeGiven reads mount.configs and camel.properties of the traits of spec over those
-// of its spec.integration; a trait it cannot read gives nothing, the integration reporting it.
+// of its spec.integration, with the trait package's rules; traits it cannot parse give nothing,
+// the integration reporting their errors.
 func readRuntimeGiven(spec camelv1.PipeSpec) runtimeGiven {
 	var base camelv1.Traits
 	if spec.Integration != nil {
 		base = spec.Integration.Traits
 	}
-	traits := trait.Merge(base, spec.Traits)
-	var mount struct {
-		Configs []string `json:"configs"`
+	traits, err := trait.Parse(trait.Merge(base, spec.Traits))
+	if err != nil {
+		return runtimeGiven{}
 	}
-	var camel struct {
-		Properties []string `json:"properties"`
-	}
-	_ = json.Unmarshal(traits["mount"].Raw, &mount)
-	_ = json.Unmarshal(traits["camel"].Raw, &camel)
-	g := runtimeGiven{mounted: len(mount.Configs) > 0, keys: map[string]bool{}}
-	for _, e := range camel.Properties {
+	g := runtimeGiven{mounted: len(traits.Mount.ConfigDirs()) > 0, keys: map[string]bool{}}
+	for _, e := range traits.Camel.Properties() {
 		g.keys[trait.PropertyKey(e)] = true
 	}
 	return g
