@@ -411,11 +411,12 @@ const errorHandlerKey = "error-handler"
 // or sink:ENDPOINT, ENDPOINT in the syntax of the source and sink arguments, with the -p
 // error-handler properties; "" sets none.
 func errorHandlerFlag(v string, flagProps map[string]string) (*camelv1.RawObject, error) {
-	if kind, _, _ := strings.Cut(v, ":"); kind != "sink" && len(flagProps) > 0 {
+	kind, endpoint, _ := strings.Cut(v, ":")
+	if kind != "sink" && len(flagProps) > 0 {
 		return nil, errors.New("-p error-handler.KEY=VALUE sets a property of the endpoint of --error-handler sink:ENDPOINT, which is not given")
 	}
 	var handler map[string]any
-	switch kind, endpoint, _ := strings.Cut(v, ":"); kind {
+	switch kind {
 	case "":
 		return nil, nil
 	case "none":
