@@ -11,7 +11,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,18 +150,13 @@ func checkPipeErrorHandler(t *testing.T, cli func(...string) (string, string, er
 	p := &camelv1.Pipe{}
 	g.Expect(env.Client.Get(context.Background(), key, p)).To(Succeed())
 	for _, n := range []int32{2, 1} {
-		scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: n}}
-		g.Expect(env.Client.SubResource("scale").Update(context.Background(), p, client.WithSubResourceBody(scale))).To(Succeed())
+		scaleTo(t, p, n)
 		g.Eventually(replicasOf(key), mavenTimeout, poll).Should(HaveValue(Equal(n)), "the Integration's status.replicas")
 		g.Eventually(func() (*int32, error) {
 			err := env.Client.Get(context.Background(), key, p)
 			return p.Status.Replicas, err
 		}, timeout, poll).Should(HaveValue(Equal(n)), "the Pipe's status.replicas")
-		g.Eventually(func() ([]corev1.Pod, error) {
-			pods := &corev1.PodList{}
-			err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: key.Name})
-			return pods.Items, err
-		}, timeout, poll).Should(HaveLen(int(n)))
+		g.Eventually(podsOf(key), timeout, poll).Should(HaveLen(int(n)))
 	}
 	g.Expect(env.Client.Delete(context.Background(), p)).To(Succeed())
 }

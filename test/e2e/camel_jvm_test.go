@@ -134,11 +134,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	t.Log("as on Camel K, the integration of an image Caravan did not build scales to 0 and back through its scale subresource")
 	scaleTo(t, moving, 0)
 	g.Eventually(replicasOf(movingKey), timeout, poll).Should(HaveValue(BeEquivalentTo(0)))
-	g.Eventually(func() ([]corev1.Pod, error) {
-		pods := &corev1.PodList{}
-		err := env.Client.List(context.Background(), pods, client.InNamespace(apps), client.MatchingLabels{camelv1.IntegrationLabel: "moving"})
-		return pods.Items, err
-	}, timeout, poll).Should(BeEmpty())
+	g.Eventually(podsOf(movingKey), timeout, poll).Should(BeEmpty())
 	scaleTo(t, moving, 1)
 	g.Eventually(replicasOf(movingKey), timeout, poll).Should(HaveValue(BeEquivalentTo(1)))
 	g.Expect(jvmPod(t, movingKey).UID).NotTo(Equal(before.UID))
@@ -642,11 +638,20 @@ func checkExposedAndBounded(t *testing.T, key client.ObjectKey, pod corev1.Pod) 
 	g.Expect(main.Args).To(ContainElement("-Xmx268M"))
 }
 
-// scaleTo sets an integration's replicas through its scale subresource, as kubectl scale does.
-func scaleTo(t *testing.T, it *camelv1.Integration, replicas int32) {
+// scaleTo sets the replicas of an integration or a binding through its scale subresource, as kubectl scale does.
+func scaleTo(t *testing.T, obj client.Object, replicas int32) {
 	t.Helper()
 	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
-	NewWithT(t).Expect(env.Client.SubResource("scale").Update(context.Background(), it, client.WithSubResourceBody(scale))).To(Succeed())
+	NewWithT(t).Expect(env.Client.SubResource("scale").Update(context.Background(), obj, client.WithSubResourceBody(scale))).To(Succeed())
+}
+
+// podsOf lists the pods of the integration of key.
+func podsOf(key client.ObjectKey) func() ([]corev1.Pod, error) {
+	return func() ([]corev1.Pod, error) {
+		pods := &corev1.PodList{}
+		err := env.Client.List(context.Background(), pods, client.InNamespace(key.Namespace), client.MatchingLabels{camelv1.IntegrationLabel: key.Name})
+		return pods.Items, err
+	}
 }
 
 // jarOf is a jar holding one file.
