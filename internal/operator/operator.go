@@ -176,8 +176,9 @@ const KameletCatalogEnv = "KAMEL_INSTALL_DEFAULT_KAMELETS"
 // cacheOptions filters every watch on owned kinds, server-side, by the
 // operator-id label, so that an operator caches only its own share. A
 // read of a kind without an informer fails instead of silently starting
-// a cluster-wide watch. With podMonitors, the metadata of the PodMonitors
-// the operator makes is cached too.
+// a cluster-wide watch. IntegrationProfiles, which integrations name, are
+// cached whole. With podMonitors, the metadata of the PodMonitors the
+// operator makes is cached too.
 func cacheOptions(id, namespace string, watch []string, podMonitors bool) cache.Options {
 	mine := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{camelv1.OperatorIDLabel: id})}
 	platform := mine
@@ -194,6 +195,7 @@ func cacheOptions(id, namespace string, watch []string, podMonitors bool) cache.
 			&camelv1alpha1.KameletBinding{}: mine,
 			&camelv1.Kamelet{}:              kameletcontroller.CacheByObject(id, namespace, watch),
 			&camelv1.IntegrationPlatform{}:  platform,
+			&camelv1.IntegrationProfile{}:   {},
 			&appsv1.Deployment{}:            mine,
 			&corev1.ConfigMap{}:             mine,
 			&corev1.Service{}:               mine,

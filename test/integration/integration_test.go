@@ -812,8 +812,6 @@ func TestAnIntegrationProfilesTraitsGoBetweenThePlatformsAndTheIntegrations(t *t
 		}, Build: camelv1.IntegrationPlatformBuildSpec{BaseImage: "example.com/base:1"}}}
 	g.Expect(env.Client.Create(ctx, profile)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), profile) })
-	// Profiles are not watched: a label brings the reconcile that the retry would bring later.
-	g.Expect(env.Client.Patch(ctx, it, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)))).To(Succeed())
 	d := &appsv1.Deployment{}
 	g.Eventually(func() error { return env.Client.Get(ctx, key, d) }, timeout, poll).Should(Succeed())
 	c := d.Spec.Template.Spec.Containers[0]
@@ -823,6 +821,39 @@ func TestAnIntegrationProfilesTraitsGoBetweenThePlatformsAndTheIntegrations(t *t
 		HaveField("Type", camelv1.ConditionTraitsIgnored),
 		HaveField("Message", ContainSubstring("from the traits of the IntegrationProfile "+operatorNamespace+"/bounded-"+ns+": the Camel K traits jolokia")),
 		HaveField("Message", ContainSubstring("spec.build (but runtimeVersion) are kept but do nothing"))))))
+
+}
+
+// TestAChangedProfileReachesTheIntegrationsThatNameIt: as on Camel K, a change of an
+// IntegrationProfile's traits reaches the integrations that name it, without a change of theirs.
+// A scheduled integration runs as a CronJob, which nothing else makes the operator look at again.
+func TestAChangedProfileReachesTheIntegrationsThatNameIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	profile := &camelv1.IntegrationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bounded"},
+		Spec: camelv1.IntegrationProfileSpec{Traits: camelv1.Traits{"container": harness.Raw(map[string]any{"limitMemory": "300Mi"})}}}
+	g.Expect(env.Client.Create(ctx, profile)).To(Succeed())
+	it := harness.NewIntegration(ns, "nightly", operatorID, 1)
+	it.Annotations[camelv1.IntegrationProfileAnnotation] = "bounded"
+	it.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
+		"uri": "timer:tick", "parameters": map[string]any{"period": 60000}, "steps": []any{map[string]any{"to": "log:tick"}}}})}
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	key := client.ObjectKeyFromObject(it)
+	limit := func() (string, error) {
+		cj := &batchv1.CronJob{}
+		if err := env.Client.Get(ctx, key, cj); err != nil {
+			return "", err
+		}
+		return cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().String(), nil
+	}
+	g.Eventually(limit, timeout, poll).Should(Equal("300Mi"))
+	g.Eventually(integrationStatus(key), timeout, poll).Should(HaveField("Conditions", ContainElement(And(
+		HaveField("Type", camelv1.ConditionReady), HaveField("Reason", "CronJobCreated")))))
+
+	g.Expect(env.Client.Patch(ctx, profile, client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"traits":{"container":{"limitMemory":"400Mi"}}}}`)))).To(Succeed())
+	g.Eventually(limit, timeout, poll).Should(Equal("400Mi"), "the profile's change did not reach the CronJob")
 }
 
 // setTrait sets the trait name of the integration key to value, with a merge patch of what it read.

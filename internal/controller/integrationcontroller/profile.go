@@ -14,17 +14,54 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller"
 )
 
-// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationprofiles,verbs=get
+// +kubebuilder:rbac:groups=camel.apache.org,resources=integrationprofiles,verbs=get;list;watch
 
-// profileRetry is how soon an integration whose IntegrationProfile is missing looks again:
-// profiles are not watched.
+// profileRetry is how soon an integration whose IntegrationProfile is missing looks again: the
+// operator watches profiles only in the namespaces it watches.
 const profileRetry = 30 * time.Second
+
+// profileIndex indexes integrations by the namespace/name of each IntegrationProfile they may use.
+const profileIndex = "caravan.profile"
+
+// profileKeys are the namespace/name keys of the profiles integration o may use: in the
+// namespace its annotation gives, else its own, and in the operator's namespace.
+func (r *Reconciler) profileKeys(o client.Object) []string {
+	annotations := o.GetAnnotations()
+	name := annotations[camelv1.IntegrationProfileAnnotation]
+	if name == "" {
+		return nil
+	}
+	namespace := annotations[camelv1.IntegrationProfileNamespaceAnnotation]
+	if namespace == "" {
+		namespace = o.GetNamespace()
+	}
+	keys := []string{namespace + "/" + name}
+	if r.Namespace != namespace {
+		keys = append(keys, r.Namespace+"/"+name)
+	}
+	return keys
+}
+
+// integrationsOfProfile are the integrations that may use the IntegrationProfile p, so that a
+// change of its traits or dependencies reaches them, as on Camel K.
+func (r *Reconciler) integrationsOfProfile(ctx context.Context, p client.Object) []reconcile.Request {
+	list := &camelv1.IntegrationList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{profileIndex: p.GetNamespace() + "/" + p.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, it := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&it)})
+	}
+	return reqs
+}
 
 // reconcileProfile finds the IntegrationProfile the integration names, as Camel K does: in the
 // namespace its annotation gives, else the integration's, then in the operator's. Its traits go
 // between the platform's and the integration's, its dependencies into the kit, its runtime
 // version under the camel trait's. A profile the integration names and no namespace holds is
-// waited for. Profiles are read when the integration is reconciled, not watched.
+// waited for. A change of a profile in a namespace the operator watches reconciles the integrations
+// that name it.
 func (r *Reconciler) reconcileProfile(ctx context.Context, s *scope) (reconcile.Result, error) {
 	s.profile = nil
 	name := s.it.Annotations[camelv1.IntegrationProfileAnnotation]

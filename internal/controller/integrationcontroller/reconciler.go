@@ -235,6 +235,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 	if err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &camelv1.Integration{}, profileIndex, r.profileKeys); err != nil {
+		return err
+	}
 	// Status writes, this controller's own, cause no reconcile: they change neither generation,
 	// annotations nor labels. The exceptions are the previous owner's release, for the new owner to
 	// adopt at once, a write that names another kit (see kitNamed), a status someone else cleared
@@ -259,6 +262,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		}
 	}
 	return b.Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfKit)).
+		Watches(&camelv1.IntegrationProfile{}, handler.EnqueueRequestsFromMapFunc(r.integrationsOfProfile)).
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.Workers}).
 		Complete(wrap("Integration", r))
 }

@@ -111,6 +111,8 @@
   - integrationprofiles
   verbs:
   - get
+  - list
+  - watch
 - apiGroups:
   - camel.apache.org
   resources:
@@ -338,6 +340,8 @@
   - integrationprofiles
   verbs:
   - get
+  - list
+  - watch
 - apiGroups:
   - camel.apache.org
   resources:
