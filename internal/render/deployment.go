@@ -85,7 +85,7 @@ func (in Input) pod() (corev1.PodTemplateSpec, error) {
 	if err != nil {
 		return corev1.PodTemplateSpec{}, err
 	}
-	if !Sourceless(it) {
+	if !in.ownEntrypoint() {
 		in.sizeHeap(&pod, main)
 	}
 	return pod, checkIdentity(pod, main.Name, in.identityEnv())
@@ -211,8 +211,11 @@ func (in Input) container() corev1.Container {
 		Resources:       t.Container.Resources(),
 		ImagePullPolicy: t.Container.ImagePullPolicy(),
 	}
-	if Sourceless(in.Integration) {
+	if in.ownEntrypoint() {
 		c.Env = overrideEnv(slices.Concat(in.identityEnv(), in.podEnv()), jvmEnv(t))
+		if !Sourceless(in.Integration) {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: runtime.SourcesDir, ReadOnly: true})
+		}
 	} else {
 		c.Command, c.Args = in.command()
 		c.WorkingDir = runtime.DeploymentsDir
@@ -245,6 +248,12 @@ func (in Input) container() corev1.Container {
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: in.provider().Metrics().Port, Protocol: corev1.ProtocolTCP})
 	}
 	return c
+}
+
+// ownEntrypoint tells whether the container runs its image's entrypoint rather than the runtime's
+// command: for a sourceless integration, and with jvm.enabled false, as Camel K's jvm trait has it.
+func (in Input) ownEntrypoint() bool {
+	return Sourceless(in.Integration) || !in.Traits.JVM.Enabled()
 }
 
 // healthProbes tells whether the health trait probes the container: by default when it runs

@@ -152,6 +152,21 @@ func TestASourcelessIntegrationWithPropertiesMountsThemAlone(t *testing.T) {
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "CAMEL_K_CONF", Value: "/etc/camel/application.properties"}))
 }
 
+// TestJVMDisabledRunsTheImagesEntrypoint: as Camel K's jvm trait has it, with jvm.enabled false
+// the container runs its image's entrypoint; the sources and properties are mounted as ever.
+func TestJVMDisabledRunsTheImagesEntrypoint(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"jvm":{"enabled":false},"container":{"image":"example/echo:1.0","limitMemory":"1Gi"}}`)
+	in.Image = "example/echo:1.0"
+	c := mustDeployment(t, in).Spec.Template.Spec.Containers[0]
+	g.Expect(c.Command).To(BeNil(), "the image's own entrypoint")
+	g.Expect(c.Args).To(BeNil(), "no heap option for the image's own command")
+	g.Expect(c.VolumeMounts).To(ContainElements(HaveField("MountPath", "/etc/camel/sources"),
+		HaveField("MountPath", "/etc/camel/application.properties")))
+	on := mustDeployment(t, input(t, `{"jvm":{"enabled":true}}`)).Spec.Template.Spec.Containers[0]
+	g.Expect(on.Command).NotTo(BeEmpty())
+}
+
 func TestAMoveChangesTheDeploymentButNotItsPods(t *testing.T) {
 	g := NewWithT(t)
 	a := mustDeployment(t, input(t, `{}`))

@@ -26,8 +26,9 @@ const DefaultDebugAddress = "*:5005"
 // JVM is the jvm trait, in part: its options and its classpath go on the runtime's java
 // command line. The options are options and the debug agent of debug, debugAddress and
 // debugSuspend; the classpath's entries are separated by ':', as Camel K writes it. With
-// enabled: false it reads as defaults.
+// enabled: false the container runs its image's entrypoint, as on Camel K.
 type JVM struct {
+	disabled   bool
 	options    []string
 	classpath  []string
 	debug      bool
@@ -36,7 +37,7 @@ type JVM struct {
 
 func parseJVM(o *object) JVM {
 	if o.disabled() {
-		return JVM{}
+		return JVM{disabled: true}
 	}
 	var j JVM
 	for i, opt := range o.strs("options") {
@@ -80,6 +81,9 @@ func parseJVM(o *object) JVM {
 	}
 	return j
 }
+
+// Enabled tells whether the runtime's java command runs the container: not with enabled: false.
+func (j JVM) Enabled() bool { return !j.disabled }
 
 // Options are the JVM options, the debug agent last; nil for none.
 func (j JVM) Options() []string { return slices.Clone(j.options) }

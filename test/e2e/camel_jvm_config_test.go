@@ -12,9 +12,11 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 	"software.sslmate.com/src/go-pkcs12"
@@ -93,13 +95,14 @@ func checkPipeConfigurations(t *testing.T, cli func(...string) (string, string, 
 }
 
 // checkALateConfigMap checks, as Camel K's case of a ConfigMap with an owner reference does,
-// that an integration mounting a ConfigMap that does not exist yet does not run, and runs
-// once the ConfigMap is created, owned by the integration.
+// that an integration mounting a ConfigMap that does not exist yet does not run, its Ready
+// condition naming the ConfigMap its pod waits for, and runs once the ConfigMap is created,
+// owned by the integration.
 func checkALateConfigMap(t *testing.T, cli func(...string) (string, string, error), key client.ObjectKey) {
 	t.Helper()
 	g := NewWithT(t)
-	g.Eventually(phaseAndReady(key), timeout, poll).ShouldNot(BeEmpty())
-	g.Consistently(phaseAndReady(key), 10*time.Second, poll).ShouldNot(HavePrefix("Running DeploymentReady"))
+	g.Eventually(phaseAndReady(key), mavenTimeout, poll).Should(And(HavePrefix("Deploying VolumesNotMounted "), ContainSubstring("kamelet-named")),
+		"the Ready condition does not name the ConfigMap the pod waits for")
 	before, _ := phaseAndReady(key)()
 	t.Logf("before the ConfigMap it mounts exists, %s is %q", key.Name, before)
 	it, err := getIntegration(key)
@@ -211,4 +214,122 @@ func checkAStoppedPipe(t *testing.T, cli func(...string) (string, string, error)
 	}, timeout, poll).Should(And(HavePrefix("Error RuntimeNotReady Integration stopped-pipe: 1/1 pods are not ready"),
 		ContainSubstring("route:binding (Route binding has status Stopped) DOWN")), "the Pipe's Ready condition does not tell its Integration's")
 	g.Expect(env.Client.Delete(context.Background(), p)).To(Succeed())
+}
+
+// checkAProfileARepositoryAndASecondRun checks Camel K's cases of an IntegrationProfile, of
+// --maven-repository and of a trait updated by a second run on one integration, classpath: a route
+// through a Kamelet the cluster lacks runs from the camel-kamelets jar of its dependencies; the
+// profile it names gives its kit a dependency and its pod the container trait's name and CPU limit;
+// a jar of a repository only --maven-repository names is on its classpath. A second `caravan run`
+// with a property more rolls its pod, never below one running; a change of the profile rolls it
+// again, with the profile's new container name.
+func checkAProfileARepositoryAndASecondRun(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	t.Log("as on Camel K, the IntegrationProfile an integration names gives it dependencies and traits; --maven-repository adds a repository" +
+		" its build resolves a jar from; a Kamelet the cluster lacks is found in the camel-kamelets jar of the dependencies")
+	repo := serveRepository(t, false)
+	profile := &camelv1.IntegrationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "with-jackson"},
+		Spec: camelv1.IntegrationProfileSpec{Dependencies: []string{"camel:jackson"}, Traits: camelv1.Traits{
+			"container": harness.Raw(map[string]any{"name": "ck-integration-global", "limitCPU": "0.3"})}}}
+	create(t, profile)
+	run := []string{"run", filepath.Join("testdata", "camel", "classpath.yaml"), "--name", "classpath", "-x", "jvm",
+		"-d", "mvn:org.apache.camel.kamelets:camel-kamelets:4.18.0", "-d", "mvn:dev.caravan.e2e:greeting:1.0",
+		"--maven-repository", repo.url + "@id=e2e-only", "--annotation", camelv1.IntegrationProfileAnnotation + "=with-jackson"}
+	out, errOut, err := cli(run...)
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	key := client.ObjectKey{Namespace: apps, Name: "classpath"}
+	g.Eventually(integrationLog(cli, "classpath"), mavenTimeout, poll).Should(And(ContainSubstring("classpath says hello"),
+		ContainSubstring("the repository's jar says hello from a private repository; hello is unset")))
+	log, _ := integrationLog(cli, "classpath")()
+	g.Expect(log).To(ContainSubstring("Headers: {}, BodyType: String, Body: classpath says hello"), "the Kamelet did not drop the header")
+	it, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	c := meta.FindStatusCondition(it.Status.Conditions, "KameletsAvailable")
+	g.Expect(c).NotTo(BeNil())
+	g.Expect(c.Status).To(Equal(metav1.ConditionUnknown))
+	g.Expect(c.Message).To(ContainSubstring("the Kamelets drop-header-action are in neither namespace"))
+	g.Expect(it.Status.Dependencies).To(ContainElement("camel:jackson"), "the profile's dependency is not the integration's")
+	g.Expect(it.Spec.Repositories).To(ConsistOf(repo.url + "@id=e2e-only"))
+	profiled := builtKit(t, key, camelv1.IntegrationKitPhaseReady)
+	g.Expect(profiled.Status.Artifacts).To(ContainElements(HaveField("ID", "org.apache.camel:camel-jackson:jar:4.18.0"),
+		HaveField("ID", "dev.caravan.e2e:greeting:jar:1.0")))
+	g.Expect(repo.served()).To(ContainElement("/dev/caravan/e2e/greeting/1.0/greeting-1.0.jar"))
+	pod := jvmPod(t, key)
+	g.Expect(pod.Spec.Containers).To(ConsistOf(HaveField("Name", "ck-integration-global")), "the profile's container name")
+	g.Expect(pod.Spec.Containers[0].Resources.Limits.Cpu().String()).To(Equal("300m"), "the profile's CPU limit")
+
+	t.Log("as on Camel K, a second caravan run with a property more rolls the pod, one or two pods all along")
+	out, errOut, err = cli(append(run, "-p", "hello=world")...)
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Consistently(func() (int, error) {
+		pods, err := podsOf(key)()
+		return len(pods), err
+	}, 20*time.Second, time.Second).Should(And(BeNumerically(">=", 1), BeNumerically("<=", 2)))
+	g.Eventually(integrationLog(cli, "classpath"), timeout, poll).Should(ContainSubstring("hello is world"))
+	g.Expect(jvmPod(t, key).UID).NotTo(Equal(pod.UID))
+
+	t.Log("as on Camel K, a change of the profile reaches the integration")
+	g.Expect(env.Client.Patch(ctx, profile, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"traits":{"container":{"name":"ck-ipr-new"}}}}`)))).To(Succeed())
+	g.Eventually(func() ([]corev1.Pod, error) { return podsOf(key)() }, timeout, poll).Should(ConsistOf(
+		HaveField("Spec.Containers", ConsistOf(HaveField("Name", "ck-ipr-new")))))
+	g.Expect(env.Client.Delete(ctx, &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "classpath"}})).To(Succeed())
+}
+
+// checkACrossNamespacePipe checks Camel K's case of a Pipe whose source is a Kamelet of another
+// namespace, which the Pipe's ServiceAccount may read: its JVM runs that Kamelet's route.
+func checkACrossNamespacePipe(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	shared := env.Namespace(t)
+	t.Log("as on Camel K, a Pipe runs a Kamelet of another namespace that its ServiceAccount may read")
+	template := harness.Raw(map[string]any{"from": map[string]any{"uri": "timer:tick", "steps": []any{
+		map[string]any{"setBody": map[string]any{"constant": "Kamelet NS " + shared}}, map[string]any{"to": "kamelet:sink"}}}})
+	create(t, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "my-timer-source",
+		Labels: map[string]string{camelv1.KameletTypeLabel: "source"}}, Spec: camelv1.KameletSpec{Template: &template}})
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "my-cross-ns-sa"}})
+	create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "kamelet-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{camelv1.GroupVersion.Group}, Resources: []string{"kamelets"}, Verbs: []string{"get"}}}})
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: "my-cross-ns-sa"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kamelet-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: apps, Name: "my-cross-ns-sa"}}})
+	p := &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "pipe-cross-ns", Annotations: map[string]string{camelv1.OperatorIDAnnotation: "jvm"}},
+		Spec: camelv1.PipeSpec{ServiceAccountName: "my-cross-ns-sa",
+			Source: camelv1.Endpoint{Ref: &corev1.ObjectReference{APIVersion: camelv1.GroupVersion.String(), Kind: "Kamelet", Namespace: shared, Name: "my-timer-source"}},
+			Sink:   camelv1.Endpoint{URI: ptr.To("log:bye")}}}
+	create(t, p)
+	key := client.ObjectKeyFromObject(p)
+	g.Expect(jvmPod(t, key).Spec.ServiceAccountName).To(Equal("my-cross-ns-sa"))
+	g.Eventually(integrationLog(cli, p.Name), timeout, poll).Should(ContainSubstring("Kamelet NS " + shared))
+	g.Expect(env.Client.Delete(ctx, p)).To(Succeed())
+}
+
+// checkAPipeWithAnImage checks Camel K's case of a Pipe run by an image of its own, then by a new
+// one: the integration's status and its pod name each image in turn, and the annotations follow.
+// The images hold what the Deployment of the integration from runs, as Camel K's operator takes them.
+func checkAPipeWithAnImage(t *testing.T, cli func(...string) (string, string, error), from client.ObjectKey) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	t.Log("as on Camel K, a Pipe runs the image of its container trait, and then a new one")
+	key := client.ObjectKey{Namespace: from.Namespace, Name: "with-image-binding"}
+	var previous types.UID
+	for i, repository := range []string{"e2e/pipe-image-one", "e2e/pipe-image-two"} {
+		img := snapshotImage(t, from, repository)
+		out, errOut, err := cli("bind", "timer-source", "log-sink", "-p", "source.message=unused", "-t", "container.image="+img,
+			"-t", "jvm.enabled=false", "-t", "kamelets.enabled=false", "-t", "dependencies.enabled=false",
+			"--annotation", fmt.Sprintf("test=%d", i+1), "--name", key.Name, "-x", "jvm")
+		g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+		g.Eventually(func() (*camelv1.Integration, error) { return getIntegration(key) }, timeout, poll).Should(And(
+			HaveField("Annotations", HaveKeyWithValue("test", fmt.Sprint(i+1))), HaveField("Status.Image", img)))
+		g.Eventually(podsOf(key), timeout, poll).Should(ConsistOf(And(HaveField("Spec.Containers", ConsistOf(HaveField("Image", img))),
+			HaveField("Status.Phase", corev1.PodRunning))))
+		pod := jvmPod(t, key)
+		g.Expect(pod.UID).NotTo(Equal(previous))
+		previous = pod.UID
+	}
+	g.Eventually(integrationLog(cli, key.Name), timeout, poll).Should(ContainSubstring("Hello from a real JVM"))
+	g.Expect(env.Client.Delete(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})).To(Succeed())
 }

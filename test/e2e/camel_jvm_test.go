@@ -91,6 +91,51 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Status).To(BeEquivalentTo("True"))
 
+	checkDevMode(t, apps)
+
+	checkACrashingJVM(t, cli, apps)
+
+	checkInvalidJava(t, cli, apps)
+
+	checkAMoveKeepsTheJVM(t, cli, apps, kit.Status.Image)
+
+	t.Log("as on Camel K, an operator's proxies reach its integrations, unless environment.vars replaces them or environment.http-proxy is off;" +
+		" an image is pulled from a registry that asks for credentials with the pull-secret trait's Secret")
+	checkProxiesAndPullSecrets(t, cli, apps, "jvm-nojava", kit.Status.Image, proxies)
+
+	t.Log("Camel K's released operator runs beside Caravan's, and its integrations move to jvm-b with their JVMs, and back")
+	checkBesideCamelK(t, key, "jvm-b")
+
+	checkTwo(t, cli, apps)
+
+	checkCronVariants(t, cli, apps)
+
+	checkAStartupProbeThatNeverPasses(t, cli, apps)
+
+	checkPipeConfigurations(t, cli, apps)
+	checkPipeErrorHandler(t, cli, apps)
+	checkAStoppedPipe(t, cli, apps)
+	checkACrossNamespacePipe(t, cli, apps)
+	checkAPipeWithAnImage(t, cli, key)
+	checkKameletCatalog(t, cli, ops, apps)
+
+	checkKameletsOfARoute(t, cli, apps)
+
+	checkACanaryRollsBack(t, cli, apps)
+	g.Expect(proxy.reached()).To(ContainElement(HaveSuffix(":443")), "the builder pod's Maven did not go through the operator's proxy")
+
+	t.Log("the CronJob's jobs ran the route once each and completed")
+	checkCronJobRan(t, cli, client.ObjectKey{Namespace: apps, Name: "cron-timer"})
+
+	t.Log("caravan dump -x jvm archives every object of that operator, its pods' logs, and nothing of the others")
+	checkDump(t, cli, apps, "jvm")
+}
+
+// checkDevMode checks that caravan run --dev waits for the JVM, follows its log, and deletes the
+// integration on Ctrl-C; and that service.node-port=true makes its Service a NodePort.
+func checkDevMode(t *testing.T, apps string) {
+	t.Helper()
+	g := NewWithT(t)
 	t.Log("caravan run --dev waits for the JVM, follows its log, and deletes the integration on Ctrl-C")
 	dev := startCLI(t, "--kubeconfig", env.Kubeconfig(t, "admin", "system:masters"), "-n", apps, "run",
 		filepath.Join("testdata", "camel", "timer.yaml"), "--name", "dev", "-x", "jvm", "-p", "greeting=Hello from --dev", "--dev",
@@ -105,11 +150,13 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		_, err := getIntegration(client.ObjectKey{Namespace: apps, Name: "dev"})
 		return apierrors.IsNotFound(err)
 	}, timeout, poll).Should(BeTrue(), "--dev left its integration behind")
+}
 
-	checkACrashingJVM(t, cli, apps)
-
-	checkInvalidJava(t, cli, apps)
-
+// checkAMoveKeepsTheJVM checks that an integration of image, a kit's, moves to another operator
+// with its JVM, which keeps logging, and that it scales to 0 and back through its scale subresource.
+func checkAMoveKeepsTheJVM(t *testing.T, cli func(...string) (string, string, error), apps, image string) {
+	t.Helper()
+	g := NewWithT(t)
 	t.Log("an integration of the kit's image moves to another operator: the same JVM keeps logging")
 	moving := newIntegration(apps, "moving", "jvm", 1)
 	moving.Spec.Flows = []camelv1.RawObject{harness.Raw(map[string]any{"from": map[string]any{
@@ -118,7 +165,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 			map[string]any{"setBody": map[string]any{"simple": "moving #${header.CamelTimerCounter}"}},
 			map[string]any{"to": "log:moving"}},
 	}})}
-	moving.Spec.Traits = camelv1.Traits{"container": harness.Raw(map[string]any{"image": kit.Status.Image})}
+	moving.Spec.Traits = camelv1.Traits{"container": harness.Raw(map[string]any{"image": image})}
 	create(t, moving)
 	movingKey := client.ObjectKeyFromObject(moving)
 	before := jvmPod(t, movingKey)
@@ -139,14 +186,66 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Eventually(replicasOf(movingKey), timeout, poll).Should(HaveValue(BeEquivalentTo(1)))
 	g.Expect(jvmPod(t, movingKey).UID).NotTo(Equal(before.UID))
 	g.Eventually(integrationLog(cli, "moving"), timeout, poll).Should(ContainSubstring("moving #3"))
+}
 
-	t.Log("as on Camel K, an operator's proxies reach its integrations, unless environment.vars replaces them or environment.http-proxy is off;" +
-		" an image is pulled from a registry that asks for credentials with the pull-secret trait's Secret")
-	checkProxiesAndPullSecrets(t, cli, apps, "jvm-nojava", kit.Status.Image, proxies)
+// checkKameletsOfARoute checks Camel K's Kamelet configuration cases on a plain integration,
+// kamelets, whose route uses Kamelets of the catalog; its ConfigMap is created after it.
+func checkKameletsOfARoute(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit; a percent-encoded option reaches the Kamelet decoded;" +
+		" as in Camel K's Kamelet config cases, a Kamelet's default configuration comes from -p, a named one from a mounted ConfigMap, a parameter's placeholder from a mounted Secret;" +
+		" the ConfigMap is created after the integration, which waits for it; without mount.hot-reload its change does not reach the JVM")
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "kamelet-secret"},
+		StringData: map[string]string{"kamelet.word": "Hello from a Secret's placeholder"}})
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm",
+		"-p", "camel.kamelet.timer-source.message=Hello from a default configuration",
+		"-t", "mount.configs=configmap:kamelet-named", "-t", "mount.configs=secret:kamelet-secret")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	checkALateConfigMap(t, cli, client.ObjectKey{Namespace: apps, Name: "kamelets"})
+	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(And(ContainSubstring("Hello from a Kamelet, decoded"),
+		ContainSubstring("Hello from a default configuration"), ContainSubstring("Hello from a named configuration"),
+		ContainSubstring("Hello from a Secret's placeholder")))
+	checkHotReloadOff(t, cli, client.ObjectKey{Namespace: apps, Name: "kamelets"})
+}
 
-	t.Log("Camel K's released operator runs beside Caravan's, and its integrations move to jvm-b with their JVMs, and back")
-	checkBesideCamelK(t, key, "jvm-b")
+// checkACanaryRollsBack checks that a canary of timer and two to jvm-nojava, whose runtime cannot
+// start, fails its first wave on readiness, moves it back with its JVM, and moves no more.
+func checkACanaryRollsBack(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("a canary to an operator whose runtime cannot start fails its first wave on readiness, rolls it back, and moves no more")
+	running := map[string]types.UID{}
+	for _, name := range []string{"timer", "two"} {
+		running[name] = jvmPod(t, client.ObjectKey{Namespace: apps, Name: name}).UID
+		g.Expect(env.Client.Patch(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: name}},
+			client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"wave":"jvm"}}}`)))).To(Succeed())
+	}
+	out, errOut, err := cli("reassign", "--from", "jvm", "--to", "jvm-nojava", "-l", "wave=jvm", "--waves", "1,2",
+		"--wave-timeout", "5m", "--rollback-on-failure")
+	g.Expect(err).To(HaveOccurred(), out)
+	t.Logf("the canary said:\n%s%s", out, errOut)
+	g.Expect(out).To(ContainSubstring("wave 1/2: moving 1 to jvm-nojava (1 of 2)"))
+	g.Expect(out).To(ContainSubstring("wave 1/2 failed; moving its 1 back to jvm"))
+	g.Expect(out).NotTo(ContainSubstring("wave 2/2: moving"))
+	g.Expect(errOut).To(And(ContainSubstring("in phase Error under jvm-nojava"), ContainSubstring(`executable "java" not found`)))
+	g.Expect(errOut).To(ContainSubstring("the 1 of this wave are back on jvm"))
+	for _, name := range []string{"timer", "two"} {
+		key := client.ObjectKey{Namespace: apps, Name: name}
+		waitRunningUnder(t, key, "jvm")
+		back := jvmPod(t, key)
+		g.Expect(back.UID).To(Equal(running[name]), "the JVM of %s that ran before the canary was replaced", name)
+		g.Expect(back.Status.ContainerStatuses[0].RestartCount).To(BeZero())
+	}
+}
 
+// checkTwo checks Camel K's configuration cases on one integration, two, of a Java, an XML and a
+// YAML source: properties of files, ConfigMaps and Secrets, resources, kamel's precedence, the
+// container, jvm, service, health and prometheus traits, a base truststore and CA certificates,
+// and hot reload of a labelled ConfigMap.
+func checkTwo(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
 	t.Log("a Java, an XML and a YAML source run together and read -p file:, -p configmap:, --config configmap: and secret:, and --resource")
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "app-config", Labels: map[string]string{camelv1.IntegrationLabel: "two"}},
@@ -166,7 +265,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "private-ca-2"}, Data: map[string][]byte{"ca.crt": testca.New(t, "127.0.0.1").PEM}})
 	t.Log("as in kamel, -p KEY=VALUE wins over the key of a -p file:, -e takes a Secret's key, and the container trait's limits size the heap;" +
 		" as on Camel K, the REST DSL gets a Service of service.type, jvm.classpath adds a jar, jvm.ca-certificates are trusted")
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
 		filepath.Join("testdata", "camel", "echo.yaml"), "--name", "two", "-x", "jvm", "-p", "precedence.word=from-the-command-line",
 		"-t", "jvm.classpath=/etc/camel/resources.d/_configmaps/data/greeting.jar", "-t", "service.type=NodePort", "-t", "mount.hot-reload=true",
 		"-t", "mount.configs=secret:private-ca", "-t", "mount.configs=secret:truststore-pw", "-p", "tls.address="+tlsAddress,
@@ -224,61 +323,6 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	appConfig.Data["app.properties"] = "config.word=from-a-changed-configmap\nconfig.echo=echo {{config.word}}\n"
 	g.Expect(env.Client.Update(context.Background(), appConfig)).To(Succeed())
 	g.Eventually(integrationLog(cli, "two"), mavenTimeout, poll).Should(ContainSubstring("java says from-a-file and from-a-changed-configmap"))
-
-	checkCronVariants(t, cli, apps)
-
-	checkAStartupProbeThatNeverPasses(t, cli, apps)
-
-	checkPipeConfigurations(t, cli, apps)
-	checkPipeErrorHandler(t, cli, apps)
-	checkAStoppedPipe(t, cli, apps)
-	checkKameletCatalog(t, cli, ops, apps)
-
-	t.Log("a plain integration whose route uses Kamelets of the catalog gets them mounted, and their jars in its kit; a percent-encoded option reaches the Kamelet decoded;" +
-		" as in Camel K's Kamelet config cases, a Kamelet's default configuration comes from -p, a named one from a mounted ConfigMap, a parameter's placeholder from a mounted Secret;" +
-		" the ConfigMap is created after the integration, which waits for it; without mount.hot-reload its change does not reach the JVM")
-	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "kamelet-secret"},
-		StringData: map[string]string{"kamelet.word": "Hello from a Secret's placeholder"}})
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "kamelets.yaml"), "--name", "kamelets", "-x", "jvm",
-		"-p", "camel.kamelet.timer-source.message=Hello from a default configuration",
-		"-t", "mount.configs=configmap:kamelet-named", "-t", "mount.configs=secret:kamelet-secret")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	checkALateConfigMap(t, cli, client.ObjectKey{Namespace: apps, Name: "kamelets"})
-	g.Eventually(integrationLog(cli, "kamelets"), timeout, poll).Should(And(ContainSubstring("Hello from a Kamelet, decoded"),
-		ContainSubstring("Hello from a default configuration"), ContainSubstring("Hello from a named configuration"),
-		ContainSubstring("Hello from a Secret's placeholder")))
-	checkHotReloadOff(t, cli, client.ObjectKey{Namespace: apps, Name: "kamelets"})
-
-	t.Log("a canary to an operator whose runtime cannot start fails its first wave on readiness, rolls it back, and moves no more")
-	running := map[string]types.UID{}
-	for _, name := range []string{"timer", "two"} {
-		running[name] = jvmPod(t, client.ObjectKey{Namespace: apps, Name: name}).UID
-		g.Expect(env.Client.Patch(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: name}},
-			client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"wave":"jvm"}}}`)))).To(Succeed())
-	}
-	out, errOut, err = cli("reassign", "--from", "jvm", "--to", "jvm-nojava", "-l", "wave=jvm", "--waves", "1,2",
-		"--wave-timeout", "5m", "--rollback-on-failure")
-	g.Expect(err).To(HaveOccurred(), out)
-	t.Logf("the canary said:\n%s%s", out, errOut)
-	g.Expect(out).To(ContainSubstring("wave 1/2: moving 1 to jvm-nojava (1 of 2)"))
-	g.Expect(out).To(ContainSubstring("wave 1/2 failed; moving its 1 back to jvm"))
-	g.Expect(out).NotTo(ContainSubstring("wave 2/2: moving"))
-	g.Expect(errOut).To(And(ContainSubstring("in phase Error under jvm-nojava"), ContainSubstring(`executable "java" not found`)))
-	g.Expect(errOut).To(ContainSubstring("the 1 of this wave are back on jvm"))
-	g.Expect(proxy.reached()).To(ContainElement(HaveSuffix(":443")), "the builder pod's Maven did not go through the operator's proxy")
-	for _, name := range []string{"timer", "two"} {
-		key := client.ObjectKey{Namespace: apps, Name: name}
-		waitRunningUnder(t, key, "jvm")
-		back := jvmPod(t, key)
-		g.Expect(back.UID).To(Equal(running[name]), "the JVM of %s that ran before the canary was replaced", name)
-		g.Expect(back.Status.ContainerStatuses[0].RestartCount).To(BeZero())
-	}
-
-	t.Log("the CronJob's jobs ran the route once each and completed")
-	checkCronJobRan(t, cli, client.ObjectKey{Namespace: apps, Name: "cron-timer"})
-
-	t.Log("caravan dump -x jvm archives every object of that operator, its pods' logs, and nothing of the others")
-	checkDump(t, cli, apps, "jvm")
 }
 
 // checkACrashingJVM checks that a route with an unknown component crashes its JVM, putting the
@@ -749,8 +793,8 @@ func serviceType(key client.ObjectKey) func() (corev1.ServiceType, error) {
 
 // checkKameletCatalog checks that operator jvm installed, as Camel K does, the Kamelet catalog of
 // its Camel version into its namespace ops, keeping the four Kamelets the installer brought; that a
-// Pipe of namespace apps runs with a step of the catalog's; and that a route runs through a Kamelet
-// the cluster lacks, from the camel-kamelets jar of its dependencies.
+// Pipe of namespace apps runs with a step of the catalog's; then deletes a Kamelet of the catalog
+// for checkAProfileARepositoryAndASecondRun to find it on the classpath.
 func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
 	t.Helper()
 	g := NewWithT(t)
@@ -784,30 +828,10 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Eventually(integrationLog(cli, "catalog-step"), mavenTimeout, poll).Should(ContainSubstring("Hello from the catalog"))
 
-	t.Log("a Kamelet the cluster lacks is found on the classpath, in the camel-kamelets jar of the dependencies")
 	g.Expect(env.Client.Delete(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "drop-header-action"}})).To(Succeed())
-	t.Log("as on Camel K, the dependencies of the IntegrationProfile the integration names are in its status, and in its kit")
-	create(t, &camelv1.IntegrationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "with-jackson"},
-		Spec: camelv1.IntegrationProfileSpec{Dependencies: []string{"camel:jackson"}}})
-	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "classpath.yaml"), "--name", "classpath", "-x", "jvm",
-		"-d", "mvn:org.apache.camel.kamelets:camel-kamelets:4.18.0", "--annotation", camelv1.IntegrationProfileAnnotation+"=with-jackson")
-	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	key := client.ObjectKey{Namespace: apps, Name: "classpath"}
-	g.Eventually(integrationLog(cli, "classpath"), mavenTimeout, poll).Should(ContainSubstring("classpath says hello"))
-	log, _ := integrationLog(cli, "classpath")()
-	g.Expect(log).To(ContainSubstring("Headers: {}, BodyType: String, Body: classpath says hello"), "the Kamelet did not drop the header")
-	it, err := getIntegration(key)
-	g.Expect(err).NotTo(HaveOccurred())
-	c := meta.FindStatusCondition(it.Status.Conditions, "KameletsAvailable")
-	g.Expect(c).NotTo(BeNil())
-	g.Expect(c.Status).To(Equal(metav1.ConditionUnknown))
-	g.Expect(c.Message).To(ContainSubstring("the Kamelets drop-header-action are in neither namespace"))
-	g.Expect(it.Status.Dependencies).To(ContainElement("camel:jackson"), "the profile's dependency is not the integration's")
-	profiled := builtKit(t, key, camelv1.IntegrationKitPhaseReady)
-	g.Expect(profiled.Status.Artifacts).To(ContainElement(HaveField("ID", "org.apache.camel:camel-jackson:jar:4.18.0")))
-	// Their JVMs cost CPU the next steps need.
+	checkAProfileARepositoryAndASecondRun(t, cli, apps)
+	// Its JVM costs CPU the next steps need.
 	g.Expect(env.Client.Delete(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "catalog-step"}})).To(Succeed())
-	g.Expect(env.Client.Delete(ctx, &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "classpath"}})).To(Succeed())
 }
 
 // httpBody is the body of a GET of url.

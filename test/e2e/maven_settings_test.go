@@ -46,7 +46,7 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	g := NewWithT(t)
 	ctx := context.Background()
 	ops, apps := env.Namespace(t), env.Namespace(t)
-	repo := servePrivateRepository(t)
+	repo := serveRepository(t, true)
 	op := env.InstallOperator(t, "maven-settings", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
 		MavenCache: ptr.To(resource.MustParse("1Gi"))})
 	waitReady(t, op)
@@ -147,10 +147,11 @@ func (r *privateRepository) served() []string {
 	return slices.Clone(r.ok)
 }
 
-// servePrivateRepository serves a repository that holds dev.caravan.e2e:greeting:1.0, a jar of
-// one text file, over HTTPS with a certificate of a CA of its own, on the host's loopback, which
-// the process node's pods share; it starts down.
-func servePrivateRepository(t *testing.T) *privateRepository {
+// serveRepository serves a repository that holds dev.caravan.e2e:greeting:1.0, a jar of one text
+// file, on the host's loopback, which the process node's pods share. A private one answers over
+// HTTPS with a certificate of a CA of its own, to its user only, and starts down; another answers
+// anyone over plain HTTP, which Maven allows on the loopback.
+func serveRepository(t *testing.T, private bool) *privateRepository {
 	t.Helper()
 	dir := t.TempDir()
 	var jar bytes.Buffer
@@ -184,15 +185,15 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca := testca.New(t, "127.0.0.1")
-	r := &privateRepository{url: fmt.Sprintf("https://%s/", l.Addr()), ca: ca.PEM, user: "reader", password: "s3cret-<&>"}
+	r := &privateRepository{url: fmt.Sprintf("http://%s/", l.Addr())}
+	r.up.Store(!private)
 	files := http.FileServer(http.Dir(dir))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if !r.up.Load() {
 			http.Error(w, "down for the test", http.StatusServiceUnavailable)
 			return
 		}
-		if user, password, ok := req.BasicAuth(); !ok || user != r.user || password != r.password {
+		if user, password, ok := req.BasicAuth(); private && (!ok || user != r.user || password != r.password) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="private"`)
 			http.Error(w, "credentials needed", http.StatusUnauthorized)
 			return
@@ -204,9 +205,15 @@ func servePrivateRepository(t *testing.T) *privateRepository {
 		}
 		files.ServeHTTP(w, req)
 	})}
+	t.Cleanup(func() { _ = srv.Close() })
+	if !private {
+		go func() { _ = srv.Serve(l) }()
+		return r
+	}
+	ca := testca.New(t, "127.0.0.1")
+	r.url, r.ca, r.user, r.password = fmt.Sprintf("https://%s/", l.Addr()), ca.PEM, "reader", "s3cret-<&>"
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{ca.Server}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
-	t.Cleanup(func() { _ = srv.Close() })
 	return r
 }
 

@@ -19,6 +19,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups="",resources=events,verbs=list
 
 // podsCheckAfter is how long a rollout may go without progress before its pods are read for a
 // failure; podsRecheck is how often they are read again while it is not ready. Pods have no watch
@@ -78,7 +79,55 @@ func (r *Reconciler) reconcilePods(ctx context.Context, s *scope) (reconcile.Res
 		}
 		s.Failure = runtimeNotReady(ctx, read, pods.Items, s.traits.Container.Name())
 	}
+	if s.Failure == nil {
+		if s.unmounted, err = r.mountFailure(ctx, pods.Items, d); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	return reconcile.Result{RequeueAfter: podsRecheck}, nil
+}
+
+// mountFailure tells why the kubelet cannot mount the volumes of the newest pending pod of d,
+// as its latest FailedMount event says (a ConfigMap or Secret it mounts that does not exist, for
+// one); nil when no pod waits on its volumes.
+func (r *Reconciler) mountFailure(ctx context.Context, pods []corev1.Pod, d *appsv1.Deployment) (*controller.Condition, error) {
+	var pending *corev1.Pod
+	for i, p := range pods {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodPending && sameImages(p.Spec.Containers, d.Spec.Template.Spec.Containers) &&
+			(pending == nil || p.CreationTimestamp.After(pending.CreationTimestamp.Time)) {
+			pending = &pods[i]
+		}
+	}
+	if pending == nil {
+		return nil, nil
+	}
+	events := &corev1.EventList{}
+	if err := r.APIReader.List(ctx, events, client.InNamespace(pending.Namespace),
+		client.MatchingFields{"involvedObject.uid": string(pending.UID), "reason": "FailedMount"}); err != nil {
+		return nil, fmt.Errorf("reading the events of pod %s: %w", pending.Name, err)
+	}
+	var latest *corev1.Event
+	for i, e := range events.Items {
+		if latest == nil || eventTime(e).After(eventTime(*latest)) {
+			latest = &events.Items[i]
+		}
+	}
+	if latest == nil {
+		return nil, nil
+	}
+	return controller.Because(ReasonVolumesNotMounted, fmt.Sprintf("pod %s waits for its volumes: %s (since %s)",
+		pending.Name, latest.Message, pending.CreationTimestamp.UTC().Format(time.RFC3339))), nil
+}
+
+// eventTime is when an event was last seen.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
 }
 
 // lastProgress is when the Deployment's rollout last made progress, as its Progressing condition

@@ -43,6 +43,9 @@ const (
 	// A pod's container exits with an error, or the kubelet cannot start it.
 	ReasonCrashing       controller.Reason = "Crashing"
 	ReasonPodNotStarting controller.Reason = "PodNotStarting"
+	// ReasonVolumesNotMounted: a pod waits for volumes the kubelet cannot mount, such as a ConfigMap
+	// or Secret that does not exist.
+	ReasonVolumesNotMounted controller.Reason = "VolumesNotMounted"
 	// ReasonRuntimeNotReady: the runtime of a running pod answers that some of its readiness
 	// checks fail, as Camel K's reason says.
 	ReasonRuntimeNotReady controller.Reason = "RuntimeNotReady"

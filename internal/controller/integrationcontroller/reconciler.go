@@ -118,6 +118,9 @@ type scope struct {
 	// deployment is set by reconcileDeployment: the Deployment as cached
 	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment
+	// unmounted is set by reconcilePods: why the kubelet cannot mount the volumes of a pod of a
+	// Deployment that is not ready.
+	unmounted *controller.Condition
 	// cronJob is set by reconcileDeployment: the CronJob it applied, for an integration that runs as one.
 	cronJob *batchv1.CronJob
 	// cronJobAvailable is set by reconcileDeployment: the CronJobAvailable condition, nil when the

@@ -115,10 +115,14 @@ func readiness(s *scope) (ready metav1.Condition, progress controller.Progress) 
 		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploying, "the Deployment is being applied")
 	default:
 		ok, msg := deploymentReady(s.deployment)
-		if ok {
+		switch {
+		case ok:
 			return controller.Cond(metav1.ConditionTrue, ReasonDeploymentReady, msg), controller.Current
+		case s.unmounted != nil:
+			ready = controller.Cond(metav1.ConditionFalse, s.unmounted.Reason, msg+"; "+s.unmounted.Message)
+		default:
+			ready = controller.Cond(metav1.ConditionFalse, ReasonDeploymentNotReady, msg)
 		}
-		ready = controller.Cond(metav1.ConditionFalse, ReasonDeploymentNotReady, msg)
 	}
 	return ready, controller.InProgress
 }

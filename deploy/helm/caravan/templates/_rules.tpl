@@ -15,11 +15,11 @@
   - watch
 - apiGroups:
   - ""
-  - events.k8s.io
   resources:
   - events
   verbs:
   - create
+  - list
   - patch
 - apiGroups:
   - admissionregistration.k8s.io
@@ -141,6 +141,13 @@
   - patch
   - update
   - watch
+- apiGroups:
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
 - apiGroups:
   - monitoring.coreos.com
   resources:
@@ -265,11 +272,11 @@
   - watch
 - apiGroups:
   - ""
-  - events.k8s.io
   resources:
   - events
   verbs:
   - create
+  - list
   - patch
 - apiGroups:
   - apps
@@ -370,6 +377,13 @@
   - patch
   - update
   - watch
+- apiGroups:
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
 - apiGroups:
   - monitoring.coreos.com
   resources:
