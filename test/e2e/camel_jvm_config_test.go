@@ -241,7 +241,7 @@ func checkAProfileARepositoryAndASecondRun(t *testing.T, cli func(...string) (st
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	key := client.ObjectKey{Namespace: apps, Name: "classpath"}
 	g.Eventually(integrationLog(cli, "classpath"), mavenTimeout, poll).Should(And(ContainSubstring("classpath says hello"),
-		ContainSubstring("the repository's jar says hello from a private repository; hello is unset")))
+		ContainSubstring("hello is unset; the repository's jar says hello from a private repository")))
 	log, _ := integrationLog(cli, "classpath")()
 	g.Expect(log).To(ContainSubstring("Headers: {}, BodyType: String, Body: classpath says hello"), "the Kamelet did not drop the header")
 	it, err := getIntegration(key)
