@@ -2,6 +2,7 @@ package install
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -170,6 +171,9 @@ func Manifests(c Config) ([]client.Object, error) {
 	}
 	objs = append(objs, platform(c))
 	objs = append(objs, deployment(c), metricsService(c))
+	for _, o := range objs {
+		labelObject(c, o)
+	}
 	if !c.SkipKamelets {
 		catalog, err := kameletManifests(c)
 		if err != nil {
@@ -178,6 +182,36 @@ func Manifests(c Config) ([]client.Object, error) {
 		objs = append(objs, catalog...)
 	}
 	return objs, nil
+}
+
+// ObjectLabel names which of an installation's objects one is, the same for every id and
+// namespace: kustomize's components select by it, as a name that holds the id and namespace
+// cannot be selected once a replacement changed it, and regular expressions in their selectors
+// need kustomize 5.8, which no kubectl before 1.36 has.
+const ObjectLabel = "caravan.dev/object"
+
+// labelObject sets ObjectLabel on o when its name is derived from c's id: "id" for the id
+// itself, "rbac" and what follows for caravan:operator:NAMESPACE:ID, what follows "ID-" else.
+func labelObject(c Config, o client.Object) {
+	labels := o.GetLabels()
+	if labels["app.kubernetes.io/instance"] != c.ID && labels[camelv1.OperatorIDLabel] != c.ID {
+		return
+	}
+	name, rbac := o.GetName(), ClusterRoleName(c.ID, c.Namespace)
+	var slot string
+	switch {
+	case name == c.ID:
+		slot = "id"
+	case strings.HasPrefix(name, rbac):
+		slot = "rbac" + strings.ReplaceAll(strings.TrimPrefix(name, rbac), ":", ".")
+	case strings.HasPrefix(name, c.ID+"-"):
+		slot = strings.TrimPrefix(name, c.ID+"-")
+	default:
+		return
+	}
+	l := maps.Clone(labels)
+	l[ObjectLabel] = slot
+	o.SetLabels(l)
 }
 
 // kameletManifests are the catalog's Kamelets, in the operator namespace,

@@ -169,7 +169,10 @@ func (rs *replacements) compareDocument(b, p *unstructured.Unstructured, baseNam
 	if err := diffFields(b.Object, p.Object, "", fields); err != nil {
 		return fmt.Errorf("%s %s: %w", p.GetKind(), p.GetName(), err)
 	}
-	target := selectorOf(b, p, baseNamespace)
+	target, err := selectorOf(b, p, baseNamespace)
+	if err != nil {
+		return err
+	}
 	sources := make([]valueSource, 0, len(fields))
 	for src := range fields {
 		sources = append(sources, src)
@@ -180,9 +183,6 @@ func (rs *replacements) compareDocument(b, p *unstructured.Unstructured, baseNam
 		for _, fp := range fields[src] {
 			if src.delimiter == "" && (fp == "metadata.namespace" || fp == "metadata.name" && p.GetKind() == "Namespace") {
 				move := target
-				if p.GetKind() == "Namespace" {
-					move.name = regexp.QuoteMeta(b.GetName())
-				}
 				move.fieldPaths = []string{fp}
 				rs.moves = rs.add(rs.moves, move, src)
 				continue
@@ -249,21 +249,28 @@ func operatorDocuments(c install.Config) ([]*unstructured.Unstructured, error) {
 }
 
 // selectorOf selects the object of base document b (probe document p) among an overlay's: by
-// kind, by its name with the id and namespace as any name part, by its constant
-// app.kubernetes.io/name label if it has one, and by the base's namespace if it is in it.
-func selectorOf(b, p *unstructured.Unstructured, baseNamespace string) replacementTarget {
-	pattern := regexp.QuoteMeta(p.GetName())
-	for _, v := range []string{probeID, probeNamespace} {
-		pattern = strings.ReplaceAll(pattern, v, "[^:]+")
+// kind, by its install.ObjectLabel, which replacements do not change, and by the base's namespace
+// if it is in it. Names are not selected by: the replacements change them, and the regular
+// expressions that would match them whatever their id need kustomize 5.8 (kubectl 1.36).
+func selectorOf(b, p *unstructured.Unstructured, baseNamespace string) (replacementTarget, error) {
+	if p.GetKind() == "Namespace" {
+		// The base's only Namespace, whose name is moved last.
+		return replacementTarget{kind: "Namespace", name: b.GetName()}, nil
 	}
-	t := replacementTarget{kind: p.GetKind(), name: pattern}
+	slot, ok := p.GetLabels()[install.ObjectLabel]
+	if !ok && b.GetName() == p.GetName() {
+		// A name no operator changes.
+		return replacementTarget{kind: p.GetKind(), name: b.GetName(), namespace: b.GetNamespace()}, nil
+	}
+	if !ok {
+		return replacementTarget{}, fmt.Errorf("%s %s differs between operators but has no label %s to select it by",
+			p.GetKind(), p.GetName(), install.ObjectLabel)
+	}
+	t := replacementTarget{kind: p.GetKind(), label: install.ObjectLabel + "=" + slot}
 	if b.GetNamespace() == baseNamespace {
-		t.namespace = regexp.QuoteMeta(baseNamespace)
+		t.namespace = baseNamespace
 	}
-	if v, ok := p.GetLabels()["app.kubernetes.io/name"]; ok {
-		t.label = "app.kubernetes.io/name=" + v
-	}
-	return t
+	return t, nil
 }
 
 // diffFields adds to fields, by the value each takes, the kustomize field paths under at which
@@ -384,7 +391,10 @@ func writeReplacement(out *strings.Builder, src valueSource, targets []replaceme
 	fmt.Fprintf(out, "  - source:\n      kind: ConfigMap\n      name: %s\n      fieldPath: data.%s\n", ValuesName, src.key)
 	out.WriteString("    targets:\n")
 	for _, t := range targets {
-		fmt.Fprintf(out, "      - select:\n          kind: %s\n          name: %s\n", t.kind, quote(t.name))
+		fmt.Fprintf(out, "      - select:\n          kind: %s\n", t.kind)
+		if t.name != "" {
+			fmt.Fprintf(out, "          name: %s\n", quote(t.name))
+		}
 		if t.namespace != "" {
 			fmt.Fprintf(out, "          namespace: %s\n", quote(t.namespace))
 		}
