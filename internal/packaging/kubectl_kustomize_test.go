@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -83,7 +84,8 @@ func kustomizeBinary(t *testing.T, version string) string {
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
-	t.Logf("building kustomize %s into %s (once; it takes a minute or two)", version, dir)
+	// On stderr, as the test runs: the first build takes a minute or two.
+	fmt.Fprintf(os.Stderr, "building kustomize %s into %s (once)\n", version, dir)
 	if err := os.MkdirAll(filepath.Join(cache, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
