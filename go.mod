@@ -3,6 +3,7 @@ module github.com/caravan-dev/caravan
 go 1.26.7
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/blang/semver/v4 v4.0.0
 	github.com/distribution/reference v0.6.0
 	github.com/go-logr/logr v1.4.4

@@ -49,6 +49,8 @@ type Result struct {
 	Digest string
 	// CompressedSize is, per platform, the size of the image's layers as pushed.
 	CompressedSize map[string]int64
+	// Binaries are, per platform, the operator binaries the images hold, in Options.BinDir.
+	Binaries map[string]string
 }
 
 // BuildAndPush builds the binaries, assembles the image of each platform,
@@ -93,6 +95,7 @@ func BuildAndPush(ctx context.Context, o Options) (Result, error) {
 	defer unlock()
 	images := map[string]v1.Image{}
 	sizes := map[string]int64{}
+	bins := map[string]string{}
 	for _, p := range platforms {
 		fmt.Fprintf(progress, "building the operator binary for %s (a cold build takes a few minutes)\n", p.String())
 		bin, err := o.Source.Build(ctx, p, o.BinDir, progress)
@@ -103,7 +106,7 @@ func BuildAndPush(ctx context.Context, o Options) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		images[p.String()], sizes[p.String()] = img, compressedSize(img)
+		images[p.String()], sizes[p.String()], bins[p.String()] = img, compressedSize(img), bin
 	}
 	idx, err := Index(images, platforms)
 	if err != nil {
@@ -118,7 +121,7 @@ func BuildAndPush(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	repo := ref[:strings.LastIndex(ref, ":")]
-	return Result{Reference: repo + "@" + digest.String(), Tagged: ref, Digest: digest.String(), CompressedSize: sizes}, nil
+	return Result{Reference: repo + "@" + digest.String(), Tagged: ref, Digest: digest.String(), CompressedSize: sizes, Binaries: bins}, nil
 }
 
 // compressedSize sums the sizes of img's layers as stored in a registry;

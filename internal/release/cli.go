@@ -27,7 +27,8 @@ func ArchiveName(version string, p v1.Platform) string {
 }
 
 // buildCLI builds the CLI for each platform into an archive of its binary, the LICENSE and the
-// README, and writes their checksums. It returns the files written.
+// README, with the binary's bill of materials beside it, and writes the archives' checksums. It
+// returns the files written.
 func buildCLI(ctx context.Context, o Options) ([]string, error) {
 	binDir := filepath.Join(o.OutDir, ".build")
 	defer os.RemoveAll(binDir)
@@ -47,6 +48,11 @@ func buildCLI(ctx context.Context, o Options) ([]string, error) {
 		}
 		fmt.Fprintf(&sums, "%s  %s\n", sum, name)
 		files = append(files, name)
+		bom, err := writeSBOM(o.OutDir, bin, CLIProgram, o.Version, p, o.Now)
+		if err != nil {
+			return nil, fmt.Errorf("the CLI's bill of materials for %s: %w", p.String(), err)
+		}
+		files = append(files, bom)
 	}
 	if err := os.WriteFile(filepath.Join(o.OutDir, ChecksumsFile), []byte(sums.String()), 0o644); err != nil {
 		return nil, err

@@ -143,6 +143,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("the operator image: %w", err)
 	}
 	res.Operator = op.Reference
+	for _, p := range o.imagePlatforms() {
+		bom, err := writeSBOM(o.OutDir, op.Binaries[p.String()], OperatorProgram, o.Version, p, o.Now)
+		if err != nil {
+			return Result{}, fmt.Errorf("the operator's bill of materials for %s: %w", p.String(), err)
+		}
+		res.Files = append(res.Files, bom)
+	}
 	for _, name := range o.KitImages {
 		step("pushing the %s image", name)
 		ref, digest, err := debimage.Push(ctx, o.CacheDir, *runtime.ImageNamed(name), o.Registry, path.Join(o.Registry.Address, o.Prefix), o.Progress)
@@ -304,6 +311,8 @@ func notes(o Options, v semver.Version, section string, res Result) string {
 	}
 	fmt.Fprintf(&b, "- Helm chart: `oci://%s`\n", res.Chart)
 	fmt.Fprintf(&b, "- CLI: `caravan-%s-<os>-<arch>.tar.gz` for %s, with `SHA256SUMS`\n", o.Version, platformList(o.cliPlatforms()))
+	fmt.Fprintf(&b, "- Bills of materials (CycloneDX, the Go modules each binary was built with): `%s` for the CLI, `%s` for the operator image\n",
+		SBOMName(CLIProgram, o.Version, v1.Platform{OS: "<os>", Architecture: "<arch>"}), SBOMName(OperatorProgram, o.Version, v1.Platform{OS: "<os>", Architecture: "<arch>"}))
 	fmt.Fprintf(&b, "- kustomize bases and the OLM bundle: `%s/` and `%s/`\n", packaging.KustomizeDir, packaging.BundleDir)
 	fmt.Fprintf(&b, "- OLM bundle image: `%s`\n", res.Bundle)
 	fmt.Fprintf(&b, "- OLM catalog image (channel %s, every release so far): `%s`, also tagged `%s`; the catalog: `%s`\n",

@@ -12,12 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	. "github.com/onsi/gomega"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -92,6 +94,24 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		darwin := extract(t, filepath.Join(out, ArchiveName("v0.1.0-rc.1", other)), "caravan")
 		if data, err := os.ReadFile(darwin); err != nil || !bytes.HasPrefix(data, []byte{0xcf, 0xfa, 0xed, 0xfe}) {
 			t.Errorf("the darwin archive's binary is not a 64-bit Mach-O executable: %v", err)
+		}
+	})
+
+	t.Run("each CLI archive and each operator image has a bill of materials of the modules its binary was built with", func(t *testing.T) {
+		g := NewWithT(t)
+		cobra := cobraVersion(t)
+		for _, b := range []struct {
+			program string
+			p       v1.Platform
+		}{{CLIProgram, host}, {CLIProgram, other}, {OperatorProgram, host}} {
+			name := SBOMName(b.program, "v0.1.0-rc.1", b.p)
+			g.Expect(res.Files).To(ContainElement(name))
+			data, err := os.ReadFile(filepath.Join(out, name))
+			g.Expect(err).NotTo(HaveOccurred())
+			bom := decodeSBOM(t, data)
+			g.Expect(bom.Metadata.Component).To(HaveValue(And(HaveField("Name", b.program), HaveField("Version", "v0.1.0-rc.1"),
+				HaveField("PackageURL", HaveSuffix("?goos="+b.p.OS+"&goarch="+b.p.Architecture)))), name)
+			g.Expect(*bom.Components).To(ContainElement(And(HaveField("Name", "github.com/spf13/cobra"), HaveField("Version", cobra))), name)
 		}
 	})
 
@@ -327,4 +347,18 @@ func TestTheChartsDefaultImageIsTheReleasesByDigest(t *testing.T) {
 			t.Errorf("values.yaml does not pin the image with its comments:\n%s", f.Data)
 		}
 	}
+}
+
+// cobraVersion is the version of github.com/spf13/cobra that go.mod requires.
+func cobraVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s+github\.com/spf13/cobra (v\S+)`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("go.mod requires no github.com/spf13/cobra")
+	}
+	return string(m[1])
 }
