@@ -38,6 +38,9 @@ type Source struct {
 	Version string
 	// Revision is the tree's git commit, with "-dirty" when it has changes; "" outside git.
 	Revision string
+	// OperatorImage, when set, is stamped into the binary as the operator image it installs by
+	// default (a release's, by digest).
+	OperatorImage string
 }
 
 // FindSource walks up from dir to the root of Caravan's source tree, and
@@ -109,6 +112,9 @@ func (s Source) BuildCommand(ctx context.Context, pkg string, p v1.Platform, out
 	}
 	bin := filepath.Join(dir, "caravan")
 	ldflags := "-s -w -X " + ModulePath + "/internal/version.Version=" + s.version()
+	if s.OperatorImage != "" {
+		ldflags += " -X " + ModulePath + "/internal/version.OperatorImage=" + s.OperatorImage
+	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-trimpath",
 		"-ldflags", ldflags, "-o", bin, pkg)
 	cmd.Dir = s.Dir

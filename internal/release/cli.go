@@ -26,14 +26,14 @@ func ArchiveName(version string, p v1.Platform) string {
 	return fmt.Sprintf("caravan-%s-%s-%s.tar.gz", version, p.OS, p.Architecture)
 }
 
-// buildCLI builds the CLI for each platform into an archive of its binary, the LICENSE and the
+// buildCLI builds the CLI for each platform, installing the operator image by default, into an archive of its binary, the LICENSE and the
 // README, with the binary's bill of materials beside it, and writes the archives' checksums. It
 // returns the files written.
-func buildCLI(ctx context.Context, o Options) ([]string, error) {
+func buildCLI(ctx context.Context, o Options, operator string) ([]string, error) {
 	binDir := filepath.Join(o.OutDir, ".build")
 	defer os.RemoveAll(binDir)
 	src := o.Source
-	src.Version = o.Version
+	src.Version, src.OperatorImage = o.Version, operator
 	var files []string
 	var sums strings.Builder
 	for _, p := range o.cliPlatforms() {

@@ -126,13 +126,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res := Result{KitImages: map[string]string{}}
 	step := func(format string, args ...any) { fmt.Fprintf(o.Progress, "==> "+format+"\n", args...) }
 
-	step("building the CLI for %s", platformList(o.cliPlatforms()))
-	cli, err := buildCLI(ctx, o)
-	if err != nil {
-		return Result{}, err
-	}
-	res.Files = append(res.Files, cli...)
-
 	step("pushing the operator image for %s", platformList(o.ImagePlatforms))
 	src := o.Source
 	src.Version = o.Version
@@ -150,6 +143,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		res.Files = append(res.Files, bom)
 	}
+
+	step("building the CLI for %s", platformList(o.cliPlatforms()))
+	cli, err := buildCLI(ctx, o, res.Operator)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Files = append(res.Files, cli...)
+
 	for _, name := range o.KitImages {
 		step("pushing the %s image", name)
 		ref, digest, err := debimage.Push(ctx, o.CacheDir, *runtime.ImageNamed(name), o.Registry, path.Join(o.Registry.Address, o.Prefix), o.Progress)

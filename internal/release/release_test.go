@@ -91,6 +91,10 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		if err != nil || !strings.Contains(string(got), "v0.1.0-rc.1") {
 			t.Errorf("caravan version --client = %q, %v; want v0.1.0-rc.1", got, err)
 		}
+		help, err := exec.Command(bin, "install", "--help").CombinedOutput()
+		if err != nil || !strings.Contains(string(help), "--image='"+res.Operator+"'") {
+			t.Errorf("the released CLI does not install the release's operator image by digest by default:\n%s%v", help, err)
+		}
 		darwin := extract(t, filepath.Join(out, ArchiveName("v0.1.0-rc.1", other)), "caravan")
 		if data, err := os.ReadFile(darwin); err != nil || !bytes.HasPrefix(data, []byte{0xcf, 0xfa, 0xed, 0xfe}) {
 			t.Errorf("the darwin archive's binary is not a 64-bit Mach-O executable: %v", err)

@@ -23,3 +23,16 @@ func Get() string {
 // Development is the version of a build that is no release: its operator image is made on the
 // local cluster only.
 const Development = "dev"
+
+// OperatorImage is the operator image a released build installs by default, by digest, set at
+// link time by the release: -X github.com/caravan-dev/caravan/internal/version.OperatorImage=REF.
+var OperatorImage = ""
+
+// DefaultOperatorImage is the operator image this build installs unless told otherwise: the
+// release's image by digest, else caravan/operator:<version>.
+func DefaultOperatorImage() string {
+	if OperatorImage != "" {
+		return OperatorImage
+	}
+	return "caravan/operator:" + Get()
+}

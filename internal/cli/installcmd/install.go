@@ -150,7 +150,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	cmdutil.AddDryRunFlag(f, &o.DryRun, "client: print the manifests instead of applying them: the namespace first, then the CRDs, then the operator's objects")
 	f.StringVar(&o.CRDs, "crds", "include", "with --dry-run, include the CRDs, skip them, or print only them (include, skip or only): kubectl apply needs the CRDs established before the objects of their kinds")
 	f.StringVarP(&o.Output, "output", "o", "yaml", "print the manifests in this format, yaml or json, and apply nothing (as --dry-run)")
-	f.StringVar(&o.Image, "image", "caravan/operator:"+version.Get(), "operator container image")
+	f.StringVar(&o.Image, "image", version.DefaultOperatorImage(), "operator container image")
 	f.StringVar(&o.Registry, "registry", "", "address of the registry kits are pushed to (the platform's spec.build.registry.address)")
 	f.StringVar(&o.RegistrySecret, "registry-secret", "", "Secret of the registry's credentials in the operator's namespace, of type kubernetes.io/dockerconfigjson (the platform's spec.build.registry.secret)")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false, "do not install the admission policies that enforce who may assign resources to which operator")
