@@ -25,8 +25,8 @@ const usage = `Usage: hack/release.sh [flags] VERSION REGISTRY[/REPOSITORY]
 
 Builds and publishes Caravan VERSION (v1.2.3, or v1.2.3-rc.1) from this source tree, which must
 have no uncommitted changes:
-  - the CLI for linux and darwin, amd64 and arm64: dist/VERSION/caravan-VERSION-OS-ARCH.tar.gz,
-    with SHA256SUMS;
+  - the CLI for linux, darwin and windows, amd64 and arm64: dist/VERSION/caravan-VERSION-OS-ARCH.tar.gz
+    (.zip for windows), with SHA256SUMS and a CycloneDX bill of materials of each binary;
   - the operator image, to REGISTRY[/REPOSITORY]/caravan/operator:VERSION, and the images kits
     build on (caravan/base, caravan/builder), each printed by digest;
   - the Helm chart, packaged into dist/VERSION and pushed to REGISTRY[/REPOSITORY]/charts/caravan;

@@ -6,12 +6,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // ProgressInterval is how often Run prints a progress line.
@@ -65,16 +65,9 @@ func Run(cmd *exec.Cmd, name string, out io.Writer) error {
 // waiting for it, so that concurrent builds into one directory take turns.
 // The returned function releases it.
 func Lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening build lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
+	l := flock.New(path)
+	if err := l.Lock(); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
+	return func() { _ = l.Unlock() }, nil
 }

@@ -47,7 +47,7 @@ func startProcess(dir, name, binary string, args []string, attached bool) (*Proc
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = ownSession()
 	if attached {
 		DieWithParent(cmd.SysProcAttr)
 	}
@@ -124,7 +124,7 @@ func (p *Process) stop(grace time.Duration) error {
 
 // signal sends sig to the process; one that is already gone is no error.
 func (p *Process) signal(sig syscall.Signal) error {
-	if err := syscall.Kill(p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := kill(p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("sending %s to %s (pid %d): %w", sig, p.Name, p.PID, err)
 	}
 	return nil

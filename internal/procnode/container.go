@@ -249,7 +249,7 @@ func (c *container) signal(sig syscall.Signal) {
 	p := c.process
 	c.pod.mu.Unlock()
 	if p != nil {
-		_ = syscall.Kill(-p.Pid, sig)
+		_ = killGroup(p.Pid, sig)
 	}
 }
 

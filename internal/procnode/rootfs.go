@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -204,11 +203,3 @@ func commandLine(c *corev1.Container, entrypoint, cmd, env []string) []string {
 // fileOwner is the owner of a file.
 type fileOwner struct{ uid, gid int }
 
-func (o *fileOwner) of(path string) error {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
-		return err
-	}
-	o.uid, o.gid = int(st.Uid), int(st.Gid)
-	return nil
-}

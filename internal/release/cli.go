@@ -2,6 +2,7 @@ package release
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -21,9 +22,14 @@ const CLICommand = "./cmd/caravan"
 // ChecksumsFile lists the SHA-256 of each CLI archive, as sha256sum prints them.
 const ChecksumsFile = "SHA256SUMS"
 
-// ArchiveName is the name of the CLI's archive for platform p.
+// ArchiveName is the name of the CLI's archive for platform p: a zip for Windows, a gzipped tar
+// for the others.
 func ArchiveName(version string, p v1.Platform) string {
-	return fmt.Sprintf("caravan-%s-%s-%s.tar.gz", version, p.OS, p.Architecture)
+	ext := "tar.gz"
+	if p.OS == "windows" {
+		ext = "zip"
+	}
+	return fmt.Sprintf("caravan-%s-%s-%s.%s", version, p.OS, p.Architecture, ext)
 }
 
 // buildCLI builds the CLI for each platform, installing the operator image by default, into an archive of its binary, the LICENSE and the
@@ -42,7 +48,7 @@ func buildCLI(ctx context.Context, o Options, operator string) ([]string, error)
 			return nil, err
 		}
 		name := ArchiveName(o.Version, p)
-		sum, err := archive(filepath.Join(o.OutDir, name), bin, o.Source.Dir)
+		sum, err := archive(filepath.Join(o.OutDir, name), bin, o.Source.Dir, p.OS == "windows")
 		if err != nil {
 			return nil, fmt.Errorf("archiving the CLI for %s: %w", p.String(), err)
 		}
@@ -60,42 +66,74 @@ func buildCLI(ctx context.Context, o Options, operator string) ([]string, error)
 	return append(files, ChecksumsFile), nil
 }
 
-// archive writes a gzipped tar of the binary bin and the LICENSE and README.md of the source tree
-// srcDir to dst, and returns the archive's SHA-256 in hex.
-func archive(dst, bin, srcDir string) (string, error) {
+// archive writes an archive of the binary bin and the LICENSE and README.md of the source tree srcDir
+// to dst, a zip holding caravan.exe for Windows, else a gzipped tar holding caravan, and returns the
+// archive's SHA-256 in hex.
+func archive(dst, bin, srcDir string, windows bool) (string, error) {
 	f, err := os.Create(dst)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	gz := gzip.NewWriter(io.MultiWriter(f, h))
-	tw := tar.NewWriter(gz)
-	files := map[string]string{"caravan": bin, "LICENSE": filepath.Join(srcDir, "LICENSE"), "README.md": filepath.Join(srcDir, "README.md")}
-	for _, name := range []string{"caravan", "LICENSE", "README.md"} {
-		data, err := os.ReadFile(files[name])
-		if err != nil {
-			return "", err
-		}
-		mode := int64(0o644)
-		if name == "caravan" {
-			mode = 0o755
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			return "", err
-		}
-		if _, err := tw.Write(data); err != nil {
-			return "", err
-		}
+	w := io.MultiWriter(f, h)
+	files := [][2]string{{"caravan", bin}, {"LICENSE", filepath.Join(srcDir, "LICENSE")}, {"README.md", filepath.Join(srcDir, "README.md")}}
+	if windows {
+		files[0][0] = "caravan.exe"
+		err = writeZip(w, files)
+	} else {
+		err = writeTarGz(w, files)
 	}
-	if err := tw.Close(); err != nil {
-		return "", err
-	}
-	if err := gz.Close(); err != nil {
+	if err != nil {
 		return "", err
 	}
 	if err := f.Close(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeTarGz writes a gzipped tar of files (name and path pairs) to w; the first is executable.
+func writeTarGz(w io.Writer, files [][2]string) error {
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	for i, file := range files {
+		data, err := os.ReadFile(file[1])
+		if err != nil {
+			return err
+		}
+		mode := int64(0o644)
+		if i == 0 {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: file[0], Mode: mode, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// writeZip writes a zip of files (name and path pairs) to w.
+func writeZip(w io.Writer, files [][2]string) error {
+	zw := zip.NewWriter(w)
+	for _, file := range files {
+		data, err := os.ReadFile(file[1])
+		if err != nil {
+			return err
+		}
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: file[0], Method: zip.Deflate})
+		if err != nil {
+			return err
+		}
+		if _, err := fw.Write(data); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
 }

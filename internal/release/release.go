@@ -30,6 +30,7 @@ import (
 var CLIPlatforms = []v1.Platform{
 	{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"},
 	{OS: "darwin", Architecture: "amd64"}, {OS: "darwin", Architecture: "arm64"},
+	{OS: "windows", Architecture: "amd64"}, {OS: "windows", Architecture: "arm64"},
 }
 
 // ChartRepository is where the chart goes under the release's registry: charts/caravan.
@@ -238,8 +239,8 @@ func (o Options) check() error {
 		errs = append(errs, fmt.Errorf("the source tree %s has uncommitted changes: commit them, so that the release is built from a commit", o.Source.Dir))
 	}
 	for _, p := range o.cliPlatforms() {
-		if p.OS != "linux" && p.OS != "darwin" {
-			errs = append(errs, fmt.Errorf("CLI platform %s: the CLI is built for linux and darwin", p.String()))
+		if p.OS != "linux" && p.OS != "darwin" && p.OS != "windows" {
+			errs = append(errs, fmt.Errorf("CLI platform %s: the CLI is built for linux, darwin and windows", p.String()))
 		}
 	}
 	for _, name := range o.KitImages {

@@ -2,6 +2,7 @@ package release
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -57,11 +58,12 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 	}
 	host := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 	other := v1.Platform{OS: "darwin", Architecture: "arm64"}
+	windows := v1.Platform{OS: "windows", Architecture: "amd64"}
 	out := filepath.Join(t.TempDir(), "v0.1.0-rc.1")
 	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
 	res, err := Run(ctx, Options{Version: "v0.1.0-rc.1", Registry: reg.Config(), Prefix: "team",
 		Source: src, AllowDirty: true, OutDir: out,
-		CLIPlatforms: []v1.Platform{host, other}, ImagePlatforms: []v1.Platform{host}, KitImages: []string{"base"},
+		CLIPlatforms: []v1.Platform{host, other, windows}, ImagePlatforms: []v1.Platform{host}, KitImages: []string{"base"},
 		CacheDir: cacheDir, Changelog: changelog, Now: now, Progress: &testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +75,8 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(string(sums)), "\n")
-		if len(lines) != 2 {
-			t.Fatalf("%s = %q, want a line for each of the 2 platforms", ChecksumsFile, sums)
+		if len(lines) != 3 {
+			t.Fatalf("%s = %q, want a line for each of the 3 platforms", ChecksumsFile, sums)
 		}
 		for _, line := range lines {
 			sum, name, ok := strings.Cut(line, "  ")
@@ -95,6 +97,19 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		if err != nil || !strings.Contains(string(help), "--image='"+res.Operator+"'") {
 			t.Errorf("the released CLI does not install the release's operator image by digest by default:\n%s%v", help, err)
 		}
+		zr, err := zip.OpenReader(filepath.Join(out, ArchiveName("v0.1.0-rc.1", windows)))
+		if err != nil {
+			t.Fatalf("the windows archive is no zip: %v", err)
+		}
+		defer zr.Close()
+		exe, err := zr.Open("caravan.exe")
+		if err != nil {
+			t.Fatalf("the windows archive holds no caravan.exe: %v", err)
+		}
+		head := make([]byte, 2)
+		if _, err := io.ReadFull(exe, head); err != nil || string(head) != "MZ" {
+			t.Errorf("the windows archive's caravan.exe is not a Windows executable: %q, %v", head, err)
+		}
 		darwin := extract(t, filepath.Join(out, ArchiveName("v0.1.0-rc.1", other)), "caravan")
 		if data, err := os.ReadFile(darwin); err != nil || !bytes.HasPrefix(data, []byte{0xcf, 0xfa, 0xed, 0xfe}) {
 			t.Errorf("the darwin archive's binary is not a 64-bit Mach-O executable: %v", err)
@@ -107,7 +122,7 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		for _, b := range []struct {
 			program string
 			p       v1.Platform
-		}{{CLIProgram, host}, {CLIProgram, other}, {OperatorProgram, host}} {
+		}{{CLIProgram, host}, {CLIProgram, other}, {CLIProgram, windows}, {OperatorProgram, host}} {
 			name := SBOMName(b.program, "v0.1.0-rc.1", b.p)
 			g.Expect(res.Files).To(ContainElement(name))
 			data, err := os.ReadFile(filepath.Join(out, name))

@@ -1,0 +1,17 @@
+//go:build windows
+
+package localcluster
+
+import (
+	"errors"
+	"syscall"
+)
+
+// errNotHere says why the local cluster does not run on Windows.
+var errNotHere = errors.New("the local cluster runs on Linux only")
+
+// ownSession is nil: the local cluster does not run here.
+func ownSession() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+
+// kill refuses: the local cluster does not run here.
+func kill(int, syscall.Signal) error { return errNotHere }
