@@ -202,4 +202,3 @@ func commandLine(c *corev1.Container, entrypoint, cmd, env []string) []string {
 
 // fileOwner is the owner of a file.
 type fileOwner struct{ uid, gid int }
-
