@@ -128,22 +128,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	step := func(format string, args ...any) { fmt.Fprintf(o.Progress, "==> "+format+"\n", args...) }
 
 	step("pushing the operator image for %s", platformList(o.ImagePlatforms))
-	src := o.Source
-	src.Version = o.Version
-	op, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src, Platforms: o.ImagePlatforms,
-		Registry: o.Registry, Repository: path.Join(o.Prefix, operatorimage.Repository), Tag: o.Version,
-		BinDir: operatorimage.DefaultBinDir(o.CacheDir), Progress: o.Progress})
+	op, boms, err := pushOperator(ctx, o)
 	if err != nil {
-		return Result{}, fmt.Errorf("the operator image: %w", err)
+		return Result{}, err
 	}
-	res.Operator = op.Reference
-	for _, p := range o.imagePlatforms() {
-		bom, err := writeSBOM(o.OutDir, op.Binaries[p.String()], OperatorProgram, o.Version, p, o.Now)
-		if err != nil {
-			return Result{}, fmt.Errorf("the operator's bill of materials for %s: %w", p.String(), err)
-		}
-		res.Files = append(res.Files, bom)
-	}
+	res.Operator = op
+	res.Files = append(res.Files, boms...)
 
 	step("building the CLI for %s", platformList(o.cliPlatforms()))
 	cli, err := buildCLI(ctx, o, res.Operator)
@@ -205,6 +195,28 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("writing the changelog: %w", err)
 	}
 	return res, nil
+}
+
+// pushOperator builds and pushes the operator image, and writes the bill of materials of each
+// platform's binary; it returns the image by digest and the files written.
+func pushOperator(ctx context.Context, o Options) (string, []string, error) {
+	src := o.Source
+	src.Version = o.Version
+	op, err := operatorimage.BuildAndPush(ctx, operatorimage.Options{Source: src, Platforms: o.ImagePlatforms,
+		Registry: o.Registry, Repository: path.Join(o.Prefix, operatorimage.Repository), Tag: o.Version,
+		BinDir: operatorimage.DefaultBinDir(o.CacheDir), Progress: o.Progress})
+	if err != nil {
+		return "", nil, fmt.Errorf("the operator image: %w", err)
+	}
+	var files []string
+	for _, p := range o.imagePlatforms() {
+		bom, err := writeSBOM(o.OutDir, op.Binaries[p.String()], OperatorProgram, o.Version, p, o.Now)
+		if err != nil {
+			return "", nil, fmt.Errorf("the operator's bill of materials for %s: %w", p.String(), err)
+		}
+		files = append(files, bom)
+	}
+	return op.Reference, files, nil
 }
 
 // ParseVersion parses a release version: v, then a semantic version.

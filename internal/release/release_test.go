@@ -97,19 +97,7 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		if err != nil || !strings.Contains(string(help), "--image='"+res.Operator+"'") {
 			t.Errorf("the released CLI does not install the release's operator image by digest by default:\n%s%v", help, err)
 		}
-		zr, err := zip.OpenReader(filepath.Join(out, ArchiveName("v0.1.0-rc.1", windows)))
-		if err != nil {
-			t.Fatalf("the windows archive is no zip: %v", err)
-		}
-		defer zr.Close()
-		exe, err := zr.Open("caravan.exe")
-		if err != nil {
-			t.Fatalf("the windows archive holds no caravan.exe: %v", err)
-		}
-		head := make([]byte, 2)
-		if _, err := io.ReadFull(exe, head); err != nil || string(head) != "MZ" {
-			t.Errorf("the windows archive's caravan.exe is not a Windows executable: %q, %v", head, err)
-		}
+		checkWindowsArchive(t, filepath.Join(out, ArchiveName("v0.1.0-rc.1", windows)))
 		darwin := extract(t, filepath.Join(out, ArchiveName("v0.1.0-rc.1", other)), "caravan")
 		if data, err := os.ReadFile(darwin); err != nil || !bytes.HasPrefix(data, []byte{0xcf, 0xfa, 0xed, 0xfe}) {
 			t.Errorf("the darwin archive's binary is not a 64-bit Mach-O executable: %v", err)
@@ -117,21 +105,7 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 	})
 
 	t.Run("each CLI archive and each operator image has a bill of materials of the modules its binary was built with", func(t *testing.T) {
-		g := NewWithT(t)
-		cobra := cobraVersion(t)
-		for _, b := range []struct {
-			program string
-			p       v1.Platform
-		}{{CLIProgram, host}, {CLIProgram, other}, {CLIProgram, windows}, {OperatorProgram, host}} {
-			name := SBOMName(b.program, "v0.1.0-rc.1", b.p)
-			g.Expect(res.Files).To(ContainElement(name))
-			data, err := os.ReadFile(filepath.Join(out, name))
-			g.Expect(err).NotTo(HaveOccurred())
-			bom := decodeSBOM(t, data)
-			g.Expect(bom.Metadata.Component).To(HaveValue(And(HaveField("Name", b.program), HaveField("Version", "v0.1.0-rc.1"),
-				HaveField("PackageURL", HaveSuffix("?goos="+b.p.OS+"&goarch="+b.p.Architecture)))), name)
-			g.Expect(*bom.Components).To(ContainElement(And(HaveField("Name", "github.com/spf13/cobra"), HaveField("Version", cobra))), name)
-		}
+		checkBillsOfMaterials(t, out, res.Files, map[string][]v1.Platform{CLIProgram: {host, other, windows}, OperatorProgram: {host}})
 	})
 
 	t.Run("the images are in the registry by digest", func(t *testing.T) {
@@ -364,6 +338,44 @@ func TestTheChartsDefaultImageIsTheReleasesByDigest(t *testing.T) {
 		if f.Name == "values.yaml" && (!strings.Contains(string(f.Data), "\n  digest: \"sha256:"+strings.Repeat("0a", 32)+"\"\n") ||
 			!strings.Contains(string(f.Data), "# The image's repository")) {
 			t.Errorf("values.yaml does not pin the image with its comments:\n%s", f.Data)
+		}
+	}
+}
+
+// checkWindowsArchive checks that the zip at path holds caravan.exe, a Windows executable.
+func checkWindowsArchive(t *testing.T, path string) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatalf("the windows archive is no zip: %v", err)
+	}
+	defer zr.Close()
+	exe, err := zr.Open("caravan.exe")
+	if err != nil {
+		t.Fatalf("the windows archive holds no caravan.exe: %v", err)
+	}
+	head := make([]byte, 2)
+	if _, err := io.ReadFull(exe, head); err != nil || string(head) != "MZ" {
+		t.Errorf("the windows archive's caravan.exe is not a Windows executable: %q, %v", head, err)
+	}
+}
+
+// checkBillsOfMaterials checks that the release in out lists and holds a bill of materials for each
+// program's platforms, naming it, its version and platform, and cobra at go.mod's version.
+func checkBillsOfMaterials(t *testing.T, out string, files []string, programs map[string][]v1.Platform) {
+	t.Helper()
+	g := NewWithT(t)
+	cobra := cobraVersion(t)
+	for program, platforms := range programs {
+		for _, p := range platforms {
+			name := SBOMName(program, "v0.1.0-rc.1", p)
+			g.Expect(files).To(ContainElement(name))
+			data, err := os.ReadFile(filepath.Join(out, name))
+			g.Expect(err).NotTo(HaveOccurred())
+			bom := decodeSBOM(t, data)
+			g.Expect(bom.Metadata.Component).To(HaveValue(And(HaveField("Name", program), HaveField("Version", "v0.1.0-rc.1"),
+				HaveField("PackageURL", HaveSuffix("?goos="+p.OS+"&goarch="+p.Architecture)))), name)
+			g.Expect(*bom.Components).To(ContainElement(And(HaveField("Name", "github.com/spf13/cobra"), HaveField("Version", cobra))), name)
 		}
 	}
 }
