@@ -10,7 +10,7 @@ import (
 // errNotHere says why the local cluster does not run on Windows.
 var errNotHere = errors.New("the local cluster runs on Linux only")
 
-// ownSession is nil: the local cluster does not run here.
+// ownSession asks for nothing: the local cluster does not run here.
 func ownSession() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 
 // kill refuses: the local cluster does not run here.

@@ -26,6 +26,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/monitoring"
+	"github.com/caravan-dev/caravan/internal/version"
 )
 
 // ChartDir is the Helm chart's directory in the source tree.
@@ -50,7 +51,7 @@ func (r Release) OperatorImage() string {
 	if r.Image != "" {
 		return r.Image
 	}
-	return "caravan/operator:" + r.Version
+	return version.OperatorImageOf(r.Version)
 }
 
 // Base is what the kustomize base installs: the default operator,

@@ -32,9 +32,9 @@ func ArchiveName(version string, p v1.Platform) string {
 	return fmt.Sprintf("caravan-%s-%s-%s.%s", version, p.OS, p.Architecture, ext)
 }
 
-// buildCLI builds the CLI for each platform, installing the operator image by default, into an archive of its binary, the LICENSE and the
-// README, with the binary's bill of materials beside it, and writes the archives' checksums. It
-// returns the files written.
+// buildCLI builds the CLI for each platform, which installs the image operator by default, into an
+// archive of its binary, the LICENSE and the README, with the binary's bill of materials beside it,
+// and writes the archives' checksums. It returns the files written.
 func buildCLI(ctx context.Context, o Options, operator string) ([]string, error) {
 	binDir := filepath.Join(o.OutDir, ".build")
 	defer os.RemoveAll(binDir)

@@ -324,7 +324,7 @@ func notes(o Options, v semver.Version, section string, res Result) string {
 		fmt.Fprintf(&b, "- Image kits build on (%s): `%s`\n", n, res.KitImages[n])
 	}
 	fmt.Fprintf(&b, "- Helm chart: `oci://%s`\n", res.Chart)
-	fmt.Fprintf(&b, "- CLI: `caravan-%s-<os>-<arch>.tar.gz` for %s, with `SHA256SUMS`\n", o.Version, platformList(o.cliPlatforms()))
+	fmt.Fprintf(&b, "- CLI: `caravan-%s-<os>-<arch>.tar.gz` (`.zip` for windows) for %s, with `SHA256SUMS`\n", o.Version, platformList(o.cliPlatforms()))
 	fmt.Fprintf(&b, "- Bills of materials (CycloneDX, the Go modules each binary was built with): `%s` for the CLI, `%s` for the operator image\n",
 		SBOMName(CLIProgram, o.Version, v1.Platform{OS: "<os>", Architecture: "<arch>"}), SBOMName(OperatorProgram, o.Version, v1.Platform{OS: "<os>", Architecture: "<arch>"}))
 	fmt.Fprintf(&b, "- kustomize bases and the OLM bundle: `%s/` and `%s/`\n", packaging.KustomizeDir, packaging.BundleDir)

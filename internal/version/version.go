@@ -34,5 +34,8 @@ func DefaultOperatorImage() string {
 	if OperatorImage != "" {
 		return OperatorImage
 	}
-	return "caravan/operator:" + Get()
+	return OperatorImageOf(Get())
 }
+
+// OperatorImageOf is the operator image of version v, by tag, as a release pushes it.
+func OperatorImageOf(v string) string { return "caravan/operator:" + v }

@@ -23,21 +23,31 @@ const profileRetry = 30 * time.Second
 // profileIndex indexes integrations by the namespace/name of each IntegrationProfile they may use.
 const profileIndex = "caravan.profile"
 
-// profileKeys are the namespace/name keys of the profiles integration o may use: in the
-// namespace its annotation gives, else its own, and in the operator's namespace.
-func (r *Reconciler) profileKeys(o client.Object) []string {
+// profileLookup is the IntegrationProfile integration o names and the namespaces it is looked up
+// in, as Camel K does: the one its annotation gives, else its own, then the operator's. name is ""
+// when it names none.
+func (r *Reconciler) profileLookup(o client.Object) (name string, namespaces []string) {
 	annotations := o.GetAnnotations()
-	name := annotations[camelv1.IntegrationProfileAnnotation]
+	name = annotations[camelv1.IntegrationProfileAnnotation]
 	if name == "" {
-		return nil
+		return "", nil
 	}
 	namespace := annotations[camelv1.IntegrationProfileNamespaceAnnotation]
 	if namespace == "" {
 		namespace = o.GetNamespace()
 	}
-	keys := []string{namespace + "/" + name}
-	if r.Namespace != namespace {
-		keys = append(keys, r.Namespace+"/"+name)
+	if namespace == r.Namespace {
+		return name, []string{namespace}
+	}
+	return name, []string{namespace, r.Namespace}
+}
+
+// profileKeys are the namespace/name keys of the profiles integration o may use.
+func (r *Reconciler) profileKeys(o client.Object) []string {
+	name, namespaces := r.profileLookup(o)
+	keys := make([]string, 0, len(namespaces))
+	for _, ns := range namespaces {
+		keys = append(keys, ns+"/"+name)
 	}
 	return keys
 }
@@ -45,15 +55,7 @@ func (r *Reconciler) profileKeys(o client.Object) []string {
 // integrationsOfProfile are the integrations that may use the IntegrationProfile p, so that a
 // change of its traits or dependencies reaches them, as on Camel K.
 func (r *Reconciler) integrationsOfProfile(ctx context.Context, p client.Object) []reconcile.Request {
-	list := &camelv1.IntegrationList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{profileIndex: p.GetNamespace() + "/" + p.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, it := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&it)})
-	}
-	return reqs
+	return r.integrationsIndexed(ctx, profileIndex, p.GetNamespace()+"/"+p.GetName())
 }
 
 // reconcileProfile finds the IntegrationProfile the integration names, as Camel K does: in the
@@ -64,15 +66,11 @@ func (r *Reconciler) integrationsOfProfile(ctx context.Context, p client.Object)
 // that name it.
 func (r *Reconciler) reconcileProfile(ctx context.Context, s *scope) (reconcile.Result, error) {
 	s.profile = nil
-	name := s.it.Annotations[camelv1.IntegrationProfileAnnotation]
+	name, namespaces := r.profileLookup(s.it)
 	if name == "" {
 		return reconcile.Result{}, nil
 	}
-	namespace := s.it.Annotations[camelv1.IntegrationProfileNamespaceAnnotation]
-	if namespace == "" {
-		namespace = s.it.Namespace
-	}
-	for _, ns := range []string{namespace, r.Namespace} {
+	for _, ns := range namespaces {
 		p := &camelv1.IntegrationProfile{}
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p)
 		if err == nil {
@@ -85,7 +83,7 @@ func (r *Reconciler) reconcileProfile(ctx context.Context, s *scope) (reconcile.
 	}
 	s.Waiting = controller.Because(ReasonProfileNotFound, fmt.Sprintf(
 		"the annotation %s names the IntegrationProfile %s, which is in neither namespace %s nor %s: create it, or fix the annotation",
-		camelv1.IntegrationProfileAnnotation, name, namespace, r.Namespace))
+		camelv1.IntegrationProfileAnnotation, name, namespaces[0], r.Namespace))
 	return reconcile.Result{RequeueAfter: profileRetry}, nil
 }
 

@@ -270,9 +270,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wra
 		Complete(wrap("Integration", r))
 }
 
+// integrationsOfKit are the integrations that use the IntegrationKit kit.
 func (r *Reconciler) integrationsOfKit(ctx context.Context, kit client.Object) []reconcile.Request {
+	return r.integrationsIndexed(ctx, kitIndex, kit.GetName(), client.InNamespace(kit.GetNamespace()))
+}
+
+// integrationsIndexed are the cached integrations whose index holds value, as requests.
+func (r *Reconciler) integrationsIndexed(ctx context.Context, index, value string, opts ...client.ListOption) []reconcile.Request {
 	list := &camelv1.IntegrationList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(kit.GetNamespace()), client.MatchingFields{kitIndex: kit.GetName()}); err != nil {
+	if err := r.Client.List(ctx, list, append(opts, client.MatchingFields{index: value})...); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
