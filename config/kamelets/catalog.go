@@ -1,7 +1,8 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
-// Package kamelets is the small Kamelet catalog written for Caravan: the Kamelets a
-// newcomer can bind without installing Apache Camel's catalog.
+// Package kamelets holds the four Kamelets Caravan's installer shipped before the operator installed
+// Apache Camel's catalog: the catalog replaces them where an earlier install left them unchanged,
+// and tests bind them where the catalog is off.
 package kamelets
 
 import (

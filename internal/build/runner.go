@@ -1,5 +1,5 @@
-// Package build runs kit image builds inside the operator, as Camel K's "routine" strategy does. It
-// is a queue with a limit on the builds running at once, a timeout per build, and cancellation. The
+// Package build runs kit image builds for the operator, in builder pods or, for a dependency list, in the
+// operator itself. It is a queue with a limit on the builds running at once, a timeout per build, and cancellation. The
 // Build reconciler submits jobs and reads their state; the runner tells it, through notify, when a
 // job starts or ends.
 package build
@@ -42,7 +42,7 @@ type Job struct {
 	Spec     kit.Spec
 	Registry image.Registry
 	Timeout  time.Duration
-	// Strategy is where the build runs: StrategyRoutine or StrategyPod.
+	// Strategy is where the build runs and what it makes: StrategyPod or StrategyDependencyList.
 	Strategy string
 	// BuilderImage runs Maven in a builder pod (StrategyPod).
 	BuilderImage string
@@ -68,7 +68,7 @@ type Job struct {
 	// MavenCA is a volume of PEM certificates Maven trusts besides the public ones (StrategyPod).
 	MavenCA *corev1.VolumeSource
 	// RegistryCA is a volume of the registry's CA certificates, *.crt files (StrategyPod); the
-	// routine strategy has them in Registry.
+	// dependency-list strategy has them in Registry.
 	RegistryCA *corev1.VolumeSource
 	// MavenResources are the requests and limits the platform sets for Maven's container
 	// (StrategyPod), each over the builder's default.
@@ -87,8 +87,11 @@ type Parent struct {
 // Build strategies, as Camel K names them (the platform's
 // spec.build.buildConfiguration.strategy).
 const (
-	// StrategyRoutine builds in the operator, in Go: kits that list their
-	// dependencies and hold no jars.
+	// StrategyDependencyList builds in the operator, in Go: kits that list their dependencies and
+	// hold no jars, for clusters whose integration pods are simulated. It is Caravan's own.
+	StrategyDependencyList = "dependency-list"
+	// StrategyRoutine is Camel K's build inside its operator, with Maven; Caravan's operator runs
+	// no Maven, and refuses it.
 	StrategyRoutine = "routine"
 	// StrategyPod builds in a builder pod, with Maven: kits that hold the jars.
 	StrategyPod = "pod"
@@ -101,7 +104,7 @@ type Func func(ctx context.Context, job Job) (Output, error)
 type Output struct {
 	image.Result
 	Artifacts []camelv1.Artifact
-	// Maven tells, for a kit of jars, how it was made; nil for a routine build.
+	// Maven tells, for a kit of jars, how it was made; nil for a dependency list.
 	Maven *MavenOutput
 }
 
@@ -128,18 +131,18 @@ func (o Output) Summary() string {
 			len(o.Artifacts), m.Added, on, m.DownloadedFiles, m.DownloadedBytes)
 		return s
 	}
-	return s + " " + RoutineNote
+	return s + " " + DependencyListNote
 }
 
-// RoutineNote says what a kit of the routine strategy lacks, wherever one is reported.
-const RoutineNote = "by the routine strategy: the kit holds its dependency list and no jars, so Camel does not run on it; " +
+// DependencyListNote says what a kit of the dependency-list strategy lacks, wherever one is reported.
+const DependencyListNote = "by the dependency-list strategy: the kit holds its dependency list and no jars, so Camel does not run on it; " +
 	"build with the platform's spec.build.buildConfiguration.strategy pod (the default) for kits that run"
 
 // mavenSummary matches what Summary writes of a kit of jars.
 var mavenSummary = regexp.MustCompile(`: (\d+) jars, (\d+) of them in a new layer on (?:kit (\S+)|the base image); Maven downloaded (\d+) files \((\d+) bytes\)$`)
 
 // ParseSummary reads back what Summary wrote of a kit of jars: the jars,
-// and the MavenOutput. It is false for a routine build's summary.
+// and the MavenOutput. It is false for a dependency list's summary.
 func ParseSummary(s string) (jars int, m MavenOutput, ok bool) {
 	g := mavenSummary.FindStringSubmatch(s)
 	if g == nil {

@@ -135,8 +135,8 @@ func TestTheSummaryOfAMavenKitTellsWhatItBuiltOnAndDownloaded(t *testing.T) {
 	if got := out.Summary(); got != want {
 		t.Fatalf("Summary() = %q, want %q", got, want)
 	}
-	if got := (Output{Result: image.Result{Image: "registry/kit@sha256:d"}}).Summary(); got != "built and pushed registry/kit@sha256:d "+RoutineNote {
-		t.Fatalf("a routine build's Summary() = %q", got)
+	if got := (Output{Result: image.Result{Image: "registry/kit@sha256:d"}}).Summary(); got != "built and pushed registry/kit@sha256:d "+DependencyListNote {
+		t.Fatalf("a dependency list's Summary() = %q", got)
 	}
 }
 
@@ -151,7 +151,7 @@ func TestParseSummaryReadsBackWhatSummaryWrote(t *testing.T) {
 		}
 	}
 	if _, _, ok := ParseSummary("built and pushed registry/kit@sha256:d"); ok {
-		t.Error("a routine build's summary parses as a Maven build's")
+		t.Error("a dependency list's summary parses as a Maven build's")
 	}
 }
 

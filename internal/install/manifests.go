@@ -20,7 +20,6 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/config/crd"
-	"github.com/caravan-dev/caravan/config/kamelets"
 )
 
 // InstalledNamespaceAnnotation records, on an IntegrationOperator, the
@@ -76,7 +75,7 @@ type Config struct {
 	RegistryInsecure bool
 	// RegistrySecret names the Secret of the registry's credentials, in Namespace.
 	RegistrySecret string
-	// BuildStrategy, when set, is a new platform's build strategy (routine or pod).
+	// BuildStrategy, when set, is a new platform's build strategy (pod or dependency-list).
 	BuildStrategy string
 	// MavenCache, when set, is the size of the claim that keeps Maven's
 	// local repository across builds (MavenCacheClaim); a new platform names it.
@@ -90,12 +89,9 @@ type Config struct {
 	// no MutatingAdmissionPolicy (Kubernetes 1.30 to 1.35). DefaultUsePolicy then judges
 	// unassigned resources in DefaultPolicy's stead, and the operators mirror labels themselves.
 	ValidatingOnly bool
-	// SkipKamelets leaves the Kamelet catalog out: the Kamelets the installer carries, and the
-	// catalog of the operator's Camel version (SkipKameletCatalog).
+	// SkipKamelets has a new platform opt out of the Kamelet catalog of its Camel version, which
+	// the operator installs (spec.kamelet.catalog: false). The installer itself carries no Kamelet.
 	SkipKamelets bool
-	// SkipKameletCatalog has a new platform opt out of the Kamelet catalog of its Camel version,
-	// which the operator installs (spec.kamelet.catalog: false).
-	SkipKameletCatalog bool
 	// Replicas of the operator Deployment (one leads); 1 when nil.
 	Replicas *int32
 	// Resources of the operator container; DefaultResources when empty.
@@ -174,13 +170,6 @@ func Manifests(c Config) ([]client.Object, error) {
 	for _, o := range objs {
 		labelObject(c, o)
 	}
-	if !c.SkipKamelets {
-		catalog, err := kameletManifests(c)
-		if err != nil {
-			return nil, err
-		}
-		objs = append(objs, catalog...)
-	}
 	return objs, nil
 }
 
@@ -212,24 +201,6 @@ func labelObject(c Config, o client.Object) {
 	l := maps.Clone(labels)
 	l[ObjectLabel] = slot
 	o.SetLabels(l)
-}
-
-// kameletManifests are the catalog's Kamelets, in the operator namespace,
-// where every operator of that namespace validates them and every binding
-// finds them after its own namespace. They carry no operator id: catalog
-// Kamelets are shared by whoever binds them.
-func kameletManifests(c Config) ([]client.Object, error) {
-	catalog, err := kamelets.Catalog()
-	if err != nil {
-		return nil, err
-	}
-	objs := make([]client.Object, 0, len(catalog))
-	for _, k := range catalog {
-		k.TypeMeta = typeMeta(camelv1.GroupVersion.String(), "Kamelet")
-		k.Namespace = c.Namespace
-		objs = append(objs, k)
-	}
-	return objs, nil
 }
 
 func crdManifests() ([]client.Object, error) {
@@ -278,7 +249,7 @@ func platform(c Config) *camelv1.IntegrationPlatform {
 		p.Spec.Build.Maven = &camelv1.RawObject{JSON: apiextensionsv1.JSON{
 			Raw: fmt.Appendf(nil, `{"cacheVolumeClaim":%q}`, MavenCacheClaim(c.ID))}}
 	}
-	if c.SkipKamelets || c.SkipKameletCatalog {
+	if c.SkipKamelets {
 		p.Spec.Kamelet.Catalog = ptr.To(false)
 	}
 	return p

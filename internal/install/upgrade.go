@@ -23,7 +23,7 @@ import (
 // back from what install applied. It reads its Deployment (image,
 // replicas, resources, scheduling, pull secrets and the arguments
 // install wrote), its registration (default, watched namespaces) and
-// which of the admission binding and the Kamelet catalog exist. An
+// whether the admission policies exist and its platform opts out of the Kamelet catalog. An
 // upgrade applies them again with another image, so that it changes
 // nothing else.
 func (i *Installer) Installed(ctx context.Context, id, namespace string) (Config, error) {
@@ -64,18 +64,12 @@ func (i *Installer) Installed(ctx context.Context, id, namespace string) (Config
 		return Config{}, fmt.Errorf("reading the admission policies of operator %s: %w", id, err)
 	}
 	c.SkipAdmission = apierrors.IsNotFound(err)
-	catalog, err := kameletManifests(c)
-	if err != nil {
-		return Config{}, err
+	itp := &camelv1.IntegrationPlatform{}
+	err = i.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: id}, itp)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return Config{}, fmt.Errorf("reading the platform of operator %s: %w", id, err)
 	}
-	c.SkipKamelets = true
-	if len(catalog) > 0 {
-		err := i.Client.Get(ctx, client.ObjectKeyFromObject(catalog[0]), &camelv1.Kamelet{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return Config{}, fmt.Errorf("reading the Kamelet catalog: %w", err)
-		}
-		c.SkipKamelets = apierrors.IsNotFound(err)
-	}
+	c.SkipKamelets = err == nil && !itp.Spec.Kamelet.CatalogEnabled()
 	return c, nil
 }
 

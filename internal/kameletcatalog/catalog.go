@@ -6,10 +6,12 @@
 //
 // The rules, for a Kamelet of the catalog and one of the same name in the namespace:
 //   - none there: it is applied;
+//   - one of the four an earlier Caravan installer shipped, as it shipped it: it is replaced;
 //   - one a user made (not labelled camel.apache.org/kamelet.bundled): it is kept;
 //   - a bundled one of a newer catalog (another operator's, of a newer Camel): it is kept;
 //   - a bundled one whose spec a user, or another operator, changed (a field manager other than
 //     FieldManager owns a field of its spec): it is kept;
+//   - one equal to the catalog's: it is left as it is, which costs no request;
 //   - else it is applied, with FieldManager, which brings it to this catalog's version.
 //
 // Kamelets a newer catalog drops are left, as on Camel K.
@@ -18,9 +20,11 @@ package kameletcatalog
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path"
+	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/config/kamelets"
 )
 
 const (
@@ -108,26 +113,83 @@ type Verdict string
 // The verdicts.
 const (
 	Apply           Verdict = "applied"
+	Current         Verdict = "already current"
+	ReplaceStarter  Verdict = "in place of the installer's"
 	KeptUserMade    Verdict = "kept, not from a catalog"
 	KeptNewer       Verdict = "kept from a newer catalog"
 	KeptUserChanged Verdict = "kept as a user changed it"
 )
 
-// Judge decides what becomes of a Kamelet of catalog version given existing, the Kamelet of its
-// name in the namespace (nil for none), read with its managed fields.
-func Judge(existing *camelv1.Kamelet, version string) Verdict {
+// Judge decides what becomes of want, a Kamelet of catalog version, given existing, the Kamelet of
+// its name in the namespace (nil for none), read with its managed fields.
+func Judge(existing, want *camelv1.Kamelet, version string) Verdict {
 	switch {
 	case existing == nil:
 		return Apply
 	case existing.Labels[BundledLabel] != "true":
+		if IsStarter(existing) {
+			return ReplaceStarter
+		}
 		return KeptUserMade
 	case newer(existing.Annotations[VersionAnnotation], version):
 		return KeptNewer
 	case changedByOthers(existing.ManagedFields):
 		return KeptUserChanged
+	case want != nil && sameSpec(existing, want) &&
+		holds(existing.Labels, want.Labels) && holds(existing.Annotations, want.Annotations):
+		return Current
 	}
 	return Apply
 }
+
+// sameSpec tells whether a and b have the same spec as JSON values: key order and spacing aside.
+func sameSpec(a, b *camelv1.Kamelet) bool {
+	va, errA := jsonValue(a.Spec)
+	vb, errB := jsonValue(b.Spec)
+	return errA == nil && errB == nil && reflect.DeepEqual(va, vb)
+}
+
+func jsonValue(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	return out, json.Unmarshal(raw, &out)
+}
+
+// holds tells whether have has every entry of want.
+func holds(have, want map[string]string) bool {
+	for k, v := range want {
+		if w, ok := have[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// IsStarter tells whether k is one of the Kamelets Caravan's installer shipped before the
+// catalog, unchanged: Caravan's provider annotation and the spec the installer wrote.
+func IsStarter(k *camelv1.Kamelet) bool {
+	if k.Annotations[providerAnnotation] != starterProvider {
+		return false
+	}
+	starters, err := kamelets.Catalog()
+	if err != nil {
+		return false
+	}
+	for _, s := range starters {
+		if s.Name == k.Name {
+			return sameSpec(s, k)
+		}
+	}
+	return false
+}
+
+const (
+	providerAnnotation = "camel.apache.org/provider"
+	starterProvider    = "Caravan"
+)
 
 // newer tells whether catalog version a is newer than b; a version that does not parse is not.
 func newer(a, b string) bool {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/config/kamelets"
 )
 
 // jar is a jar holding the given files.
@@ -92,11 +93,42 @@ func TestJudgeAppliesTheCatalogWithoutOverwritingWhatAUserOrANewerCatalogWrote(t
 		{"the status the operators write is no change", bundled("4.18.0", owns("caravan-operator", "status", `{"f:status":{"f:phase":{}}}`)), Apply},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Judge(c.existing, "4.18.0"); got != c.want {
+			if got := Judge(c.existing, nil, "4.18.0"); got != c.want {
 				t.Errorf("Judge = %q, want %q", got, c.want)
 			}
 		})
 	}
+	t.Run("one equal to the catalog's is left as it is", func(t *testing.T) {
+		want := bundled("4.18.0")
+		want.Spec.Definition = &camelv1.RawObject{}
+		want.Spec.Definition.Raw = []byte(`{"title": "Webhook Source", "type": "object"}`)
+		existing := want.DeepCopy()
+		existing.Spec.Definition.Raw = []byte(`{"type":"object","title":"Webhook Source"}`) // as the API server writes it
+		existing.Labels["team"] = "a"
+		existing.ManagedFields = []metav1.ManagedFieldsEntry{owns(FieldManager, "", `{"f:spec":{}}`)}
+		if got := Judge(existing, want, "4.18.0"); got != Current {
+			t.Errorf("Judge = %q, want %q", got, Current)
+		}
+		want.Spec.Definition.Raw = []byte(`{"title": "Webhook", "type": "object"}`)
+		if got := Judge(existing, want, "4.18.0"); got != Apply {
+			t.Errorf("Judge of one whose spec differs = %q, want %q", got, Apply)
+		}
+	})
+	t.Run("the installer's four, unchanged, are replaced; changed, they are kept", func(t *testing.T) {
+		starters, err := kamelets.Catalog()
+		if err != nil || len(starters) != 4 {
+			t.Fatalf("the installer's Kamelets: %d, %v", len(starters), err)
+		}
+		for _, s := range starters {
+			if got := Judge(s, nil, "4.18.0"); got != ReplaceStarter {
+				t.Errorf("Judge(%s) = %q, want %q", s.Name, got, ReplaceStarter)
+			}
+			s.Spec.Definition.Raw = bytes.Replace(s.Spec.Definition.Raw, []byte(`"description":"`), []byte(`"description":"Ours: `), 1)
+			if got := Judge(s, nil, "4.18.0"); got != KeptUserMade {
+				t.Errorf("Judge(%s, changed) = %q, want %q", s.Name, got, KeptUserMade)
+			}
+		}
+	})
 	if !strings.HasSuffix(Dependency("4.18.0"), "camel-kamelets:4.18.0") || JarName("4.18.0") != "camel-kamelets-4.18.0.jar" {
 		t.Error("the catalog's artifact is misnamed")
 	}

@@ -65,7 +65,7 @@ orphans. caravan install --fleet installs it.`,
 	cmd.Flags().StringVar(&o.OperatorImage, "operator-image", "", "the operators' image when their IntegrationOperator names none; spec.version replaces its tag")
 	cmd.Flags().StringVar(&o.Registry, "registry", "", "the build registry of the operators' platforms")
 	cmd.Flags().BoolVar(&o.RegistryInsecure, "registry-insecure", false, "the operators reach the registry over plain HTTP")
-	cmd.Flags().BoolVar(&o.SkipKamelets, "skip-kamelets", false, "the operators install no Kamelets: neither the installer's nor the catalog of their Camel version")
+	cmd.Flags().BoolVar(&o.SkipKamelets, "skip-kamelets", false, "the operators install no Kamelet catalog (their platforms' spec.kamelet.catalog: false)")
 	cmd.Flags().DurationVar(&o.HeartbeatInterval, "heartbeat-interval", 0, "how often the operators renew their registration (default theirs, 10s)")
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the metrics endpoint; 0 disables it")
 	cmd.Flags().StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of /healthz and /readyz; 0 disables them")

@@ -1,7 +1,7 @@
 // Package packaging writes what Caravan's Helm chart and kustomize base
 // take from the same Go manifests as `caravan install`. For the chart,
 // that is the CRDs, the operator's RBAC rules, the admission policies,
-// the reader role and the Kamelet catalog (the rest of
+// and the reader role (the rest of
 // deploy/helm/caravan/templates is written by hand); for kustomize, the
 // whole base (the overlays are written by hand). The tests render the
 // chart with Helm's library and the kustomizations with kustomize's
@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/monitoring"
 	"github.com/caravan-dev/caravan/internal/version"
@@ -147,15 +146,13 @@ func Generated(r Release) (map[string][]byte, error) {
 		}
 	}
 	files := map[string][]byte{}
-	var admission, mutating, kamelets, reader []client.Object
+	var admission, mutating, reader []client.Object
 	for _, o := range global {
 		switch o := o.(type) {
 		case *admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding:
 			admission = append(admission, o)
 		case *admissionv1.MutatingAdmissionPolicy, *admissionv1.MutatingAdmissionPolicyBinding:
 			mutating = append(mutating, o)
-		case *camelv1.Kamelet:
-			kamelets = append(kamelets, o)
 		case *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
 			if slices.Contains(install.SharedRoles, o.GetName()) {
 				reader = append(reader, o)
@@ -185,9 +182,8 @@ func Generated(r Release) (map[string][]byte, error) {
 			"(" + mutatingServed + ") }}"},
 		"admission-validating-only.yaml": {defaultUse, "{{- if and (not .Values.fleet.enabled) (not .Values.skipAdmission) .Values.sharedResources " +
 			"(not (" + mutatingServed + ")) }}"},
-		"kamelets.yaml": {kamelets, "{{- if and (not .Values.fleet.enabled) (not .Values.skipKamelets) }}"},
-		"reader.yaml":   {reader, "{{- if and (not .Values.fleet.enabled) .Values.sharedResources }}"},
-		"fleet.yaml":    {fleet, "{{- if .Values.fleet.enabled }}"},
+		"reader.yaml": {reader, "{{- if and (not .Values.fleet.enabled) .Values.sharedResources }}"},
+		"fleet.yaml":  {fleet, "{{- if .Values.fleet.enabled }}"},
 	} {
 		data, err := templateOf(parts.objs, parts.cond)
 		if err != nil {

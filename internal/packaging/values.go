@@ -154,7 +154,7 @@ var chartValues = []value{
 	{Name: "sharedResources", Default: "true", Schema: boolean,
 		Doc: "Render the objects that every operator of the cluster shares: the admission policies and the shared roles. Helm adopts no object another release made: leave it true in the first release of the cluster, set it to false in the others. Helm keeps those objects when that release is uninstalled."},
 	{Name: "skipKamelets", Default: "false", Schema: boolean,
-		Doc: "Leave out the Kamelets: those the chart carries (timer-source, log-sink, ...), and the catalog of the operator's Camel version, which the operator installs unless its platform opts out (spec.kamelet.catalog: false, which this sets on the platform the chart creates)."},
+		Doc: "Have the operator install no Kamelet catalog of its Camel version: the platform the chart creates opts out (spec.kamelet.catalog: false). The chart itself carries no Kamelet."},
 	{Name: "heartbeatInterval", Default: `""`, Schema: map[string]any{"type": "string", "pattern": `^([0-9]+(ms|s|m))*$`},
 		Doc: "How often the operator renews its registration, 1s to 30s. Unset: 10s."},
 	{Name: "logVerbosity", Default: "0", Schema: map[string]any{"type": "integer", "minimum": 0},

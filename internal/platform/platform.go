@@ -59,7 +59,7 @@ func Resolve(spec camelv1.IntegrationPlatformSpec) camelv1.IntegrationPlatformSp
 
 // BuildConfiguration is what Caravan reads of Camel K's spec.build.buildConfiguration.
 type BuildConfiguration struct {
-	// Strategy is routine (in the operator) or pod (in a builder pod, with Maven).
+	// Strategy is pod (Maven in a builder pod) or dependency-list (in the operator, no jars).
 	Strategy string `json:"strategy,omitempty"`
 	// ToolImage is the builder pods' image; a name without a host is looked
 	// up in the platform's registry.
@@ -135,7 +135,20 @@ func (c BuildConfiguration) Resources() (requests, limits corev1.ResourceList, e
 const DefaultBuildStrategy = build.StrategyPod
 
 // KnownStrategy tells whether Caravan runs builds of strategy s.
-func KnownStrategy(s string) bool { return s == build.StrategyRoutine || s == build.StrategyPod }
+func KnownStrategy(s string) bool { return s == build.StrategyPod || s == build.StrategyDependencyList }
+
+// CheckStrategy says why Caravan does not run builds of strategy s, naming those it runs; nil when it does.
+func CheckStrategy(s string) error {
+	switch {
+	case KnownStrategy(s):
+		return nil
+	case s == build.StrategyRoutine:
+		return fmt.Errorf("%q is Camel K's build inside its operator, with Maven there; Caravan's operator runs no Maven: "+
+			"use pod (the default), which builds the same kits in builder pods", s)
+	}
+	return fmt.Errorf("%q is not one Caravan runs: use pod (Maven in builder pods, the default), "+
+		"or dependency-list (kits without jars, for clusters whose integration pods are simulated)", s)
+}
 
 // BuildConfigurationOf reads spec.build.buildConfiguration, defaults filled
 // in; a strategy Caravan does not know is an error that says which it does.
@@ -149,8 +162,8 @@ func BuildConfigurationOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfigur
 	if c.Strategy == "" {
 		c.Strategy = DefaultBuildStrategy
 	}
-	if !KnownStrategy(c.Strategy) {
-		return c, fmt.Errorf("spec.build.buildConfiguration.strategy %q is not one Caravan runs: use routine or pod", c.Strategy)
+	if err := CheckStrategy(c.Strategy); err != nil {
+		return c, fmt.Errorf("spec.build.buildConfiguration.strategy %w", err)
 	}
 	if c.ToolImage == "" {
 		c.ToolImage = runtime.BuilderImage.Repository

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
@@ -792,7 +794,8 @@ func serviceType(key client.ObjectKey) func() (corev1.ServiceType, error) {
 }
 
 // checkKameletCatalog checks that operator jvm installed, as Camel K does, the Kamelet catalog of
-// its Camel version into its namespace ops, keeping the four Kamelets the installer brought; that a
+// its Camel version into its namespace ops, in place of the four Kamelets an earlier installer
+// brought (here the harness, for the operators of ops without the catalog); that a
 // Pipe of namespace apps runs with a step of the catalog's; then deletes a Kamelet of the catalog
 // for checkAProfileARepositoryAndASecondRun to find it on the classpath.
 func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
@@ -813,8 +816,10 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 		return string(c.Status) + " " + c.Reason, nil
 	}, mavenTimeout, poll).Should(Equal("True CatalogInstalled"), func() string { return msg })
 	t.Logf("the platform says: %s", msg)
-	g.Expect(msg).To(MatchRegexp(`the Kamelet catalog 4\.18\.0 is installed in \S+ in [0-9.]+m?s: 2[0-9]{2} Kamelets applied, 4 kept, not from a catalog$`))
+	g.Expect(msg).To(MatchRegexp(`the Kamelet catalog 4\.18\.0 is installed in \S+ in [0-9.]+m?s: 2[0-9]{2} Kamelets applied, 4 in place of the installer's$`))
 	k := &camelv1.Kamelet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "timer-source"}, k)).To(Succeed())
+	g.Expect(k.Labels).To(HaveKeyWithValue("camel.apache.org/kamelet.bundled", "true"), "the catalog's timer-source replaced the installer's")
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "set-body-action"}, k)).To(Succeed())
 	g.Expect(k.Labels).To(HaveKeyWithValue("camel.apache.org/kamelet.bundled", "true"))
 	g.Eventually(func() (camelv1.KameletPhase, error) {
@@ -828,10 +833,37 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Eventually(integrationLog(cli, "catalog-step"), mavenTimeout, poll).Should(ContainSubstring("Hello from the catalog"))
 
+	checkAStarterDeletedGivesWayToTheCatalog(t, ops)
 	g.Expect(env.Client.Delete(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "drop-header-action"}})).To(Succeed())
 	checkAProfileARepositoryAndASecondRun(t, cli, apps)
 	// Its JVM costs CPU the next steps need.
 	g.Expect(env.Client.Delete(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "catalog-step"}})).To(Succeed())
+}
+
+// checkAStarterDeletedGivesWayToTheCatalog: where an upgrade deletes a Kamelet an earlier installer
+// shipped (Helm, upgrading to a chart without it), the operator of ops applies the catalog's of
+// its name at once, and only it: the others are left as they are.
+func checkAStarterDeletedGivesWayToTheCatalog(t *testing.T, ops string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	starters, err := kamelets.Catalog()
+	g.Expect(err).NotTo(HaveOccurred())
+	starter := starters[slices.IndexFunc(starters, func(k *camelv1.Kamelet) bool { return k.Name == "insert-header-action" })]
+	g.Expect(env.Client.Delete(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: starter.Name}})).To(Succeed())
+	starter.Namespace = ops
+	g.Expect(env.Client.Create(ctx, starter, client.FieldOwner("helm"))).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, starter)).To(Succeed())
+	k := &camelv1.Kamelet{}
+	g.Eventually(func() (map[string]string, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(starter), k)
+		return k.Labels, err
+	}, timeout, poll).Should(HaveKeyWithValue("camel.apache.org/kamelet.bundled", "true"))
+	g.Eventually(func() (string, error) {
+		itp := &camelv1.IntegrationPlatform{}
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "jvm"}, itp)
+		return meta.FindStatusCondition(itp.Status.Conditions, "KameletCatalogAvailable").Message, err
+	}, timeout, poll).Should(MatchRegexp(`: 1 Kamelets applied, 2[0-9]{2} already current$`))
 }
 
 // httpBody is the body of a GET of url.

@@ -18,11 +18,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
+	"github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/localcluster"
@@ -51,14 +54,15 @@ type OperatorOptions struct {
 	// hand that copies another namespace's objects would: the id is not
 	// claimed, and the operator finds out itself who holds it.
 	Unregistered bool
-	// BuildStrategy is its platform's; "" is routine, which builds kits in the
+	// BuildStrategy is its platform's; "" is dependency-list, which builds kits in the
 	// operator without Maven: the many tests that run their kits on the
 	// simulated nodes need no jars.
 	BuildStrategy string
 	// MavenCache, when set, is the size of its Maven cache's claim.
 	MavenCache *resource.Quantity
 	// KameletCatalog has its platform install the Kamelet catalog of its Camel version, which
-	// costs a build: the tests' platforms opt out unless they ask.
+	// costs a build: the tests' platforms opt out unless they ask, and get the four Kamelets of
+	// config/kamelets instead.
 	KameletCatalog bool
 	// Env are variables of its container besides Caravan's, as `kubectl set env` adds them.
 	Env map[string]string
@@ -120,17 +124,20 @@ func (e *Env) InstallOperator(t testing.TB, id, namespace string, opts OperatorO
 	}
 	strategy := opts.BuildStrategy
 	if strategy == "" {
-		strategy = build.StrategyRoutine
+		strategy = build.StrategyDependencyList
 	}
 	objs, err := install.Manifests(install.Config{
 		ID: id, Namespace: namespace, Default: opts.Default || id == ownership.DefaultID, WatchNamespaces: opts.WatchNamespaces,
 		Image: e.OperatorImage(t), Registry: e.Cluster.RegistryAddress, RegistryInsecure: true,
 		Version: version.Get(), SkipAdmission: true, Replicas: ptr.To(replicas),
 		HeartbeatInterval: HeartbeatInterval, Verbosity: opts.Verbosity, MavenCache: opts.MavenCache,
-		BuildStrategy: strategy, SkipKameletCatalog: !opts.KameletCatalog,
+		BuildStrategy: strategy, SkipKamelets: !opts.KameletCatalog,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !opts.KameletCatalog {
+		objs = append(objs, starterKamelets(t, namespace)...)
 	}
 	setOperatorEnv(objs, opts.Env)
 	if opts.Unregistered {
@@ -363,4 +370,21 @@ func (o *Operator) logTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// starterKamelets are the four Kamelets of config/kamelets in namespace, which the tests bind where
+// the catalog is off.
+func starterKamelets(t testing.TB, namespace string) []client.Object {
+	t.Helper()
+	catalog, err := kamelets.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]client.Object, 0, len(catalog))
+	for _, k := range catalog {
+		k.TypeMeta = metav1.TypeMeta{APIVersion: camelv1.GroupVersion.String(), Kind: "Kamelet"}
+		k.Namespace = namespace
+		objs = append(objs, k)
+	}
+	return objs
 }

@@ -14,7 +14,7 @@ import (
 
 // UsePlatformRegistry points the platform of operator id at registry, and waits until the
 // operator has seen it. The platform is the IntegrationPlatform id in namespace, which the
-// operator makes at start; it gets baseImage as the kits' base and the routine build strategy
+// operator makes at start; it gets baseImage as the kits' base and the dependency-list build strategy
 // (an operator of the test process runs no builder pods). The wait, up to a minute, is for
 // the platform to exist and then for its status to observe its generation: a build the test
 // starts afterwards uses this registry, not the one before.
@@ -35,7 +35,7 @@ func (e *Env) UsePlatformRegistry(t testing.TB, namespace, id string, registry c
 	before := itp.DeepCopy()
 	itp.Spec.Build.Registry = registry
 	itp.Spec.Build.BaseImage = baseImage
-	itp.Spec.Build.BuildConfiguration = &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(`{"strategy":"routine"}`)}}
+	itp.Spec.Build.BuildConfiguration = &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(`{"strategy":"dependency-list"}`)}}
 	if err := e.Client.Patch(ctx, itp, client.MergeFrom(before)); err != nil {
 		t.Fatalf("configuring the registry of platform %s: %v", key, err)
 	}

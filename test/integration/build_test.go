@@ -18,6 +18,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,6 +55,15 @@ func kstatusOf(obj client.Object, conditions []metav1.Condition) string {
 		ready = c.Status
 	}
 	return fmt.Sprintf("%s, Ready %s", res.Status, ready)
+}
+
+// readyOf is the reason and message of a Ready condition among conditions, "REASON: MESSAGE".
+func readyOf(conditions []metav1.Condition) string {
+	c := meta.FindStatusCondition(conditions, camelv1.ConditionReady)
+	if c == nil {
+		return "no Ready condition"
+	}
+	return c.Reason + ": " + c.Message
 }
 
 // kitKstatus polls kstatusOf the kit named like build b.
@@ -391,6 +401,38 @@ func TestAPlatformWithoutRegistrySaysWhatToConfigure(t *testing.T) {
 		}
 		return c.Message
 	}, timeout, poll).Should(ContainSubstring("spec.build.registry.address"))
+}
+
+// TestCamelKsRoutineStrategyIsRefusedNamingPod: a platform with Camel K's routine strategy, which
+// runs Maven inside the operator, is Error naming pod, its builds wait saying the same, and the
+// build runs once the strategy is one Caravan runs.
+func TestCamelKsRoutineStrategyIsRefusedNamingPod(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	startPlatformRegistry(t)
+	itp := &camelv1.IntegrationPlatform{}
+	key := client.ObjectKey{Namespace: operatorNamespace, Name: operatorID}
+	g.Expect(env.Client.Get(ctx, key, itp)).To(Succeed())
+	before := itp.DeepCopy()
+	itp.Spec.Build.BuildConfiguration = &camelv1.RawObject{JSON: apiextensionsv1.JSON{Raw: []byte(`{"strategy":"routine"}`)}}
+	g.Expect(env.Client.Patch(ctx, itp, client.MergeFrom(before))).To(Succeed())
+	g.Eventually(func() string {
+		cur := &camelv1.IntegrationPlatform{}
+		_ = env.Client.Get(ctx, key, cur)
+		return string(cur.Status.Phase) + ", " + kstatusOf(cur, cur.Status.Conditions) + ", " + readyOf(cur.Status.Conditions)
+	}, timeout, poll).Should(And(HavePrefix("Error, Failed, Ready False, InvalidBuildConfiguration: "), ContainSubstring("use pod")))
+
+	ns := env.Namespace(t)
+	it := sourceIntegration(ns, "routine", "camel:log")
+	g.Expect(env.Client.Create(ctx, it)).To(Succeed())
+	var b *camelv1.Build
+	g.Eventually(last(buildOf(t, ns, it), &b), timeout, poll).Should(WithTransform(func(b *camelv1.Build) string {
+		return readyOf(b.Status.Conditions)
+	}, And(HavePrefix("InvalidBuildConfiguration: "), ContainSubstring(`"routine" is Camel K's build inside its operator`))))
+	g.Expect(b.Status.Phase).NotTo(Equal(camelv1.BuildPhaseRunning), "no attempt runs")
+
+	startPlatformRegistry(t) // the dependency-list strategy again
+	g.Eventually(last(buildOf(t, ns, it), &b), timeout, poll).Should(HaveField("Status.Phase", camelv1.BuildPhaseSucceeded))
 }
 
 // TestANewKitRollsTheDeployment: new dependencies mean a new kit; once it

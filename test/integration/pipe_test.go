@@ -559,9 +559,11 @@ func TestAPipeAnotherOperatorRanKeepsItsIntegrationUntilItChanges(t *testing.T) 
 		HaveField("Spec.Traits", HaveKey("container"))))
 }
 
-// TestTheCatalogKeepsAKameletAUserChanged: a Kamelet the catalog applied is applied again, until a
-// user changes its spec (kubectl edit, here an update by another field manager); a change of its
-// labels alone does not count. The API server's managed fields tell them apart.
+// TestTheCatalogKeepsAKameletAUserChanged: a Kamelet the catalog applied is left as it is while it
+// equals the catalog's, applied again when the catalog's differs, and kept once a user changes its
+// spec (kubectl edit, here an update by another field manager); a change of its labels alone does
+// not count. The API server's managed fields tell them apart. One of the installer's four, as an
+// earlier Caravan installed it, is replaced.
 func TestTheCatalogKeepsAKameletAUserChanged(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -578,21 +580,33 @@ func TestTheCatalogKeepsAKameletAUserChanged(t *testing.T) {
 	judge := func() kameletcatalog.Verdict {
 		stored := &camelv1.Kamelet{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), stored)).To(Succeed())
-		return kameletcatalog.Judge(stored, "4.18.0")
+		return kameletcatalog.Judge(stored, k, "4.18.0")
 	}
-	g.Expect(judge()).To(Equal(kameletcatalog.Apply))
-
+	g.Expect(judge()).To(Equal(kameletcatalog.Current), "the API server's copy is the catalog's")
+	changed := k.DeepCopy()
+	changed.Spec.Dependencies = append(changed.Spec.Dependencies, "camel:jackson")
 	stored := &camelv1.Kamelet{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), stored)).To(Succeed())
+	g.Expect(kameletcatalog.Judge(stored, changed, "4.18.0")).To(Equal(kameletcatalog.Apply))
+
 	stored.Labels["team"] = "payments"
 	g.Expect(env.Client.Update(ctx, stored, client.FieldOwner("kubectl-label"))).To(Succeed())
-	g.Expect(judge()).To(Equal(kameletcatalog.Apply), "a label is no change of the Kamelet")
+	g.Expect(judge()).To(Equal(kameletcatalog.Current), "a label is no change of the Kamelet")
 
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), stored)).To(Succeed())
 	stored.Spec.Dependencies = append(stored.Spec.Dependencies, "camel:jackson")
 	g.Expect(env.Client.Update(ctx, stored, client.FieldOwner("kubectl-edit"))).To(Succeed())
 	g.Expect(judge()).To(Equal(kameletcatalog.KeptUserChanged))
-	g.Expect(kameletcatalog.Judge(stored, "4.20.0")).To(Equal(kameletcatalog.KeptUserChanged))
+	g.Expect(kameletcatalog.Judge(stored, nil, "4.20.0")).To(Equal(kameletcatalog.KeptUserChanged))
+
+	starter := catalog[1].DeepCopy()
+	starter.Namespace = ns
+	starter.TypeMeta = k.TypeMeta
+	u, err = apply.Configuration(starter)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Apply(ctx, u, client.FieldOwner("caravan"), client.ForceOwnership)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(starter), stored)).To(Succeed())
+	g.Expect(kameletcatalog.Judge(stored, nil, "4.18.0")).To(Equal(kameletcatalog.ReplaceStarter))
 }
 
 // TestAPipeUsesAKameletOfAnotherNamespaceItsServiceAccountMayRead: as on Camel K, a ref to a

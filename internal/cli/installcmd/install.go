@@ -98,13 +98,11 @@ all named from its id so several operators can share a namespace. Also the
 ClusterRole <id>-operator-user, which lets who is bound to it assign resources
 to this operator.
 
-Unless --skip-kamelets, it installs four Kamelets (timer-source, log-sink,
-http-sink, insert-header-action), which take the properties of Camel's catalog,
-into the operator namespace, unassigned: Pipes and KameletBindings of any
-namespace find them there after their own namespace.
-The operator then installs there the whole Kamelet catalog of its Camel version,
-resolved by Maven in a builder pod, as Camel K does; --skip-kamelets has the
-new platform opt out of it too.
+Unless --skip-kamelets, the operator installs the Kamelet catalog of its Camel
+version into the operator namespace, resolved by Maven in a builder pod, as
+Camel K does: unassigned, so that Pipes and KameletBindings of any namespace
+find them there after their own namespace. --skip-kamelets has the new
+platform opt out of it.
 
 An id already registered is refused; --force reinstalls or upgrades it in the
 same namespace, and never takes over an id registered in another namespace.
@@ -155,7 +153,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.StringVar(&o.RegistrySecret, "registry-secret", "", "Secret of the registry's credentials in the operator's namespace, of type kubernetes.io/dockerconfigjson (the platform's spec.build.registry.secret)")
 	f.BoolVar(&o.SkipAdmission, "skip-admission", false, "do not install the admission policies that enforce who may assign resources to which operator")
 	f.BoolVar(&o.Wait, "wait", false, "wait until the operator has registered and is ready")
-	f.BoolVar(&o.SkipKamelets, "skip-kamelets", false, "do not install Kamelets into the operator namespace: neither the installer's (timer-source, log-sink, ...) nor the catalog of the operator's Camel version (the new platform's spec.kamelet.catalog: false)")
+	f.BoolVar(&o.SkipKamelets, "skip-kamelets", false, "have the operator install no Kamelet catalog into its namespace (the new platform's spec.kamelet.catalog: false)")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "how long --wait waits")
 	f.Int32Var(&o.Replicas, "replicas", 1, "replicas of the operator Deployment (one leads, on the Lease <id>-lock)")
 	f.StringToStringVar(&o.Requests, "requests", nil, "resource requests of the operator container, as cpu=100m,memory=64Mi (default cpu=100m,memory=64Mi)")
@@ -169,7 +167,7 @@ registry; the local cluster's process node runs the operator pod from it.`,
 	f.IntVar(&o.Verbosity, "log-verbosity", 0, "the operator's log verbosity")
 	f.StringVar(&o.LogFormat, "log-format", "text", "the operator's log format: text, or json for one JSON object a line")
 	f.BoolVar(&o.Fleet, "fleet", false, "install the fleet controller, which runs the operators that IntegrationOperators declare (spec.namespace), instead of an operator; --image is also the operators' default image")
-	f.StringVar(&o.BuildStrategy, "build-strategy", "", "where a new platform builds kits: pod (Maven in builder pods, the default) or routine (in the operator, a kit of the dependency list and no jars)")
+	f.StringVar(&o.BuildStrategy, "build-strategy", "", "where a new platform builds kits: pod (Maven in builder pods, the default) or dependency-list (in the operator, kits of the dependency list and no jars, for clusters whose integration pods are simulated)")
 	f.StringVar(&o.MavenCache, "maven-cache", "", "size of a PersistentVolumeClaim, on the default StorageClass, that keeps Maven's downloads across builder pods (the platform's spec.build.maven.cacheVolumeClaim), such as 2Gi")
 	f.BoolVar(&o.Pprof, "pprof", false, "serve the Go runtime's /debug/pprof beside the metrics, behind the same authentication, for profiling")
 	return cmd
@@ -228,8 +226,10 @@ func (o *InstallOptions) Validate() error {
 	if o.DryRun.Server() {
 		return errors.New("--dry-run=server is not supported by install, whose objects need the CRDs it installs: use --dry-run=client to print them")
 	}
-	if o.BuildStrategy != "" && !platform.KnownStrategy(o.BuildStrategy) {
-		return fmt.Errorf("--build-strategy must be pod or routine, got %q", o.BuildStrategy)
+	if o.BuildStrategy != "" {
+		if err := platform.CheckStrategy(o.BuildStrategy); err != nil {
+			return fmt.Errorf("--build-strategy %w", err)
+		}
 	}
 	if o.MavenCache != "" {
 		q, err := resource.ParseQuantity(o.MavenCache)

@@ -47,7 +47,7 @@ type PodBuilder struct {
 func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, error) {
 	if p.PublishImage == "" {
 		return build.Output{}, &build.Failure{Message: "the operator runs outside a pod, so it knows no image to run builder pods with: " +
-			"set the platform's spec.build.buildConfiguration.strategy to routine"}
+			"set the platform's spec.build.buildConfiguration.strategy to dependency-list, which builds kits without jars in the operator"}
 	}
 	pod, err := p.pod(j)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -41,6 +42,32 @@ const catalogRetry = 30 * time.Second
 type installs struct {
 	mu   sync.Mutex
 	done map[string]metav1.Condition
+	// replaced are the installer's Kamelets the catalog deleted itself, whose deletion needs no
+	// install again.
+	replaced map[types.UID]bool
+}
+
+// replacing records that the catalog deletes the Kamelet of uid.
+func (i *installs) replacing(uid types.UID) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.replaced == nil {
+		i.replaced = map[types.UID]bool{}
+	}
+	i.replaced[uid] = true
+}
+
+// deletedByOthers tells, once, whether the Kamelet of uid was deleted by another than the catalog;
+// when it was, every outcome is dropped, so that the next reconcile installs the catalog again.
+func (i *installs) deletedByOthers(uid types.UID) bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.replaced[uid] {
+		delete(i.replaced, uid)
+		return false
+	}
+	i.done = nil
+	return true
 }
 
 func (i *installs) get(image string) (metav1.Condition, bool) {
@@ -142,19 +169,26 @@ func (r *Reconciler) installCatalog(ctx context.Context, s *scope, k *camelv1.In
 	counts := map[kameletcatalog.Verdict]int{}
 	var failed []string
 	for _, km := range kamelets {
-		verdict := kameletcatalog.Judge(byName[km.Name], version)
-		if verdict == kameletcatalog.Apply {
-			km.Namespace = r.Namespace
-			if err := r.applyKamelet(ctx, km); err != nil {
-				failed = append(failed, fmt.Sprintf("%s: %v", km.Name, err))
-				continue
-			}
+		existing := byName[km.Name]
+		verdict := kameletcatalog.Judge(existing, km, version)
+		km.Namespace = r.Namespace
+		var err error
+		switch verdict {
+		case kameletcatalog.Apply:
+			err = r.applyKamelet(ctx, km)
+		case kameletcatalog.ReplaceStarter:
+			err = r.replaceKamelet(ctx, existing, km)
+		}
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", km.Name, err))
+			continue
 		}
 		counts[verdict]++
 	}
 	msg := fmt.Sprintf("the Kamelet catalog %s is installed in %s in %s: %d Kamelets applied", version, r.Namespace,
 		time.Since(started).Round(100*time.Millisecond), counts[kameletcatalog.Apply])
-	for _, v := range []kameletcatalog.Verdict{kameletcatalog.KeptUserMade, kameletcatalog.KeptUserChanged, kameletcatalog.KeptNewer} {
+	for _, v := range []kameletcatalog.Verdict{kameletcatalog.ReplaceStarter, kameletcatalog.Current,
+		kameletcatalog.KeptUserMade, kameletcatalog.KeptUserChanged, kameletcatalog.KeptNewer} {
 		if counts[v] > 0 {
 			msg += fmt.Sprintf(", %d %s", counts[v], v)
 		}
@@ -205,6 +239,17 @@ func (r *Reconciler) applyKamelet(ctx context.Context, k *camelv1.Kamelet) error
 		return err
 	}
 	return r.Client.Apply(ctx, u, client.FieldOwner(kameletcatalog.FieldManager), client.ForceOwnership)
+}
+
+// replaceKamelet puts the catalog's k in place of old, a Kamelet of an earlier installer: old is
+// deleted, if unchanged since it was read, so that the catalog's field manager alone owns k.
+func (r *Reconciler) replaceKamelet(ctx context.Context, old, k *camelv1.Kamelet) error {
+	r.installed.replacing(old.UID)
+	err := r.Client.Delete(ctx, old, client.Preconditions{UID: &old.UID, ResourceVersion: &old.ResourceVersion})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the installer's Kamelet: %w", err)
+	}
+	return r.applyKamelet(ctx, k)
 }
 
 // setCatalog sets KameletCatalogAvailable as the catalog step found it, and removes it from a

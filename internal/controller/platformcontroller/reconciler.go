@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
@@ -21,6 +22,7 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/kameletcatalog"
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
@@ -58,6 +60,9 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, wrap 
 		WatchesRawSource(source.Channel(kick, &handler.EnqueueRequestForObject{})).
 		// The catalog's kit, once built, has its Kamelets installed.
 		Watches(&camelv1.IntegrationKit{}, handler.EnqueueRequestsFromMapFunc(r.platformOfCatalogKit)).
+		// An earlier installer's Kamelet deleted (by Helm, upgrading to a chart without it) has the
+		// catalog's of its name applied.
+		Watches(&camelv1.Kamelet{}, handler.Funcs{DeleteFunc: r.starterDeleted}).
 		// One worker: an operator has one platform.
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 1}).
 		Complete(wrap("IntegrationPlatform", r))
@@ -69,6 +74,16 @@ func (r *Reconciler) platformOfCatalogKit(_ context.Context, k client.Object) []
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.OperatorID}}}
+}
+
+// starterDeleted has the catalog installed again when one of an earlier installer's Kamelets in the
+// operator's namespace is deleted, so that the catalog's of its name takes its place.
+func (r *Reconciler) starterDeleted(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	k, ok := e.Object.(*camelv1.Kamelet)
+	if !ok || k.Namespace != r.Namespace || !kameletcatalog.IsStarter(k) || !r.installed.deletedByOthers(k.UID) {
+		return
+	}
+	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.OperatorID}})
 }
 
 // Reconcile reconciles the operator's platform; a lost optimistic-lock race is retried quietly.

@@ -8,6 +8,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/controller"
+	"github.com/caravan-dev/caravan/internal/platform"
 )
 
 // computeStatus writes the resolved settings into the platform's status: Ready, the only state a platform has.
@@ -18,13 +19,29 @@ func computeStatus(s *scope) {
 	}
 	itp := s.itp
 	itp.Status.IntegrationPlatformSpec = *s.settings
-	itp.Status.Phase = camelv1.IntegrationPlatformPhaseReady
 	itp.Status.Version = s.version
 	itp.Status.ObservedGeneration = itp.Generation
-	controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionTrue, controller.Current,
-		ReasonResolved, fmt.Sprintf("platform of operator %s", s.operatorID))
+	if err := buildSettingsError(*s.settings); err != nil {
+		itp.Status.Phase = camelv1.IntegrationPlatformPhaseError
+		controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionFalse, controller.Stuck,
+			ReasonInvalidBuildConfiguration, fmt.Sprintf("no kit can build: %v", err))
+	} else {
+		itp.Status.Phase = camelv1.IntegrationPlatformPhaseReady
+		controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionTrue, controller.Current,
+			ReasonResolved, fmt.Sprintf("platform of operator %s", s.operatorID))
+	}
 	setCatalog(s)
 	setKameletRepositories(itp)
+}
+
+// buildSettingsError says why builds cannot run with the platform's build settings, as the Build
+// reconciler finds it; nil when they can.
+func buildSettingsError(settings camelv1.IntegrationPlatformSpec) error {
+	if _, err := platform.BuildConfigurationOf(settings.Build); err != nil {
+		return err
+	}
+	_, err := platform.MavenOf(settings.Build)
+	return err
 }
 
 // ConditionKameletRepositories is Camel K's condition of a platform that names Kamelet

@@ -49,6 +49,25 @@ func TestComputeStatus(t *testing.T) {
 	}
 }
 
+// TestAPlatformNoBuildCanRunWithSaysWhy: Camel K's routine strategy, which Caravan's operator
+// cannot run, makes the platform Error, Stalled, with a Ready message naming pod.
+func TestAPlatformNoBuildCanRunWithSaysWhy(t *testing.T) {
+	settings := camelv1.IntegrationPlatformSpec{}
+	settings.Build.BuildConfiguration = &camelv1.RawObject{}
+	settings.Build.BuildConfiguration.Raw = []byte(`{"strategy":"routine"}`)
+	itp := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a", Generation: 3}}
+	computeStatus(&scope{itp: itp, operatorID: "tenant-a", settings: &settings})
+	ready := meta.FindStatusCondition(itp.Status.Conditions, camelv1.ConditionReady)
+	if itp.Status.Phase != camelv1.IntegrationPlatformPhaseError || ready == nil || ready.Status != metav1.ConditionFalse ||
+		ready.Reason != string(ReasonInvalidBuildConfiguration) || !strings.Contains(ready.Message, `"routine"`) ||
+		!strings.Contains(ready.Message, "use pod") {
+		t.Fatalf("phase %q, Ready %+v", itp.Status.Phase, ready)
+	}
+	if !meta.IsStatusConditionTrue(itp.Status.Conditions, camelv1.ConditionStalled) {
+		t.Errorf("a platform no build can run with is not Stalled: %+v", itp.Status.Conditions)
+	}
+}
+
 // TestKameletRepositoriesAreSaidNotToBeRead: as Camel K says they are deprecated, a platform that
 // names Kamelet repositories is told Caravan does not read them, and the condition goes with them.
 func TestKameletRepositoriesAreSaidNotToBeRead(t *testing.T) {
