@@ -40,15 +40,22 @@ func computeStatus(s *scope) {
 // Caravan keeps and does not act on.
 const ConditionDataTypesIgnored = "DataTypesIgnored"
 
+// DataTypeKameletAnnotation, on a binding, names the Kamelet Camel K calls for its data types in
+// place of data-type-action.
+const DataTypeKameletAnnotation = "camel.apache.org/kamelet.data.type"
+
 // setDataTypesIgnored names the data types the binding's endpoints set, which take no effect, and
 // removes the condition once they set none.
 func setDataTypesIgnored(s *scope) {
 	var c *metav1.Condition
 	if len(s.ignoredDataTypes) > 0 {
+		action := "the data-type-action Kamelet that Camel K calls for them does not start on Camel 4.18"
+		if name := s.binding.GetAnnotations()[DataTypeKameletAnnotation]; name != "" {
+			action = fmt.Sprintf("nor is the Kamelet %s that %s names called for them", name, DataTypeKameletAnnotation)
+		}
 		c = &metav1.Condition{Type: ConditionDataTypesIgnored, Status: metav1.ConditionTrue, Reason: string(ReasonDataTypesNotApplied),
-			Message: fmt.Sprintf("%s are kept and do nothing: the messages reach the next endpoint unconverted (the data-type-action Kamelet "+
-				"that Camel K calls for them does not start on Camel 4.18); convert them with a step instead",
-				strings.Join(s.ignoredDataTypes, ", "))}
+			Message: fmt.Sprintf("%s are kept and do nothing: the messages reach the next endpoint unconverted (%s); "+
+				"convert them with a step instead", strings.Join(s.ignoredDataTypes, ", "), action)}
 	}
 	setCompiledCondition(s, ConditionDataTypesIgnored, c)
 }

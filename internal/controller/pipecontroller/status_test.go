@@ -90,6 +90,10 @@ func TestDataTypesAreNamedAsTakingNoEffect(t *testing.T) {
 	g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(c.Reason).To(Equal(string(ReasonDataTypesNotApplied)))
 	g.Expect(c.Message).To(HavePrefix("source.dataTypes.out, sink.dataTypes.in are kept and do nothing"))
+	p.Annotations = map[string]string{DataTypeKameletAnnotation: "my-data-types"}
+	computeStatus(&s)
+	c = meta.FindStatusCondition(p.Status.Conditions, ConditionDataTypesIgnored)
+	g.Expect(c.Message).To(ContainSubstring("nor is the Kamelet my-data-types that camel.apache.org/kamelet.data.type names called for them"))
 	s.ignoredDataTypes = nil
 	computeStatus(&s)
 	g.Expect(meta.FindStatusCondition(p.Status.Conditions, ConditionDataTypesIgnored)).To(BeNil())
