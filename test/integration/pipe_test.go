@@ -25,6 +25,7 @@ import (
 	"github.com/caravan-dev/caravan/config/kamelets"
 	"github.com/caravan-dev/caravan/internal/apply"
 	"github.com/caravan-dev/caravan/internal/controller/pipecontroller"
+	"github.com/caravan-dev/caravan/internal/controller/platformcontroller"
 	"github.com/caravan-dev/caravan/internal/kameletcatalog"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/test/harness"
@@ -607,6 +608,18 @@ func TestTheCatalogKeepsAKameletAUserChanged(t *testing.T) {
 	g.Expect(env.Client.Apply(ctx, u, client.FieldOwner("caravan"), client.ForceOwnership)).To(Succeed())
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(starter), stored)).To(Succeed())
 	g.Expect(kameletcatalog.Judge(stored, nil, "4.18.0")).To(Equal(kameletcatalog.ReplaceStarter))
+	bundled := catalog[1].DeepCopy()
+	bundled.Namespace, bundled.TypeMeta = ns, k.TypeMeta
+	bundled.Labels[kameletcatalog.BundledLabel] = "true"
+	bundled.Annotations = map[string]string{kameletcatalog.VersionAnnotation: "4.18.0"}
+	bundled.Spec.Dependencies = append(bundled.Spec.Dependencies, "camel:jackson")
+	g.Expect(platformcontroller.ReplaceKamelet(ctx, env.Client, stored, bundled)).To(Succeed())
+	replaced := &camelv1.Kamelet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(starter), replaced)).To(Succeed())
+	g.Expect(replaced.UID).To(Equal(stored.UID), "replaced in place, never missing")
+	g.Expect(kameletcatalog.Judge(replaced, bundled, "4.18.0")).To(Equal(kameletcatalog.Current),
+		"the catalog's spec, and its field manager the only one: %+v", replaced.ManagedFields)
+	g.Expect(replaced.Annotations).NotTo(HaveKey("camel.apache.org/provider"))
 }
 
 // TestAPipeUsesAKameletOfAnotherNamespaceItsServiceAccountMayRead: as on Camel K, a ref to a

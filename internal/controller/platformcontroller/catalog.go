@@ -3,6 +3,8 @@ package platformcontroller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -10,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -42,32 +43,13 @@ const catalogRetry = 30 * time.Second
 type installs struct {
 	mu   sync.Mutex
 	done map[string]metav1.Condition
-	// replaced are the installer's Kamelets the catalog deleted itself, whose deletion needs no
-	// install again.
-	replaced map[types.UID]bool
 }
 
-// replacing records that the catalog deletes the Kamelet of uid.
-func (i *installs) replacing(uid types.UID) {
+// forget drops every outcome, so that the next reconcile installs the catalog again.
+func (i *installs) forget() {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.replaced == nil {
-		i.replaced = map[types.UID]bool{}
-	}
-	i.replaced[uid] = true
-}
-
-// deletedByOthers tells, once, whether the Kamelet of uid was deleted by another than the catalog;
-// when it was, every outcome is dropped, so that the next reconcile installs the catalog again.
-func (i *installs) deletedByOthers(uid types.UID) bool {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.replaced[uid] {
-		delete(i.replaced, uid)
-		return false
-	}
 	i.done = nil
-	return true
 }
 
 func (i *installs) get(image string) (metav1.Condition, bool) {
@@ -175,9 +157,9 @@ func (r *Reconciler) installCatalog(ctx context.Context, s *scope, k *camelv1.In
 		var err error
 		switch verdict {
 		case kameletcatalog.Apply:
-			err = r.applyKamelet(ctx, km)
+			err = ApplyKamelet(ctx, r.Client, km)
 		case kameletcatalog.ReplaceStarter:
-			err = r.replaceKamelet(ctx, existing, km)
+			err = ReplaceKamelet(ctx, r.Client, existing, km)
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", km.Name, err))
@@ -231,25 +213,46 @@ func (r *Reconciler) readCatalog(ctx context.Context, s *scope, k *camelv1.Integ
 	return kameletcatalog.Read(content, version)
 }
 
-// applyKamelet applies a Kamelet of the catalog with the catalog's field manager.
-func (r *Reconciler) applyKamelet(ctx context.Context, k *camelv1.Kamelet) error {
+// beforeFirstApply is the field manager the API server gives fields no manager owned when an apply came.
+const beforeFirstApply = "before-first-apply"
+
+// ApplyKamelet applies a Kamelet of the catalog with the catalog's field manager.
+func ApplyKamelet(ctx context.Context, c client.Client, k *camelv1.Kamelet) error {
 	k.TypeMeta = metav1.TypeMeta{APIVersion: camelv1.GroupVersion.String(), Kind: "Kamelet"}
 	u, err := apply.Configuration(k)
 	if err != nil {
 		return err
 	}
-	return r.Client.Apply(ctx, u, client.FieldOwner(kameletcatalog.FieldManager), client.ForceOwnership)
+	return c.Apply(ctx, u, client.FieldOwner(kameletcatalog.FieldManager), client.ForceOwnership)
 }
 
-// replaceKamelet puts the catalog's k in place of old, a Kamelet of an earlier installer: old is
-// deleted, if unchanged since it was read, so that the catalog's field manager alone owns k.
-func (r *Reconciler) replaceKamelet(ctx context.Context, old, k *camelv1.Kamelet) error {
-	r.installed.replacing(old.UID)
-	err := r.Client.Delete(ctx, old, client.Preconditions{UID: &old.UID, ResourceVersion: &old.ResourceVersion})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing the installer's Kamelet: %w", err)
+// ReplaceKamelet puts the catalog's k in place of old, a Kamelet of an earlier installer, without
+// deleting it, so that what binds it never finds it missing: an update, if old is unchanged since
+// it was read, writes k's spec and clears the installer's field ownership; the catalog's apply
+// then owns the fields, and the API server's "before-first-apply" entry for those it found unowned
+// is dropped, so that the catalog's field manager is the only one.
+func ReplaceKamelet(ctx context.Context, c client.Client, old, k *camelv1.Kamelet) error {
+	next := old.DeepCopy()
+	next.Spec = k.Spec
+	next.Labels, next.Annotations = maps.Clone(k.Labels), maps.Clone(k.Annotations)
+	// One empty entry has the API server drop every manager's fields.
+	next.ManagedFields = []metav1.ManagedFieldsEntry{{}}
+	if err := c.Update(ctx, next, client.FieldOwner(kameletcatalog.FieldManager)); err != nil {
+		return fmt.Errorf("replacing the installer's Kamelet: %w", err)
 	}
-	return r.applyKamelet(ctx, k)
+	if err := ApplyKamelet(ctx, c, k); err != nil {
+		return err
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(old), next); err != nil {
+		return err
+	}
+	next.ManagedFields = slices.DeleteFunc(next.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
+		return f.Manager == beforeFirstApply
+	})
+	if err := c.Update(ctx, next, client.FieldOwner(kameletcatalog.FieldManager)); err != nil {
+		return fmt.Errorf("handing the installer's Kamelet to the catalog: %w", err)
+	}
+	return nil
 }
 
 // setCatalog sets KameletCatalogAvailable as the catalog step found it, and removes it from a

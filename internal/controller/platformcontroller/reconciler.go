@@ -80,9 +80,10 @@ func (r *Reconciler) platformOfCatalogKit(_ context.Context, k client.Object) []
 // operator's namespace is deleted, so that the catalog's of its name takes its place.
 func (r *Reconciler) starterDeleted(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	k, ok := e.Object.(*camelv1.Kamelet)
-	if !ok || k.Namespace != r.Namespace || !kameletcatalog.IsStarter(k) || !r.installed.deletedByOthers(k.UID) {
+	if !ok || k.Namespace != r.Namespace || !kameletcatalog.IsStarter(k) {
 		return
 	}
+	r.installed.forget()
 	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.OperatorID}})
 }
 
