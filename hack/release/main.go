@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sigstore/sigstore/pkg/signature"
+
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
@@ -34,8 +36,11 @@ have no uncommitted changes:
   - the OLM bundle image, to REGISTRY[/REPOSITORY]/caravan/operator-bundle:VERSION, and the OLM
     catalog of every release (the one at caravan/operator-catalog:latest, and this one's bundle),
     to caravan/operator-catalog:VERSION and :latest, and under dist/VERSION/deploy/olm/catalog;
+  - signatures of every image and the chart by digest, in cosign's format, and of SHA256SUMS
+    (SHA256SUMS.sig), with the key --signing-key names; its public key as dist/VERSION/cosign.pub;
   - dist/VERSION/RELEASE.md, then the CHANGELOG.md section of VERSION, made of its Unreleased one.
-Credentials come from the docker configuration (~/.docker/config.json), as for docker push.
+Credentials come from the docker configuration (~/.docker/config.json), as for docker push. The
+password of a cosign key comes from COSIGN_PASSWORD, as for cosign.
 
 Flags:
 `
@@ -56,6 +61,8 @@ func run() error {
 	imagePlatforms := fs.String("image-platforms", strings.Join(operatorimage.PlatformNames(operatorimage.Platforms), ","), "platforms of the operator image, os/arch, comma-separated")
 	kitImages := fs.String("kit-images", "base,builder", "images kits build on to push (base, builder), comma-separated; empty for none")
 	allowDirty := fs.Bool("allow-dirty", false, "release a tree with uncommitted changes (for a trial run)")
+	signingKey := fs.String("signing-key", "", "the private key the release is signed with: cosign's (cosign generate-key-pair) or a PEM ECDSA P-256 key")
+	unsigned := fs.Bool("unsigned", false, "sign nothing (for a trial run; the notes say the release is unsigned)")
 	catalogBase := fs.String("catalog-base", release.OPMImage, "image the OLM catalog image is built on, which serves it to OLM; empty for an image of the catalog alone (OLM v1's ClusterCatalog)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -71,6 +78,16 @@ func run() error {
 	reg, prefix, err := image.PushTarget(target, *insecure)
 	if err != nil {
 		return err
+	}
+	var signer signature.SignerVerifier
+	if *signingKey != "" {
+		pemKey, err := os.ReadFile(*signingKey)
+		if err != nil {
+			return fmt.Errorf("--signing-key: %w", err)
+		}
+		if signer, err = release.LoadSigningKey(pemKey, []byte(os.Getenv("COSIGN_PASSWORD"))); err != nil {
+			return fmt.Errorf("--signing-key %s: %w", *signingKey, err)
+		}
 	}
 	cli, err := operatorimage.ParsePlatforms(split(*cliPlatforms))
 	if err != nil {
@@ -97,7 +114,7 @@ func run() error {
 		Registry: reg, Prefix: prefix,
 		Source: src, AllowDirty: *allowDirty, OutDir: *out,
 		CLIPlatforms: cli, ImagePlatforms: images, KitImages: split(*kitImages), CatalogBase: *catalogBase,
-		CacheDir: cacheDir, Now: time.Now(), Progress: os.Stderr})
+		CacheDir: cacheDir, Now: time.Now(), Progress: os.Stderr, SigningKey: signer, Unsigned: *unsigned})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 // Package release builds and publishes a version of Caravan in one step: the CLI's binaries with
 // their checksums, the operator image and the images kits build on by digest, the Helm chart as an
 // OCI artifact, the kustomize bases and the OLM bundle that name those digests, the OLM bundle and
-// catalog images, and the version's section of CHANGELOG.md.
+// catalog images, and the version's section of CHANGELOG.md; it signs what it publishes, as cosign does.
 package release
 
 import (
@@ -9,15 +9,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/blang/semver/v4"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/image"
@@ -72,6 +75,11 @@ type Options struct {
 	Now time.Time
 	// Progress receives what is being done.
 	Progress io.Writer
+	// SigningKey signs the images, the chart and the CLI's checksums (LoadSigningKey reads one);
+	// a release without one is refused unless Unsigned.
+	SigningKey signature.SignerVerifier
+	// Unsigned makes a release without signatures, for a rehearsal; its notes say so.
+	Unsigned bool
 }
 
 // Result is what a release published and wrote.
@@ -84,6 +92,8 @@ type Result struct {
 	Chart string
 	// Bundle and Catalog are the OLM bundle and catalog images by digest.
 	Bundle, Catalog string
+	// Signatures are the signatures' references, by the reference of what each signs; none when unsigned.
+	Signatures map[string]string
 	// Files are the files written under OutDir, by path relative to it.
 	Files []string
 	// Notes is the release notes: the CHANGELOG section and where everything is.
@@ -179,6 +189,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res.Bundle, res.Catalog = olm.Bundle, olm.Catalog
 	res.Files = append(res.Files, olm.Files...)
 
+	if !o.Unsigned {
+		step("signing the images, the chart and the CLI's checksums")
+		signatures, err := signRelease(ctx, o, &res)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Files = append(res.Files, signatures...)
+	}
+
 	res.Notes = notes(o, v, section, res)
 	if err := os.WriteFile(filepath.Join(o.OutDir, "RELEASE.md"), []byte(res.Notes), 0o644); err != nil {
 		return Result{}, err
@@ -246,6 +265,9 @@ func (o Options) check() error {
 	}
 	if o.Source.Dir == "" {
 		errs = append(errs, errors.New("no source tree"))
+	}
+	if o.SigningKey == nil && !o.Unsigned {
+		errs = append(errs, errors.New("no signing key: give one (an ECDSA P-256 key, as cosign generate-key-pair makes), or make an unsigned rehearsal"))
 	}
 	if strings.HasSuffix(o.Source.Revision, "-dirty") && !o.AllowDirty {
 		errs = append(errs, fmt.Errorf("the source tree %s has uncommitted changes: commit them, so that the release is built from a commit", o.Source.Dir))
@@ -315,12 +337,7 @@ func notes(o Options, v semver.Version, section string, res Result) string {
 	}
 	fmt.Fprintf(&b, "%s\n\n## Published\n\n", strings.TrimSpace(section))
 	fmt.Fprintf(&b, "- Operator image: `%s`\n", res.Operator)
-	names := make([]string, 0, len(res.KitImages))
-	for n := range res.KitImages {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(res.KitImages) {
 		fmt.Fprintf(&b, "- Image kits build on (%s): `%s`\n", n, res.KitImages[n])
 	}
 	fmt.Fprintf(&b, "- Helm chart: `oci://%s`\n", res.Chart)
@@ -338,5 +355,28 @@ func notes(o Options, v semver.Version, section string, res Result) string {
 	fmt.Fprintf(&b, "helm install camel-k oci://%s --version %s -n camel-k --create-namespace\n", chart, v.String())
 	fmt.Fprintf(&b, "kubectl apply --server-side -k %s/base\n", packaging.KustomizeDir)
 	fmt.Fprintf(&b, "caravan install -n camel-k -x camel-k --image %s\n```\n", res.Operator)
+	verifyNotes(&b, res)
 	return b.String()
+}
+
+// verifyNotes says how to verify the release's signatures, or that it has none.
+func verifyNotes(b *strings.Builder, res Result) {
+	if len(res.Signatures) == 0 {
+		fmt.Fprintf(b, "\n## Verify\n\nThis release is unsigned: it is a rehearsal, not one to install.\n")
+		return
+	}
+	fmt.Fprintf(b, "\n## Verify\n\nEach image and the chart are signed by digest with the key of `%s`, in cosign's format:\n\n```sh\n", PublicKeyFile)
+	for _, ref := range res.signed() {
+		fmt.Fprintf(b, "cosign verify --key %s --insecure-ignore-tlog=true %s\n", PublicKeyFile, ref)
+	}
+	fmt.Fprintf(b, "```\n\nThe CLI's archives are in `%s`, which `%s` signs:\n\n```sh\n", ChecksumsFile, ChecksumsSignatureFile)
+	fmt.Fprintf(b, "cosign verify-blob --key %s --signature %s --insecure-ignore-tlog=true %s\n", PublicKeyFile, ChecksumsSignatureFile, ChecksumsFile)
+	fmt.Fprintf(b, "# or, without cosign:\nbase64 -d %s > %s.der && openssl dgst -sha256 -verify %s -signature %s.der %s\n",
+		ChecksumsSignatureFile, ChecksumsFile, PublicKeyFile, ChecksumsFile, ChecksumsFile)
+	fmt.Fprintf(b, "sha256sum -c %s\n```\n", ChecksumsFile)
+}
+
+// sortedKeys are m's keys, sorted.
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -64,10 +64,14 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 	res, err := Run(ctx, Options{Version: "v0.1.0-rc.1", Registry: reg.Config(), Prefix: "team",
 		Source: src, AllowDirty: true, OutDir: out,
 		CLIPlatforms: []v1.Platform{host, other, windows}, ImagePlatforms: []v1.Platform{host}, KitImages: []string{"base"},
-		CacheDir: cacheDir, Changelog: changelog, Now: now, Progress: &testWriter{t}})
+		CacheDir: cacheDir, Changelog: changelog, Now: now, Progress: &testWriter{t}, SigningKey: testSigningKey(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	t.Run("every image and the chart are signed by digest in cosign's format, and SHA256SUMS too, with the published key", func(t *testing.T) {
+		checkSignatures(t, reg.Config(), out, res)
+	})
 
 	t.Run("the CLI's archives match their checksums and the binary is of the version", func(t *testing.T) {
 		sums, err := os.ReadFile(filepath.Join(out, ChecksumsFile))
@@ -218,7 +222,8 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		if string(data) != want {
 			t.Errorf("CHANGELOG.md =\n%s\nwant\n%s", data, want)
 		}
-		for _, s := range []string{"- Moves keep their pods.", res.Operator, res.KitImages["base"], res.Chart} {
+		for _, s := range []string{"- Moves keep their pods.", res.Operator, res.KitImages["base"], res.Chart,
+			"cosign verify --key cosign.pub --insecure-ignore-tlog=true " + res.Operator, "openssl dgst -sha256 -verify cosign.pub"} {
 			if !strings.Contains(res.Notes, s) {
 				t.Errorf("the release notes do not say %q:\n%s", s, res.Notes)
 			}
@@ -239,6 +244,7 @@ func TestAReleaseIsRefusedBeforeAnythingIsBuilt(t *testing.T) {
 		{"an empty Unreleased section", "v1.2.3", "## Unreleased\n\n## v0.0.1\n\n- First.\n", "abc", nil, "section is empty"},
 		{"uncommitted changes", "v1.2.3", testChangelog, "abc-dirty", nil, "has uncommitted changes"},
 		{"an unknown kit image", "v1.2.3", testChangelog, "abc", []string{"runtime"}, `"runtime" is not an image kits build on`},
+		{"no signing key", "v1.2.3", testChangelog, "abc", nil, "no signing key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -249,7 +255,7 @@ func TestAReleaseIsRefusedBeforeAnythingIsBuilt(t *testing.T) {
 			out := filepath.Join(dir, "dist")
 			_, err := Run(context.Background(), Options{Version: tc.version, Registry: image.Registry{Address: "127.0.0.1:1"},
 				Source: operatorimage.Source{Dir: dir, Revision: tc.revision}, OutDir: out, KitImages: tc.kitImages,
-				Changelog: changelog, Progress: io.Discard})
+				Changelog: changelog, Progress: io.Discard, Unsigned: tc.want != "no signing key"})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Run = %v, want an error saying %q", err, tc.want)
 			}

@@ -2,6 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +42,13 @@ func TestAReleaseInstallsWithHelmAndWithItsOwnCLI(t *testing.T) {
 	g.Expect(os.WriteFile(changelog, []byte("# Changelog\n\n## Unreleased\n\n- A release the e2e tests install.\n"), 0o644)).To(Succeed())
 	host := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 	out := filepath.Join(t.TempDir(), version)
-	res, err := release.Run(ctx, release.Options{Version: version,
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	g.Expect(err).NotTo(HaveOccurred())
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	signer, err := release.LoadSigningKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	res, err := release.Run(ctx, release.Options{Version: version, SigningKey: signer,
 		Registry: image.Registry{Address: env.Cluster.RegistryAddress, Insecure: true}, Prefix: "release-e2e",
 		Source: src, AllowDirty: true, OutDir: out, CLIPlatforms: []v1.Platform{host}, ImagePlatforms: []v1.Platform{host},
 		KitImages: []string{"base"}, CacheDir: cacheDir, Changelog: changelog, Now: time.Now(), Progress: logWriter{t}})

@@ -1,0 +1,155 @@
+package release
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/caravan-dev/caravan/internal/image"
+)
+
+// testSigningKey is a key as `cosign generate-key-pair` makes it: ECDSA P-256, encrypted with a password.
+func testSigningKey(t *testing.T) signature.SignerVerifier {
+	t.Helper()
+	priv, _, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), cryptoutils.StaticPasswordFunc([]byte("release")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(priv), "ENCRYPTED SIGSTORE PRIVATE KEY") {
+		t.Fatalf("not cosign's key format:\n%s", priv)
+	}
+	sv, err := LoadSigningKey(priv, []byte("release"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv
+}
+
+func TestTheSigningKeyIsCosignsOrAnECDSAP256PEM(t *testing.T) {
+	priv, _, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), cryptoutils.StaticPasswordFunc([]byte("right")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSigningKey(priv, []byte("wrong")); err == nil {
+		t.Error("a cosign key opened with the wrong password")
+	}
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(ec)
+	if _, err := LoadSigningKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil); err != nil {
+		t.Errorf("an openssl P-256 key: %v", err)
+	}
+	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	der, _ = x509.MarshalPKCS8PrivateKey(p384)
+	if _, err := LoadSigningKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil); err == nil || !strings.Contains(err.Error(), "P-256") {
+		t.Errorf("a P-384 key: %v, want a refusal naming P-256", err)
+	}
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	der, _ = x509.MarshalPKCS8PrivateKey(rk)
+	if _, err := LoadSigningKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil); err == nil || !strings.Contains(err.Error(), "ECDSA P-256") {
+		t.Errorf("an RSA key: %v, want a refusal naming ECDSA P-256", err)
+	}
+}
+
+// checkSignatures verifies, with the standard library alone and the published cosign.pub, that
+// each artifact of res carries a signature in cosign's format of a payload naming its digest, and
+// that SHA256SUMS.sig signs SHA256SUMS (with openssl too, where it is installed), and not another.
+func checkSignatures(t *testing.T, reg image.Registry, out string, res Result) {
+	t.Helper()
+	pubPEM, err := os.ReadFile(filepath.Join(out, PublicKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(pubPEM)
+	key, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := key.(*ecdsa.PublicKey)
+	refs := res.signed()
+	if len(refs) != 5 || len(res.Signatures) != 5 {
+		t.Fatalf("signed %v, signatures %v: want the operator, base, chart, bundle and catalog", refs, res.Signatures)
+	}
+	for _, ref := range refs {
+		sigs, err := image.ReadSignatures(context.Background(), reg, ref)
+		if err != nil || len(sigs) != 1 {
+			t.Fatalf("the signatures of %s: %d, %v", ref, len(sigs), err)
+		}
+		digest := sha256.Sum256(sigs[0].Payload)
+		if !ecdsa.VerifyASN1(pub, digest[:], sigs[0].Signature) {
+			t.Errorf("the signature of %s does not verify with %s", ref, PublicKeyFile)
+		}
+		var doc struct {
+			Critical struct {
+				Identity struct {
+					DockerReference string `json:"docker-reference"`
+				} `json:"identity"`
+				Image struct {
+					DockerManifestDigest string `json:"docker-manifest-digest"`
+				} `json:"image"`
+				Type string `json:"type"`
+			} `json:"critical"`
+		}
+		if err := json.Unmarshal(sigs[0].Payload, &doc); err != nil {
+			t.Fatal(err)
+		}
+		repo, dig, _ := strings.Cut(ref, "@")
+		if doc.Critical.Image.DockerManifestDigest != dig || doc.Critical.Identity.DockerReference != repo ||
+			doc.Critical.Type != "cosign container image signature" {
+			t.Errorf("the payload of %s: %s", ref, sigs[0].Payload)
+		}
+	}
+	sums, err := os.ReadFile(filepath.Join(out, ChecksumsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded, err := os.ReadFile(filepath.Join(out, ChecksumsSignatureFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := base64.StdEncoding.DecodeString(string(encoded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := sha256.Sum256(sums)
+	if !ecdsa.VerifyASN1(pub, digest[:], sig) {
+		t.Errorf("%s does not verify %s", ChecksumsSignatureFile, ChecksumsFile)
+	}
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Logf("openssl is not installed: the release notes' openssl command is not tried")
+		return
+	}
+	dir := t.TempDir()
+	der, tampered := filepath.Join(dir, "sums.der"), filepath.Join(dir, "tampered")
+	if err := os.WriteFile(der, sig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tampered, append(sums, "0000  caravan-evil.tar.gz\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(file string) (string, error) {
+		b, err := exec.Command(openssl, "dgst", "-sha256", "-verify", filepath.Join(out, PublicKeyFile), "-signature", der, file).CombinedOutput()
+		return string(b), err
+	}
+	if got, err := verify(filepath.Join(out, ChecksumsFile)); err != nil || !strings.Contains(got, "Verified OK") {
+		t.Errorf("openssl on %s: %s %v", ChecksumsFile, got, err)
+	}
+	if got, err := verify(tampered); err == nil {
+		t.Errorf("openssl verified a changed %s: %s", ChecksumsFile, got)
+	}
+}
