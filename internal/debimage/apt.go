@@ -33,6 +33,23 @@ func (p Package) String() string {
 	return p.Name + ":" + p.Arch + "=" + p.Version
 }
 
+// ParsePackages reads the packages of an image's LabelPackages: name:arch=version, space-separated.
+func ParsePackages(label string) ([]Package, error) {
+	var out []Package
+	for _, field := range strings.Fields(label) {
+		nameArch, version, ok := strings.Cut(field, "=")
+		name, arch, ok2 := strings.Cut(nameArch, ":")
+		if !ok || !ok2 || name == "" || arch == "" || version == "" {
+			return nil, fmt.Errorf("%q in %s is not name:arch=version", field, LabelPackages)
+		}
+		out = append(out, Package{Name: name, Version: version, Arch: arch})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s lists no package", LabelPackages)
+	}
+	return out, nil
+}
+
 // debFile is the name apt-get download gives p's .deb file.
 func (p Package) debFile() string {
 	return p.Name + "_" + strings.ReplaceAll(p.Version, ":", "%3a") + "_" + p.Arch + ".deb"

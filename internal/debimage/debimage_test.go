@@ -18,6 +18,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -313,5 +314,18 @@ func TestExtraCACertificatesAreAddedOnceAfterDebians(t *testing.T) {
 	}
 	if _, err := withExtra(debian, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")); err == nil {
 		t.Fatal("a broken extra certificate was taken")
+	}
+}
+
+func TestTheLabelOfPackagesReadsBack(t *testing.T) {
+	pkgs := []Package{{Name: "libc6", Version: "2.36-9+deb12u13", Arch: "amd64"}, {Name: "tzdata", Version: "1:2025b-0+deb12u2", Arch: "all"}}
+	got, err := ParsePackages(strings.ReplaceAll(string(packageList(pkgs)), "\n", " "))
+	if err != nil || !reflect.DeepEqual(got, pkgs) {
+		t.Fatalf("ParsePackages = %v, %v; want %v", got, err, pkgs)
+	}
+	for _, bad := range []string{"", "libc6=2.36", "libc6:amd64", ":amd64=1"} {
+		if _, err := ParsePackages(bad); err == nil {
+			t.Errorf("ParsePackages(%q) took it", bad)
+		}
 	}
 }

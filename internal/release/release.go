@@ -160,6 +160,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		// The repository carries a tag: the last colon starts it.
 		res.KitImages[name] = ref[:strings.LastIndex(ref, ":")] + "@" + digest.String()
+		bom, err := kitImageSBOM(ctx, o, name, res.KitImages[name])
+		if err != nil {
+			return Result{}, fmt.Errorf("the bill of materials of the %s image: %w", name, err)
+		}
+		res.Files = append(res.Files, bom)
 	}
 
 	step("packaging the chart and pushing it")
@@ -236,6 +241,20 @@ func pushOperator(ctx context.Context, o Options) (string, []string, error) {
 		files = append(files, bom)
 	}
 	return op.Reference, files, nil
+}
+
+// kitImageSBOM writes the bill of materials of the image kits build on named name, pushed as ref,
+// from the Debian packages it holds.
+func kitImageSBOM(ctx context.Context, o Options, name, ref string) (string, error) {
+	img, err := image.Pull(ctx, o.Registry, ref)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	return writeDebianSBOM(o.OutDir, img, name, o.Version, v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture}, o.Now)
 }
 
 // ParseVersion parses a release version: v, then a semantic version.

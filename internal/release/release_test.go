@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,20 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 
 	t.Run("each CLI archive and each operator image has a bill of materials of the modules its binary was built with", func(t *testing.T) {
 		checkBillsOfMaterials(t, out, res.Files, map[string][]v1.Platform{CLIProgram: {host, other, windows}, OperatorProgram: {host}})
+	})
+
+	t.Run("the image kits build on has a bill of materials of the Debian packages it holds", func(t *testing.T) {
+		name := SBOMName("caravan-base", "v0.1.0-rc.1", host)
+		if !slices.Contains(res.Files, name) {
+			t.Fatalf("no %s among %v", name, res.Files)
+		}
+		data, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bom := decodeSBOM(t, data)
+		NewWithT(t).Expect(*bom.Components).To(ContainElement(And(HaveField("Name", "openjdk-17-jre-headless"),
+			HaveField("PackageURL", MatchRegexp(`^pkg:deb/debian/openjdk-17-jre-headless@\S+\?arch=`+runtime.GOARCH+`$`)))))
 	})
 
 	t.Run("the images are in the registry by digest", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/caravan-dev/caravan/internal/debimage"
 )
 
 // Programs of the release, as their bills of materials name them.
@@ -25,6 +28,41 @@ const (
 // caravan-operator, the operator image's binary) of version for platform p.
 func SBOMName(program, version string, p v1.Platform) string {
 	return fmt.Sprintf("%s-%s-%s-%s.cdx.json", program, version, p.OS, p.Architecture)
+}
+
+// writeDebianSBOM writes to dir the CycloneDX bill of materials of the image kits build on named
+// name, of version for platform p, from the Debian packages its label pins, and returns its name.
+func writeDebianSBOM(dir string, img v1.Image, name, version string, p v1.Platform, now time.Time) (string, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	pkgs, err := debimage.ParsePackages(cfg.Config.Labels[debimage.LabelPackages])
+	if err != nil {
+		return "", err
+	}
+	program := "caravan-" + name
+	mainRef := "pkg:oci/" + program + "@" + version
+	bom := cdx.NewBOM()
+	bom.SerialNumber = ""
+	bom.Metadata = &cdx.Metadata{Timestamp: now.UTC().Format(time.RFC3339),
+		Component: &cdx.Component{BOMRef: mainRef, Type: cdx.ComponentTypeContainer, Name: program, Version: version}}
+	components := make([]cdx.Component, 0, len(pkgs))
+	refs := make([]string, 0, len(pkgs))
+	for _, pkg := range pkgs {
+		ref := fmt.Sprintf("pkg:deb/debian/%s@%s?arch=%s", pkg.Name, url.PathEscape(pkg.Version), pkg.Arch)
+		components = append(components, cdx.Component{BOMRef: ref, Type: cdx.ComponentTypeLibrary, Name: pkg.Name,
+			Version: pkg.Version, PackageURL: ref})
+		refs = append(refs, ref)
+	}
+	bom.Components = &components
+	bom.Dependencies = &[]cdx.Dependency{{Ref: mainRef, Dependencies: &refs}}
+	var out bytes.Buffer
+	if err := cdx.NewBOMEncoder(&out, cdx.BOMFileFormatJSON).SetPretty(true).Encode(bom); err != nil {
+		return "", err
+	}
+	file := SBOMName(program, version, p)
+	return file, os.WriteFile(filepath.Join(dir, file), out.Bytes(), 0o644)
 }
 
 // writeSBOM writes to dir the CycloneDX bill of materials of the Go binary bin, program of
