@@ -25,7 +25,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/platform"
 )
 
-// +kubebuilder:rbac:groups=camel.apache.org,resources=kamelets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=camel.apache.org,resources=kamelets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=camel.apache.org,resources=integrationkits,verbs=get;list;watch;create
 
 // ConditionKameletCatalogAvailable tells whether the Kamelet catalog of the platform's Camel version

@@ -461,5 +461,6 @@
   - get
   - list
   - patch
+  - update
   - watch
 {{- end }}
