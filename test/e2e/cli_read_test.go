@@ -134,7 +134,7 @@ func TestCLIReadShowsOwnershipOrphansAndOperators(t *testing.T) {
 		g.Eventually(func() string {
 			out = mustCaravan(t, cli, "describe", "integration", "for-a", "-n", apps)
 			return out
-		}, timeout, poll).Should(MatchRegexp(`(?m)^  .+\s+IntegrationPhaseUpdated\s+Integration for-a in phase "Running"`))
+		}, timeout, poll).Should(MatchRegexp(`(?m)^  Normal\s+IntegrationPhaseUpdated\s+\S.*\s+Integration for-a in phase "Running"`))
 		g.Expect(out).To(MatchRegexp(`(?m)^Operator:\s+read-a$`))
 		g.Expect(out).To(MatchRegexp(`(?m)^Owner:\s+read-a \(epoch 1\)$`))
 		g.Expect(out).To(MatchRegexp(`(?m)^Phase:\s+Running$`))

@@ -106,6 +106,9 @@ type Table struct {
 // NewTable returns an empty table with these column headers.
 func NewTable(columns ...string) *Table { return &Table{columns: columns} }
 
+// Columns are the table's column headers.
+func (t *Table) Columns() []string { return t.columns }
+
 // Add appends a row; cells are made single-line so they keep the columns
 // aligned.
 func (t *Table) Add(cells ...string) {

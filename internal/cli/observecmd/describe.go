@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/describe"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -51,7 +51,8 @@ func NewCmdDescribe(kube *cmdutil.KubeFlags, streams genericiooptions.IOStreams)
 		Use:   "describe TYPE NAME",
 		Short: "Show an integration, pipe, kit, platform or operator in detail",
 		Long: `Show one resource in detail: who it is assigned to and who owns it, its
-phase and conditions, the objects made for it and its recent Events.
+phase and conditions, the objects made for it and its recent Events, in
+kubectl describe's layout (the events section is kubectl's own).
 
 TYPE is one of:
   integration (it)     with its Deployment, ConfigMaps and Service
@@ -189,7 +190,7 @@ type integrationReport struct {
 	services    []corev1.Service
 	// childrenErr says why the children could not be listed.
 	childrenErr error
-	events      []eventsv1.Event
+	events      *corev1.EventList
 	eventsErr   error
 }
 
@@ -217,14 +218,14 @@ func (o *DescribeOptions) describeIntegration(ctx context.Context) error {
 	return writeIntegrationReport(o.Out, r, o.now())
 }
 
-// events lists the Events about obj (events.k8s.io/v1, selected by the
-// API server on regarding.kind, name and uid), oldest first, at most the
-// maxEvents most recent. Events about a cluster-scoped object are looked
-// for in every namespace. The errors are those of section.
-func (o *DescribeOptions) events(ctx context.Context, obj client.Object, kind string) ([]eventsv1.Event, error, error) {
-	list := &eventsv1.EventList{}
+// events lists the Events about obj as kubectl describe finds them (core v1, selected by the API
+// server on involvedObject's kind, name and uid), oldest first, at most the maxEvents most recent.
+// Events about a cluster-scoped object are looked for in every namespace. The errors are those of
+// section.
+func (o *DescribeOptions) events(ctx context.Context, obj client.Object, kind string) (*corev1.EventList, error, error) {
+	list := &corev1.EventList{}
 	opts := []client.ListOption{client.MatchingFields{
-		"regarding.kind": kind, "regarding.name": obj.GetName(), "regarding.uid": string(obj.GetUID()),
+		"involvedObject.kind": kind, "involvedObject.name": obj.GetName(), "involvedObject.uid": string(obj.GetUID()),
 	}}
 	if obj.GetNamespace() != "" {
 		opts = append(opts, client.InNamespace(obj.GetNamespace()))
@@ -233,27 +234,28 @@ func (o *DescribeOptions) events(ctx context.Context, obj client.Object, kind st
 	if unavailable != nil || fatal != nil {
 		return nil, unavailable, fatal
 	}
-	return recentEvents(list.Items, maxEvents), nil, nil
+	return recentEvents(list, maxEvents), nil, nil
 }
 
-// recentEvents sorts events oldest first and keeps the n most recent.
-func recentEvents(events []eventsv1.Event, n int) []eventsv1.Event {
-	slices.SortStableFunc(events, func(a, b eventsv1.Event) int { return eventTime(a).Compare(eventTime(b)) })
-	if len(events) > n {
-		events = events[len(events)-n:]
+// recentEvents sorts events oldest first by when each was last seen, and keeps the n most recent.
+// kubectl's sort reads only the core lastTimestamp, which events of the events.k8s.io API lack.
+func recentEvents(events *corev1.EventList, n int) *corev1.EventList {
+	slices.SortStableFunc(events.Items, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	if len(events.Items) > n {
+		events.Items = events.Items[len(events.Items)-n:]
 	}
 	return events
 }
 
 // eventTime is when an Event was last observed.
-func eventTime(e eventsv1.Event) time.Time {
+func eventTime(e corev1.Event) time.Time {
 	switch {
 	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
 		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
 	case !e.EventTime.IsZero():
 		return e.EventTime.Time
-	case !e.DeprecatedLastTimestamp.IsZero():
-		return e.DeprecatedLastTimestamp.Time
 	default:
 		return e.CreationTimestamp.Time
 	}
@@ -284,7 +286,7 @@ func writeIntegrationReport(w io.Writer, r *integrationReport, now time.Time) er
 		{"Replicas", cmdutil.Int32OrNone(it.Spec.Replicas)},
 		{"Created", timeText(it.CreationTimestamp.Time, now)},
 	}...)
-	children := cmdutil.NewTable("KIND", "NAME", "STATUS", "AGE")
+	children := cmdutil.NewTable("Kind", "Name", "Status", "Age")
 	for _, d := range r.deployments {
 		want := int32(1)
 		if d.Spec.Replicas != nil {
@@ -332,7 +334,7 @@ type pipeReport struct {
 	pipe *camelv1.Pipe
 	// integration is the Integration made from the Pipe, if any.
 	integration *camelv1.Integration
-	events      []eventsv1.Event
+	events      *corev1.EventList
 	eventsErr   error
 }
 
@@ -486,7 +488,7 @@ func endpointText(e camelv1.Endpoint) string {
 // kitReport is what `caravan describe kit` shows.
 type kitReport struct {
 	kit       *camelv1.IntegrationKit
-	events    []eventsv1.Event
+	events    *corev1.EventList
 	eventsErr error
 }
 
@@ -526,7 +528,7 @@ func writeKitReport(w io.Writer, r *kitReport, now time.Time) error {
 // platformReport is what `caravan describe platform` shows.
 type platformReport struct {
 	platform  *camelv1.IntegrationPlatform
-	events    []eventsv1.Event
+	events    *corev1.EventList
 	eventsErr error
 }
 
@@ -565,7 +567,7 @@ type operatorReport struct {
 	// says why it could not be counted.
 	owned     int
 	ownedErr  error
-	events    []eventsv1.Event
+	events    *corev1.EventList
 	eventsErr error
 }
 
@@ -644,18 +646,16 @@ type tableSection struct {
 	err   error
 }
 
-// writeReport prints the fields, the conditions, an optional extra
-// section and the events.
-func writeReport(w io.Writer, fields []field, conditions []metav1.Condition, extra *tableSection,
-	events []eventsv1.Event, eventsErr error, now time.Time) error {
-	tw := printers.GetNewTabWriter(w)
+// writeReport prints the fields, the conditions, an optional extra section and the events, with
+// kubectl describe's writer, and its events section.
+func writeReport(out io.Writer, fields []field, conditions []metav1.Condition, extra *tableSection,
+	events *corev1.EventList, eventsErr error, now time.Time) error {
+	tw := printers.GetNewTabWriter(out)
+	w := describe.NewPrefixWriter(tw)
 	for _, f := range fields {
-		fmt.Fprintf(tw, "%s:\t%s\n", f.key, cmdutil.OneLine(f.value))
+		w.Write(describe.LEVEL_0, "%s:\t%s\n", f.key, cmdutil.OneLine(f.value))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	conds := cmdutil.NewTable("TYPE", "STATUS", "REASON", "MESSAGE", "AGE")
+	conds := cmdutil.NewTable("Type", "Status", "Reason", "Message", "Age")
 	for _, c := range conditions {
 		conds.Add(c.Type, string(c.Status), cmdutil.OrNone(c.Reason), cmdutil.OrNone(c.Message), cmdutil.Age(c.LastTransitionTime.Time, now))
 	}
@@ -663,44 +663,44 @@ func writeReport(w io.Writer, fields []field, conditions []metav1.Condition, ext
 	if extra != nil {
 		sections = append(sections, extra)
 	}
-	evs := cmdutil.NewTable("AGE", "REASON", "NOTE")
-	for _, e := range events {
-		a := cmdutil.Age(eventTime(e), now)
-		if n := eventCount(e); n > 1 {
-			a = fmt.Sprintf("%s (x%d)", a, n)
-		}
-		evs.Add(a, cmdutil.OrNone(e.Reason), cmdutil.OrNone(e.Note))
-	}
-	sections = append(sections, &tableSection{"Events", evs, eventsErr})
 	for _, s := range sections {
-		if err := s.write(w); err != nil {
-			return err
-		}
+		s.write(w)
 	}
-	return nil
+	switch {
+	case eventsErr != nil:
+		w.Write(describe.LEVEL_0, "Events:\t<unavailable: %s>\n", cmdutil.OneLine(eventsErr.Error()))
+	case events == nil:
+		describe.DescribeEvents(&corev1.EventList{}, w)
+	default:
+		describe.DescribeEvents(events, w)
+	}
+	return tw.Flush()
 }
 
-func (s *tableSection) write(w io.Writer) error {
+// write prints the section as kubectl describe prints a table: its title, then its columns over
+// dashes, indented; or <none>, or why it could not be read.
+func (s *tableSection) write(w describe.PrefixWriter) {
 	switch {
 	case s.err != nil:
-		_, err := fmt.Fprintf(w, "%s:  <unavailable: %s>\n", s.title, cmdutil.OneLine(s.err.Error()))
-		return err
+		w.Write(describe.LEVEL_0, "%s:\t<unavailable: %s>\n", s.title, cmdutil.OneLine(s.err.Error()))
+		return
 	case len(s.table.Rows) == 0:
-		_, err := fmt.Fprintf(w, "%s:  <none>\n", s.title)
-		return err
+		w.Write(describe.LEVEL_0, "%s:\t<none>\n", s.title)
+		return
 	}
-	if _, err := fmt.Fprintf(w, "%s:\n", s.title); err != nil {
-		return err
+	w.Flush()
+	w.Write(describe.LEVEL_0, "%s:\n", s.title)
+	columns := s.table.Columns()
+	dashes := make([]string, len(columns))
+	for i, c := range columns {
+		dashes[i] = strings.Repeat("-", len(c))
 	}
-	return s.table.Write(w, "  ")
-}
-
-// eventCount is how many times an Event was observed.
-func eventCount(e eventsv1.Event) int32 {
-	if e.Series != nil {
-		return e.Series.Count
+	w.Write(describe.LEVEL_1, "%s\n", strings.Join(columns, "\t"))
+	w.Write(describe.LEVEL_1, "%s\n", strings.Join(dashes, "\t"))
+	for _, row := range s.table.Rows {
+		w.Write(describe.LEVEL_1, "%s\n", strings.Join(row, "\t"))
 	}
-	return e.DeprecatedCount
+	w.Flush()
 }
 
 // timeText shows a time in UTC with its age.

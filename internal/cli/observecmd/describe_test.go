@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,10 +24,13 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
 
-func event(reason, note string, at time.Duration) eventsv1.Event {
-	return eventsv1.Event{
+// testEvent is an Event of the operator, as the core API shows one the events.k8s.io API wrote, at
+// before the test runs: kubectl's events section tells ages by the clock.
+func testEvent(reason, note string, at time.Duration) corev1.Event {
+	return corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{Name: reason + "-" + fmt.Sprint(int(at.Seconds()))},
-		EventTime:  metav1.NewMicroTime(clitest.Now.Add(-at)), Reason: reason, Note: note, Type: "Normal",
+		EventTime:  metav1.NewMicroTime(time.Now().Add(-at)), Reason: reason, Message: note, Type: "Normal",
+		ReportingController: "caravan.dev/operator",
 	}
 }
 
@@ -43,15 +45,15 @@ func integrationReportFixture() *integrationReport {
 		Data: map[string]string{"flow.yaml": "", "application.properties": ""}}
 	svc := corev1.Service{ObjectMeta: clitest.ObjectMeta("apps", "timer-to-log", "tenant-a", 5*time.Minute),
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.0.0.12"}}
-	series := event("IntegrationPhaseUpdated", `Integration timer-to-log in phase "Deploying": 0/2 pods ready`, 4*time.Minute)
-	series.Series = &eventsv1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(clitest.Now.Add(-3 * time.Minute))}
+	series := testEvent("IntegrationPhaseUpdated", `Integration timer-to-log in phase "Deploying": 0/2 pods ready`, 4*time.Minute)
+	series.Series = &corev1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(time.Now().Add(-3 * time.Minute))}
 	return &integrationReport{
 		it: it, deployments: []appsv1.Deployment{d}, configMaps: []corev1.ConfigMap{cm}, services: []corev1.Service{svc},
-		events: recentEvents([]eventsv1.Event{
-			event("IntegrationPhaseUpdated", `Integration timer-to-log in phase "Running"`, 2*time.Minute),
-			event("IntegrationPhaseUpdated", `Integration timer-to-log in phase "Initialization"`, 5*time.Minute),
+		events: recentEvents(&corev1.EventList{Items: []corev1.Event{
+			testEvent("IntegrationPhaseUpdated", `Integration timer-to-log in phase "Running"`, 2*time.Minute),
+			testEvent("IntegrationPhaseUpdated", `Integration timer-to-log in phase "Initialization"`, 5*time.Minute),
 			series,
-		}, maxEvents),
+		}}, maxEvents),
 	}
 }
 
@@ -118,7 +120,7 @@ func TestDescribeReports(t *testing.T) {
 		}},
 		{"operator-live", func(b *bytes.Buffer) error {
 			return writeOperatorReport(b, &operatorReport{iop: &live, owned: 12,
-				events: []eventsv1.Event{event("StaleRegistrationTakenOver", "taken over by the operator in namespace ops-b", time.Hour)}}, clitest.Now)
+				events: &corev1.EventList{Items: []corev1.Event{testEvent("StaleRegistrationTakenOver", "taken over by the operator in namespace ops-b", time.Hour)}}}, clitest.Now)
 		}},
 		{"operator-stale", func(b *bytes.Buffer) error {
 			return writeOperatorReport(b, &operatorReport{iop: &stale, owned: 1}, clitest.Now)
@@ -139,16 +141,16 @@ func TestDescribeReports(t *testing.T) {
 }
 
 func TestRecentEventsAreOldestFirstAndBounded(t *testing.T) {
-	var events []eventsv1.Event
+	events := &corev1.EventList{}
 	for i := range 15 {
-		events = append(events, event(fmt.Sprintf("R%02d", i), "", time.Duration(i)*time.Minute))
+		events.Items = append(events.Items, testEvent(fmt.Sprintf("R%02d", i), "", time.Duration(i)*time.Minute))
 	}
 	got := recentEvents(events, maxEvents)
-	if len(got) != maxEvents {
-		t.Fatalf("got %d events", len(got))
+	if len(got.Items) != maxEvents {
+		t.Fatalf("got %d events", len(got.Items))
 	}
 	var reasons []string
-	for _, e := range got {
+	for _, e := range got.Items {
 		reasons = append(reasons, e.Reason)
 	}
 	if want := "R09,R08,R07,R06,R05,R04,R03,R02,R01,R00"; strings.Join(reasons, ",") != want {
