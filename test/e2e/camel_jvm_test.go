@@ -51,14 +51,16 @@ import (
 func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g := NewWithT(t)
 	ops, apps := env.Namespace(t), env.JVMNamespace(t)
-	op := env.InstallOperator(t, "jvm", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
-		MavenCache: ptr.To(resource.MustParse("1Gi")), KameletCatalog: true})
+	// The operators without the catalog come first: they bring the four Kamelets an earlier
+	// installer shipped, which the catalog of operator jvm then replaces.
 	other := env.InstallOperator(t, "jvm-b", ops, harness.OperatorOptions{})
 	// Its kits are layered on the operator's image, which holds no Java: a broken runtime. It has
 	// HTTP proxies, which its builder pods' Maven and its integrations get.
 	proxy := serveForwardProxy(t)
 	proxies := proxyEnv(t, proxy)
 	noJava := env.InstallOperator(t, "jvm-nojava", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod, Env: proxies})
+	op := env.InstallOperator(t, "jvm", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
+		MavenCache: ptr.To(resource.MustParse("1Gi")), KameletCatalog: true})
 	waitReady(t, op, other, noJava)
 	waitRegistered(t, op, other, noJava)
 	patch := fmt.Sprintf(`{"spec":{"build":{"baseImage":%q}}}`, env.OperatorImage(t))
