@@ -613,7 +613,7 @@ func TestTheCatalogKeepsAKameletAUserChanged(t *testing.T) {
 	bundled.Labels[kameletcatalog.BundledLabel] = "true"
 	bundled.Annotations = map[string]string{kameletcatalog.VersionAnnotation: "4.18.0"}
 	bundled.Spec.Dependencies = append(bundled.Spec.Dependencies, "camel:jackson")
-	g.Expect(platformcontroller.ReplaceKamelet(ctx, env.Client, stored, bundled)).To(Succeed())
+	g.Expect(platformcontroller.ReplaceKamelet(ctx, env.Client, env.Client, stored, bundled)).To(Succeed())
 	replaced := &camelv1.Kamelet{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(starter), replaced)).To(Succeed())
 	g.Expect(replaced.UID).To(Equal(stored.UID), "replaced in place, never missing")

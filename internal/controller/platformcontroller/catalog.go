@@ -159,7 +159,7 @@ func (r *Reconciler) installCatalog(ctx context.Context, s *scope, k *camelv1.In
 		case kameletcatalog.Apply:
 			err = ApplyKamelet(ctx, r.Client, km)
 		case kameletcatalog.ReplaceStarter:
-			err = ReplaceKamelet(ctx, r.Client, existing, km)
+			err = ReplaceKamelet(ctx, r.Client, r.APIReader, existing, km)
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", km.Name, err))
@@ -230,8 +230,9 @@ func ApplyKamelet(ctx context.Context, c client.Client, k *camelv1.Kamelet) erro
 // deleting it, so that what binds it never finds it missing: an update, if old is unchanged since
 // it was read, writes k's spec and clears the installer's field ownership; the catalog's apply
 // then owns the fields, and the API server's "before-first-apply" entry for those it found unowned
-// is dropped, so that the catalog's field manager is the only one.
-func ReplaceKamelet(ctx context.Context, c client.Client, old, k *camelv1.Kamelet) error {
+// is dropped, so that the catalog's field manager is the only one. reader reads the Kamelet with
+// its managed fields, which a cache strips.
+func ReplaceKamelet(ctx context.Context, c client.Client, reader client.Reader, old, k *camelv1.Kamelet) error {
 	next := old.DeepCopy()
 	next.Spec = k.Spec
 	next.Labels, next.Annotations = maps.Clone(k.Labels), maps.Clone(k.Annotations)
@@ -243,7 +244,7 @@ func ReplaceKamelet(ctx context.Context, c client.Client, old, k *camelv1.Kamele
 	if err := ApplyKamelet(ctx, c, k); err != nil {
 		return err
 	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(old), next); err != nil {
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(old), next); err != nil {
 		return err
 	}
 	next.ManagedFields = slices.DeleteFunc(next.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
