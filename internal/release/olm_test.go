@@ -248,7 +248,7 @@ func TestEachReleaseAddsItsBundleToThePreviousReleasesCatalog(t *testing.T) {
 	changelog, out := filepath.Join(dir, "CHANGELOG.md"), filepath.Join(dir, "dist")
 	g.Expect(os.WriteFile(changelog, []byte(testChangelog), 0o644)).To(Succeed())
 	_, err = Run(ctx, Options{Version: "v0.1.5", Registry: reg, Prefix: "team", ImagePlatforms: twoPlatforms,
-		Source: operatorimage.Source{Dir: dir, Revision: "abc"}, OutDir: out, Changelog: changelog, Progress: io.Discard})
+		Source: operatorimage.Source{Dir: dir, Revision: "abc"}, OutDir: out, Changelog: changelog, Progress: io.Discard, Unsigned: true})
 	g.Expect(err).To(MatchError(ContainSubstring("already holds caravan.v0.2.0-rc.1")), "the whole release is refused")
 	g.Expect(out).NotTo(BeADirectory(), "before it builds anything")
 }
