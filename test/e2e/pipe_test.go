@@ -83,10 +83,12 @@ func TestPipeAndKameletBindingReachReady(t *testing.T) {
 	t.Log("--dry-run shows no Kamelet, and a platform that opts out of the catalog with --skip-kamelets")
 	out, _, err := cli(t, admin, "install", "-n", opNS, "-x", "pipe-ready", "--dry-run", "-o", "yaml")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(out).To(And(ContainSubstring("kind: IntegrationPlatform"), Not(ContainSubstring("kind: Kamelet")), Not(ContainSubstring("catalog: false"))))
+	// A document of its own starts with its kind at the margin; the CRDs name Kamelet indented.
+	noKamelet := Not(MatchRegexp(`(?m)^kind: Kamelet$`))
+	g.Expect(out).To(And(MatchRegexp(`(?m)^kind: IntegrationPlatform$`), noKamelet, Not(ContainSubstring("catalog: false"))))
 	out, _, err = cli(t, admin, "install", "-n", opNS, "-x", "pipe-ready", "--dry-run", "-o", "yaml", "--skip-kamelets")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(out).To(And(ContainSubstring("catalog: false"), Not(ContainSubstring("kind: Kamelet"))))
+	g.Expect(out).To(And(ContainSubstring("catalog: false"), noKamelet))
 
 	// Resolve the kinds before the install re-applies the CRDs: while it
 	// does, discovery may briefly miss them.
