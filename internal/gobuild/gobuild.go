@@ -6,13 +6,20 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gofrs/flock"
 )
+
+// majorSuffix is a module path's major version element, v2 and up.
+var majorSuffix = regexp.MustCompile(`^v[2-9][0-9]*$`)
 
 // ProgressInterval is how often Run prints a progress line.
 const ProgressInterval = 20 * time.Second
@@ -70,4 +77,42 @@ func Lock(path string) (func(), error) {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return func() { _ = l.Unlock() }, nil
+}
+
+// Install builds the command pkg of module version with `go install` into
+// cacheDir/bin/NAME-VERSION, NAME being pkg's last element before any major
+// version suffix (as go install names it), once, and returns its path. A build
+// cut short leaves no binary behind.
+func Install(cacheDir, pkg, version string, out io.Writer) (string, error) {
+	name := path.Base(pkg)
+	if majorSuffix.MatchString(name) {
+		name = path.Base(path.Dir(pkg))
+	}
+	dir := filepath.Join(cacheDir, "bin", name+"-"+version)
+	bin := filepath.Join(dir, name)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	fmt.Fprintf(out, "building %s %s into %s (once)\n", name, version, dir)
+	if err := os.MkdirAll(filepath.Join(cacheDir, "bin"), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(cacheDir, "bin"), "."+name+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("go", "install", "-v", pkg+"@"+version)
+	cmd.Env = append(os.Environ(), "GOBIN="+tmp)
+	cmd.Dir = tmp
+	if err := Run(cmd, name+" "+version, out); err != nil {
+		return "", fmt.Errorf("building %s %s: %w", name, version, err)
+	}
+	// Renamed into place whole; another build that got there first wins.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(bin); statErr != nil {
+			return "", err
+		}
+	}
+	return bin, nil
 }

@@ -2,7 +2,6 @@ package packaging
 
 import (
 	"bytes"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/caravan-dev/caravan/internal/gobuild"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
@@ -79,32 +79,10 @@ func kustomizeBinary(t *testing.T, version string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(cache, "bin", "kustomize-"+version)
-	bin := filepath.Join(dir, "kustomize")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
 	// On stderr, as the test runs: the first build takes a minute or two.
-	fmt.Fprintf(os.Stderr, "building kustomize %s into %s (once)\n", version, dir)
-	if err := os.MkdirAll(filepath.Join(cache, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Join(cache, "bin"), ".kustomize-")
+	bin, err := gobuild.Install(cache, "sigs.k8s.io/kustomize/kustomize/v5", version, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@"+version)
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building kustomize %s: %v\n%s", version, err, out)
-	}
-	// Renamed into place whole, so that a build cut short leaves no binary behind.
-	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
-		if _, statErr := os.Stat(bin); statErr != nil {
-			t.Fatal(err)
-		}
 	}
 	return bin
 }

@@ -17,10 +17,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/caravan-dev/caravan/internal/gobuild"
 	"github.com/caravan-dev/caravan/internal/image"
+	"github.com/caravan-dev/caravan/internal/image/imagetest"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 )
 
 // testSigningKey is a key as `cosign generate-key-pair` makes it: ECDSA P-256, encrypted with a password.
@@ -151,5 +155,84 @@ func checkSignatures(t *testing.T, reg image.Registry, out string, res Result) {
 	}
 	if got, err := verify(tampered); err == nil {
 		t.Errorf("openssl verified a changed %s: %s", ChecksumsFile, got)
+	}
+}
+
+// cosignVersion is the cosign the signatures are checked with, built once into the cache.
+const cosignVersion = "v3.1.3"
+
+// TestCosignVerifiesTheReleasesSignatures: cosign itself, as a user runs it with the release's
+// cosign.pub, verifies an image signed as the release signs it, and SHA256SUMS.sig, and refuses
+// them with another key.
+func TestCosignVerifiesTheReleasesSignatures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cosign once into the cache")
+	}
+	cache, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosign, err := gobuild.Install(cache, "github.com/sigstore/cosign/v3/cmd/cosign", cosignVersion, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := imagetest.StartRegistry(t)
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged := imagetest.PushImage(t, reg, "team/caravan/operator:v0.1.0", img)
+	digest, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := strings.TrimSuffix(tagged, ":v0.1.0") + "@" + digest.String()
+	signed, other := t.TempDir(), t.TempDir()
+	for _, dir := range []string{signed, other} {
+		o := Options{Registry: reg.Config(), SigningKey: testSigningKey(t), OutDir: dir}
+		if err := os.WriteFile(filepath.Join(dir, ChecksumsFile), []byte("0123  caravan-v0.1.0-linux-amd64.tar.gz\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if dir == other {
+			continue // its key signs nothing
+		}
+		res := Result{Operator: ref, Chart: ref, Bundle: ref, Catalog: ref}
+		if _, err := signRelease(context.Background(), o, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The other key's public half, to be refused with.
+	pub, err := testSigningKey(t).PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPEM, err := cryptoutils.MarshalPublicKeyToPEM(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, PublicKeyFile), otherPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(keyDir string) (string, error) {
+		b, err := exec.Command(cosign, "verify", "--key", filepath.Join(keyDir, PublicKeyFile), "--insecure-ignore-tlog=true",
+			"--allow-http-registry", ref).CombinedOutput()
+		return string(b), err
+	}
+	verifyBlob := func(keyDir string) (string, error) {
+		b, err := exec.Command(cosign, "verify-blob", "--key", filepath.Join(keyDir, PublicKeyFile), "--insecure-ignore-tlog=true",
+			"--signature", filepath.Join(signed, ChecksumsSignatureFile), filepath.Join(signed, ChecksumsFile)).CombinedOutput()
+		return string(b), err
+	}
+	if out, err := verify(signed); err != nil || !strings.Contains(out, digest.String()) {
+		t.Errorf("cosign verify with the release's key: %v\n%s", err, out)
+	}
+	if out, err := verifyBlob(signed); err != nil || !strings.Contains(out, "Verified OK") {
+		t.Errorf("cosign verify-blob with the release's key: %v\n%s", err, out)
+	}
+	if out, err := verify(other); err == nil {
+		t.Errorf("cosign verify took another key:\n%s", out)
+	}
+	if out, err := verifyBlob(other); err == nil {
+		t.Errorf("cosign verify-blob took another key:\n%s", out)
 	}
 }
