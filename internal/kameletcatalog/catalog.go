@@ -26,6 +26,7 @@ import (
 	"path"
 	"reflect"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
@@ -174,7 +175,7 @@ func IsStarter(k *camelv1.Kamelet) bool {
 	if k.Annotations[providerAnnotation] != starterProvider {
 		return false
 	}
-	starters, err := kamelets.Catalog()
+	starters, err := starters()
 	if err != nil {
 		return false
 	}
@@ -185,6 +186,10 @@ func IsStarter(k *camelv1.Kamelet) bool {
 	}
 	return false
 }
+
+// starters are the installer's four Kamelets, decoded once: IsStarter is asked of every Kamelet
+// the catalog meets and of each one deleted.
+var starters = sync.OnceValues(kamelets.Catalog)
 
 const (
 	providerAnnotation = "camel.apache.org/provider"

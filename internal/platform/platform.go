@@ -134,13 +134,10 @@ func (c BuildConfiguration) Resources() (requests, limits corev1.ResourceList, e
 // DefaultBuildStrategy builds kits of jars with Maven, in builder pods.
 const DefaultBuildStrategy = build.StrategyPod
 
-// KnownStrategy tells whether Caravan runs builds of strategy s.
-func KnownStrategy(s string) bool { return s == build.StrategyPod || s == build.StrategyDependencyList }
-
 // CheckStrategy says why Caravan does not run builds of strategy s, naming those it runs; nil when it does.
 func CheckStrategy(s string) error {
 	switch {
-	case KnownStrategy(s):
+	case s == build.StrategyPod || s == build.StrategyDependencyList:
 		return nil
 	case s == build.StrategyRoutine:
 		return fmt.Errorf("%q is Camel K's build inside its operator, with Maven there; Caravan's operator runs no Maven: "+
@@ -282,6 +279,17 @@ func (v *ValueSource) String() string {
 		return fmt.Sprintf("secret/%s key %s", v.SecretKeyRef.Name, v.SecretKeyRef.Key)
 	}
 	return fmt.Sprintf("configmap/%s key %s", v.ConfigMapKeyRef.Name, v.ConfigMapKeyRef.Key)
+}
+
+// BuildSettingsOf reads what builds run with, the build configuration and Maven's settings; its
+// error says why no build can run with them.
+func BuildSettingsOf(b camelv1.IntegrationPlatformBuildSpec) (BuildConfiguration, Maven, error) {
+	config, err := BuildConfigurationOf(b)
+	if err != nil {
+		return config, Maven{}, err
+	}
+	m, err := MavenOf(b)
+	return config, m, err
 }
 
 // MavenOf reads spec.build.maven; a claim name that cannot name a claim is an error.

@@ -72,15 +72,12 @@ func (r *Reconciler) reconcilePlatform(ctx context.Context, s *scope) (reconcile
 		return reconcile.Result{RequeueAfter: platformRetry}, client.IgnoreNotFound(err)
 	}
 	s.settings = platform.Resolve(itp.Spec)
-	config, err := platform.BuildConfigurationOf(s.settings.Build)
-	if err == nil {
-		s.maven, err = platform.MavenOf(s.settings.Build)
-	}
+	config, maven, err := platform.BuildSettingsOf(s.settings.Build)
 	if err != nil {
 		s.Waiting = controller.Because(ReasonInvalidBuildConfiguration, fmt.Sprintf("the IntegrationPlatform %s/%s: %v", r.Namespace, r.OperatorID, err))
 		return reconcile.Result{RequeueAfter: registryRetry}, nil
 	}
-	s.config = config
+	s.config, s.maven = config, maven
 	return reconcile.Result{}, nil
 }
 

@@ -21,7 +21,7 @@ func computeStatus(s *scope) {
 	itp.Status.IntegrationPlatformSpec = *s.settings
 	itp.Status.Version = s.version
 	itp.Status.ObservedGeneration = itp.Generation
-	if err := buildSettingsError(*s.settings); err != nil {
+	if _, _, err := platform.BuildSettingsOf(s.settings.Build); err != nil {
 		itp.Status.Phase = camelv1.IntegrationPlatformPhaseError
 		controller.SetProgress(&itp.Status.Conditions, itp.Generation, metav1.ConditionFalse, controller.Stuck,
 			ReasonInvalidBuildConfiguration, fmt.Sprintf("no kit can build: %v", err))
@@ -32,16 +32,6 @@ func computeStatus(s *scope) {
 	}
 	setCatalog(s)
 	setKameletRepositories(itp)
-}
-
-// buildSettingsError says why builds cannot run with the platform's build settings, as the Build
-// reconciler finds it; nil when they can.
-func buildSettingsError(settings camelv1.IntegrationPlatformSpec) error {
-	if _, err := platform.BuildConfigurationOf(settings.Build); err != nil {
-		return err
-	}
-	_, err := platform.MavenOf(settings.Build)
-	return err
 }
 
 // ConditionKameletRepositories is Camel K's condition of a platform that names Kamelet
