@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -86,16 +85,7 @@ func ReadSignatures(ctx context.Context, reg Registry, ref string) ([]Signature,
 		if err != nil {
 			return nil, fmt.Errorf("the signature of %s: %w", tag, err)
 		}
-		layer, err := img.LayerByDigest(desc.Digest)
-		if err != nil {
-			return nil, err
-		}
-		rc, err := layer.Compressed()
-		if err != nil {
-			return nil, err
-		}
-		payload, err := io.ReadAll(rc)
-		rc.Close()
+		payload, err := readBlob(img, desc.Digest)
 		if err != nil {
 			return nil, err
 		}

@@ -238,13 +238,41 @@ func pushOperator(ctx context.Context, o Options) (string, []string, error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("the operator's bill of materials for %s: %w", p.String(), err)
 		}
+		img, err := image.PullPlatform(ctx, o.Registry, op.Reference, p)
+		if err != nil {
+			return "", nil, fmt.Errorf("the operator image for %s: %w", p.String(), err)
+		}
+		digest, err := img.Digest()
+		if err != nil {
+			return "", nil, err
+		}
+		if err := attachSBOM(ctx, o, repositoryOf(op.Reference)+"@"+digest.String(), bom); err != nil {
+			return "", nil, fmt.Errorf("the operator's bill of materials for %s: %w", p.String(), err)
+		}
 		files = append(files, bom)
 	}
 	return op.Reference, files, nil
 }
 
+// attachSBOM pushes the bill of materials file, of OutDir, as an artifact referring to the image
+// ref (by digest), which `oras discover` lists.
+func attachSBOM(ctx context.Context, o Options, ref, file string) error {
+	data, err := os.ReadFile(filepath.Join(o.OutDir, file))
+	if err != nil {
+		return err
+	}
+	_, err = image.AttachArtifact(ctx, o.Registry, ref, image.CycloneDXType, file, data)
+	return err
+}
+
+// repositoryOf is the repository of ref, REPOSITORY@sha256:....
+func repositoryOf(ref string) string {
+	repo, _, _ := strings.Cut(ref, "@")
+	return repo
+}
+
 // kitImageSBOM writes the bill of materials of the image kits build on named name, pushed as ref,
-// from the Debian packages it holds.
+// from the Debian packages it holds, and attaches it to the image.
 func kitImageSBOM(ctx context.Context, o Options, name, ref string) (string, error) {
 	img, err := image.Pull(ctx, o.Registry, ref)
 	if err != nil {
@@ -254,7 +282,11 @@ func kitImageSBOM(ctx context.Context, o Options, name, ref string) (string, err
 	if err != nil {
 		return "", err
 	}
-	return writeDebianSBOM(o.OutDir, img, name, o.Version, v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture}, o.Now)
+	bom, err := writeDebianSBOM(o.OutDir, img, name, o.Version, v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture}, o.Now)
+	if err != nil {
+		return "", err
+	}
+	return bom, attachSBOM(ctx, o, ref, bom)
 }
 
 // ParseVersion parses a release version: v, then a semantic version.
@@ -363,6 +395,7 @@ func notes(o Options, v semver.Version, section string, res Result) string {
 	fmt.Fprintf(&b, "- CLI: `caravan-%s-<os>-<arch>.tar.gz` (`.zip` for windows) for %s, with `SHA256SUMS`\n", o.Version, platformList(o.cliPlatforms()))
 	fmt.Fprintf(&b, "- Bills of materials (CycloneDX, the Go modules each binary was built with): `%s` for the CLI, `%s` for the operator image\n",
 		SBOMName(CLIProgram, o.Version, v1.Platform{OS: "<os>", Architecture: "<arch>"}), SBOMName(OperatorProgram, o.Version, v1.Platform{OS: "<os>", Architecture: "<arch>"}))
+	fmt.Fprintf(&b, "- Each image carries its bill of materials as an artifact that refers to it: `oras discover --artifact-type %s IMAGE@DIGEST` lists it, `oras pull` fetches it\n", image.CycloneDXType)
 	fmt.Fprintf(&b, "- kustomize bases and the OLM bundle: `%s/` and `%s/`\n", packaging.KustomizeDir, packaging.BundleDir)
 	fmt.Fprintf(&b, "- OLM bundle image: `%s`\n", res.Bundle)
 	fmt.Fprintf(&b, "- OLM catalog image (channel %s, every release so far): `%s`, also tagged `%s`; the catalog: `%s`\n",

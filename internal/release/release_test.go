@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,6 +126,34 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		bom := decodeSBOM(t, data)
 		NewWithT(t).Expect(*bom.Components).To(ContainElement(And(HaveField("Name", "openjdk-17-jre-headless"),
 			HaveField("PackageURL", MatchRegexp(`^pkg:deb/debian/openjdk-17-jre-headless@\S+\?arch=`+runtime.GOARCH+`$`)))))
+	})
+
+	t.Run("each image's bill of materials is attached to it, as an artifact that refers to it", func(t *testing.T) {
+		opImage, err := image.PullPlatform(ctx, reg.Config(), res.Operator, host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opDigest, err := opImage.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opRepo, _, _ := strings.Cut(res.Operator, "@")
+		for ref, file := range map[string]string{
+			opRepo + "@" + opDigest.String(): SBOMName(OperatorProgram, "v0.1.0-rc.1", host),
+			res.KitImages["base"]:            SBOMName("caravan-base", "v0.1.0-rc.1", host),
+		} {
+			want, err := os.ReadFile(filepath.Join(out, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := image.ReadArtifacts(ctx, reg.Config(), ref, image.CycloneDXType)
+			if err != nil {
+				t.Fatalf("the referrers of %s: %v", ref, err)
+			}
+			if len(got) != 1 || !bytes.Equal(got[file], want) {
+				t.Errorf("%s refers to the files %v, want %s as the release wrote it", ref, slices.Collect(maps.Keys(got)), file)
+			}
+		}
 	})
 
 	t.Run("the images are in the registry by digest", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -234,5 +235,64 @@ func TestCosignVerifiesTheReleasesSignatures(t *testing.T) {
 	}
 	if out, err := verifyBlob(other); err == nil {
 		t.Errorf("cosign verify-blob took another key:\n%s", out)
+	}
+}
+
+// orasVersion is the oras the attached bills of materials are read with, built once into the cache.
+const orasVersion = "v1.3.6"
+
+// TestOrasFindsTheBillOfMaterialsAttachedToAnImage: oras, as a user runs it, lists the bill of
+// materials the release attaches to an image and pulls it as the release wrote it.
+func TestOrasFindsTheBillOfMaterialsAttachedToAnImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds oras once into the cache")
+	}
+	cache, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oras, err := gobuild.Install(cache, "oras.land/oras/cmd/oras", orasVersion, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := imagetest.StartRegistry(t)
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged := imagetest.PushImage(t, reg, "team/caravan/base:v0.1.0", img)
+	digest, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := strings.TrimSuffix(tagged, ":v0.1.0") + "@" + digest.String()
+	out := t.TempDir()
+	const file = "caravan-base-v0.1.0-linux-amd64.cdx.json"
+	bom := []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","components":[]}`)
+	if err := os.WriteFile(filepath.Join(out, file), bom, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := attachSBOM(context.Background(), Options{Registry: reg.Config(), OutDir: out}, ref, file); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := exec.Command(oras, "discover", "--plain-http", "--format", "json", "--artifact-type", image.CycloneDXType, ref).CombinedOutput()
+	if err != nil {
+		t.Fatalf("oras discover: %v\n%s", err, listed)
+	}
+	var found struct {
+		Referrers []struct {
+			Reference    string `json:"reference"`
+			ArtifactType string `json:"artifactType"`
+		} `json:"referrers"`
+	}
+	if err := json.Unmarshal(listed, &found); err != nil || len(found.Referrers) != 1 || found.Referrers[0].ArtifactType != image.CycloneDXType {
+		t.Fatalf("oras discover lists %s, want one CycloneDX artifact (%v)", listed, err)
+	}
+	pulled := t.TempDir()
+	if b, err := exec.Command(oras, "pull", "--plain-http", "-o", pulled, found.Referrers[0].Reference).CombinedOutput(); err != nil {
+		t.Fatalf("oras pull: %v\n%s", err, b)
+	}
+	if got, err := os.ReadFile(filepath.Join(pulled, file)); err != nil || !bytes.Equal(got, bom) {
+		t.Errorf("oras pull wrote %q (%v), want the bill of materials as attached", got, err)
 	}
 }
