@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -106,6 +107,32 @@ type Output struct {
 	Artifacts []camelv1.Artifact
 	// Maven tells, for a kit of jars, how it was made; nil for a dependency list.
 	Maven *MavenOutput
+	// Archive says, for a kit of jars, whether its image holds a class-data-sharing archive.
+	Archive *ArchiveOutput
+}
+
+// ArchiveOutput says whether a kit image holds a class-data-sharing archive, and why not.
+type ArchiveOutput struct {
+	// Classes and Size are the archive's, Why says why there is none.
+	Classes int
+	Size    int64
+	Why     string
+}
+
+// Reasons of ArchiveCondition.
+const (
+	ReasonArchived  = "Archived"
+	ReasonNoArchive = "NoArchive"
+)
+
+// Condition is the ArchiveCondition of a, at generation.
+func (a ArchiveOutput) Condition(generation int64) metav1.Condition {
+	if a.Why != "" {
+		return metav1.Condition{Type: kit.ArchiveCondition, Status: metav1.ConditionFalse, Reason: ReasonNoArchive, ObservedGeneration: generation,
+			Message: "the kit image holds no class-data-sharing archive, so its integrations start without one: " + a.Why}
+	}
+	return metav1.Condition{Type: kit.ArchiveCondition, Status: metav1.ConditionTrue, Reason: ReasonArchived, ObservedGeneration: generation,
+		Message: fmt.Sprintf("the kit image holds a class-data-sharing archive of %d classes (%.1f MiB), which its integrations start from", a.Classes, float64(a.Size)/(1<<20))}
 }
 
 // MavenOutput tells how a kit of jars was made.

@@ -21,6 +21,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/install"
 	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/publish"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // Paths in a builder pod.
@@ -33,6 +34,8 @@ const (
 	ListFile = WorkDir + "/dependencies.txt"
 	// MavenLog is Maven's output.
 	MavenLog = WorkDir + "/maven.log"
+	// TrainingDir holds the training start's arguments, output and class-data-sharing archive.
+	TrainingDir = WorkDir + "/training"
 	// SettingsDir holds Maven's settings.xml, SettingsFile, when the platform names one.
 	SettingsDir  = "/etc/maven-settings"
 	SettingsFile = "settings.xml"
@@ -52,6 +55,11 @@ const (
 const (
 	// MavenContainer resolves the jars, in the builder image.
 	MavenContainer = "maven"
+	// LayoutContainer lays the jars out as the kit image will hold them, in the operator's image.
+	LayoutContainer = "layout"
+	// TrainingContainer starts the runtime once on them, in the base image, to make the kit's
+	// class-data-sharing archive.
+	TrainingContainer = "training"
 	// PublishContainer layers and pushes them, in the operator's image.
 	PublishContainer = "publish"
 )
@@ -69,6 +77,11 @@ type Pod struct {
 	BuilderImage string
 	// PublishImage runs `caravan-operator builder publish`: the operator's own image.
 	PublishImage string
+	// BaseImage is the image the kit is layered onto, whose JVM makes the kit's archive; "",
+	// the kit gets none.
+	BaseImage string
+	// Provider names the kit's runtime provider, whose training start makes the archive.
+	Provider string
 	// Request is what the pod resolves and pushes.
 	Request publish.Request
 	// Cache is the volume of Maven's local repository; nil gives an empty one.
@@ -163,6 +176,11 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		pullSecrets = []corev1.LocalObjectReference{{Name: p.RegistrySecret.Name}}
 	}
 	mavenResources := p.mavenResources()
+	if p.BaseImage != "" {
+		volumes = append(volumes,
+			corev1.Volume{Name: "deployments", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			corev1.Volume{Name: "camel", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: maps.Clone(p.Annotations)},
 		Spec: corev1.PodSpec{
@@ -176,7 +194,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Volumes:          volumes,
 			ImagePullSecrets: pullSecrets,
-			InitContainers: []corev1.Container{{
+			InitContainers: append([]corev1.Container{{
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
 				// The pom comes in an environment variable: no ConfigMap to create and remove.
 				Command: []string{"sh", "-c", mavenScript(mvn, p.CA != nil)},
@@ -186,7 +204,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          install.Restricted(),
 				Resources:                mavenResources,
-			}},
+			}}, p.training(mounts, tmp)...),
 			Containers: []corev1.Container{{
 				Name: PublishContainer, Image: p.PublishImage,
 				Args:                     publishArgs,
@@ -199,6 +217,38 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		},
 	}
 	return pod, nil
+}
+
+// training are the containers that make the kit's class-data-sharing archive: the operator's
+// binary lays the jars out as the image will hold them, then the base image's JVM starts the
+// runtime once on them and writes the archive at exit. The training's failure fails no build: the
+// publish step reads its exit status and output, and the kit says why it has no archive.
+func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) []corev1.Container {
+	if p.BaseImage == "" {
+		return nil
+	}
+	laidOut := []corev1.VolumeMount{{Name: "deployments", MountPath: runtime.DeploymentsDir}, {Name: "camel", MountPath: runtime.CamelDir}}
+	run := "mkdir -p " + TrainingDir + " && java @" + path.Join(TrainingDir, publish.ArgsFile) + " > " +
+		path.Join(TrainingDir, publish.LogFile) + " 2>&1; echo $? > " + path.Join(TrainingDir, publish.ExitFile)
+	return []corev1.Container{{
+		Name: LayoutContainer, Image: p.PublishImage,
+		Args:                     []string{"builder", "layout", "--list=" + ListFile, "--training=" + TrainingDir, "--runtime-provider=" + p.Provider},
+		Env:                      slices.Clone(p.Proxy),
+		VolumeMounts:             slices.Concat(mounts, []corev1.VolumeMount{tmp}, laidOut),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          install.Restricted(),
+		Resources:                resources("128Mi"),
+	}, {
+		Name: TrainingContainer, Image: p.BaseImage, WorkingDir: runtime.DeploymentsDir,
+		Command: []string{"sh", "-c", run},
+		// The runtime's servers bind the pod's address, as an integration's do.
+		Env: []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}, {Name: "HOME", Value: "/tmp"}},
+		VolumeMounts:             slices.Concat([]corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, tmp}, laidOut),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          install.Restricted(),
+		Resources:                resources("512Mi"),
+	}}
 }
 
 // mavenScript writes the pom and runs mvn; on failure Maven's [ERROR] lines,

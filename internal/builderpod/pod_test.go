@@ -327,3 +327,43 @@ func TestTheBuilderPodTakesThePlatformsNodeSelectorAndAnnotations(t *testing.T) 
 		t.Errorf("node selector %v, annotations %v", pod.Spec.NodeSelector, pod.Annotations)
 	}
 }
+
+func TestTheBuilderPodTrainsTheKitOnTheBaseImagesJVMAfterMaven(t *testing.T) {
+	req := publish.Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil), Repository: "kit-1"}
+	without, err := Pod{Name: "kit-1-builder-1", BuilderImage: "b", PublishImage: "p", Request: req}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(without.Spec.InitContainers) != 1 {
+		t.Errorf("without a base image, the pod trains anyway: %d init containers", len(without.Spec.InitContainers))
+	}
+	pod, err := Pod{Name: "kit-1-builder-1", BuilderImage: "b", PublishImage: "p", BaseImage: "reg/caravan/base:java17",
+		Provider: "main", Request: req}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range pod.Spec.InitContainers {
+		names = append(names, c.Name)
+	}
+	if !slices.Equal(names, []string{MavenContainer, LayoutContainer, TrainingContainer}) {
+		t.Fatalf("init containers %v", names)
+	}
+	layout, training := pod.Spec.InitContainers[1], pod.Spec.InitContainers[2]
+	if layout.Image != "p" || !slices.Equal(layout.Args, []string{"builder", "layout", "--list=" + ListFile, "--training=" + TrainingDir, "--runtime-provider=main"}) {
+		t.Errorf("the layout container runs %v in %s", layout.Args, layout.Image)
+	}
+	if training.Image != "reg/caravan/base:java17" || !strings.Contains(training.Command[2], "java @"+TrainingDir+"/java.args") ||
+		!strings.Contains(training.Command[2], "echo $? > "+TrainingDir+"/exit") {
+		t.Errorf("the training container runs %v in %s", training.Command, training.Image)
+	}
+	// The jars are where the kit image holds them, in both containers.
+	for _, c := range []corev1.Container{layout, training} {
+		if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == runtime.DeploymentsDir }) {
+			t.Errorf("container %s does not see %s", c.Name, runtime.DeploymentsDir)
+		}
+	}
+	if training.Env[0].Name != runtime.EnvPodIP || training.Env[0].ValueFrom.FieldRef.FieldPath != "status.podIP" {
+		t.Errorf("the training's servers do not bind the pod's address: %v", training.Env)
+	}
+}

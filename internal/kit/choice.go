@@ -203,7 +203,7 @@ func (s Spec) resource(id, namespace, name string) (*camelv1.IntegrationKit, err
 
 // wrapper is operator id's external kit named name of the image of k, another operator's kit.
 func wrapper(k *camelv1.IntegrationKit, name, id string) *camelv1.IntegrationKit {
-	return &camelv1.IntegrationKit{
+	w := &camelv1.IntegrationKit{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: k.Namespace, Name: name,
 			Annotations: map[string]string{camelv1.OperatorIDAnnotation: id, AdoptedFromAnnotation: k.Name},
@@ -214,4 +214,9 @@ func wrapper(k *camelv1.IntegrationKit, name, id string) *camelv1.IntegrationKit
 		},
 		Spec: camelv1.IntegrationKitSpec{Image: k.Status.Image},
 	}
+	if HasArchive(k) {
+		// The same pods run on: the same archive, the same command line.
+		w.Annotations[ArchivedAnnotation] = "true"
+	}
+	return w
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/runtime"
 )
@@ -184,4 +186,23 @@ func WrappingName(kit, image, id string) string {
 // the same dependencies: WrappingName of s's own name.
 func (s Spec) AdoptedName(image string) string {
 	return WrappingName(s.Name(), image, s.OperatorID)
+}
+
+// ArchiveCondition is the condition of a Build, and of its kit, that says whether the kit image
+// holds a class-data-sharing archive its integrations start from.
+const ArchiveCondition = "ClassDataArchive"
+
+// ArchivedAnnotation marks a kit that runs the image of another kit, which holds an archive.
+const ArchivedAnnotation = "caravan.dev/class-data-archive"
+
+// HasArchive tells whether the image of k holds a class-data-sharing archive of its classpath.
+func HasArchive(k *camelv1.IntegrationKit) bool {
+	if k == nil {
+		return false
+	}
+	if k.Spec.Image != "" {
+		return k.Annotations[ArchivedAnnotation] == "true"
+	}
+	c := k.Status.GetCondition(ArchiveCondition)
+	return c != nil && c.Status == metav1.ConditionTrue
 }

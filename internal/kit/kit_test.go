@@ -269,3 +269,23 @@ func TestAKitExtendsOnlyAKitWhoseDependenciesItHoldsAndMore(t *testing.T) {
 		})
 	}
 }
+
+func TestAKitHasAnArchiveWhenItsBuildMadeOneOrTheKitItWrapsHasOne(t *testing.T) {
+	built := &camelv1.IntegrationKit{}
+	if HasArchive(built) || HasArchive(nil) {
+		t.Error("a kit without the condition has an archive")
+	}
+	built.Status.SetCondition(metav1.Condition{Type: ArchiveCondition, Status: metav1.ConditionTrue, Reason: "Archived"})
+	built.Status.Image = "reg/kit@sha256:1"
+	if !HasArchive(built) {
+		t.Error("a kit whose build archived its classes has no archive")
+	}
+	w := wrapper(built, "w", "b")
+	if !HasArchive(w) {
+		t.Error("a kit of the image of a kit with an archive has none: a moved integration's pods would restart")
+	}
+	built.Status.SetCondition(metav1.Condition{Type: ArchiveCondition, Status: metav1.ConditionFalse, Reason: "NoArchive"})
+	if HasArchive(built) || HasArchive(wrapper(built, "w", "b")) {
+		t.Error("a kit whose build made no archive has one")
+	}
+}

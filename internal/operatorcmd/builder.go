@@ -16,6 +16,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/maven"
 	"github.com/caravan-dev/caravan/internal/publish"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // NewBuilderCmd builds `caravan builder`, what builder pods run; it reports to errOut.
@@ -26,13 +27,66 @@ func NewBuilderCmd(errOut io.Writer) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 	}
-	cmd.AddCommand(newPublishCmd(errOut))
+	cmd.AddCommand(newPublishCmd(errOut), newLayoutCmd(errOut))
 	return cmd
+}
+
+// LayoutOptions are the options of `caravan builder layout`.
+type LayoutOptions struct {
+	List, Root, Training, Provider string
+	// ErrOut receives what was laid out.
+	ErrOut io.Writer
+}
+
+func newLayoutCmd(errOut io.Writer) *cobra.Command {
+	o := &LayoutOptions{ErrOut: errOut}
+	cmd := &cobra.Command{
+		Use:   "layout --list FILE",
+		Short: "Lay the jars Maven listed out as the kit image will hold them, for the training start",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return command.Run(cmd.Context(), o) },
+	}
+	cmd.Flags().StringVar(&o.List, "list", builderpod.ListFile, "Maven's list of the resolved jars")
+	cmd.Flags().StringVar(&o.Root, "root", "/", "the directory the image's paths are laid out under")
+	cmd.Flags().StringVar(&o.Training, "training", builderpod.TrainingDir, "where the training's arguments go, and its archive will")
+	cmd.Flags().StringVar(&o.Provider, "runtime-provider", "", "the kit's runtime provider (default camel-main)")
+	return cmd
+}
+
+// Complete does nothing: the flags are all there is.
+func (o *LayoutOptions) Complete() error { return nil }
+
+// Validate checks the provider.
+func (o *LayoutOptions) Validate() error {
+	_, err := runtime.ProviderNamed(o.Provider)
+	return err
+}
+
+// Run lays the jars out.
+func (o *LayoutOptions) Run(context.Context) error {
+	list, err := os.ReadFile(o.List)
+	if err != nil {
+		return fmt.Errorf("reading Maven's dependency list: %w", err)
+	}
+	arts, err := maven.ParseList(list)
+	if err != nil {
+		return err
+	}
+	p, err := runtime.ProviderNamed(o.Provider)
+	if err != nil {
+		return err
+	}
+	if err := publish.Layout(arts, o.Root, o.Training, p); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.ErrOut, "laid out %d jars under %s for the training start\n", len(arts), runtime.DependenciesDir)
+	return nil
 }
 
 // PublishOptions are the options of `caravan builder publish`.
 type PublishOptions struct {
 	List           string
+	Training       string
 	MavenLog       string
 	TaskJSON       string
 	TerminationLog string
@@ -57,6 +111,7 @@ func newPublishCmd(errOut io.Writer) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return command.Run(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.List, "list", builderpod.ListFile, "Maven's list of the resolved jars")
+	cmd.Flags().StringVar(&o.Training, "training", builderpod.TrainingDir, "where the training start left the class-data-sharing archive")
 	cmd.Flags().StringVar(&o.MavenLog, "maven-log", builderpod.MavenLog, "Maven's batch-mode log, whose downloads the result counts")
 	cmd.Flags().StringVar(&o.TaskJSON, "task", "", "the build task, as JSON")
 	cmd.Flags().StringVar(&o.TerminationLog, "termination-log", o.TerminationLog, "where the result is written, as JSON")
@@ -110,7 +165,7 @@ func (o *PublishOptions) Validate() error {
 // Run pushes the kit image and writes the result, without the artifacts,
 // which the image's config lists: a termination message holds 4 kB.
 func (o *PublishOptions) Run(ctx context.Context) error {
-	res, err := publish.Run(ctx, o.task, o.List)
+	res, err := publish.Run(ctx, o.task, o.List, o.Training)
 	if err != nil {
 		return err
 	}
@@ -121,6 +176,11 @@ func (o *PublishOptions) Run(ctx context.Context) error {
 	res.Downloads = maven.Downloaded(log)
 	fmt.Fprintf(o.ErrOut, "pushed %s: %d jars, %d of them in the new layer; Maven downloaded %d files\n",
 		res.Image, len(res.Artifacts), res.Added, res.Downloads.Files)
+	if res.Archive.Why != "" {
+		fmt.Fprintf(o.ErrOut, "no class-data-sharing archive: %s\n", res.Archive.Why)
+	} else {
+		fmt.Fprintf(o.ErrOut, "with a class-data-sharing archive of %d classes (%d bytes)\n", res.Archive.Classes, res.Archive.Size)
+	}
 	res.Artifacts = nil
 	data, err := json.Marshal(res)
 	if err != nil {

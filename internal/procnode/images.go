@@ -137,7 +137,11 @@ func untar(tr *tar.Reader, root string) error {
 			}
 			err = os.Chmod(target, mode|os.FileMode(h.Mode)&(os.ModeSticky))
 		case tar.TypeReg:
-			err = writeFile(target, tr, mode)
+			// A file keeps its layer's time, as a kubelet's runtime unpacks it: the JVM checks the
+			// times of the jars a class-data-sharing archive was made with.
+			if err = writeFile(target, tr, mode); err == nil {
+				err = os.Chtimes(target, h.ModTime, h.ModTime)
+			}
 		case tar.TypeSymlink:
 			err = os.Symlink(h.Linkname, target)
 		case tar.TypeLink:

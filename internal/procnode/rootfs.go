@@ -52,6 +52,9 @@ func copyTree(src, dst string, link bool) error {
 			if err := copyFile(path, target, info.Mode().Perm()); err != nil {
 				return err
 			}
+			if err := os.Chtimes(target, info.ModTime(), info.ModTime()); err != nil {
+				return err
+			}
 		}
 		return keepOwner(path, target)
 	})

@@ -21,20 +21,21 @@ import (
 // layerTime is every entry's time, so that the same jars give the same layer.
 var layerTime = time.Unix(0, 0).UTC()
 
-// jarLayer makes the layer that adds jars under runtime.DependenciesDir and removes
-// the files at removed (OCI whiteouts), entries sorted by path.
-func jarLayer(added []maven.Artifact, removed []string) image.NewLayer {
+// jarLayer makes the layer that adds jars under runtime.DependenciesDir, and files (by their
+// path in the image, read from the file the value names), and removes the files at removed
+// (OCI whiteouts), entries sorted by path.
+func jarLayer(added []maven.Artifact, files map[string]string, removed []string) image.NewLayer {
 	return func(mt types.MediaType) (v1.Layer, error) {
 		return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 			pr, pw := io.Pipe()
-			go func() { pw.CloseWithError(writeJarTar(pw, added, removed)) }()
+			go func() { pw.CloseWithError(writeJarTar(pw, added, files, removed)) }()
 			return pr, nil
 		}, tarball.WithMediaType(mt))
 	}
 }
 
-// writeJarTar writes the layer's tar: the directories, the jars and the whiteouts.
-func writeJarTar(w io.Writer, added []maven.Artifact, removed []string) error {
+// writeJarTar writes the layer's tar: the directories, the jars, the files and the whiteouts.
+func writeJarTar(w io.Writer, added []maven.Artifact, files map[string]string, removed []string) error {
 	tw := tar.NewWriter(w)
 	for _, dir := range []string{strings.TrimPrefix(runtime.DeploymentsDir, "/"), strings.TrimPrefix(runtime.DependenciesDir, "/")} {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o755,
@@ -44,11 +45,14 @@ func writeJarTar(w io.Writer, added []maven.Artifact, removed []string) error {
 	}
 	type entry struct {
 		name string
-		art  *maven.Artifact
+		src  string // "" for a whiteout
 	}
 	var entries []entry
-	for i := range added {
-		entries = append(entries, entry{name: strings.TrimPrefix(added[i].Location, "/"), art: &added[i]})
+	for _, a := range added {
+		entries = append(entries, entry{name: strings.TrimPrefix(a.Location, "/"), src: a.File})
+	}
+	for name, src := range files {
+		entries = append(entries, entry{name: strings.TrimPrefix(name, "/"), src: src})
 	}
 	for _, r := range removed {
 		dir, file := path.Split(strings.TrimPrefix(r, "/"))
@@ -56,14 +60,14 @@ func writeJarTar(w io.Writer, added []maven.Artifact, removed []string) error {
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	for _, e := range entries {
-		if e.art == nil {
+		if e.src == "" {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: 0o644,
 				ModTime: layerTime, Format: tar.FormatPAX}); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := writeFile(tw, e.name, e.art.File); err != nil {
+		if err := writeFile(tw, e.name, e.src); err != nil {
 			return err
 		}
 	}

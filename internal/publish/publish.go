@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -63,11 +64,14 @@ type Result struct {
 	Added int `json:"added"`
 	// Downloads is what Maven downloaded for this kit.
 	Downloads maven.Downloads `json:"downloads"`
+	// Archive says whether the kit image holds a class-data-sharing archive, and why not.
+	Archive Archive `json:"archive"`
 }
 
-// Run layers the jars of Maven's dependency list onto the request's base
-// image and pushes the kit image.
-func Run(ctx context.Context, r Request, listFile string) (Result, error) {
+// Run layers the jars of Maven's dependency list onto the request's base image, with the
+// class-data-sharing archive the training start left in trainDir if it made one, and pushes
+// the kit image.
+func Run(ctx context.Context, r Request, listFile, trainDir string) (Result, error) {
 	list, err := os.ReadFile(listFile)
 	if err != nil {
 		return Result{}, fmt.Errorf("reading Maven's dependency list: %w", err)
@@ -79,7 +83,15 @@ func Run(ctx context.Context, r Request, listFile string) (Result, error) {
 	if err := checksum(arts); err != nil {
 		return Result{}, err
 	}
-	return r.push(ctx, arts)
+	archive, about := ReadTraining(trainDir)
+	files := map[string]string{}
+	if archive != "" {
+		files[runtime.ArchivePath] = archive
+		files[runtime.ClasspathJar] = filepath.Join(trainDir, ClasspathFile)
+	}
+	res, err := r.push(ctx, arts, files)
+	res.Archive = about
+	return res, err
 }
 
 // checksum fills in each artifact's sha256.
@@ -100,8 +112,9 @@ func checksum(arts []maven.Artifact) error {
 	return nil
 }
 
-// push layers the jars that the base lacks and pushes the kit image.
-func (r Request) push(ctx context.Context, arts []maven.Artifact) (Result, error) {
+// push layers the jars that the base lacks, and files, and pushes the kit image. A parent's
+// archive leaves the classpath of a kit that has none.
+func (r Request) push(ctx context.Context, arts []maven.Artifact, files map[string]string) (Result, error) {
 	base, added, removed := r.BaseImage, arts, []string(nil)
 	if r.Parent != nil {
 		parent := parentArtifacts(r.Parent)
@@ -112,6 +125,9 @@ func (r Request) push(ctx context.Context, arts []maven.Artifact) (Result, error
 			if !slices.ContainsFunc(added, func(a maven.Artifact) bool { return a.Location == p.Location }) {
 				removed = append(removed, p.Location)
 			}
+		}
+		if len(files) == 0 {
+			removed = append(removed, runtime.ArchivePath, runtime.ClasspathJar)
 		}
 	}
 	list, err := json.Marshal(arts)
@@ -124,7 +140,7 @@ func (r Request) push(ctx context.Context, arts []maven.Artifact) (Result, error
 	}
 	reg := image.Registry{Address: r.RegistryAddress, Insecure: r.Insecure, Organization: r.Organization, Auth: r.Auth,
 		CACertificates: r.CACertificates}
-	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, removed),
+	res, err := image.AppendLayer(ctx, reg, base, jarLayer(added, files, removed),
 		fmt.Sprintf("caravan: %d jars in %s", len(added), runtime.DependenciesDir), labels, r.Repository, r.Tag)
 	if err != nil {
 		return Result{}, err

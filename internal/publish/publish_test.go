@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,8 +53,15 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	repo := t.TempDir()
 	req := Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil),
 		BaseImage: "base:1", RegistryAddress: reg.Address, Insecure: true, Repository: "kit-a", Labels: map[string]string{"kit": "a"}}
+	trained := t.TempDir()
+	for name, content := range map[string]string{ExitFile: "0\n", ArchiveFile: "an archive", ClasspathFile: "a classpath jar",
+		LogFile: "[4.144s][info][cds,dynamic] 3027 klasses; 50281 symbols\n"} {
+		if err := os.WriteFile(filepath.Join(trained, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	first, err := Run(ctx, req, mavenList(t, repo, map[string]string{
-		"org.example:core:jar:1.0": "core 1.0", "org.example:lib:jar:1.0": "lib 1.0"}))
+		"org.example:core:jar:1.0": "core 1.0", "org.example:lib:jar:1.0": "lib 1.0"}), trained)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +75,12 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	}
 	if got := string(files[runtime.DependenciesDir+"/org.example.core-1.0.jar"]); got != "core 1.0" {
 		t.Errorf("the kit's core jar holds %q", got)
+	}
+	if string(files[runtime.ArchivePath]) != "an archive" || string(files[runtime.ClasspathJar]) != "a classpath jar" {
+		t.Errorf("the kit's layer lacks the training's archive or classpath jar: %v", slices.Collect(maps.Keys(files)))
+	}
+	if first.Archive != (Archive{Classes: 3027, Size: int64(len("an archive"))}) {
+		t.Errorf("the result says %+v of the archive", first.Archive)
 	}
 	if first.Added != 2 || len(first.Artifacts) != 2 || !strings.HasPrefix(first.Artifacts[0].Checksum, "sha256:") {
 		t.Errorf("the result counts %d added of %+v", first.Added, first.Artifacts)
@@ -86,7 +100,7 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	t.Log("a kit that adds a jar and moves lib to 1.1 builds on the first")
 	req.Repository, req.Parent = "kit-b", &build.Parent{Image: first.Image, Artifacts: StatusArtifacts(first.Artifacts)}
 	second, err := Run(ctx, req, mavenList(t, repo, map[string]string{"org.example:core:jar:1.0": "core 1.0",
-		"org.example:lib:jar:1.1": "lib 1.1", "org.example:extra:jar:2.0": "extra 2.0"}))
+		"org.example:lib:jar:1.1": "lib 1.1", "org.example:extra:jar:2.0": "extra 2.0"}), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +128,16 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	for n := range top {
 		names = append(names, n)
 	}
-	want := []string{runtime.DependenciesDir + "/.wh.org.example.lib-1.0.jar", runtime.DependenciesDir + "/org.example.extra-2.0.jar",
+	// Without a training of its own, the parent's archive leaves the kit.
+	want := []string{runtime.DeploymentsDir + "/.wh.kit-classpath.jar", runtime.DeploymentsDir + "/.wh.kit.jsa",
+		runtime.DependenciesDir + "/.wh.org.example.lib-1.0.jar", runtime.DependenciesDir + "/org.example.extra-2.0.jar",
 		runtime.DependenciesDir + "/org.example.lib-1.1.jar"}
 	slices.Sort(names)
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("the new layer holds %v, want %v", names, want)
+	}
+	if second.Archive.Why != "no training start ran" {
+		t.Errorf("the second kit says %+v of its archive", second.Archive)
 	}
 	if second.Added != 2 || len(second.Artifacts) != 3 {
 		t.Errorf("the second kit adds %d, holds %d", second.Added, len(second.Artifacts))

@@ -3,6 +3,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -511,4 +512,17 @@ func TestCACertificatesAreImportedIntoATruststoreByInitContainersThatTheJVMTrust
 		"the base's certificates come first, under its password")
 	g.Expect(inits[2].Command).To(ContainElements("custom-ca-1", "/ca/b.crt", "/trust/truststore.jks"))
 	g.Expect(mustDeployment(t, input(t, `{}`)).Spec.Template.Spec.InitContainers).To(BeEmpty())
+}
+
+func TestAKitsArchiveIsMappedAndItsJarsComeThroughItsClasspathJar(t *testing.T) {
+	g := NewWithT(t)
+	without := mustDeployment(t, input(t, `{}`)).Spec.Template.Spec.Containers[0]
+	g.Expect(without.Args).NotTo(ContainElement(HavePrefix("-XX:SharedArchiveFile")), "a kit without an archive starts as it always has")
+	g.Expect(strings.Join(without.Args, " ")).To(ContainSubstring("/deployments/dependencies/*"))
+	in := input(t, `{}`)
+	in.Archive = true
+	c := mustDeployment(t, in).Spec.Template.Spec.Containers[0]
+	g.Expect(c.Args).To(ContainElement("-XX:SharedArchiveFile=/deployments/kit.jsa"))
+	g.Expect(c.Args).To(ContainElement(HaveSuffix(":/deployments/kit-classpath.jar")))
+	g.Expect(strings.Join(c.Args, " ")).NotTo(ContainSubstring("/deployments/dependencies/*"))
 }

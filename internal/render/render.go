@@ -63,6 +63,9 @@ type Input struct {
 	Digest string
 	// Provider is the runtime the kit holds; nil is runtime.Main, the only one there is.
 	Provider runtime.Provider
+	// Archive tells that the kit image holds a class-data-sharing archive of its classpath,
+	// which the JVM starts from.
+	Archive bool
 	// RegistrySecret is the platform's registry Secret, which the pods pull with unless the
 	// pull-secret trait says otherwise; "" for none.
 	RegistrySecret string

@@ -29,7 +29,9 @@ func (in Input) managed() bool {
 // command is the provider's command line before the heap is sized: the jvm trait's options
 // first, then the classpath with the resource directories, the directory of every volume of
 // the mount trait (and the file of one mounting a single key, so that a mounted jar is on it,
-// as in Camel K) and the jvm trait's entries. The JVM skips a file on it that is not a jar.
+// as in Camel K) and the jvm trait's entries. The JVM skips a file on it that is not a jar. With
+// the kit's archive, the kit's jars come through its classpath jar and the JVM maps the archive;
+// the JVM uses it when the entries before the jars do not exist, and says so in one line when not.
 func (in Input) command() (command, args []string) {
 	cp := []string{runtime.ResourceConfigMapsDir, runtime.ResourceSecretsDir}
 	for _, mv := range in.Traits.Mount.Volumes() {
@@ -39,7 +41,11 @@ func (in Input) command() (command, args []string) {
 		}
 	}
 	cp = append(cp, in.Traits.JVM.Classpath()...)
-	return in.provider().Command(runtime.Launch{JVMOptions: in.Traits.JVM.Options(), Classpath: cp})
+	l := runtime.Launch{JVMOptions: in.Traits.JVM.Options(), Classpath: cp}
+	if in.Archive {
+		l.KitClasspathJar, l.Archive = true, runtime.ArchivePath
+	}
+	return in.provider().Command(l)
 }
 
 // Variables Camel K sets on an integration's container besides the operator's own.

@@ -29,6 +29,9 @@ type Provider interface {
 	Health() Health
 	// Metrics says where the runtime serves Prometheus metrics, and what that takes.
 	Metrics() Metrics
+	// Training are the files of a kit's training start, by absolute path: routes that load
+	// what every integration loads, with properties that stop the runtime after one message.
+	Training() map[string][]byte
 }
 
 // Metrics is where a runtime serves its Prometheus metrics, and what it needs to.
@@ -46,6 +49,11 @@ type Launch struct {
 	JVMOptions []string
 	// Classpath are entries put before the kit's jars (resources, mounted volumes, the jvm trait's).
 	Classpath []string
+	// KitClasspathJar puts the kit's jars on the classpath through ClasspathJar, in the order
+	// its archive was made with, rather than as DependenciesDir/*, whose order the JVM does not fix.
+	KitClasspathJar bool
+	// Archive is the class-data-sharing archive the JVM maps, "" for none; it needs KitClasspathJar.
+	Archive string
 }
 
 // Settings are what an integration decides of the runtime's properties.
@@ -113,6 +121,9 @@ const (
 	listenHost = "{{env:" + EnvPodIP + ":0.0.0.0}}"
 )
 
+// ArchiveOption is the JVM's option that maps a class-data-sharing archive.
+const ArchiveOption = "-XX:SharedArchiveFile="
+
 // JavaCommand is the command of an integration that runs on a camel-main kit.
 var JavaCommand = []string{"java"}
 
@@ -135,17 +146,46 @@ func (camelMain) Modules() []Coordinate {
 	return append(out, Coordinate{GroupID: "org.slf4j", ArtifactID: "slf4j-simple", Version: slf4jVersion})
 }
 
-// Command is java with the JVM options, the classpath (the entries, then the kit's jars,
-// without duplicates), camel-main's class and the properties file.
+// Command is java with the JVM options (the archive's last), the classpath (the entries, then
+// the kit's jars, without duplicates), camel-main's class and the properties file.
 func (camelMain) Command(l Launch) (command, args []string) {
+	jars := DependenciesDir + "/*"
+	if l.KitClasspathJar {
+		jars = ClasspathJar
+	}
 	var cp []string
-	for _, e := range append(slices.Clone(l.Classpath), DependenciesDir+"/*") {
+	for _, e := range append(slices.Clone(l.Classpath), jars) {
 		if !slices.Contains(cp, e) {
 			cp = append(cp, e)
 		}
 	}
-	args = append(slices.Clone(l.JVMOptions), "-cp", strings.Join(cp, ":"), MainClass, propertiesOption, "file:"+PropertiesPath)
+	args = slices.Clone(l.JVMOptions)
+	if l.Archive != "" {
+		args = append(args, ArchiveOption+l.Archive)
+	}
+	args = append(args, "-cp", strings.Join(cp, ":"), MainClass, propertiesOption, "file:"+PropertiesPath)
 	return slices.Clone(JavaCommand), args
+}
+
+// Training is a YAML and an XML route, each a timer's one message to the log, so that both
+// DSLs' loaders, the HTTP and management servers, and the first exchange are archived.
+func (p camelMain) Training() map[string][]byte {
+	props := p.Properties(Settings{ShutdownTimeout: 5, HTTPPort: 8080, OneShot: true})
+	return map[string][]byte{
+		PropertiesPath: []byte(strings.Join(props, "\n") + "\n"),
+		SourcesDir + "/training.yaml": []byte(`- from:
+    uri: timer:caravan-training-yaml?repeatCount=1&delay=0
+    steps:
+      - log: "class-data-sharing training: yaml"
+`),
+		SourcesDir + "/training.xml": []byte(`<routes xmlns="http://camel.apache.org/schema/xml-io">
+  <route>
+    <from uri="timer:caravan-training-xml?repeatCount=1&amp;delay=0"/>
+    <log message="class-data-sharing training: xml"/>
+  </route>
+</routes>
+`),
+	}
 }
 
 func (camelMain) Properties(s Settings) []string {

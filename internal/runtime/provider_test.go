@@ -92,3 +92,20 @@ func TestCamelMainServesMetricsOnItsManagementPortWhenAsked(t *testing.T) {
 		t.Errorf("metrics %+v, want the management port's /observe/metrics from camel:micrometer-prometheus", m)
 	}
 }
+
+func TestAKitWithAnArchiveStartsFromItWithItsJarsThroughTheClasspathJar(t *testing.T) {
+	_, args := Main.Command(Launch{JVMOptions: []string{"-Xss1m"}, Classpath: []string{ResourceConfigMapsDir},
+		KitClasspathJar: true, Archive: ArchivePath})
+	want := []string{"-Xss1m", "-XX:SharedArchiveFile=/deployments/kit.jsa", "-cp", ResourceConfigMapsDir + ":/deployments/kit-classpath.jar",
+		"org.apache.camel.main.Main", "-propertiesLocation", "file:/etc/camel/application.properties"}
+	if !slices.Equal(args, want) {
+		t.Errorf("args\n got %v\nwant %v", args, want)
+	}
+	training := Main.Training()
+	if !strings.Contains(string(training[PropertiesPath]), "camel.main.durationMaxMessages=1") {
+		t.Errorf("the training start does not stop after its message:\n%s", training[PropertiesPath])
+	}
+	if len(training) != 3 {
+		t.Errorf("the training has %d files, want the properties, a YAML and an XML route", len(training))
+	}
+}

@@ -14,6 +14,11 @@ const (
 	DeploymentsDir = "/deployments"
 	// DependenciesDir holds a kit's jars.
 	DependenciesDir = DeploymentsDir + "/dependencies"
+	// ClasspathJar is a kit's jar whose manifest lists the kit's jars, in the order its
+	// class-data-sharing archive, ArchivePath, was made with.
+	ClasspathJar = DeploymentsDir + "/kit-classpath.jar"
+	// ArchivePath is a kit's class-data-sharing archive of the classes its training start loaded.
+	ArchivePath = DeploymentsDir + "/kit.jsa"
 
 	// CamelDir holds what the operator mounts: sources, properties, configurations, resources.
 	CamelDir = "/etc/camel"

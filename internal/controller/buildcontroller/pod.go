@@ -101,6 +101,7 @@ func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result
 	if j.Parent != nil {
 		out.Maven.Parent = j.Parent.Kit
 	}
+	out.Archive = &build.ArchiveOutput{Classes: res.Archive.Classes, Size: res.Archive.Size, Why: res.Archive.Why}
 	return out, nil
 }
 
@@ -168,6 +169,11 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, &build.Failure{Message: fmt.Sprintf("the builder image %q: %v", j.BuilderImage, err)}
 	}
+	// The kit's archive is made with the JVM of the image it is layered onto.
+	baseImage, err := j.Registry.Qualify(j.Spec.BaseImage)
+	if err != nil {
+		return nil, &build.Failure{Message: fmt.Sprintf("the base image %q: %v", j.Spec.BaseImage, err)}
+	}
 	req := publish.Request{Project: project, Parent: j.Parent, BaseImage: j.Spec.BaseImage, Repository: j.Spec.Name(), Tag: j.Spec.Hash(),
 		RegistryAddress: j.Registry.Address, Insecure: j.Registry.Insecure, Organization: j.Registry.Organization}
 	var cache *corev1.VolumeSource
@@ -177,7 +183,7 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	return builderpod.Pod{
 		Name: podName(j), Namespace: p.Namespace,
 		Labels:       map[string]string{camelv1.OperatorIDLabel: p.OperatorID, BuildLabel: j.Build.Name},
-		BuilderImage: builderImage, PublishImage: p.PublishImage, Request: req, Timeout: j.Timeout, Cache: cache,
+		BuilderImage: builderImage, PublishImage: p.PublishImage, BaseImage: baseImage, Provider: provider.Name(), Request: req, Timeout: j.Timeout, Cache: cache,
 		Settings: j.MavenSettings, CA: j.MavenCA, RegistrySecret: j.RegistrySecret, RegistryCA: j.RegistryCA,
 		MavenResources: j.MavenResources, Proxy: p.Proxy, MavenArgs: j.MavenArgs,
 		NodeSelector: j.PodNodeSelector, Annotations: j.PodAnnotations,

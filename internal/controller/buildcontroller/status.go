@@ -45,6 +45,9 @@ func fromJob(b *camelv1.Build, st build.Status, now time.Time) {
 		if st.Err == nil {
 			b.Status.Image, b.Status.Digest, b.Status.BaseImage = st.Result.Image, st.Result.Digest, st.Result.BaseImage
 			b.Status.Artifacts = st.Result.Artifacts
+			if a := st.Result.Archive; a != nil {
+				b.Status.SetCondition(a.Condition(b.Generation))
+			}
 			setPhase(b, camelv1.BuildPhaseSucceeded, metav1.ConditionTrue, ReasonSucceeded, st.Result.Summary())
 			return
 		}

@@ -115,6 +115,8 @@ type scope struct {
 	operatorNamespace string
 	// image is set by reconcileImage, once the integration has one to run.
 	image string
+	// archive tells that the kit's image holds a class-data-sharing archive of its classpath.
+	archive bool
 	// deployment is set by reconcileDeployment: the Deployment as cached
 	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment

@@ -281,7 +281,7 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, c kit.Choice) (reconc
 	cond := k.Status.GetCondition(camelv1.ConditionReady)
 	switch {
 	case k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != "":
-		s.image = k.Status.Image
+		s.image, s.archive = k.Status.Image, kit.HasArchive(k)
 	case k.Status.Phase == camelv1.IntegrationKitPhaseError && cond != nil:
 		s.Failure = controller.Because(controller.Reason(cond.Reason), fmt.Sprintf("kit %s failed: %s", key.Name, cond.Message))
 	case cond != nil:
@@ -297,7 +297,7 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, c kit.Choice) (reconc
 func (r *Reconciler) input(s *scope) render.Input {
 	in := render.Input{
 		Integration: s.it, Traits: s.traits, OperatorID: r.OperatorID,
-		Image: s.image, Digest: s.digest, RegistrySecret: s.platform.Spec.Build.Registry.Secret,
+		Image: s.image, Archive: s.archive, Digest: s.digest, RegistrySecret: s.platform.Spec.Build.Registry.Secret,
 		Proxy: r.Proxy, MountedVersions: s.mountedVersions,
 	}
 	if len(s.kamelets) > 0 {

@@ -47,6 +47,11 @@ func fromBuild(k *camelv1.IntegrationKit, b *camelv1.Build) {
 		k.Status.Image, k.Status.Digest, k.Status.BaseImage = b.Status.Image, b.Status.Digest, b.Status.BaseImage
 		k.Status.Failure = nil
 		k.Status.Artifacts = b.Status.Artifacts
+		if c := b.Status.GetCondition(kit.ArchiveCondition); c != nil {
+			archive := *c
+			archive.ObservedGeneration = k.Generation
+			k.Status.SetCondition(archive)
+		}
 		setStatus(k, camelv1.IntegrationKitPhaseReady, metav1.ConditionTrue, ReasonBuilt, "built "+b.Status.Image)
 	case camelv1.BuildPhaseError:
 		k.Status.Failure = b.Status.Failure.DeepCopy()
