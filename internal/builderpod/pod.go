@@ -325,6 +325,15 @@ func resources(memory string) corev1.ResourceRequirements {
 	}
 }
 
+// Untrainable is the outcome of a builder pod whose training of the kit's archive could not run
+// (a base image without sh or java, say): a pod without the training builds the kit.
+type Untrainable struct {
+	// Why says what the training's container reported.
+	Why string
+}
+
+func (u *Untrainable) Error() string { return "the training start of the kit's archive could not run: " + u.Why }
+
 // Outcome reads a finished builder pod: its result, a build.Failure when the
 // request's dependencies cannot exist, another error when a retry may succeed,
 // and done false while it runs.
@@ -342,6 +351,11 @@ func Outcome(pod *corev1.Pod, camelVersion string) (res publish.Result, done boo
 	case corev1.PodFailed:
 		if m := terminated(pod.Status.InitContainerStatuses, MavenContainer); m != nil && m.ExitCode != 0 {
 			return publish.Result{}, true, maven.Explain([]byte(m.Message), camelVersion, fmt.Errorf("maven exited with %d", m.ExitCode))
+		}
+		for _, name := range []string{LayoutContainer, TrainingContainer} {
+			if m := terminated(pod.Status.InitContainerStatuses, name); m != nil && m.ExitCode != 0 {
+				return publish.Result{}, true, &Untrainable{Why: fmt.Sprintf("its %s container exited with %d: %s", name, m.ExitCode, strings.TrimSpace(m.Message))}
+			}
 		}
 		if m := terminated(pod.Status.ContainerStatuses, PublishContainer); m != nil && m.ExitCode != 0 {
 			return publish.Result{}, true, fmt.Errorf("publishing the kit image failed (exit %d): %s", m.ExitCode, strings.TrimSpace(m.Message))

@@ -38,6 +38,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/build"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
+	kitpkg "github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/testca"
 	"github.com/caravan-dev/caravan/test/harness"
@@ -69,14 +70,21 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	cli := adminCLI(t, apps)
 	boundedNamespace(t, apps)
 
+	// -Xshare:on: a JVM that cannot use the kit's class-data-sharing archive does not start.
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "timer", "-x", "jvm",
-		"-p", "greeting=Hello from a real JVM")
+		"-p", "greeting=Hello from a real JVM", "-t", "jvm.options=-Xshare:on")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	key := client.ObjectKey{Namespace: apps, Name: "timer"}
 	kit := builtKit(t, key, camelv1.IntegrationKitPhaseReady)
+	t.Log("the kit image holds a class-data-sharing archive, made by a training start of the base image's JVM in the builder pod; the JVM starts from it")
+	archived := kit.Status.GetCondition(kitpkg.ArchiveCondition)
+	g.Expect(archived).NotTo(BeNil(), "the kit says nothing of an archive")
+	g.Expect(archived.Status).To(BeEquivalentTo("True"), archived.Message)
+	g.Expect(archived.Message).To(MatchRegexp(`archive of [1-9]\d{3} classes`))
 
 	t.Log("the pod runs on the process node and is ready by Camel's health check; its HTTP route answers")
 	pod := jvmPod(t, key)
+	g.Expect(pod.Spec.Containers[0].Args).To(ContainElements("-Xshare:on", "-XX:SharedArchiveFile=/deployments/kit.jsa"))
 	g.Eventually(answersHTTP(pod), timeout, poll).Should(Equal("200 Hello from a real JVM over HTTP"))
 
 	t.Log("as on Camel K, the HTTP route gets a Service and an Ingress, and answers through the Service; the pod has Camel K's requests and limits")
@@ -314,6 +322,8 @@ func checkTwo(t *testing.T, cli func(...string) (string, string, error), apps st
 		ContainSubstring("yaml says from-a-file and from-the-command-line in "+apps+" as two-"), ContainSubstring("with s3cret")))
 	g.Eventually(integrationLog(cli, "two"), timeout, poll).Should(ContainSubstring("tls says trusted by a private CA"),
 		"the JVM does not trust the CA of jvm.ca-certificates")
+	t.Log("jvm.classpath puts a jar before the kit's: the JVM starts without the kit's archive and says so")
+	g.Expect(integrationLog(cli, "two")()).To(ContainSubstring("Unable to use shared archive"))
 	checkResourceCases(t, cli)
 	checkRESTOnTheClasspath(t, client.ObjectKey{Namespace: apps, Name: "two"})
 	checkNeverReady(t, cli, apps)

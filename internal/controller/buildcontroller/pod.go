@@ -2,8 +2,10 @@ package buildcontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +42,10 @@ type PodBuilder struct {
 	Poll time.Duration
 	// Proxy are the operator's proxy variables, which builder pods get, Maven as its proxies.
 	Proxy []corev1.EnvVar
+
+	// untrainable are the base images whose JVM could not train a kit's archive, by why: their
+	// kits' pods train no more, while the operator runs.
+	untrainable sync.Map
 }
 
 // Build is the build.Func of the pod strategy: it starts the attempt's pod
@@ -72,6 +78,11 @@ func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, erro
 		}
 		res, done, err := builderpod.Outcome(current, j.Spec.RuntimeVersion)
 		if done {
+			if u, ok := errors.AsType[*builderpod.Untrainable](err); ok {
+				// The next attempt's pod builds the kit without an archive, and says why.
+				p.untrainable.Store(j.Spec.BaseImage, u.Why)
+				return build.Output{}, fmt.Errorf("%w; the next attempt builds the kit without one", err)
+			}
 			if err != nil {
 				return build.Output{}, err
 			}
@@ -102,6 +113,9 @@ func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result
 		out.Maven.Parent = j.Parent.Kit
 	}
 	out.Archive = &build.ArchiveOutput{Classes: res.Archive.Classes, Size: res.Archive.Size, Why: res.Archive.Why}
+	if why, ok := p.untrainable.Load(j.Spec.BaseImage); ok {
+		out.Archive.Why = fmt.Sprintf("the base image %s could not run the training start: %s", j.Spec.BaseImage, why)
+	}
 	return out, nil
 }
 
@@ -169,10 +183,13 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, &build.Failure{Message: fmt.Sprintf("the builder image %q: %v", j.BuilderImage, err)}
 	}
-	// The kit's archive is made with the JVM of the image it is layered onto.
+	// The kit's archive is made with the JVM of the image it is layered onto, unless it cannot.
 	baseImage, err := j.Registry.Qualify(j.Spec.BaseImage)
 	if err != nil {
 		return nil, &build.Failure{Message: fmt.Sprintf("the base image %q: %v", j.Spec.BaseImage, err)}
+	}
+	if _, ok := p.untrainable.Load(j.Spec.BaseImage); ok {
+		baseImage = ""
 	}
 	req := publish.Request{Project: project, Parent: j.Parent, BaseImage: j.Spec.BaseImage, Repository: j.Spec.Name(), Tag: j.Spec.Hash(),
 		RegistryAddress: j.Registry.Address, Insecure: j.Registry.Insecure, Organization: j.Registry.Organization}
