@@ -221,15 +221,13 @@ func (p Pod) Render() (*corev1.Pod, error) {
 
 // training are the containers that make the kit's class-data-sharing archive: the operator's
 // binary lays the jars out as the image will hold them, then the base image's JVM starts the
-// runtime once on them and writes the archive at exit. The training's failure fails no build: the
-// publish step reads its exit status and output, and the kit says why it has no archive.
+// runtime once on them and writes the archive at exit. A training that fails fails the pod (see
+// Untrainable), and the next attempt builds the kit without one.
 func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) []corev1.Container {
 	if p.BaseImage == "" {
 		return nil
 	}
 	laidOut := []corev1.VolumeMount{{Name: "deployments", MountPath: runtime.DeploymentsDir}, {Name: "camel", MountPath: runtime.CamelDir}}
-	run := "mkdir -p " + TrainingDir + " && java @" + path.Join(TrainingDir, publish.ArgsFile) + " > " +
-		path.Join(TrainingDir, publish.LogFile) + " 2>&1; echo $? > " + path.Join(TrainingDir, publish.ExitFile)
 	return []corev1.Container{{
 		Name: LayoutContainer, Image: p.PublishImage,
 		Args:                     []string{"builder", "layout", "--list=" + ListFile, "--training=" + TrainingDir, "--runtime-provider=" + p.Provider},
@@ -240,7 +238,8 @@ func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) []cor
 		Resources:                resources("128Mi"),
 	}, {
 		Name: TrainingContainer, Image: p.BaseImage, WorkingDir: runtime.DeploymentsDir,
-		Command: []string{"sh", "-c", run},
+		// java alone, which base images without a shell have too.
+		Command: []string{"java", "@" + path.Join(TrainingDir, publish.ArgsFile)},
 		// The runtime's servers bind the pod's address, as an integration's do.
 		Env: []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}, {Name: "HOME", Value: "/tmp"}},
@@ -330,9 +329,13 @@ func resources(memory string) corev1.ResourceRequirements {
 type Untrainable struct {
 	// Why says what the training's container reported.
 	Why string
+	// Image tells that the base image cannot run java at all, rather than this kit's training failing.
+	Image bool
 }
 
-func (u *Untrainable) Error() string { return "the training start of the kit's archive could not run: " + u.Why }
+func (u *Untrainable) Error() string {
+	return "the training start of the kit's archive could not run: " + u.Why
+}
 
 // Outcome reads a finished builder pod: its result, a build.Failure when the
 // request's dependencies cannot exist, another error when a retry may succeed,
@@ -354,7 +357,8 @@ func Outcome(pod *corev1.Pod, camelVersion string) (res publish.Result, done boo
 		}
 		for _, name := range []string{LayoutContainer, TrainingContainer} {
 			if m := terminated(pod.Status.InitContainerStatuses, name); m != nil && m.ExitCode != 0 {
-				return publish.Result{}, true, &Untrainable{Why: fmt.Sprintf("its %s container exited with %d: %s", name, m.ExitCode, strings.TrimSpace(m.Message))}
+				return publish.Result{}, true, &Untrainable{Why: fmt.Sprintf("its %s container exited with %d: %s", name, m.ExitCode, strings.TrimSpace(m.Message)),
+					Image: name == TrainingContainer && (m.ExitCode >= 126 && m.ExitCode <= 128 || strings.Contains(m.Message, "not found"))}
 			}
 		}
 		if m := terminated(pod.Status.ContainerStatuses, PublishContainer); m != nil && m.ExitCode != 0 {

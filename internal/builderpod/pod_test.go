@@ -1,6 +1,7 @@
 package builderpod
 
 import (
+	"errors"
 	"os/exec"
 	"slices"
 	"strings"
@@ -353,8 +354,7 @@ func TestTheBuilderPodTrainsTheKitOnTheBaseImagesJVMAfterMaven(t *testing.T) {
 	if layout.Image != "p" || !slices.Equal(layout.Args, []string{"builder", "layout", "--list=" + ListFile, "--training=" + TrainingDir, "--runtime-provider=main"}) {
 		t.Errorf("the layout container runs %v in %s", layout.Args, layout.Image)
 	}
-	if training.Image != "reg/caravan/base:java17" || !strings.Contains(training.Command[2], "java @"+TrainingDir+"/java.args") ||
-		!strings.Contains(training.Command[2], "echo $? > "+TrainingDir+"/exit") {
+	if training.Image != "reg/caravan/base:java17" || !slices.Equal(training.Command, []string{"java", "@" + TrainingDir + "/java.args"}) {
 		t.Errorf("the training container runs %v in %s", training.Command, training.Image)
 	}
 	// The jars are where the kit image holds them, in both containers.
@@ -365,5 +365,23 @@ func TestTheBuilderPodTrainsTheKitOnTheBaseImagesJVMAfterMaven(t *testing.T) {
 	}
 	if training.Env[0].Name != runtime.EnvPodIP || training.Env[0].ValueFrom.FieldRef.FieldPath != "status.podIP" {
 		t.Errorf("the training's servers do not bind the pod's address: %v", training.Env)
+	}
+}
+
+func TestAFailedTrainingIsUntrainableAndABaseImageWithoutJavaIsToo(t *testing.T) {
+	failed := func(code int32, message string) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, InitContainerStatuses: []corev1.ContainerStatus{
+			{Name: MavenContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}},
+			{Name: LayoutContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}},
+			{Name: TrainingContainer, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: message}}}}}}
+	}
+	_, done, err := Outcome(failed(1, "Error: Could not find or load main class"), "4.18.0")
+	u, ok := errors.AsType[*Untrainable](err)
+	if !done || !ok || u.Image {
+		t.Errorf("a training that failed on the kit's jars: %v", err)
+	}
+	_, _, err = Outcome(failed(127, `executable "java" not found in the container's PATH`), "4.18.0")
+	if u, ok := errors.AsType[*Untrainable](err); !ok || !u.Image {
+		t.Errorf("a base image without java: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	req := Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil),
 		BaseImage: "base:1", RegistryAddress: reg.Address, Insecure: true, Repository: "kit-a", Labels: map[string]string{"kit": "a"}}
 	trained := t.TempDir()
-	for name, content := range map[string]string{ExitFile: "0\n", ArchiveFile: "an archive", ClasspathFile: "a classpath jar",
+	for name, content := range map[string]string{ArgsFile: "-cp\n", ArchiveFile: "an archive", ClasspathFile: "a classpath jar",
 		LogFile: "[4.144s][info][cds,dynamic] 3027 klasses; 50281 symbols\n"} {
 		if err := os.WriteFile(filepath.Join(trained, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)

@@ -28,9 +28,8 @@ const (
 	ArchiveFile = "kit.jsa"
 	// ClasspathFile is a copy of the classpath jar the training start ran with.
 	ClasspathFile = "kit-classpath.jar"
-	// LogFile is the training start's output; ExitFile its exit status.
-	LogFile  = "training.log"
-	ExitFile = "exit"
+	// LogFile is the JVM's log of the archive it wrote.
+	LogFile = "training.log"
 )
 
 // Archive says whether a kit image holds a class-data-sharing archive, and why not.
@@ -72,7 +71,8 @@ func Layout(list []maven.Artifact, root, trainDir string, p runtime.Provider) er
 		return err
 	}
 	_, args := p.Command(runtime.Launch{KitClasspathJar: true,
-		JVMOptions: []string{"-XX:ArchiveClassesAtExit=" + filepath.Join(trainDir, ArchiveFile), "-Xlog:cds=off", "-Xlog:cds+dynamic=info"}})
+		JVMOptions: []string{"-XX:ArchiveClassesAtExit=" + filepath.Join(trainDir, ArchiveFile), "-Xlog:cds=off",
+			"-Xlog:cds+dynamic=info:file=" + filepath.Join(trainDir, LogFile)}})
 	return os.WriteFile(filepath.Join(trainDir, ArgsFile), []byte(strings.Join(args, "\n")+"\n"), 0o644)
 }
 
@@ -117,17 +117,10 @@ var archivedClasses = regexp.MustCompile(`\] (\d+) klasses; \d+ symbols`)
 // ReadTraining reads what the training start left in trainDir: the archive to add to the kit's
 // layer ("" for none) and what it holds, or why there is none.
 func ReadTraining(trainDir string) (string, Archive) {
-	exit, err := os.ReadFile(filepath.Join(trainDir, ExitFile))
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(trainDir, ArgsFile)); errors.Is(err, os.ErrNotExist) {
 		return "", Archive{Why: "no training start ran"}
 	}
-	if err != nil {
-		return "", Archive{Why: "reading the training start's exit status: " + err.Error()}
-	}
 	log, _ := os.ReadFile(filepath.Join(trainDir, LogFile))
-	if code := strings.TrimSpace(string(exit)); code != "0" {
-		return "", Archive{Why: fmt.Sprintf("the training start exited with %s: %s", code, lastLines(log, 5, 800))}
-	}
 	path := filepath.Join(trainDir, ArchiveFile)
 	st, err := os.Stat(path)
 	if err != nil {

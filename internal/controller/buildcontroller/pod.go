@@ -79,8 +79,9 @@ func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, erro
 		res, done, err := builderpod.Outcome(current, j.Spec.RuntimeVersion)
 		if done {
 			if u, ok := errors.AsType[*builderpod.Untrainable](err); ok {
-				// The next attempt's pod builds the kit without an archive, and says why.
-				p.untrainable.Store(j.Spec.BaseImage, u.Why)
+				// The next attempt's pod builds the kit without an archive, and says why: every kit of
+				// a base image that cannot run java, this kit alone when its training failed.
+				p.untrainable.Store(untrainableKey(j, u.Image), u.Why)
 				return build.Output{}, fmt.Errorf("%w; the next attempt builds the kit without one", err)
 			}
 			if err != nil {
@@ -113,8 +114,10 @@ func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result
 		out.Maven.Parent = j.Parent.Kit
 	}
 	out.Archive = &build.ArchiveOutput{Classes: res.Archive.Classes, Size: res.Archive.Size, Why: res.Archive.Why}
-	if why, ok := p.untrainable.Load(j.Spec.BaseImage); ok {
+	if why, ok := p.untrainable.Load(untrainableKey(j, true)); ok {
 		out.Archive.Why = fmt.Sprintf("the base image %s could not run the training start: %s", j.Spec.BaseImage, why)
+	} else if why, ok := p.untrainable.Load(untrainableKey(j, false)); ok {
+		out.Archive.Why = fmt.Sprintf("the training start on the kit's jars failed: %s", why)
 	}
 	return out, nil
 }
@@ -188,7 +191,9 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, &build.Failure{Message: fmt.Sprintf("the base image %q: %v", j.Spec.BaseImage, err)}
 	}
-	if _, ok := p.untrainable.Load(j.Spec.BaseImage); ok {
+	_, image := p.untrainable.Load(untrainableKey(j, true))
+	_, kit := p.untrainable.Load(untrainableKey(j, false))
+	if image || kit {
 		baseImage = ""
 	}
 	req := publish.Request{Project: project, Parent: j.Parent, BaseImage: j.Spec.BaseImage, Repository: j.Spec.Name(), Tag: j.Spec.Hash(),
@@ -205,6 +210,14 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 		MavenResources: j.MavenResources, Proxy: p.Proxy, MavenArgs: j.MavenArgs,
 		NodeSelector: j.PodNodeSelector, Annotations: j.PodAnnotations,
 	}.Render()
+}
+
+// untrainableKey keys PodBuilder.untrainable: the job's base image, or its kit's spec.
+func untrainableKey(j build.Job, image bool) string {
+	if image {
+		return "image " + j.Spec.BaseImage
+	}
+	return "kit " + j.Spec.Hash()
 }
 
 // podName names the pod of a job's attempt: a retry gets a new pod.
