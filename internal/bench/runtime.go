@@ -25,6 +25,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/bench/measure"
 	"github.com/caravan-dev/caravan/internal/bench/result"
 	"github.com/caravan-dev/caravan/internal/image"
+	kitpkg "github.com/caravan-dev/caravan/internal/kit"
 	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/procnode"
 	"github.com/caravan-dev/caravan/internal/runtime"
@@ -157,6 +158,10 @@ func floorFigures(ctx context.Context, e *env, floor *floorRun, n int, res *resu
 	res.FloorSeconds = measure.Summarize(floors)
 	res.Ratio = measure.Ratio(res.ExistingSeconds.P50, res.FloorSeconds.P50)
 
+	if err := archivedFloorFigures(ctx, e, floor, n, res); err != nil {
+		return err
+	}
+
 	fmt.Fprintf(e.progress, "runtime: memory and CPU after %s idle, an integration beside the floor's JVM\n", runtimeIdle)
 	var err error
 	if res.Idle, res.FloorIdle, err = idleFigures(ctx, floor, "existing-0"); err != nil {
@@ -275,6 +280,10 @@ type floorRun struct {
 	env   []string
 	heap  string
 	limit string
+	// kitArchived tells that the integration's JVM maps its kit's archive, which kitArchive,
+	// the kit's condition, describes.
+	kitArchived bool
+	kitArchive  string
 	// out is the end of the output of the JVM started last.
 	out *tail
 }
@@ -333,7 +342,15 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 		if strings.HasPrefix(a, "-Xmx") {
 			f.heap = a
 		}
+		// The floor is the JDK alone: the kit's archive is not its.
+		if strings.HasPrefix(a, runtime.ArchiveOption) {
+			f.kitArchived = true
+			continue
+		}
 		f.args = append(f.args, f.move(a))
+	}
+	if c := kit.Status.GetCondition(kitpkg.ArchiveCondition); c != nil {
+		f.kitArchive = c.Message
 	}
 	// The node's pod addresses are loopback ones: the floor binds one no pod has.
 	f.env = []string{"PATH=/usr/bin:/bin", "JAVA_HOME=" + filepath.Join(f.root(), javaHome), runtime.EnvPodIP + "=127.254.0.1",

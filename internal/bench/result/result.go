@@ -432,6 +432,14 @@ type Runtime struct {
 	Idle      Idle    `json:"idle"`
 	FloorIdle Idle    `json:"floorIdle"`
 	RSSRatio  float64 `json:"rssRatio"`
+	// KitArchive is what the kit says of its class-data-sharing archive; ArchiveUsed tells that
+	// the integration's JVM mapped it (it logged no refusal).
+	KitArchive  string `json:"kitArchive,omitempty"`
+	ArchiveUsed bool   `json:"archiveUsed,omitempty"`
+	// ArchivedFloorSeconds is the floor started from an archive made as a kit's is (the same
+	// training start, on its own paths); ArchivedFloorRatio the existing kit's p50 over it.
+	ArchivedFloorSeconds measure.Distribution `json:"archivedFloorSeconds"`
+	ArchivedFloorRatio   float64              `json:"archivedFloorRatio,omitempty"`
 	// Move is the running integrations' canary to an operator that makes the same kits: its
 	// kits wrap the images the pods run, which keep running. Roll is their canary on to an
 	// operator of another base image, which builds its own kits, to which the pods roll.
