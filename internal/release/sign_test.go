@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -169,25 +170,9 @@ func TestCosignVerifiesTheReleasesSignatures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cosign once into the cache")
 	}
-	cache, err := localcluster.DefaultCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cosign, err := gobuild.Install(cache, "github.com/sigstore/cosign/v3/cmd/cosign", cosignVersion, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cosign := testTool(t, "github.com/sigstore/cosign/v3/cmd/cosign", cosignVersion)
 	reg := imagetest.StartRegistry(t)
-	img, err := random.Image(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tagged := imagetest.PushImage(t, reg, "team/caravan/operator:v0.1.0", img)
-	digest, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := strings.TrimSuffix(tagged, ":v0.1.0") + "@" + digest.String()
+	ref, digest := pushRandomImage(t, reg, "team/caravan/operator")
 	signed, other := t.TempDir(), t.TempDir()
 	for _, dir := range []string{signed, other} {
 		o := Options{Registry: reg.Config(), SigningKey: testSigningKey(t), OutDir: dir}
@@ -247,25 +232,9 @@ func TestOrasFindsTheBillOfMaterialsAttachedToAnImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oras once into the cache")
 	}
-	cache, err := localcluster.DefaultCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	oras, err := gobuild.Install(cache, "oras.land/oras/cmd/oras", orasVersion, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	oras := testTool(t, "oras.land/oras/cmd/oras", orasVersion)
 	reg := imagetest.StartRegistry(t)
-	img, err := random.Image(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tagged := imagetest.PushImage(t, reg, "team/caravan/base:v0.1.0", img)
-	digest, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := strings.TrimSuffix(tagged, ":v0.1.0") + "@" + digest.String()
+	ref, _ := pushRandomImage(t, reg, "team/caravan/base")
 	out := t.TempDir()
 	const file = "caravan-base-v0.1.0-linux-amd64.cdx.json"
 	bom := []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","components":[]}`)
@@ -295,4 +264,33 @@ func TestOrasFindsTheBillOfMaterialsAttachedToAnImage(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(pulled, file)); err != nil || !bytes.Equal(got, bom) {
 		t.Errorf("oras pull wrote %q (%v), want the bill of materials as attached", got, err)
 	}
+}
+
+// testTool builds the command pkg at version once into the cache, with go install, and returns it.
+func testTool(t *testing.T, pkg, version string) string {
+	t.Helper()
+	cache, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := gobuild.Install(cache, pkg, version, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// pushRandomImage pushes a random image to repo of reg and returns it by digest, and the digest.
+func pushRandomImage(t *testing.T, reg *imagetest.Registry, repo string) (string, v1.Hash) {
+	t.Helper()
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged := imagetest.PushImage(t, reg, repo+":v0.1.0", img)
+	digest, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(tagged, ":v0.1.0") + "@" + digest.String(), digest
 }
