@@ -241,6 +241,11 @@ func checkACanaryRollsBack(t *testing.T, cli func(...string) (string, string, er
 	g.Expect(out).To(ContainSubstring("wave 1/2 failed; moving its 1 back to jvm"))
 	g.Expect(out).NotTo(ContainSubstring("wave 2/2: moving"))
 	g.Expect(errOut).To(And(ContainSubstring("in phase Error under jvm-nojava"), ContainSubstring(`executable "java" not found`)))
+	t.Log("jvm-nojava's base image has no java: its builder pod could not train the kit's archive, the next attempt built the kit without one, and the kit says why")
+	kits := &camelv1.IntegrationKitList{}
+	g.Expect(env.Client.List(context.Background(), kits, client.InNamespace(apps), client.MatchingLabels{camelv1.OperatorIDLabel: "jvm-nojava"})).To(Succeed())
+	g.Expect(kits.Items).To(ContainElement(HaveField("Status.Conditions", ContainElement(And(HaveField("Type", kitpkg.ArchiveCondition),
+		HaveField("Status", metav1.ConditionFalse), HaveField("Message", ContainSubstring("could not run the training start")))))))
 	g.Expect(errOut).To(ContainSubstring("the 1 of this wave are back on jvm"))
 	for _, name := range []string{"timer", "two"} {
 		key := client.ObjectKey{Namespace: apps, Name: name}
