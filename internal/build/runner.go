@@ -117,6 +117,8 @@ type ArchiveOutput struct {
 	Classes int
 	Size    int64
 	Why     string
+	// Training is how long the training start that made it took.
+	Training time.Duration
 }
 
 // Reasons of ArchiveCondition.
@@ -132,7 +134,8 @@ func (a ArchiveOutput) Condition(generation int64) metav1.Condition {
 			Message: "the kit image holds no class-data-sharing archive, so its integrations start without one: " + a.Why}
 	}
 	return metav1.Condition{Type: kit.ArchiveCondition, Status: metav1.ConditionTrue, Reason: ReasonArchived, ObservedGeneration: generation,
-		Message: fmt.Sprintf("the kit image holds a class-data-sharing archive of %d classes (%.1f MiB), which its integrations start from", a.Classes, float64(a.Size)/(1<<20))}
+		Message: fmt.Sprintf("the kit image holds a class-data-sharing archive of %d classes (%.1f MiB, made by a training start of %s), which its integrations start from",
+			a.Classes, float64(a.Size)/(1<<20), a.Training.Round(100*time.Millisecond))}
 }
 
 // MavenOutput tells how a kit of jars was made.

@@ -369,6 +369,15 @@ func Outcome(pod *corev1.Pod, camelVersion string) (res publish.Result, done boo
 	return publish.Result{}, false, nil
 }
 
+// Took is how long the init container name of pod ran, 0 when it did not end.
+func Took(pod *corev1.Pod, name string) time.Duration {
+	t := terminated(pod.Status.InitContainerStatuses, name)
+	if t == nil {
+		return 0
+	}
+	return t.FinishedAt.Sub(t.StartedAt.Time)
+}
+
 func terminated(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStateTerminated {
 	for _, s := range statuses {
 		if s.Name == name && s.State.Terminated != nil {

@@ -71,7 +71,9 @@ func Layout(list []maven.Artifact, root, trainDir string, p runtime.Provider) er
 		return err
 	}
 	_, args := p.Command(runtime.Launch{KitClasspathJar: true,
-		JVMOptions: []string{"-XX:ArchiveClassesAtExit=" + filepath.Join(trainDir, ArchiveFile), "-Xlog:cds=off",
+		// C1 alone and the serial collector: what the JIT and the collector do leaves the archive
+		// as it is, and the builder pod's CPU goes to loading the classes.
+		JVMOptions: []string{"-XX:ArchiveClassesAtExit=" + filepath.Join(trainDir, ArchiveFile), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xlog:cds=off",
 			"-Xlog:cds+dynamic=info:file=" + filepath.Join(trainDir, LogFile)}})
 	return os.WriteFile(filepath.Join(trainDir, ArgsFile), []byte(strings.Join(args, "\n")+"\n"), 0o644)
 }

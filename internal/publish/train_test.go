@@ -56,7 +56,7 @@ func TestTheLayoutIsTheKitImagesWithTheTrainingsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "-XX:ArchiveClassesAtExit=" + filepath.Join(training, ArchiveFile) + "\n-Xlog:cds=off\n-Xlog:cds+dynamic=info:file=" + filepath.Join(training, LogFile) + "\n-cp\n" +
+	if want := "-XX:ArchiveClassesAtExit=" + filepath.Join(training, ArchiveFile) + "\n-XX:TieredStopAtLevel=1\n-XX:+UseSerialGC\n-Xlog:cds=off\n-Xlog:cds+dynamic=info:file=" + filepath.Join(training, LogFile) + "\n-cp\n" +
 		runtime.ClasspathJar + "\n" + runtime.MainClass + "\n"; !strings.HasPrefix(string(args), want) {
 		t.Errorf("the training's arguments are\n%s\nwant them to start\n%s", args, want)
 	}

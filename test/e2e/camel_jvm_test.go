@@ -81,6 +81,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	g.Expect(archived).NotTo(BeNil(), "the kit says nothing of an archive")
 	g.Expect(archived.Status).To(BeEquivalentTo("True"), archived.Message)
 	g.Expect(archived.Message).To(MatchRegexp(`archive of [1-9]\d{3} classes`))
+	t.Logf("kit %s: %s", kit.Name, archived.Message)
 
 	t.Log("the pod runs on the process node and is ready by Camel's health check; its HTTP route answers")
 	pod := jvmPod(t, key)

@@ -87,7 +87,7 @@ func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, erro
 			if err != nil {
 				return build.Output{}, err
 			}
-			return p.output(ctx, j, res)
+			return p.output(ctx, j, res, current)
 		}
 		select {
 		case <-ctx.Done():
@@ -99,7 +99,7 @@ func (p *PodBuilder) Build(ctx context.Context, j build.Job) (build.Output, erro
 
 // output reads the artifacts of a pushed kit image from its config, where
 // the builder pod listed them: its termination message is too small to.
-func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result) (build.Output, error) {
+func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result, pod *corev1.Pod) (build.Output, error) {
 	img, err := image.Pull(ctx, j.Registry, res.Image)
 	if err != nil {
 		return build.Output{}, err
@@ -113,7 +113,8 @@ func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result
 	if j.Parent != nil {
 		out.Maven.Parent = j.Parent.Kit
 	}
-	out.Archive = &build.ArchiveOutput{Classes: res.Archive.Classes, Size: res.Archive.Size, Why: res.Archive.Why}
+	out.Archive = &build.ArchiveOutput{Classes: res.Archive.Classes, Size: res.Archive.Size, Why: res.Archive.Why,
+		Training: builderpod.Took(pod, builderpod.TrainingContainer)}
 	if why, ok := p.untrainable.Load(untrainableKey(j, true)); ok {
 		out.Archive.Why = fmt.Sprintf("the base image %s could not run the training start: %s", j.Spec.BaseImage, why)
 	} else if why, ok := p.untrainable.Load(untrainableKey(j, false)); ok {
