@@ -67,6 +67,7 @@ type IntegrationKitStatus struct {
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`,description="The integration kit image"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="Whether the kit is ready"
 // +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.metadata.annotations.camel\.apache\.org/operator\.id`,description="The operator the kit belongs to"
+// +kubebuilder:printcolumn:name="Archive",type=string,JSONPath=`.status.conditions[?(@.type=="ClassDataArchive")].status`,description="Whether the kit image holds a class-data-sharing archive its integrations start from",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type IntegrationKit struct {
 	metav1.TypeMeta   `json:",inline"`
