@@ -147,15 +147,10 @@ func (s *tickStarter) startTimes(ctx context.Context, n int, res *result.Runtime
 func floorFigures(ctx context.Context, e *env, floor *floorRun, n int, res *result.Runtime) error {
 	res.Heap = floor.heap
 	res.MemoryLimit = floor.limit
-	var floors []float64
-	for range n {
-		s, err := floor.firstTick(ctx)
-		if err != nil {
-			return err
-		}
-		floors = append(floors, s)
+	var err error
+	if res.FloorSeconds, err = floor.firstTicks(ctx, n); err != nil {
+		return err
 	}
-	res.FloorSeconds = measure.Summarize(floors)
 	res.Ratio = measure.Ratio(res.ExistingSeconds.P50, res.FloorSeconds.P50)
 
 	if err := archivedFloorFigures(ctx, e, floor, n, res); err != nil {
@@ -163,7 +158,6 @@ func floorFigures(ctx context.Context, e *env, floor *floorRun, n int, res *resu
 	}
 
 	fmt.Fprintf(e.progress, "runtime: memory and CPU after %s idle, an integration beside the floor's JVM\n", runtimeIdle)
-	var err error
 	if res.Idle, res.FloorIdle, err = idleFigures(ctx, floor, "existing-0"); err != nil {
 		return err
 	}
@@ -512,6 +506,19 @@ func (f *floorRun) firstTick(ctx context.Context) (float64, error) {
 		return 0, err
 	}
 	return measure.Round3(at.Sub(start).Seconds()), nil
+}
+
+// firstTicks times the floor's first message n times, one start after the other.
+func (f *floorRun) firstTicks(ctx context.Context, n int) (measure.Distribution, error) {
+	var times []float64
+	for range n {
+		s, err := f.firstTick(ctx)
+		if err != nil {
+			return measure.Distribution{}, err
+		}
+		times = append(times, s)
+	}
+	return measure.Summarize(times), nil
 }
 
 // awaitTick waits for the first tick of the floor's JVM started last, for up to 2 minutes.

@@ -36,15 +36,9 @@ func archivedFloorFigures(ctx context.Context, e *env, floor *floorRun, n int, r
 	if err != nil {
 		return err
 	}
-	var times []float64
-	for range n {
-		s, err := archived.firstTick(ctx)
-		if err != nil {
-			return err
-		}
-		times = append(times, s)
+	if res.ArchivedFloorSeconds, err = archived.firstTicks(ctx, n); err != nil {
+		return err
 	}
-	res.ArchivedFloorSeconds = measure.Summarize(times)
 	res.ArchivedFloorRatio = measure.Ratio(res.ExistingSeconds.P50, res.ArchivedFloorSeconds.P50)
 	return nil
 }
