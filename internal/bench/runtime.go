@@ -84,7 +84,7 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 		return nil, err
 	}
 	defer os.RemoveAll(floor.dir)
-	if err := floorFigures(ctx, e, floor, n, res); err != nil {
+	if err := floorFigures(ctx, e, cs, floor, n, res); err != nil {
 		return nil, err
 	}
 
@@ -144,7 +144,7 @@ func (s *tickStarter) startTimes(ctx context.Context, n int, res *result.Runtime
 
 // floorFigures times the floor's first message n times, then reads the idle memory and CPU of
 // an integration beside the floor's JVM.
-func floorFigures(ctx context.Context, e *env, floor *floorRun, n int, res *result.Runtime) error {
+func floorFigures(ctx context.Context, e *env, cs kubernetes.Interface, floor *floorRun, n int, res *result.Runtime) error {
 	res.Heap = floor.heap
 	res.MemoryLimit = floor.limit
 	var err error
@@ -153,7 +153,7 @@ func floorFigures(ctx context.Context, e *env, floor *floorRun, n int, res *resu
 	}
 	res.Ratio = measure.Ratio(res.ExistingSeconds.P50, res.FloorSeconds.P50)
 
-	if err := archivedFloorFigures(ctx, e, floor, n, res); err != nil {
+	if err := archivedFloorFigures(ctx, e, cs, floor, n, res); err != nil {
 		return err
 	}
 

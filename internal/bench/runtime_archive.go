@@ -22,10 +22,10 @@ import (
 
 // archivedFloorFigures times the floor started from a class-data-sharing archive made as a kit's
 // is, n times, and tells whether the integration's JVM used its kit's archive.
-func archivedFloorFigures(ctx context.Context, e *env, floor *floorRun, n int, res *result.Runtime) error {
+func archivedFloorFigures(ctx context.Context, e *env, cs kubernetes.Interface, floor *floorRun, n int, res *result.Runtime) error {
 	res.KitArchive = floor.kitArchive
 	if floor.kitArchived {
-		log, err := podLogOf(ctx, e, "existing-0")
+		log, err := podLogOf(ctx, e, cs, "existing-0")
 		if err != nil {
 			return err
 		}
@@ -46,11 +46,9 @@ func archivedFloorFigures(ctx context.Context, e *env, floor *floorRun, n int, r
 // archived makes the floor's archive with the provider's training start, its paths moved under
 // f.dir, and returns the floor that starts from it. -Xshare:on: a JVM that cannot use it fails.
 func (f *floorRun) archived(ctx context.Context) (*floorRun, error) {
-	training := filepath.Join(f.dir, "training")
-	moved := filepath.Join(f.dir, strings.TrimPrefix(runtime.CamelDir, "/"))
-	toTraining := func(s string) string {
-		return strings.ReplaceAll(s, runtime.CamelDir, filepath.Join(training, strings.TrimPrefix(runtime.CamelDir, "/")))
-	}
+	camelDir := strings.TrimPrefix(runtime.CamelDir, "/")
+	training, moved := filepath.Join(f.dir, "training", camelDir), filepath.Join(f.dir, camelDir)
+	toTraining := func(s string) string { return strings.ReplaceAll(s, runtime.CamelDir, training) }
 	for p, data := range runtime.Main.Training() {
 		path := toTraining(p)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -63,7 +61,7 @@ func (f *floorRun) archived(ctx context.Context) (*floorRun, error) {
 	archive := filepath.Join(f.dir, "floor.jsa")
 	args := []string{"-XX:ArchiveClassesAtExit=" + archive, "-Xlog:cds=off"}
 	for _, a := range f.args {
-		args = append(args, strings.ReplaceAll(a, moved, filepath.Join(training, strings.TrimPrefix(runtime.CamelDir, "/"))))
+		args = append(args, strings.ReplaceAll(a, moved, training))
 	}
 	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -86,17 +84,13 @@ func lastOf(s string, n int) string {
 }
 
 // podLogOf is the log of the first pod of integration name.
-func podLogOf(ctx context.Context, e *env, name string) (string, error) {
+func podLogOf(ctx context.Context, e *env, cs kubernetes.Interface, name string) (string, error) {
 	pods := &corev1.PodList{}
 	if err := e.client.List(ctx, pods, client.InNamespace(runtimeNamespace), client.MatchingLabels{camelv1.IntegrationLabel: name}); err != nil {
 		return "", err
 	}
 	if len(pods.Items) == 0 {
 		return "", fmt.Errorf("integration %s has no pod", name)
-	}
-	cs, err := kubernetes.NewForConfig(e.config)
-	if err != nil {
-		return "", err
 	}
 	data, err := cs.CoreV1().Pods(runtimeNamespace).GetLogs(pods.Items[0].Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 	if err != nil {

@@ -325,7 +325,7 @@ func resources(memory string) corev1.ResourceRequirements {
 }
 
 // Untrainable is the outcome of a builder pod whose training of the kit's archive could not run
-// (a base image without sh or java, say): a pod without the training builds the kit.
+// (a base image without java, say): a pod without the training builds the kit.
 type Untrainable struct {
 	// Why says what the training's container reported.
 	Why string

@@ -17,7 +17,7 @@ import (
 
 // A kit's class-data-sharing archive: Layout lays the kit's jars out as its image will hold
 // them, dated as its layers date them (the JVM checks both), with the training start's files;
-// the base image's JVM then starts the training with TrainingArgs and writes the archive at
+// the base image's JVM then starts the training with ArgsFile's arguments and writes the archive at
 // exit into the training directory; the publish step adds it to the kit's layer.
 
 // Files of the training directory.

@@ -12,16 +12,11 @@ import (
 	"unicode/utf8"
 )
 
-// KitJars are a kit's jars, by their paths in its image, in the order of its classpath jar.
-func KitJars(locations []string) []string {
-	return slices.Compact(slices.Sorted(slices.Values(locations)))
-}
-
 // ClasspathManifest is the jar at ClasspathJar for a kit's jars: a manifest alone, whose
-// Class-Path lists KitJars(locations) relative to it. The same jars give the same bytes.
+// Class-Path lists the jars at locations, sorted, relative to it. The same jars give the same bytes.
 func ClasspathManifest(locations []string) ([]byte, error) {
 	var rel []string
-	for _, l := range KitJars(locations) {
+	for _, l := range slices.Compact(slices.Sorted(slices.Values(locations))) {
 		rel = append(rel, strings.TrimPrefix(l, path.Dir(ClasspathJar)+"/"))
 	}
 	manifest := "Manifest-Version: 1.0\r\n" + manifestLine("Class-Path: "+strings.Join(rel, " ")) +

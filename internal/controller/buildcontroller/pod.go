@@ -115,10 +115,8 @@ func (p *PodBuilder) output(ctx context.Context, j build.Job, res publish.Result
 	}
 	out.Archive = &build.ArchiveOutput{Classes: res.Archive.Classes, Size: res.Archive.Size, Why: res.Archive.Why,
 		Training: builderpod.Took(pod, builderpod.TrainingContainer)}
-	if why, ok := p.untrainable.Load(untrainableKey(j, true)); ok {
-		out.Archive.Why = fmt.Sprintf("the base image %s could not run the training start: %s", j.Spec.BaseImage, why)
-	} else if why, ok := p.untrainable.Load(untrainableKey(j, false)); ok {
-		out.Archive.Why = fmt.Sprintf("the training start on the kit's jars failed: %s", why)
+	if why := p.untrained(j); why != "" {
+		out.Archive.Why = why
 	}
 	return out, nil
 }
@@ -192,9 +190,7 @@ func (p *PodBuilder) pod(j build.Job) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, &build.Failure{Message: fmt.Sprintf("the base image %q: %v", j.Spec.BaseImage, err)}
 	}
-	_, image := p.untrainable.Load(untrainableKey(j, true))
-	_, kit := p.untrainable.Load(untrainableKey(j, false))
-	if image || kit {
+	if p.untrained(j) != "" {
 		baseImage = ""
 	}
 	req := publish.Request{Project: project, Parent: j.Parent, BaseImage: j.Spec.BaseImage, Repository: j.Spec.Name(), Tag: j.Spec.Hash(),
@@ -219,6 +215,17 @@ func untrainableKey(j build.Job, image bool) string {
 		return "image " + j.Spec.BaseImage
 	}
 	return "kit " + j.Spec.Hash()
+}
+
+// untrained says why the job's kit is built without a training start, "" when it gets one.
+func (p *PodBuilder) untrained(j build.Job) string {
+	if why, ok := p.untrainable.Load(untrainableKey(j, true)); ok {
+		return fmt.Sprintf("the base image %s could not run the training start: %s", j.Spec.BaseImage, why)
+	}
+	if why, ok := p.untrainable.Load(untrainableKey(j, false)); ok {
+		return fmt.Sprintf("the training start on the kit's jars failed: %s", why)
+	}
+	return ""
 }
 
 // podName names the pod of a job's attempt: a retry gets a new pod.
