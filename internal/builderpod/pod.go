@@ -176,11 +176,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		pullSecrets = []corev1.LocalObjectReference{{Name: p.RegistrySecret.Name}}
 	}
 	mavenResources := p.mavenResources()
-	if p.BaseImage != "" {
-		volumes = append(volumes,
-			corev1.Volume{Name: "deployments", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			corev1.Volume{Name: "camel", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	}
+	trainers, trainVolumes := p.training(mounts, tmp)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: maps.Clone(p.Annotations)},
 		Spec: corev1.PodSpec{
@@ -192,7 +188,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(1000)),
 				RunAsGroup: ptr.To(int64(1000)), FSGroup: ptr.To(int64(1000)),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Volumes:          volumes,
+			Volumes:          append(volumes, trainVolumes...),
 			ImagePullSecrets: pullSecrets,
 			InitContainers: append([]corev1.Container{{
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
@@ -204,7 +200,7 @@ func (p Pod) Render() (*corev1.Pod, error) {
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext:          install.Restricted(),
 				Resources:                mavenResources,
-			}}, p.training(mounts, tmp)...),
+			}}, trainers...),
 			Containers: []corev1.Container{{
 				Name: PublishContainer, Image: p.PublishImage,
 				Args:                     publishArgs,
@@ -222,11 +218,15 @@ func (p Pod) Render() (*corev1.Pod, error) {
 // training are the containers that make the kit's class-data-sharing archive: the operator's
 // binary lays the jars out as the image will hold them, then the base image's JVM starts the
 // runtime once on them and writes the archive at exit. A training that fails fails the pod (see
-// Untrainable), and the next attempt builds the kit without one.
-func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) []corev1.Container {
+// Untrainable), and the next attempt builds the kit without one. It returns them and the
+// volumes they lay the kit out in.
+func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) ([]corev1.Container, []corev1.Volume) {
 	if p.BaseImage == "" {
-		return nil
+		return nil, nil
 	}
+	volumes := []corev1.Volume{
+		{Name: "deployments", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "camel", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	laidOut := []corev1.VolumeMount{{Name: "deployments", MountPath: runtime.DeploymentsDir}, {Name: "camel", MountPath: runtime.CamelDir}}
 	return []corev1.Container{{
 		Name: LayoutContainer, Image: p.PublishImage,
@@ -247,7 +247,7 @@ func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) []cor
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext:          install.Restricted(),
 		Resources:                resources("512Mi"),
-	}}
+	}}, volumes
 }
 
 // mavenScript writes the pom and runs mvn; on failure Maven's [ERROR] lines,
