@@ -64,6 +64,7 @@ type IntegrationKitStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="The integration kit phase"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.metadata.labels.camel\.apache\.org/kit\.type`,description="The integration kit type"
+// +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.traits.camel.runtimeProvider`,description="The runtime the kit holds: main (camel-main) or quarkus (Camel Quarkus)"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`,description="The integration kit image"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,description="Whether the kit is ready"
 // +kubebuilder:printcolumn:name="Operator",type=string,JSONPath=`.metadata.annotations.camel\.apache\.org/operator\.id`,description="The operator the kit belongs to"

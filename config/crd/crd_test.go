@@ -116,7 +116,7 @@ var expectedCRDs = []expectedCRD{
 	{"camelcatalogs.camel.apache.org", "CamelCatalog", "cc", "v1", apiextensionsv1.NamespaceScoped, false,
 		[]string{"Runtime Version", "Runtime Provider", "Phase", "Operator", "Age"}},
 	{"integrationkits.camel.apache.org", "IntegrationKit", "ik", "v1", apiextensionsv1.NamespaceScoped, false,
-		[]string{"Phase", "Type", "Image", "Ready", "Operator", "Archive", "Age"}},
+		[]string{"Phase", "Type", "Provider", "Image", "Ready", "Operator", "Archive", "Age"}},
 	{"integrationoperators.camel.apache.org", "IntegrationOperator", "iop", "v1alpha1", apiextensionsv1.ClusterScoped, false,
 		[]string{"Namespace", "Default", "Version", "Leader", "Heartbeat", "Ready", "Canary", "Age"}},
 	{"integrationplatforms.camel.apache.org", "IntegrationPlatform", "itp", "v1", apiextensionsv1.NamespaceScoped, false,

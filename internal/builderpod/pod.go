@@ -158,6 +158,9 @@ func (p Pod) Render() (*corev1.Pod, error) {
 	}
 	mvn := "mvn " + strings.Join(args, " ")
 	publishArgs := []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(request)}
+	if dir := p.appDir(); dir != "" {
+		publishArgs = append(publishArgs, "--app="+dir)
+	}
 	publishMounts := append(mounts, tmp)
 	if s := p.RegistrySecret; s != nil {
 		volumes = append(volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -194,7 +197,8 @@ func (p Pod) Render() (*corev1.Pod, error) {
 				Name: MavenContainer, Image: p.BuilderImage, WorkingDir: WorkDir,
 				// The pom comes in an environment variable: no ConfigMap to create and remove.
 				Command: []string{"sh", "-c", mavenScript(mvn, p.CA != nil)},
-				Env: slices.Concat([]corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "HOME", Value: WorkDir},
+				Env: slices.Concat([]corev1.EnvVar{{Name: "POM", Value: string(pom)}, {Name: "APPLICATION", Value: string(p.Request.Project.Application())},
+					{Name: "HOME", Value: WorkDir},
 					{Name: "MAVEN_OPTS", Value: mavenOptions(mavenResources)}}, proxyEnv(proxySettings), p.Proxy),
 				VolumeMounts:             mavenMounts,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -261,7 +265,18 @@ func (p Pod) mavenArgs() []string {
 	for _, a := range p.MavenArgs {
 		args = append(args, shellQuote(a))
 	}
+	if p.Request.Project.Build != nil {
+		return append(args, maven.PackageArgs(LocalRepository)...)
+	}
 	return append(args, maven.ListArgs(ListFile, LocalRepository)...)
+}
+
+// AppDir is where Maven builds the application of a provider that builds one.
+func (p Pod) appDir() string {
+	if b := p.Request.Project.Build; b != nil {
+		return path.Join(WorkDir, b.Output)
+	}
+	return ""
 }
 
 // shellQuote quotes s as one word of the POSIX shell that runs Maven.
@@ -297,6 +312,9 @@ export MAVEN_OPTS="$MAVEN_OPTS -Djavax.net.ssl.trustStore=/tmp/truststore -Djava
 	}
 	return trust + `if [ -n "$MAVEN_PROXY_SETTINGS" ]; then printf '%s' "$MAVEN_PROXY_SETTINGS" > ` + proxySettingsFile + ` || exit 1; fi
 printf '%s' "$POM" > pom.xml || exit 1
+if [ -n "$APPLICATION" ]; then
+  mkdir -p src/main/resources && printf '%s' "$APPLICATION" > src/main/resources/application.properties || exit 1
+fi
 ` + mvn + ` > ` + MavenLog + ` 2>&1
 rc=$?
 cat ` + MavenLog + `

@@ -385,3 +385,33 @@ func TestAFailedTrainingIsUntrainableAndABaseImageWithoutJavaIsToo(t *testing.T)
 		t.Errorf("a base image without java: %v", err)
 	}
 }
+
+func TestAQuarkusKitsBuilderPodPackagesTheApplicationAndPublishesItsDirectory(t *testing.T) {
+	pod, err := Pod{Name: "kit-q-builder-1", Namespace: "ops", BuilderImage: "reg/caravan/builder:java17", PublishImage: "reg/caravan/operator@sha256:1",
+		Provider: runtime.Quarkus.Name(),
+		Request:  publish.Request{Project: maven.NewProject(runtime.Quarkus, "3.31.2", nil, nil), Repository: "kit-q"}}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Spec.InitContainers) != 1 {
+		t.Fatalf("a Quarkus kit's pod runs %d init containers, want Maven alone (no training start)", len(pod.Spec.InitContainers))
+	}
+	mvn := pod.Spec.InitContainers[0]
+	script := mvn.Command[2]
+	if !strings.Contains(script, " package -Dmaven.test.skip=true") || strings.Contains(script, "dependency-plugin") {
+		t.Errorf("Maven does not package the application: %s", script)
+	}
+	if !strings.Contains(script, "> src/main/resources/application.properties") {
+		t.Errorf("the build's application.properties is not written: %s", script)
+	}
+	env := map[string]string{}
+	for _, e := range mvn.Env {
+		env[e.Name] = e.Value
+	}
+	if !strings.Contains(env["POM"], "<artifactId>quarkus-maven-plugin</artifactId>") || !strings.Contains(env["APPLICATION"], "quarkus.banner.enabled=false") {
+		t.Errorf("the Maven container's pom or application: %v", env)
+	}
+	if pub := pod.Spec.Containers[0]; !slices.Contains(pub.Args, "--app="+WorkDir+"/target/quarkus-app") {
+		t.Errorf("the publish container does not take the application's directory: %v", pub.Args)
+	}
+}

@@ -111,3 +111,16 @@ func (s *Spec) readBuilder(builder map[string]json.RawMessage) error {
 	}
 	return nil
 }
+
+// ProviderOf is the runtime provider a kit records in its camel trait, "" when it names none
+// (a kit of an operator older than providers, or one wrapping an image).
+func ProviderOf(k *camelv1.IntegrationKit) string {
+	var camel struct {
+		RuntimeProvider string `json:"runtimeProvider"`
+	}
+	if t, ok := k.Spec.Traits["camel"]; ok {
+		// A trait that does not parse names no provider: FromResource refuses such a kit.
+		_ = json.Unmarshal(t.Raw, &camel)
+	}
+	return strings.TrimSpace(camel.RuntimeProvider)
+}

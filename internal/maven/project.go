@@ -19,9 +19,11 @@ const DependencyPlugin = "org.apache.maven.plugins:maven-dependency-plugin:3.11.
 
 // Project is what one kit's Maven build resolves.
 type Project struct {
-	// BOM is the BOM the project imports, which pins the versions of the dependencies
-	// that name none: the runtime provider's for a Camel version.
-	BOM runtime.Coordinate
+	// BOMs are the BOMs the project imports, in order, which pin the versions of the
+	// dependencies that name none: the runtime provider's for a runtime version.
+	BOMs []runtime.Coordinate
+	// Build, when set, builds the kit's application with a plugin; nil, the kit is the jars.
+	Build *runtime.Build `json:"build,omitempty"`
 	// Dependencies are the runtime's and the integration's, in any order.
 	Dependencies []runtime.Coordinate
 	// Repositories are extra Maven repositories, looked up in order after
@@ -29,25 +31,45 @@ type Project struct {
 	Repositories []string
 }
 
-// NewProject is the project of a kit of provider p at a Camel version: its BOM, its modules,
-// then deps, looked up in repos after the settings' own repositories.
-func NewProject(p runtime.Provider, camelVersion string, deps []runtime.Coordinate, repos []string) Project {
-	return Project{BOM: p.BOM(camelVersion), Dependencies: slices.Concat(p.Modules(), deps), Repositories: repos}
+// NewProject is the project of a kit of provider p at a runtime version: its BOMs, its modules,
+// then deps (a Camel component as p's artifact of it), looked up in repos after the settings'
+// own repositories.
+func NewProject(p runtime.Provider, version string, deps []runtime.Coordinate, repos []string) Project {
+	all := slices.Clone(p.Modules())
+	for _, d := range deps {
+		if name, ok := strings.CutPrefix(d.ArtifactID, "camel-"); ok && d.GroupID == runtime.CamelGroup && d.Version == "" {
+			d = p.Component(name)
+		}
+		all = append(all, d)
+	}
+	return Project{BOMs: p.BOMs(version), Build: p.Build(version), Dependencies: all, Repositories: repos}
 }
 
-// POM writes the project's pom.xml: Camel's BOM imported, each dependency
-// once, sorted, so that the same project always gives the same bytes.
+// POM writes the project's pom.xml: the BOMs imported, each dependency once, sorted, and
+// the build's plugin, so that the same project always gives the same bytes.
 func (p Project) POM() ([]byte, error) {
-	if p.BOM.Version == "" {
-		return nil, fmt.Errorf("the project names no Camel version")
+	if len(p.BOMs) == 0 || slices.ContainsFunc(p.BOMs, func(b runtime.Coordinate) bool { return b.Version == "" }) {
+		return nil, fmt.Errorf("the project names no runtime version")
 	}
 	doc := pom{
 		XMLNS: "http://maven.apache.org/POM/4.0.0", ModelVersion: "4.0.0",
 		GroupID: "dev.caravan.kit", ArtifactID: "kit", Version: "1", Packaging: "pom",
 		Properties: pomProperties{Encoding: "UTF-8"},
 	}
-	doc.Management.Dependencies = []pomDependency{{GroupID: p.BOM.GroupID, ArtifactID: p.BOM.ArtifactID,
-		Version: p.BOM.Version, Type: p.BOM.Type, Scope: "import"}}
+	for _, b := range p.BOMs {
+		doc.Management.Dependencies = append(doc.Management.Dependencies, pomDependency{GroupID: b.GroupID,
+			ArtifactID: b.ArtifactID, Version: b.Version, Type: b.Type, Scope: "import"})
+	}
+	if b := p.Build; b != nil {
+		doc.Packaging = "jar"
+		for _, kv := range b.Properties {
+			k, v, _ := strings.Cut(kv, "=")
+			doc.Properties.More = append(doc.Properties.More, pomProperty{XMLName: xml.Name{Local: k}, Value: v})
+		}
+		doc.Build = &pomBuild{Plugins: []pomPlugin{{GroupID: b.Plugin.GroupID, ArtifactID: b.Plugin.ArtifactID,
+			Version: b.Plugin.Version, Extensions: true,
+			Executions: []pomExecution{{ID: "build-kit", Goals: []string{b.Goal}}}}}}
+	}
 	seen := map[string]bool{}
 	deps := slices.Clone(p.Dependencies)
 	slices.SortFunc(deps, func(a, b runtime.Coordinate) int { return strings.Compare(a.String(), b.String()) })
@@ -92,10 +114,47 @@ type pom struct {
 	Management   pomManagement   `xml:"dependencyManagement"`
 	Dependencies []pomDependency `xml:"dependencies>dependency"`
 	Repositories []pomRepository `xml:"repositories>repository,omitempty"`
+	Build        *pomBuild       `xml:"build,omitempty"`
 }
 
 type pomProperties struct {
-	Encoding string `xml:"project.build.sourceEncoding"`
+	Encoding string        `xml:"project.build.sourceEncoding"`
+	More     []pomProperty `xml:",any"`
+}
+
+type pomProperty struct {
+	XMLName xml.Name
+	Value   string `xml:",chardata"`
+}
+
+type pomBuild struct {
+	Plugins []pomPlugin `xml:"plugins>plugin"`
+}
+
+type pomPlugin struct {
+	GroupID    string         `xml:"groupId"`
+	ArtifactID string         `xml:"artifactId"`
+	Version    string         `xml:"version"`
+	Extensions bool           `xml:"extensions"`
+	Executions []pomExecution `xml:"executions>execution"`
+}
+
+type pomExecution struct {
+	ID    string   `xml:"id"`
+	Goals []string `xml:"goals>goal"`
+}
+
+// Application is the application.properties of the project's build, one property a line;
+// nil without a build. The builder trait's properties reach the build as Maven's -D options.
+func (p Project) Application() []byte {
+	if p.Build == nil {
+		return nil
+	}
+	var b strings.Builder
+	for _, kv := range p.Build.Application {
+		b.WriteString(kv + "\n")
+	}
+	return []byte(b.String())
 }
 
 type pomManagement struct {

@@ -37,8 +37,46 @@ func TestThePOMImportsCamelsBOMAndListsEachDependencyOnceSorted(t *testing.T) {
 	}
 }
 
-func TestAProjectWithoutACamelVersionIsRefused(t *testing.T) {
+func TestAProjectWithoutARuntimeVersionIsRefused(t *testing.T) {
 	if _, err := (Project{}).POM(); err == nil {
 		t.Fatal("a pom without Camel's version was written")
+	}
+}
+
+func TestAQuarkusProjectImportsThePlatformsBOMsAndBuildsWithItsPlugin(t *testing.T) {
+	p := NewProject(runtime.Quarkus, "3.31.2", []runtime.Coordinate{
+		{GroupID: runtime.CamelGroup, ArtifactID: "camel-platform-http"},
+		{GroupID: runtime.CamelGroup, ArtifactID: "camel-timer", Version: "4.17.0"},
+		{GroupID: "io.quarkus", ArtifactID: "quarkus-jdbc-postgresql"}}, nil)
+	out, err := p.POM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pom := string(out)
+	for _, want := range []string{
+		"<packaging>jar</packaging>",
+		"<quarkus.package.jar.type>fast-jar</quarkus.package.jar.type>",
+		"<groupId>io.quarkus.platform</groupId>\n        <artifactId>quarkus-camel-bom</artifactId>\n        <version>3.31.2</version>\n        <type>pom</type>\n        <scope>import</scope>",
+		"<groupId>io.quarkus.platform</groupId>\n        <artifactId>quarkus-bom</artifactId>\n        <version>3.31.2</version>",
+		// camel:NAME is Camel Quarkus' extension; a component with its version stays as written.
+		"<groupId>org.apache.camel.quarkus</groupId>\n      <artifactId>camel-quarkus-platform-http</artifactId>",
+		"<groupId>org.apache.camel</groupId>\n      <artifactId>camel-timer</artifactId>\n      <version>4.17.0</version>",
+		"<artifactId>quarkus-jdbc-postgresql</artifactId>",
+		"<artifactId>camel-quarkus-yaml-dsl</artifactId>",
+		"<artifactId>quarkus-maven-plugin</artifactId>\n        <version>3.31.2</version>\n        <extensions>true</extensions>",
+		"<goal>build</goal>",
+	} {
+		if !strings.Contains(pom, want) {
+			t.Errorf("the pom lacks %q:\n%s", want, pom)
+		}
+	}
+	if strings.Index(pom, "quarkus-camel-bom") > strings.Index(pom, "<artifactId>quarkus-bom<") {
+		t.Error("the platform's Camel BOM is not imported first, as Camel K imports it")
+	}
+	if app := string(p.Application()); !strings.Contains(app, "quarkus.camel.routes-discovery.enabled=false\n") {
+		t.Errorf("the application's properties: %q", app)
+	}
+	if NewProject(runtime.Main, "4.18.0", nil, nil).Application() != nil {
+		t.Error("a camel-main kit, which Maven does not build, has an application.properties")
 	}
 }

@@ -33,6 +33,12 @@ func ListArgs(listFile, localRepository string) []string {
 		"-DoutputAbsoluteArtifactFilename=true", "-DincludeScope=runtime", "-DappendOutput=false"}
 }
 
+// PackageArgs are Maven's arguments that build the application of the project in the working
+// directory, without its tests.
+func PackageArgs(localRepository string) []string {
+	return []string{"-B", "-Dmaven.repo.local=" + localRepository, "package", "-Dmaven.test.skip=true"}
+}
+
 // ParseList reads the dependency plugin's list: one jar a line, as
 // group:artifact:type[:classifier]:version:scope:/path [-- module name].
 func ParseList(out []byte) ([]Artifact, error) {

@@ -85,7 +85,9 @@ func (o *LayoutOptions) Run(context.Context) error {
 
 // PublishOptions are the options of `caravan builder publish`.
 type PublishOptions struct {
-	List           string
+	List string
+	// App is the directory of the application Maven built, for a provider that builds one.
+	App            string
 	Training       string
 	MavenLog       string
 	TaskJSON       string
@@ -111,6 +113,7 @@ func newPublishCmd(errOut io.Writer) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return command.Run(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.List, "list", builderpod.ListFile, "Maven's list of the resolved jars")
+	cmd.Flags().StringVar(&o.App, "app", "", "the directory of the application Maven built, which the kit holds in place of the listed jars")
 	cmd.Flags().StringVar(&o.Training, "training", builderpod.TrainingDir, "where the training start left the class-data-sharing archive")
 	cmd.Flags().StringVar(&o.MavenLog, "maven-log", builderpod.MavenLog, "Maven's batch-mode log, whose downloads the result counts")
 	cmd.Flags().StringVar(&o.TaskJSON, "task", "", "the build task, as JSON")
@@ -165,7 +168,11 @@ func (o *PublishOptions) Validate() error {
 // Run pushes the kit image and writes the result, without the artifacts,
 // which the image's config lists: a termination message holds 4 kB.
 func (o *PublishOptions) Run(ctx context.Context) error {
-	res, err := publish.Run(ctx, o.task, o.List, o.Training)
+	run := func() (publish.Result, error) { return publish.Run(ctx, o.task, o.List, o.Training) }
+	if o.App != "" {
+		run = func() (publish.Result, error) { return publish.RunApplication(ctx, o.task, o.App) }
+	}
+	res, err := run()
 	if err != nil {
 		return err
 	}
@@ -174,7 +181,7 @@ func (o *PublishOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("reading Maven's log: %w", err)
 	}
 	res.Downloads = maven.Downloaded(log)
-	fmt.Fprintf(o.ErrOut, "pushed %s: %d jars, %d of them in the new layer; Maven downloaded %d files\n",
+	fmt.Fprintf(o.ErrOut, "pushed %s: %d files, %d of them in the new layer; Maven downloaded %d files\n",
 		res.Image, len(res.Artifacts), res.Added, res.Downloads.Files)
 	if res.Archive.Why != "" {
 		fmt.Fprintf(o.ErrOut, "no class-data-sharing archive: %s\n", res.Archive.Why)

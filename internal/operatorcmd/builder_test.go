@@ -84,7 +84,7 @@ func publisher(t *testing.T, reg image.Registry) func(extra ...string) (string, 
 			t.Fatal(err)
 		}
 	}
-	task, err := json.Marshal(publish.Request{Project: maven.Project{BOM: runtime.Main.BOM("4.18.0")}, BaseImage: "base:1",
+	task, err := json.Marshal(publish.Request{Project: maven.Project{BOMs: runtime.Main.BOMs("4.18.0")}, BaseImage: "base:1",
 		RegistryAddress: reg.Address, Insecure: reg.Insecure, Repository: "kit-a"})
 	if err != nil {
 		t.Fatal(err)

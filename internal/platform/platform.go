@@ -42,11 +42,14 @@ func Resolve(spec camelv1.IntegrationPlatformSpec) camelv1.IntegrationPlatformSp
 	if b.BaseImage == "" {
 		b.BaseImage = runtime.BaseImage.Repository
 	}
-	if b.RuntimeVersion == "" {
-		b.RuntimeVersion = runtime.DefaultCamelVersion
-	}
 	if b.RuntimeProvider == "" {
 		b.RuntimeProvider = runtime.DefaultProvider
+	}
+	if b.RuntimeVersion == "" {
+		b.RuntimeVersion = runtime.DefaultCamelVersion
+		if p, err := runtime.ProviderNamed(b.RuntimeProvider); err == nil {
+			b.RuntimeVersion = p.DefaultVersion()
+		}
 	}
 	if b.MaxRunningBuilds == nil || *b.MaxRunningBuilds == 0 {
 		b.MaxRunningBuilds = ptr.To[int32](DefaultMaxRunningBuilds)

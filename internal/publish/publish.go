@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,6 +95,44 @@ func Run(ctx context.Context, r Request, listFile, trainDir string) (Result, err
 	return res, err
 }
 
+// RunApplication layers the files of an application Maven built (a provider's Build) in dir
+// onto the request's base image, under runtime.DependenciesDir as dir holds them, and pushes
+// the kit image. A kit on a parent adds only the files that differ from the parent's.
+func RunApplication(ctx context.Context, r Request, dir string) (Result, error) {
+	arts, err := ApplicationArtifacts(dir)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := r.push(ctx, arts, nil)
+	res.Archive = Archive{Why: "the kit's runtime provider makes no training start"}
+	return res, err
+}
+
+// ApplicationArtifacts are the files under dir, each with its checksum, identified and placed
+// in the image by its path under dir, sorted.
+func ApplicationArtifacts(dir string) ([]maven.Artifact, error) {
+	var arts []maven.Artifact
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		arts = append(arts, maven.Artifact{ID: rel, Location: runtime.DependenciesDir + "/" + rel, File: p})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the application Maven built: %w", err)
+	}
+	if len(arts) == 0 {
+		return nil, fmt.Errorf("the application Maven built, %s, holds no file", dir)
+	}
+	return arts, checksum(arts)
+}
+
 // checksum fills in each artifact's sha256.
 func checksum(arts []maven.Artifact) error {
 	for i := range arts {
@@ -113,7 +152,7 @@ func checksum(arts []maven.Artifact) error {
 }
 
 // push layers the jars that the base lacks, and files, and pushes the kit image. A parent's
-// archive leaves the classpath of a kit that has none.
+// archive leaves the classpath of a camel-main kit that has none.
 func (r Request) push(ctx context.Context, arts []maven.Artifact, files map[string]string) (Result, error) {
 	base, added, removed := r.BaseImage, arts, []string(nil)
 	if r.Parent != nil {
@@ -126,7 +165,7 @@ func (r Request) push(ctx context.Context, arts []maven.Artifact, files map[stri
 				removed = append(removed, p.Location)
 			}
 		}
-		if len(files) == 0 {
+		if len(files) == 0 && r.Project.Build == nil {
 			removed = append(removed, runtime.ArchivePath, runtime.ClasspathJar)
 		}
 	}

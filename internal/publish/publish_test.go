@@ -143,3 +143,74 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 		t.Errorf("the second kit adds %d, holds %d", second.Added, len(second.Artifacts))
 	}
 }
+
+func TestAQuarkusKitHoldsTheApplicationMavenBuiltAndAKitOnAParentOnlyWhatDiffers(t *testing.T) {
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t).Config()
+	base, err := random.Image(512, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := image.Push(ctx, reg, reg.Address+"/base:1", base); err != nil {
+		t.Fatal(err)
+	}
+	app := func(files map[string]string) string {
+		dir := t.TempDir()
+		for name, content := range files {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	req := Request{Project: maven.NewProject(runtime.Quarkus, "3.31.2", nil, nil), BaseImage: "base:1",
+		RegistryAddress: reg.Address, Insecure: true, Repository: "kit-q"}
+	first, err := RunApplication(ctx, req, app(map[string]string{"quarkus-run.jar": "run 1", "quarkus/quarkus-application.dat": "app 1",
+		"lib/main/org.apache.camel.camel-core-engine-4.17.0.jar": "core"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := image.Pull(ctx, reg, first.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := image.ListFiles(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(files[runtime.DependenciesDir+"/quarkus/quarkus-application.dat"]) != "app 1" ||
+		string(files[runtime.DependenciesDir+"/lib/main/org.apache.camel.camel-core-engine-4.17.0.jar"]) != "core" {
+		t.Errorf("the kit image does not hold the application as Maven built it: %v", slices.Collect(maps.Keys(files)))
+	}
+	if first.Added != 3 || first.Archive.Why == "" {
+		t.Errorf("the result: %d added, archive %+v", first.Added, first.Archive)
+	}
+
+	t.Log("a kit with one more extension rebuilds the application: its layer holds what differs")
+	req.Repository, req.Parent = "kit-q2", &build.Parent{Image: first.Image, Artifacts: StatusArtifacts(first.Artifacts)}
+	second, err := RunApplication(ctx, req, app(map[string]string{"quarkus-run.jar": "run 1", "quarkus/quarkus-application.dat": "app 2",
+		"lib/main/org.apache.camel.camel-core-engine-4.17.0.jar": "core", "lib/main/org.apache.camel.camel-http-4.17.0.jar": "http"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img2, err := image.Pull(ctx, reg, second.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := image.ListFiles(img2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := slices.Sorted(maps.Keys(top))
+	want := []string{runtime.DependenciesDir + "/lib/main/org.apache.camel.camel-http-4.17.0.jar", runtime.DependenciesDir + "/quarkus/quarkus-application.dat"}
+	if !slices.Equal(names, want) || second.Added != 2 {
+		t.Errorf("the new layer holds %v (%d added), want %v", names, second.Added, want)
+	}
+	if _, err := RunApplication(ctx, req, t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no file") {
+		t.Errorf("an empty application: %v", err)
+	}
+}

@@ -222,7 +222,7 @@ func (in Input) container() corev1.Container {
 		// A JVM that exits in error leaves its last log lines (Camel's exception) as the
 		// container's termination message.
 		c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
-		c.Env = overrideEnv(overrideEnv(slices.Concat(in.identityEnv(), runtimeEnv(), in.podEnv()), configurationEnv(in.Integration)),
+		c.Env = overrideEnv(overrideEnv(slices.Concat(in.identityEnv(), in.runtimeEnv(), in.podEnv()), configurationEnv(in.Integration)),
 			t.Environment.Vars())
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: SourcesVolume, MountPath: runtime.SourcesDir, ReadOnly: true})
 	}
@@ -237,7 +237,7 @@ func (in Input) container() corev1.Container {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: TruststoreVolume, MountPath: ts.Dir, ReadOnly: true})
 	}
 	if in.healthProbes() {
-		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(in.provider().Health())
+		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(in.provider().Health(in.runtimePort()))
 	}
 	if port := t.ContainerPort(); port != 0 {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}

@@ -61,7 +61,7 @@ type Input struct {
 	Image string
 	// Digest is the integration's status digest; it goes into the env CAMEL_K_DIGEST.
 	Digest string
-	// Provider is the runtime the kit holds; nil is runtime.Main, the only one there is.
+	// Provider is the runtime the kit holds; nil is runtime.Main.
 	Provider runtime.Provider
 	// Archive tells that the kit image holds a class-data-sharing archive of its classpath,
 	// which the JVM starts from.

@@ -97,10 +97,15 @@ func overrideEnv(base, vars []corev1.EnvVar) []corev1.EnvVar {
 	return out
 }
 
-// runtimeEnv are the variables the runtime's properties read: the pod's address.
-func runtimeEnv() []corev1.EnvVar {
-	return []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{
+// runtimeEnv are the variables the runtime reads: the pod's address, which its properties
+// name, and the provider's own.
+func (in Input) runtimeEnv() []corev1.EnvVar {
+	env := []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}}
+	for _, v := range in.provider().Env() {
+		env = append(env, corev1.EnvVar{Name: v.Name, Value: v.Value})
+	}
+	return env
 }
 
 // runtimeProperties are the provider's properties of the runtime contract, written before the

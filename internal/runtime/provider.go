@@ -15,24 +15,53 @@ import (
 type Provider interface {
 	// Name is the value of spec.build.runtimeProvider that picks this provider.
 	Name() string
-	// BOM is the Maven BOM a kit's project imports for a Camel version.
-	BOM(camelVersion string) Coordinate
+	// DefaultVersion is the runtime version of a kit whose platform and traits name none.
+	DefaultVersion() string
+	// CheckVersion refuses a runtime version this provider cannot build with, saying what to name.
+	CheckVersion(v string) error
+	// BOMs are the Maven BOMs a kit's project imports for a runtime version, in order.
+	BOMs(version string) []Coordinate
 	// Modules are the jars every kit of this provider holds, besides the integration's.
 	Modules() []Coordinate
+	// Component is the artifact of the Camel component a dependency camel:NAME names.
+	Component(name string) Coordinate
+	// Build is the Maven plugin that builds a kit's application, nil when a kit is its jars alone.
+	Build(version string) *Build
+	// Env are variables of the main container the runtime reads its configuration through.
+	Env() []EnvVar
 	// Command is the main container's command and arguments. The arguments start with
 	// l.JVMOptions, so that an option inserted after them (the heap) is still the JVM's.
 	Command(l Launch) (command, args []string)
 	// Properties are the runtime contract's properties, key=value, in the order written:
 	// where the routes, Kamelets and configurations are, and where the servers listen.
 	Properties(s Settings) []string
-	// Health says where the runtime answers the health probes.
-	Health() Health
+	// Health says where the runtime answers the health probes, given the port of its HTTP server.
+	Health(httpPort int32) Health
 	// Metrics says where the runtime serves Prometheus metrics, and what that takes.
 	Metrics() Metrics
 	// Training are the files of a kit's training start, by absolute path: routes that load
 	// what every integration loads, with properties that stop the runtime after one message.
 	Training() map[string][]byte
 }
+
+// Build is how Maven builds a kit's application from its project: a plugin's goal, with
+// properties of the pom and of the application, into a directory the kit image holds.
+type Build struct {
+	// Plugin runs Goal in the package phase.
+	Plugin Coordinate
+	Goal   string
+	// Properties are the pom's, key=value, in order.
+	Properties []string
+	// Application are build-time properties, key=value, written to the project's
+	// src/main/resources/application.properties; the builder trait's come after them.
+	Application []string
+	// Output is the directory, relative to the project, whose files the kit image holds
+	// under DependenciesDir.
+	Output string
+}
+
+// EnvVar is a variable of the main container.
+type EnvVar struct{ Name, Value string }
 
 // Metrics is where a runtime serves its Prometheus metrics, and what it needs to.
 type Metrics struct {
@@ -79,7 +108,10 @@ type Health struct {
 }
 
 // Providers are the providers Caravan runs, by name.
-var providers = []Provider{Main}
+var providers = []Provider{Main, Quarkus}
+
+// aliases are other names of a provider: Camel K's plain-quarkus is Caravan's quarkus.
+var aliases = map[string]string{PlainQuarkusProviderName: QuarkusProviderName}
 
 // ProviderNamed returns the provider called name; "" names DefaultProvider. A name Caravan
 // has no provider for is an error that lists those it has.
@@ -87,6 +119,9 @@ func ProviderNamed(name string) (Provider, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = DefaultProvider
+	}
+	if alias, ok := aliases[name]; ok {
+		name = alias
 	}
 	for _, p := range providers {
 		if p.Name() == name {
@@ -98,6 +133,21 @@ func ProviderNamed(name string) (Provider, error) {
 		names = append(names, p.Name())
 	}
 	return nil, fmt.Errorf("runtime provider %q is not one this operator runs: use %s", name, strings.Join(names, " or "))
+}
+
+// CheckVersionOfAny refuses a runtime version that no provider takes, for the default one's reason.
+func CheckVersionOfAny(v string) error {
+	var first error
+	for _, p := range providers {
+		err := p.CheckVersion(v)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // MainProviderName names camel-main, the provider of Camel's own main class.
@@ -131,9 +181,23 @@ type camelMain struct{}
 
 func (camelMain) Name() string { return MainProviderName }
 
-func (camelMain) BOM(camelVersion string) Coordinate {
-	return Coordinate{GroupID: CamelGroup, ArtifactID: "camel-bom", Version: camelVersion, Type: "pom"}
+func (camelMain) DefaultVersion() string { return DefaultCamelVersion }
+
+func (camelMain) CheckVersion(v string) error { return CheckCamelVersion(v) }
+
+func (camelMain) BOMs(camelVersion string) []Coordinate {
+	return []Coordinate{{GroupID: CamelGroup, ArtifactID: "camel-bom", Version: camelVersion, Type: "pom"}}
 }
+
+func (camelMain) Component(name string) Coordinate {
+	return Coordinate{GroupID: CamelGroup, ArtifactID: "camel-" + name}
+}
+
+// Build is nil: a camel-main kit is its jars, started by Camel's own main class.
+func (camelMain) Build(string) *Build { return nil }
+
+// Env is empty: camel-main reads its properties file from its command line.
+func (camelMain) Env() []EnvVar { return nil }
 
 // Modules are camel-main, the YAML, XML and Java DSLs, Kamelets, the HTTP and management
 // server, health checks and the logging binding, without which log: prints nothing.
@@ -227,7 +291,7 @@ func (camelMain) Metrics() Metrics {
 }
 
 // Health is camel-main's management server, where Camel K probes a camel-main runtime.
-func (camelMain) Health() Health {
+func (camelMain) Health(int32) Health {
 	return Health{Port: managementPort, Liveness: "/observe/health/live",
 		Readiness: "/observe/health/ready", Startup: "/observe/health/live"}
 }

@@ -18,9 +18,9 @@ func TestAPlatformThatNamesNoProviderRunsCamelMain(t *testing.T) {
 }
 
 func TestAProviderThisOperatorLacksIsRefusedNamingThoseItHas(t *testing.T) {
-	for _, name := range []string{"quarkus", "plain-quarkus", "jbang"} {
+	for _, name := range []string{"jbang", "camel-k"} {
 		_, err := ProviderNamed(name)
-		if err == nil || !strings.Contains(err.Error(), `"`+name+`"`) || !strings.Contains(err.Error(), "use main") {
+		if err == nil || !strings.Contains(err.Error(), `"`+name+`"`) || !strings.Contains(err.Error(), "use main or quarkus") {
 			t.Errorf("%q: got %v, want a refusal that names it and main", name, err)
 		}
 	}
@@ -88,7 +88,7 @@ func TestCamelMainServesMetricsOnItsManagementPortWhenAsked(t *testing.T) {
 		}
 	}
 	m := Main.Metrics()
-	if m.Port != Main.Health().Port || m.Path != "/observe/metrics" || len(m.Dependencies) != 1 || m.Dependencies[0] != "camel:micrometer-prometheus" {
+	if m.Port != Main.Health(8080).Port || m.Path != "/observe/metrics" || len(m.Dependencies) != 1 || m.Dependencies[0] != "camel:micrometer-prometheus" {
 		t.Errorf("metrics %+v, want the management port's /observe/metrics from camel:micrometer-prometheus", m)
 	}
 }
@@ -107,5 +107,64 @@ func TestAKitWithAnArchiveStartsFromItWithItsJarsThroughTheClasspathJar(t *testi
 	}
 	if len(training) != 3 {
 		t.Errorf("the training has %d files, want the properties, a YAML and an XML route", len(training))
+	}
+}
+
+func TestCamelKsQuarkusProvidersAreCamelQuarkus(t *testing.T) {
+	for _, name := range []string{"quarkus", "plain-quarkus", " plain-quarkus "} {
+		p, err := ProviderNamed(name)
+		if err != nil || p != Quarkus || p.Name() != "quarkus" {
+			t.Errorf("%q: got %v, %v; want Camel Quarkus", name, p, err)
+		}
+	}
+}
+
+func TestCamelQuarkusStartsTheFastJarsEntryPointWithTheKitsDirectoriesLast(t *testing.T) {
+	cmd, args := Quarkus.Command(Launch{JVMOptions: []string{"-Xss1m"}, Classpath: []string{ResourceConfigMapsDir, "/data"},
+		KitClasspathJar: true, Archive: ArchivePath})
+	want := []string{"-Xss1m", "-cp", ResourceConfigMapsDir + ":/data:" + DependenciesDir + "/*:" + DependenciesDir + "/app/*:" +
+		DependenciesDir + "/lib/boot/*:" + DependenciesDir + "/lib/main/*", "io.quarkus.bootstrap.runner.QuarkusEntryPoint"}
+	if !slices.Equal(cmd, []string{"java"}) || !slices.Equal(args, want) {
+		t.Errorf("got %v %v\nwant java %v", cmd, args, want)
+	}
+	if env := Quarkus.Env(); len(env) != 1 || env[0] != (EnvVar{"QUARKUS_CONFIG_LOCATIONS", PropertiesPath}) {
+		t.Errorf("env %v: Quarkus must read the contract's properties file", env)
+	}
+}
+
+func TestCamelQuarkusReadsTheRoutesAtStartAndServesOnQuarkusHTTPServer(t *testing.T) {
+	props := Quarkus.Properties(Settings{ShutdownTimeout: 25, HTTPPort: 8081, OneShot: true, ConfigDirs: []string{"/a"}})
+	for _, want := range []string{
+		"camel.main.routes-include-pattern=file:/etc/camel/sources/*",
+		"camel.main.shutdownTimeout=25",
+		"camel.main.durationMaxMessages=1",
+		"camel.main.cloud-properties-location=/a",
+		"quarkus.http.port=8081",
+		"quarkus.http.host=${POD_IP:0.0.0.0}",
+	} {
+		if !slices.Contains(props, want) {
+			t.Errorf("the properties lack %q: %v", want, props)
+		}
+	}
+	if h := Quarkus.Health(8081); h.Port != 8081 || h.Readiness != "/q/health/ready" || h.Liveness != "/q/health/live" {
+		t.Errorf("health %+v, want Camel K's Quarkus paths", h)
+	}
+	if Quarkus.Training() != nil {
+		t.Error("a Quarkus kit has a training start")
+	}
+}
+
+func TestTheQuarkusProviderTakesAQuarkusPlatformVersion(t *testing.T) {
+	if err := Quarkus.CheckVersion(Quarkus.DefaultVersion()); err != nil {
+		t.Errorf("its default: %v", err)
+	}
+	for v, want := range map[string]string{
+		"3.15.3":    "Camel K's runtime 3.15.3",
+		"4.18.0":    "no Quarkus platform version",
+		"not a ver": "no Quarkus platform version",
+	} {
+		if err := Quarkus.CheckVersion(v); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), DefaultQuarkusVersion) {
+			t.Errorf("%s: got %v, want a refusal saying %q and naming %s", v, err, want, DefaultQuarkusVersion)
+		}
 	}
 }

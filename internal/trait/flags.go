@@ -50,6 +50,8 @@ type Flags struct {
 	Properties []string
 	// Image is --image, the container trait's image.
 	Image string
+	// RuntimeProvider is --runtime-provider, the camel trait's runtimeProvider.
+	RuntimeProvider string
 	// Configs are the --config configmap:NAME and secret:NAME entries,
 	// into mount.configs.
 	Configs []string
@@ -112,6 +114,14 @@ func FromFlags(f Flags) (camelv1.Traits, error) {
 			return nil, errors.New("--image and -t container.image both set the image: use one")
 		}
 		if err := setTraitPath(tree, []string{"container", "image"}, "--image "+f.Image, f.Image); err != nil {
+			return nil, err
+		}
+	}
+	if f.RuntimeProvider != "" {
+		if c, ok := tree["camel"].(map[string]any); ok && c["runtimeProvider"] != nil {
+			return nil, errors.New("--runtime-provider and -t camel.runtimeProvider both set the runtime provider: use one")
+		}
+		if err := setTraitPath(tree, []string{"camel", "runtimeProvider"}, "--runtime-provider "+f.RuntimeProvider, f.RuntimeProvider); err != nil {
 			return nil, err
 		}
 	}

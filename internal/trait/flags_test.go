@@ -11,6 +11,7 @@ func TestRunFlagsBecomeTraitTrees(t *testing.T) {
 		traits     []string
 		properties []string
 		image      string
+		provider   string
 		configs    []string
 		resources  []string
 		volumes    []string
@@ -112,12 +113,20 @@ func TestRunFlagsBecomeTraitTrees(t *testing.T) {
 			traits: []string{"container.limitMemory=lots"}, wantErr: "trait container.limitMemory"},
 		{name: "--image and -t container.image together are refused",
 			traits: []string{"container.image=a"}, image: "b", wantErr: "--image and -t container.image both set the image"},
+		{name: "--runtime-provider is the camel trait's runtimeProvider", provider: "plain-quarkus",
+			want: map[string]string{"camel": `{"runtimeProvider":"plain-quarkus"}`}},
+		{name: "a runtime provider Caravan does not run is refused naming those it runs", provider: "jbang",
+			wantErr: `trait camel.runtimeProvider: runtime provider "jbang" is not one this operator runs: use main or quarkus`},
+		{name: "a Camel version for the quarkus provider is refused naming a platform version",
+			traits: []string{"camel.runtimeProvider=quarkus", "camel.runtimeVersion=4.18.0"}, wantErr: "4.18.0 is no Quarkus platform version"},
+		{name: "--runtime-provider and -t camel.runtimeProvider together are refused",
+			traits: []string{"camel.runtimeProvider=main"}, provider: "quarkus", wantErr: "--runtime-provider and -t camel.runtimeProvider both"},
 		{name: "a property without = is refused", properties: []string{"greeting"}, wantErr: "-p greeting: a property must be KEY=VALUE"},
 		{name: "a property without a key is refused", properties: []string{"=x"}, wantErr: "a property must be KEY=VALUE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			traits, err := FromFlags(Flags{Settings: tc.traits, Properties: tc.properties, Image: tc.image,
+			traits, err := FromFlags(Flags{Settings: tc.traits, Properties: tc.properties, Image: tc.image, RuntimeProvider: tc.provider,
 				Configs: tc.configs, Resources: tc.resources, Volumes: tc.volumes, Env: tc.env})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

@@ -20,7 +20,7 @@ func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.
 	tr, err := Parse(traits(t, `{"health":{"enabled":true,"livenessProbeEnabled":true,"livenessInitialDelay":5,
 		"livenessFailureThreshold":4,"readinessProbe":"/ready","readinessPort":8081}}`))
 	g.Expect(err).NotTo(HaveOccurred())
-	live, ready, startup := tr.Health.Probes(runtime.Main.Health())
+	live, ready, startup := tr.Health.Probes(runtime.Main.Health(8080))
 	g.Expect(live).To(Equal(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 		Path: "/observe/health/live", Port: intstr.FromInt32(9876), Scheme: corev1.URISchemeHTTP}},
 		InitialDelaySeconds: 5, FailureThreshold: 4}))
@@ -32,7 +32,7 @@ func TestTheHealthTraitProbesTheRuntimesEndpointsWithCamelKsDefaults(t *testing.
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tr.Health.Enabled(true)).To(BeTrue(), "without enabled, the caller's default decides")
 	g.Expect(tr.Health.Enabled(false)).To(BeFalse())
-	live, ready, startup = tr.Health.Probes(runtime.Main.Health())
+	live, ready, startup = tr.Health.Probes(runtime.Main.Health(8080))
 	g.Expect([]*corev1.Probe{live, ready}).To(HaveEach(BeNil()))
 	g.Expect(startup.HTTPGet.Path).To(Equal("/observe/health/live"))
 	g.Expect(startup.FailureThreshold).To(Equal(int32(10)), "a starting JVM gets ten tries")

@@ -32,8 +32,9 @@ var ReservedEnvVars = []string{EnvIntegration, EnvDigest, EnvConf, EnvConfD}
 // Camel is the camel trait: runtime properties and version. With enabled: false it reads
 // as defaults.
 type Camel struct {
-	properties     []string
-	runtimeVersion string
+	properties      []string
+	runtimeVersion  string
+	runtimeProvider runtime.Provider
 }
 
 func parseCamel(o *object) Camel {
@@ -41,8 +42,20 @@ func parseCamel(o *object) Camel {
 		return Camel{}
 	}
 	c := Camel{runtimeVersion: strings.TrimSpace(o.str("runtimeVersion"))}
+	if name := strings.TrimSpace(o.str("runtimeProvider")); name != "" {
+		p, err := runtime.ProviderNamed(name)
+		if err != nil {
+			o.fail("runtimeProvider", err.Error(), json.RawMessage(strconv.Quote(name)))
+		}
+		c.runtimeProvider = p
+	}
 	if c.runtimeVersion != "" {
-		if err := runtime.CheckCamelVersion(c.runtimeVersion); err != nil {
+		// Without a provider here, the platform's decides: the integration's controller checks it.
+		check := runtime.CheckVersionOfAny
+		if c.runtimeProvider != nil {
+			check = c.runtimeProvider.CheckVersion
+		}
+		if err := check(c.runtimeVersion); err != nil {
 			o.fail("runtimeVersion", err.Error(), json.RawMessage(strconv.Quote(c.runtimeVersion)))
 		}
 	}
@@ -62,6 +75,9 @@ func (c Camel) Properties() []string { return slices.Clone(c.properties) }
 
 // RuntimeVersion is camel.runtimeVersion, or "".
 func (c Camel) RuntimeVersion() string { return c.runtimeVersion }
+
+// RuntimeProvider is the provider camel.runtimeProvider names, nil when it names none.
+func (c Camel) RuntimeProvider() runtime.Provider { return c.runtimeProvider }
 
 // Kamelets is the kamelets trait: which Kamelets are mounted with the sources. With auto (the
 // default) those the routes use, plus those of list (comma-separated names); with enabled: false

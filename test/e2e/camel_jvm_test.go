@@ -98,6 +98,8 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	}
 
+	startQuarkus(t, cli)
+
 	t.Log("caravan logs shows the route's lines")
 	g.Eventually(integrationLog(cli, "timer"), timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
 	it, err := getIntegration(key)
@@ -120,6 +122,8 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	checkBesideCamelK(t, key, "jvm-b")
 
 	checkTwo(t, cli, apps)
+
+	checkQuarkus(t, cli, apps)
 
 	checkCronVariants(t, cli, apps)
 

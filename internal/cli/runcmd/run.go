@@ -57,6 +57,7 @@ type RunOptions struct {
 	// BuildProperties are --build-property KEY=VALUE or file:PATH entries.
 	BuildProperties []string
 	Image           string
+	RuntimeProvider string
 	Replicas        int32
 	// ServiceAccount is the service account the integration's pods run as.
 	ServiceAccount string
@@ -200,6 +201,7 @@ func (o *RunOptions) AddFlags(f *pflag.FlagSet) {
 		"Maven gets each as -DKEY=VALUE (the builder trait's properties; repeatable)")
 	f.StringArrayVarP(&o.Properties, "property", "p", nil, "a Camel property KEY=VALUE (the camel trait's properties), file:PATH of a .properties file, read by Java's rules, or configmap:NAME[/KEY] or secret:NAME[/KEY] whose entries are properties (repeatable)")
 	f.StringVar(&o.Image, "image", "", "run this pre-built image, without a kit build (the trait container.image)")
+	f.StringVar(&o.RuntimeProvider, "runtime-provider", "", "the runtime the kit holds: main (camel-main) or quarkus (Camel Quarkus; plain-quarkus too) (the trait camel.runtimeProvider)")
 	f.Int32Var(&o.Replicas, "replicas", 0, "number of pods")
 	f.StringVar(&o.ServiceAccount, "service-account", "", "the service account the integration's pods run as (spec.serviceAccountName)")
 	f.StringVar(&o.PodTemplate, "pod-template", "", "a file, or inline YAML or JSON, of a pod spec (containers, initContainers, volumes, ...) merged into the integration's pods, as kamel's")
@@ -363,7 +365,7 @@ func (o *RunOptions) spec() (camelv1.IntegrationSpec, error) {
 				"(kubectl create configmap NAME --from-file=PATH) and give --resource configmap:NAME", r)
 		}
 	}
-	spec.Traits, err = trait.FromFlags(trait.Flags{Settings: o.Traits, Properties: properties, Image: o.Image,
+	spec.Traits, err = trait.FromFlags(trait.Flags{Settings: o.Traits, Properties: properties, Image: o.Image, RuntimeProvider: o.RuntimeProvider,
 		BuildProperties: withPrecedence(buildFromFiles, buildSingle, mavenKey),
 		Configs:         configs, Resources: o.Resources, Volumes: o.Volumes, Env: o.Env})
 	if err != nil {

@@ -19,14 +19,16 @@ const (
 	ReasonInvalidDependency controller.Reason = "InvalidDependency"
 	// ReasonInvalidRepository: an entry of spec.repositories is not a repository in Camel K's form.
 	ReasonInvalidRepository controller.Reason = "InvalidRepository"
-	// ReasonInvalidRuntimeVersion: the platform names a runtime version that is no Camel version
-	// (a Camel K runtime's, say).
+	// ReasonInvalidRuntimeVersion: the platform names a runtime version its provider cannot build
+	// with (a Camel K runtime's, say).
 	ReasonInvalidRuntimeVersion controller.Reason = "InvalidRuntimeVersion"
-	ReasonNoSources             controller.Reason = "NoSources"
-	ReasonKitRefused            controller.Reason = "KitRefused"
-	ReasonKitNotFound           controller.Reason = "KitNotFound"
-	ReasonNameConflict          controller.Reason = "NameConflict"
-	ReasonKameletInvalid        controller.Reason = "KameletInvalid"
+	// ReasonInvalidRuntimeProvider: the platform names a runtime provider this operator has not.
+	ReasonInvalidRuntimeProvider controller.Reason = "InvalidRuntimeProvider"
+	ReasonNoSources              controller.Reason = "NoSources"
+	ReasonKitRefused             controller.Reason = "KitRefused"
+	ReasonKitNotFound            controller.Reason = "KitNotFound"
+	ReasonNameConflict           controller.Reason = "NameConflict"
+	ReasonKameletInvalid         controller.Reason = "KameletInvalid"
 	// Built, and deployed only on request (dont-run-after-build).
 	ReasonBuildComplete controller.Reason = "BuildComplete"
 	// Traits kept as written and not acted on (the TraitsIgnored condition).

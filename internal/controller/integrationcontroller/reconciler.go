@@ -36,6 +36,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/controller"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -117,6 +118,8 @@ type scope struct {
 	image string
 	// archive tells that the kit's image holds a class-data-sharing archive of its classpath.
 	archive bool
+	// provider is the runtime the kit holds, set with image.
+	provider camelruntime.Provider
 	// deployment is set by reconcileDeployment: the Deployment as cached
 	// or, when it applied it, as the API server stored it.
 	deployment *appsv1.Deployment

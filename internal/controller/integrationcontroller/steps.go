@@ -179,7 +179,13 @@ func (r *Reconciler) reconcileImage(ctx context.Context, s *scope) (reconcile.Re
 		req.Spec = r.kitSpec(s)
 		// As Camel K does, the status lists the dependencies the kit is built with.
 		s.it.Status.Dependencies = req.Spec.Dependencies
-		if err := camelruntime.CheckCamelVersion(req.Spec.RuntimeVersion); err != nil {
+		provider, err := camelruntime.ProviderNamed(req.Spec.RuntimeProvider)
+		if err != nil {
+			s.Failure = controller.Because(ReasonInvalidRuntimeProvider, fmt.Sprintf(
+				"the spec.build.runtimeProvider of the IntegrationPlatform %s/%s: %v", r.Namespace, r.OperatorID, err))
+			return reconcile.Result{}, nil
+		}
+		if err := provider.CheckVersion(req.Spec.RuntimeVersion); err != nil {
 			s.Failure = controller.Because(ReasonInvalidRuntimeVersion, fmt.Sprintf(
 				"the spec.build.runtimeVersion of the IntegrationPlatform %s/%s, or of the integration's IntegrationProfile: %v", r.Namespace, r.OperatorID, err))
 			return reconcile.Result{}, nil
@@ -198,20 +204,38 @@ func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 	if s.profile != nil {
 		deps = append(deps, s.profile.Spec.Dependencies...)
 	}
-	spec := kit.ForIntegration(deps, impliedDependencies(s.traits), platform.Resolve(s.platform.Spec)).
-		WithRepositories(s.it.Spec.Repositories...)
+	resolved := platform.Resolve(s.platform.Spec)
+	b := &resolved.Build
+	if p := s.traits.Camel.RuntimeProvider(); p != nil && !sameProvider(p, b.RuntimeProvider) {
+		// The platform's version is its own provider's: the camel trait's provider starts from its default.
+		b.RuntimeProvider, b.RuntimeVersion = p.Name(), p.DefaultVersion()
+	} else if s.profile != nil && strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion) != "" {
+		// The profile's runtime version, under the camel trait's, as in Camel K.
+		b.RuntimeVersion = strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion)
+	}
+	provider, err := camelruntime.ProviderNamed(b.RuntimeProvider)
+	if err == nil {
+		// plain-quarkus and quarkus are one provider, and one kit.
+		b.RuntimeProvider = provider.Name()
+	} else {
+		// The caller refuses the provider; its dependencies are camel-main's meanwhile.
+		provider = camelruntime.Main
+	}
+	if v := strings.TrimSpace(s.traits.Camel.RuntimeVersion()); v != "" {
+		// The camel trait's runtimeVersion picks the BOM of this integration's kit, as in Camel K.
+		b.RuntimeVersion = v
+	}
+	spec := kit.ForIntegration(deps, impliedDependencies(s.traits, provider), resolved).WithRepositories(s.it.Spec.Repositories...)
 	spec.OperatorID = r.OperatorID
 	spec.BuildProperties = s.traits.Builder.Properties()
 	spec.BuildResources = s.traits.Builder.Resources()
-	if s.profile != nil && strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion) != "" {
-		// The profile's runtime version, under the camel trait's, as in Camel K.
-		spec.RuntimeVersion = strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion)
-	}
-	if v := strings.TrimSpace(s.traits.Camel.RuntimeVersion()); v != "" {
-		// The camel trait's runtimeVersion picks the Camel BOM of this integration's kit, as in Camel K.
-		spec.RuntimeVersion = v
-	}
 	return spec
+}
+
+// sameProvider tells whether name names p.
+func sameProvider(p camelruntime.Provider, name string) bool {
+	named, err := camelruntime.ProviderNamed(name)
+	return err == nil && named == p
 }
 
 // warnUnbuiltDependencies warns, once per generation, that an integration's dependencies are not in
@@ -232,13 +256,13 @@ func (r *Reconciler) warnUnbuiltDependencies(s *scope) {
 
 // impliedDependencies are the dependencies the traits call for: an HTTP server for a Service,
 // the runtime's metrics for the prometheus trait, quartz for the cron trait's fallback.
-func impliedDependencies(t trait.Traits) []string {
+func impliedDependencies(t trait.Traits, provider camelruntime.Provider) []string {
 	var deps []string
 	if t.ExposesService() {
 		deps = append(deps, "camel:platform-http")
 	}
 	if t.Prometheus.Enabled() {
-		deps = append(deps, camelruntime.Main.Metrics().Dependencies...)
+		deps = append(deps, provider.Metrics().Dependencies...)
 	}
 	if t.Cron.Fallback() {
 		// The cron component schedules with quartz, as Camel K's fallback does.
@@ -281,7 +305,12 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, c kit.Choice) (reconc
 	cond := k.Status.GetCondition(camelv1.ConditionReady)
 	switch {
 	case k.Status.Phase == camelv1.IntegrationKitPhaseReady && k.Status.Image != "":
-		s.image, s.archive = k.Status.Image, kit.HasArchive(k)
+		provider, err := camelruntime.ProviderNamed(kit.ProviderOf(k))
+		if err != nil {
+			s.Failure = controller.Because(ReasonInvalidRuntimeProvider, fmt.Sprintf("kit %s holds a runtime this operator cannot start: %v", key.Name, err))
+			return reconcile.Result{}, nil
+		}
+		s.image, s.archive, s.provider = k.Status.Image, kit.HasArchive(k), provider
 	case k.Status.Phase == camelv1.IntegrationKitPhaseError && cond != nil:
 		s.Failure = controller.Because(controller.Reason(cond.Reason), fmt.Sprintf("kit %s failed: %s", key.Name, cond.Message))
 	case cond != nil:
@@ -297,7 +326,7 @@ func (r *Reconciler) useKit(ctx context.Context, s *scope, c kit.Choice) (reconc
 func (r *Reconciler) input(s *scope) render.Input {
 	in := render.Input{
 		Integration: s.it, Traits: s.traits, OperatorID: r.OperatorID,
-		Image: s.image, Archive: s.archive, Digest: s.digest, RegistrySecret: s.platform.Spec.Build.Registry.Secret,
+		Image: s.image, Archive: s.archive, Provider: s.provider, Digest: s.digest, RegistrySecret: s.platform.Spec.Build.Registry.Secret,
 		Proxy: r.Proxy, MountedVersions: s.mountedVersions,
 	}
 	if len(s.kamelets) > 0 {

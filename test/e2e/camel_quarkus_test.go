@@ -1,0 +1,57 @@
+// Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
+
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	kitpkg "github.com/caravan-dev/caravan/internal/kit"
+)
+
+// quarkusName is the integration that runs the timer route on Camel Quarkus.
+const quarkusName = "timer-quarkus"
+
+// startQuarkus runs the timer route on the quarkus provider, with a quarkus.* property that
+// changes its log's format, so that its kit builds while the other cases run.
+func startQuarkus(t *testing.T, cli func(...string) (string, string, error)) {
+	t.Helper()
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", quarkusName, "-x", "jvm",
+		"--runtime-provider", "plain-quarkus", "-p", "greeting=Hello from Camel Quarkus",
+		"-p", "quarkus.log.console.format=[read by Quarkus] %m%n")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+}
+
+// checkQuarkus checks what startQuarkus ran: a kit that Quarkus' Maven plugin built, a JVM that
+// Quarkus' health check finds ready, whose HTTP route answers and whose log Quarkus formats.
+func checkQuarkus(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("as on Camel K's plain-quarkus, the same YAML route runs on Camel Quarkus: its kit is the application Quarkus' Maven plugin built," +
+		" which reads the route, the properties and quarkus.* configuration at start")
+	key := client.ObjectKey{Namespace: apps, Name: quarkusName}
+	kit := builtKit(t, key, camelv1.IntegrationKitPhaseReady)
+	g.Expect(kitpkg.ProviderOf(kit)).To(Equal("quarkus"), "plain-quarkus is Caravan's quarkus provider")
+	archived := kit.Status.GetCondition(kitpkg.ArchiveCondition)
+	g.Expect(archived).NotTo(BeNil())
+	g.Expect(archived.Message).To(ContainSubstring("the runtime provider quarkus makes no training start"))
+	out, errOut, err := cli("get", "kits", kit.Name)
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(MatchRegexp(`PROVIDER[\s\S]*` + kit.Name + `\s+Ready\s+platform\s+quarkus\s`))
+
+	pod := jvmPod(t, key)
+	c := pod.Spec.Containers[0]
+	g.Expect(c.Args).To(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/q/health/ready"))
+	g.Eventually(answersHTTP(pod), timeout, poll).Should(Equal("200 Hello from Camel Quarkus over HTTP"))
+	g.Eventually(integrationLog(cli, quarkusName), timeout, poll).Should(And(
+		MatchRegexp(`\[read by Quarkus\] Exchange\[.*Body: Hello from Camel Quarkus #2\]`),
+		ContainSubstring("Apache Camel Quarkus 3.31.0"), ContainSubstring("powered by Quarkus 3.31.2")))
+	it, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Status).To(BeEquivalentTo("True"))
+}
