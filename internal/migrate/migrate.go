@@ -45,7 +45,8 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 	}
 	for _, c := range it.Spec.Configuration {
 		if c.Type == "property" && strings.HasPrefix(c.Value, "quarkus.") {
-			p.add("the property %s is for Quarkus, which Caravan's runtime (camel-main) does not read", strings.SplitN(c.Value, "=", 2)[0])
+			p.add("the property %s is for Quarkus, which Caravan's camel-main runtime does not read: run it on Caravan's quarkus provider "+
+				"(camel.runtimeProvider=quarkus)", strings.SplitN(c.Value, "=", 2)[0])
 		}
 	}
 	routes, _ := inspect.Integration(catalog.Camel(), &it.Spec)

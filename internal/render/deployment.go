@@ -239,8 +239,8 @@ func (in Input) container() corev1.Container {
 	if in.healthProbes() {
 		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = t.Health.Probes(in.provider().Health(in.runtimePort()))
 	}
-	if port := t.ContainerPort(); port != 0 {
-		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: port, Protocol: corev1.ProtocolTCP}}
+	if t.ContainerPort() != 0 {
+		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: in.runtimePort(), Protocol: corev1.ProtocolTCP}}
 	}
 	c.Ports = append(c.Ports, t.Container.Ports()...)
 	if t.Prometheus.Enabled() {
@@ -282,8 +282,25 @@ func jvmEnv(t trait.Traits) []corev1.EnvVar {
 }
 
 // runtimePort is the port of the runtime's HTTP server, which serves platform-http routes
-// and is scraped for metrics: the container's, else DefaultPort.
+// and is scraped for metrics: the container trait's port, else the provider's port property
+// as camel.properties sets it, else DefaultPort.
 func (in Input) runtimePort() int32 {
+	if port := in.Traits.Container.Port(); port != 0 {
+		return port
+	}
+	if key := in.provider().PortProperty(); key != "" {
+		// The last entry of the key wins, as in the properties file the runtime reads.
+		for _, entry := range slices.Backward(in.Traits.Camel.Properties()) {
+			props, err := trait.ParseProperties(entry)
+			if err != nil || len(props) == 0 || props[0].Key != key {
+				continue
+			}
+			if port, err := strconv.ParseInt(strings.TrimSpace(props[0].Value), 10, 32); err == nil && port > 0 && port < 65536 {
+				return int32(port)
+			}
+			break
+		}
+	}
 	if port := in.Traits.ContainerPort(); port != 0 {
 		return port
 	}

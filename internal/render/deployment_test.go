@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -525,4 +526,25 @@ func TestAKitsArchiveIsMappedAndItsJarsComeThroughItsClasspathJar(t *testing.T) 
 	g.Expect(c.Args).To(ContainElement("-XX:SharedArchiveFile=/deployments/kit.jsa"))
 	g.Expect(c.Args).To(ContainElement(HaveSuffix(":/deployments/kit-classpath.jar")))
 	g.Expect(strings.Join(c.Args, " ")).NotTo(ContainSubstring("/deployments/dependencies/*"))
+}
+
+func TestAQuarkusKitRunsItsEntryPointReadsTheContractsPropertiesAndIsProbedOnItsHTTPPort(t *testing.T) {
+	g := NewWithT(t)
+	in := input(t, `{"camel":{"properties":["quarkus.http.port = 8081"]},"service":{"enabled":true},"health":{"livenessProbeEnabled":true}}`)
+	in.Provider, in.Archive = runtime.Quarkus, true
+	d := mustDeployment(t, in)
+	c := d.Spec.Template.Spec.Containers[0]
+	g.Expect(c.Args).To(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
+	g.Expect(c.Args).NotTo(ContainElement(HavePrefix("-XX:SharedArchiveFile")), "a Quarkus kit has no archive")
+	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "QUARKUS_CONFIG_LOCATIONS", Value: runtime.PropertiesPath}))
+	t.Log("quarkus.http.port moves the HTTP server, and its health endpoints: the container's port and the probes follow it")
+	g.Expect(c.Ports).To(ContainElement(HaveField("ContainerPort", int32(8081))))
+	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/q/health/ready"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
+	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/q/health/live"))
+
+	onMain := input(t, `{"camel":{"properties":["quarkus.http.port=8081"]},"service":{"enabled":true}}`)
+	main := mustDeployment(t, onMain).Spec.Template.Spec.Containers[0]
+	g.Expect(main.Ports).To(ContainElement(HaveField("ContainerPort", int32(8080))), "camel-main does not read quarkus.http.port")
+	g.Expect(main.Env).NotTo(ContainElement(HaveField("Name", "QUARKUS_CONFIG_LOCATIONS")))
 }

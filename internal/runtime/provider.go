@@ -29,6 +29,9 @@ type Provider interface {
 	Build(version string) *Build
 	// Env are variables of the main container the runtime reads its configuration through.
 	Env() []EnvVar
+	// PortProperty is the property whose value, set by the user, moves the HTTP server, which
+	// serves the health endpoints too; "" when the health endpoints do not move with it.
+	PortProperty() string
 	// Command is the main container's command and arguments. The arguments start with
 	// l.JVMOptions, so that an option inserted after them (the heap) is still the JVM's.
 	Command(l Launch) (command, args []string)
@@ -198,6 +201,10 @@ func (camelMain) Build(string) *Build { return nil }
 
 // Env is empty: camel-main reads its properties file from its command line.
 func (camelMain) Env() []EnvVar { return nil }
+
+// PortProperty is none: camel-main's health endpoints are on its management port, and a user
+// who moves camel.server.port sets container.port too, as on Camel K.
+func (camelMain) PortProperty() string { return "" }
 
 // Modules are camel-main, the YAML, XML and Java DSLs, Kamelets, the HTTP and management
 // server, health checks and the logging binding, without which log: prints nothing.

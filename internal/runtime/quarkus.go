@@ -112,6 +112,9 @@ func (camelQuarkus) Env() []EnvVar {
 	return []EnvVar{{Name: EnvQuarkusConfigLocations, Value: PropertiesPath}}
 }
 
+// PortProperty is Quarkus' HTTP port: the container's port and the probes follow it.
+func (camelQuarkus) PortProperty() string { return "quarkus.http.port" }
+
 // Command is java with the JVM options, the classpath (the entries, then the fast-jar's
 // directories, as Camel K lists them) and the fast-jar's main class. A Quarkus kit has no
 // class-data-sharing archive: Launch's archive is left out.

@@ -63,4 +63,12 @@ func TestCheckNamesEverythingThatTakesNoEffect(t *testing.T) {
 	if !Check(camelv1.Traits{"container": raw(`{"port":8080}`)}).Empty() {
 		t.Error("a trait that takes effect is named")
 	}
+	for _, provider := range []string{"quarkus", "plain-quarkus"} {
+		if q := Check(camelv1.Traits{"camel": raw(`{"runtimeProvider":"` + provider + `","properties":["quarkus.log.level=DEBUG"]}`)}); !q.Empty() {
+			t.Errorf("on the %s provider, which reads them, Quarkus properties are named: %+v", provider, q)
+		}
+	}
+	if q := Check(camelv1.Traits{"camel": raw(`{"runtimeProvider":"main","properties":["quarkus.log.level=DEBUG"]}`)}); len(q.Quarkus) != 1 {
+		t.Errorf("on camel-main, Quarkus properties are not named: %+v", q)
+	}
 }

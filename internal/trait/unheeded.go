@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // inertProperties are the Camel K properties of traits Caravan acts on that take no effect
@@ -16,7 +17,6 @@ import (
 var inertProperties = map[string][]string{
 	"builder": {"annotations", "baseImage", "incrementalImageBuild", "nodeSelector",
 		"orderStrategy", "platforms", "strategy", "tasks", "tasksFilter", "verbose"},
-	"camel": {"runtimeProvider"},
 	"cron":  {"components"},
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose",
 		"runAsNonRoot", "runAsUser", "seccompProfileType"},
@@ -58,12 +58,22 @@ func Check(t camelv1.Traits) Unheeded {
 				u.Inert = append(u.Inert, name+"."+p)
 			}
 		}
-		if name == "camel" {
+		if name == "camel" && !namesQuarkus(props["runtimeProvider"]) {
 			u.Quarkus = quarkusKeys(props["properties"])
 		}
 	}
 	slices.Sort(u.Inert)
 	return u
+}
+
+// namesQuarkus tells whether a camel.runtimeProvider value names Camel Quarkus, which reads quarkus.* keys.
+func namesQuarkus(raw json.RawMessage) bool {
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		return false
+	}
+	p, err := runtime.ProviderNamed(name)
+	return err == nil && p == runtime.Quarkus && strings.TrimSpace(name) != ""
 }
 
 // quarkusKeys are the quarkus.* keys of a camel.properties list, sorted, without duplicates.
@@ -109,7 +119,8 @@ func (u Unheeded) Message() string {
 			strings.Join(u.Inert, ", ")))
 	}
 	if len(u.Quarkus) > 0 {
-		parts = append(parts, fmt.Sprintf("the camel-main runtime does not read the Quarkus properties %s: set Camel's own (camel.*) instead",
+		parts = append(parts, fmt.Sprintf("the camel-main runtime does not read the Quarkus properties %s: set Camel's own (camel.*) instead, "+
+			"or run on Camel Quarkus (camel.runtimeProvider=quarkus, caravan run --runtime-provider quarkus)",
 			strings.Join(u.Quarkus, ", ")))
 	}
 	return strings.Join(parts, "; ")

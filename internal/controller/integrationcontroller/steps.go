@@ -84,6 +84,10 @@ func (r *Reconciler) warnIgnoredTraits(s *scope) {
 	it := s.it
 	s.traitsChecked = true
 	own, inherited := trait.Check(it.Spec.Traits), trait.Check(s.platform.Spec.Traits)
+	if r.provider(s) == camelruntime.Quarkus {
+		// Camel Quarkus reads them.
+		own.Quarkus, inherited.Quarkus = nil, nil
+	}
 	var parts []string
 	if !own.Empty() {
 		parts = append(parts, own.Message())
@@ -206,7 +210,7 @@ func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 	}
 	resolved := platform.Resolve(s.platform.Spec)
 	b := &resolved.Build
-	if p := s.traits.Camel.RuntimeProvider(); p != nil && !sameProvider(p, b.RuntimeProvider) {
+	if p := r.provider(s); p != nil && !sameProvider(p, b.RuntimeProvider) {
 		// The platform's version is its own provider's: the camel trait's provider starts from its default.
 		b.RuntimeProvider, b.RuntimeVersion = p.Name(), p.DefaultVersion()
 	} else if s.profile != nil && strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion) != "" {
@@ -230,6 +234,19 @@ func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 	spec.BuildProperties = s.traits.Builder.Properties()
 	spec.BuildResources = s.traits.Builder.Resources()
 	return spec
+}
+
+// provider is the runtime the integration's kit holds: the camel trait's, else the platform's;
+// nil when the platform's is none this operator runs.
+func (r *Reconciler) provider(s *scope) camelruntime.Provider {
+	if p := s.traits.Camel.RuntimeProvider(); p != nil {
+		return p
+	}
+	p, err := camelruntime.ProviderNamed(platform.Resolve(s.platform.Spec).Build.RuntimeProvider)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // sameProvider tells whether name names p.
