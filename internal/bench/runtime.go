@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,6 +88,9 @@ func runRuntime(ctx context.Context, e *env, n, moves int) (*result.Runtime, err
 	if err := floorFigures(ctx, e, cs, floor, n, res); err != nil {
 		return nil, err
 	}
+	if res.Quarkus, err = quarkusFigures(ctx, e, cs, ops[0], n); err != nil {
+		return nil, err
+	}
 
 	if err := s.moveTimes(ctx, moveNames(n, moves), n, res); err != nil {
 		return nil, err
@@ -99,12 +103,19 @@ type tickStarter struct {
 	e  *env
 	cs kubernetes.Interface
 	op *Operator
+	// provider is the camel trait's runtimeProvider of the integrations, "" for the platform's;
+	// prefix begins their names.
+	provider, prefix string
 }
 
 // first creates the tick integration name on a kit of deps and returns the seconds to its
 // first message.
 func (s *tickStarter) first(ctx context.Context, name string, deps []string) (float64, error) {
+	name = s.prefix + name
 	it := tickIntegration(name, s.op.ID, deps)
+	if s.provider != "" {
+		it.Spec.Traits = camelv1.Traits{"camel": {JSON: apiextensionsv1.JSON{Raw: []byte(`{"runtimeProvider":"` + s.provider + `"}`)}}}
+	}
 	start := time.Now()
 	if err := s.e.client.Create(ctx, it); err != nil {
 		return 0, err
@@ -119,27 +130,33 @@ func (s *tickStarter) first(ctx context.Context, name string, deps []string) (fl
 // startTimes times the first message of the cold and warm kits' integrations, then of n
 // integrations on the kit that exists, one at a time.
 func (s *tickStarter) startTimes(ctx context.Context, n int, res *result.Runtime) error {
-	progress := s.e.progress
 	var err error
-	fmt.Fprintln(progress, "runtime: a kit of camel:jackson with an empty Maven cache, to the first message")
-	if res.ColdSeconds, err = s.first(ctx, "cold", runtimeDeps); err != nil {
-		return err
+	res.ColdSeconds, res.WarmSeconds, res.ExistingSeconds, err = s.times(ctx, n, "an empty Maven cache")
+	return err
+}
+
+// times times the first message of the cold and warm kits' integrations, then of n
+// integrations on the kit that exists, one at a time; cache says how cold the first is.
+func (s *tickStarter) times(ctx context.Context, n int, cache string) (cold, warm float64, existing measure.Distribution, err error) {
+	progress := s.e.progress
+	fmt.Fprintf(progress, "runtime: %sa kit of camel:jackson with %s, to the first message\n", s.prefix, cache)
+	if cold, err = s.first(ctx, "cold", runtimeDeps); err != nil {
+		return 0, 0, existing, err
 	}
-	fmt.Fprintf(progress, "runtime:   %.1f s; one more dependency on that kit, the cache warm\n", res.ColdSeconds)
-	if res.WarmSeconds, err = s.first(ctx, "warm", runtimeMoreDeps); err != nil {
-		return err
+	fmt.Fprintf(progress, "runtime:   %.1f s; one more dependency on that kit, the cache warm\n", cold)
+	if warm, err = s.first(ctx, "warm", runtimeMoreDeps); err != nil {
+		return 0, 0, existing, err
 	}
-	fmt.Fprintf(progress, "runtime:   %.1f s; %d integrations on the kit that exists, one at a time\n", res.WarmSeconds, n)
-	var existing []float64
+	fmt.Fprintf(progress, "runtime:   %.1f s; %d integrations on the kit that exists, one at a time\n", warm, n)
+	var times []float64
 	for i := range n {
 		secs, err := s.first(ctx, fmt.Sprintf("existing-%d", i), runtimeDeps)
 		if err != nil {
-			return err
+			return 0, 0, existing, err
 		}
-		existing = append(existing, secs)
+		times = append(times, secs)
 	}
-	res.ExistingSeconds = measure.Summarize(existing)
-	return nil
+	return cold, warm, measure.Summarize(times), nil
 }
 
 // floorFigures times the floor's first message n times, then reads the idle memory and CPU of
@@ -349,6 +366,12 @@ func prepareFloor(ctx context.Context, e *env, cs kubernetes.Interface, name str
 	// The node's pod addresses are loopback ones: the floor binds one no pod has.
 	f.env = []string{"PATH=/usr/bin:/bin", "JAVA_HOME=" + filepath.Join(f.root(), javaHome), runtime.EnvPodIP + "=127.254.0.1",
 		trait.EnvIntegration + "=floor", "HOME=" + dir}
+	// The variables that name the pod's files (Quarkus' configuration, say), their paths moved.
+	for _, v := range main.Env {
+		if v.ValueFrom == nil && strings.HasPrefix(v.Value, "/") {
+			f.env = append(f.env, v.Name+"="+f.move(v.Value))
+		}
+	}
 	return f, nil
 }
 
@@ -586,7 +609,7 @@ func idleFigures(ctx context.Context, f *floorRun, name string) (result.Idle, re
 }
 
 // integrationJVM finds the process of integration name's JVM on this machine, by the
-// variable its pod sets and camel-main's class on its command line.
+// variable its pod sets and its runtime's main class on its command line.
 func integrationJVM(name string) (int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -598,7 +621,7 @@ func integrationJVM(name string) (int, error) {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), runtime.MainClass) {
+		if err != nil || !strings.Contains(string(cmdline), runtime.MainClass) && !strings.Contains(string(cmdline), runtime.QuarkusEntryPoint) {
 			continue
 		}
 		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))

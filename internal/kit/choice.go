@@ -218,5 +218,9 @@ func wrapper(k *camelv1.IntegrationKit, name, id string) *camelv1.IntegrationKit
 		// The same pods run on: the same archive, the same command line.
 		w.Annotations[ArchivedAnnotation] = "true"
 	}
+	if t, ok := k.Spec.Traits["camel"]; ok && k.Labels[SpecHashLabel] != "" {
+		// A kit Caravan built records its runtime provider, whose command line the pods run.
+		w.Spec.Traits = camelv1.Traits{"camel": t}
+	}
 	return w
 }

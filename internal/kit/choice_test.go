@@ -198,3 +198,38 @@ func TestTheKitAnIntegrationRunsIsChosenFromWhatTheOperatorsHold(t *testing.T) {
 		})
 	}
 }
+
+func TestAMoveToAnOperatorOfAnotherProviderBuildsItsKitAndOneOfTheSameKeepsThePods(t *testing.T) {
+	g := NewWithT(t)
+	quarkus := platformSpec()
+	quarkus.Build.RuntimeProvider, quarkus.Build.RuntimeVersion = "quarkus", "3.31.2"
+	theirs := ForIntegration([]string{"camel:http"}, nil, quarkus)
+	theirs.OperatorID = "a"
+	kitA, err := theirs.resource("a", "ns", theirs.Name())
+	g.Expect(err).NotTo(HaveOccurred())
+	kitA.Status.Phase, kitA.Status.Image = camelv1.IntegrationKitPhaseReady, "reg/kit-a@sha256:1"
+	c := cluster{running: "reg/kit-a@sha256:1", all: map[string]*camelv1.IntegrationKit{"ns/" + kitA.Name: kitA}}
+
+	t.Log("to an operator of camel-main: its own kit is built, and the pods roll onto it")
+	onMain := ForIntegration([]string{"camel:http"}, nil, platformSpec())
+	onMain.OperatorID = "b"
+	got, err := Choose(Request{OperatorID: "b", Namespace: "ns", Spec: onMain, Previous: "a"}, &c)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Make).NotTo(BeNil())
+	g.Expect(got.Make.Spec.Image).To(BeEmpty(), "the quarkus kit's image was wrapped for a camel-main operator")
+
+	t.Log("to an operator of Camel Quarkus: the wrapping kit keeps the provider, whose command line the pods run")
+	onQuarkus := theirs
+	onQuarkus.OperatorID = "b"
+	got, err = Choose(Request{OperatorID: "b", Namespace: "ns", Spec: onQuarkus, Previous: "a"}, &c)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Make).NotTo(BeNil())
+	g.Expect(got.Make.Spec.Image).To(Equal("reg/kit-a@sha256:1"))
+	g.Expect(ProviderOf(got.Make)).To(Equal("quarkus"))
+
+	t.Log("pinned to it: the wrapping kit records the wrapped kit's provider")
+	got, err = Choose(Request{OperatorID: "b", Namespace: "ns", PinnedNamespace: "ns", PinnedName: kitA.Name, Previous: "a"}, &c)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Make).NotTo(BeNil())
+	g.Expect(ProviderOf(got.Make)).To(Equal("quarkus"))
+}

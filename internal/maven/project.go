@@ -32,12 +32,23 @@ type Project struct {
 }
 
 // NewProject is the project of a kit of provider p at a runtime version: its BOMs, its modules,
-// then deps (a Camel component as p's artifact of it), looked up in repos after the settings'
-// own repositories.
+// then deps, looked up in repos after the settings' own repositories. A Camel component
+// (camel:NAME) is p's artifact of it, unless deps also name Camel's own artifact of it with a
+// version (mvn:org.apache.camel:camel-NAME:VERSION), which is then taken as written: the way to
+// run a component that has no Camel Quarkus extension.
 func NewProject(p runtime.Provider, version string, deps []runtime.Coordinate, repos []string) Project {
+	pinned := map[string]bool{}
+	for _, d := range deps {
+		if d.GroupID == runtime.CamelGroup && d.Version != "" {
+			pinned[d.ArtifactID] = true
+		}
+	}
 	all := slices.Clone(p.Modules())
 	for _, d := range deps {
 		if name, ok := strings.CutPrefix(d.ArtifactID, "camel-"); ok && d.GroupID == runtime.CamelGroup && d.Version == "" {
+			if pinned[d.ArtifactID] {
+				continue
+			}
 			d = p.Component(name)
 		}
 		all = append(all, d)

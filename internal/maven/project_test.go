@@ -46,7 +46,9 @@ func TestAProjectWithoutARuntimeVersionIsRefused(t *testing.T) {
 func TestAQuarkusProjectImportsThePlatformsBOMsAndBuildsWithItsPlugin(t *testing.T) {
 	p := NewProject(runtime.Quarkus, "3.31.2", []runtime.Coordinate{
 		{GroupID: runtime.CamelGroup, ArtifactID: "camel-platform-http"},
-		{GroupID: runtime.CamelGroup, ArtifactID: "camel-timer", Version: "4.17.0"},
+		{GroupID: runtime.CamelGroup, ArtifactID: "camel-timer"},
+		{GroupID: runtime.CamelGroup, ArtifactID: "camel-jdbc"},
+		{GroupID: runtime.CamelGroup, ArtifactID: "camel-jdbc", Version: "4.17.0"},
 		{GroupID: "io.quarkus", ArtifactID: "quarkus-jdbc-postgresql"}}, nil)
 	out, err := p.POM()
 	if err != nil {
@@ -60,7 +62,7 @@ func TestAQuarkusProjectImportsThePlatformsBOMsAndBuildsWithItsPlugin(t *testing
 		"<groupId>io.quarkus.platform</groupId>\n        <artifactId>quarkus-bom</artifactId>\n        <version>3.31.2</version>",
 		// camel:NAME is Camel Quarkus' extension; a component with its version stays as written.
 		"<groupId>org.apache.camel.quarkus</groupId>\n      <artifactId>camel-quarkus-platform-http</artifactId>",
-		"<groupId>org.apache.camel</groupId>\n      <artifactId>camel-timer</artifactId>\n      <version>4.17.0</version>",
+		"<groupId>org.apache.camel</groupId>\n      <artifactId>camel-jdbc</artifactId>\n      <version>4.17.0</version>",
 		"<artifactId>quarkus-jdbc-postgresql</artifactId>",
 		"<artifactId>camel-quarkus-yaml-dsl</artifactId>",
 		"<artifactId>quarkus-maven-plugin</artifactId>\n        <version>3.31.2</version>\n        <extensions>true</extensions>",
@@ -69,6 +71,12 @@ func TestAQuarkusProjectImportsThePlatformsBOMsAndBuildsWithItsPlugin(t *testing
 		if !strings.Contains(pom, want) {
 			t.Errorf("the pom lacks %q:\n%s", want, pom)
 		}
+	}
+	if strings.Contains(pom, "camel-quarkus-jdbc") {
+		t.Error("camel:jdbc, named with Camel's own artifact and its version, still adds the extension")
+	}
+	if strings.Count(pom, "<artifactId>camel-quarkus-timer</artifactId>") != 1 {
+		t.Error("camel:timer is not the extension, once")
 	}
 	if strings.Index(pom, "quarkus-camel-bom") > strings.Index(pom, "<artifactId>quarkus-bom<") {
 		t.Error("the platform's Camel BOM is not imported first, as Camel K imports it")

@@ -98,7 +98,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	}
 
-	startQuarkus(t, cli)
+	startQuarkus(t, cli, apps)
 
 	t.Log("caravan logs shows the route's lines")
 	g.Eventually(integrationLog(cli, "timer"), timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
@@ -124,6 +124,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	checkTwo(t, cli, apps)
 
 	checkQuarkus(t, cli, apps)
+	checkQuarkusDatasource(t, cli, apps)
 
 	checkCronVariants(t, cli, apps)
 

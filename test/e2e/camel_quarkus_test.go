@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"net"
 	"path/filepath"
 	"testing"
 
@@ -13,17 +14,49 @@ import (
 	kitpkg "github.com/caravan-dev/caravan/internal/kit"
 )
 
-// quarkusName is the integration that runs the timer route on Camel Quarkus.
-const quarkusName = "timer-quarkus"
+// quarkusName is the integration that runs the timer route on Camel Quarkus, quarkusDBName the
+// one that runs Camel K's datasource example.
+const (
+	quarkusName   = "timer-quarkus"
+	quarkusDBName = "quarkus-db"
+)
 
 // startQuarkus runs the timer route on the quarkus provider, with a quarkus.* property that
-// changes its log's format, so that its kit builds while the other cases run.
-func startQuarkus(t *testing.T, cli func(...string) (string, string, error)) {
+// changes its log's format, and Camel K's datasource example against a PostgreSQL server of
+// Debian's packages, so that their kits build while the other cases run.
+func startQuarkus(t *testing.T, cli func(...string) (string, string, error), apps string) {
 	t.Helper()
+	g := NewWithT(t)
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", quarkusName, "-x", "jvm",
 		"--runtime-provider", "plain-quarkus", "-p", "greeting=Hello from Camel Quarkus",
 		"-p", "quarkus.log.console.format=[read by Quarkus] %m%n")
-	NewWithT(t).Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	db := env.StartPostgreSQL(t, apps)
+	// camel-jdbc itself: its Camel Quarkus extension is not served at the default platform version.
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "db.yaml"), "--name", quarkusDBName, "-x", "jvm",
+		"-t", "camel.runtimeProvider=quarkus", "-d", "mvn:org.apache.camel:camel-jdbc:4.17.0", "-d", "mvn:io.quarkus:quarkus-jdbc-postgresql",
+		"--build-property", "quarkus.datasource.db-kind=postgresql", "-p", "greeting=Hello from a database",
+		"-p", "quarkus.datasource.jdbc.url="+db.JDBCURL(), "-p", "quarkus.datasource.username="+db.User,
+		"-p", "quarkus.datasource.password=unused", "-p", "quarkus.http.port=8081")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+}
+
+// checkQuarkusDatasource checks the datasource example: the integration is ready once Quarkus'
+// datasource health check reaches PostgreSQL, on the port quarkus.http.port moved it to, and
+// logs the rows it wrote and read back.
+func checkQuarkusDatasource(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("as in Camel K's datasource example, a Quarkus datasource of quarkus.datasource.* (db-kind at build time) writes to and reads from PostgreSQL;" +
+		" quarkus.http.port moves the HTTP server, and the probes follow it")
+	key := client.ObjectKey{Namespace: apps, Name: quarkusDBName}
+	builtKit(t, key, camelv1.IntegrationKitPhaseReady)
+	pod := jvmPod(t, key)
+	g.Expect(pod.Spec.Containers[0].ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
+	g.Eventually(httpBody("http://"+net.JoinHostPort(pod.Status.PodIP, "8081")+"/q/health/ready"), timeout, poll).Should(
+		And(ContainSubstring(`"name": "Database connections health check"`), ContainSubstring(`"<default>": "UP"`)))
+	g.Eventually(integrationLog(cli, quarkusDBName), timeout, poll).Should(
+		MatchRegexp(`read back from PostgreSQL: \[\{word=Hello from a database #[2-9]\}\]`))
 }
 
 // checkQuarkus checks what startQuarkus ran: a kit that Quarkus' Maven plugin built, a JVM that

@@ -117,6 +117,9 @@ func tables(res *result.Results) []table {
 	}
 	if r := res.Runtime; r != nil {
 		out = append(out, runtimeTable(r))
+		if q := r.Quarkus; q != nil {
+			out = append(out, providerTable(r, q))
+		}
 		if m := r.Move; m != nil {
 			out = append(out, runtimeMoveTable(fmt.Sprintf("Runtime, moved: %d running JVMs moved %s -> %s in a canary of %d waves; %s makes the same kits",
 				m.Integrations, m.From, m.To, len(m.WaveSeconds), m.To), m, true))
@@ -472,6 +475,24 @@ func runtimeTable(r *result.Runtime) table {
 			{"the integration's JVM started from the kit's archive", fmt.Sprint(r.ArchiveUsed), "", "", "true"},
 			{"resident memory, idle", num(r.Idle.RSSMiB) + " MiB", num(r.FloorIdle.RSSMiB) + " MiB", num(r.RSSRatio) + "x", "<= 1.0x"},
 			{"CPU, idle", num(r.Idle.CPUMillicores) + " m", num(r.FloorIdle.CPUMillicores) + " m", "", ""},
+		},
+	}
+}
+
+// providerTable has another provider's figures beside camel-main's, each against its own floor.
+func providerTable(r *result.Runtime, q *result.ProviderRuntime) table {
+	return table{
+		Title: fmt.Sprintf("Runtime on Camel Quarkus (provider %s, platform %s), the same route in the same run, beside camel-main's;"+
+			" its floor is the same application on the same Java, started directly", q.Provider, q.RuntimeVersion),
+		Header: []string{"figure", q.Provider, "its floor", "ratio", "camel-main"},
+		Rows: [][]string{
+			{"first message, kit built (Quarkus' jars not in the Maven cache)", secs(q.ColdSeconds), "", "", secs(r.ColdSeconds)},
+			{"first message, one more dependency on that kit, cache warm", secs(q.WarmSeconds), "", "", secs(r.WarmSeconds)},
+			{fmt.Sprintf("first message, kit exists (p50 of %d)", r.Integrations), secs(q.Existing.P50), secs(q.FloorSeconds.P50),
+				num(q.Ratio) + "x", secs(r.ExistingSeconds.P50) + " (" + num(r.Ratio) + "x its floor)"},
+			{"resident memory, idle", num(q.Idle.RSSMiB) + " MiB", num(q.FloorIdle.RSSMiB) + " MiB", num(q.RSSRatio) + "x",
+				num(r.Idle.RSSMiB) + " MiB"},
+			{"CPU, idle", num(q.Idle.CPUMillicores) + " m", num(q.FloorIdle.CPUMillicores) + " m", "", num(r.Idle.CPUMillicores) + " m"},
 		},
 	}
 }

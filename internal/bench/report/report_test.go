@@ -121,10 +121,11 @@ func TestTheRuntimeMovesHaveTwoTablesAPlotAndTheRunAsSweepATable(t *testing.T) {
 	}
 	res.Runtime.Move.Gaps = []string{"x: 2 ticks missing"}
 	res.Runtime.Move.LostTicks = 2
+	res.Runtime.Quarkus = &result.ProviderRuntime{Provider: "quarkus", RuntimeVersion: "3.31.2", ColdSeconds: 41, Ratio: 1.2}
 	var buf bytes.Buffer
 	WriteTables(&buf, res)
 	for _, want := range []string{"Runtime, moved: 2 running JVMs moved a -> b in a canary of 2 waves", "Runtime, rolled: the same moved on a -> c",
-		"2 (x: 2 ticks missing)", "Sweep over how the operators run", "processes"} {
+		"2 (x: 2 ticks missing)", "Sweep over how the operators run", "processes", "Runtime on Camel Quarkus (provider quarkus, platform 3.31.2)", "1.2x"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the tables lack %q:\n%s", want, buf.String())
 		}

@@ -445,6 +445,24 @@ type Runtime struct {
 	// operator of another base image, which builds its own kits, to which the pods roll.
 	Move *RuntimeMove `json:"move,omitempty"`
 	Roll *RuntimeMove `json:"roll,omitempty"`
+	// Quarkus are the same figures of the quarkus provider, measured in the same run.
+	Quarkus *ProviderRuntime `json:"quarkus,omitempty"`
+}
+
+// ProviderRuntime are a runtime provider's figures, measured as Runtime's: its kits' builds to
+// the first message, n integrations on the kit that exists against its own floor (the same
+// application and Java started directly), and an idle integration's memory and CPU.
+type ProviderRuntime struct {
+	Provider       string               `json:"provider"`
+	RuntimeVersion string               `json:"runtimeVersion"`
+	ColdSeconds    float64              `json:"coldSeconds"`
+	WarmSeconds    float64              `json:"warmSeconds"`
+	Existing       measure.Distribution `json:"existingSeconds"`
+	FloorSeconds   measure.Distribution `json:"floorSeconds"`
+	Ratio          float64              `json:"ratio"`
+	Idle           Idle                 `json:"idle"`
+	FloorIdle      Idle                 `json:"floorIdle"`
+	RSSRatio       float64              `json:"rssRatio"`
 }
 
 // RuntimeMove is a canary of running JVMs from one operator to another, wave after wave.
