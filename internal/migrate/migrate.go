@@ -12,6 +12,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/inspect"
 	"github.com/caravan-dev/caravan/internal/render"
+	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
 )
 
@@ -31,9 +32,15 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 	if err != nil {
 		p.add("its traits are bad input to Caravan: %v; fix them before its spec changes", err)
 	}
+	onQuarkus := err == nil && traits.Camel.RuntimeProvider() == runtime.Quarkus
 	if err == nil && traits.Container.Image() == "" {
+		target := "its new operator's runtime provider (camel-main, unless that operator's platform names quarkus)"
+		if p := traits.Camel.RuntimeProvider(); p != nil {
+			target = map[string]string{runtime.MainProviderName: "camel-main", runtime.QuarkusProviderName: "Camel Quarkus"}[p.Name()] +
+				", as its camel trait's runtimeProvider says"
+		}
 		p.add("built by its operator on %s: Caravan builds its own kit on %s when the spec first changes, and its pods roll then",
-			providerOf(it), "camel-main")
+			providerOf(it), target)
 	}
 	for _, s := range it.Spec.Sources {
 		if _, err := render.SourceLanguage(s); err != nil {
@@ -44,7 +51,7 @@ func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) boo
 		p.add("traits: %s", msg)
 	}
 	for _, c := range it.Spec.Configuration {
-		if c.Type == "property" && strings.HasPrefix(c.Value, "quarkus.") {
+		if c.Type == "property" && strings.HasPrefix(c.Value, "quarkus.") && !onQuarkus {
 			p.add("the property %s is for Quarkus, which Caravan's camel-main runtime does not read: run it on Caravan's quarkus provider "+
 				"(camel.runtimeProvider=quarkus)", strings.SplitN(c.Value, "=", 2)[0])
 		}

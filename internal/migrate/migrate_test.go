@@ -28,7 +28,7 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 		g := NewWithT(t)
 		p := PlanIntegration(running(), none)
 		g.Expect(p.Keeps).To(ContainSubstring("its pods run on"))
-		g.Expect(p.Differences).To(ConsistOf(ContainSubstring("built by its operator on Camel Quarkus (runtime 3.15.3): Caravan builds its own kit on camel-main")))
+		g.Expect(p.Differences).To(ConsistOf(ContainSubstring("built by its operator on Camel Quarkus (runtime 3.15.3): Caravan builds its own kit on its new operator's runtime provider (camel-main, unless")))
 	})
 	t.Run("an integration of its own image is not rebuilt", func(t *testing.T) {
 		g := NewWithT(t)
