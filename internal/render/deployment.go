@@ -123,7 +123,7 @@ func (in Input) podTemplate(main corev1.Container, files []file) corev1.PodTempl
 		}
 		metrics := in.provider().Metrics()
 		podAnnotations["prometheus.io/scrape"] = "true"
-		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(metrics.Port))
+		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(in.metricsPort()))
 		podAnnotations["prometheus.io/path"] = metrics.Path
 	}
 	if in.Traits.Mount.HotReload() && len(in.MountedVersions) > 0 {
@@ -243,9 +243,9 @@ func (in Input) container() corev1.Container {
 		c.Ports = []corev1.ContainerPort{{Name: t.Container.PortName(), ContainerPort: in.runtimePort(), Protocol: corev1.ProtocolTCP}}
 	}
 	c.Ports = append(c.Ports, t.Container.Ports()...)
-	if t.Prometheus.Enabled() {
+	if t.Prometheus.Enabled() && in.metricsPortName() == MetricsPortName {
 		// The metrics port, which no Service exposes, as Camel K names it.
-		c.Ports = append(c.Ports, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: in.provider().Metrics().Port, Protocol: corev1.ProtocolTCP})
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: in.metricsPort(), Protocol: corev1.ProtocolTCP})
 	}
 	return c
 }
@@ -279,6 +279,23 @@ func jvmEnv(t trait.Traits) []corev1.EnvVar {
 		}
 	}
 	return append(vars, corev1.EnvVar{Name: trait.EnvJavaToolOptions, Value: opts})
+}
+
+// metricsPort is where the runtime serves its metrics: the provider's port, else its HTTP server's.
+func (in Input) metricsPort() int32 {
+	if port := in.provider().Metrics().Port; port != 0 {
+		return port
+	}
+	return in.runtimePort()
+}
+
+// metricsPortName names the container port a scraper reads the metrics from: MetricsPortName,
+// or the HTTP server's port when it serves them and the container exposes it already.
+func (in Input) metricsPortName() string {
+	if in.provider().Metrics().Port == 0 && in.Traits.ContainerPort() != 0 {
+		return in.Traits.Container.PortName()
+	}
+	return MetricsPortName
 }
 
 // runtimePort is the port of the runtime's HTTP server, which serves platform-http routes

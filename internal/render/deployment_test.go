@@ -543,6 +543,18 @@ func TestAQuarkusKitRunsItsEntryPointReadsTheContractsPropertiesAndIsProbedOnIts
 	g.Expect(c.ReadinessProbe.HTTPGet.Port.IntValue()).To(Equal(8081))
 	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/q/health/live"))
 
+	t.Log("with the prometheus trait, the metrics are Quarkus' HTTP server's: no second port of the same number")
+	in = input(t, `{"camel":{"properties":["quarkus.http.port=8081"]},"service":{"enabled":true},"prometheus":{"enabled":true}}`)
+	in.Provider = runtime.Quarkus
+	d = mustDeployment(t, in)
+	c = d.Spec.Template.Spec.Containers[0]
+	g.Expect(c.Ports).To(HaveLen(1))
+	g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("prometheus.io/port", "8081"))
+	g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("prometheus.io/path", "/q/metrics"))
+	pm, err := PodMonitor(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pm.Object["spec"]).To(HaveKeyWithValue("podMetricsEndpoints", ContainElement(HaveKeyWithValue("port", c.Ports[0].Name))))
+
 	onMain := input(t, `{"camel":{"properties":["quarkus.http.port=8081"]},"service":{"enabled":true}}`)
 	main := mustDeployment(t, onMain).Spec.Template.Spec.Containers[0]
 	g.Expect(main.Ports).To(ContainElement(HaveField("ContainerPort", int32(8080))), "camel-main does not read quarkus.http.port")

@@ -45,7 +45,7 @@ func PodMonitor(in Input) (*unstructured.Unstructured, error) {
 		"spec": map[string]any{
 			"selector": map[string]any{"matchLabels": selector},
 			"podMetricsEndpoints": []any{map[string]any{
-				"port": MetricsPortName,
+				"port": in.metricsPortName(),
 				"path": in.provider().Metrics().Path,
 			}},
 		},

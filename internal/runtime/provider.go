@@ -68,7 +68,7 @@ type EnvVar struct{ Name, Value string }
 
 // Metrics is where a runtime serves its Prometheus metrics, and what it needs to.
 type Metrics struct {
-	// Port and Path are where a scraper reads them.
+	// Port and Path are where a scraper reads them; Port 0 is the HTTP server's port.
 	Port int32
 	Path string
 	// Dependencies are the modules that serve them, written as a dependency.

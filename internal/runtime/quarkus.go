@@ -35,9 +35,6 @@ const (
 	QuarkusEntryPoint = "io.quarkus.bootstrap.runner.QuarkusEntryPoint"
 	// EnvQuarkusConfigLocations names the files Quarkus reads its configuration from.
 	EnvQuarkusConfigLocations = "QUARKUS_CONFIG_LOCATIONS"
-	// quarkusHTTPPort is where Quarkus' HTTP server listens unless a trait says otherwise;
-	// it serves the health endpoints and the metrics too.
-	quarkusHTTPPort int32 = 8080
 	// quarkusOutput is the fast-jar's directory in the Maven project.
 	quarkusOutput = "target/quarkus-app"
 )
@@ -158,9 +155,9 @@ func (camelQuarkus) Health(httpPort int32) Health {
 	return Health{Port: httpPort, Liveness: "/q/health/live", Readiness: "/q/health/ready", Startup: "/q/health/started"}
 }
 
-// Metrics are Micrometer's Prometheus registry on Quarkus' HTTP server, with Camel's meters.
+// Metrics are Micrometer's Prometheus registry on Quarkus' HTTP server (Port 0), with Camel's meters.
 func (camelQuarkus) Metrics() Metrics {
-	return Metrics{Port: quarkusHTTPPort, Path: "/q/metrics",
+	return Metrics{Path: "/q/metrics",
 		Dependencies: []string{"camel:micrometer", "mvn:io.quarkus:quarkus-micrometer-registry-prometheus"}}
 }
 

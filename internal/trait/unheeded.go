@@ -17,7 +17,7 @@ import (
 var inertProperties = map[string][]string{
 	"builder": {"annotations", "baseImage", "incrementalImageBuild", "nodeSelector",
 		"orderStrategy", "platforms", "strategy", "tasks", "tasksFilter", "verbose"},
-	"cron":  {"components"},
+	"cron": {"components"},
 	"container": {"allowPrivilegeEscalation", "auto", "capabilitiesAdd", "capabilitiesDrop", "expose",
 		"runAsNonRoot", "runAsUser", "seccompProfileType"},
 	"jvm":         {"agents", "jar", "printCommand"},

@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"context"
 	"net"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -87,4 +90,23 @@ func checkQuarkus(t *testing.T, cli func(...string) (string, string, error), app
 	it, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(it.Status.GetCondition(camelv1.ConditionReady).Status).To(BeEquivalentTo("True"))
+
+	t.Log("moved to an operator that makes the same Quarkus kit, it keeps its JVM: the new owner's kit wraps the image, with its provider")
+	maxCount := func() int { return slices.Max(append(counts(t, cli, quarkusName, quarkusLine), 0)) }
+	last := maxCount()
+	reassign(t, it, "jvm-b")
+	waitRunningUnder(t, key, "jvm-b")
+	g.Eventually(maxCount, timeout, poll).Should(BeNumerically(">", last+3), "no new lines after the move")
+	after := jvmPod(t, key)
+	g.Expect(after.UID).To(Equal(pod.UID), "the move replaced the pod")
+	g.Expect(after.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the move restarted the JVM")
+	it, err = getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	wrapper := &camelv1.IntegrationKit{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: apps, Name: it.Status.IntegrationKit.Name}, wrapper)).To(Succeed())
+	g.Expect(kitpkg.ProviderOf(wrapper)).To(Equal("quarkus"))
+	g.Expect(wrapper.Annotations).To(HaveKeyWithValue(kitpkg.AdoptedFromAnnotation, kit.Name))
 }
+
+// quarkusLine is a line the timer route logs on Camel Quarkus, with its count.
+var quarkusLine = regexp.MustCompile(`Body: Hello from Camel Quarkus #(\d+)`)
