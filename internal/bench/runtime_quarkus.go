@@ -29,7 +29,7 @@ func quarkusFigures(ctx context.Context, e *env, cs kubernetes.Interface, op *Op
 	s := &tickStarter{e: e, cs: cs, op: op, provider: runtime.QuarkusProviderName, prefix: quarkusPrefix}
 	res := &result.ProviderRuntime{Provider: runtime.QuarkusProviderName, RuntimeVersion: runtime.DefaultQuarkusVersion}
 	var err error
-	if res.ColdSeconds, res.WarmSeconds, res.Existing, err = s.times(ctx, n, "none of Quarkus' jars in the Maven cache"); err != nil {
+	if res.ColdSeconds, res.WarmSeconds, res.ExistingSeconds, err = s.times(ctx, n, "none of Quarkus' jars in the Maven cache"); err != nil {
 		return nil, err
 	}
 	fmt.Fprintln(e.progress, "runtime: the Camel Quarkus floor, the same application on the same Java, started directly")
@@ -41,7 +41,7 @@ func quarkusFigures(ctx context.Context, e *env, cs kubernetes.Interface, op *Op
 	if res.FloorSeconds, err = floor.firstTicks(ctx, n); err != nil {
 		return nil, err
 	}
-	res.Ratio = measure.Ratio(res.Existing.P50, res.FloorSeconds.P50)
+	res.Ratio = measure.Ratio(res.ExistingSeconds.P50, res.FloorSeconds.P50)
 	fmt.Fprintf(e.progress, "runtime: memory and CPU after %s idle, a Camel Quarkus integration beside its floor's JVM\n", runtimeIdle)
 	if res.Idle, res.FloorIdle, err = idleFigures(ctx, floor, quarkusPrefix+"existing-0"); err != nil {
 		return nil, err

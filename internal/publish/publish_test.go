@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
 	"github.com/caravan-dev/caravan/internal/build"
@@ -40,16 +41,36 @@ func mavenList(t *testing.T, repo string, jars map[string]string) string {
 	return listFile
 }
 
-func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
-	ctx := context.Background()
-	reg := imagetest.StartRegistry(t).Config()
-	base, err := random.Image(512, 2)
+// kitFiles pulls kit image ref from reg and returns it with its files, by path.
+func kitFiles(t *testing.T, reg image.Registry, ref string) (v1.Image, map[string][]byte) {
+	t.Helper()
+	img, err := image.Pull(context.Background(), reg, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := image.Push(ctx, reg, reg.Address+"/base:1", base); err != nil {
+	files, err := image.ListFiles(img)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return img, files
+}
+
+// pushBase pushes a random image of layers to reg as base:1, the base the tests' kits name.
+func pushBase(t *testing.T, reg image.Registry, layers int64) {
+	t.Helper()
+	base, err := random.Image(512, layers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := image.Push(context.Background(), reg, reg.Address+"/base:1", base); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
+	ctx := context.Background()
+	reg := imagetest.StartRegistry(t).Config()
+	pushBase(t, reg, 2)
 	repo := t.TempDir()
 	req := Request{Project: maven.NewProject(runtime.Main, "4.18.0", nil, nil),
 		BaseImage: "base:1", RegistryAddress: reg.Address, Insecure: true, Repository: "kit-a", Labels: map[string]string{"kit": "a"}}
@@ -65,14 +86,7 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := image.Pull(ctx, reg, first.Image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := image.ListFiles(img)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, files := kitFiles(t, reg, first.Image)
 	if got := string(files[runtime.DependenciesDir+"/org.example.core-1.0.jar"]); got != "core 1.0" {
 		t.Errorf("the kit's core jar holds %q", got)
 	}
@@ -147,13 +161,7 @@ func TestAKitHoldsItsJarsAndAKitOnAParentAddsOnlyWhatItLacks(t *testing.T) {
 func TestAQuarkusKitHoldsTheApplicationMavenBuiltAndAKitOnAParentOnlyWhatDiffers(t *testing.T) {
 	ctx := context.Background()
 	reg := imagetest.StartRegistry(t).Config()
-	base, err := random.Image(512, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := image.Push(ctx, reg, reg.Address+"/base:1", base); err != nil {
-		t.Fatal(err)
-	}
+	pushBase(t, reg, 1)
 	app := func(files map[string]string) string {
 		dir := t.TempDir()
 		for name, content := range files {
@@ -174,14 +182,7 @@ func TestAQuarkusKitHoldsTheApplicationMavenBuiltAndAKitOnAParentOnlyWhatDiffers
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := image.Pull(ctx, reg, first.Image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := image.ListFiles(img)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, files := kitFiles(t, reg, first.Image)
 	if string(files[runtime.DependenciesDir+"/quarkus/quarkus-application.dat"]) != "app 1" ||
 		string(files[runtime.DependenciesDir+"/lib/main/org.apache.camel.camel-core-engine-4.17.0.jar"]) != "core" {
 		t.Errorf("the kit image does not hold the application as Maven built it: %v", slices.Collect(maps.Keys(files)))
@@ -197,14 +198,7 @@ func TestAQuarkusKitHoldsTheApplicationMavenBuiltAndAKitOnAParentOnlyWhatDiffers
 	if err != nil {
 		t.Fatal(err)
 	}
-	img2, err := image.Pull(ctx, reg, second.Image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := image.ListFiles(img2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, top := kitFiles(t, reg, second.Image)
 	names := slices.Sorted(maps.Keys(top))
 	want := []string{runtime.DependenciesDir + "/lib/main/org.apache.camel.camel-http-4.17.0.jar", runtime.DependenciesDir + "/quarkus/quarkus-application.dat"}
 	if !slices.Equal(names, want) || second.Added != 2 {

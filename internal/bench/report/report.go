@@ -488,7 +488,7 @@ func providerTable(r *result.Runtime, q *result.ProviderRuntime) table {
 		Rows: [][]string{
 			{"first message, kit built (Quarkus' jars not in the Maven cache)", secs(q.ColdSeconds), "", "", secs(r.ColdSeconds)},
 			{"first message, one more dependency on that kit, cache warm", secs(q.WarmSeconds), "", "", secs(r.WarmSeconds)},
-			{fmt.Sprintf("first message, kit exists (p50 of %d)", r.Integrations), secs(q.Existing.P50), secs(q.FloorSeconds.P50),
+			{fmt.Sprintf("first message, kit exists (p50 of %d)", r.Integrations), secs(q.ExistingSeconds.P50), secs(q.FloorSeconds.P50),
 				num(q.Ratio) + "x", secs(r.ExistingSeconds.P50) + " (" + num(r.Ratio) + "x its floor)"},
 			{"resident memory, idle", num(q.Idle.RSSMiB) + " MiB", num(q.FloorIdle.RSSMiB) + " MiB", num(q.RSSRatio) + "x",
 				num(r.Idle.RSSMiB) + " MiB"},

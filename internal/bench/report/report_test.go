@@ -121,7 +121,7 @@ func TestTheRuntimeMovesHaveTwoTablesAPlotAndTheRunAsSweepATable(t *testing.T) {
 	}
 	res.Runtime.Move.Gaps = []string{"x: 2 ticks missing"}
 	res.Runtime.Move.LostTicks = 2
-	res.Runtime.Quarkus = &result.ProviderRuntime{Provider: "quarkus", RuntimeVersion: "3.31.2", ColdSeconds: 41, Ratio: 1.2}
+	res.Runtime.Quarkus = &result.ProviderRuntime{Provider: "quarkus", RuntimeVersion: "3.31.2", StartFigures: result.StartFigures{ColdSeconds: 41, Ratio: 1.2}}
 	var buf bytes.Buffer
 	WriteTables(&buf, res)
 	for _, want := range []string{"Runtime, moved: 2 running JVMs moved a -> b in a canary of 2 waves", "Runtime, rolled: the same moved on a -> c",

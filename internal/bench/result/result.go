@@ -416,22 +416,10 @@ type Catalog struct {
 // floor is the same route on the same jars and Java started directly on the machine.
 type Runtime struct {
 	Integrations int `json:"integrations"`
-	// ColdSeconds: a kit of one component built with an empty Maven cache; WarmSeconds: one
-	// more dependency on that kit, the cache warm; ExistingSeconds: integrations on that kit.
-	ColdSeconds     float64              `json:"coldSeconds"`
-	WarmSeconds     float64              `json:"warmSeconds"`
-	ExistingSeconds measure.Distribution `json:"existingSeconds"`
-	// FloorSeconds is the floor's start to its first message; Ratio the existing kit's p50
-	// over the floor's.
-	FloorSeconds measure.Distribution `json:"floorSeconds"`
-	Ratio        float64              `json:"ratio"`
+	StartFigures
 	// Heap is the -Xmx the jvm trait set from MemoryLimit ("" for none).
 	Heap        string `json:"heap,omitempty"`
 	MemoryLimit string `json:"memoryLimit,omitempty"`
-	// Idle and FloorIdle are an idle integration's JVM and the floor's; RSSRatio theirs.
-	Idle      Idle    `json:"idle"`
-	FloorIdle Idle    `json:"floorIdle"`
-	RSSRatio  float64 `json:"rssRatio"`
 	// KitArchive is what the kit says of its class-data-sharing archive; ArchiveUsed tells that
 	// the integration's JVM mapped it (it logged no refusal).
 	KitArchive  string `json:"kitArchive,omitempty"`
@@ -453,16 +441,26 @@ type Runtime struct {
 // the first message, n integrations on the kit that exists against its own floor (the same
 // application and Java started directly), and an idle integration's memory and CPU.
 type ProviderRuntime struct {
-	Provider       string               `json:"provider"`
-	RuntimeVersion string               `json:"runtimeVersion"`
-	ColdSeconds    float64              `json:"coldSeconds"`
-	WarmSeconds    float64              `json:"warmSeconds"`
-	Existing       measure.Distribution `json:"existingSeconds"`
-	FloorSeconds   measure.Distribution `json:"floorSeconds"`
-	Ratio          float64              `json:"ratio"`
-	Idle           Idle                 `json:"idle"`
-	FloorIdle      Idle                 `json:"floorIdle"`
-	RSSRatio       float64              `json:"rssRatio"`
+	Provider       string `json:"provider"`
+	RuntimeVersion string `json:"runtimeVersion"`
+	StartFigures
+}
+
+// StartFigures are a runtime's starts and idle figures, each beside its floor's.
+type StartFigures struct {
+	// ColdSeconds: a kit of one component built with an empty Maven cache; WarmSeconds: one
+	// more dependency on that kit, the cache warm; ExistingSeconds: integrations on that kit.
+	ColdSeconds     float64              `json:"coldSeconds"`
+	WarmSeconds     float64              `json:"warmSeconds"`
+	ExistingSeconds measure.Distribution `json:"existingSeconds"`
+	// FloorSeconds is the floor's start to its first message; Ratio the existing kit's p50
+	// over the floor's.
+	FloorSeconds measure.Distribution `json:"floorSeconds"`
+	Ratio        float64              `json:"ratio"`
+	// Idle and FloorIdle are an idle integration's JVM and the floor's; RSSRatio theirs.
+	Idle      Idle    `json:"idle"`
+	FloorIdle Idle    `json:"floorIdle"`
+	RSSRatio  float64 `json:"rssRatio"`
 }
 
 // RuntimeMove is a canary of running JVMs from one operator to another, wave after wave.
