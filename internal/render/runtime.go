@@ -102,7 +102,7 @@ func overrideEnv(base, vars []corev1.EnvVar) []corev1.EnvVar {
 func (in Input) runtimeEnv() []corev1.EnvVar {
 	env := []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}}
-	for _, v := range in.provider().Env() {
+	for _, v := range in.provider().Env(in.settings()) {
 		env = append(env, corev1.EnvVar{Name: v.Name, Value: v.Value})
 	}
 	return env
@@ -111,13 +111,18 @@ func (in Input) runtimeEnv() []corev1.EnvVar {
 // runtimeProperties are the provider's properties of the runtime contract, written before the
 // camel trait's so that those win.
 func (in Input) runtimeProperties() []string {
-	return in.provider().Properties(runtime.Settings{
+	return in.provider().Properties(in.settings())
+}
+
+// settings are what the integration decides of the runtime's properties and variables.
+func (in Input) settings() runtime.Settings {
+	return runtime.Settings{
 		ShutdownTimeout: shutdownTimeout(gracePeriod(in.Integration.Spec.Template)),
 		ConfigDirs:      in.Traits.Mount.ConfigDirs(),
 		HTTPPort:        in.runtimePort(),
 		Metrics:         in.Traits.Prometheus.Enabled(),
 		OneShot:         in.runsAsCronJob(),
-	})
+	}
 }
 
 // runsAsCronJob tells whether the integration runs as the cron trait's CronJob.

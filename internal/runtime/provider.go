@@ -28,7 +28,7 @@ type Provider interface {
 	// Build is the Maven plugin that builds a kit's application, nil when a kit is its jars alone.
 	Build(version string) *Build
 	// Env are variables of the main container the runtime reads its configuration through.
-	Env() []EnvVar
+	Env(s Settings) []EnvVar
 	// PortProperty is the property whose value, set by the user, moves the HTTP server, which
 	// serves the health endpoints too; "" when the health endpoints do not move with it.
 	PortProperty() string
@@ -200,7 +200,7 @@ func (camelMain) Component(name string) Coordinate {
 func (camelMain) Build(string) *Build { return nil }
 
 // Env is empty: camel-main reads its properties file from its command line.
-func (camelMain) Env() []EnvVar { return nil }
+func (camelMain) Env(Settings) []EnvVar { return nil }
 
 // PortProperty is none: camel-main's health endpoints are on its management port, and a user
 // who moves camel.server.port sets container.port too, as on Camel K.

@@ -127,8 +127,12 @@ func TestCamelQuarkusStartsTheFastJarsEntryPointWithTheKitsDirectoriesLast(t *te
 	if !slices.Equal(cmd, []string{"java"}) || !slices.Equal(args, want) {
 		t.Errorf("got %v %v\nwant java %v", cmd, args, want)
 	}
-	if env := Quarkus.Env(); len(env) != 1 || env[0] != (EnvVar{"QUARKUS_CONFIG_LOCATIONS", PropertiesPath}) {
+	if env := Quarkus.Env(Settings{}); len(env) != 1 || env[0] != (EnvVar{"QUARKUS_CONFIG_LOCATIONS", PropertiesPath}) {
 		t.Errorf("env %v: Quarkus must read the contract's properties file", env)
+	}
+	env := Quarkus.Env(Settings{ConfigDirs: []string{ConfigSecretsDir + "/db", ConfigConfigMapsDir + "/app"}})
+	if want := PropertiesPath + "," + ConfigSecretsDir + "/db," + ConfigConfigMapsDir + "/app"; env[0].Value != want {
+		t.Errorf("QUARKUS_CONFIG_LOCATIONS=%s, want the --config directories after the properties file: %s", env[0].Value, want)
 	}
 }
 

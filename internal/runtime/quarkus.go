@@ -104,9 +104,10 @@ func (camelQuarkus) Build(version string) *Build {
 	}
 }
 
-// Env points Quarkus at the properties file of the runtime contract.
-func (camelQuarkus) Env() []EnvVar {
-	return []EnvVar{{Name: EnvQuarkusConfigLocations, Value: PropertiesPath}}
+// Env points Quarkus at the properties file of the runtime contract, then at the --config
+// directories, whose *.properties files Quarkus reads as its own configuration too.
+func (camelQuarkus) Env(s Settings) []EnvVar {
+	return []EnvVar{{Name: EnvQuarkusConfigLocations, Value: strings.Join(append([]string{PropertiesPath}, s.ConfigDirs...), ",")}}
 }
 
 // PortProperty is Quarkus' HTTP port: the container's port and the probes follow it.

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -35,12 +37,14 @@ func startQuarkus(t *testing.T, cli func(...string) (string, string, error), app
 		"-p", "quarkus.log.console.format=[read by Quarkus] %m%n")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	db := env.StartPostgreSQL(t, apps)
+	// The credentials come in a --config Secret's .properties key, which Quarkus reads too.
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "quarkus-db"},
+		StringData: map[string]string{"db.properties": "quarkus.datasource.username=" + db.User + "\nquarkus.datasource.password=unused\n"}})
 	// camel-jdbc itself: its Camel Quarkus extension is not served at the default platform version.
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "db.yaml"), "--name", quarkusDBName, "-x", "jvm",
 		"-t", "camel.runtimeProvider=quarkus", "-d", "mvn:org.apache.camel:camel-jdbc:4.17.0", "-d", "mvn:io.quarkus:quarkus-jdbc-postgresql",
 		"--build-property", "quarkus.datasource.db-kind=postgresql", "-p", "greeting=Hello from a database",
-		"-p", "quarkus.datasource.jdbc.url="+db.JDBCURL(), "-p", "quarkus.datasource.username="+db.User,
-		"-p", "quarkus.datasource.password=unused", "-p", "quarkus.http.port=8081")
+		"-p", "quarkus.datasource.jdbc.url="+db.JDBCURL(), "--config", "secret:quarkus-db", "-p", "quarkus.http.port=8081")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 }
 
@@ -50,8 +54,8 @@ func startQuarkus(t *testing.T, cli func(...string) (string, string, error), app
 func checkQuarkusDatasource(t *testing.T, cli func(...string) (string, string, error), apps string) {
 	t.Helper()
 	g := NewWithT(t)
-	t.Log("as in Camel K's datasource example, a Quarkus datasource of quarkus.datasource.* (db-kind at build time) writes to and reads from PostgreSQL;" +
-		" quarkus.http.port moves the HTTP server, and the probes follow it")
+	t.Log("as in Camel K's datasource example, a Quarkus datasource of quarkus.datasource.* (db-kind at build time, the user from a --config Secret)" +
+		" writes to and reads from PostgreSQL; quarkus.http.port moves the HTTP server, and the probes follow it")
 	key := client.ObjectKey{Namespace: apps, Name: quarkusDBName}
 	builtKit(t, key, camelv1.IntegrationKitPhaseReady)
 	pod := jvmPod(t, key)
