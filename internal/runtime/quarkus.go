@@ -25,7 +25,8 @@ var Quarkus Provider = camelQuarkus{}
 // Camel Quarkus' runtime contract, as Camel K's Quarkus runtime has it.
 const (
 	// DefaultQuarkusVersion is the Quarkus platform version of a Quarkus kit that names none:
-	// Camel Quarkus 3.31.0 on Camel 4.17.0, a line whose every extension Maven serves.
+	// Camel Quarkus 3.31.0 on Camel 4.17.0, the newest line whose extensions all resolve from
+	// the Maven repositories Caravan is tested against.
 	DefaultQuarkusVersion = "3.31.2"
 	// QuarkusPlatformGroup is the group of the Quarkus platform's BOMs and plugin.
 	QuarkusPlatformGroup = "io.quarkus.platform"

@@ -1,7 +1,7 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
 // Package runtime says what runs in an integration's container: the paths of the runtime
-// contract, the dependency grammar, the providers (camel-main today) with their Maven modules,
+// contract, the dependency grammar, the providers (camel-main and Camel Quarkus) with their Maven modules,
 // command line and properties, and the images kits are layered onto.
 //
 // It is the one place those facts live: rendering, the Maven project, the builder pod, the
