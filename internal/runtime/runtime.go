@@ -1,8 +1,8 @@
 // Copyright The Caravan Authors. Licensed under the Apache License, Version 2.0.
 
 // Package runtime says what runs in an integration's container: the paths of the runtime
-// contract, the dependency grammar, the providers (camel-main and Camel Quarkus) with their Maven modules,
-// command line and properties, and the images kits are layered onto.
+// contract, the dependency grammar, the providers (camel-main and Camel Quarkus) with their
+// Maven projects, command lines and properties, and the images kits are layered onto.
 //
 // It is the one place those facts live: rendering, the Maven project, the builder pod, the
 // kit controller, the CLI and the images ask it. It imports no controller and no client.
