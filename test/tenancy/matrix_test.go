@@ -232,6 +232,13 @@ func TestTheAttackMatrix(t *testing.T) {
 		own.SetAnnotations(map[string]string{camelv1.OperatorIDAnnotation: "mx-mine"})
 		g.Eventually(func() error { return mallory.Create(ctx, own) }, 30*time.Second, poll).Should(Succeed(),
 			"the tenant may create a %s for the operator she may use", kind.name)
+		// Without MutatingAdmissionPolicy the operator mirrors the label a moment after the create:
+		// a JSON patch that replaces the label needs it there.
+		g.Eventually(func() (string, error) {
+			stored := own.DeepCopyObject().(client.Object)
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(own), stored)
+			return stored.GetLabels()[camelv1.OperatorIDLabel], err
+		}, 30*time.Second, poll).Should(Equal("mx-mine"), "the %s was never labelled with its operator", kind.name)
 
 		var requests []matrixRequest
 		for _, other := range []string{"mx-other", "camel-k", "mx-none"} {
