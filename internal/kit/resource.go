@@ -49,19 +49,14 @@ func ToResource(s Spec) (camelv1.IntegrationKitSpec, error) {
 // never built as if it were another.
 func FromResource(k *camelv1.IntegrationKit) (Spec, error) {
 	var builder map[string]json.RawMessage
-	var camel struct {
-		RuntimeVersion  string `json:"runtimeVersion"`
-		RuntimeProvider string `json:"runtimeProvider"`
-	}
 	if t, ok := k.Spec.Traits["builder"]; ok {
 		if err := json.Unmarshal(t.Raw, &builder); err != nil {
 			return Spec{}, fmt.Errorf("kit %s: trait builder: %w", k.Name, err)
 		}
 	}
-	if t, ok := k.Spec.Traits["camel"]; ok {
-		if err := json.Unmarshal(t.Raw, &camel); err != nil {
-			return Spec{}, fmt.Errorf("kit %s: trait camel: %w", k.Name, err)
-		}
+	camel, err := camelTrait(k)
+	if err != nil {
+		return Spec{}, err
 	}
 	s := Spec{
 		OperatorID:      k.Annotations[camelv1.OperatorIDAnnotation],
@@ -112,15 +107,27 @@ func (s *Spec) readBuilder(builder map[string]json.RawMessage) error {
 	return nil
 }
 
+// kitCamel is what a kit records in its camel trait: the runtime it holds.
+type kitCamel struct {
+	RuntimeVersion  string `json:"runtimeVersion"`
+	RuntimeProvider string `json:"runtimeProvider"`
+}
+
+// camelTrait reads the camel trait of kit k; a kit without one records nothing.
+func camelTrait(k *camelv1.IntegrationKit) (kitCamel, error) {
+	var camel kitCamel
+	if t, ok := k.Spec.Traits["camel"]; ok {
+		if err := json.Unmarshal(t.Raw, &camel); err != nil {
+			return kitCamel{}, fmt.Errorf("kit %s: trait camel: %w", k.Name, err)
+		}
+	}
+	return camel, nil
+}
+
 // ProviderOf is the runtime provider a kit records in its camel trait, "" when it names none
 // (a kit of an operator older than providers, or one wrapping an image).
 func ProviderOf(k *camelv1.IntegrationKit) string {
-	var camel struct {
-		RuntimeProvider string `json:"runtimeProvider"`
-	}
-	if t, ok := k.Spec.Traits["camel"]; ok {
-		// A trait that does not parse names no provider: FromResource refuses such a kit.
-		_ = json.Unmarshal(t.Raw, &camel)
-	}
+	// A trait that does not parse names no provider: FromResource refuses such a kit.
+	camel, _ := camelTrait(k)
 	return strings.TrimSpace(camel.RuntimeProvider)
 }

@@ -105,7 +105,7 @@ func camelComponent(name string) (Coordinate, error) {
 	if name == "" || strings.ContainsAny(name, `:/\<>&"'`) {
 		return Coordinate{}, errors.New("names no Camel component: write camel:NAME, as camel:http")
 	}
-	return Coordinate{GroupID: CamelGroup, ArtifactID: "camel-" + name}, nil
+	return Main.Component(name), nil
 }
 
 // ParseDependencies reads every dependency with ParseDependency, in order, and refuses the

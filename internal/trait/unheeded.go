@@ -73,7 +73,7 @@ func namesQuarkus(raw json.RawMessage) bool {
 		return false
 	}
 	p, err := runtime.ProviderNamed(name)
-	return err == nil && p == runtime.Quarkus && strings.TrimSpace(name) != ""
+	return err == nil && p == runtime.Quarkus
 }
 
 // quarkusKeys are the quarkus.* keys of a camel.properties list, sorted, without duplicates.

@@ -210,19 +210,20 @@ func (r *Reconciler) kitSpec(s *scope) kit.Spec {
 	}
 	resolved := platform.Resolve(s.platform.Spec)
 	b := &resolved.Build
-	if p := r.provider(s); p != nil && !sameProvider(p, b.RuntimeProvider) {
+	platformProvider, _ := camelruntime.ProviderNamed(b.RuntimeProvider)
+	provider := r.provider(s)
+	if provider != nil && provider != platformProvider {
 		// The platform's version is its own provider's: the camel trait's provider starts from its default.
-		b.RuntimeProvider, b.RuntimeVersion = p.Name(), p.DefaultVersion()
+		b.RuntimeVersion = provider.DefaultVersion()
 	} else if s.profile != nil && strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion) != "" {
 		// The profile's runtime version, under the camel trait's, as in Camel K.
 		b.RuntimeVersion = strings.TrimSpace(s.profile.Spec.Build.RuntimeVersion)
 	}
-	provider, err := camelruntime.ProviderNamed(b.RuntimeProvider)
-	if err == nil {
+	if provider != nil {
 		// plain-quarkus and quarkus are one provider, and one kit.
 		b.RuntimeProvider = provider.Name()
 	} else {
-		// The caller refuses the provider; its dependencies are camel-main's meanwhile.
+		// The caller refuses the platform's provider; its dependencies are camel-main's meanwhile.
 		provider = camelruntime.Main
 	}
 	if v := strings.TrimSpace(s.traits.Camel.RuntimeVersion()); v != "" {
@@ -247,12 +248,6 @@ func (r *Reconciler) provider(s *scope) camelruntime.Provider {
 		return nil
 	}
 	return p
-}
-
-// sameProvider tells whether name names p.
-func sameProvider(p camelruntime.Provider, name string) bool {
-	named, err := camelruntime.ProviderNamed(name)
-	return err == nil && named == p
 }
 
 // warnUnbuiltDependencies warns, once per generation, that an integration's dependencies are not in
