@@ -157,22 +157,8 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		mavenMounts = append(mavenMounts, corev1.VolumeMount{Name: "ca", MountPath: CADir, ReadOnly: true})
 	}
 	mvn := "mvn " + strings.Join(args, " ")
-	publishArgs := []string{"builder", "publish", "--list=" + ListFile, "--task=" + string(request)}
-	if dir := p.appDir(); dir != "" {
-		publishArgs = append(publishArgs, "--app="+dir)
-	}
-	publishMounts := append(mounts, tmp)
-	if s := p.RegistrySecret; s != nil {
-		volumes = append(volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: s.Name, Items: []corev1.KeyToPath{{Key: s.Key, Path: path.Base(RegistryAuthFile)}}}}})
-		publishMounts = append(publishMounts, corev1.VolumeMount{Name: "registry", MountPath: path.Dir(RegistryAuthFile), ReadOnly: true})
-		publishArgs = append(publishArgs, "--registry-auth="+RegistryAuthFile)
-	}
-	if p.RegistryCA != nil {
-		volumes = append(volumes, corev1.Volume{Name: "registry-ca", VolumeSource: *p.RegistryCA})
-		publishMounts = append(publishMounts, corev1.VolumeMount{Name: "registry-ca", MountPath: RegistryCADir, ReadOnly: true})
-		publishArgs = append(publishArgs, "--registry-ca="+RegistryCADir)
-	}
+	publishArgs, publishMounts, publishVolumes := p.publish(string(request), append(mounts, tmp))
+	volumes = append(volumes, publishVolumes...)
 	var pullSecrets []corev1.LocalObjectReference
 	if p.RegistrySecret != nil {
 		// The builder image may come from the platform's registry, as the kits do.
@@ -217,6 +203,28 @@ func (p Pod) Render() (*corev1.Pod, error) {
 		},
 	}
 	return pod, nil
+}
+
+// publish are the publish container's arguments and mounts, from mounts on, and the volumes of
+// the registry's credentials and CA certificates it mounts besides them.
+func (p Pod) publish(request string, mounts []corev1.VolumeMount) ([]string, []corev1.VolumeMount, []corev1.Volume) {
+	args := []string{"builder", "publish", "--list=" + ListFile, "--task=" + request}
+	if dir := p.appDir(); dir != "" {
+		args = append(args, "--app="+dir)
+	}
+	var volumes []corev1.Volume
+	if s := p.RegistrySecret; s != nil {
+		volumes = append(volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: s.Name, Items: []corev1.KeyToPath{{Key: s.Key, Path: path.Base(RegistryAuthFile)}}}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "registry", MountPath: path.Dir(RegistryAuthFile), ReadOnly: true})
+		args = append(args, "--registry-auth="+RegistryAuthFile)
+	}
+	if p.RegistryCA != nil {
+		volumes = append(volumes, corev1.Volume{Name: "registry-ca", VolumeSource: *p.RegistryCA})
+		mounts = append(mounts, corev1.VolumeMount{Name: "registry-ca", MountPath: RegistryCADir, ReadOnly: true})
+		args = append(args, "--registry-ca="+RegistryCADir)
+	}
+	return args, mounts, volumes
 }
 
 // training are the containers that make the kit's class-data-sharing archive: the operator's
