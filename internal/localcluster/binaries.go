@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/gobuild"
 )
 
@@ -22,6 +23,16 @@ const (
 	// RegistryVersion is distribution's registry, the OCI registry that
 	// Debian's docker-registry package also ships.
 	RegistryVersion = "v3.1.2"
+	// ContainerdVersion is the kubelet node's container runtime, built with the CNI plugins
+	// of CNIPluginsVersion.
+	ContainerdVersion = "v2.4.2"
+	CNIPluginsVersion = "v1.10.0"
+	RuncVersion       = "v1.5.3"
+	// PauseVersion is the version of the kubelet node's pause image, built from toolsrc/pause.
+	PauseVersion = "1"
+	// NftablesVersion names the recipe of the nft tool taken from Debian's packages, which
+	// kube-proxy's nftables mode runs.
+	NftablesVersion = "debian-1"
 )
 
 // RegistryBinaryEnv names a registry executable to run instead of the one
@@ -63,7 +74,9 @@ type Binaries struct {
 
 // component is one tools module and what it builds.
 type component struct {
-	name    string // tools module directory under toolsrc
+	name string // the cache directory's name, and the tools module's unless module is set
+	// module is the tools module directory under toolsrc, when it is not name.
+	module  string
 	version string
 	// packages are the module's packages to build, with `go build -o <dir>/`;
 	// "." is the module's main package.
@@ -80,6 +93,14 @@ type component struct {
 	note string
 	// env is added to the go command's environment (CGO_ENABLED=0 for a static binary).
 	env []string
+	// tags are the build tags.
+	tags []string
+	// prepare runs before the build and returns more of its environment: where the C
+	// libraries a cgo build links are, say.
+	prepare func(ctx context.Context, cacheDir string, out io.Writer) ([]string, error)
+	// debs are Debian packages unpacked, without their dependencies, into the component's
+	// directory instead of a Go build (packages is then empty).
+	debs []string
 }
 
 // recipeFile records, in a component's cache directory, how it was built;
@@ -92,6 +113,12 @@ func (c component) recipe() string {
 	recipe := strings.Join(c.packages, " ") + "\nldflags: " + strings.Join(c.ldflags, " ") + "\n"
 	if len(c.env) > 0 {
 		recipe += "env: " + strings.Join(c.env, " ") + "\n"
+	}
+	if len(c.tags) > 0 {
+		recipe += "tags: " + strings.Join(c.tags, ",") + "\n"
+	}
+	if len(c.debs) > 0 {
+		recipe += "debs: " + strings.Join(c.debs, " ") + "\n"
 	}
 	return recipe
 }
@@ -269,8 +296,10 @@ func ensure(ctx context.Context, cacheDir string, out io.Writer, comps []compone
 // complete or absent.
 func (c component) build(ctx context.Context, cacheDir string, out io.Writer) error {
 	srcDir := filepath.Join(cacheDir, "src", c.name+"-"+c.version)
-	if err := writeToolSource(c.name, srcDir); err != nil {
-		return err
+	if len(c.debs) == 0 {
+		if err := writeToolSource(c.moduleName(), srcDir); err != nil {
+			return err
+		}
 	}
 	tmpDir := c.dir(cacheDir) + ".partial"
 	if err := os.RemoveAll(tmpDir); err != nil {
@@ -285,16 +314,8 @@ func (c component) build(ctx context.Context, cacheDir string, out io.Writer) er
 	}
 	fmt.Fprintf(out, "building %s %s (%s) into %s; %s\n",
 		c.name, c.version, strings.Join(c.outputs, ", "), c.dir(cacheDir), note)
-	args := []string{"build", "-v", "-o", tmpDir + string(filepath.Separator)}
-	if len(c.ldflags) > 0 {
-		args = append(args, "-ldflags", strings.Join(c.ldflags, " "))
-	}
-	args = append(args, c.packages...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = srcDir
-	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false"), c.env...)
-	if err := gobuild.Run(cmd, c.name, out); err != nil {
-		return fmt.Errorf("building %s %s: %w", c.name, c.version, err)
+	if err := c.compile(ctx, cacheDir, srcDir, tmpDir, out); err != nil {
+		return err
 	}
 	if c.after != nil {
 		if err := c.after(ctx, srcDir, tmpDir); err != nil {
@@ -312,6 +333,48 @@ func (c component) build(ctx context.Context, cacheDir string, out io.Writer) er
 	}
 	fmt.Fprintf(out, "built %s %s\n", c.name, c.version)
 	return nil
+}
+
+// compile builds the component's packages into outDir, or unpacks its Debian packages there.
+func (c component) compile(ctx context.Context, cacheDir, srcDir, outDir string, out io.Writer) error {
+	if len(c.debs) > 0 {
+		_, err := debimage.Options{CacheDir: debimage.CacheDir(cacheDir), Progress: out}.Extract(ctx, c.debs, outDir)
+		if err != nil {
+			return fmt.Errorf("unpacking %s for %s: %w", strings.Join(c.debs, ", "), c.name, err)
+		}
+		return nil
+	}
+	env := append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false"), c.env...)
+	if c.prepare != nil {
+		more, err := c.prepare(ctx, cacheDir, out)
+		if err != nil {
+			return fmt.Errorf("preparing the build of %s %s: %w", c.name, c.version, err)
+		}
+		env = append(env, more...)
+	}
+	args := []string{"build", "-v", "-o", outDir + string(filepath.Separator)}
+	if len(c.ldflags) > 0 {
+		args = append(args, "-ldflags", strings.Join(c.ldflags, " "))
+	}
+	if len(c.tags) > 0 {
+		args = append(args, "-tags", strings.Join(c.tags, ","))
+	}
+	args = append(args, c.packages...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = srcDir
+	cmd.Env = env
+	if err := gobuild.Run(cmd, c.name, out); err != nil {
+		return fmt.Errorf("building %s %s: %w", c.name, c.version, err)
+	}
+	return nil
+}
+
+// moduleName is the directory of the component's tools module under toolsrc.
+func (c component) moduleName() string {
+	if c.module != "" {
+		return c.module
+	}
+	return c.name
 }
 
 func writeToolSource(name, dir string) error {

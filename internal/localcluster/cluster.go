@@ -68,7 +68,24 @@ type Options struct {
 	// 1.35 do. The API and its admission plugin are off, and a webhook that the process node
 	// serves places pods instead of PlacementPolicy.
 	WithoutMutatingAdmissionPolicies bool
+	// Node is the node that runs the operator, builder and kit pods, with Full: NodeProcess
+	// (caravan local node, NodeBinary) or NodeKubelet (a kubelet with containerd, NodeBinaries),
+	// which needs root.
+	Node NodeKind
+	// NodeBinaries are the kubelet node's executables (see EnsureNodeBinaries).
+	NodeBinaries NodeBinaries
 }
+
+// NodeKind is the kind of node that runs a local cluster's real pods.
+type NodeKind string
+
+// The kinds of node.
+const (
+	// NodeProcess runs pods as processes of the machine: caravan local node.
+	NodeProcess NodeKind = "process"
+	// NodeKubelet is a real kubelet with containerd, runc and a bridge network.
+	NodeKubelet NodeKind = "kubelet"
+)
 
 // State is what a running cluster records about itself.
 type State struct {
@@ -79,6 +96,8 @@ type State struct {
 	Full       bool   `json:"full"`
 	Nodes      int    `json:"nodes"`
 	Audit      bool   `json:"audit"`
+	// Node is the kind of node that runs the real pods; "" is NodeProcess.
+	Node NodeKind `json:"node,omitempty"`
 	// RegistryAddress is the local registry's host:port (plain HTTP), if one runs.
 	RegistryAddress string     `json:"registryAddress,omitempty"`
 	StartedAt       time.Time  `json:"startedAt"`
@@ -115,7 +134,13 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "pki"), 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", opts.Dir, err)
 	}
-	c := &Cluster{State: State{Dir: opts.Dir, Full: opts.Full, Nodes: opts.Nodes,
+	if opts.Node == NodeKubelet && !opts.Full {
+		return nil, errors.New("the kubelet node needs a full cluster")
+	}
+	if opts.Node == NodeKubelet && opts.WithoutMutatingAdmissionPolicies {
+		return nil, errors.New("the kubelet node places pods with the MutatingAdmissionPolicy; the placement webhook is the process node's")
+	}
+	c := &Cluster{State: State{Dir: opts.Dir, Full: opts.Full, Nodes: opts.Nodes, Node: opts.Node,
 		Audit: len(opts.AuditPolicy) > 0, StartedAt: time.Now()}}
 	if err := c.start(ctx, opts); err != nil {
 		if stopErr := c.Stop(); stopErr != nil {
@@ -133,11 +158,16 @@ type step struct {
 }
 
 func (c *Cluster) start(ctx context.Context, opts Options) error {
-	steps := []step{
+	var steps []step
+	if opts.Node == NodeKubelet {
+		// The API server and the registry listen on the node's bridge, where pods reach them.
+		steps = append(steps, step{"node network", c.startNodeNetwork})
+	}
+	steps = append(steps, []step{
 		{"certificates", c.writePKI},
 		{"etcd", c.startEtcd},
 		{"kube-apiserver", c.startAPIServer},
-	}
+	}...)
 	// The registry comes before the process node, whose placement policy
 	// sends the pods of its images there.
 	if opts.Registry {
@@ -150,7 +180,10 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 		steps = append(steps,
 			step{"controllers, scheduler and kwok", c.startControllers},
 			step{"nodes", c.registerNodes})
-		if opts.NodeBinary != "" {
+		switch {
+		case opts.Node == NodeKubelet:
+			steps = append(steps, step{"kubelet node", c.startKubeletNode})
+		case opts.NodeBinary != "":
 			steps = append(steps, step{"process node", c.startProcessNode})
 		}
 	}
@@ -222,6 +255,11 @@ func (c *Cluster) Stop() error {
 			errs = append(errs, err)
 		}
 	}
+	if c.Node == NodeKubelet {
+		if err := c.cleanKubeletNode(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -258,11 +296,16 @@ func (c *Cluster) UserConfig(name string, groups ...string) (*rest.Config, error
 // launch starts a component and records it in the state file at once, so
 // that a cluster whose start was interrupted can still be stopped.
 func (c *Cluster) launch(opts Options, name, binary string, args []string) (*Process, error) {
+	return c.launchWith(opts, name, binary, args, nil)
+}
+
+// launchWith is launch with env added to the process's environment.
+func (c *Cluster) launchWith(opts Options, name, binary string, args, env []string) (*Process, error) {
 	abs, err := filepath.EvalSymlinks(binary)
 	if err != nil {
 		return nil, fmt.Errorf("finding %s binary: %w", name, err)
 	}
-	p, err := startProcess(c.Dir, name, abs, args, opts.Attached)
+	p, err := startProcess(c.Dir, name, abs, args, env, opts.Attached)
 	if err != nil {
 		return nil, err
 	}
@@ -353,4 +396,13 @@ func FreeServerPort() (int, error) {
 
 func loopbackURL(scheme string, port int) string {
 	return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// hostAddress is where the API server and the registry listen: the loopback, or with the
+// kubelet node the node's bridge address, which its pods reach.
+func (c *Cluster) hostAddress() string {
+	if c.Node == NodeKubelet {
+		return NodeAddress
+	}
+	return "127.0.0.1"
 }

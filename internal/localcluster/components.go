@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -72,6 +73,14 @@ func (c *Cluster) writePKI(_ context.Context, _ Options) error {
 		"apiserver.crt": serving.CertPEM, "apiserver.key": serving.KeyPEM,
 		"sa.key": saPrivate, "sa.pub": saPublic,
 	}
+	if c.Node == NodeKubelet {
+		// The API server's client certificate towards the kubelet, for logs and exec.
+		kubeletClient, err := ca.client("kube-apiserver-kubelet-client", []string{"system:masters"})
+		if err != nil {
+			return err
+		}
+		files["kubelet-client.crt"], files["kubelet-client.key"] = kubeletClient.CertPEM, kubeletClient.KeyPEM
+	}
 	for name, data := range files {
 		if err := os.WriteFile(c.pki(name), data, 0o600); err != nil {
 			return fmt.Errorf("writing %s: %w", name, err)
@@ -114,23 +123,33 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	host := c.hostAddress()
 	args := []string{
 		"--etcd-servers=" + c.etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--bind-address=" + host, "--advertise-address=" + host,
 		"--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + c.pki("apiserver.crt"), "--tls-private-key-file=" + c.pki("apiserver.key"),
 		"--client-ca-file=" + c.pki("ca.crt"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + c.pki("sa.pub"),
 		"--service-account-signing-key-file=" + c.pki("sa.key"),
-		// Loopback addresses, which the process node serves as kube-proxy does.
-		"--service-cluster-ip-range=" + procnode.ServiceCIDR,
-		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
-		"--endpoint-reconciler-type=none",
 		"--kubelet-preferred-address-types=InternalIP",
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
 		"--profiling=" + strconv.FormatBool(opts.Profiling),
+	}
+	if c.Node == NodeKubelet {
+		// kube-proxy serves the Service addresses; the Node authorizer limits what the
+		// kubelet reads to its own pods'; the API server checks the kubelet's certificate.
+		args = append(args, "--service-cluster-ip-range="+KubeletServiceCIDR,
+			"--authorization-mode=Node,RBAC",
+			"--kubelet-client-certificate="+c.pki("kubelet-client.crt"), "--kubelet-client-key="+c.pki("kubelet-client.key"),
+			"--kubelet-certificate-authority="+c.pki("ca.crt"))
+	} else {
+		// Loopback addresses, which the process node serves as kube-proxy does, and which
+		// the process node's own endpoints stand for.
+		args = append(args, "--service-cluster-ip-range="+procnode.ServiceCIDR,
+			"--authorization-mode=RBAC", "--endpoint-reconciler-type=none")
 	}
 	if opts.WithoutMutatingAdmissionPolicies {
 		args = append(args, "--disable-admission-plugins=MutatingAdmissionPolicy",
@@ -149,7 +168,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	c.Server = loopbackURL("https", port)
+	c.Server = "https://" + net.JoinHostPort(host, strconv.Itoa(port))
 	admin, err := c.RESTConfig()
 	if err != nil {
 		return err

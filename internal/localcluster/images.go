@@ -1,9 +1,18 @@
 package localcluster
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
+	goruntime "runtime"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/caravan-dev/caravan/internal/debimage"
 	"github.com/caravan-dev/caravan/internal/image"
@@ -23,4 +32,47 @@ func (c *Cluster) pushDebianImages(ctx context.Context, opts Options) error {
 		fmt.Fprintf(opts.Progress, "  pushed %s (%s)\n", ref, time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
+}
+
+// pushPauseImage pushes the pod sandbox image, the pause program alone, to the cluster's
+// registry and returns its reference.
+func (c *Cluster) pushPauseImage(ctx context.Context, pause string) (string, error) {
+	data, err := os.ReadFile(pause)
+	if err != nil {
+		return "", fmt.Errorf("reading the pause program: %w", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: "pause", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+		return "", err
+	}
+	if _, err := tw.Write(data); err != nil {
+		return "", err
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		return "", err
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = "linux", goruntime.GOARCH
+	cfg.Config.Entrypoint = []string{"/pause"}
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
+		return "", err
+	}
+	ref := c.RegistryAddress + "/caravan/pause:" + PauseVersion
+	if err := image.Push(ctx, image.Registry{Address: c.RegistryAddress, Insecure: true}, ref, img); err != nil {
+		return "", fmt.Errorf("pushing the pause image: %w", err)
+	}
+	return ref, nil
 }

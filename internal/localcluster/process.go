@@ -19,7 +19,9 @@ type Process struct {
 	PID    int      `json:"pid"`
 	Binary string   `json:"binary"`
 	Args   []string `json:"args"`
-	Log    string   `json:"log"`
+	// Env is added to the machine's environment for the process.
+	Env []string `json:"env,omitempty"`
+	Log string   `json:"log"`
 	// LogStart is the size of the log when this run of the process started:
 	// what it printed begins there, after the output of earlier runs.
 	LogStart int64 `json:"logStart,omitempty"`
@@ -29,7 +31,7 @@ type Process struct {
 // a log file in dir. With attached, the process is also killed when the
 // starting process dies (used by tests, so a crashed test binary leaves no
 // cluster behind); otherwise it outlives the caravan command that started it.
-func startProcess(dir, name, binary string, args []string, attached bool) (*Process, error) {
+func startProcess(dir, name, binary string, args, env []string, attached bool) (*Process, error) {
 	logPath := filepath.Join(dir, "logs", name+".log")
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return nil, err
@@ -47,6 +49,9 @@ func startProcess(dir, name, binary string, args []string, attached bool) (*Proc
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = ownSession()
 	if attached {
 		DieWithParent(cmd.SysProcAttr)
@@ -54,7 +59,7 @@ func startProcess(dir, name, binary string, args []string, attached bool) (*Proc
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Log: logPath, LogStart: logStart}
+	p := &Process{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Env: env, Log: logPath, LogStart: logStart}
 	// Reap the child when it exits so that it does not linger as a zombie
 	// while the starting process is alive.
 	go func() { _ = cmd.Wait() }()

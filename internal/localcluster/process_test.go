@@ -57,7 +57,7 @@ func TestAKilledProcessHasFreedItsPort(t *testing.T) {
 			t.Fatal(err)
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		p, err := startProcess(dir, "listener", self, []string{listenerArg, addr}, true)
+		p, err := startProcess(dir, "listener", self, []string{listenerArg, addr}, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestTheLogOfARestartShowsOnlyItsOwnRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	first, err := startProcess(dir, "listener", self, []string{listenerArg, "127.0.0.1:99999"}, true)
+	first, err := startProcess(dir, "listener", self, []string{listenerArg, "127.0.0.1:99999"}, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestTheLogOfARestartShowsOnlyItsOwnRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	second, err := startProcess(dir, "listener", self, []string{listenerArg, addr}, true)
+	second, err := startProcess(dir, "listener", self, []string{listenerArg, addr}, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

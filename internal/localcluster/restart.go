@@ -28,7 +28,7 @@ func (c *Cluster) Restart(ctx context.Context, name string, attached bool) error
 	if !p.released() {
 		return fmt.Errorf("%s (pid %d) still runs: kill it first", name, p.PID)
 	}
-	started, err := startProcess(c.Dir, p.Name, p.Binary, p.Args, attached)
+	started, err := startProcess(c.Dir, p.Name, p.Binary, p.Args, p.Env, attached)
 	if err != nil {
 		return err
 	}

@@ -123,20 +123,36 @@ func (o *KubeconfigOptions) Run(context.Context) error {
 }
 
 // BuildOptions are the options of `caravan local build`.
-type BuildOptions struct{ dirOptions }
+type BuildOptions struct {
+	dirOptions
+	// Node is the kind of node whose binaries are built besides the control plane's.
+	Node string
+}
 
 func newCmdBuild(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &BuildOptions{dirOptions{IOStreams: streams}}
+	o := &BuildOptions{dirOptions: dirOptions{IOStreams: streams}, Node: string(localcluster.NodeProcess)}
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the local cluster's binaries and images into the cache, without starting anything",
 		Example: `  # Prepare a machine (for example in CI) before running tests
-  caravan local build`,
+  caravan local build
+
+  # Also build the kubelet node's kubelet, kube-proxy, containerd, runc and CNI plugins
+  caravan local build --node kubelet`,
 		Args: cobra.NoArgs,
 		RunE: cmdutil.RunE(o),
 	}
 	o.add(cmd)
+	cmd.Flags().StringVar(&o.Node, "node", o.Node, "the node whose binaries are built too: process (nothing more to build) or kubelet")
 	return cmd
+}
+
+// Validate checks the flags.
+func (o *BuildOptions) Validate() error {
+	if k := localcluster.NodeKind(o.Node); k != localcluster.NodeProcess && k != localcluster.NodeKubelet {
+		return fmt.Errorf("--node must be process or kubelet, got %q", o.Node)
+	}
+	return nil
 }
 
 // Run builds what is missing and prints where each binary is.
@@ -152,6 +168,18 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 		{"kubectl", bins.Kubectl}, {"kwok", bins.Kwok}, {"registry", bins.Registry},
 	} {
 		fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
+	}
+	if localcluster.NodeKind(o.Node) == localcluster.NodeKubelet {
+		node, err := localcluster.EnsureNodeBinaries(ctx, o.CacheDir, o.ErrOut)
+		if err != nil {
+			return err
+		}
+		for _, row := range [][2]string{
+			{"kubelet", node.Kubelet}, {"kube-proxy", node.KubeProxy}, {"containerd", node.Containerd},
+			{"runc", node.Runc}, {"pause", node.Pause}, {"nft", node.Nft},
+		} {
+			fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
+		}
 	}
 	for _, di := range runtime.Images {
 		img, err := debimage.BuildCached(ctx, o.CacheDir, di, o.ErrOut)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -24,10 +25,12 @@ type UpOptions struct {
 	dirOptions
 	Nodes    int
 	Registry bool
+	// Node is the kind of node that runs the operator, builder and kit pods.
+	Node string
 }
 
 func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UpOptions{dirOptions: dirOptions{IOStreams: streams}, Nodes: 1, Registry: true}
+	o := &UpOptions{dirOptions: dirOptions{IOStreams: streams}, Nodes: 1, Registry: true, Node: string(localcluster.NodeProcess)}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local cluster (building its binaries on first use)",
@@ -36,13 +39,18 @@ func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
   export KUBECONFIG=$(caravan local kubeconfig)
 
   # Start a cluster with three nodes in a directory of your own
-  caravan local up --nodes 3 --dir /tmp/caravan-local`,
+  caravan local up --nodes 3 --dir /tmp/caravan-local
+
+  # Run the pods on a real kubelet with containerd (as root)
+  sudo caravan local up --node kubelet`,
 		Args: cobra.NoArgs,
 		RunE: cmdutil.RunE(o),
 	}
 	o.add(cmd)
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "number of simulated (kwok) nodes")
 	cmd.Flags().BoolVar(&o.Registry, "registry", o.Registry, "run the cluster's registry, which serves the operator image and kits")
+	cmd.Flags().StringVar(&o.Node, "node", o.Node, "the node that runs operator, builder and kit pods: process (pods as processes "+
+		"of this machine) or kubelet (a real kubelet with containerd and a bridge network; needs root)")
 	return cmd
 }
 
@@ -50,6 +58,19 @@ func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
 func (o *UpOptions) Validate() error {
 	if o.Nodes < 1 || o.Nodes > 100 {
 		return fmt.Errorf("--nodes must be between 1 and 100, got %d", o.Nodes)
+	}
+	switch localcluster.NodeKind(o.Node) {
+	case localcluster.NodeProcess:
+	case localcluster.NodeKubelet:
+		if !o.Registry {
+			return errors.New("--node kubelet needs the registry: it pulls the pod sandbox image from it")
+		}
+		if os.Geteuid() != 0 {
+			return errors.New("--node kubelet needs root: the kubelet makes network namespaces, a bridge and cgroups; " +
+				"run caravan as root, or use --node process")
+		}
+	default:
+		return fmt.Errorf("--node must be process or kubelet, got %q", o.Node)
 	}
 	return nil
 }
@@ -73,6 +94,12 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var nodeBins localcluster.NodeBinaries
+	if localcluster.NodeKind(o.Node) == localcluster.NodeKubelet {
+		if nodeBins, err = localcluster.EnsureNodeBinaries(ctx, o.CacheDir, o.ErrOut); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(o.ErrOut, "starting the local cluster in %s\n", o.Dir)
 	self, err := executable()
 	if err != nil {
@@ -81,6 +108,7 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, Registry: o.Registry, CacheDir: o.CacheDir,
 		NodeBinary: self, KeptVolumes: filepath.Join(o.CacheDir, "volumes"),
+		Node: localcluster.NodeKind(o.Node), NodeBinaries: nodeBins,
 	})
 	if err != nil {
 		return err
@@ -115,7 +143,12 @@ func installCRDs(ctx context.Context, c *localcluster.Cluster) error {
 func printUsage(out io.Writer, c *localcluster.Cluster) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "  server:\t%s\n", c.Server)
-	fmt.Fprintf(w, "  nodes:\t%d simulated (kwok), and %s (runs operator, builder and kit pods as processes)\n", c.Nodes, localcluster.ProcessNodeName)
+	if c.Node == localcluster.NodeKubelet {
+		fmt.Fprintf(w, "  nodes:\t%d simulated (kwok), and %s (a kubelet with containerd: runs operator, builder and kit pods in containers)\n",
+			c.Nodes, localcluster.KubeletNodeName)
+	} else {
+		fmt.Fprintf(w, "  nodes:\t%d simulated (kwok), and %s (runs operator, builder and kit pods as processes)\n", c.Nodes, localcluster.ProcessNodeName)
+	}
 	fmt.Fprintf(w, "  kubeconfig:\t%s\n", c.Kubeconfig)
 	if c.RegistryAddress != "" {
 		fmt.Fprintf(w, "  registry:\t%s (the operator image and kits are pushed here)\n", c.RegistryAddress)

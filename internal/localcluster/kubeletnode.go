@@ -1,0 +1,322 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	kubeproxyconfig "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/caravan-dev/caravan/internal/procnode"
+)
+
+// The kubelet node and its network: a bridge of the machine, whose address is the node's and
+// where the API server and the registry listen, so that pods reach them.
+const (
+	// KubeletNodeName is the kubelet node's name.
+	KubeletNodeName = "caravan-kubelet-node"
+	// NodeBridge is the bridge that the pods' interfaces join.
+	NodeBridge = "caravan0"
+	// NodeAddress is the bridge's address on the machine: the node's and the pods' gateway.
+	NodeAddress = "10.88.0.1"
+	// PodCIDR is the range of the pods' addresses.
+	PodCIDR = "10.88.0.0/24"
+	// KubeletServiceCIDR is the range of Service addresses, which kube-proxy serves.
+	KubeletServiceCIDR       = "10.96.0.0/16"
+	kubernetesServiceAddress = "10.96.0.1"
+	// networkName is the CNI network's name.
+	networkName = "caravan"
+)
+
+// nodeDir is the path of parts under the kubelet node's directory.
+func (c *Cluster) nodeDir(parts ...string) string {
+	return filepath.Join(append([]string{c.Dir, "kubelet-node"}, parts...)...)
+}
+
+// startNodeNetwork creates the node's bridge with its address, and lets the machine forward
+// between its interfaces, as Service traffic from pod to pod needs.
+func (c *Cluster) startNodeNetwork(context.Context, Options) error {
+	if os.Geteuid() != 0 {
+		return errors.New("the kubelet node needs root (a bridge, network namespaces, cgroups); run as root, or use the process node")
+	}
+	if err := createBridge(NodeBridge, NodeAddress); err != nil {
+		return err
+	}
+	const forward = "/proc/sys/net/ipv4/ip_forward"
+	if data, err := os.ReadFile(forward); err == nil && strings.TrimSpace(string(data)) == "1" {
+		return nil
+	}
+	if err := os.WriteFile(forward, []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("letting the machine forward packets: %w", err)
+	}
+	return nil
+}
+
+// startKubeletNode starts containerd, the kubelet and kube-proxy, and waits until the node is
+// Ready and schedulable.
+func (c *Cluster) startKubeletNode(ctx context.Context, opts Options) error {
+	pause, err := c.pushPauseImage(ctx, opts.NodeBinaries.Pause)
+	if err != nil {
+		return err
+	}
+	socket, err := c.startContainerd(ctx, opts, pause)
+	if err != nil {
+		return err
+	}
+	kubelet, err := c.startKubelet(opts, socket)
+	if err != nil {
+		return err
+	}
+	if err := c.startKubeProxy(opts); err != nil {
+		return err
+	}
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := applyPlacementPolicy(ctx, cs, c.RegistryAddress); err != nil {
+		return err
+	}
+	if err := waitPlacementActs(ctx, cs); err != nil {
+		return err
+	}
+	return waitFor(ctx, kubelet, 120*time.Second, func(ctx context.Context) (bool, error) {
+		node, err := cs.CoreV1().Nodes().Get(ctx, KubeletNodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !nodeSchedulable(node) {
+			return false, fmt.Errorf("node %s is not schedulable yet", KubeletNodeName)
+		}
+		return true, nil
+	})
+}
+
+// startContainerd writes containerd's configuration, with the CNI bridge network and the
+// registry served over plain HTTP, starts it and returns its socket once it listens.
+func (c *Cluster) startContainerd(ctx context.Context, opts Options, pause string) (string, error) {
+	bins := opts.NodeBinaries
+	binDir := filepath.Dir(bins.Containerd)
+	socket := c.nodeDir("containerd.sock")
+	hosts := c.nodeDir("certs.d", c.RegistryAddress)
+	cniConf := c.nodeDir("cni", "net.d")
+	for _, d := range []string{hosts, cniConf} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	registry := "http://" + c.RegistryAddress
+	files := map[string]string{
+		filepath.Join(hosts, "hosts.toml"):            fmt.Sprintf("server = %q\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", registry, registry),
+		filepath.Join(cniConf, "10-caravan.conflist"): cniNetwork(c.nodeDir("cni", "ipam")),
+		c.nodeDir("containerd.toml"):                  containerdConfig(c.nodeDir(), socket, binDir, bins.Runc, cniConf, pause),
+	}
+	for path, content := range files {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// containerd finds its shim on PATH.
+	p, err := c.launchWith(opts, "containerd", bins.Containerd, []string{"--config", c.nodeDir("containerd.toml")},
+		[]string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")})
+	if err != nil {
+		return "", err
+	}
+	err = waitFor(ctx, p, 30*time.Second, func(context.Context) (bool, error) {
+		conn, err := net.Dial("unix", socket)
+		if err != nil {
+			return false, err
+		}
+		return true, conn.Close()
+	})
+	return socket, err
+}
+
+// containerdConfig is containerd's configuration: its state and the pods' network namespaces
+// under dir, runc with cgroupfs, the CNI network in cniConf (the loopback set up by containerd
+// itself), pause as the sandbox image, and registry hosts in dir/certs.d. oom_score_adj stays
+// at containerd's own or above, as it must where the machine grants no CAP_SYS_RESOURCE.
+func containerdConfig(dir, socket, binDir, runc, cniConf, pause string) string {
+	return fmt.Sprintf(`version = 3
+root = %q
+state = %q
+[grpc]
+  address = %q
+[plugins."io.containerd.cri.v1.runtime"]
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = [%q]
+    conf_dir = %q
+    use_internal_loopback = true
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = %q
+        SystemdCgroup = false
+[plugins."io.containerd.cri.v1.images"]
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = %q
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = %q
+`, filepath.Join(dir, "containerd"), filepath.Join(dir, "containerd-state"), socket, binDir, cniConf, runc, pause,
+		filepath.Join(dir, "certs.d"))
+}
+
+// cniNetwork is the CNI configuration of the pods' network: the node's bridge, which is their
+// gateway, and addresses of PodCIDR, recorded under ipamDir.
+func cniNetwork(ipamDir string) string {
+	return fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": %q,
+  "plugins": [{
+    "type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false, "hairpinMode": true,
+    "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]],
+             "routes": [{"dst": "0.0.0.0/0"}]}
+  }]
+}
+`, networkName, NodeBridge, ipamDir, PodCIDR, NodeAddress)
+}
+
+// startKubelet starts the kubelet on containerd's socket, registering the node with the
+// process node's kind label, so that the pods the process node would run run here.
+func (c *Cluster) startKubelet(opts Options, socket string) (*Process, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	serving, err := c.ca.sign(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: KubeletNodeName},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{KubeletNodeName},
+		IPAddresses: []net.IP{net.ParseIP(NodeAddress)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig := c.nodeDir("kubelet.kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig, "system:node:"+KubeletNodeName, "system:nodes"); err != nil {
+		return nil, err
+	}
+	cfg := kubeletConfiguration(c.nodeDir(), socket, c.pki("ca.crt"), int32(port))
+	files := map[string][]byte{
+		c.nodeDir("kubelet.crt"): serving.CertPEM, c.nodeDir("kubelet.key"): serving.KeyPEM,
+		c.nodeDir("kubelet.yaml"): cfg,
+	}
+	for path, content := range files {
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return c.launch(opts, "kubelet", opts.NodeBinaries.Kubelet, []string{
+		"--config=" + c.nodeDir("kubelet.yaml"),
+		"--kubeconfig=" + kubeconfig,
+		"--root-dir=" + c.nodeDir("kubelet"),
+		"--hostname-override=" + KubeletNodeName,
+		"--node-ip=" + NodeAddress,
+		"--node-labels=" + procnode.KindLabel + "=" + procnode.KindProcess,
+	})
+}
+
+// kubeletConfiguration is the kubelet's configuration: cgroupfs on the machine's cgroups (v1
+// allowed), webhook authentication and authorization, logs and state under dir, and no
+// eviction for the machine's disk, which the cluster does not own.
+func kubeletConfiguration(dir, socket, clientCA string, port int32) []byte {
+	cfg := kubeletconfig.KubeletConfiguration{
+		TypeMeta:                 metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
+		FailCgroupV1:             ptr.To(false),
+		CgroupDriver:             "cgroupfs",
+		ContainerRuntimeEndpoint: "unix://" + socket,
+		ImageServiceEndpoint:     "unix://" + socket,
+		Address:                  NodeAddress,
+		Port:                     port,
+		ReadOnlyPort:             0,
+		HealthzPort:              ptr.To[int32](0),
+		FailSwapOn:               ptr.To(false),
+		ResolverConfig:           ptr.To(""),
+		PodLogsDir:               filepath.Join(dir, "pod-logs"),
+		TLSCertFile:              filepath.Join(dir, "kubelet.crt"),
+		TLSPrivateKeyFile:        filepath.Join(dir, "kubelet.key"),
+		Authentication: kubeletconfig.KubeletAuthentication{
+			Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
+			Webhook:   kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(true)},
+			X509:      kubeletconfig.KubeletX509Authentication{ClientCAFile: clientCA},
+		},
+		Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeWebhook},
+		EvictionHard: map[string]string{"memory.available": "100Mi", "nodefs.available": "1%",
+			"imagefs.available": "1%", "nodefs.inodesFree": "1%"},
+		ImageGCHighThresholdPercent: ptr.To[int32](100),
+		ImageGCLowThresholdPercent:  ptr.To[int32](99),
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		panic(err) // a fixed, valid structure
+	}
+	return data
+}
+
+// startKubeProxy starts kube-proxy in nftables mode with Debian's nft; it masquerades all
+// Service traffic, so that replies from a pod on the same bridge come back through the node.
+func (c *Cluster) startKubeProxy(opts Options) error {
+	kubeconfig := c.nodeDir("kube-proxy.kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig, "system:kube-proxy"); err != nil {
+		return err
+	}
+	healthz, err := FreePort()
+	if err != nil {
+		return err
+	}
+	metrics, err := FreePort()
+	if err != nil {
+		return err
+	}
+	cfg := kubeproxyconfig.KubeProxyConfiguration{
+		TypeMeta:           metav1.TypeMeta{APIVersion: "kubeproxy.config.k8s.io/v1alpha1", Kind: "KubeProxyConfiguration"},
+		HostnameOverride:   KubeletNodeName,
+		HealthzBindAddress: "127.0.0.1:" + strconv.Itoa(healthz),
+		MetricsBindAddress: "127.0.0.1:" + strconv.Itoa(metrics),
+		Mode:               "nftables",
+		NFTables:           kubeproxyconfig.KubeProxyNFTablesConfiguration{MasqueradeAll: true},
+		ClusterCIDR:        PodCIDR,
+		// The machine's connection tracking limits are its own.
+		Conntrack: kubeproxyconfig.KubeProxyConntrackConfiguration{MaxPerCore: ptr.To[int32](0)},
+	}
+	cfg.ClientConnection.Kubeconfig = kubeconfig
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.nodeDir("kube-proxy.yaml"), data, 0o600); err != nil {
+		return err
+	}
+	_, err = c.launchWith(opts, "kube-proxy", opts.NodeBinaries.KubeProxy, []string{"--config=" + c.nodeDir("kube-proxy.yaml")},
+		nftEnv(opts.NodeBinaries))
+	return err
+}
+
+// nftEnv is the environment under which kube-proxy runs Debian's nft from the cache.
+func nftEnv(bins NodeBinaries) []string {
+	return []string{
+		"PATH=" + filepath.Dir(bins.Nft) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"LD_LIBRARY_PATH=" + bins.NftLibraries,
+	}
+}
