@@ -398,9 +398,18 @@ func loopbackURL(scheme string, port int) string {
 	return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
-// hostAddress is where the API server and the registry listen: the loopback, or with the
+// PodNodeName is the node that runs the cluster's real pods: the kubelet node's or the
+// process node's name.
+func (c *Cluster) PodNodeName() string {
+	if c.Node == NodeKubelet {
+		return KubeletNodeName
+	}
+	return ProcessNodeName
+}
+
+// HostAddress is where the API server and the registry listen: the loopback, or with the
 // kubelet node the node's bridge address, which its pods reach.
-func (c *Cluster) hostAddress() string {
+func (c *Cluster) HostAddress() string {
 	if c.Node == NodeKubelet {
 		return NodeAddress
 	}

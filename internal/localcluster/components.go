@@ -123,7 +123,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	host := c.hostAddress()
+	host := c.HostAddress()
 	args := []string{
 		"--etcd-servers=" + c.etcdURL,
 		"--bind-address=" + host, "--advertise-address=" + host,

@@ -91,6 +91,11 @@ func (c *Cluster) startKubeletNode(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.NodeBinary != "" {
+		if err := c.startProvisioner(ctx, cs, opts); err != nil {
+			return err
+		}
+	}
 	if err := applyPlacementPolicy(ctx, cs, c.RegistryAddress); err != nil {
 		return err
 	}
@@ -107,6 +112,24 @@ func (c *Cluster) startKubeletNode(ctx context.Context, opts Options) error {
 		}
 		return true, nil
 	})
+}
+
+// startProvisioner creates the cluster's default StorageClass and starts caravan local
+// provisioner, which makes its claims directories that the kubelet mounts as hostPath volumes.
+func (c *Cluster) startProvisioner(ctx context.Context, cs kubernetes.Interface, opts Options) error {
+	if err := applyStorageClass(ctx, cs); err != nil {
+		return err
+	}
+	kubeconfig := c.nodeDir("provisioner.kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig, "caravan-local-provisioner", "system:masters"); err != nil {
+		return err
+	}
+	args := []string{"local", "provisioner", "--node", KubeletNodeName, "--dir", c.nodeDir("volumes"), "--kubeconfig", kubeconfig}
+	if opts.KeptVolumes != "" {
+		args = append(args, "--kept-volumes", opts.KeptVolumes)
+	}
+	_, err := c.launch(opts, "provisioner", opts.NodeBinary, args)
+	return err
 }
 
 // startContainerd writes containerd's configuration, with the CNI bridge network and the
@@ -133,9 +156,12 @@ func (c *Cluster) startContainerd(ctx context.Context, opts Options, pause strin
 			return "", err
 		}
 	}
-	// containerd finds its shim on PATH.
-	p, err := c.launchWith(opts, "containerd", bins.Containerd, []string{"--config", c.nodeDir("containerd.toml")},
-		[]string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")})
+	// containerd finds its shim on PATH, and the bridge plugin, which it runs, nft.
+	env := []string{
+		"PATH=" + binDir + string(os.PathListSeparator) + filepath.Dir(bins.Nft) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"LD_LIBRARY_PATH=" + bins.NftLibraries,
+	}
+	p, err := c.launchWith(opts, "containerd", bins.Containerd, []string{"--config", c.nodeDir("containerd.toml")}, env)
 	if err != nil {
 		return "", err
 	}
@@ -183,13 +209,14 @@ state = %q
 }
 
 // cniNetwork is the CNI configuration of the pods' network: the node's bridge, which is their
-// gateway, and addresses of PodCIDR, recorded under ipamDir.
+// gateway, addresses of PodCIDR, recorded under ipamDir, and traffic to the rest of the world
+// masqueraded as the machine's own (with nftables), as a node's pods reach a cluster's outside.
 func cniNetwork(ipamDir string) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
   "name": %q,
   "plugins": [{
-    "type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false, "hairpinMode": true,
+    "type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": true, "ipMasqBackend": "nftables", "hairpinMode": true,
     "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]],
              "routes": [{"dst": "0.0.0.0/0"}]}
   }]
@@ -217,7 +244,7 @@ func (c *Cluster) startKubelet(opts Options, socket string) (*Process, error) {
 	if err := c.WriteKubeconfig(kubeconfig, "system:node:"+KubeletNodeName, "system:nodes"); err != nil {
 		return nil, err
 	}
-	cfg := kubeletConfiguration(c.nodeDir(), socket, c.pki("ca.crt"), int32(port))
+	cfg := kubeletConfiguration(c.nodeDir(), socket, c.pki("ca.crt"), int32(port), podResolvConf())
 	files := map[string][]byte{
 		c.nodeDir("kubelet.crt"): serving.CertPEM, c.nodeDir("kubelet.key"): serving.KeyPEM,
 		c.nodeDir("kubelet.yaml"): cfg,
@@ -240,7 +267,7 @@ func (c *Cluster) startKubelet(opts Options, socket string) (*Process, error) {
 // kubeletConfiguration is the kubelet's configuration: cgroupfs on the machine's cgroups (v1
 // allowed), webhook authentication and authorization, logs and state under dir, and no
 // eviction for the machine's disk, which the cluster does not own.
-func kubeletConfiguration(dir, socket, clientCA string, port int32) []byte {
+func kubeletConfiguration(dir, socket, clientCA string, port int32, resolvConf string) []byte {
 	cfg := kubeletconfig.KubeletConfiguration{
 		TypeMeta:                 metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
 		FailCgroupV1:             ptr.To(false),
@@ -252,7 +279,7 @@ func kubeletConfiguration(dir, socket, clientCA string, port int32) []byte {
 		ReadOnlyPort:             0,
 		HealthzPort:              ptr.To[int32](0),
 		FailSwapOn:               ptr.To(false),
-		ResolverConfig:           ptr.To(""),
+		ResolverConfig:           ptr.To(resolvConf),
 		PodLogsDir:               filepath.Join(dir, "pod-logs"),
 		TLSCertFile:              filepath.Join(dir, "kubelet.crt"),
 		TLSPrivateKeyFile:        filepath.Join(dir, "kubelet.key"),
@@ -272,6 +299,31 @@ func kubeletConfiguration(dir, socket, clientCA string, port int32) []byte {
 		panic(err) // a fixed, valid structure
 	}
 	return data
+}
+
+// podResolvConf is the resolver configuration the pods get: the machine's, or systemd-resolved's
+// list of upstream servers where the machine's names a server on its loopback, which a pod's
+// network namespace does not reach; "" (no resolver) when neither serves.
+func podResolvConf() string {
+	for _, path := range []string{"/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		usable := false
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) >= 2 && fields[0] == "nameserver" {
+				if ip := net.ParseIP(fields[1]); ip != nil && !ip.IsLoopback() {
+					usable = true
+				}
+			}
+		}
+		if usable {
+			return path
+		}
+	}
+	return ""
 }
 
 // startKubeProxy starts kube-proxy in nftables mode with Debian's nft; it masquerades all

@@ -19,7 +19,7 @@ func (c *Cluster) startRegistry(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	addr := net.JoinHostPort(c.hostAddress(), strconv.Itoa(port))
+	addr := net.JoinHostPort(c.HostAddress(), strconv.Itoa(port))
 	config := filepath.Join(c.Dir, "registry.yml")
 	content := fmt.Sprintf("version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n",
 		filepath.Join(c.Dir, "registry"), addr)

@@ -90,7 +90,7 @@ func (c *container) prepare(ctx context.Context, n *Node, volumes map[string]str
 	if err := c.resetTerminationLog(); err != nil {
 		return err
 	}
-	base, err := runtimeMounts(c.dir, c.spec.TerminationMessagePath)
+	base, err := runtimeMounts(c.dir, c.spec.TerminationMessagePath, readOnly)
 	if err != nil {
 		c.pod.setWaiting(c, "CreateContainerConfigError", err.Error())
 		return err

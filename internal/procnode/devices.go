@@ -28,9 +28,10 @@ const defaultTerminationMessagePath = "/dev/termination-log"
 
 // runtimeMounts makes the directories and files every container gets under
 // dir, and returns their mounts. They are a /dev of its own with the
-// machine's device nodes, a writable /tmp, and the termination message
-// file at messagePath.
-func runtimeMounts(dir, messagePath string) ([]mount, error) {
+// machine's device nodes, a writable /tmp unless the root filesystem is
+// read-only (where a kubelet's container can write /tmp only through a volume),
+// and the termination message file at messagePath.
+func runtimeMounts(dir, messagePath string, readOnlyRoot bool) ([]mount, error) {
 	dev := filepath.Join(dir, "dev")
 	if err := sharedDir(dev, 0o755); err != nil {
 		return nil, err
@@ -51,11 +52,13 @@ func runtimeMounts(dir, messagePath string) ([]mount, error) {
 		}
 		mounts = append(mounts, mount{Source: src, Target: src})
 	}
-	tmp := filepath.Join(dir, "tmp")
-	if err := sharedDir(tmp, 0o777|fs.ModeSticky); err != nil {
-		return nil, err
+	if !readOnlyRoot {
+		tmp := filepath.Join(dir, "tmp")
+		if err := sharedDir(tmp, 0o777|fs.ModeSticky); err != nil {
+			return nil, err
+		}
+		mounts = append(mounts, mount{Source: tmp, Target: "/tmp"})
 	}
-	mounts = append(mounts, mount{Source: tmp, Target: "/tmp"})
 	if messagePath == "" {
 		messagePath = defaultTerminationMessagePath
 	}

@@ -46,7 +46,7 @@ func TestEveryContainerGetsADevATmpAndATerminationLog(t *testing.T) {
 	g.Expect(os.MkdirAll(root, 0o755)).To(Succeed())
 	c := &container{dir: dir}
 	g.Expect(c.resetTerminationLog()).To(Succeed())
-	mounts, err := runtimeMounts(dir, "/var/log/app/termination")
+	mounts, err := runtimeMounts(dir, "/var/log/app/termination", false)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	targets := map[string]string{}
@@ -74,9 +74,15 @@ func TestEveryContainerGetsADevATmpAndATerminationLog(t *testing.T) {
 	g.Expect(term.Mode().IsRegular()).To(BeTrue())
 	g.Expect(filepath.Join(root, "tmp")).To(BeADirectory())
 
-	_, err = runtimeMounts(dir, "relative/path")
+	_, err = runtimeMounts(dir, "relative/path", false)
 	g.Expect(err).To(MatchError(ContainSubstring("not an absolute path")))
-	again, err := runtimeMounts(dir, "")
+	again, err := runtimeMounts(dir, "", false)
 	g.Expect(err).NotTo(HaveOccurred(), "preparing again after a failed pull works")
 	g.Expect(again[len(again)-1].Target).To(Equal(defaultTerminationMessagePath))
+
+	readOnly, err := runtimeMounts(t.TempDir(), "", true)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, m := range readOnly {
+		g.Expect(m.Target).NotTo(Equal("/tmp"), "over a read-only root filesystem /tmp is the root's, read-only, as on a kubelet")
+	}
 }

@@ -57,7 +57,7 @@ func TestAConfinedProcessGetsDevicesATmpAndATerminationLog(t *testing.T) {
 				g.Expect(os.Symlink("usr/"+l, filepath.Join(root, l))).To(Succeed())
 			}
 			g.Expect(c.resetTerminationLog()).To(Succeed())
-			runtime, err := runtimeMounts(c.dir, "")
+			runtime, err := runtimeMounts(c.dir, "", false)
 			g.Expect(err).NotTo(HaveOccurred())
 			mounts := append([]mount{{Source: "/proc", Target: "/proc", ReadOnly: true}, {Source: "/usr", Target: "/usr"}}, runtime...)
 			g.Expect(makeMountPoints(root, mounts)).To(Succeed())

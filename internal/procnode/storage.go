@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 )
@@ -95,8 +96,15 @@ func (p pathProvisioner) hostPath(pv *corev1.PersistentVolume) (string, error) {
 
 // runProvisioner provisions the claims of StorageClass until ctx ends.
 func (n *Node) runProvisioner(ctx context.Context) {
-	p := pathProvisioner{dir: filepath.Join(n.cfg.Dir, "volumes"), kept: n.cfg.KeptVolumes, node: n.cfg.Name}
-	controller.NewProvisionController(ctx, n.client, Provisioner, p, controller.LeaderElection(false)).Run(ctx)
+	RunProvisioner(ctx, n.client, n.cfg.Name, filepath.Join(n.cfg.Dir, "volumes"), n.cfg.KeptVolumes)
+}
+
+// RunProvisioner provisions the claims of StorageClass as directories under dir (kept, when
+// set, holds those of claims annotated KeptAnnotation), mounted as hostPath volumes on the
+// node called node, until ctx ends. The kubelet node runs it beside its kubelet.
+func RunProvisioner(ctx context.Context, cs kubernetes.Interface, node, dir, kept string) {
+	p := pathProvisioner{dir: dir, kept: kept, node: node}
+	controller.NewProvisionController(ctx, cs, Provisioner, p, controller.LeaderElection(false)).Run(ctx)
 }
 
 // claimPath returns the directory of the volume bound to a pod's claim.

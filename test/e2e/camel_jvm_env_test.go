@@ -28,7 +28,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image/imagetest"
 )
 
-// forwardProxy is an HTTP proxy on the host's loopback, which the process node's pods share: it
+// forwardProxy is an HTTP proxy at the cluster's address on the host, which its pods reach: it
 // tunnels CONNECT requests, forwards the others, and remembers the hosts it reached.
 type forwardProxy struct {
 	url   string
@@ -55,7 +55,7 @@ func (p *forwardProxy) record(host string) {
 // serveForwardProxy starts a forwardProxy that stops when the test ends.
 func serveForwardProxy(t *testing.T) *forwardProxy {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(env.Cluster.HostAddress(), "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	kitpkg "github.com/caravan-dev/caravan/internal/kit"
-	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/testca"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -285,7 +284,7 @@ func checkTwo(t *testing.T, cli func(...string) (string, string, error), apps st
 	createResourceCases(t, apps)
 	baseTLSAddress := serveWithABaseTruststore(t, apps)
 	tlsAddress := serveWithPrivateCA(t, apps)
-	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "private-ca-2"}, Data: map[string][]byte{"ca.crt": testca.New(t, "127.0.0.1").PEM}})
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "private-ca-2"}, Data: map[string][]byte{"ca.crt": testca.New(t, env.Cluster.HostAddress()).PEM}})
 	t.Log("as in kamel, -p KEY=VALUE wins over the key of a -p file:, -e takes a Secret's key, and the container trait's limits size the heap;" +
 		" as on Camel K, the REST DSL gets a Service of service.type, jvm.classpath adds a jar, jvm.ca-certificates are trusted")
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "Hello.java"), filepath.Join("testdata", "camel", "resource.xml"),
@@ -591,7 +590,7 @@ func jvmPod(t *testing.T, key client.ObjectKey) corev1.Pod {
 			return errorf("%d pods", len(pods.Items))
 		}
 		pod = pods.Items[0]
-		if pod.Spec.NodeName != localcluster.ProcessNodeName {
+		if pod.Spec.NodeName != env.Cluster.PodNodeName() {
 			return errorf("pod %s on node %q", pod.Name, pod.Spec.NodeName)
 		}
 		if !podReady(&pod) {
@@ -741,7 +740,7 @@ func jarOf(t *testing.T, name, content string) []byte {
 	return buf.Bytes()
 }
 
-// serveWithPrivateCA serves "trusted by a private CA" over HTTPS on the host's loopback, with a
+// serveWithPrivateCA serves "trusted by a private CA" over HTTPS on the host, with a
 // certificate of a CA of its own, and puts that CA and a truststore password in the Secrets
 // private-ca and truststore-pw of ns. It returns the server's address.
 func serveWithPrivateCA(t *testing.T, ns string) string {
@@ -752,14 +751,21 @@ func serveWithPrivateCA(t *testing.T, ns string) string {
 	return addr
 }
 
-// serveTLS serves body over HTTPS on the host's loopback, with a certificate of a new CA, until
-// the test ends. It returns the CA and the server's address.
+// serveTLS serves body over HTTPS at the cluster's address on the host (which pods reach), with
+// a certificate of a new CA, until the test ends. It returns the CA and the server's address.
 func serveTLS(t *testing.T, body string) (*testca.CA, string) {
 	t.Helper()
-	ca := testca.New(t, "127.0.0.1")
+	host := env.Cluster.HostAddress()
+	ca := testca.New(t, host)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, body)
 	}))
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.Listener.Close()
+	srv.Listener = l
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)

@@ -148,9 +148,10 @@ func (r *privateRepository) served() []string {
 }
 
 // serveRepository serves a repository that holds dev.caravan.e2e:greeting:1.0, a jar of one text
-// file, on the host's loopback, which the process node's pods share. A private one answers over
-// HTTPS with a certificate of a CA of its own, to its user only, and starts down; another answers
-// anyone over plain HTTP, which Maven allows on the loopback.
+// file, at the cluster's address on the host, which its pods reach (the loopback, which the process
+// node's pods share). A private one answers over HTTPS with a certificate of a CA of its own, to
+// its user only, and starts down; another answers anyone over plain HTTP, which Maven allows on
+// the loopback only.
 func serveRepository(t *testing.T, private bool) *privateRepository {
 	t.Helper()
 	dir := t.TempDir()
@@ -181,7 +182,7 @@ func serveRepository(t *testing.T, private bool) *privateRepository {
 			t.Fatal(err)
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(env.Cluster.HostAddress(), "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func serveRepository(t *testing.T, private bool) *privateRepository {
 		go func() { _ = srv.Serve(l) }()
 		return r
 	}
-	ca := testca.New(t, "127.0.0.1")
+	ca := testca.New(t, env.Cluster.HostAddress())
 	r.url, r.ca, r.user, r.password = fmt.Sprintf("https://%s/", l.Addr()), ca.PEM, "reader", "s3cret-<&>"
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{ca.Server}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()

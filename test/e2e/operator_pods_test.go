@@ -19,7 +19,6 @@ import (
 
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/image"
-	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/metrics"
 	"github.com/caravan-dev/caravan/internal/operatorimage"
 	"github.com/caravan-dev/caravan/internal/operatorpod"
@@ -85,7 +84,7 @@ func TestInstalledOperatorsRunAsPodsOfTheirImage(t *testing.T) {
 	t.Log("each operator is a pod of the process node, running the pushed image by digest")
 	podA, podB := runningPod(t, ops, "pod-a"), runningPod(t, ops, "pod-b")
 	for _, p := range []corev1.Pod{podA, podB} {
-		g.Expect(p.Spec.NodeName).To(Equal(localcluster.ProcessNodeName))
+		g.Expect(p.Spec.NodeName).To(Equal(env.Cluster.PodNodeName()))
 		image := p.Spec.Containers[0].Image
 		g.Expect(image).To(HavePrefix(env.Cluster.RegistryAddress + "/" + operatorimage.Repository + "@sha256:"))
 		g.Expect(p.Status.ContainerStatuses[0].ImageID).To(HavePrefix("sha256:"))

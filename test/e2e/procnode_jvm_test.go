@@ -33,7 +33,7 @@ func TestBuilderPodsRunJVMsOnTheProcessNode(t *testing.T) {
 		t.Parallel()
 		g := NewWithT(t)
 		pod := runBuilderPod(t, ns, "jvm", image, jvmCheck+` && echo built > /dev/termination-log`, nil)
-		g.Expect(pod.Spec.NodeName).To(Equal(localcluster.ProcessNodeName))
+		g.Expect(pod.Spec.NodeName).To(Equal(env.Cluster.PodNodeName()))
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded), builderLog(t, pod))
 		term := terminated(pod)
 		g.Expect(term).NotTo(BeNil())

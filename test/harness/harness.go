@@ -65,6 +65,10 @@ type Options struct {
 	BuildCaravan bool
 }
 
+// NodeEnv, set to "kubelet", runs the real pods of full clusters with a caravan binary on
+// the kubelet node instead of the process node.
+const NodeEnv = "CARAVAN_TEST_NODE"
+
 // Env is a running control plane shared by the tests of one binary.
 type Env struct {
 	Cluster *localcluster.Cluster
@@ -156,6 +160,12 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if opts.Full && opts.Caravan != "" {
 		lo.NodeBinary = opts.Caravan
 		lo.Registry, lo.CacheDir = true, cacheDir
+		if os.Getenv(NodeEnv) == string(localcluster.NodeKubelet) {
+			lo.Node = localcluster.NodeKubelet
+			if lo.NodeBinaries, err = localcluster.EnsureNodeBinaries(ctx, cacheDir, os.Stderr); err != nil {
+				return nil, err
+			}
+		}
 	}
 	cluster, err := localcluster.Start(ctx, lo)
 	if err != nil {

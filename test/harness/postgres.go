@@ -84,6 +84,8 @@ func (e *Env) StartPostgreSQL(t *testing.T, ns string) PostgreSQL {
 	}
 	server := container("postgres", postgresBin+"/postgres", "-D", "/var/lib/postgresql/data", "-k", "/tmp",
 		"-c", "listen_addresses=$(POD_IP)", "-c", "jit=off", "-p", "5432")
+	// The root filesystem is read-only; the server's socket and lock go to a volume.
+	server.VolumeMounts = append(server.VolumeMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"})
 	server.Ports = []corev1.ContainerPort{{Name: "postgresql", ContainerPort: 5432}}
 	server.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(5432)}},
 		PeriodSeconds: 1}
@@ -100,7 +102,8 @@ func (e *Env) StartPostgreSQL(t *testing.T, ns string) PostgreSQL {
 					InitContainers: []corev1.Container{container("initdb", postgresBin+"/initdb", "-D", "/var/lib/postgresql/data",
 						"-U", db.User, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")},
 					Containers: []corev1.Container{server},
-					Volumes:    []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				},
 			},
 		},

@@ -38,6 +38,7 @@ cluster's state lives in CARAVAN_LOCAL_DIR (default ~/.local/state/caravan/local
 		newCmdBuild(streams),
 		newCmdKubectl(streams),
 		newCmdNode(),
+		newCmdProvisioner(),
 		newCmdContainerInit(),
 	)
 	return cmd

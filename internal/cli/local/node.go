@@ -133,3 +133,54 @@ func executable() (string, error) {
 	}
 	return filepath.EvalSymlinks(self)
 }
+
+// ProvisionerOptions are the options of `caravan local provisioner`, which provisions the
+// kubelet node's volumes.
+type ProvisionerOptions struct {
+	Node        string
+	Dir         string
+	KeptVolumes string
+	Kubeconfig  string
+}
+
+func newCmdProvisioner() *cobra.Command {
+	o := &ProvisionerOptions{}
+	cmd := &cobra.Command{
+		Use:    "provisioner",
+		Short:  "Provision the kubelet node's volumes as directories of this machine (started by local up)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE:   cmdutil.RunE(o),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Node, "node", "", "name of the Node that mounts the volumes")
+	f.StringVar(&o.Dir, "dir", "", "directory of the volumes")
+	f.StringVar(&o.KeptVolumes, "kept-volumes", "", "directory of the volumes kept across clusters (claims annotated "+procnode.KeptAnnotation+")")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the provisioner's identity")
+	return cmd
+}
+
+// Complete has nothing to complete.
+func (o *ProvisionerOptions) Complete() error { return nil }
+
+// Validate checks that the flags local up passes are all there.
+func (o *ProvisionerOptions) Validate() error {
+	if o.Node == "" || o.Dir == "" || o.Kubeconfig == "" {
+		return errors.New("--node, --dir and --kubeconfig are required")
+	}
+	return nil
+}
+
+// Run provisions volumes until ctx ends.
+func (o *ProvisionerOptions) Run(ctx context.Context) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	procnode.RunProvisioner(ctx, cs, o.Node, o.Dir, o.KeptVolumes)
+	return nil
+}
