@@ -2,7 +2,8 @@
 # Shows Caravan's main job on the local cluster: two operators, each
 # reconciling only its own integrations; a kit built by Maven whose Camel
 # routes run in JVMs; and integrations, the kit-built one included, moving
-# from one operator to the other without restarting their JVMs. The first run builds the cluster
+# from one operator to the other without restarting their JVMs. As root the pods run on a real
+# kubelet with containerd, otherwise on the process node. The first run builds the cluster
 # binaries (about 15 minutes); later runs take a couple of minutes.
 # Stop everything with `bin/caravan local down`.
 set -euo pipefail
@@ -24,7 +25,7 @@ for id in operator-a operator-b; do
   bin/caravan install -n caravan -x "$id" --force --wait --maven-cache 2Gi
 done
 k get integrationoperators
-echo "Each operator is a pod of the process node, running the operator image built from this tree:"
+echo "Each operator is a pod of the $(k get nodes -l caravan.dev/node-kind=process -o jsonpath='{.items[0].metadata.name}'), running the operator image built from this tree:"
 k get pods -n caravan -o wide
 
 step "An integration built from source: operator-a builds its kit with Maven, in a builder pod, and Camel runs it in a JVM"
@@ -33,7 +34,7 @@ bin/caravan run hack/demo/routes.yaml -n demo --name greeter -x operator-a -d ca
 bin/caravan get kits -n demo -o wide
 k get builds -n demo -o custom-columns=BUILD:.metadata.name,PHASE:.status.phase,DURATION:.status.duration,RESULT:'.status.conditions[?(@.type=="Ready")].message'
 k wait -n demo --for=condition=Ready integration/greeter --timeout=120s
-echo "The greeter's pod runs camel-main on the process node; its log:"
+echo "The greeter's pod runs camel-main on $(k get pods -n demo -l camel.apache.org/integration=greeter -o jsonpath='{.items[0].spec.nodeName}'); its log:"
 for _ in $(seq 60); do bin/caravan logs -n demo greeter 2>/dev/null | grep -q "Built by Caravan" && break; sleep 2; done
 bin/caravan logs -n demo greeter --tail 3
 ip=$(k get service greeter -n demo -o jsonpath='{.spec.clusterIP}')

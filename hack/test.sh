@@ -8,12 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# As root (CI runs as root), the kubelet node's binaries too: test/node runs pods on it.
-if [ "$(id -u)" = 0 ]; then
-  go run ./cmd/caravan local build --node kubelet
-else
-  go run ./cmd/caravan local build
-fi
+# As root (CI runs as root), the kubelet node's binaries too.
+go run ./cmd/caravan local build
 go vet ./...
 go test -count=1 -timeout 75m "$@" ./...
 CARAVAN_WITHOUT_MUTATING_POLICIES=1 go test -count=1 -timeout 30m "$@" ./test/tenancy \

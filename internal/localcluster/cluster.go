@@ -255,8 +255,11 @@ func (c *Cluster) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	if c.Node == NodeKubelet {
+	if c.Node == NodeKubelet && c.ownsKubeletNode() {
 		if err := c.cleanKubeletNode(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := os.Remove(kubeletNodeOwner); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

@@ -46,11 +46,39 @@ func (c *Cluster) nodeDir(parts ...string) string {
 	return filepath.Join(append([]string{c.Dir, "kubelet-node"}, parts...)...)
 }
 
+// kubeletNodeOwner records, for the whole machine, the directory of the cluster whose kubelet
+// node runs: the bridge, the kubelet's cgroups and kube-proxy's tables are the machine's, so
+// one kubelet node runs at a time.
+var kubeletNodeOwner = filepath.Join(os.TempDir(), "caravan-kubelet-node")
+
+// claimKubeletNode records this cluster as the machine's kubelet node, refusing while another
+// cluster's runs.
+func (c *Cluster) claimKubeletNode() error {
+	if data, err := os.ReadFile(kubeletNodeOwner); err == nil {
+		dir := strings.TrimSpace(string(data))
+		if other, err := Load(dir); err == nil && dir != c.Dir && other.AnyAlive() {
+			return fmt.Errorf("the local cluster in %s runs this machine's kubelet node, and a machine has one; "+
+				"stop it (caravan local down --dir %s) or use the process node", dir, dir)
+		}
+	}
+	return os.WriteFile(kubeletNodeOwner, []byte(c.Dir+"\n"), 0o644)
+}
+
+// ownsKubeletNode reports whether no other cluster is recorded as running the machine's kubelet
+// node: what this cluster's stop cleans up is then its own.
+func (c *Cluster) ownsKubeletNode() bool {
+	data, err := os.ReadFile(kubeletNodeOwner)
+	return err != nil || strings.TrimSpace(string(data)) == c.Dir
+}
+
 // startNodeNetwork creates the node's bridge with its address, and lets the machine forward
 // between its interfaces, as Service traffic from pod to pod needs.
 func (c *Cluster) startNodeNetwork(context.Context, Options) error {
 	if os.Geteuid() != 0 {
 		return errors.New("the kubelet node needs root (a bridge, network namespaces, cgroups); run as root, or use the process node")
+	}
+	if err := c.claimKubeletNode(); err != nil {
+		return err
 	}
 	if err := createBridge(NodeBridge, NodeAddress); err != nil {
 		return err
@@ -102,16 +130,7 @@ func (c *Cluster) startKubeletNode(ctx context.Context, opts Options) error {
 	if err := waitPlacementActs(ctx, cs); err != nil {
 		return err
 	}
-	return waitFor(ctx, kubelet, 120*time.Second, func(ctx context.Context) (bool, error) {
-		node, err := cs.CoreV1().Nodes().Get(ctx, KubeletNodeName, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if !nodeSchedulable(node) {
-			return false, fmt.Errorf("node %s is not schedulable yet", KubeletNodeName)
-		}
-		return true, nil
-	})
+	return waitSchedulable(ctx, cs, kubelet, KubeletNodeName, 120*time.Second)
 }
 
 // startProvisioner creates the cluster's default StorageClass and starts caravan local

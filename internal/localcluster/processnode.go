@@ -102,13 +102,19 @@ func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	return waitFor(ctx, p, 60*time.Second, func(ctx context.Context) (bool, error) {
-		node, err := cs.CoreV1().Nodes().Get(ctx, ProcessNodeName, metav1.GetOptions{})
+	return waitSchedulable(ctx, cs, p, ProcessNodeName, 60*time.Second)
+}
+
+// waitSchedulable waits until the node called name, which process p runs, is Ready and
+// schedulable.
+func waitSchedulable(ctx context.Context, cs kubernetes.Interface, p *Process, name string, timeout time.Duration) error {
+	return waitFor(ctx, p, timeout, func(ctx context.Context) (bool, error) {
+		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		if !nodeSchedulable(node) {
-			return false, fmt.Errorf("node %s is not schedulable yet", ProcessNodeName)
+			return false, fmt.Errorf("node %s is not schedulable yet", name)
 		}
 		return true, nil
 	})

@@ -244,6 +244,31 @@ func (c *container) stop(exited <-chan struct{}, grace time.Duration) {
 	}
 }
 
+// probeFailed records the events a kubelet records when a container's startup or liveness probe
+// fails: Unhealthy, then Killing.
+func (c *container) probeFailed(n *Node, kind, lower string) {
+	n.event(c.pod.pod, corev1.EventTypeWarning, "Unhealthy", kind+" probe failed")
+	n.event(c.pod.pod, corev1.EventTypeNormal, "Killing", "Container "+c.spec.Name+" failed "+lower+" probe, will be restarted")
+}
+
+// terminate ends process pid after its probe p failed, as a kubelet does: SIGTERM, then SIGKILL
+// once the probe's grace period (or else the pod's) has passed with pid still running.
+func (c *container) terminate(pid int, p *corev1.Probe) {
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if g := c.pod.pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	if p.TerminationGracePeriodSeconds != nil {
+		grace = *p.TerminationGracePeriodSeconds
+	}
+	c.signal(syscall.SIGTERM)
+	time.AfterFunc(time.Duration(grace)*time.Second, func() {
+		if c.pod.pid(c) == pid {
+			c.signal(syscall.SIGKILL)
+		}
+	})
+}
+
 func (c *container) signal(sig syscall.Signal) {
 	c.pod.mu.Lock()
 	p := c.process
@@ -265,8 +290,8 @@ func (c *container) probe(ctx context.Context, n *Node) {
 		c.loop(ctx, pid, sp, c.check, func(ok bool) bool {
 			started = ok
 			if !ok {
-				n.event(c.pod.pod, corev1.EventTypeWarning, "Unhealthy", "Startup probe failed: container "+c.spec.Name+" will be restarted")
-				c.signal(syscall.SIGKILL)
+				c.probeFailed(n, "Startup", "startup")
+				c.terminate(pid, sp)
 			}
 			return false // a startup probe ends with its first verdict
 		})
@@ -288,8 +313,8 @@ func (c *container) probe(ctx context.Context, n *Node) {
 	if c.spec.LivenessProbe != nil {
 		probers = append(probers, prober{c.spec.LivenessProbe, func(ok bool) bool {
 			if !ok {
-				n.event(c.pod.pod, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: container "+c.spec.Name+" will be restarted")
-				c.signal(syscall.SIGKILL)
+				c.probeFailed(n, "Liveness", "liveness")
+				c.terminate(pid, c.spec.LivenessProbe)
 			}
 			return true
 		}})

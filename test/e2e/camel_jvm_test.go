@@ -470,9 +470,11 @@ func checkAStartupProbeThatNeverPasses(t *testing.T, cli func(...string) (string
 		"-t", "health.startup-probe-enabled=true", "-t", "health.startup-probe=/nope", "-t", "health.startup-period=1", "-t", "health.startup-failure-threshold=2")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	nostart := client.ObjectKey{Namespace: apps, Name: "nostart"}
-	g.Eventually(phaseAndReady(nostart), mavenTimeout, poll).Should(And(MatchRegexp(`^Error \S+ pod nostart-`), ContainSubstring("exited with code 137")))
-	g.Expect(eventNotes(apps, "", "Unhealthy", corev1.EventTypeWarning)).To(ContainElement(
-		ContainSubstring("Startup probe failed: container integration will be restarted")))
+	g.Eventually(phaseAndReady(nostart), mavenTimeout, poll).Should(And(MatchRegexp(`^Error \S+ pod nostart-`), MatchRegexp("exited with code (143|137)")),
+		"a failed startup probe stops the JVM as a kubelet does: SIGTERM, SIGKILL after the grace period")
+	g.Expect(eventNotes(apps, "", "Unhealthy", corev1.EventTypeWarning)).To(ContainElement(HavePrefix("Startup probe failed")))
+	g.Expect(eventNotes(apps, "", "Killing", corev1.EventTypeNormal)).To(ContainElement(
+		"Container integration failed startup probe, will be restarted"), "as a kubelet says it")
 	g.Expect(env.Client.Delete(context.Background(), &camelv1.Integration{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "nostart"}})).To(Succeed())
 }
 

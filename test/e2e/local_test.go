@@ -96,9 +96,11 @@ func TestLocalClusterRunsDeploymentsAndStopsCleanly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "local")
 	t.Cleanup(func() { _, _, _ = caravan("local", "down", "--dir", dir) })
 
-	out, errOut, err := caravan("local", "up", "--dir", dir, "--nodes", "2")
+	// The process node: a machine runs one kubelet node, which test/node may hold.
+	out, errOut, err := caravan("local", "up", "--dir", dir, "--nodes", "2", "--node", "process")
 	g.Expect(err).NotTo(HaveOccurred(), "local up: %s\n%s", out, errOut)
 	g.Expect(out).To(ContainSubstring("The local cluster is running"))
+	g.Expect(errOut).To(ContainSubstring("the real pods run on the process node: asked for with --node process"))
 	components := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "process-node", "registry"}
 	registry := regexp.MustCompile(`registry:\s+(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
 	g.Expect(registry).To(HaveLen(2), "local up names no registry: %s", out)

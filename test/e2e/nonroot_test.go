@@ -69,6 +69,8 @@ func TestALocalClusterOfAnUnprivilegedUserRunsOperatorPods(t *testing.T) {
 	t.Cleanup(func() { _, _, _ = asUser("local", "down", "--dir", dir) })
 	out, errOut, err := asUser("local", "up", "--dir", dir)
 	g.Expect(err).NotTo(HaveOccurred(), "local up as %s: %s\n%s", nonRootUser, out, errOut)
+	g.Expect(errOut).To(ContainSubstring("the real pods run on the process node: the kubelet node needs root"),
+		"local up says which node it chose, and why")
 
 	t.Log("every process of the cluster runs as the user")
 	processes := recordedProcesses(t, dir)

@@ -82,10 +82,15 @@ func (e *Env) StartPostgreSQL(t *testing.T, ns string) PostgreSQL {
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("256Mi")}}}
 	}
+	// Clients connect from their pods' addresses, or from the node's through kube-proxy's
+	// masquerade: the test database trusts them all.
+	hba := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "postgresql-hba"},
+		Data: map[string]string{"pg_hba.conf": "local all all trust\nhost all all all trust\n"}}
 	server := container("postgres", postgresBin+"/postgres", "-D", "/var/lib/postgresql/data", "-k", "/tmp",
-		"-c", "listen_addresses=$(POD_IP)", "-c", "jit=off", "-p", "5432")
+		"-c", "listen_addresses=$(POD_IP)", "-c", "jit=off", "-p", "5432", "-c", "hba_file=/etc/postgresql-hba/pg_hba.conf")
 	// The root filesystem is read-only; the server's socket and lock go to a volume.
-	server.VolumeMounts = append(server.VolumeMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"})
+	server.VolumeMounts = append(server.VolumeMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"},
+		corev1.VolumeMount{Name: "hba", MountPath: "/etc/postgresql-hba", ReadOnly: true})
 	server.Ports = []corev1.ContainerPort{{Name: "postgresql", ContainerPort: 5432}}
 	server.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(5432)}},
 		PeriodSeconds: 1}
@@ -103,7 +108,9 @@ func (e *Env) StartPostgreSQL(t *testing.T, ns string) PostgreSQL {
 						"-U", db.User, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")},
 					Containers: []corev1.Container{server},
 					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						{Name: "hba", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: hba.Name}}}}},
 				},
 			},
 		},
@@ -113,7 +120,7 @@ func (e *Env) StartPostgreSQL(t *testing.T, ns string) PostgreSQL {
 		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "postgresql", Port: 5432,
 			TargetPort: intstr.FromString("postgresql")}}},
 	}
-	for _, obj := range []client.Object{deploy, svc} {
+	for _, obj := range []client.Object{hba, deploy, svc} {
 		if err := e.Client.Create(ctx, obj); err != nil {
 			t.Fatalf("creating the PostgreSQL %T: %v", obj, err)
 		}

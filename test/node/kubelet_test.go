@@ -137,6 +137,20 @@ func TestTheKubeletNodeRunsRealPods(t *testing.T) {
 		}
 	})
 
+	t.Run("a second kubelet node is refused while one runs, and the refusal leaves it whole", func(t *testing.T) {
+		cacheDir, err := localcluster.DefaultCacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = localcluster.Start(ctx, localcluster.Options{
+			Dir: filepath.Join(t.TempDir(), "second"), Full: true, Nodes: 1, Attached: true, Registry: true,
+			CacheDir: cacheDir, Node: localcluster.NodeKubelet, NodeBinaries: nodeBinaries(t),
+		})
+		if err == nil || !strings.Contains(err.Error(), c.Dir+" runs this machine's kubelet node") {
+			t.Fatalf("a second kubelet node started, or failed otherwise: %v", err)
+		}
+		answers(t, "http://"+svc.Spec.ClusterIP+"/", "pod web\n")
+	})
 	t.Run("stopping the cluster leaves no container, mount or bridge behind", func(t *testing.T) {
 		shim := filepath.Join(filepath.Dir(nodeBinaries(t).Containerd), "containerd-shim-runc-v2")
 		if running(shim) == 0 {

@@ -130,27 +130,29 @@ type BuildOptions struct {
 }
 
 func newCmdBuild(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &BuildOptions{dirOptions: dirOptions{IOStreams: streams}, Node: string(localcluster.NodeProcess)}
+	o := &BuildOptions{dirOptions: dirOptions{IOStreams: streams}, Node: nodeAuto}
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the local cluster's binaries and images into the cache, without starting anything",
 		Example: `  # Prepare a machine (for example in CI) before running tests
   caravan local build
 
-  # Also build the kubelet node's kubelet, kube-proxy, containerd, runc and CNI plugins
+  # Also build the kubelet node's kubelet, kube-proxy, containerd, runc and CNI plugins (as
+  # root, local build does it unasked)
   caravan local build --node kubelet`,
 		Args: cobra.NoArgs,
 		RunE: cmdutil.RunE(o),
 	}
 	o.add(cmd)
-	cmd.Flags().StringVar(&o.Node, "node", o.Node, "the node whose binaries are built too: process (nothing more to build) or kubelet")
+	cmd.Flags().StringVar(&o.Node, "node", o.Node, "the node whose binaries are built too: kubelet, process (nothing more to build), "+
+		"or auto (the node local up would start: kubelet as root, else process)")
 	return cmd
 }
 
 // Validate checks the flags.
 func (o *BuildOptions) Validate() error {
-	if k := localcluster.NodeKind(o.Node); k != localcluster.NodeProcess && k != localcluster.NodeKubelet {
-		return fmt.Errorf("--node must be process or kubelet, got %q", o.Node)
+	if k := localcluster.NodeKind(o.Node); k != nodeAuto && k != localcluster.NodeProcess && k != localcluster.NodeKubelet {
+		return fmt.Errorf("--node must be auto, kubelet or process, got %q", o.Node)
 	}
 	return nil
 }
@@ -169,7 +171,7 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 	} {
 		fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
 	}
-	if localcluster.NodeKind(o.Node) == localcluster.NodeKubelet {
+	if node, _ := (&UpOptions{Node: o.Node}).nodeKind(); node == localcluster.NodeKubelet {
 		node, err := localcluster.EnsureNodeBinaries(ctx, o.CacheDir, o.ErrOut)
 		if err != nil {
 			return err

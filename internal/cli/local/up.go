@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -30,7 +31,7 @@ type UpOptions struct {
 }
 
 func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UpOptions{dirOptions: dirOptions{IOStreams: streams}, Nodes: 1, Registry: true, Node: string(localcluster.NodeProcess)}
+	o := &UpOptions{dirOptions: dirOptions{IOStreams: streams}, Nodes: 1, Registry: true, Node: nodeAuto}
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local cluster (building its binaries on first use)",
@@ -41,17 +42,33 @@ func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
   # Start a cluster with three nodes in a directory of your own
   caravan local up --nodes 3 --dir /tmp/caravan-local
 
-  # Run the pods on a real kubelet with containerd (as root)
-  sudo caravan local up --node kubelet`,
+  # Run the pods as processes of this machine even as root
+  caravan local up --node process`,
 		Args: cobra.NoArgs,
 		RunE: cmdutil.RunE(o),
 	}
 	o.add(cmd)
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "number of simulated (kwok) nodes")
 	cmd.Flags().BoolVar(&o.Registry, "registry", o.Registry, "run the cluster's registry, which serves the operator image and kits")
-	cmd.Flags().StringVar(&o.Node, "node", o.Node, "the node that runs operator, builder and kit pods: process (pods as processes "+
-		"of this machine) or kubelet (a real kubelet with containerd and a bridge network; needs root)")
+	cmd.Flags().StringVar(&o.Node, "node", o.Node, "the node that runs operator, builder and kit pods: kubelet (a real kubelet with "+
+		"containerd and a bridge network; needs root), process (pods as processes of this machine), or auto (kubelet as root, else process)")
 	return cmd
+}
+
+// nodeAuto picks the kubelet node where it can run, the process node elsewhere.
+const nodeAuto = "auto"
+
+// nodeKind is the node to start and why.
+func (o *UpOptions) nodeKind() (localcluster.NodeKind, string) {
+	switch {
+	case o.Node != nodeAuto:
+		return localcluster.NodeKind(o.Node), "asked for with --node " + o.Node
+	case goruntime.GOOS != "linux":
+		return localcluster.NodeProcess, "the kubelet node runs on Linux only"
+	case os.Geteuid() != 0:
+		return localcluster.NodeProcess, "the kubelet node needs root (sudo caravan local up runs it)"
+	}
+	return localcluster.NodeKubelet, "caravan runs as root (--node process starts the process node instead)"
 }
 
 // Validate checks the flags.
@@ -60,7 +77,7 @@ func (o *UpOptions) Validate() error {
 		return fmt.Errorf("--nodes must be between 1 and 100, got %d", o.Nodes)
 	}
 	switch localcluster.NodeKind(o.Node) {
-	case localcluster.NodeProcess:
+	case nodeAuto, localcluster.NodeProcess:
 	case localcluster.NodeKubelet:
 		if !o.Registry {
 			return errors.New("--node kubelet needs the registry: it pulls the pod sandbox image from it")
@@ -70,7 +87,7 @@ func (o *UpOptions) Validate() error {
 				"run caravan as root, or use --node process")
 		}
 	default:
-		return fmt.Errorf("--node must be process or kubelet, got %q", o.Node)
+		return fmt.Errorf("--node must be auto, kubelet or process, got %q", o.Node)
 	}
 	return nil
 }
@@ -94,8 +111,10 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	node, why := o.nodeKind()
+	fmt.Fprintf(o.ErrOut, "the real pods run on the %s node: %s\n", node, why)
 	var nodeBins localcluster.NodeBinaries
-	if localcluster.NodeKind(o.Node) == localcluster.NodeKubelet {
+	if node == localcluster.NodeKubelet {
 		if nodeBins, err = localcluster.EnsureNodeBinaries(ctx, o.CacheDir, o.ErrOut); err != nil {
 			return err
 		}
@@ -108,8 +127,11 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: o.Dir, Binaries: bins, Full: true, Nodes: o.Nodes, Progress: o.ErrOut, Registry: o.Registry, CacheDir: o.CacheDir,
 		NodeBinary: self, KeptVolumes: filepath.Join(o.CacheDir, "volumes"),
-		Node: localcluster.NodeKind(o.Node), NodeBinaries: nodeBins,
+		Node: node, NodeBinaries: nodeBins,
 	})
+	if err != nil && o.Node == nodeAuto && node == localcluster.NodeKubelet {
+		return fmt.Errorf("%w\n(the kubelet node was chosen because caravan runs as root; --node process starts the process node instead)", err)
+	}
 	if err != nil {
 		return err
 	}
