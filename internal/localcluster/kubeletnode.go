@@ -52,13 +52,18 @@ func (c *Cluster) nodeDir(parts ...string) string {
 var kubeletNodeOwner = filepath.Join(os.TempDir(), "caravan-kubelet-node")
 
 // claimKubeletNode records this cluster as the machine's kubelet node, refusing while another
-// cluster's runs.
+// cluster's runs, and cleaning up after one whose processes died without a stop.
 func (c *Cluster) claimKubeletNode() error {
 	if data, err := os.ReadFile(kubeletNodeOwner); err == nil {
 		dir := strings.TrimSpace(string(data))
-		if other, err := Load(dir); err == nil && dir != c.Dir && other.AnyAlive() {
-			return fmt.Errorf("the local cluster in %s runs this machine's kubelet node, and a machine has one; "+
-				"stop it (caravan local down --dir %s) or use the process node", dir, dir)
+		if other, err := Load(dir); err == nil && dir != c.Dir {
+			if other.AnyAlive() {
+				return fmt.Errorf("the local cluster in %s runs this machine's kubelet node, and a machine has one; "+
+					"stop it (caravan local down --dir %s) or use the process node", dir, dir)
+			}
+			if err := other.cleanKubeletNode(); err != nil {
+				return fmt.Errorf("cleaning up after the kubelet node of the stopped cluster in %s: %w", dir, err)
+			}
 		}
 	}
 	return os.WriteFile(kubeletNodeOwner, []byte(c.Dir+"\n"), 0o644)

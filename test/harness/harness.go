@@ -207,18 +207,25 @@ const testDirPrefix = "caravan-test-"
 const ownerFile = "owner.pid"
 
 // sweepStale removes the directories of control planes whose test binary is gone, killed or
-// timed out before it could: a full one holds gigabytes of images and pods. A directory with
-// something mounted under it, or without an owner, is left alone.
+// timed out before it could: a full one holds gigabytes of images and pods. Their clusters are
+// stopped first, which for a kubelet node also removes its containers, mounts and bridge. A
+// directory with something mounted under it still, or without an owner, is left alone.
 func sweepStale() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), testDirPrefix+"*"))
-	mounts, _ := os.ReadFile("/proc/self/mounts")
 	for _, d := range dirs {
 		data, err := os.ReadFile(filepath.Join(d, ownerFile))
 		if err != nil {
 			continue
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil || processAlive(pid) || strings.Contains(string(mounts), " "+d+"/") {
+		if err != nil || processAlive(pid) {
+			continue
+		}
+		if c, err := localcluster.Load(filepath.Join(d, "cluster")); err == nil {
+			_ = c.Stop()
+		}
+		mounts, _ := os.ReadFile("/proc/self/mounts")
+		if strings.Contains(string(mounts), " "+d+"/") {
 			continue
 		}
 		_ = os.RemoveAll(d)
