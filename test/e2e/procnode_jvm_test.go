@@ -55,11 +55,18 @@ func TestBuilderPodsRunJVMsOnTheProcessNode(t *testing.T) {
 		g.Expect(term.Message).To(ContainSubstring("MARKER-b2f1"))
 	})
 
-	t.Run("a read-only root filesystem still has a writable /tmp", func(t *testing.T) {
+	t.Run("a read-only root filesystem is read-only in /tmp too, as on a kubelet, unless a volume is mounted there", func(t *testing.T) {
 		t.Parallel()
 		g := NewWithT(t)
-		pod := runBuilderPod(t, ns, "read-only", image, jvmCheck+` && ! touch /etc/written 2>/dev/null`, func(p *corev1.Pod) {
+		readOnly := func(p *corev1.Pod) {
 			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}
+		}
+		pod := runBuilderPod(t, ns, "read-only", image, `java -version && ! touch /etc/written 2>/dev/null && ! touch /tmp/written 2>/dev/null`, readOnly)
+		g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded), builderLog(t, pod))
+		pod = runBuilderPod(t, ns, "read-only-tmp", image, `java -version && ! touch /etc/written 2>/dev/null && touch /tmp/ok`, func(p *corev1.Pod) {
+			readOnly(p)
+			p.Spec.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
 		})
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded), builderLog(t, pod))
 	})
