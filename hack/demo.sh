@@ -25,7 +25,7 @@ for id in operator-a operator-b; do
   bin/caravan install -n caravan -x "$id" --force --wait --maven-cache 2Gi
 done
 k get integrationoperators
-echo "Each operator is a pod of the $(k get nodes -l caravan.dev/node-kind=process -o jsonpath='{.items[0].metadata.name}'), running the operator image built from this tree:"
+echo "Each operator is a pod of node $(k get nodes -l caravan.dev/node-kind=process -o jsonpath='{.items[0].metadata.name}'), running the operator image built from this tree:"
 k get pods -n caravan -o wide
 
 step "An integration built from source: operator-a builds its kit with Maven, in a builder pod, and Camel runs it in a JVM"
