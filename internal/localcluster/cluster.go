@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -277,6 +278,15 @@ func (c *Cluster) Destroy() error {
 // RESTConfig is a cluster-admin configuration (group system:masters).
 func (c *Cluster) RESTConfig() (*rest.Config, error) {
 	return c.UserConfig("caravan-admin", "system:masters")
+}
+
+// adminClientset is a clientset of the cluster-admin configuration.
+func (c *Cluster) adminClientset() (kubernetes.Interface, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
 }
 
 // UserConfig mints a client certificate for the user name with the given

@@ -116,11 +116,7 @@ func (c *Cluster) startKubeletNode(ctx context.Context, opts Options) error {
 	if err := c.startKubeProxy(opts); err != nil {
 		return err
 	}
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := c.adminClientset()
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // kwokNodeAnnotation marks the nodes that kwok simulates.
@@ -22,11 +21,7 @@ func NodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 // and schedulable (the node lifecycle controller has removed the not-ready
 // taint that every new node starts with).
 func (c *Cluster) registerNodes(ctx context.Context, opts Options) error {
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
-	clientset, err := kubernetes.NewForConfig(cfg)
+	clientset, err := c.adminClientset()
 	if err != nil {
 		return err
 	}

@@ -52,11 +52,7 @@ var ProcessPodValues = []string{"caravan-operator", "caravan-fleet", "caravan-bu
 // startProcessNode starts `caravan local node` and the placement policy,
 // and waits until the node is Ready and schedulable.
 func (c *Cluster) startProcessNode(ctx context.Context, opts Options) error {
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := c.adminClientset()
 	if err != nil {
 		return err
 	}
