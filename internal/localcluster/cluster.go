@@ -126,6 +126,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
+	if err := checkNodeOptions(opts); err != nil {
+		return nil, err
+	}
 	if existing, err := Load(opts.Dir); err == nil && existing.AnyAlive() {
 		return nil, fmt.Errorf("a local cluster already runs from %s (server %s)", opts.Dir, existing.Server)
 	}
@@ -134,12 +137,6 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "pki"), 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", opts.Dir, err)
-	}
-	if opts.Node == NodeKubelet && !opts.Full {
-		return nil, errors.New("the kubelet node needs a full cluster")
-	}
-	if opts.Node == NodeKubelet && opts.WithoutMutatingAdmissionPolicies {
-		return nil, errors.New("the kubelet node places pods with the MutatingAdmissionPolicy; the placement webhook is the process node's")
 	}
 	c := &Cluster{State: State{Dir: opts.Dir, Full: opts.Full, Nodes: opts.Nodes, Node: opts.Node,
 		Audit: len(opts.AuditPolicy) > 0, StartedAt: time.Now()}}
@@ -150,6 +147,21 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// checkNodeOptions refuses, before anything is touched, a kubelet node the options cannot give.
+func checkNodeOptions(opts Options) error {
+	switch {
+	case opts.Node != NodeKubelet:
+		return nil
+	case !opts.Full:
+		return errors.New("the kubelet node needs a full cluster")
+	case !opts.Registry:
+		return errors.New("the kubelet node needs the registry: it pulls the pod sandbox image from it")
+	case opts.WithoutMutatingAdmissionPolicies:
+		return errors.New("the kubelet node places pods with the MutatingAdmissionPolicy; the placement webhook is the process node's")
+	}
+	return nil
 }
 
 // step is one stage of starting a cluster.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"time"
 
@@ -37,42 +38,49 @@ func (c *Cluster) pushDebianImages(ctx context.Context, opts Options) error {
 // pushPauseImage pushes the pod sandbox image, the pause program alone, to the cluster's
 // registry and returns its reference.
 func (c *Cluster) pushPauseImage(ctx context.Context, pause string) (string, error) {
-	data, err := os.ReadFile(pause)
-	if err != nil {
-		return "", fmt.Errorf("reading the pause program: %w", err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "pause", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-		return "", err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return "", err
-	}
-	if err := tw.Close(); err != nil {
-		return "", err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
-	if err != nil {
-		return "", err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return "", err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return "", err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", goruntime.GOARCH
-	cfg.Config.Entrypoint = []string{"/pause"}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return "", err
-	}
 	ref := c.RegistryAddress + "/caravan/pause:" + PauseVersion
-	if err := image.Push(ctx, image.Registry{Address: c.RegistryAddress, Insecure: true}, ref, img); err != nil {
+	if err := c.PushProgram(ctx, pause, ref); err != nil {
 		return "", fmt.Errorf("pushing the pause image: %w", err)
 	}
 	return ref, nil
+}
+
+// PushProgram pushes, as ref in the cluster's registry, an image that holds the static program
+// at path alone, as its entrypoint /NAME.
+func (c *Cluster) PushProgram(ctx context.Context, path, ref string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading the program: %w", err)
+	}
+	name := filepath.Base(path)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(data); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		return err
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		return err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = "linux", goruntime.GOARCH
+	cfg.Config.Entrypoint = []string{"/" + name}
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
+		return err
+	}
+	return image.Push(ctx, image.Registry{Address: c.RegistryAddress, Insecure: true}, ref, img)
 }

@@ -177,11 +177,8 @@ func (c *Cluster) startContainerd(ctx context.Context, opts Options, pause strin
 		}
 	}
 	// containerd finds its shim on PATH, and the bridge plugin, which it runs, nft.
-	env := []string{
-		"PATH=" + binDir + string(os.PathListSeparator) + filepath.Dir(bins.Nft) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"LD_LIBRARY_PATH=" + bins.NftLibraries,
-	}
-	p, err := c.launchWith(opts, "containerd", bins.Containerd, []string{"--config", c.nodeDir("containerd.toml")}, env)
+	p, err := c.launchWith(opts, "containerd", bins.Containerd, []string{"--config", c.nodeDir("containerd.toml")},
+		nftEnv(bins, binDir))
 	if err != nil {
 		return "", err
 	}
@@ -385,10 +382,9 @@ func (c *Cluster) startKubeProxy(opts Options) error {
 	return err
 }
 
-// nftEnv is the environment under which kube-proxy runs Debian's nft from the cache.
-func nftEnv(bins NodeBinaries) []string {
-	return []string{
-		"PATH=" + filepath.Dir(bins.Nft) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"LD_LIBRARY_PATH=" + bins.NftLibraries,
-	}
+// nftEnv is the environment under which a process runs Debian's nft from the cache: the
+// machine's PATH after dirs and nft's directory, and nft's libraries.
+func nftEnv(bins NodeBinaries, dirs ...string) []string {
+	path := append(append([]string{}, dirs...), filepath.Dir(bins.Nft), os.Getenv("PATH"))
+	return []string{"PATH=" + strings.Join(path, string(os.PathListSeparator)), "LD_LIBRARY_PATH=" + bins.NftLibraries}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -246,9 +247,9 @@ func (c *container) stop(exited <-chan struct{}, grace time.Duration) {
 
 // probeFailed records the events a kubelet records when a container's startup or liveness probe
 // fails: Unhealthy, then Killing.
-func (c *container) probeFailed(n *Node, kind, lower string) {
+func (c *container) probeFailed(n *Node, kind string) {
 	n.event(c.pod.pod, corev1.EventTypeWarning, "Unhealthy", kind+" probe failed")
-	n.event(c.pod.pod, corev1.EventTypeNormal, "Killing", "Container "+c.spec.Name+" failed "+lower+" probe, will be restarted")
+	n.event(c.pod.pod, corev1.EventTypeNormal, "Killing", "Container "+c.spec.Name+" failed "+strings.ToLower(kind)+" probe, will be restarted")
 }
 
 // terminate ends process pid after its probe p failed, as a kubelet does: SIGTERM, then SIGKILL
@@ -290,7 +291,7 @@ func (c *container) probe(ctx context.Context, n *Node) {
 		c.loop(ctx, pid, sp, c.check, func(ok bool) bool {
 			started = ok
 			if !ok {
-				c.probeFailed(n, "Startup", "startup")
+				c.probeFailed(n, "Startup")
 				c.terminate(pid, sp)
 			}
 			return false // a startup probe ends with its first verdict
@@ -313,7 +314,7 @@ func (c *container) probe(ctx context.Context, n *Node) {
 	if c.spec.LivenessProbe != nil {
 		probers = append(probers, prober{c.spec.LivenessProbe, func(ok bool) bool {
 			if !ok {
-				c.probeFailed(n, "Liveness", "liveness")
+				c.probeFailed(n, "Liveness")
 				c.terminate(pid, c.spec.LivenessProbe)
 			}
 			return true

@@ -151,10 +151,8 @@ func newCmdBuild(streams genericiooptions.IOStreams) *cobra.Command {
 
 // Validate checks the flags.
 func (o *BuildOptions) Validate() error {
-	if k := localcluster.NodeKind(o.Node); k != nodeAuto && k != localcluster.NodeProcess && k != localcluster.NodeKubelet {
-		return fmt.Errorf("--node must be auto, kubelet or process, got %q", o.Node)
-	}
-	return nil
+	_, _, err := chooseNode(o.Node, true)
+	return err
 }
 
 // Run builds what is missing and prints where each binary is.
@@ -171,7 +169,7 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 	} {
 		fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
 	}
-	if node, _ := (&UpOptions{Node: o.Node}).nodeKind(); node == localcluster.NodeKubelet {
+	if node, _, _ := chooseNode(o.Node, true); node == localcluster.NodeKubelet {
 		node, err := localcluster.EnsureNodeBinaries(ctx, o.CacheDir, o.ErrOut)
 		if err != nil {
 			return err

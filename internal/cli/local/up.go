@@ -58,17 +58,23 @@ func newCmdUp(streams genericiooptions.IOStreams) *cobra.Command {
 // nodeAuto picks the kubelet node where it can run, the process node elsewhere.
 const nodeAuto = "auto"
 
-// nodeKind is the node to start and why.
-func (o *UpOptions) nodeKind() (localcluster.NodeKind, string) {
-	switch {
-	case o.Node != nodeAuto:
-		return localcluster.NodeKind(o.Node), "asked for with --node " + o.Node
+// chooseNode is the node that the --node flag's value asks for, and why; an error for a value
+// that is none of auto, kubelet and process. registry tells whether the cluster runs its
+// registry, which the kubelet node pulls its sandbox image from.
+func chooseNode(flag string, registry bool) (localcluster.NodeKind, string, error) {
+	switch kind := localcluster.NodeKind(flag); {
+	case kind == localcluster.NodeProcess || kind == localcluster.NodeKubelet:
+		return kind, "asked for with --node " + flag, nil
+	case flag != nodeAuto:
+		return "", "", fmt.Errorf("--node must be auto, kubelet or process, got %q", flag)
 	case goruntime.GOOS != "linux":
-		return localcluster.NodeProcess, "the kubelet node runs on Linux only"
+		return localcluster.NodeProcess, "the kubelet node runs on Linux only", nil
 	case os.Geteuid() != 0:
-		return localcluster.NodeProcess, "the kubelet node needs root (sudo caravan local up runs it)"
+		return localcluster.NodeProcess, "the kubelet node needs root (sudo caravan local up runs it)", nil
+	case !registry:
+		return localcluster.NodeProcess, "the kubelet node pulls its sandbox image from the registry, which --registry=false leaves out", nil
 	}
-	return localcluster.NodeKubelet, "caravan runs as root (--node process starts the process node instead)"
+	return localcluster.NodeKubelet, "caravan runs as root (--node process starts the process node instead)", nil
 }
 
 // Validate checks the flags.
@@ -76,18 +82,16 @@ func (o *UpOptions) Validate() error {
 	if o.Nodes < 1 || o.Nodes > 100 {
 		return fmt.Errorf("--nodes must be between 1 and 100, got %d", o.Nodes)
 	}
-	switch localcluster.NodeKind(o.Node) {
-	case nodeAuto, localcluster.NodeProcess:
-	case localcluster.NodeKubelet:
-		if !o.Registry {
-			return errors.New("--node kubelet needs the registry: it pulls the pod sandbox image from it")
-		}
-		if os.Geteuid() != 0 {
-			return errors.New("--node kubelet needs root: the kubelet makes network namespaces, a bridge and cgroups; " +
-				"run caravan as root, or use --node process")
-		}
-	default:
-		return fmt.Errorf("--node must be auto, kubelet or process, got %q", o.Node)
+	node, _, err := chooseNode(o.Node, o.Registry)
+	if err != nil || node != localcluster.NodeKubelet {
+		return err
+	}
+	if !o.Registry {
+		return errors.New("--node kubelet needs the registry: it pulls the pod sandbox image from it")
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("--node kubelet needs root: the kubelet makes network namespaces, a bridge and cgroups; " +
+			"run caravan as root, or use --node process")
 	}
 	return nil
 }
@@ -111,7 +115,10 @@ func (o *UpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	node, why := o.nodeKind()
+	node, why, err := chooseNode(o.Node, o.Registry)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(o.ErrOut, "the real pods run on the %s node: %s\n", node, why)
 	var nodeBins localcluster.NodeBinaries
 	if node == localcluster.NodeKubelet {
