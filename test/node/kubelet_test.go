@@ -106,66 +106,81 @@ func TestTheKubeletNodeRunsRealPods(t *testing.T) {
 			t.Errorf("log of web: %q", logs)
 		}
 	})
-	t.Run("a container over its memory limit is OOMKilled", func(t *testing.T) {
-		pod := serverPod("hog", server, map[string]string{"HOLD_MB": "256"}, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")})
-		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-		pod.Spec.Containers[0].ReadinessProbe = nil
-		if _, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var terminated *corev1.ContainerStateTerminated
-		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			p, err := cs.CoreV1().Pods(namespace).Get(ctx, "hog", metav1.GetOptions{})
-			if err != nil || len(p.Status.ContainerStatuses) == 0 {
-				return false, err
-			}
-			terminated = p.Status.ContainerStatuses[0].State.Terminated
-			return terminated != nil, nil
-		})
-		if err != nil {
-			t.Fatalf("hog never ended: %v", err)
-		}
-		if terminated.Reason != "OOMKilled" || terminated.ExitCode != 137 {
-			t.Errorf("hog ended %s with %d, not OOMKilled with 137", terminated.Reason, terminated.ExitCode)
-		}
-	})
-
+	t.Run("a container over its memory limit is OOMKilled", func(t *testing.T) { checkOOMKilled(t, cs, server) })
 	t.Run("a second kubelet node is refused while one runs, and the refusal leaves it whole", func(t *testing.T) {
-		cacheDir, err := localcluster.DefaultCacheDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = localcluster.Start(ctx, localcluster.Options{
-			Dir: filepath.Join(t.TempDir(), "second"), Full: true, Nodes: 1, Attached: true, Registry: true,
-			CacheDir: cacheDir, Node: localcluster.NodeKubelet, NodeBinaries: nodeBinaries(t),
-		})
-		if err == nil || !strings.Contains(err.Error(), c.Dir+" runs this machine's kubelet node") {
-			t.Fatalf("a second kubelet node started, or failed otherwise: %v", err)
-		}
-		answers(t, "http://"+svc.Spec.ClusterIP+"/", "pod web\n")
+		checkSecondRefused(t, c, svc.Spec.ClusterIP)
 	})
-	t.Run("stopping the cluster leaves no container, mount or bridge behind", func(t *testing.T) {
-		shim := filepath.Join(filepath.Dir(nodeBinaries(t).Containerd), "containerd-shim-runc-v2")
-		if running(shim) == 0 {
-			t.Fatal("no containerd shim runs before the stop: the check below would prove nothing")
+	t.Run("stopping the cluster leaves no container, mount or bridge behind", func(t *testing.T) { checkStopLeavesNothing(t, c) })
+}
+
+// checkOOMKilled runs a pod of server that holds more memory than its limit, and checks that
+// the kernel ends it as Kubernetes reports it: OOMKilled, exit 137.
+func checkOOMKilled(t *testing.T, cs kubernetes.Interface, server string) {
+	ctx := context.Background()
+	pod := serverPod("hog", server, map[string]string{"HOLD_MB": "256"}, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")})
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.Containers[0].ReadinessProbe = nil
+	if _, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var terminated *corev1.ContainerStateTerminated
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(namespace).Get(ctx, "hog", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return false, err
 		}
-		if err := c.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		if n := running(shim); n > 0 {
-			t.Errorf("%d containerd shims still run", n)
-		}
-		if _, err := net.InterfaceByName(localcluster.NodeBridge); err == nil {
-			t.Errorf("the bridge %s is still there", localcluster.NodeBridge)
-		}
-		mounts, err := os.ReadFile("/proc/self/mountinfo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(mounts), " "+c.Dir+"/") {
-			t.Errorf("mounts under %s remain:\n%s", c.Dir, mounts)
-		}
+		terminated = p.Status.ContainerStatuses[0].State.Terminated
+		return terminated != nil, nil
 	})
+	if err != nil {
+		t.Fatalf("hog never ended: %v", err)
+	}
+	if terminated.Reason != "OOMKilled" || terminated.ExitCode != 137 {
+		t.Errorf("hog ended %s with %d, not OOMKilled with 137", terminated.Reason, terminated.ExitCode)
+	}
+}
+
+// checkSecondRefused checks that a second kubelet node is refused while c's runs, and that
+// c's Service at serviceIP still answers after the refusal.
+func checkSecondRefused(t *testing.T, c *localcluster.Cluster, serviceIP string) {
+	ctx := context.Background()
+	cacheDir, err := localcluster.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = localcluster.Start(ctx, localcluster.Options{
+		Dir: filepath.Join(t.TempDir(), "second"), Full: true, Nodes: 1, Attached: true, Registry: true,
+		CacheDir: cacheDir, Node: localcluster.NodeKubelet, NodeBinaries: nodeBinaries(t),
+	})
+	if err == nil || !strings.Contains(err.Error(), c.Dir+" runs this machine's kubelet node") {
+		t.Fatalf("a second kubelet node started, or failed otherwise: %v", err)
+	}
+	answers(t, "http://"+serviceIP+"/", "pod web\n")
+}
+
+// checkStopLeavesNothing stops c and checks that no containerd shim, mount under its
+// directory or bridge is left.
+func checkStopLeavesNothing(t *testing.T, c *localcluster.Cluster) {
+	shim := filepath.Join(filepath.Dir(nodeBinaries(t).Containerd), "containerd-shim-runc-v2")
+	if running(shim) == 0 {
+		t.Fatal("no containerd shim runs before the stop: the check below would prove nothing")
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := running(shim); n > 0 {
+		t.Errorf("%d containerd shims still run", n)
+	}
+	if _, err := net.InterfaceByName(localcluster.NodeBridge); err == nil {
+		t.Errorf("the bridge %s is still there", localcluster.NodeBridge)
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mounts), " "+c.Dir+"/") {
+		t.Errorf("mounts under %s remain:\n%s", c.Dir, mounts)
+	}
 }
 
 // startCluster starts a full local cluster whose real pods run on the kubelet node.
