@@ -22,31 +22,60 @@ const (
 	SignaturePayloadType types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
 	// SignatureAnnotation holds the layer's signature, base64.
 	SignatureAnnotation = "dev.cosignproject.cosign/signature"
+	// AttestationPayloadType is the media type of an attestation's layer, a DSSE envelope.
+	AttestationPayloadType types.MediaType = "application/vnd.dsse.envelope.v1+json"
+	// PredicateTypeAnnotation names, on an attestation's layer, the predicate type of its statement.
+	PredicateTypeAnnotation = "predicateType"
 )
 
 // SignatureTag is the tag of the signatures of the artifact of digest ("sha256:HEX"): sha256-HEX.sig.
 func SignatureTag(digest string) string {
-	return strings.Replace(digest, ":", "-", 1) + ".sig"
+	return cosignTag(digest, ".sig")
+}
+
+// AttestationTag is the tag of the attestations of the artifact of digest: sha256-HEX.att.
+func AttestationTag(digest string) string {
+	return cosignTag(digest, ".att")
+}
+
+// cosignTag is the tag cosign gives what it attaches to the artifact of digest: sha256-HEX, then suffix.
+func cosignTag(digest, suffix string) string {
+	return strings.Replace(digest, ":", "-", 1) + suffix
 }
 
 // PushSignature pushes signature, of payload, as the signature of ref (REPOSITORY@sha256:...) in
 // cosign's format, replacing the signatures the tag held. It returns the signature's reference by
 // digest.
 func PushSignature(ctx context.Context, reg Registry, ref string, payload, signature []byte) (string, error) {
-	digest, err := reg.digestRef(ref)
+	return reg.pushCosign(ctx, ref, ".sig", payload, SignaturePayloadType,
+		map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(signature)})
+}
+
+// PushAttestation pushes envelope, a signed DSSE envelope of an in-toto statement of predicateType,
+// as the attestation of ref (REPOSITORY@sha256:...) that `cosign verify-attestation --key` reads,
+// replacing those the tag held. It returns the attestation's reference by digest.
+func PushAttestation(ctx context.Context, reg Registry, ref string, envelope []byte, predicateType string) (string, error) {
+	// cosign writes an attestation as a signature whose signature is inside its payload.
+	return reg.pushCosign(ctx, ref, ".att", envelope, AttestationPayloadType,
+		map[string]string{SignatureAnnotation: "", PredicateTypeAnnotation: predicateType})
+}
+
+// pushCosign pushes data as the one layer of an OCI manifest tagged sha256-HEX+suffix in the
+// repository of ref, as cosign stores signatures and attestations, and returns it by digest.
+func (r Registry) pushCosign(ctx context.Context, ref, suffix string, data []byte, mediaType types.MediaType, annotations map[string]string) (string, error) {
+	digest, err := r.digestRef(ref)
 	if err != nil {
 		return "", err
 	}
-	layer := static.NewLayer(payload, SignaturePayloadType)
-	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: layer, MediaType: SignaturePayloadType,
-		Annotations: map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(signature)}})
+	layer := static.NewLayer(data, mediaType)
+	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: layer, MediaType: mediaType, Annotations: annotations})
 	if err != nil {
 		return "", err
 	}
 	img = mutate.ConfigMediaType(mutate.MediaType(img, types.OCIManifestSchema1), types.OCIConfigJSON)
-	tag := digest.Context().Tag(SignatureTag(digest.DigestStr()))
-	if err := remote.Write(tag, img, reg.options(ctx, tag)...); err != nil {
-		return "", reg.classify(ctx, opPush, tag.String(), err)
+	tag := digest.Context().Tag(cosignTag(digest.DigestStr(), suffix))
+	if err := remote.Write(tag, img, r.options(ctx, tag)...); err != nil {
+		return "", r.classify(ctx, opPush, tag.String(), err)
 	}
 	d, err := img.Digest()
 	if err != nil {

@@ -94,6 +94,9 @@ type Result struct {
 	Bundle, Catalog string
 	// Signatures are the signatures' references, by the reference of what each signs; none when unsigned.
 	Signatures map[string]string
+	// Attestations are the signed provenances' references, by the reference of what each is of;
+	// none when unsigned.
+	Attestations map[string]string
 	// Files are the files written under OutDir, by path relative to it.
 	Files []string
 	// Notes is the release notes: the CHANGELOG section and where everything is.
@@ -103,6 +106,7 @@ type Result struct {
 // Run checks the options, then builds and publishes the release. It refuses bad options before
 // building anything, and edits CHANGELOG.md only once everything is published.
 func Run(ctx context.Context, o Options) (Result, error) {
+	started := time.Now()
 	v, err := ParseVersion(o.Version)
 	if err != nil {
 		return Result{}, err
@@ -201,6 +205,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, err
 		}
 		res.Files = append(res.Files, signatures...)
+		step("attaching the signed provenance of each image and the chart, writing the CLI's")
+		prov, err := attestRelease(ctx, o, &res, started)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Files = append(res.Files, prov)
 	}
 
 	res.Notes = notes(o, v, section, res)
@@ -407,12 +417,12 @@ func notes(o Options, v semver.Version, section string, res Result) string {
 	fmt.Fprintf(&b, "helm install camel-k oci://%s --version %s -n camel-k --create-namespace\n", chart, v.String())
 	fmt.Fprintf(&b, "kubectl apply --server-side -k %s/base\n", packaging.KustomizeDir)
 	fmt.Fprintf(&b, "caravan install -n camel-k -x camel-k --image %s\n```\n", res.Operator)
-	verifyNotes(&b, res)
+	verifyNotes(&b, o.Version, res)
 	return b.String()
 }
 
-// verifyNotes says how to verify the release's signatures, or that it has none.
-func verifyNotes(b *strings.Builder, res Result) {
+// verifyNotes says how to verify the signatures and provenance of the release of version, or that it has none.
+func verifyNotes(b *strings.Builder, version string, res Result) {
 	if len(res.Signatures) == 0 {
 		fmt.Fprintf(b, "\n## Verify\n\nThis release is unsigned: it is a rehearsal, not one to install.\n")
 		return
@@ -426,6 +436,12 @@ func verifyNotes(b *strings.Builder, res Result) {
 	fmt.Fprintf(b, "# or, without cosign:\nbase64 -d %s > %s.der && openssl dgst -sha256 -verify %s -signature %s.der %s\n",
 		ChecksumsSignatureFile, ChecksumsFile, PublicKeyFile, ChecksumsFile, ChecksumsFile)
 	fmt.Fprintf(b, "sha256sum -c %s\n```\n", ChecksumsFile)
+	fmt.Fprintf(b, "\nEach of them carries a signed SLSA provenance (how and from which commit it was built); the archives' is `%s`:\n\n```sh\n", ProvenanceName(version))
+	for _, ref := range res.signed() {
+		fmt.Fprintf(b, "cosign verify-attestation --key %s --insecure-ignore-tlog=true --type slsaprovenance1 %s\n", PublicKeyFile, ref)
+	}
+	fmt.Fprintf(b, "cosign verify-blob-attestation --key %s --insecure-ignore-tlog=true --type slsaprovenance1 --signature %s ARCHIVE\n```\n",
+		PublicKeyFile, ProvenanceName(version))
 }
 
 // sortedKeys are m's keys, sorted.

@@ -75,6 +75,10 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 		checkSignatures(t, reg.Config(), out, res)
 	})
 
+	t.Run("every image and the chart carry a signed provenance of their digest, and the CLI's archives have theirs", func(t *testing.T) {
+		checkProvenance(t, reg.Config(), out, "v0.1.0-rc.1", src.Revision, res)
+	})
+
 	t.Run("the CLI's archives match their checksums and the binary is of the version", func(t *testing.T) {
 		sums, err := os.ReadFile(filepath.Join(out, ChecksumsFile))
 		if err != nil {
@@ -267,7 +271,9 @@ func TestAReleasePublishesEverythingByDigest(t *testing.T) {
 			t.Errorf("CHANGELOG.md =\n%s\nwant\n%s", data, want)
 		}
 		for _, s := range []string{"- Moves keep their pods.", res.Operator, res.KitImages["base"], res.Chart,
-			"cosign verify --key cosign.pub --insecure-ignore-tlog=true " + res.Operator, "openssl dgst -sha256 -verify cosign.pub"} {
+			"cosign verify --key cosign.pub --insecure-ignore-tlog=true " + res.Operator, "openssl dgst -sha256 -verify cosign.pub",
+			"cosign verify-attestation --key cosign.pub --insecure-ignore-tlog=true --type slsaprovenance1 " + res.Operator,
+			"--signature " + ProvenanceName("v0.1.0-rc.1")} {
 			if !strings.Contains(res.Notes, s) {
 				t.Errorf("the release notes do not say %q:\n%s", s, res.Notes)
 			}

@@ -12,11 +12,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
@@ -76,16 +78,7 @@ func TestTheSigningKeyIsCosignsOrAnECDSAP256PEM(t *testing.T) {
 // that SHA256SUMS.sig signs SHA256SUMS (with openssl too, where it is installed), and not another.
 func checkSignatures(t *testing.T, reg image.Registry, out string, res Result) {
 	t.Helper()
-	pubPEM, err := os.ReadFile(filepath.Join(out, PublicKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, _ := pem.Decode(pubPEM)
-	key, err := x509.ParsePKIXPublicKey(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := key.(*ecdsa.PublicKey)
+	pub := publishedKey(t, out)
 	refs := res.signed()
 	if len(refs) != 5 || len(res.Signatures) != 5 {
 		t.Fatalf("signed %v, signatures %v: want the operator, base, chart, bundle and catalog", refs, res.Signatures)
@@ -163,29 +156,30 @@ func checkSignatures(t *testing.T, reg image.Registry, out string, res Result) {
 // cosignVersion is the cosign the signatures are checked with, built once into the cache.
 const cosignVersion = "v3.1.3"
 
-// TestCosignVerifiesTheReleasesSignatures: cosign itself, as a user runs it with the release's
-// cosign.pub, verifies an image signed as the release signs it, and SHA256SUMS.sig, and refuses
-// them with another key.
-func TestCosignVerifiesTheReleasesSignatures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cosign once into the cache")
-	}
-	cosign := testTool(t, "github.com/sigstore/cosign/v3/cmd/cosign", cosignVersion)
+// cosignRelease signs and attests, as a release does, a random image pushed to a registry of the
+// test and an archive listed in SHA256SUMS, in signed; other holds another key's cosign.pub alone.
+// It returns the image by digest, its digest, and the archive's path.
+func cosignRelease(t *testing.T) (ref string, digest v1.Hash, archive, signed, other string) {
+	t.Helper()
 	reg := imagetest.StartRegistry(t)
-	ref, digest := pushRandomImage(t, reg, "team/caravan/operator")
-	signed, other := t.TempDir(), t.TempDir()
-	for _, dir := range []string{signed, other} {
-		o := Options{Registry: reg.Config(), SigningKey: testSigningKey(t), OutDir: dir}
-		if err := os.WriteFile(filepath.Join(dir, ChecksumsFile), []byte("0123  caravan-v0.1.0-linux-amd64.tar.gz\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if dir == other {
-			continue // its key signs nothing
-		}
-		res := Result{Operator: ref, Chart: ref, Bundle: ref, Catalog: ref}
-		if _, err := signRelease(context.Background(), o, &res); err != nil {
-			t.Fatal(err)
-		}
+	ref, digest = pushRandomImage(t, reg, "team/caravan/operator")
+	signed, other = t.TempDir(), t.TempDir()
+	archive = filepath.Join(signed, "caravan-v0.1.0-linux-amd64.tar.gz")
+	content := []byte("an archive of the CLI")
+	if err := os.WriteFile(archive, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(content)
+	if err := os.WriteFile(filepath.Join(signed, ChecksumsFile), fmt.Appendf(nil, "%x  %s\n", sum, filepath.Base(archive)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Version: "v0.1.0", Registry: reg.Config(), SigningKey: testSigningKey(t), OutDir: signed}
+	res := Result{Operator: ref, Chart: ref, Bundle: ref, Catalog: ref}
+	if _, err := signRelease(context.Background(), o, &res); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := attestRelease(context.Background(), o, &res, time.Now()); err != nil {
+		t.Fatal(err)
 	}
 	// The other key's public half, to be refused with.
 	pub, err := testSigningKey(t).PublicKey()
@@ -199,27 +193,52 @@ func TestCosignVerifiesTheReleasesSignatures(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, PublicKeyFile), otherPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	verify := func(keyDir string) (string, error) {
-		b, err := exec.Command(cosign, "verify", "--key", filepath.Join(keyDir, PublicKeyFile), "--insecure-ignore-tlog=true",
-			"--allow-http-registry", ref).CombinedOutput()
+	return ref, digest, archive, signed, other
+}
+
+// TestCosignVerifiesTheReleasesSignatures: cosign itself, as a user runs it with the release's
+// cosign.pub, verifies an image signed as the release signs it, SHA256SUMS.sig, and the
+// provenance of the image and of the CLI's archive, and refuses each with another key.
+func TestCosignVerifiesTheReleasesSignatures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cosign once into the cache")
+	}
+	cosign := testTool(t, "github.com/sigstore/cosign/v3/cmd/cosign", cosignVersion)
+	ref, digest, archive, signed, other := cosignRelease(t)
+	run := func(args ...string) (string, error) {
+		b, err := exec.Command(cosign, args...).CombinedOutput()
 		return string(b), err
 	}
-	verifyBlob := func(keyDir string) (string, error) {
-		b, err := exec.Command(cosign, "verify-blob", "--key", filepath.Join(keyDir, PublicKeyFile), "--insecure-ignore-tlog=true",
-			"--signature", filepath.Join(signed, ChecksumsSignatureFile), filepath.Join(signed, ChecksumsFile)).CombinedOutput()
-		return string(b), err
+	for _, c := range []struct {
+		what, want string
+		args       []string
+	}{
+		{"cosign verify", digest.String(), []string{"verify", "--allow-http-registry", ref}},
+		{"cosign verify-blob", "Verified OK", []string{"verify-blob", "--signature", filepath.Join(signed, ChecksumsSignatureFile),
+			filepath.Join(signed, ChecksumsFile)}},
+		{"cosign verify-attestation", `"payloadType":"application/vnd.in-toto+json"`, []string{"verify-attestation", "--type", "slsaprovenance1",
+			"--allow-http-registry", ref}},
+		{"cosign verify-blob-attestation", "Verified OK", []string{"verify-blob-attestation", "--type", "slsaprovenance1",
+			"--signature", filepath.Join(signed, ProvenanceName("v0.1.0")), archive}},
+	} {
+		for _, keyDir := range []string{signed, other} {
+			args := append([]string{c.args[0], "--key", filepath.Join(keyDir, PublicKeyFile), "--insecure-ignore-tlog=true"}, c.args[1:]...)
+			out, err := run(args...)
+			if keyDir == signed && (err != nil || !strings.Contains(out, c.want)) {
+				t.Errorf("%s with the release's key: %v\n%s", c.what, err, out)
+			}
+			if keyDir == other && err == nil {
+				t.Errorf("%s took another key:\n%s", c.what, out)
+			}
+		}
 	}
-	if out, err := verify(signed); err != nil || !strings.Contains(out, digest.String()) {
-		t.Errorf("cosign verify with the release's key: %v\n%s", err, out)
+	// A blob the provenance is not of is refused, with the right key.
+	if err := os.WriteFile(archive, []byte("another archive"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if out, err := verifyBlob(signed); err != nil || !strings.Contains(out, "Verified OK") {
-		t.Errorf("cosign verify-blob with the release's key: %v\n%s", err, out)
-	}
-	if out, err := verify(other); err == nil {
-		t.Errorf("cosign verify took another key:\n%s", out)
-	}
-	if out, err := verifyBlob(other); err == nil {
-		t.Errorf("cosign verify-blob took another key:\n%s", out)
+	if out, err := run("verify-blob-attestation", "--key", filepath.Join(signed, PublicKeyFile), "--insecure-ignore-tlog=true",
+		"--type", "slsaprovenance1", "--signature", filepath.Join(signed, ProvenanceName("v0.1.0")), archive); err == nil {
+		t.Errorf("cosign verify-blob-attestation took an archive the provenance is not of:\n%s", out)
 	}
 }
 
