@@ -83,6 +83,11 @@ var (
 	missingVersion = regexp.MustCompile(`'dependencies\.dependency\.version' for ([^:\s]+):([^:\s]+):\S+ is missing`)
 	// notFound is Maven's error for an artifact that no repository holds.
 	notFound = regexp.MustCompile(`Could not find artifact (\S+) in (\S+)`)
+	// blockedHTTP is Maven's error for repositories over plain HTTP, which its default mirror
+	// maven-default-http-blocker refuses (Maven 3.8.1 on), listing them as "ID (URL, ...)".
+	blockedHTTP = regexp.MustCompile(`(?m)Blocked mirror for repositories: \[(.*?)\](?: -> \[Help.*)?$`)
+	// blockedRepository is one repository of that list.
+	blockedRepository = regexp.MustCompile(`(\S+) \((\S+?),`)
 	// notTransferred is Maven's error for a repository it could not reach.
 	notTransferred = regexp.MustCompile(`(?m)Could not transfer artifact (\S+) from/to (\S+ \(\S+\)): (.*?)(?: -> \[Help.*)?$`)
 )
@@ -114,6 +119,17 @@ func Downloaded(log []byte) Downloads {
 // repository could not be reached or anything else went wrong.
 func Explain(out []byte, camelVersion string, runErr error) error {
 	text := string(out)
+	if m := blockedHTTP.FindStringSubmatch(text); m != nil {
+		var repos []string
+		for _, r := range blockedRepository.FindAllStringSubmatch(m[1], -1) {
+			repos = append(repos, r[1]+" ("+r[2]+")")
+		}
+		return &build.Failure{Message: fmt.Sprintf("Maven refuses the plain-HTTP repository %s: it reaches repositories over HTTPS only "+
+			"(its default mirror maven-default-http-blocker; only localhost is spared), as on Camel K. Serve it over HTTPS "+
+			"(a private CA goes in the platform's spec.build.maven.caSecrets), or lift the block in the platform's Maven settings "+
+			"(spec.build.maven.settings): a mirror of id maven-default-http-blocker, mirrorOf external:dummy:*, blocked false",
+			strings.Join(repos, ", "))}
+	}
 	// A repository that cannot be reached also leaves the BOM's versions
 	// missing: it comes first.
 	if m := notTransferred.FindStringSubmatch(text); m != nil {

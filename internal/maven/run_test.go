@@ -74,6 +74,12 @@ func TestMavensErrorsTellAWrongDependencyFromARepositoryThatIsDown(t *testing.T)
 [ERROR] 'dependencies.dependency.version' for org.apache.camel:camel-health:jar is missing. @ line 23, column 17`,
 		want: "the Maven repository down (http://127.0.0.1:1/maven) could not be reached for org.apache.camel:camel-bom:pom:4.18.0",
 	}, {
+		name:    "a repository over plain HTTP, which Maven blocks, is a failure naming it and what lifts the block",
+		output:  `[ERROR] Failed to execute goal on project y: Could not resolve dependencies for project x:y:jar:1: Failed to collect dependencies at dev.caravan.e2e:greeting:jar:1.0: Failed to read artifact descriptor for dev.caravan.e2e:greeting:jar:1.0: Could not transfer artifact dev.caravan.e2e:greeting:pom:1.0 from/to maven-default-http-blocker (http://0.0.0.0/): Blocked mirror for repositories: [e2e-only (http://10.88.0.1:39543/, default, releases+snapshots), other (http://repo.example/m2, default, releases)] -> [Help 1]`,
+		failure: true,
+		want: "Maven refuses the plain-HTTP repository e2e-only (http://10.88.0.1:39543/), other (http://repo.example/m2): " +
+			"it reaches repositories over HTTPS only",
+	}, {
 		name:   "anything else quotes Maven's last errors",
 		output: "[INFO] x\n[ERROR] something new\n",
 		want:   "[ERROR] something new",
