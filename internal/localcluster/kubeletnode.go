@@ -227,7 +227,8 @@ state = %q
 
 // cniNetwork is the CNI configuration of the pods' network: the node's bridge, which is their
 // gateway, addresses of PodCIDR, recorded under ipamDir, and traffic to the rest of the world
-// masqueraded as the machine's own (with nftables), as a node's pods reach a cluster's outside.
+// masqueraded as the machine's own (with nftables), as a node's pods reach a cluster's outside;
+// containers' hostPorts are forwarded from the machine's addresses (portmap, with nftables).
 func cniNetwork(ipamDir string) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
@@ -236,6 +237,8 @@ func cniNetwork(ipamDir string) string {
     "type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": true, "ipMasqBackend": "nftables", "hairpinMode": true,
     "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]],
              "routes": [{"dst": "0.0.0.0/0"}]}
+  }, {
+    "type": "portmap", "backend": "nftables", "capabilities": {"portMappings": true}
   }]
 }
 `, networkName, NodeBridge, ipamDir, PodCIDR, NodeAddress)

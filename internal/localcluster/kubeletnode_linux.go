@@ -1,8 +1,10 @@
 package localcluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -43,8 +47,8 @@ func createBridge(name, address string) error {
 }
 
 // cleanKubeletNode removes what the kubelet node leaves once its processes stopped: its
-// containers and their shims, kube-proxy's rules, the mounts under the cluster's directory,
-// the pods' cgroups, libcni's records of the network and the bridge.
+// containers and their shims, the pods' network attachments, kube-proxy's rules, the mounts
+// under the cluster's directory, the pods' cgroups and the bridge.
 func (c *Cluster) cleanKubeletNode() error {
 	var errs []error
 	groups := podCgroups()
@@ -53,6 +57,9 @@ func (c *Cluster) cleanKubeletNode() error {
 	}
 	if shim := c.shimBinary(); shim != "" {
 		killProgram(shim)
+	}
+	if err := c.releasePodNetworks(); err != nil {
+		errs = append(errs, err)
 	}
 	if p, err := c.component("kube-proxy"); err == nil {
 		cmd := exec.Command(p.Binary, "--cleanup")
@@ -67,16 +74,58 @@ func (c *Cluster) cleanKubeletNode() error {
 	for _, g := range groups {
 		removeCgroup(g)
 	}
-	results, _ := filepath.Glob(filepath.Join("/var/lib/cni/results", networkName+"-*"))
-	for _, r := range results {
-		_ = os.Remove(r)
-	}
 	if link, err := netlink.LinkByName(NodeBridge); err == nil {
 		if err := netlink.LinkDel(link); err != nil {
 			errs = append(errs, fmt.Errorf("removing the bridge %s: %w", NodeBridge, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// releasePodNetworks runs the CNI DEL of each pod attachment libcni recorded for the pods'
+// network, as containerd does when it stops a pod, so that the plugins remove the address,
+// masquerade and hostPort rules of pods killed without it; then it removes the records.
+func (c *Cluster) releasePodNetworks() error {
+	p, err := c.component("containerd")
+	if err != nil {
+		return nil // containerd never ran: no pod was attached
+	}
+	cni := libcni.NewCNIConfig([]string{filepath.Dir(p.Binary)}, pluginExec{DefaultExec: &invoke.DefaultExec{RawExec: &invoke.RawExec{Stderr: io.Discard}}, env: p.Env})
+	attachments, err := cni.GetCachedAttachments("")
+	if err != nil {
+		return fmt.Errorf("reading the pods' network attachments: %w", err)
+	}
+	var errs []error
+	for _, a := range attachments {
+		if a.Network != networkName {
+			continue
+		}
+		// libcni records the whole list of the network an attachment was added with.
+		conf, err := libcni.ConfListFromBytes(a.Config)
+		if err == nil {
+			err = cni.DelNetworkList(context.Background(), conf, &libcni.RuntimeConf{ContainerID: a.ContainerID,
+				NetNS: a.NetNS, IfName: a.IfName, Args: a.CniArgs, CapabilityArgs: a.CapabilityArgs})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("releasing the network of pod sandbox %s: %w", a.ContainerID, err))
+		}
+	}
+	results, _ := filepath.Glob(filepath.Join("/var/lib/cni/results", networkName+"-*"))
+	for _, r := range results {
+		_ = os.Remove(r)
+	}
+	return errors.Join(errs...)
+}
+
+// pluginExec runs CNI plugins with env added to their environment: nft's path and libraries.
+type pluginExec struct {
+	*invoke.DefaultExec
+	env []string
+}
+
+// ExecPlugin runs the plugin at path with env after environ.
+func (e pluginExec) ExecPlugin(ctx context.Context, path string, stdin []byte, environ []string) ([]byte, error) {
+	return e.DefaultExec.ExecPlugin(ctx, path, stdin, append(environ, e.env...))
 }
 
 // shimBinary is the containerd shim the cluster's containerd ran, "" if it never ran.

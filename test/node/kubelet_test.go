@@ -1,6 +1,6 @@
 // Package node_test runs the local cluster's kubelet node, a real kubelet with containerd, and
 // checks what a pod gets on it: its own network namespace and address, Services through
-// kube-proxy, the API server, logs through the API, and a memory limit the kernel enforces.
+// kube-proxy, hostPorts, the API server, logs through the API, and a memory limit the kernel enforces.
 package node_test
 
 import (
@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,11 +32,15 @@ import (
 
 const namespace = metav1.NamespaceDefault
 
+// webHostPort is the hostPort of the web pod's server.
+const webHostPort = 18080
+
 func TestTheKubeletNodeRunsRealPods(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the kubelet node needs root (CI runs as root)")
 	}
 	ctx := context.Background()
+	earlier := podNetworkRules(t) // of pods earlier clusters' stops left, before they were released
 	c := startCluster(t)
 	cfg, err := c.RESTConfig()
 	if err != nil {
@@ -61,7 +66,9 @@ func TestTheKubeletNodeRunsRealPods(t *testing.T) {
 		}
 	})
 
-	web := runPod(t, cs, serverPod("web", server, nil, nil))
+	webPod := serverPod("web", server, nil, nil)
+	webPod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: webHostPort}}
+	web := runPod(t, cs, webPod)
 	client := runPod(t, cs, serverPod("client", server, nil, nil))
 	svc, err := cs.CoreV1().Services(namespace).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -90,6 +97,9 @@ func TestTheKubeletNodeRunsRealPods(t *testing.T) {
 		answers(t, "http://"+svc.Spec.ClusterIP+"/", "pod web\n")
 		answers(t, "http://"+net.JoinHostPort(client.Status.PodIP, "8080")+"/get?url=http://"+svc.Spec.ClusterIP+"/", "200 pod web\n")
 	})
+	t.Run("a container's hostPort is served on the node's address", func(t *testing.T) {
+		answers(t, "http://"+net.JoinHostPort(localcluster.NodeAddress, strconv.Itoa(webHostPort))+"/", "pod web\n")
+	})
 	t.Run("a pod reaches the API server at the kubernetes Service", func(t *testing.T) {
 		url := "https://" + net.JoinHostPort(kubernetesSvc.Spec.ClusterIP, "443") + "/version"
 		body := get(t, "http://"+net.JoinHostPort(client.Status.PodIP, "8080")+"/get?url="+url)
@@ -110,7 +120,7 @@ func TestTheKubeletNodeRunsRealPods(t *testing.T) {
 	t.Run("a second kubelet node is refused while one runs, and the refusal leaves it whole", func(t *testing.T) {
 		checkSecondRefused(t, c, svc.Spec.ClusterIP)
 	})
-	t.Run("stopping the cluster leaves no container, mount or bridge behind", func(t *testing.T) { checkStopLeavesNothing(t, c) })
+	t.Run("stopping the cluster leaves no container, mount or bridge behind", func(t *testing.T) { checkStopLeavesNothing(t, c, earlier) })
 }
 
 // checkOOMKilled runs a pod of server that holds more memory than its limit, and checks that
@@ -158,15 +168,27 @@ func checkSecondRefused(t *testing.T, c *localcluster.Cluster, serviceIP string)
 	answers(t, "http://"+serviceIP+"/", "pod web\n")
 }
 
-// checkStopLeavesNothing stops c and checks that no containerd shim, mount under its
-// directory or bridge is left.
-func checkStopLeavesNothing(t *testing.T, c *localcluster.Cluster) {
+// checkStopLeavesNothing stops c and checks that no containerd shim, masquerade or hostPort rule
+// of its pods (those not in earlier), mount under its directory or bridge is left.
+func checkStopLeavesNothing(t *testing.T, c *localcluster.Cluster, earlier map[string]bool) {
 	shim := filepath.Join(filepath.Dir(nodeBinaries(t).Containerd), "containerd-shim-runc-v2")
 	if running(shim) == 0 {
 		t.Fatal("no containerd shim runs before the stop: the check below would prove nothing")
 	}
+	attached := podNetworkRules(t)
+	for id := range earlier {
+		delete(attached, id)
+	}
+	if len(attached) == 0 {
+		t.Fatal("no pod has network rules before the stop: the check below would prove nothing")
+	}
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
+	}
+	for id := range podNetworkRules(t) {
+		if attached[id] {
+			t.Errorf("the network rules of pod sandbox %s remain after the stop", id)
+		}
 	}
 	if n := running(shim); n > 0 {
 		t.Errorf("%d containerd shims still run", n)
@@ -181,6 +203,26 @@ func checkStopLeavesNothing(t *testing.T, c *localcluster.Cluster) {
 	if strings.Contains(string(mounts), " "+c.Dir+"/") {
 		t.Errorf("mounts under %s remain:\n%s", c.Dir, mounts)
 	}
+}
+
+// sandboxID is the pod sandbox a rule of the CNI plugins is for, in its comment.
+var sandboxID = regexp.MustCompile(`net: caravan, if: \S+, id: ([0-9a-f]{64})`)
+
+// podNetworkRules are the pod sandboxes that the machine's nftables rules of the node's network
+// (masquerade, hostPort) are for.
+func podNetworkRules(t *testing.T) map[string]bool {
+	bins := nodeBinaries(t)
+	cmd := exec.Command(bins.Nft, "list", "ruleset")
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+bins.NftLibraries)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("nft list ruleset: %v: %s", err, out)
+	}
+	ids := map[string]bool{}
+	for _, m := range sandboxID.FindAllStringSubmatch(string(out), -1) {
+		ids[m[1]] = true
+	}
+	return ids
 }
 
 // startCluster starts a full local cluster whose real pods run on the kubelet node.
