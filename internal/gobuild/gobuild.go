@@ -4,6 +4,8 @@ package gobuild
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -115,4 +117,61 @@ func Install(cacheDir, pkg, version string, out io.Writer) (string, error) {
 		}
 	}
 	return bin, nil
+}
+
+// BuildModule builds the commands pkgs (relative to the module's root, as ./cmd/x) of module at
+// version, statically, into cacheDir/bin/NAME-VERSION (NAME: the module path's last element),
+// once, and returns that directory; each binary is named after its package's last element. It
+// builds inside the module as downloaded, with its own go.mod and go.sum, where `go install
+// pkg@version` cannot be used (a module proxy that refuses the module's version list).
+func BuildModule(cacheDir, module, version string, pkgs, tags []string, out io.Writer) (string, error) {
+	name := path.Base(module)
+	dir := filepath.Join(cacheDir, "bin", name+"-"+version)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	fmt.Fprintf(out, "building %s %s (%s) into %s (once)\n", name, version, strings.Join(pkgs, ", "), dir)
+	download := exec.Command("go", "mod", "download", "-json", module+"@"+version)
+	data, err := download.Output()
+	if err != nil {
+		return "", fmt.Errorf("downloading %s %s: %w: %s", module, version, err, exitStderr(err))
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(data, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("downloading %s %s: no module directory in %s", module, version, data)
+	}
+	if err := os.MkdirAll(filepath.Join(cacheDir, "bin"), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(cacheDir, "bin"), "."+name+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	args := []string{"build", "-v", "-trimpath", "-ldflags", "-s -w", "-o", tmp + string(filepath.Separator)}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, pkgs...)...)
+	cmd.Dir = mod.Dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+	if err := Run(cmd, name+" "+version, out); err != nil {
+		return "", fmt.Errorf("building %s %s: %w", name, version, err)
+	}
+	// Renamed into place whole; another build that got there first wins.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// exitStderr is what a command that failed with err printed on its standard error.
+func exitStderr(err error) string {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return strings.TrimSpace(string(exit.Stderr))
+	}
+	return ""
 }

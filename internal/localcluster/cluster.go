@@ -161,8 +161,20 @@ func checkNodeOptions(opts Options) error {
 	case opts.WithoutMutatingAdmissionPolicies:
 		return errors.New("the kubelet node places pods with the MutatingAdmissionPolicy; the placement webhook is the process node's")
 	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return err
+	}
+	if len(dir) > maxKubeletNodeDir {
+		return fmt.Errorf("the kubelet node needs a cluster directory of at most %d bytes, since the kubelet's sockets are under it "+
+			"and a socket's path holds at most 107: %s has %d; give a shorter one", maxKubeletNodeDir, dir, len(dir))
+	}
 	return nil
 }
+
+// maxKubeletNodeDir is the longest cluster directory the kubelet node takes: its longest socket,
+// DIR/kubelet-node/kubelet/device-plugins/kubelet.sock, within a socket path's 107 bytes.
+const maxKubeletNodeDir = 107 - len("/kubelet-node/kubelet/device-plugins/kubelet.sock")
 
 // step is one stage of starting a cluster.
 type step struct {

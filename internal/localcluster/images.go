@@ -48,18 +48,38 @@ func (c *Cluster) pushPauseImage(ctx context.Context, pause string) (string, err
 // PushProgram pushes, as ref in the cluster's registry, an image that holds the static program
 // at path alone, as its entrypoint /NAME.
 func (c *Cluster) PushProgram(ctx context.Context, path, ref string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading the program: %w", err)
-	}
 	name := filepath.Base(path)
+	return c.PushFiles(ctx, ref, []ImageFile{{Path: name, From: path}}, "/"+name)
+}
+
+// ImageFile is a file of an image PushFiles builds: its path in the image and the file of this
+// machine it holds, executable; a directory that anyone may write (as /tmp) when From is empty.
+type ImageFile struct {
+	Path, From string
+}
+
+// PushFiles pushes, as ref in the cluster's registry, an image of this machine's architecture
+// that holds files alone, whose entrypoint is the program at entrypoint and whose PATH is /bin.
+func (c *Cluster) PushFiles(ctx context.Context, ref string, files []ImageFile, entrypoint string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return err
+	for _, f := range files {
+		if f.From == "" {
+			if err := tw.WriteHeader(&tar.Header{Name: f.Path + "/", Mode: 0o1777, Typeflag: tar.TypeDir}); err != nil {
+				return err
+			}
+			continue
+		}
+		data, err := os.ReadFile(f.From)
+		if err != nil {
+			return fmt.Errorf("reading %s for the image %s: %w", f.From, ref, err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: f.Path, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
@@ -78,7 +98,8 @@ func (c *Cluster) PushProgram(ctx context.Context, path, ref string) error {
 	}
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", goruntime.GOARCH
-	cfg.Config.Entrypoint = []string{"/" + name}
+	cfg.Config.Entrypoint = []string{entrypoint}
+	cfg.Config.Env = []string{"PATH=/bin"}
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return err
 	}

@@ -159,7 +159,7 @@ func checkSecondRefused(t *testing.T, c *localcluster.Cluster, serviceIP string)
 		t.Fatal(err)
 	}
 	_, err = localcluster.Start(ctx, localcluster.Options{
-		Dir: filepath.Join(t.TempDir(), "second"), Full: true, Nodes: 1, Attached: true, Registry: true,
+		Dir: filepath.Join(shortDir(t), "second"), Full: true, Nodes: 1, Attached: true, Registry: true,
 		CacheDir: cacheDir, Node: localcluster.NodeKubelet, NodeBinaries: nodeBinaries(t),
 	})
 	if err == nil || !strings.Contains(err.Error(), c.Dir+" runs this machine's kubelet node") {
@@ -237,7 +237,7 @@ func startCluster(t *testing.T) *localcluster.Cluster {
 		t.Fatal(err)
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: filepath.Join(t.TempDir(), "cluster"), Binaries: bins, Full: true, Nodes: 1, Attached: true,
+		Dir: filepath.Join(shortDir(t), "cluster"), Binaries: bins, Full: true, Nodes: 1, Attached: true,
 		Registry: true, CacheDir: cacheDir, Node: localcluster.NodeKubelet, NodeBinaries: nodeBinaries(t),
 		Progress: os.Stderr,
 	})
@@ -250,6 +250,17 @@ func startCluster(t *testing.T) *localcluster.Cluster {
 		}
 	})
 	return c
+}
+
+// shortDir is a directory for a cluster that the test removes, short whatever the test's name:
+// the kubelet's sockets are under it.
+func shortDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "node-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 func nodeBinaries(t *testing.T) localcluster.NodeBinaries {
