@@ -380,7 +380,7 @@ func TestAFailedTrainingIsUntrainableAndABaseImageWithoutJavaIsToo(t *testing.T)
 	if !done || !ok || u.Image {
 		t.Errorf("a training that failed on the kit's jars: %v", err)
 	}
-	_, _, err = Outcome(failed(127, `executable "java" not found in the container's PATH`), "4.18.0")
+	_, _, err = Outcome(failed(127, `exec: "java": executable file not found in $PATH`), "4.18.0")
 	if u, ok := errors.AsType[*Untrainable](err); !ok || !u.Image {
 		t.Errorf("a base image without java: %v", err)
 	}

@@ -96,27 +96,42 @@ func Install(cacheDir, pkg, version string, out io.Writer) (string, error) {
 		return bin, nil
 	}
 	fmt.Fprintf(out, "building %s %s into %s (once)\n", name, version, dir)
-	if err := os.MkdirAll(filepath.Join(cacheDir, "bin"), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Join(cacheDir, "bin"), "."+name+"-")
+	err := buildInto(cacheDir, dir, func(tmp string) error {
+		cmd := exec.Command("go", "install", "-v", pkg+"@"+version)
+		cmd.Env = append(os.Environ(), "GOBIN="+tmp)
+		cmd.Dir = tmp
+		if err := Run(cmd, name+" "+version, out); err != nil {
+			return fmt.Errorf("building %s %s: %w", name, version, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command("go", "install", "-v", pkg+"@"+version)
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp)
-	cmd.Dir = tmp
-	if err := Run(cmd, name+" "+version, out); err != nil {
-		return "", fmt.Errorf("building %s %s: %w", name, version, err)
+	return bin, nil
+}
+
+// buildInto runs build on a new directory beside dir, under cacheDir/bin, and renames it to dir
+// once build succeeded; another build that got there first wins. A build cut short leaves no
+// directory behind.
+func buildInto(cacheDir, dir string, build func(tmp string) error) error {
+	if err := os.MkdirAll(filepath.Join(cacheDir, "bin"), 0o755); err != nil {
+		return err
 	}
-	// Renamed into place whole; another build that got there first wins.
+	tmp, err := os.MkdirTemp(filepath.Join(cacheDir, "bin"), "."+filepath.Base(dir)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := build(tmp); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(bin); statErr != nil {
-			return "", err
+		if _, statErr := os.Stat(dir); statErr != nil {
+			return err
 		}
 	}
-	return bin, nil
+	return nil
 }
 
 // BuildModule builds the commands pkgs (relative to the module's root, as ./cmd/x) of module at
@@ -140,29 +155,21 @@ func BuildModule(cacheDir, module, version string, pkgs, tags []string, out io.W
 	if err := json.Unmarshal(data, &mod); err != nil || mod.Dir == "" {
 		return "", fmt.Errorf("downloading %s %s: no module directory in %s", module, version, data)
 	}
-	if err := os.MkdirAll(filepath.Join(cacheDir, "bin"), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Join(cacheDir, "bin"), "."+name+"-")
+	err = buildInto(cacheDir, dir, func(tmp string) error {
+		args := []string{"build", "-v", "-trimpath", "-ldflags", "-s -w", "-o", tmp + string(filepath.Separator)}
+		if len(tags) > 0 {
+			args = append(args, "-tags", strings.Join(tags, ","))
+		}
+		cmd := exec.Command("go", append(args, pkgs...)...)
+		cmd.Dir = mod.Dir
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		if err := Run(cmd, name+" "+version, out); err != nil {
+			return fmt.Errorf("building %s %s: %w", name, version, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	args := []string{"build", "-v", "-trimpath", "-ldflags", "-s -w", "-o", tmp + string(filepath.Separator)}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.Command("go", append(args, pkgs...)...)
-	cmd.Dir = mod.Dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
-	if err := Run(cmd, name+" "+version, out); err != nil {
-		return "", fmt.Errorf("building %s %s: %w", name, version, err)
-	}
-	// Renamed into place whole; another build that got there first wins.
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(dir); statErr != nil {
-			return "", err
-		}
 	}
 	return dir, nil
 }

@@ -104,5 +104,6 @@ func lookPath(name string, env []string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("executable %q not found in the container's PATH %s", name, path)
+	// runc's words, which a kubelet's container status quotes.
+	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
 }

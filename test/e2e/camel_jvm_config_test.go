@@ -23,6 +23,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/pipe"
+	"github.com/caravan-dev/caravan/internal/testca"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -223,13 +224,24 @@ func checkAStoppedPipe(t *testing.T, cli func(...string) (string, string, error)
 // a jar of a repository only --maven-repository names is on its classpath. A second `caravan run`
 // with a property more rolls its pod, never below one running; a change of the profile rolls it
 // again, with the profile's new container name.
-func checkAProfileARepositoryAndASecondRun(t *testing.T, cli func(...string) (string, string, error), apps string) {
+func checkAProfileARepositoryAndASecondRun(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	t.Log("as on Camel K, the IntegrationProfile an integration names gives it dependencies and traits; --maven-repository adds a repository" +
 		" its build resolves a jar from; a Kamelet the cluster lacks is found in the camel-kamelets jar of the dependencies")
-	repo := serveRepository(t, false)
+	// Over HTTPS, with a CA the platform's Maven trusts meanwhile: Maven refuses plain HTTP but on
+	// the loopback, which the kubelet node's pods do not share.
+	ca := testca.New(t, env.Cluster.HostAddress())
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "e2e-only-ca"}, Data: map[string][]byte{"ca.crt": ca.PEM}})
+	trust := func(caSecrets string) {
+		t.Helper()
+		g.Expect(env.Client.Patch(ctx, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "jvm"}},
+			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"build":{"maven":{"caSecrets":`+caSecrets+`}}}}`)))).To(Succeed())
+	}
+	trust(`[{"name":"e2e-only-ca","key":"ca.crt"}]`)
+	defer trust("null")
+	repo := serveRepository(t, false, ca)
 	profile := &camelv1.IntegrationProfile{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "with-jackson"},
 		Spec: camelv1.IntegrationProfileSpec{Dependencies: []string{"camel:jackson"}, Traits: camelv1.Traits{
 			"container": harness.Raw(map[string]any{"name": "ck-integration-global", "limitCPU": "0.3"})}}}

@@ -245,7 +245,7 @@ func checkACanaryRollsBack(t *testing.T, cli func(...string) (string, string, er
 	g.Expect(out).To(ContainSubstring("wave 1/2: moving 1 to jvm-nojava (1 of 2)"))
 	g.Expect(out).To(ContainSubstring("wave 1/2 failed; moving its 1 back to jvm"))
 	g.Expect(out).NotTo(ContainSubstring("wave 2/2: moving"))
-	g.Expect(errOut).To(And(ContainSubstring("in phase Error under jvm-nojava"), ContainSubstring(`executable "java" not found`)))
+	g.Expect(errOut).To(And(ContainSubstring("in phase Error under jvm-nojava"), ContainSubstring(`"java": executable file not found in $PATH`)))
 	t.Log("jvm-nojava's base image has no java: its builder pod could not train the kit's archive, the next attempt built the kit without one, and the kit says why")
 	kits := &camelv1.IntegrationKitList{}
 	g.Expect(env.Client.List(context.Background(), kits, client.InNamespace(apps), client.MatchingLabels{camelv1.OperatorIDLabel: "jvm-nojava"})).To(Succeed())
@@ -866,7 +866,7 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 
 	checkAStarterDeletedGivesWayToTheCatalog(t, ops)
 	g.Expect(env.Client.Delete(ctx, &camelv1.Kamelet{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "drop-header-action"}})).To(Succeed())
-	checkAProfileARepositoryAndASecondRun(t, cli, apps)
+	checkAProfileARepositoryAndASecondRun(t, cli, ops, apps)
 	// Its JVM costs CPU the next steps need.
 	g.Expect(env.Client.Delete(ctx, &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "catalog-step"}})).To(Succeed())
 }

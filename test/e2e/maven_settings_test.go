@@ -46,7 +46,7 @@ func TestAKitResolvesThroughTheRepositoryOfThePlatformsMavenSettings(t *testing.
 	g := NewWithT(t)
 	ctx := context.Background()
 	ops, apps := env.Namespace(t), env.Namespace(t)
-	repo := serveRepository(t, true)
+	repo := serveRepository(t, true, nil)
 	op := env.InstallOperator(t, "maven-settings", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
 		MavenCache: ptr.To(resource.MustParse("1Gi"))})
 	waitReady(t, op)
@@ -148,11 +148,11 @@ func (r *privateRepository) served() []string {
 }
 
 // serveRepository serves a repository that holds dev.caravan.e2e:greeting:1.0, a jar of one text
-// file, at the cluster's address on the host, which its pods reach (the loopback, which the process
-// node's pods share). A private one answers over HTTPS with a certificate of a CA of its own, to
-// its user only, and starts down; another answers anyone over plain HTTP, which Maven allows on
-// the loopback only.
-func serveRepository(t *testing.T, private bool) *privateRepository {
+// file, at the cluster's address on the host, which its pods reach. A private one answers to its
+// user only, and starts down; another answers anyone. Either answers over HTTPS with a
+// certificate of ca, or of a CA of its own for a private one; a public one without ca answers over
+// plain HTTP, which Maven allows on the loopback only (the process node's, not the kubelet node's).
+func serveRepository(t *testing.T, private bool, ca *testca.CA) *privateRepository {
 	t.Helper()
 	dir := t.TempDir()
 	var jar bytes.Buffer
@@ -207,12 +207,17 @@ func serveRepository(t *testing.T, private bool) *privateRepository {
 		files.ServeHTTP(w, req)
 	})}
 	t.Cleanup(func() { _ = srv.Close() })
-	if !private {
+	if !private && ca == nil {
 		go func() { _ = srv.Serve(l) }()
 		return r
 	}
-	ca := testca.New(t, env.Cluster.HostAddress())
-	r.url, r.ca, r.user, r.password = fmt.Sprintf("https://%s/", l.Addr()), ca.PEM, "reader", "s3cret-<&>"
+	if ca == nil {
+		ca = testca.New(t, env.Cluster.HostAddress())
+	}
+	r.url, r.ca = fmt.Sprintf("https://%s/", l.Addr()), ca.PEM
+	if private {
+		r.user, r.password = "reader", "s3cret-<&>"
+	}
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{ca.Server}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 	return r
