@@ -146,14 +146,9 @@ func BuildModule(cacheDir, module, version string, pkgs, tags []string, out io.W
 		return dir, nil
 	}
 	fmt.Fprintf(out, "building %s %s (%s) into %s (once)\n", name, version, strings.Join(pkgs, ", "), dir)
-	download := exec.Command("go", "mod", "download", "-json", module+"@"+version)
-	data, err := download.Output()
+	modDir, err := ModuleDir(module, version)
 	if err != nil {
-		return "", fmt.Errorf("downloading %s %s: %w: %s", module, version, err, exitStderr(err))
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(data, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("downloading %s %s: no module directory in %s", module, version, data)
+		return "", err
 	}
 	err = buildInto(cacheDir, dir, func(tmp string) error {
 		args := []string{"build", "-v", "-trimpath", "-ldflags", "-s -w", "-o", tmp + string(filepath.Separator)}
@@ -161,7 +156,7 @@ func BuildModule(cacheDir, module, version string, pkgs, tags []string, out io.W
 			args = append(args, "-tags", strings.Join(tags, ","))
 		}
 		cmd := exec.Command("go", append(args, pkgs...)...)
-		cmd.Dir = mod.Dir
+		cmd.Dir = modDir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
 		if err := Run(cmd, name+" "+version, out); err != nil {
 			return fmt.Errorf("building %s %s: %w", name, version, err)
@@ -172,6 +167,20 @@ func BuildModule(cacheDir, module, version string, pkgs, tags []string, out io.W
 		return "", err
 	}
 	return dir, nil
+}
+
+// ModuleDir downloads module at version with the go command, once, and returns its directory in
+// the module cache (read-only).
+func ModuleDir(module, version string) (string, error) {
+	data, err := exec.Command("go", "mod", "download", "-json", module+"@"+version).Output()
+	if err != nil {
+		return "", fmt.Errorf("downloading %s %s: %w: %s", module, version, err, exitStderr(err))
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(data, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("downloading %s %s: no module directory in %s", module, version, data)
+	}
+	return mod.Dir, nil
 }
 
 // exitStderr is what a command that failed with err printed on its standard error.

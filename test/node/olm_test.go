@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
@@ -27,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -40,6 +38,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/ownership"
 	"github.com/caravan-dev/caravan/internal/packaging"
 	"github.com/caravan-dev/caravan/internal/release"
+	caravanscheme "github.com/caravan-dev/caravan/internal/scheme"
 )
 
 // The OLM the release's bundle is installed with: operator-lifecycle-manager's operators, the
@@ -224,9 +223,8 @@ func olmClient(t *testing.T, c *localcluster.Cluster) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
-		operatorsv1.AddToScheme, operatorsv1alpha1.AddToScheme, camelv1alpha1.AddToScheme} {
+	scheme := caravanscheme.New()
+	for _, add := range []func(*runtime.Scheme) error{operatorsv1.AddToScheme, operatorsv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +241,10 @@ func olmClient(t *testing.T, c *localcluster.Cluster) client.Client {
 // the catalog operator reaches catalog pods' Services through the SOCKS proxy at socks.
 func installOLM(t *testing.T, cl client.Client, olmImage, opmImage, socks string) {
 	ctx := context.Background()
-	dir := moduleDir(t, olmModule, olmVersion)
+	dir, err := gobuild.ModuleDir(olmModule, olmVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
 	crds, err := filepath.Glob(filepath.Join(dir, "deploy", "chart", "crds", "*.yaml"))
 	if err != nil || len(crds) == 0 {
 		t.Fatalf("OLM's CRDs in %s: %v", dir, err)
@@ -434,19 +435,6 @@ func olmReport(t *testing.T, cl client.Client, csv *operatorsv1alpha1.ClusterSer
 		}
 	}
 	return b.String()
-}
-
-// moduleDir is where the go command downloaded module at version.
-func moduleDir(t *testing.T, module, version string) string {
-	out, err := exec.Command("go", "mod", "download", "-json", module+"@"+version).Output()
-	if err != nil {
-		t.Fatalf("go mod download %s@%s: %v", module, version, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download %s@%s: %s (%v)", module, version, out, err)
-	}
-	return mod.Dir
 }
 
 // create creates obj, failing the test on an error.
