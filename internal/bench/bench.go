@@ -51,10 +51,13 @@ const (
 	Malformed = "malformed"
 	// Runtime measures integrations as real JVMs against the same route started directly.
 	Runtime = "runtime"
+	// Nodes measures the process node and the kubelet node side by side, each on a cluster of
+	// its own, before the others start theirs.
+	Nodes = "nodes"
 )
 
 // Scenarios are the known scenarios, in the order they run.
-var Scenarios = []string{Rollout, Share, Handoff, Build, Runtime, Admission, Recovery, Malformed}
+var Scenarios = []string{Nodes, Rollout, Share, Handoff, Build, Runtime, Admission, Recovery, Malformed}
 
 // Options say what to measure.
 type Options struct {
@@ -190,8 +193,8 @@ func (o *Options) Validate() error {
 	if slices.Contains(o.Scenarios, Handoff) && o.Operators < 2 {
 		return errors.New("the handoff scenario needs at least 2 operators (it moves integrations from one to another)")
 	}
-	if slices.Contains(o.Scenarios, Runtime) && o.RuntimeIntegrations < 1 {
-		return errors.New("the runtime scenario needs at least 1 integration")
+	if (slices.Contains(o.Scenarios, Runtime) || slices.Contains(o.Scenarios, Nodes)) && o.RuntimeIntegrations < 1 {
+		return errors.New("the runtime and nodes scenarios need at least 1 integration (--runtime-integrations)")
 	}
 	if slices.Contains(o.Scenarios, Runtime) && o.RuntimeMoves < len(runtimeWaves) {
 		return fmt.Errorf("the runtime scenario moves at least %d integrations, one per wave of its canaries", len(runtimeWaves))
@@ -204,9 +207,10 @@ func (o *Options) Validate() error {
 }
 
 // Run brings up a local cluster, runs the scenarios, prints the tables
-// and writes the figures. The cluster and every process it started are
-// gone when Run returns, also when ctx is cancelled. A scenario that
-// fails is reported and the next one runs.
+// and writes the figures. The nodes scenario runs first, on clusters of
+// its own. The clusters and every process they started are gone when Run
+// returns, also when ctx is cancelled. A scenario that fails is reported
+// and the next one runs.
 func Run(ctx context.Context, o Options) (*result.Results, error) {
 	res := &result.Results{Machine: machine(), Started: time.Now(), Failures: map[string]string{},
 		Options: result.Options{Scenarios: o.Scenarios, Integrations: o.Integrations, Operators: o.Operators, RolloutRuns: o.RolloutRuns,
@@ -222,9 +226,39 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, err
 	}
+	if slices.Contains(o.Scenarios, Nodes) {
+		var err error
+		if res.Nodes, err = runNodes(ctx, o); err != nil {
+			if ctx.Err() != nil {
+				return res, err
+			}
+			fmt.Fprintf(o.Progress, "%s: failed: %v\n", Nodes, err)
+			res.Failures[Nodes] = err.Error()
+		}
+	}
+	if err := runOnSharedCluster(ctx, o, res); err != nil {
+		return res, err
+	}
+	res.Seconds = measure.Round3(time.Since(res.Started).Seconds())
+	report.WriteTables(o.Report, res)
+	if err := report.WriteFiles(o.Out, res); err != nil {
+		return res, err
+	}
+	if len(res.Failures) > 0 {
+		return res, fmt.Errorf("%d scenario(s) failed; see above", len(res.Failures))
+	}
+	return res, nil
+}
+
+// runOnSharedCluster runs the scenarios and sweeps that share one local cluster, if any was asked
+// for, reporting each failure in res. The cluster is gone when it returns.
+func runOnSharedCluster(ctx context.Context, o Options, res *result.Results) error {
+	if !slices.ContainsFunc(o.Scenarios, func(s string) bool { return s != Nodes }) && o.sweeps() == 0 {
+		return nil
+	}
 	e, err := startEnv(ctx, o.Binary, o.Progress)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.skipAdmission, e.rolloutFlows, e.profileOperators = o.SkipAdmission, o.RolloutFlows, o.ProfileOperators
 	defer func() {
@@ -234,35 +268,27 @@ func Run(ctx context.Context, o Options) (*result.Results, error) {
 		}
 	}()
 	for _, s := range Scenarios {
-		if !slices.Contains(o.Scenarios, s) {
+		if s == Nodes || !slices.Contains(o.Scenarios, s) {
 			continue
 		}
 		if err := runScenario(ctx, e, o, s, res); err != nil {
 			if ctx.Err() != nil {
-				return res, err
+				return err
 			}
-			fmt.Fprintf(o.Progress, "%s: failed: %v\n", s, err)
+			fmt.Fprintf(o.Progress, "%s: failed: %v (the logs are in %s)\n", s, err, e.dir)
 			res.Failures[s] = err.Error()
 		}
 	}
 	if o.sweeps() > 0 {
 		if err := runSweeps(ctx, e, o, res); err != nil {
 			if ctx.Err() != nil {
-				return res, err
+				return err
 			}
-			fmt.Fprintf(o.Progress, "sweep: failed: %v\n", err)
+			fmt.Fprintf(o.Progress, "sweep: failed: %v (the logs are in %s)\n", err, e.dir)
 			res.Failures["sweep"] = err.Error()
 		}
 	}
-	res.Seconds = measure.Round3(time.Since(res.Started).Seconds())
-	report.WriteTables(o.Report, res)
-	if err := report.WriteFiles(o.Out, res); err != nil {
-		return res, err
-	}
-	if len(res.Failures) > 0 {
-		return res, fmt.Errorf("%d scenario(s) failed; the logs are in %s", len(res.Failures), e.dir)
-	}
-	return res, nil
+	return nil
 }
 
 func runScenario(ctx context.Context, e *env, o Options, s string, res *result.Results) error {

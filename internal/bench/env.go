@@ -74,12 +74,19 @@ type env struct {
 	// hostOperators counts those started, to give each its address.
 	hostProcesses bool
 	hostOperators int
+	// upSeconds is how long the cluster took to start, until ready.
+	upSeconds float64
 }
 
 // startEnv starts a full local cluster in a new temporary directory,
 // building its binaries when the cache lacks them. The processes are
 // attached: they die with the bench even when it is killed.
 func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, error) {
+	return startEnvOn(ctx, binary, progress, localcluster.NodeProcess)
+}
+
+// startEnvOn is startEnv with the real pods on the node of that kind.
+func startEnvOn(ctx context.Context, binary string, progress io.Writer, node localcluster.NodeKind) (*env, error) {
 	cacheDir, err := localcluster.DefaultCacheDir()
 	if err != nil {
 		return nil, err
@@ -88,21 +95,27 @@ func startEnv(ctx context.Context, binary string, progress io.Writer) (*env, err
 	if err != nil {
 		return nil, err
 	}
+	opts := localcluster.Options{Binaries: bins, Full: true, Nodes: 1,
+		Attached: true, AuditPolicy: []byte(auditPolicy), Profiling: true, Progress: progress,
+		NodeBinary: binary, Registry: true, CacheDir: cacheDir, Node: node}
+	if node == localcluster.NodeKubelet {
+		if opts.NodeBinaries, err = localcluster.EnsureNodeBinaries(ctx, cacheDir, progress); err != nil {
+			return nil, err
+		}
+	}
 	dir, err := os.MkdirTemp("", "caravan-bench-")
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "starting a local cluster in %s\n", dir)
-	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: true, Nodes: 1,
-		Attached: true, AuditPolicy: []byte(auditPolicy), Profiling: true, Progress: progress,
-		NodeBinary: binary, Registry: true, CacheDir: cacheDir,
-	})
+	opts.Dir = filepath.Join(dir, "cluster")
+	fmt.Fprintf(progress, "starting a local cluster in %s (%s node)\n", dir, node)
+	start := time.Now()
+	cluster, err := localcluster.Start(ctx, opts)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	e := &env{dir: dir, binary: binary, cluster: cluster, progress: progress}
+	e := &env{dir: dir, binary: binary, cluster: cluster, progress: progress, upSeconds: measure.Round3(time.Since(start).Seconds())}
 	if err := e.connect(ctx); err != nil {
 		return nil, errors.Join(err, e.stop())
 	}

@@ -84,6 +84,11 @@ Scenarios:
            operator that makes the same kits (pods kept: restarts and timer ticks
            missing from the logs), and on to one of another base image, which
            builds its own kits (pods roll): each wave's and move's time.
+  nodes    (opt-in, runs first) the local cluster's two nodes of real pods, the
+           process node and the kubelet node (as root), each on a cluster of
+           its own, one after the other: up to ready, the idle memory and CPU
+           of the node's own processes, the first message of a timer route on
+           a kit built cold, then of --runtime-integrations on that kit.
   recovery (opt-in) N integrations for the first operator, whose pod is killed
            when half are created: the time from the kill to all Ready.
   malformed (opt-in) N valid integrations for the first operator alone, then N
@@ -126,7 +131,7 @@ func (o *BenchOptions) runE(cmd *cobra.Command, args []string) error {
 // AddFlags registers the bench's flags on f.
 func (o *BenchOptions) AddFlags(f *pflag.FlagSet) {
 	b := &o.Bench
-	f.StringSliceVar(&b.Scenarios, "scenarios", b.Scenarios, "scenarios to run: rollout, share, handoff, build, runtime, admission, recovery, malformed")
+	f.StringSliceVar(&b.Scenarios, "scenarios", b.Scenarios, "scenarios to run: rollout, share, handoff, build, runtime, nodes, admission, recovery, malformed")
 	// -n is kubectl's --namespace on every command.
 	f.IntVarP(&b.Integrations, "integrations", "N", b.Integrations, "integrations of the rollout")
 	f.IntVar(&b.RolloutRuns, "rollout-runs", b.RolloutRuns,

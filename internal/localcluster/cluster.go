@@ -444,6 +444,21 @@ func (c *Cluster) PodNodeName() string {
 	return ProcessNodeName
 }
 
+// nodeProcessNames are the processes of the node that runs the real pods, of either kind: what
+// a node costs beside the control plane, not counting the pods' own processes.
+var nodeProcessNames = map[string]bool{"process-node": true, "containerd": true, "kubelet": true, "kube-proxy": true, "provisioner": true}
+
+// NodeProcesses are the processes the cluster started for its node of real pods.
+func (c *Cluster) NodeProcesses() []*Process {
+	var out []*Process
+	for _, p := range c.Processes {
+		if nodeProcessNames[p.Name] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // HostAddress is where the API server and the registry listen: the loopback, or with the
 // kubelet node the node's bridge address, which its pods reach.
 func (c *Cluster) HostAddress() string {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofrs/flock"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	kubeproxyconfig "k8s.io/kube-proxy/config/v1alpha1"
@@ -67,6 +69,25 @@ func (c *Cluster) claimKubeletNode() error {
 		}
 	}
 	return os.WriteFile(kubeletNodeOwner, []byte(c.Dir+"\n"), 0o644)
+}
+
+// WaitForKubeletNode takes the machine's turn at the kubelet node, for programs (test binaries)
+// that start and stop their cluster within their own life, and returns the function that gives it
+// back. While another such program has its turn it waits, saying so on out once. A cluster
+// started by `caravan local up` outlives its command, so it takes no turn; Start refuses beside it.
+func WaitForKubeletNode(ctx context.Context, out io.Writer) (func(), error) {
+	l := flock.New(kubeletNodeOwner + ".turn")
+	ok, err := l.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("taking the kubelet node's turn: %w", err)
+	}
+	if !ok {
+		fmt.Fprintf(out, "waiting for the kubelet node: another test run on this machine has it (lock %s)\n", l.Path())
+		if ok, err = l.TryLockContext(ctx, time.Second); err != nil || !ok {
+			return nil, fmt.Errorf("waiting for the kubelet node's turn: %w", err)
+		}
+	}
+	return func() { _ = l.Unlock() }, nil
 }
 
 // ownsKubeletNode reports whether no other cluster is recorded as running the machine's kubelet

@@ -39,6 +39,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	kitpkg "github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/internal/localcluster"
 	"github.com/caravan-dev/caravan/internal/testca"
 	"github.com/caravan-dev/caravan/test/harness"
 )
@@ -108,6 +109,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	checkDevMode(t, apps)
 
 	checkACrashingJVM(t, cli, apps)
+	checkAJVMOverItsMemoryLimit(t, cli, apps)
 
 	checkInvalidJava(t, cli, apps)
 
@@ -347,6 +349,26 @@ func checkTwo(t *testing.T, cli func(...string) (string, string, error), apps st
 	appConfig.Data["app.properties"] = "config.word=from-a-changed-configmap\nconfig.echo=echo {{config.word}}\n"
 	g.Expect(env.Client.Update(context.Background(), appConfig)).To(Succeed())
 	g.Eventually(integrationLog(cli, "two"), mavenTimeout, poll).Should(ContainSubstring("java says from-a-file and from-a-changed-configmap"))
+}
+
+// checkAJVMOverItsMemoryLimit checks that a JVM that uses more memory than its container's limit
+// is killed by the kernel, and that the integration says so. Only a kubelet enforces the limit.
+func checkAJVMOverItsMemoryLimit(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	if env.Cluster.Node != localcluster.NodeKubelet {
+		t.Log("the process node enforces no memory limit (docs/local-cluster.md): no JVM over its limit on it")
+		return
+	}
+	g := NewWithT(t)
+	t.Log("a JVM whose heap is larger than its container's memory limit is killed by the kernel: the integration is in Error, OutOfMemory, with the limit")
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "hungry", "-x", "jvm", "-p", "greeting=Hungry",
+		"-t", "container.limitMemory=128Mi", "-t", "jvm.options=-Xms256m", "-t", "jvm.options=-Xmx256m", "-t", "jvm.options=-XX:+AlwaysPreTouch")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	key := client.ObjectKey{Namespace: apps, Name: "hungry"}
+	g.Eventually(phaseAndReady(key), mavenTimeout, poll).Should(And(HavePrefix("Error OutOfMemory pod hungry-"),
+		ContainSubstring("was killed for using more memory than its limit of 128Mi (OOMKilled)"), ContainSubstring("-t container.limitMemory=")))
+	out, errOut, err = cli("delete", "hungry")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 }
 
 // checkACrashingJVM checks that a route with an unknown component crashes its JVM, putting the

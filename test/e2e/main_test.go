@@ -21,5 +21,6 @@ func TestMain(m *testing.M) {
 	// The tests' own clients log nothing; the operators' logs are the
 	// ones a failing test prints.
 	ctrl.SetLogger(logr.Discard())
-	os.Exit(harness.Main(m, harness.Options{Full: true, BuildCaravan: true}, &env))
+	// As root (CI runs as root), the real pods run on a real kubelet.
+	os.Exit(harness.Main(m, harness.Options{Full: true, BuildCaravan: true, KubeletNode: true}, &env))
 }

@@ -63,11 +63,29 @@ type Options struct {
 	// BuildCaravan builds the caravan binary of this source tree for the tests to run, as
 	// Env.Caravan, and runs the process node with it as Caravan does.
 	BuildCaravan bool
+	// KubeletNode, with Full and a caravan binary, runs the real pods on the kubelet node when
+	// the tests run as root, unless NodeEnv says "process". Test binaries take turns at it.
+	KubeletNode bool
 }
 
-// NodeEnv, set to "kubelet", runs the real pods of full clusters with a caravan binary on
-// the kubelet node instead of the process node.
+// NodeEnv chooses the node of full clusters with a caravan binary: "kubelet" runs their real
+// pods on the kubelet node whatever Options.KubeletNode says, "process" on the process node.
 const NodeEnv = "CARAVAN_TEST_NODE"
+
+// node is the node that runs the real pods of a full cluster with a caravan binary.
+func (o Options) node() (localcluster.NodeKind, error) {
+	switch v := os.Getenv(NodeEnv); v {
+	case string(localcluster.NodeKubelet), string(localcluster.NodeProcess):
+		return localcluster.NodeKind(v), nil
+	case "":
+		if o.KubeletNode && os.Geteuid() == 0 {
+			return localcluster.NodeKubelet, nil
+		}
+		return localcluster.NodeProcess, nil
+	default:
+		return "", fmt.Errorf("%s=%q: want %q or %q", NodeEnv, v, localcluster.NodeKubelet, localcluster.NodeProcess)
+	}
+}
 
 // Env is a running control plane shared by the tests of one binary.
 type Env struct {
@@ -83,6 +101,8 @@ type Env struct {
 	Caravan string
 	// dir is the temporary directory that holds the cluster's state.
 	dir string
+	// release gives back the kubelet node's turn, once the cluster stopped.
+	release func()
 	// image is the operator image of this tree, once pushed.
 	image operatorImage
 	// scraper reads the operators' metrics, once made by Scraper.
@@ -157,22 +177,28 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		Dir: filepath.Join(dir, "cluster"), Binaries: bins, Full: opts.Full, Nodes: 1,
 		Attached: true, AuditPolicy: opts.AuditPolicy, WithoutMutatingAdmissionPolicies: opts.WithoutMutatingAdmissionPolicies,
 	}
+	release := func() {}
 	if opts.Full && opts.Caravan != "" {
 		lo.NodeBinary = opts.Caravan
 		lo.Registry, lo.CacheDir = true, cacheDir
-		if os.Getenv(NodeEnv) == string(localcluster.NodeKubelet) {
-			lo.Node = localcluster.NodeKubelet
-			if lo.NodeBinaries, err = localcluster.EnsureNodeBinaries(ctx, cacheDir, os.Stderr); err != nil {
-				return nil, err
+		if lo.Node, err = opts.node(); err == nil && lo.Node == localcluster.NodeKubelet {
+			lo.NodeBinaries, err = localcluster.EnsureNodeBinaries(ctx, cacheDir, os.Stderr)
+			if err == nil {
+				release, err = localcluster.WaitForKubeletNode(ctx, os.Stderr)
 			}
+		}
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
 		}
 	}
 	cluster, err := localcluster.Start(ctx, lo)
 	if err != nil {
+		release()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	e := &Env{Cluster: cluster, Binaries: bins, dir: dir, Caravan: opts.Caravan}
+	e := &Env{Cluster: cluster, Binaries: bins, dir: dir, Caravan: opts.Caravan, release: release}
 	if err := e.connect(ctx, opts); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}
@@ -243,6 +269,7 @@ func (e *Env) Stop() error {
 	if err := e.Cluster.Destroy(); err != nil {
 		return err
 	}
+	e.release()
 	return os.RemoveAll(e.dir)
 }
 

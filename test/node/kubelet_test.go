@@ -236,9 +236,15 @@ func startCluster(t *testing.T) *localcluster.Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	nodeBins := nodeBinaries(t)
+	release, err := localcluster.WaitForKubeletNode(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(shortDir(t), "cluster"), Binaries: bins, Full: true, Nodes: 1, Attached: true,
-		Registry: true, CacheDir: cacheDir, Node: localcluster.NodeKubelet, NodeBinaries: nodeBinaries(t),
+		Registry: true, CacheDir: cacheDir, Node: localcluster.NodeKubelet, NodeBinaries: nodeBins,
 		Progress: os.Stderr,
 	})
 	if err != nil {

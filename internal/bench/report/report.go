@@ -60,6 +60,9 @@ func WriteTables(w io.Writer, res *result.Results) {
 // tables are the tables of the scenarios that ran.
 func tables(res *result.Results) []table {
 	var out []table
+	if r := res.Nodes; r != nil {
+		out = append(out, nodesTable(r))
+	}
 	if r := res.Rollout; r != nil {
 		out = append(out, rolloutTable(r))
 		if len(r.Runs) > 0 {
@@ -454,6 +457,35 @@ func shareTable(r *result.Share) table {
 		[]string{fmt.Sprintf("heap at %d%% / heap owning all", r.Split[0]), num(r.SmallOverAll) + "x", "", "", "<= 0.25x"},
 		[]string{"heap per owned integration (children included)", num(r.KiBPerIntegration) + " KiB", "", "", "<= 20 KiB"},
 	)
+	return t
+}
+
+// nodesTable has each node's figures in a column, side by side.
+func nodesTable(r *result.Nodes) table {
+	t := table{Title: "Nodes: the local cluster's nodes of real pods, each on a full cluster of its own, one after the other",
+		Header: []string{"figure"}}
+	rows := [][]string{{"local cluster up to ready (cache warm)"}, {"idle resident memory of the node's own processes"},
+		{"  by process"}, {"idle CPU of the node's own processes"}, {"first message, kit built with an empty Maven cache"},
+		{fmt.Sprintf("first message, kit exists (p50 of %d)", r.Integrations)}, {"first message, kit exists, max"}}
+	for _, n := range r.Nodes {
+		t.Header = append(t.Header, n.Node+" node")
+		if n.Skipped != "" {
+			rows[0] = append(rows[0], "skipped: "+n.Skipped)
+			for i := 1; i < len(rows); i++ {
+				rows[i] = append(rows[i], "")
+			}
+			continue
+		}
+		var by []string
+		for _, name := range slices.Sorted(maps.Keys(n.IdleRSSMiB)) {
+			by = append(by, fmt.Sprintf("%s %s", name, num(n.IdleRSSMiB[name])))
+		}
+		for i, v := range []string{secs(n.UpSeconds), num(n.IdleRSSTotal()) + " MiB", strings.Join(by, ", "),
+			num(n.IdleCPUMillicores) + " m", secs(n.KitSeconds), secs(n.ExistingSeconds.P50), secs(n.ExistingSeconds.Max)} {
+			rows[i] = append(rows[i], v)
+		}
+	}
+	t.Rows = rows
 	return t
 }
 

@@ -24,6 +24,8 @@ type Results struct {
 	Build   *Build    `json:"build,omitempty"`
 	// Runtime is integrations as real JVMs against the same route started directly.
 	Runtime *Runtime `json:"runtime,omitempty"`
+	// Nodes are the local cluster's nodes measured side by side.
+	Nodes *Nodes `json:"nodes,omitempty"`
 	// Admission is the admission policies' cost against the number of
 	// operators.
 	Admission *Admission `json:"admission,omitempty"`
@@ -514,4 +516,38 @@ type KitBuild struct {
 	// very layers of the image it was built on.
 	Layers       int `json:"layers"`
 	LayersReused int `json:"layersReused"`
+}
+
+// Nodes are the local cluster's two nodes of real pods, the process node and the kubelet node,
+// measured one after the other in the same run.
+type Nodes struct {
+	Integrations int           `json:"integrations"`
+	Nodes        []NodeFigures `json:"nodes"`
+}
+
+// NodeFigures are one node's: a full cluster's start with it, the idle cost of the node's own
+// processes (not its pods'), and integrations' first messages on it.
+type NodeFigures struct {
+	Node string `json:"node"`
+	// Skipped says why the node was not measured, "" when it was.
+	Skipped string `json:"skipped,omitempty"`
+	// UpSeconds runs from the start of a full local cluster to ready (the cache warm).
+	UpSeconds float64 `json:"upSeconds"`
+	// IdleRSSMiB is each node process's resident memory, by name, with no pod running;
+	// IdleCPUMillicores their CPU together.
+	IdleRSSMiB        map[string]float64 `json:"idleRSSMiB"`
+	IdleCPUMillicores float64            `json:"idleCPUMillicores"`
+	// KitSeconds is the first message of an integration whose kit is built, the Maven cache
+	// empty; ExistingSeconds of integrations on that kit, one at a time.
+	KitSeconds      float64              `json:"kitSeconds"`
+	ExistingSeconds measure.Distribution `json:"existingSeconds"`
+}
+
+// IdleRSSTotal is the resident memory of the node's processes together.
+func (n NodeFigures) IdleRSSTotal() float64 {
+	var sum float64
+	for _, v := range n.IdleRSSMiB {
+		sum += v
+	}
+	return measure.Round3(sum)
 }

@@ -152,7 +152,7 @@ func podFailure(pods []corev1.Pod, d *appsv1.Deployment) *controller.Condition {
 			continue
 		}
 		for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
-			if f := containerFailure(p.Name, cs); f != nil {
+			if f := containerFailure(&p, cs); f != nil {
 				return f
 			}
 		}
@@ -165,14 +165,14 @@ func sameImages(pod, template []corev1.Container) bool {
 	return slices.EqualFunc(pod, template, func(a, b corev1.Container) bool { return a.Name == b.Name && a.Image == b.Image })
 }
 
-// containerFailure tells why container cs of pod pod fails, nil when it does not.
-func containerFailure(pod string, cs corev1.ContainerStatus) *controller.Condition {
+// containerFailure tells why container cs of pod p fails, nil when it does not.
+func containerFailure(p *corev1.Pod, cs corev1.ContainerStatus) *controller.Condition {
 	if cs.Ready {
 		return nil
 	}
 	if w := cs.State.Waiting; w != nil && notStarting[w.Reason] {
 		return controller.Because(ReasonPodNotStarting,
-			fmt.Sprintf("pod %s: container %s cannot start: %s: %s", pod, cs.Name, w.Reason, w.Message))
+			fmt.Sprintf("pod %s: container %s cannot start: %s: %s", p.Name, cs.Name, w.Reason, w.Message))
 	}
 	t := cs.State.Terminated
 	if t == nil {
@@ -181,16 +181,39 @@ func containerFailure(pod string, cs corev1.ContainerStatus) *controller.Conditi
 	if t == nil || t.ExitCode == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("pod %s: container %s exited with code %d", pod, cs.Name, t.ExitCode)
-	if cs.RestartCount > 0 {
+	reason, msg := ReasonCrashing, fmt.Sprintf("pod %s: container %s exited with code %d", p.Name, cs.Name, t.ExitCode)
+	if t.Reason == oomKilled {
+		reason, msg = ReasonOutOfMemory, fmt.Sprintf("pod %s: container %s was killed for using more memory than its limit%s (%s)",
+			p.Name, cs.Name, memoryLimit(p, cs.Name), oomKilled)
+	}
+	switch {
+	case cs.RestartCount == 1:
+		msg += " and was restarted once"
+	case cs.RestartCount > 1:
 		msg += fmt.Sprintf(" and was restarted %d times", cs.RestartCount)
+	}
+	if reason == ReasonOutOfMemory {
+		msg += "; raise the limit (-t container.limitMemory=...) or lower the JVM's (-t jvm.options=-Xmx...)"
 	}
 	if tail := logTail(t.Message); tail != "" {
 		msg += "; the end of its log:\n" + tail
 	} else {
-		msg += fmt.Sprintf("; its log: kubectl logs --previous %s -c %s", pod, cs.Name)
+		msg += fmt.Sprintf("; its log: kubectl logs --previous %s -c %s", p.Name, cs.Name)
 	}
-	return controller.Because(ReasonCrashing, msg)
+	return controller.Because(reason, msg)
+}
+
+// oomKilled is the reason a kubelet gives a container the kernel killed for its memory limit.
+const oomKilled = "OOMKilled"
+
+// memoryLimit is " of " the memory limit of container name of p, or "" when it has none.
+func memoryLimit(p *corev1.Pod, name string) string {
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && c.Name == name {
+			return " of " + q.String()
+		}
+	}
+	return ""
 }
 
 // stackFrame matches the lines of a Java stack trace that name a frame or elided frames.

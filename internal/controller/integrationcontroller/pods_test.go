@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -57,6 +58,20 @@ func TestPodFailureTellsWhyAnIntegrationsPodsFail(t *testing.T) {
 		f := podFailure([]corev1.Pod{pod("it-1", now, first)}, current)
 		g.Expect(f).NotTo(BeNil())
 		g.Expect(f.Message).To(Equal("pod it-1: container integration exited with code 137; its log: kubectl logs --previous it-1 -c integration"))
+	})
+	t.Run("a container killed for its memory limit says so, with the limit and what to change", func(t *testing.T) {
+		g := NewWithT(t)
+		killed := corev1.ContainerStatus{Name: "integration", RestartCount: 1,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}}
+		p := pod("it-1", now, killed)
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}
+		f := podFailure([]corev1.Pod{p}, current)
+		g.Expect(f).NotTo(BeNil())
+		g.Expect(f.Reason).To(Equal(ReasonOutOfMemory))
+		g.Expect(f.Message).To(Equal("pod it-1: container integration was killed for using more memory than its limit of 128Mi (OOMKilled)" +
+			" and was restarted once; raise the limit (-t container.limitMemory=...) or lower the JVM's (-t jvm.options=-Xmx...);" +
+			" its log: kubectl logs --previous it-1 -c integration"))
 	})
 	t.Run("a container the kubelet cannot start", func(t *testing.T) {
 		g := NewWithT(t)

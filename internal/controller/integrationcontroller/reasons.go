@@ -45,6 +45,8 @@ const (
 	// A pod's container exits with an error, or the kubelet cannot start it.
 	ReasonCrashing       controller.Reason = "Crashing"
 	ReasonPodNotStarting controller.Reason = "PodNotStarting"
+	// ReasonOutOfMemory: the kernel killed a pod's container for using more than its memory limit.
+	ReasonOutOfMemory controller.Reason = "OutOfMemory"
 	// ReasonVolumesNotMounted: a pod waits for volumes the kubelet cannot mount, such as a ConfigMap
 	// or Secret that does not exist.
 	ReasonVolumesNotMounted controller.Reason = "VolumesNotMounted"
