@@ -30,6 +30,8 @@ const (
 	RuncVersion       = "v1.5.3"
 	// PauseVersion is the version of the kubelet node's pause image, built from toolsrc/pause.
 	PauseVersion = "1"
+	// CoreDNSVersion is the kubelet node's cluster DNS, built from toolsrc/coredns.
+	CoreDNSVersion = "v1.15.0"
 	// NftablesVersion names the recipe of the nft tool taken from Debian's packages, which
 	// kube-proxy's nftables mode runs.
 	NftablesVersion = "debian-1"

@@ -446,7 +446,7 @@ func (c *Cluster) PodNodeName() string {
 
 // nodeProcessNames are the processes of the node that runs the real pods, of either kind: what
 // a node costs beside the control plane, not counting the pods' own processes.
-var nodeProcessNames = map[string]bool{"process-node": true, "containerd": true, "kubelet": true, "kube-proxy": true, "provisioner": true}
+var nodeProcessNames = map[string]bool{"process-node": true, "containerd": true, "kubelet": true, "kube-proxy": true, "provisioner": true, "coredns": true}
 
 // NodeProcesses are the processes the cluster started for its node of real pods.
 func (c *Cluster) NodeProcesses() []*Process {

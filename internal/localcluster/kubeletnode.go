@@ -119,8 +119,8 @@ func (c *Cluster) startNodeNetwork(context.Context, Options) error {
 	return nil
 }
 
-// startKubeletNode starts containerd, the kubelet and kube-proxy, and waits until the node is
-// Ready and schedulable.
+// startKubeletNode starts containerd, the cluster DNS, the kubelet and kube-proxy, and waits
+// until the node is Ready and schedulable.
 func (c *Cluster) startKubeletNode(ctx context.Context, opts Options) error {
 	pause, err := c.pushPauseImage(ctx, opts.NodeBinaries.Pause)
 	if err != nil {
@@ -130,15 +130,18 @@ func (c *Cluster) startKubeletNode(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	cs, err := c.adminClientset()
+	if err != nil {
+		return err
+	}
+	if err := c.startClusterDNS(ctx, cs, opts); err != nil {
+		return err
+	}
 	kubelet, err := c.startKubelet(opts, socket)
 	if err != nil {
 		return err
 	}
 	if err := c.startKubeProxy(opts); err != nil {
-		return err
-	}
-	cs, err := c.adminClientset()
-	if err != nil {
 		return err
 	}
 	if opts.NodeBinary != "" {
@@ -186,9 +189,8 @@ func (c *Cluster) startContainerd(ctx context.Context, opts Options, pause strin
 			return "", err
 		}
 	}
-	registry := "http://" + c.RegistryAddress
 	files := map[string]string{
-		filepath.Join(hosts, "hosts.toml"):            fmt.Sprintf("server = %q\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", registry, registry),
+		filepath.Join(hosts, "hosts.toml"):            plainHTTPHost(c.RegistryAddress),
 		filepath.Join(cniConf, "10-caravan.conflist"): cniNetwork(c.nodeDir("cni", "ipam")),
 		c.nodeDir("containerd.toml"):                  containerdConfig(c.nodeDir(), socket, binDir, bins.Runc, cniConf, pause),
 	}
@@ -211,6 +213,26 @@ func (c *Cluster) startContainerd(ctx context.Context, opts Options, pause strin
 		return true, conn.Close()
 	})
 	return socket, err
+}
+
+// plainHTTPHost is containerd's hosts.toml for a registry at address served over plain HTTP.
+func plainHTTPHost(address string) string {
+	server := "http://" + address
+	return fmt.Sprintf("server = %q\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", server, server)
+}
+
+// PullOverPlainHTTP makes the kubelet node's containerd pull from the registry at address
+// over plain HTTP, as it does from the cluster's own registry: for another registry on the
+// machine. containerd reads it at the next pull. The process node needs nothing.
+func (c *Cluster) PullOverPlainHTTP(address string) error {
+	if c.Node != NodeKubelet {
+		return nil
+	}
+	dir := c.nodeDir("certs.d", address)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(plainHTTPHost(address)), 0o644)
 }
 
 // containerdConfig is containerd's configuration: its state and the pods' network namespaces
@@ -321,6 +343,8 @@ func kubeletConfiguration(dir, socket, clientCA string, port int32, resolvConf s
 		HealthzPort:              ptr.To[int32](0),
 		FailSwapOn:               ptr.To(false),
 		ResolverConfig:           ptr.To(resolvConf),
+		ClusterDNS:               []string{NodeAddress},
+		ClusterDomain:            ClusterDomain,
 		PodLogsDir:               filepath.Join(dir, "pod-logs"),
 		TLSCertFile:              filepath.Join(dir, "kubelet.crt"),
 		TLSPrivateKeyFile:        filepath.Join(dir, "kubelet.key"),

@@ -27,6 +27,8 @@ type NodeBinaries struct {
 	// beyond the machine's own.
 	Nft          string
 	NftLibraries string
+	// CoreDNS serves the cluster's DNS.
+	CoreDNS string
 }
 
 // nodeComponents are the components of the kubelet node, built only for it.
@@ -71,6 +73,13 @@ func nodeComponents() []component {
 			note: "the program that holds a pod's namespaces",
 		},
 		{
+			// CoreDNS with only the plugins the cluster DNS uses (toolsrc/coredns), as its docs
+			// build a smaller server.
+			name: "coredns", version: CoreDNSVersion, packages: []string{"."}, outputs: []string{"coredns"},
+			ldflags: []string{"-s", "-w"}, env: []string{"CGO_ENABLED=0"},
+			note: "the kubelet node's cluster DNS",
+		},
+		{
 			// kube-proxy's nftables mode runs nft, which no Go module provides.
 			name: "nftables", version: NftablesVersion,
 			debs:    []string{"nftables", "libnftables1", "libnftnl11"},
@@ -107,6 +116,7 @@ func FindNodeBinaries(cacheDir string) (NodeBinaries, []string) {
 		Pause:        filepath.Join(dir("pause"), "pause"),
 		Nft:          filepath.Join(dir("nftables"), "usr", "sbin", "nft"),
 		NftLibraries: filepath.Join(dir("nftables"), "usr", "lib", debianLibDir()),
+		CoreDNS:      filepath.Join(dir("coredns"), "coredns"),
 	}, missing
 }
 

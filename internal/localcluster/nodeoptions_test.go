@@ -30,3 +30,16 @@ func TestTheKubeletNodeRefusesWhatItCannotRunOn(t *testing.T) {
 		})
 	}
 }
+
+func TestTheClusterDNSServesTheClusterAndForwardsTheRest(t *testing.T) {
+	conf := coreDNSConfig("/c/coredns.kubeconfig", "10.88.0.1:8181", "/etc/resolv.conf")
+	for _, want := range []string{"bind " + NodeAddress, "ready 10.88.0.1:8181", "kubernetes cluster.local in-addr.arpa ip6.arpa {",
+		"kubeconfig /c/coredns.kubeconfig", "forward . /etc/resolv.conf"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("the Corefile lacks %q:\n%s", want, conf)
+		}
+	}
+	if conf := coreDNSConfig("/c/k", "10.88.0.1:8181", ""); strings.Contains(conf, "forward") {
+		t.Errorf("without a resolver the Corefile still forwards:\n%s", conf)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,7 +26,8 @@ import (
 
 // PlacementKind is the kind of node the local cluster sends pod to, as PlacementPolicy and the
 // placement webhook decide alike. It is procnode.KindProcess for the pods ProcessPodValues
-// name, and for those whose every image is in the local registry (registry, "" for none) unless
+// name, and for those whose every image is on this machine (the local registry, "" for none, or
+// another on its address or loopback: localImagePrefixes) unless
 // their namespace is labelled SimulatedLabel=true; KindKwok for every other pod.
 func PlacementKind(pod *corev1.Pod, namespaceLabels map[string]string, registry string) string {
 	if slices.Contains(ProcessPodValues, pod.Labels[ProcessPodLabel]) {
@@ -34,12 +36,25 @@ func PlacementKind(pod *corev1.Pod, namespaceLabels map[string]string, registry 
 	if registry == "" || namespaceLabels[SimulatedLabel] == "true" {
 		return KindKwok
 	}
-	local := func(c corev1.Container) bool { return strings.HasPrefix(c.Image, registry+"/") }
+	prefixes := localImagePrefixes(registry)
+	local := func(c corev1.Container) bool {
+		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(c.Image, p) })
+	}
 	if !slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool { return !local(c) }) &&
 		!slices.ContainsFunc(pod.Spec.InitContainers, func(c corev1.Container) bool { return !local(c) }) {
 		return procnode.KindProcess
 	}
 	return KindKwok
+}
+
+// localImagePrefixes begin the references of images on this machine: those of the local
+// registry, and of any other registry on the cluster's address (the registry's host) or loopback.
+func localImagePrefixes(registry string) []string {
+	prefixes := []string{registry + "/", "127.0.0.1:", "localhost:"}
+	if host, _, err := net.SplitHostPort(registry); err == nil && host != "127.0.0.1" && host != "localhost" {
+		prefixes = append(prefixes, host+":")
+	}
+	return prefixes
 }
 
 // PlacementWebhookPath is where the process node serves the placement webhook.

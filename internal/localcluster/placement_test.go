@@ -37,14 +37,16 @@ func TestPlacementSendsOperatorsBuildersAndLocalImagesToTheProcessNode(t *testin
 		registry string
 		want     string
 	}{
-		"an operator":                            {pod("caravan-operator", "anywhere/op:1"), nil, "reg:5000", procnode.KindProcess},
-		"a builder, in a simulated namespace":    {pod("caravan-builder", "anywhere/b:1"), simulated, "reg:5000", procnode.KindProcess},
-		"a kit of the local registry":            {pod("", "reg:5000/kit@sha256:a"), nil, "reg:5000", procnode.KindProcess},
-		"a kit in a simulated namespace":         {pod("", "reg:5000/kit@sha256:a"), simulated, "reg:5000", KindKwok},
-		"an image elsewhere":                     {pod("", "reg:5000/kit@sha256:a", "elsewhere/sidecar:1"), nil, "reg:5000", KindKwok},
-		"an init container elsewhere":            {withInit, nil, "reg:5000", KindKwok},
-		"a registry's prefix is not its address": {pod("", "reg:50001/kit:1"), nil, "reg:5000", KindKwok},
-		"no local registry":                      {pod("", "reg:5000/kit:1"), nil, "", KindKwok},
+		"an operator":                                {pod("caravan-operator", "anywhere/op:1"), nil, "reg:5000", procnode.KindProcess},
+		"a builder, in a simulated namespace":        {pod("caravan-builder", "anywhere/b:1"), simulated, "reg:5000", procnode.KindProcess},
+		"a kit of the local registry":                {pod("", "reg:5000/kit@sha256:a"), nil, "reg:5000", procnode.KindProcess},
+		"a kit in a simulated namespace":             {pod("", "reg:5000/kit@sha256:a"), simulated, "reg:5000", KindKwok},
+		"an image elsewhere":                         {pod("", "reg:5000/kit@sha256:a", "elsewhere/sidecar:1"), nil, "reg:5000", KindKwok},
+		"an init container elsewhere":                {withInit, nil, "reg:5000", KindKwok},
+		"another registry on the cluster's address":  {pod("", "10.88.0.1:41000/kit:1"), nil, "10.88.0.1:5000", procnode.KindProcess},
+		"a registry on the loopback":                 {pod("", "127.0.0.1:41000/kit:1"), nil, "10.88.0.1:5000", procnode.KindProcess},
+		"a host whose name begins as the registry's": {pod("", "reg2:5000/kit:1"), nil, "reg:5000", KindKwok},
+		"no local registry":                          {pod("", "reg:5000/kit:1"), nil, "", KindKwok},
 	} {
 		if got := PlacementKind(tc.pod, tc.labels, tc.registry); got != tc.want {
 			t.Errorf("%s: got %s, want %s", name, got, tc.want)

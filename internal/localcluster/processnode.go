@@ -125,8 +125,12 @@ func applyPlacementPolicy(ctx context.Context, cs kubernetes.Interface, registry
 	}
 	isProcess := fmt.Sprintf(`object.metadata.?labels[?%q].orValue("") in [%s]`, ProcessPodLabel, strings.Join(values, ", "))
 	if registry != "" {
-		// An image of the local registry, or of another registry on this machine's loopback.
-		local := fmt.Sprintf(`(c.image.startsWith(%q) || c.image.startsWith("127.0.0.1:") || c.image.startsWith("localhost:"))`, registry+"/")
+		// An image of the local registry, or of another registry on this machine.
+		var starts []string
+		for _, p := range localImagePrefixes(registry) {
+			starts = append(starts, fmt.Sprintf("c.image.startsWith(%q)", p))
+		}
+		local := "(" + strings.Join(starts, " || ") + ")"
 		isProcess = fmt.Sprintf(`(%s) || (object.spec.containers.all(c, %s) && object.spec.?initContainers.orValue([]).all(c, %s) && `+
 			`namespaceObject.metadata.?labels[?%q].orValue("") != "true")`, isProcess, local, local, SimulatedLabel)
 	}

@@ -176,7 +176,7 @@ func checkProxiesAndPullSecrets(t *testing.T, cli func(...string) (string, strin
 // in the Secret private-registry of ns. It returns the copy's reference.
 func privateImage(t *testing.T, ns, ref string) string {
 	t.Helper()
-	reg := imagetest.StartRegistry(t, imagetest.WithAuth("puller", "pull-s3cret"))
+	reg := startRegistry(t, imagetest.WithAuth("puller", "pull-s3cret"))
 	img, err := image.Pull(context.Background(), image.Registry{Address: env.Cluster.RegistryAddress, Insecure: true}, ref)
 	if err != nil {
 		t.Fatal(err)

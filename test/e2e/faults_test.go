@@ -244,7 +244,7 @@ func TestAnOperatorKilledDuringKitBuildsMakesOneKitPerDependencySet(t *testing.T
 	g := NewWithT(t)
 	ctx := context.Background()
 	opNS, apps := env.Namespace(t), env.Namespace(t)
-	reg := imagetest.StartRegistry(t)
+	reg := startRegistry(t)
 	imagetest.PushBase(t, reg, baseRepository)
 	op := env.InstallOperator(t, "fault-build", opNS, harness.OperatorOptions{})
 	waitReady(t, op)

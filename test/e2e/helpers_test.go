@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/image/imagetest"
 	"github.com/caravan-dev/caravan/test/harness"
 )
 
@@ -28,6 +29,17 @@ const (
 
 // newIntegration is harness.NewIntegration.
 var newIntegration = harness.NewIntegration
+
+// startRegistry starts a registry of the test's own on the cluster's address, which the
+// operators' pods push to and the node pulls from over plain HTTP.
+func startRegistry(t *testing.T, opts ...imagetest.Option) *imagetest.Registry {
+	t.Helper()
+	reg := imagetest.StartRegistry(t, append(opts, imagetest.ListenOn(env.Cluster.HostAddress()))...)
+	if err := env.Cluster.PullOverPlainHTTP(reg.Address); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
 
 func create(t *testing.T, obj client.Object) {
 	t.Helper()

@@ -33,7 +33,7 @@ const (
 func TestAKitBuiltIntegrationKeepsItsPodsOrRollsToTheNewOwnersKit(t *testing.T) {
 	g := NewWithT(t)
 	ns1, ns2, ns3, apps := env.Namespace(t), env.Namespace(t), env.Namespace(t), env.Namespace(t)
-	reg := imagetest.StartRegistry(t)
+	reg := startRegistry(t)
 	imagetest.PushBase(t, reg, baseRepository)
 	imagetest.PushBase(t, reg, otherBaseRepository)
 	op1 := env.InstallOperator(t, "kit-op-1", ns1, harness.OperatorOptions{})

@@ -97,6 +97,20 @@ func TestTheKubeletNodeRunsRealPods(t *testing.T) {
 		answers(t, "http://"+svc.Spec.ClusterIP+"/", "pod web\n")
 		answers(t, "http://"+net.JoinHostPort(client.Status.PodIP, "8080")+"/get?url=http://"+svc.Spec.ClusterIP+"/", "200 pod web\n")
 	})
+	t.Run("a pod reaches a Service by its name, through the cluster DNS", func(t *testing.T) {
+		for _, name := range []string{"web", "web.default", "web.default.svc." + localcluster.ClusterDomain} {
+			answers(t, "http://"+net.JoinHostPort(client.Status.PodIP, "8080")+"/get?url=http://"+name+"/", "200 pod web\n")
+		}
+		resp, err := http.Get("http://" + net.JoinHostPort(client.Status.PodIP, "8080") + "/get?url=http://nosuch.default.svc." + localcluster.ClusterDomain + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "no such host") {
+			t.Errorf("a name of no Service answered %d %q, want no such host", resp.StatusCode, body)
+		}
+	})
 	t.Run("a container's hostPort is served on the node's address", func(t *testing.T) {
 		answers(t, "http://"+net.JoinHostPort(localcluster.NodeAddress, strconv.Itoa(webHostPort))+"/", "pod web\n")
 	})

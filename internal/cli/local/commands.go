@@ -176,7 +176,7 @@ func (o *BuildOptions) Run(ctx context.Context) error {
 		}
 		for _, row := range [][2]string{
 			{"kubelet", node.Kubelet}, {"kube-proxy", node.KubeProxy}, {"containerd", node.Containerd},
-			{"runc", node.Runc}, {"pause", node.Pause}, {"nft", node.Nft},
+			{"runc", node.Runc}, {"pause", node.Pause}, {"nft", node.Nft}, {"coredns", node.CoreDNS},
 		} {
 			fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
 		}

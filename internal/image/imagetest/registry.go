@@ -56,6 +56,13 @@ type Option func(*options)
 type options struct {
 	username, password string
 	tls                bool
+	host               string
+}
+
+// ListenOn makes the registry listen on host instead of 127.0.0.1: the local cluster's address,
+// for one that pods in their own network namespaces push to.
+func ListenOn(host string) Option {
+	return func(o *options) { o.host = host }
 }
 
 // WithAuth makes the registry require basic auth with username and password.
@@ -79,8 +86,11 @@ func StartRegistry(t testing.TB, opts ...Option) *Registry {
 	}
 	bin := findBinary(t)
 	dir := t.TempDir()
+	if o.host == "" {
+		o.host = "127.0.0.1"
+	}
 	r := &Registry{
-		Address:  "127.0.0.1:" + freePort(t),
+		Address:  net.JoinHostPort(o.host, freePort(t, o.host)),
 		Username: o.username, Password: o.password,
 		t: t, bin: bin, config: filepath.Join(dir, "config.yml"),
 	}
@@ -91,7 +101,7 @@ func StartRegistry(t testing.TB, opts ...Option) *Registry {
 	}
 	var tlsFiles []string
 	if o.tls {
-		r.CA = testca.New(t, "127.0.0.1")
+		r.CA = testca.New(t, o.host)
 		tlsFiles = []string{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
 		for i, data := range [][]byte{r.CA.ServerCertPEM, r.CA.ServerKeyPEM} {
 			if err := os.WriteFile(tlsFiles[i], data, 0o600); err != nil {
@@ -194,9 +204,9 @@ func findBinary(t testing.TB) string {
 }
 
 // freePort returns a loopback TCP port that is free now.
-func freePort(t testing.TB) string {
+func freePort(t testing.TB, host string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatalf("finding a free port: %v", err)
 	}
