@@ -27,14 +27,14 @@ const (
 )
 
 // startQuarkus runs the timer route on the quarkus provider, with a quarkus.* property that
-// changes its log's format, and Camel K's datasource example against a PostgreSQL server of
+// changes its log's format and the prometheus trait, and Camel K's datasource example against a PostgreSQL server of
 // Debian's packages, so that their kits build while the other cases run.
 func startQuarkus(t *testing.T, cli func(...string) (string, string, error), apps string) {
 	t.Helper()
 	g := NewWithT(t)
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", quarkusName, "-x", "jvm",
 		"--runtime-provider", "plain-quarkus", "-p", "greeting=Hello from Camel Quarkus",
-		"-p", "quarkus.log.console.format=[read by Quarkus] %m%n")
+		"-p", "quarkus.log.console.format=[read by Quarkus] %m%n", "-t", "prometheus.enabled=true", "-t", "prometheus.pod-monitor=false")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	db := env.StartPostgreSQL(t, apps)
 	// The credentials come in a --config Secret's .properties key, which Quarkus reads too.
@@ -67,7 +67,8 @@ func checkQuarkusDatasource(t *testing.T, cli func(...string) (string, string, e
 }
 
 // checkQuarkus checks what startQuarkus ran: a kit that Quarkus' Maven plugin built, a JVM that
-// Quarkus' health check finds ready, whose HTTP route answers and whose log Quarkus formats.
+// Quarkus' health check finds ready, whose HTTP route and metrics answer and whose log Quarkus
+// formats.
 func checkQuarkus(t *testing.T, cli func(...string) (string, string, error), apps string) {
 	t.Helper()
 	g := NewWithT(t)
@@ -88,6 +89,10 @@ func checkQuarkus(t *testing.T, cli func(...string) (string, string, error), app
 	g.Expect(c.Args).To(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/q/health/ready"))
 	g.Eventually(answersHTTP(pod), timeout, poll).Should(Equal("200 Hello from Camel Quarkus over HTTP"))
+	t.Log("as on Camel K, the prometheus trait has Quarkus serve Camel's meters at /q/metrics, on its HTTP port, which the pod's annotations name")
+	g.Expect(pod.Annotations).To(And(HaveKeyWithValue("prometheus.io/path", "/q/metrics"), HaveKeyWithValue("prometheus.io/port", "8080")))
+	g.Eventually(httpBody("http://"+net.JoinHostPort(pod.Status.PodIP, "8080")+"/q/metrics"), timeout, poll).Should(
+		MatchRegexp(`(?m)^camel_exchanges_total\{[^}]*\} [1-9]`))
 	g.Eventually(integrationLog(cli, quarkusName), timeout, poll).Should(And(
 		MatchRegexp(`\[read by Quarkus\] Exchange\[.*Body: Hello from Camel Quarkus #2\]`),
 		ContainSubstring("Apache Camel Quarkus 3.31.0"), ContainSubstring("powered by Quarkus 3.31.2")))
