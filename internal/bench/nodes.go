@@ -50,7 +50,7 @@ func measureNode(ctx context.Context, o Options, node localcluster.NodeKind) (fi
 	}()
 	fig.UpSeconds = e.upSeconds
 	fmt.Fprintf(o.Progress, "nodes: the %s node's cluster was ready in %.1f s; its processes idle for %s\n", node, fig.UpSeconds, 2*nodeIdle)
-	if fig.IdleRSSMiB, fig.IdleCPUMillicores, err = nodeIdleCost(ctx, e.cluster); err != nil {
+	if err := nodeIdleCost(ctx, e.cluster, &fig); err != nil {
 		return fig, err
 	}
 	ops, err := e.startMavenOperators(ctx, "nodes")
@@ -82,11 +82,11 @@ func measureNode(ctx context.Context, o Options, node localcluster.NodeKind) (fi
 	return fig, nil
 }
 
-// nodeIdleCost reads the resident memory of each of the node's processes, and their CPU together
-// over nodeIdle, after they idled as long.
-func nodeIdleCost(ctx context.Context, c *localcluster.Cluster) (map[string]float64, float64, error) {
+// nodeIdleCost reads the resident and anonymous memory of each of the node's processes, and
+// their CPU together over nodeIdle, after they idled as long, into fig.
+func nodeIdleCost(ctx context.Context, c *localcluster.Cluster, fig *result.NodeFigures) error {
 	if sleep(ctx, nodeIdle); ctx.Err() != nil {
-		return nil, 0, ctx.Err()
+		return ctx.Err()
 	}
 	procs := c.NodeProcesses()
 	cpu := func() (float64, error) {
@@ -102,21 +102,25 @@ func nodeIdleCost(ctx context.Context, c *localcluster.Cluster) (map[string]floa
 	}
 	before, err := cpu()
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
 	start := time.Now()
 	if sleep(ctx, nodeIdle); ctx.Err() != nil {
-		return nil, 0, ctx.Err()
+		return ctx.Err()
 	}
 	after, err := cpu()
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	rss := map[string]float64{}
+	fig.IdleCPUMillicores = measure.Round3((after - before) / time.Since(start).Seconds() * 1000)
+	fig.IdleRSSMiB, fig.IdleAnonymousMiB = map[string]float64{}, map[string]float64{}
 	for _, p := range procs {
-		if rss[p.Name], err = residentMiB(p.PID); err != nil {
-			return nil, 0, err
+		if fig.IdleRSSMiB[p.Name], err = residentMiB(p.PID); err != nil {
+			return err
+		}
+		if fig.IdleAnonymousMiB[p.Name], err = anonymousMiB(p.PID); err != nil {
+			return err
 		}
 	}
-	return rss, measure.Round3((after - before) / time.Since(start).Seconds() * 1000), nil
+	return nil
 }

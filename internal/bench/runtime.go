@@ -638,14 +638,21 @@ func integrationJVM(name string) (int, error) {
 }
 
 // residentMiB is the resident memory of process pid.
-func residentMiB(pid int) (float64, error) {
+func residentMiB(pid int) (float64, error) { return statusMiB(pid, "VmRSS") }
+
+// anonymousMiB is the resident memory of process pid that is its own: not pages of files, such
+// as its executable's, which the kernel can drop and other processes share.
+func anonymousMiB(pid int) (float64, error) { return statusMiB(pid, "RssAnon") }
+
+// statusMiB reads the memory figure key of process pid's status, in MiB.
+func statusMiB(pid int, key string) (float64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	var kb float64
-	if _, err := fmt.Sscanf(field(string(data), "VmRSS"), "%f kB", &kb); err != nil {
-		return 0, fmt.Errorf("reading the resident memory of process %d: %w", pid, err)
+	if _, err := fmt.Sscanf(field(string(data), key), "%f kB", &kb); err != nil {
+		return 0, fmt.Errorf("reading %s of process %d: %w", key, pid, err)
 	}
 	return measure.Round3(kb / 1024), nil
 }

@@ -465,7 +465,8 @@ func nodesTable(r *result.Nodes) table {
 	t := table{Title: "Nodes: the local cluster's nodes of real pods, each on a full cluster of its own, one after the other",
 		Header: []string{"figure"}}
 	rows := [][]string{{"local cluster up to ready (cache warm)"}, {"idle resident memory of the node's own processes"},
-		{"  by process"}, {"idle CPU of the node's own processes"}, {"first message, kit built with an empty Maven cache"},
+		{"  by process"}, {"  of which their own (anonymous), not their files' pages"}, {"  by process"},
+		{"idle CPU of the node's own processes"}, {"first message, kit built with an empty Maven cache"},
 		{fmt.Sprintf("first message, kit exists (p50 of %d)", r.Integrations)}, {"first message, kit exists, max"}}
 	for _, n := range r.Nodes {
 		t.Header = append(t.Header, n.Node+" node")
@@ -476,11 +477,15 @@ func nodesTable(r *result.Nodes) table {
 			}
 			continue
 		}
-		var by []string
-		for _, name := range slices.Sorted(maps.Keys(n.IdleRSSMiB)) {
-			by = append(by, fmt.Sprintf("%s %s", name, num(n.IdleRSSMiB[name])))
+		by := func(m map[string]float64) string {
+			var out []string
+			for _, name := range slices.Sorted(maps.Keys(m)) {
+				out = append(out, fmt.Sprintf("%s %s", name, num(m[name])))
+			}
+			return strings.Join(out, ", ")
 		}
-		for i, v := range []string{secs(n.UpSeconds), num(n.IdleRSSTotal()) + " MiB", strings.Join(by, ", "),
+		for i, v := range []string{secs(n.UpSeconds), num(result.Total(n.IdleRSSMiB)) + " MiB", by(n.IdleRSSMiB),
+			num(result.Total(n.IdleAnonymousMiB)) + " MiB", by(n.IdleAnonymousMiB),
 			num(n.IdleCPUMillicores) + " m", secs(n.KitSeconds), secs(n.ExistingSeconds.P50), secs(n.ExistingSeconds.Max)} {
 			rows[i] = append(rows[i], v)
 		}

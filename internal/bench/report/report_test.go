@@ -61,13 +61,14 @@ func TestTablesShowEveryScenarioThatRan(t *testing.T) {
 
 func TestTheNodesTableHasANodePerColumnAndSaysWhyOneWasSkipped(t *testing.T) {
 	res := &result.Results{Nodes: &result.Nodes{Integrations: 3, Nodes: []result.NodeFigures{
-		{Node: "process", UpSeconds: 6.1, IdleRSSMiB: map[string]float64{"process-node": 85.25}, IdleCPUMillicores: 4,
+		{Node: "process", UpSeconds: 6.1, IdleRSSMiB: map[string]float64{"process-node": 85.25},
+			IdleAnonymousMiB: map[string]float64{"process-node": 20.5}, IdleCPUMillicores: 4,
 			KitSeconds: 41.5, ExistingSeconds: measure.Distribution{P50: 3.25, Max: 3.5}},
 		{Node: "kubelet", Skipped: "the kubelet node needs root"}}}}
 	var buf bytes.Buffer
 	WriteTables(&buf, res)
 	for _, want := range []string{"process node", "kubelet node", "skipped: the kubelet node needs root", "6.1 s",
-		"85.25 MiB", "process-node 85.25", "first message, kit exists (p50 of 3)", "3.25 s"} {
+		"85.25 MiB", "process-node 85.25", "20.5 MiB", "process-node 20.5", "first message, kit exists (p50 of 3)", "3.25 s"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the tables lack %q:\n%s", want, buf.String())
 		}

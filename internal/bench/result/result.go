@@ -534,8 +534,10 @@ type NodeFigures struct {
 	// UpSeconds runs from the start of a full local cluster to ready (the cache warm).
 	UpSeconds float64 `json:"upSeconds"`
 	// IdleRSSMiB is each node process's resident memory, by name, with no pod running;
-	// IdleCPUMillicores their CPU together.
+	// IdleAnonymousMiB the part of it that is its own, not its executable's and other files'
+	// pages; IdleCPUMillicores their CPU together.
 	IdleRSSMiB        map[string]float64 `json:"idleRSSMiB"`
+	IdleAnonymousMiB  map[string]float64 `json:"idleAnonymousMiB,omitempty"`
 	IdleCPUMillicores float64            `json:"idleCPUMillicores"`
 	// KitSeconds is the first message of an integration whose kit is built, the Maven cache
 	// empty; ExistingSeconds of integrations on that kit, one at a time.
@@ -543,10 +545,10 @@ type NodeFigures struct {
 	ExistingSeconds measure.Distribution `json:"existingSeconds"`
 }
 
-// IdleRSSTotal is the resident memory of the node's processes together.
-func (n NodeFigures) IdleRSSTotal() float64 {
+// Total is the sum of a figure of the node's processes, by name.
+func Total(byProcess map[string]float64) float64 {
 	var sum float64
-	for _, v := range n.IdleRSSMiB {
+	for _, v := range byProcess {
 		sum += v
 	}
 	return measure.Round3(sum)
