@@ -2,15 +2,11 @@ package node_test
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +70,7 @@ func TestOLMInstallsTheReleasedBundleFromItsCatalog(t *testing.T) {
 	pushOLMImages(t, c, olmBin, opmBin, probeBin, opmImage, olmImage)
 	res := releaseWithCatalogOn(t, c, opmImage)
 	cl := olmClient(t, c)
-	installOLM(t, cl, olmImage, opmImage, serveSOCKS(t, cl))
+	installOLM(t, cl, olmImage, opmImage)
 
 	t.Log("a CatalogSource of the release's catalog image and a Subscription to its channel, as docs/install.md says")
 	create(t, cl, &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: olmNamespace, Name: "caravan"},
@@ -237,9 +233,9 @@ func olmClient(t *testing.T, c *localcluster.Cluster) client.Client {
 }
 
 // installOLM installs OLM as its chart lays it out: its CRDs, the namespaces of OLM and of
-// operators for every namespace, and its two operators as pods of olmImage that may do anything;
-// the catalog operator reaches catalog pods' Services through the SOCKS proxy at socks.
-func installOLM(t *testing.T, cl client.Client, olmImage, opmImage, socks string) {
+// operators for every namespace, and its two operators as pods of olmImage that may do anything.
+// The catalog operator reaches the catalog pods' Services by name, through the cluster DNS.
+func installOLM(t *testing.T, cl client.Client, olmImage, opmImage string) {
 	ctx := context.Background()
 	dir, err := gobuild.ModuleDir(olmModule, olmVersion)
 	if err != nil {
@@ -280,106 +276,20 @@ func installOLM(t *testing.T, cl client.Client, olmImage, opmImage, socks string
 	create(t, cl, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "olm-operator"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: olmNamespace, Name: "olm-operator"}}})
-	operator := func(name string, args []string, env ...corev1.EnvVar) *appsv1.Deployment {
+	operator := func(name string, args []string) *appsv1.Deployment {
 		labels := map[string]string{"app": name}
 		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: olmNamespace, Name: name},
 			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
 					ServiceAccountName: "olm-operator",
 					Containers: []corev1.Container{{Name: name, Image: olmImage, Command: []string{"/bin/" + strings.TrimSuffix(name, "-operator")},
-						Args: args, Env: append(env, corev1.EnvVar{Name: "OPERATOR_NAMESPACE", Value: olmNamespace},
-							corev1.EnvVar{Name: "OPERATOR_NAME", Value: name})}},
+						Args: args, Env: []corev1.EnvVar{{Name: "OPERATOR_NAMESPACE", Value: olmNamespace},
+							{Name: "OPERATOR_NAME", Value: name}}}},
 				}}}}
 	}
 	create(t, cl, operator("olm-operator", []string{"--namespace", olmNamespace, "--writeStatusName", ""}))
 	create(t, cl, operator("catalog-operator", []string{"--namespace", olmNamespace, "--opmImage", opmImage,
-		"--util-image", olmImage, "--set-workload-user-id=false"}, corev1.EnvVar{Name: "GRPC_PROXY", Value: "socks5://" + socks}))
-}
-
-// serveSOCKS serves, on the node's address, a SOCKS5 proxy that connects a name NAME.NAMESPACE.svc
-// to that Service's cluster address (the local cluster runs no DNS), and returns its address.
-func serveSOCKS(t *testing.T, cl client.Client) string {
-	l, err := net.Listen("tcp", net.JoinHostPort(localcluster.NodeAddress, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go proxySOCKS(conn, cl)
-		}
-	}()
-	return l.Addr().String()
-}
-
-// proxySOCKS serves one SOCKS5 CONNECT without authentication on conn.
-func proxySOCKS(conn net.Conn, cl client.Client) {
-	defer conn.Close()
-	buf := make([]byte, 262)
-	// Greeting: version, the number of methods, the methods; the answer: no authentication.
-	if _, err := io.ReadFull(conn, buf[:2]); err != nil || buf[0] != 5 {
-		return
-	}
-	if _, err := io.ReadFull(conn, buf[:buf[1]]); err != nil {
-		return
-	}
-	if _, err := conn.Write([]byte{5, 0}); err != nil {
-		return
-	}
-	// Request: version, CONNECT, reserved, address type; this proxy takes names (3) and IPv4 (1).
-	if _, err := io.ReadFull(conn, buf[:4]); err != nil || buf[1] != 1 {
-		return
-	}
-	var host string
-	switch buf[3] {
-	case 1:
-		if _, err := io.ReadFull(conn, buf[:4]); err != nil {
-			return
-		}
-		host = net.IP(buf[:4]).String()
-	case 3:
-		if _, err := io.ReadFull(conn, buf[:1]); err != nil {
-			return
-		}
-		n := int(buf[0])
-		if _, err := io.ReadFull(conn, buf[:n]); err != nil {
-			return
-		}
-		host = serviceAddress(cl, string(buf[:n]))
-	}
-	if _, err := io.ReadFull(conn, buf[:2]); err != nil {
-		return
-	}
-	port := strconv.Itoa(int(binary.BigEndian.Uint16(buf[:2])))
-	upstream, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 10*time.Second)
-	if err != nil {
-		_, _ = conn.Write([]byte{5, 5, 0, 1, 0, 0, 0, 0, 0, 0}) // connection refused
-		return
-	}
-	defer upstream.Close()
-	if _, err := conn.Write([]byte{5, 0, 0, 1, 0, 0, 0, 0, 0, 0}); err != nil {
-		return
-	}
-	go func() { _, _ = io.Copy(upstream, conn) }()
-	_, _ = io.Copy(conn, upstream)
-}
-
-// serviceAddress is the cluster address of the Service a name NAME.NAMESPACE.svc[.cluster.local]
-// names, or the name itself.
-func serviceAddress(cl client.Client, name string) string {
-	parts := strings.Split(strings.TrimSuffix(name, ".cluster.local"), ".")
-	if len(parts) != 3 || parts[2] != "svc" {
-		return name
-	}
-	svc := &corev1.Service{}
-	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: parts[1], Name: parts[0]}, svc); err != nil {
-		return name
-	}
-	return svc.Spec.ClusterIP
+		"--util-image", olmImage, "--set-workload-user-id=false"}))
 }
 
 // waitSucceeded waits until the ClusterServiceVersion of the Subscription succeeds, and returns it;
