@@ -70,16 +70,8 @@ func measureNode(ctx context.Context, o Options, node localcluster.NodeKind) (fi
 		return fig, err
 	}
 	fmt.Fprintf(o.Progress, "nodes:   %.1f s; %d integrations on that kit, one at a time\n", fig.KitSeconds, o.RuntimeIntegrations)
-	var times []float64
-	for i := range o.RuntimeIntegrations {
-		secs, err := s.first(ctx, fmt.Sprintf("existing-%d", i), runtimeDeps)
-		if err != nil {
-			return fig, err
-		}
-		times = append(times, secs)
-	}
-	fig.ExistingSeconds = measure.Summarize(times)
-	return fig, nil
+	fig.ExistingSeconds, err = s.existing(ctx, o.RuntimeIntegrations)
+	return fig, err
 }
 
 // nodeIdleCost reads the resident and anonymous memory of each of the node's processes, and

@@ -182,15 +182,14 @@ func (c *Cluster) startContainerd(ctx context.Context, opts Options, pause strin
 	bins := opts.NodeBinaries
 	binDir := filepath.Dir(bins.Containerd)
 	socket := c.nodeDir("containerd.sock")
-	hosts := c.nodeDir("certs.d", c.RegistryAddress)
+	if err := c.PullOverPlainHTTP(c.RegistryAddress); err != nil {
+		return "", err
+	}
 	cniConf := c.nodeDir("cni", "net.d")
-	for _, d := range []string{hosts, cniConf} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return "", err
-		}
+	if err := os.MkdirAll(cniConf, 0o755); err != nil {
+		return "", err
 	}
 	files := map[string]string{
-		filepath.Join(hosts, "hosts.toml"):            plainHTTPHost(c.RegistryAddress),
 		filepath.Join(cniConf, "10-caravan.conflist"): cniNetwork(c.nodeDir("cni", "ipam")),
 		c.nodeDir("containerd.toml"):                  containerdConfig(c.nodeDir(), socket, binDir, bins.Runc, cniConf, pause),
 	}
@@ -215,14 +214,8 @@ func (c *Cluster) startContainerd(ctx context.Context, opts Options, pause strin
 	return socket, err
 }
 
-// plainHTTPHost is containerd's hosts.toml for a registry at address served over plain HTTP.
-func plainHTTPHost(address string) string {
-	server := "http://" + address
-	return fmt.Sprintf("server = %q\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", server, server)
-}
-
 // PullOverPlainHTTP makes the kubelet node's containerd pull from the registry at address
-// over plain HTTP, as it does from the cluster's own registry: for another registry on the
+// over plain HTTP (a hosts.toml in its certs.d): the cluster's own registry, or another on the
 // machine. containerd reads it at the next pull. The process node needs nothing.
 func (c *Cluster) PullOverPlainHTTP(address string) error {
 	if c.Node != NodeKubelet {
@@ -232,7 +225,9 @@ func (c *Cluster) PullOverPlainHTTP(address string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(plainHTTPHost(address)), 0o644)
+	server := "http://" + address
+	hosts := fmt.Sprintf("server = %q\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", server, server)
+	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(hosts), 0o644)
 }
 
 // containerdConfig is containerd's configuration: its state and the pods' network namespaces
