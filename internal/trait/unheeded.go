@@ -120,7 +120,7 @@ func (u Unheeded) Message() string {
 	}
 	if len(u.Quarkus) > 0 {
 		parts = append(parts, fmt.Sprintf("the camel-main runtime does not read the Quarkus properties %s: set Camel's own (camel.*) instead, "+
-			"or run on Camel Quarkus (camel.runtimeProvider=quarkus, caravan run --runtime-provider quarkus)",
+			"or run on Camel Quarkus (camel.runtimeProvider=quarkus, caravan run --runtime-provider quarkus, or an operator whose platform's spec.build.runtimeProvider is quarkus)",
 			strings.Join(u.Quarkus, ", ")))
 	}
 	return strings.Join(parts, "; ")

@@ -55,6 +55,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	// The operators without the catalog come first: they bring the four Kamelets an earlier
 	// installer shipped, which the catalog of operator jvm then replaces.
 	other := env.InstallOperator(t, "jvm-b", ops, harness.OperatorOptions{})
+	onQuarkus := installQuarkusOperator(t, ops)
 	// Its kits are layered on the operator's image, which holds no Java: a broken runtime. It has
 	// HTTP proxies, which its builder pods' Maven and its integrations get.
 	proxy := serveForwardProxy(t)
@@ -62,8 +63,8 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 	noJava := env.InstallOperator(t, "jvm-nojava", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod, Env: proxies})
 	op := env.InstallOperator(t, "jvm", ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
 		MavenCache: ptr.To(resource.MustParse("1Gi")), KameletCatalog: true})
-	waitReady(t, op, other, noJava)
-	waitRegistered(t, op, other, noJava)
+	waitReady(t, op, other, noJava, onQuarkus)
+	waitRegistered(t, op, other, noJava, onQuarkus)
 	patch := fmt.Sprintf(`{"spec":{"build":{"baseImage":%q}}}`, env.OperatorImage(t))
 	g.Expect(env.Client.Patch(context.Background(), &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: "jvm-nojava"}},
 		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
@@ -126,6 +127,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 
 	checkQuarkus(t, cli, apps)
 	checkQuarkusDatasource(t, cli, apps)
+	checkQuarkusByItsPlatform(t, cli, apps)
 
 	checkCronVariants(t, cli, apps)
 

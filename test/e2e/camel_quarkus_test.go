@@ -12,11 +12,16 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	"github.com/caravan-dev/caravan/internal/build"
 	kitpkg "github.com/caravan-dev/caravan/internal/kit"
+	"github.com/caravan-dev/caravan/test/harness"
 )
 
 // quarkusName is the integration that runs the timer route on Camel Quarkus, quarkusDBName the
@@ -25,6 +30,25 @@ const (
 	quarkusName   = "timer-quarkus"
 	quarkusDBName = "quarkus-db"
 )
+
+// quarkusOperator is the operator whose platform builds on Camel Quarkus; quarkusPipe is a Pipe it
+// runs, providerRoll an integration that moves to it from a camel-main operator.
+const (
+	quarkusOperator = "jvm-q"
+	quarkusPipe     = "pipe-quarkus"
+	providerRoll    = "provider-roll"
+)
+
+// installQuarkusOperator installs the operator whose platform's spec.build.runtimeProvider is
+// quarkus, as a platform team sets it, with a Maven cache that its kits share.
+func installQuarkusOperator(t *testing.T, ops string) *harness.Operator {
+	t.Helper()
+	op := env.InstallOperator(t, quarkusOperator, ops, harness.OperatorOptions{BuildStrategy: build.StrategyPod,
+		MavenCache: ptr.To(resource.MustParse("1Gi"))})
+	NewWithT(t).Expect(env.Client.Patch(context.Background(), &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ops, Name: quarkusOperator}},
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"build":{"runtimeProvider":"quarkus"}}}`)))).To(Succeed())
+	return op
+}
 
 // startQuarkus runs the timer route on the quarkus provider, with a quarkus.* property that
 // changes its log's format and the prometheus trait, and Camel K's datasource example against a PostgreSQL server of
@@ -46,6 +70,74 @@ func startQuarkus(t *testing.T, cli func(...string) (string, string, error), app
 		"--build-property", "quarkus.datasource.db-kind=postgresql", "-p", "greeting=Hello from a database",
 		"-p", "quarkus.datasource.jdbc.url="+db.JDBCURL(), "--config", "secret:quarkus-db", "-p", "quarkus.http.port=8081")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+
+	// The Pipe's kit is the first of its operator, whose Maven cache is empty: it builds meanwhile.
+	out, errOut, err = cli("bind", "timer-source", "log-sink", "-p", "source.message=Hello from a Pipe on Camel Quarkus",
+		"-x", quarkusOperator, "--name", quarkusPipe)
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", providerRoll, "-x", "jvm",
+		"-p", "greeting=Hello across providers", "-p", "quarkus.log.level=WARN", "-p", "quarkus.log.category.caravan.level=INFO")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Expect(errOut).To(ContainSubstring("quarkus.log.category.caravan.level, quarkus.log.level"),
+		"caravan run did not warn that camel-main reads no quarkus.* key")
+}
+
+// checkQuarkusByItsPlatform checks, as on Camel K whose platform names its runtime provider, the
+// operator whose platform builds on Camel Quarkus: its Pipe runs its Kamelets there; an integration
+// moved to it from a camel-main operator rolls to its Quarkus kit, never below one ready pod, and
+// quarkus.log.* keys camel-main ignored now set its log's levels.
+func checkQuarkusByItsPlatform(t *testing.T, cli func(...string) (string, string, error), apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	t.Log("as on Camel K, the platform's spec.build.runtimeProvider makes every kit of its operator a Camel Quarkus application: a Pipe's Kamelets run there")
+	pipe := &camelv1.Pipe{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: quarkusPipe}}
+	g.Eventually(func() error { return bindingReadyUnder(pipe, quarkusOperator) }, mavenTimeout, poll).Should(Succeed())
+	pipeKey := client.ObjectKeyFromObject(pipe)
+	g.Expect(kitpkg.ProviderOf(builtKit(t, pipeKey, camelv1.IntegrationKitPhaseReady))).To(Equal("quarkus"))
+	g.Expect(jvmPod(t, pipeKey).Spec.Containers[0].Args).To(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
+	g.Eventually(integrationLog(cli, quarkusPipe), timeout, poll).Should(And(
+		ContainSubstring("Apache Camel Quarkus 3.31.0"), ContainSubstring("Hello from a Pipe on Camel Quarkus")))
+	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", "quarkus-keys", "-x", quarkusOperator,
+		"-p", "quarkus.log.level=WARN", "--dry-run=server")
+	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
+	g.Expect(errOut).NotTo(ContainSubstring("quarkus.log.level"), "caravan run warned of a quarkus.* key that the operator's Camel Quarkus reads")
+
+	t.Log("an integration moved from a camel-main operator to it rolls to its Quarkus kit, never below one ready pod")
+	key := client.ObjectKey{Namespace: apps, Name: providerRoll}
+	before := jvmPod(t, key)
+	g.Expect(before.Spec.Containers[0].Args).NotTo(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
+	g.Eventually(integrationLog(cli, providerRoll), timeout, poll).Should(And(
+		ContainSubstring("Apache Camel 4.18.0"), ContainSubstring("Hello across providers #2")), "camel-main reads no quarkus.log.level")
+	it, err := getIntegration(key)
+	g.Expect(err).NotTo(HaveOccurred())
+	ignored := it.Status.GetCondition(camelv1.ConditionTraitsIgnored)
+	g.Expect(ignored).NotTo(BeNil())
+	g.Expect(ignored.Message).To(ContainSubstring("quarkus.log.level"))
+	ready := watchReadyPods(apps, providerRoll)
+	reassign(t, it, quarkusOperator)
+	g.Eventually(func() ([]corev1.Pod, error) { return podsOf(key)() }, mavenTimeout, poll).Should(ConsistOf(And(
+		HaveField("Spec.Containers", ConsistOf(HaveField("Args", ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint")))),
+		Satisfy(func(p corev1.Pod) bool { return podReady(&p) }))), "the integration did not roll to a ready Quarkus pod")
+	minimum, samples, pods := ready.Stop()
+	t.Logf("ready pods through the roll: at least %d in %d samples, %d pods in all", minimum, samples, pods)
+	g.Expect(minimum).To(BeNumerically(">=", 1), "the roll went below one ready pod")
+	g.Expect(pods).To(BeNumerically(">=", 2))
+	waitRunningUnder(t, key, quarkusOperator)
+	g.Expect(kitpkg.ProviderOf(builtKit(t, key, camelv1.IntegrationKitPhaseReady))).To(Equal("quarkus"))
+
+	t.Log("Quarkus reads the quarkus.log.* keys: its INFO lines are gone but the route's logger's, which quarkus.log.category sets")
+	g.Eventually(integrationLog(cli, providerRoll), timeout, poll).Should(ContainSubstring("Hello across providers #3"))
+	log, err := integrationLog(cli, providerRoll)()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(log).NotTo(Or(ContainSubstring("Apache Camel"), ContainSubstring("powered by Quarkus")),
+		"quarkus.log.level=WARN did not hide Quarkus' and Camel's INFO lines")
+	g.Eventually(func() (*metav1.Condition, error) {
+		it, err := getIntegration(key)
+		if err != nil {
+			return nil, err
+		}
+		return it.Status.GetCondition(camelv1.ConditionTraitsIgnored), nil
+	}, timeout, poll).Should(BeNil(), "quarkus.* keys are still reported ignored on Camel Quarkus")
 }
 
 // checkQuarkusDatasource checks the datasource example: the integration is ready once Quarkus'

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
+	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
@@ -37,6 +38,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/inspect"
 	"github.com/caravan-dev/caravan/internal/maven"
+	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
@@ -573,10 +575,9 @@ func (o *RunOptions) Validate() error {
 // Run applies the integration and, with --wait, waits until it runs. It warns first of what the
 // traits set that takes no effect on Caravan.
 func (o *RunOptions) Run(ctx context.Context) error {
-	if u := trait.Check(o.integration.Spec.Traits); !u.Empty() {
-		fmt.Fprintf(o.ErrOut, "Warning: %s\n", u.Message())
-	}
+	unheeded := trait.Check(o.integration.Spec.Traits)
 	if o.DryRun.Client() || o.Output != "" && !o.DryRun.Server() {
+		o.warnUnheeded(unheeded)
 		return cmdutil.PrintApplyResult(o.Out, o.integration, o.Output, "integration", "created (dry run)")
 	}
 	if err := o.Connect(cmdutil.NeedWatch); err != nil {
@@ -584,10 +585,15 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	}
 	c := o.Watch
 	if o.OperatorID != "" && !o.Force {
-		if err := cmdutil.CheckOperatorRegistered(ctx, c, o.OperatorID, o.now(), o.ErrOut); err != nil {
+		reg, err := cmdutil.ReadRegistration(ctx, c, o.OperatorID, o.now(), o.ErrOut)
+		if err != nil {
 			return err
 		}
+		if len(unheeded.Quarkus) > 0 && platformOnQuarkus(ctx, c, reg) {
+			unheeded.Quarkus = nil // the operator builds on Camel Quarkus, which reads them
+		}
 	}
+	o.warnUnheeded(unheeded)
 	var opts []client.ApplyOption
 	if o.DryRun.Server() {
 		opts = append(opts, client.DryRunAll)
@@ -619,6 +625,27 @@ func (o *RunOptions) Run(ctx context.Context) error {
 	}
 	logs := &observecmd.LogsOptions{Cluster: o.Cluster, Name: o.Name, Follow: true, Tail: -1, IOStreams: o.IOStreams}
 	return cmdutil.Run(ctx, logs)
+}
+
+// warnUnheeded warns of what the traits set that takes no effect on Caravan.
+func (o *RunOptions) warnUnheeded(u trait.Unheeded) {
+	if !u.Empty() {
+		fmt.Fprintf(o.ErrOut, "Warning: %s\n", u.Message())
+	}
+}
+
+// platformOnQuarkus tells whether the platform of the registered operator reg builds on Camel
+// Quarkus; false when there is no registration or its platform cannot be read.
+func platformOnQuarkus(ctx context.Context, c client.Reader, reg *camelv1alpha1.IntegrationOperator) bool {
+	if reg == nil || reg.Status.Namespace == "" {
+		return false
+	}
+	itp := &camelv1.IntegrationPlatform{}
+	if c.Get(ctx, client.ObjectKey{Namespace: reg.Status.Namespace, Name: reg.Name}, itp) != nil {
+		return false
+	}
+	p, err := runtime.ProviderNamed(platform.Resolve(itp.Spec).Build.RuntimeProvider)
+	return err == nil && p == runtime.Quarkus
 }
 
 // deleteAfterDev deletes the integration that --dev ran, when the command ends or is
