@@ -24,30 +24,38 @@ type Plan struct {
 	Differences []string
 }
 
-// PlanIntegration plans the move of it to a Caravan operator. installed tells whether a Kamelet of
-// that name is in the integration's namespace.
-func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) bool) Plan {
+// PlanIntegration plans the move of it to a Caravan operator whose platform builds on target, nil
+// when that is not known. installed tells whether a Kamelet of that name is in the integration's
+// namespace.
+func PlanIntegration(it *camelv1.Integration, installed func(kamelet string) bool, target runtime.Provider) Plan {
 	p := Plan{Keeps: keeps(it)}
 	traits, err := trait.Parse(it.Spec.Traits)
 	if err != nil {
 		p.add("its traits are bad input to Caravan: %v; fix them before its spec changes", err)
 	}
-	onQuarkus := err == nil && traits.Camel.RuntimeProvider() == runtime.Quarkus
+	provider, why := target, ", as its new operator's platform says"
+	if err == nil && traits.Camel.RuntimeProvider() != nil {
+		provider, why = traits.Camel.RuntimeProvider(), ", as its camel trait's runtimeProvider says"
+	}
+	onQuarkus := provider == runtime.Quarkus
 	if err == nil && traits.Container.Image() == "" {
-		target := "its new operator's runtime provider (camel-main, unless that operator's platform names quarkus)"
-		if p := traits.Camel.RuntimeProvider(); p != nil {
-			target = map[string]string{runtime.MainProviderName: "camel-main", runtime.QuarkusProviderName: "Camel Quarkus"}[p.Name()] +
-				", as its camel trait's runtimeProvider says"
+		on := "its new operator's runtime provider (camel-main, unless that operator's platform names quarkus)"
+		if provider != nil {
+			on = providerNames[provider.Name()] + why
 		}
 		p.add("built by its operator on %s: Caravan builds its own kit on %s when the spec first changes, and its pods roll then",
-			providerOf(it), target)
+			providerOf(it), on)
 	}
 	for _, s := range it.Spec.Sources {
 		if _, err := render.SourceLanguage(s); err != nil {
 			p.add("%v; until then Caravan cannot render it, and its pods run on only while its spec does not change", err)
 		}
 	}
-	if msg := trait.Check(it.Spec.Traits).Message(); msg != "" {
+	unheeded := trait.Check(it.Spec.Traits)
+	if onQuarkus {
+		unheeded.Quarkus = nil // Camel Quarkus reads them
+	}
+	if msg := unheeded.Message(); msg != "" {
 		p.add("traits: %s", msg)
 	}
 	for _, c := range it.Spec.Configuration {
@@ -93,6 +101,9 @@ func keeps(it *camelv1.Integration) string {
 		return "its pods run on: Caravan keeps its Deployment as it is until its spec changes"
 	}
 }
+
+// providerNames are Caravan's runtime providers by name, in words.
+var providerNames = map[string]string{runtime.MainProviderName: "camel-main", runtime.QuarkusProviderName: "Camel Quarkus"}
 
 // providerOf names the runtime its operator built it on, as its status says.
 func providerOf(it *camelv1.Integration) string {

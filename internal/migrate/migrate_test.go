@@ -8,6 +8,7 @@ import (
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/fixture"
+	"github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // running is an integration Camel K's operator runs, built by it on Camel Quarkus.
@@ -26,7 +27,7 @@ func none(string) bool { return false }
 func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 	t.Run("a running integration keeps its pods, and will be rebuilt on camel-main when its spec changes", func(t *testing.T) {
 		g := NewWithT(t)
-		p := PlanIntegration(running(), none)
+		p := PlanIntegration(running(), none, nil)
 		g.Expect(p.Keeps).To(ContainSubstring("its pods run on"))
 		g.Expect(p.Differences).To(ConsistOf(ContainSubstring("built by its operator on Camel Quarkus (runtime 3.15.3): Caravan builds its own kit on its new operator's runtime provider (camel-main, unless")))
 	})
@@ -35,13 +36,13 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 		it := running()
 		it.Spec.Sources = nil
 		it.Spec.Traits = camelv1.Traits{"container": fixture.Raw(map[string]any{"image": "quay.io/acme/route:1"})}
-		g.Expect(PlanIntegration(it, none).Differences).To(BeEmpty())
+		g.Expect(PlanIntegration(it, none, nil).Differences).To(BeEmpty())
 	})
 	t.Run("a spec changed since its operator deployed it is deployed as Caravan renders it", func(t *testing.T) {
 		g := NewWithT(t)
 		it := running()
 		it.Generation = 3
-		g.Expect(PlanIntegration(it, none).Keeps).To(ContainSubstring("its pods roll"))
+		g.Expect(PlanIntegration(it, none, nil).Keeps).To(ContainSubstring("its pods roll"))
 	})
 	t.Run("what Caravan does not run or read is listed, each on its line", func(t *testing.T) {
 		g := NewWithT(t)
@@ -54,7 +55,7 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 		it.Spec.Traits = camelv1.Traits{"knative": fixture.Raw(map[string]any{"enabled": true})}
 		it.Spec.Configuration = []camelv1.ConfigurationSpec{{Type: "property", Value: "quarkus.log.level=DEBUG"}}
 		installed := func(k string) bool { return k == "log-sink" }
-		g.Expect(PlanIntegration(it, installed).Differences).To(ConsistOf(
+		g.Expect(PlanIntegration(it, installed, nil).Differences).To(ConsistOf(
 			ContainSubstring("Camel Quarkus"),
 			And(ContainSubstring("greet.groovy"), ContainSubstring("write the route in YAML, XML or Java")),
 			ContainSubstring("the Camel K traits knative are kept but do nothing on Caravan"),
@@ -63,11 +64,26 @@ func TestAPlanSaysWhatTheMoveKeepsAndWhatDiffers(t *testing.T) {
 			And(ContainSubstring("source old.yaml: set-body (write setBody)"), ContainSubstring("Caravan refuses the routes once the spec changes")),
 		))
 	})
+	t.Run("on an operator whose platform builds on Camel Quarkus, quarkus.* keys are read", func(t *testing.T) {
+		g := NewWithT(t)
+		it := running()
+		it.Spec.Configuration = []camelv1.ConfigurationSpec{{Type: "property", Value: "quarkus.log.level=DEBUG"}}
+		it.Spec.Traits = camelv1.Traits{"camel": fixture.Raw(map[string]any{"properties": []string{"quarkus.http.port=8081"}})}
+		g.Expect(PlanIntegration(it, none, runtime.Quarkus).Differences).To(ConsistOf(
+			ContainSubstring("Caravan builds its own kit on Camel Quarkus, as its new operator's platform says")))
+		g.Expect(PlanIntegration(it, none, runtime.Main).Differences).To(ConsistOf(
+			ContainSubstring("on camel-main, as its new operator's platform says"),
+			ContainSubstring("the camel-main runtime does not read the Quarkus properties quarkus.http.port"),
+			ContainSubstring("the property quarkus.log.level is for Quarkus")))
+		it.Spec.Traits = camelv1.Traits{"camel": fixture.Raw(map[string]any{"runtimeProvider": "main"})}
+		g.Expect(PlanIntegration(it, none, runtime.Quarkus).Differences).To(ConsistOf(
+			ContainSubstring("on camel-main, as its camel trait's runtimeProvider says"), ContainSubstring("the property quarkus.log.level is for Quarkus")))
+	})
 	t.Run("bad traits are said, not a reason to fail", func(t *testing.T) {
 		g := NewWithT(t)
 		it := running()
 		it.Spec.Traits = camelv1.Traits{"container": fixture.Raw(map[string]any{"port": "eighty"})}
-		g.Expect(PlanIntegration(it, none).Differences).To(ContainElement(ContainSubstring("its traits are bad input to Caravan")))
+		g.Expect(PlanIntegration(it, none, nil).Differences).To(ContainElement(ContainSubstring("its traits are bad input to Caravan")))
 	})
 }
 

@@ -99,7 +99,7 @@ func TestAYAMLRouteRunsOnARealJVM(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	}
 
-	startQuarkus(t, cli, apps)
+	startQuarkus(t, cli, ops, apps)
 
 	t.Log("caravan logs shows the route's lines")
 	g.Eventually(integrationLog(cli, "timer"), timeout, poll).Should(And(ContainSubstring("Hello from a real JVM #2"), ContainSubstring("Apache Camel 4.18.0")))
@@ -848,19 +848,14 @@ func serviceType(key client.ObjectKey) func() (corev1.ServiceType, error) {
 	}
 }
 
-// checkKameletCatalog checks that operator jvm installed, as Camel K does, the Kamelet catalog of
-// its Camel version into its namespace ops, in place of the four Kamelets an earlier installer
-// brought (here the harness, for the operators of ops without the catalog); that a
-// Pipe of namespace apps runs with a step of the catalog's; then deletes a Kamelet of the catalog
-// for checkAProfileARepositoryAndASecondRun to find it on the classpath.
-func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
+// kameletCatalogInstalled waits until operator jvm's platform, in namespace ops, says that it
+// installed its Kamelet catalog, and returns what it says.
+func kameletCatalogInstalled(t *testing.T, ops string) string {
 	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
 	var msg string
-	g.Eventually(func() (string, error) {
+	NewWithT(t).Eventually(func() (string, error) {
 		itp := &camelv1.IntegrationPlatform{}
-		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ops, Name: "jvm"}, itp); err != nil {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ops, Name: "jvm"}, itp); err != nil {
 			return "", err
 		}
 		c := meta.FindStatusCondition(itp.Status.Conditions, "KameletCatalogAvailable")
@@ -870,6 +865,19 @@ func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, erro
 		msg = c.Message
 		return string(c.Status) + " " + c.Reason, nil
 	}, mavenTimeout, poll).Should(Equal("True CatalogInstalled"), func() string { return msg })
+	return msg
+}
+
+// checkKameletCatalog checks that operator jvm installed, as Camel K does, the Kamelet catalog of
+// its Camel version into its namespace ops, in place of the four Kamelets an earlier installer
+// brought (here the harness, for the operators of ops without the catalog); that a
+// Pipe of namespace apps runs with a step of the catalog's; then deletes a Kamelet of the catalog
+// for checkAProfileARepositoryAndASecondRun to find it on the classpath.
+func checkKameletCatalog(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	msg := kameletCatalogInstalled(t, ops)
 	t.Logf("the platform says: %s", msg)
 	g.Expect(msg).To(MatchRegexp(`the Kamelet catalog 4\.18\.0 is installed in \S+ in [0-9.]+m?s: 2[0-9]{2} Kamelets applied, 4 in place of the installer's$`))
 	k := &camelv1.Kamelet{}

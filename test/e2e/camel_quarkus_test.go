@@ -51,9 +51,11 @@ func installQuarkusOperator(t *testing.T, ops string) *harness.Operator {
 }
 
 // startQuarkus runs the timer route on the quarkus provider, with a quarkus.* property that
-// changes its log's format and the prometheus trait, and Camel K's datasource example against a PostgreSQL server of
-// Debian's packages, so that their kits build while the other cases run.
-func startQuarkus(t *testing.T, cli func(...string) (string, string, error), apps string) {
+// changes its log's format and the prometheus trait, Camel K's datasource example against a
+// PostgreSQL server of Debian's packages, a Pipe on the operator whose platform builds on Camel
+// Quarkus and the timer route on camel-main with quarkus.log.* keys, so that their kits build while
+// the other cases run.
+func startQuarkus(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
 	t.Helper()
 	g := NewWithT(t)
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", quarkusName, "-x", "jvm",
@@ -71,7 +73,9 @@ func startQuarkus(t *testing.T, cli func(...string) (string, string, error), app
 		"-p", "quarkus.datasource.jdbc.url="+db.JDBCURL(), "--config", "secret:quarkus-db", "-p", "quarkus.http.port=8081")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 
-	// The Pipe's kit is the first of its operator, whose Maven cache is empty: it builds meanwhile.
+	// The Pipe's kit is the first of its operator, whose Maven cache is empty: it builds meanwhile,
+	// once the catalog's Kamelets, which it runs, are in place (and their install's writes done).
+	kameletCatalogInstalled(t, ops)
 	out, errOut, err = cli("bind", "timer-source", "log-sink", "-p", "source.message=Hello from a Pipe on Camel Quarkus",
 		"-x", quarkusOperator, "--name", quarkusPipe)
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)

@@ -651,7 +651,7 @@ func checkBesideCamelK(t *testing.T, from client.ObjectKey, to string) {
 	out, errOut, err := cli("migrate", "--from", camelKID, "--to", to, "--dry-run")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	g.Expect(out).To(And(ContainSubstring("integration "+legacy+"/ck-first: camel-k -> "+to+": its pods run on"),
-		ContainSubstring("built by its operator on Camel Quarkus (runtime "+camelKRuntime+")"),
+		ContainSubstring("built by its operator on Camel Quarkus (runtime "+camelKRuntime+"): Caravan builds its own kit on camel-main, as its new operator's platform says"),
 		ContainSubstring("pipe "+legacy+"/ck-pipe: camel-k -> "+to),
 		ContainSubstring("would move 4 resources from camel-k to "+to+" (dry run)")))
 

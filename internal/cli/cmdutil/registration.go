@@ -29,7 +29,26 @@ import (
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/ownership"
+	"github.com/caravan-dev/caravan/internal/platform"
+	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 )
+
+// PlatformProvider is the runtime provider the platform of the registered operator reg builds on;
+// nil when there is no registration or its platform cannot be read.
+func PlatformProvider(ctx context.Context, c client.Reader, reg *camelv1alpha1.IntegrationOperator) camelruntime.Provider {
+	if reg == nil || reg.Status.Namespace == "" {
+		return nil
+	}
+	itp := &camelv1.IntegrationPlatform{}
+	if c.Get(ctx, client.ObjectKey{Namespace: reg.Status.Namespace, Name: reg.Name}, itp) != nil {
+		return nil
+	}
+	p, err := camelruntime.ProviderNamed(platform.Resolve(itp.Spec).Build.RuntimeProvider)
+	if err != nil {
+		return nil
+	}
+	return p
+}
 
 // CheckOperatorRegistered is the check before a command assigns resources
 // to the operator id: exactly one GET of the IntegrationOperator named id.

@@ -18,6 +18,7 @@ import (
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/migrate"
 	"github.com/caravan-dev/caravan/internal/reassign"
+	camelruntime "github.com/caravan-dev/caravan/internal/runtime"
 )
 
 // MigrateOptions are the options of `caravan migrate`: a move in waves from an operator that
@@ -87,7 +88,8 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 	if err := refuseCaravans(ctx, c, o.From); err != nil {
 		return err
 	}
-	if err := cmdutil.CheckOperatorRegistered(ctx, c, o.To, o.now(), o.ErrOut); err != nil {
+	reg, err := cmdutil.ReadRegistration(ctx, c, o.To, o.now(), o.ErrOut)
+	if err != nil {
 		return err
 	}
 	sel := o.selector
@@ -100,7 +102,7 @@ func (o *MigrateOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if o.DryRun.Any() {
-		if err := o.printPlans(ctx, c, targets); err != nil || !o.DryRun.Server() {
+		if err := o.printPlans(ctx, c, targets, cmdutil.PlatformProvider(ctx, c, reg)); err != nil || !o.DryRun.Server() {
 			return err
 		}
 		return o.sendDryRun(ctx, c, targets)
@@ -140,7 +142,7 @@ func refuseCaravans(ctx context.Context, c client.Reader, from string) error {
 }
 
 // printPlans prints, per target, what its move keeps and what will differ under Caravan.
-func (o *MigrateOptions) printPlans(ctx context.Context, c client.Client, targets []reassign.Target) error {
+func (o *MigrateOptions) printPlans(ctx context.Context, c client.Client, targets []reassign.Target, provider camelruntime.Provider) error {
 	if len(targets) == 0 {
 		fmt.Fprintf(o.Out, "operator %s has nothing to move\n", o.From)
 		return nil
@@ -161,7 +163,7 @@ func (o *MigrateOptions) printPlans(ctx context.Context, c client.Client, target
 	}
 	differ := 0
 	for _, t := range targets {
-		plan, err := o.planOf(ctx, c, t, installed)
+		plan, err := o.planOf(ctx, c, t, installed, provider)
 		if err != nil {
 			return err
 		}
@@ -178,7 +180,8 @@ func (o *MigrateOptions) printPlans(ctx context.Context, c client.Client, target
 }
 
 // planOf plans the move of t: an Integration's own plan, or that of a Pipe's or KameletBinding's.
-func (o *MigrateOptions) planOf(ctx context.Context, c client.Client, t reassign.Target, installed func(string) (func(string) bool, error)) (migrate.Plan, error) {
+func (o *MigrateOptions) planOf(ctx context.Context, c client.Client, t reassign.Target, installed func(string) (func(string) bool, error),
+	provider camelruntime.Provider) (migrate.Plan, error) {
 	if t.Kind.Name != "integration" {
 		b := &unstructured.Unstructured{}
 		b.SetGroupVersionKind(t.Kind.GVK)
@@ -196,5 +199,5 @@ func (o *MigrateOptions) planOf(ctx context.Context, c client.Client, t reassign
 	if err != nil {
 		return migrate.Plan{}, err
 	}
-	return migrate.PlanIntegration(it, has), nil
+	return migrate.PlanIntegration(it, has, provider), nil
 }

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 )
@@ -69,5 +71,41 @@ func TestMigratingFromACaravanOperatorIsRefused(t *testing.T) {
 	}
 	if id, _ := operatorOfIntegration(t, ns, "a1"); id != "op-a" {
 		t.Fatalf("a1 moved to %s", id)
+	}
+}
+
+// TestAMigrationPlanNamesTheRuntimeOfTheNewOperatorsPlatform: moved to an operator whose platform
+// builds on Camel Quarkus, an integration is planned on Camel Quarkus, which reads its quarkus.*
+// properties; on one whose platform names no provider, on camel-main, which does not.
+func TestAMigrationPlanNamesTheRuntimeOfTheNewOperatorsPlatform(t *testing.T) {
+	ns := clitest.Cluster(t).Namespace(t)
+	onQuarkus, onMain := clitest.RegisteredOperator("op-q", time.Now()), clitest.RegisteredOperator("op-b", time.Now())
+	onQuarkus.Status.Namespace, onMain.Status.Namespace = ns, ns
+	platform := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-q"}}
+	platform.Spec.Build.RuntimeProvider = "quarkus"
+	it := clitest.AssignedIntegration(ns, "db", "camel-k")
+	it.Spec.Configuration = []camelv1.ConfigurationSpec{{Type: "property", Value: "quarkus.datasource.db-kind=postgresql"}}
+	clitest.Create(t, onQuarkus, onMain, platform, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-b"}}, it)
+	for to, want := range map[string][]string{
+		"op-q": {"Caravan builds its own kit on Camel Quarkus, as its new operator's platform says"},
+		"op-b": {"on camel-main, as its new operator's platform says", "the property quarkus.datasource.db-kind is for Quarkus"},
+	} {
+		o, output := newMigrate(t, ns, cmdutil.DryRunClient)
+		o.To = to
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := output()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("the plan of a move to %s:\n%s\nwant a line with %q", to, out, w)
+			}
+		}
+		if quarkusRead := !strings.Contains(out, "is for Quarkus"); quarkusRead != (to == "op-q") {
+			t.Errorf("the plan of a move to %s:\n%s", to, out)
+		}
 	}
 }

@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
-	camelv1alpha1 "github.com/caravan-dev/caravan/api/v1alpha1"
 	"github.com/caravan-dev/caravan/internal/catalog"
 	"github.com/caravan-dev/caravan/internal/cli/cmdutil"
 	"github.com/caravan-dev/caravan/internal/cli/observecmd"
@@ -38,7 +37,6 @@ import (
 	"github.com/caravan-dev/caravan/internal/image"
 	"github.com/caravan-dev/caravan/internal/inspect"
 	"github.com/caravan-dev/caravan/internal/maven"
-	"github.com/caravan-dev/caravan/internal/platform"
 	"github.com/caravan-dev/caravan/internal/render"
 	"github.com/caravan-dev/caravan/internal/runtime"
 	"github.com/caravan-dev/caravan/internal/trait"
@@ -589,7 +587,7 @@ func (o *RunOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if len(unheeded.Quarkus) > 0 && platformOnQuarkus(ctx, c, reg) {
+		if len(unheeded.Quarkus) > 0 && cmdutil.PlatformProvider(ctx, c, reg) == runtime.Quarkus {
 			unheeded.Quarkus = nil // the operator builds on Camel Quarkus, which reads them
 		}
 	}
@@ -632,20 +630,6 @@ func (o *RunOptions) warnUnheeded(u trait.Unheeded) {
 	if !u.Empty() {
 		fmt.Fprintf(o.ErrOut, "Warning: %s\n", u.Message())
 	}
-}
-
-// platformOnQuarkus tells whether the platform of the registered operator reg builds on Camel
-// Quarkus; false when there is no registration or its platform cannot be read.
-func platformOnQuarkus(ctx context.Context, c client.Reader, reg *camelv1alpha1.IntegrationOperator) bool {
-	if reg == nil || reg.Status.Namespace == "" {
-		return false
-	}
-	itp := &camelv1.IntegrationPlatform{}
-	if c.Get(ctx, client.ObjectKey{Namespace: reg.Status.Namespace, Name: reg.Name}, itp) != nil {
-		return false
-	}
-	p, err := runtime.ProviderNamed(platform.Resolve(itp.Spec).Build.RuntimeProvider)
-	return err == nil && p == runtime.Quarkus
 }
 
 // deleteAfterDev deletes the integration that --dev ran, when the command ends or is

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
@@ -329,6 +330,28 @@ func TestRunWarnsOfTraitsThatTakeNoEffect(t *testing.T) {
 		"does not read the Quarkus properties quarkus.http.port"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q does not say %q", errOut, want)
+		}
+	}
+}
+
+// TestRunReadsTheOperatorsPlatformBeforeWarningOfQuarkusKeys: quarkus.* keys are no warning for
+// an operator whose platform builds on Camel Quarkus, which reads them; they are for one on camel-main.
+func TestRunReadsTheOperatorsPlatformBeforeWarningOfQuarkusKeys(t *testing.T) {
+	ns := clitest.Cluster(t).Namespace(t)
+	onQuarkus, onMain := clitest.RegisteredOperator("op-q", time.Now()), clitest.RegisteredOperator("op-m", time.Now())
+	onQuarkus.Status.Namespace, onMain.Status.Namespace = ns, ns
+	platform := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-q"}}
+	platform.Spec.Build.RuntimeProvider = "quarkus"
+	clitest.Create(t, onQuarkus, onMain, platform, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-m"}})
+	kubeconfig := clitest.Cluster(t).Kubeconfig(t, "admin", "system:masters")
+	for id, warns := range map[string]bool{"op-q": false, "op-m": true} {
+		_, errOut, err := clitest.ExecMutateCommand(t, NewCmdRun, "run", "testdata/run/routes.yaml", "--kubeconfig", kubeconfig, "-n", ns,
+			"-x", id, "-p", "quarkus.http.port=8081", "--dry-run=server")
+		if err != nil {
+			t.Fatalf("%v: %s", err, errOut)
+		}
+		if got := strings.Contains(errOut, "does not read the Quarkus properties quarkus.http.port"); got != warns {
+			t.Errorf("on %s, stderr %q: warned %v, want %v", id, errOut, got, warns)
 		}
 	}
 }
