@@ -291,6 +291,16 @@ func RegisteredOperator(id string, heartbeat time.Time) *camelv1alpha1.Integrati
 	return iop
 }
 
+// OperatorWithPlatform is the live registration of operator id from namespace ns, and its
+// IntegrationPlatform there, whose spec.build.runtimeProvider is provider ("" for none).
+func OperatorWithPlatform(ns, id, provider string) []client.Object {
+	iop := RegisteredOperator(id, time.Now())
+	iop.Status.Namespace = ns
+	itp := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: id}}
+	itp.Spec.Build.RuntimeProvider = provider
+	return []client.Object{iop, itp}
+}
+
 // Running is an integration of operatorID in phase Running, Ready, on image, built
 // from the kit named kitName ("" for none).
 func Running(ns, name, operatorID, image, kitName string) *camelv1.Integration {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
@@ -79,13 +78,9 @@ func TestMigratingFromACaravanOperatorIsRefused(t *testing.T) {
 // properties; on one whose platform names no provider, on camel-main, which does not.
 func TestAMigrationPlanNamesTheRuntimeOfTheNewOperatorsPlatform(t *testing.T) {
 	ns := clitest.Cluster(t).Namespace(t)
-	onQuarkus, onMain := clitest.RegisteredOperator("op-q", time.Now()), clitest.RegisteredOperator("op-b", time.Now())
-	onQuarkus.Status.Namespace, onMain.Status.Namespace = ns, ns
-	platform := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-q"}}
-	platform.Spec.Build.RuntimeProvider = "quarkus"
 	it := clitest.AssignedIntegration(ns, "db", "camel-k")
 	it.Spec.Configuration = []camelv1.ConfigurationSpec{{Type: "property", Value: "quarkus.datasource.db-kind=postgresql"}}
-	clitest.Create(t, onQuarkus, onMain, platform, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-b"}}, it)
+	clitest.Create(t, append(append(clitest.OperatorWithPlatform(ns, "op-q", "quarkus"), clitest.OperatorWithPlatform(ns, "op-b", "")...), it)...)
 	for to, want := range map[string][]string{
 		"op-q": {"Caravan builds its own kit on Camel Quarkus, as its new operator's platform says"},
 		"op-b": {"on camel-main, as its new operator's platform says", "the property quarkus.datasource.db-kind is for Quarkus"},

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	camelv1 "github.com/caravan-dev/caravan/api/v1"
 	"github.com/caravan-dev/caravan/internal/cli/clitest"
@@ -338,11 +337,7 @@ func TestRunWarnsOfTraitsThatTakeNoEffect(t *testing.T) {
 // an operator whose platform builds on Camel Quarkus, which reads them; they are for one on camel-main.
 func TestRunReadsTheOperatorsPlatformBeforeWarningOfQuarkusKeys(t *testing.T) {
 	ns := clitest.Cluster(t).Namespace(t)
-	onQuarkus, onMain := clitest.RegisteredOperator("op-q", time.Now()), clitest.RegisteredOperator("op-m", time.Now())
-	onQuarkus.Status.Namespace, onMain.Status.Namespace = ns, ns
-	platform := &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-q"}}
-	platform.Spec.Build.RuntimeProvider = "quarkus"
-	clitest.Create(t, onQuarkus, onMain, platform, &camelv1.IntegrationPlatform{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-m"}})
+	clitest.Create(t, append(clitest.OperatorWithPlatform(ns, "op-q", "quarkus"), clitest.OperatorWithPlatform(ns, "op-m", "")...)...)
 	kubeconfig := clitest.Cluster(t).Kubeconfig(t, "admin", "system:masters")
 	for id, warns := range map[string]bool{"op-q": false, "op-m": true} {
 		_, errOut, err := clitest.ExecMutateCommand(t, NewCmdRun, "run", "testdata/run/routes.yaml", "--kubeconfig", kubeconfig, "-n", ns,
