@@ -240,9 +240,21 @@ func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) ([]co
 		{Name: "deployments", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "camel", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	laidOut := []corev1.VolumeMount{{Name: "deployments", MountPath: runtime.DeploymentsDir}, {Name: "camel", MountPath: runtime.CamelDir}}
+	layout := []string{"builder", "layout", "--list=" + ListFile, "--training=" + TrainingDir, "--runtime-provider=" + p.Provider}
+	if dir := p.appDir(); dir != "" {
+		layout = append(layout, "--app="+dir)
+	}
+	// The runtime reads its configuration as an integration's does (Quarkus through a variable).
+	env := []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}, {Name: "HOME", Value: "/tmp"}}
+	if provider, err := runtime.ProviderNamed(p.Provider); err == nil {
+		for _, v := range provider.Env(runtime.Settings{}) {
+			env = append(env, corev1.EnvVar{Name: v.Name, Value: v.Value})
+		}
+	}
 	return []corev1.Container{{
 		Name: LayoutContainer, Image: p.PublishImage,
-		Args:                     []string{"builder", "layout", "--list=" + ListFile, "--training=" + TrainingDir, "--runtime-provider=" + p.Provider},
+		Args:                     layout,
 		Env:                      slices.Clone(p.Proxy),
 		VolumeMounts:             slices.Concat(mounts, []corev1.VolumeMount{tmp}, laidOut),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -253,8 +265,7 @@ func (p Pod) training(mounts []corev1.VolumeMount, tmp corev1.VolumeMount) ([]co
 		// java alone, which base images without a shell have too.
 		Command: []string{"java", "@" + path.Join(TrainingDir, publish.ArgsFile)},
 		// The runtime's servers bind the pod's address, as an integration's do.
-		Env: []corev1.EnvVar{{Name: runtime.EnvPodIP, ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}}, {Name: "HOME", Value: "/tmp"}},
+		Env:                      env,
 		VolumeMounts:             slices.Concat([]corev1.VolumeMount{{Name: "workspace", MountPath: WorkDir}, tmp}, laidOut),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext:          install.Restricted(),

@@ -388,13 +388,19 @@ func TestAFailedTrainingIsUntrainableAndABaseImageWithoutJavaIsToo(t *testing.T)
 
 func TestAQuarkusKitsBuilderPodPackagesTheApplicationAndPublishesItsDirectory(t *testing.T) {
 	pod, err := Pod{Name: "kit-q-builder-1", Namespace: "ops", BuilderImage: "reg/caravan/builder:java17", PublishImage: "reg/caravan/operator@sha256:1",
-		Provider: runtime.Quarkus.Name(),
-		Request:  publish.Request{Project: maven.NewProject(runtime.Quarkus, "3.31.2", nil, nil), Repository: "kit-q"}}.Render()
+		Provider: runtime.Quarkus.Name(), BaseImage: "reg/caravan/java:17",
+		Request: publish.Request{Project: maven.NewProject(runtime.Quarkus, "3.31.2", nil, nil), Repository: "kit-q"}}.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pod.Spec.InitContainers) != 1 {
-		t.Fatalf("a Quarkus kit's pod runs %d init containers, want Maven alone (no training start)", len(pod.Spec.InitContainers))
+	if len(pod.Spec.InitContainers) != 3 {
+		t.Fatalf("a Quarkus kit's pod runs %d init containers, want Maven, the layout and the training start", len(pod.Spec.InitContainers))
+	}
+	if layout := pod.Spec.InitContainers[1]; !slices.Contains(layout.Args, "--app="+WorkDir+"/target/quarkus-app") {
+		t.Errorf("the layout does not lay out the application Maven built: %v", layout.Args)
+	}
+	if train := pod.Spec.InitContainers[2]; !slices.Contains(train.Env, corev1.EnvVar{Name: "QUARKUS_CONFIG_LOCATIONS", Value: runtime.PropertiesPath}) {
+		t.Errorf("the training start's Quarkus does not read the contract's properties: %v", train.Env)
 	}
 	mvn := pod.Spec.InitContainers[0]
 	script := mvn.Command[2]

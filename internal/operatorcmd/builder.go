@@ -34,6 +34,8 @@ func NewBuilderCmd(errOut io.Writer) *cobra.Command {
 // LayoutOptions are the options of `caravan builder layout`.
 type LayoutOptions struct {
 	List, Root, Training, Provider string
+	// App is the directory of the application Maven built, for a provider that builds one.
+	App string
 	// ErrOut receives what was laid out.
 	ErrOut io.Writer
 }
@@ -42,7 +44,7 @@ func newLayoutCmd(errOut io.Writer) *cobra.Command {
 	o := &LayoutOptions{ErrOut: errOut}
 	cmd := &cobra.Command{
 		Use:   "layout --list FILE",
-		Short: "Lay the jars Maven listed out as the kit image will hold them, for the training start",
+		Short: "Lay the jars Maven listed, or the application it built, out as the kit image will hold them, for the training start",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return command.Run(cmd.Context(), o) },
 	}
@@ -50,6 +52,7 @@ func newLayoutCmd(errOut io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.Root, "root", "/", "the directory the image's paths are laid out under")
 	cmd.Flags().StringVar(&o.Training, "training", builderpod.TrainingDir, "where the training's arguments go, and its archive will")
 	cmd.Flags().StringVar(&o.Provider, "runtime-provider", "", "the kit's runtime provider (default camel-main)")
+	cmd.Flags().StringVar(&o.App, "app", "", "the directory of the application Maven built, laid out in place of the list's jars")
 	return cmd
 }
 
@@ -62,13 +65,9 @@ func (o *LayoutOptions) Validate() error {
 	return err
 }
 
-// Run lays the jars out.
+// Run lays the jars, or the application, out.
 func (o *LayoutOptions) Run(context.Context) error {
-	list, err := os.ReadFile(o.List)
-	if err != nil {
-		return fmt.Errorf("reading Maven's dependency list: %w", err)
-	}
-	arts, err := maven.ParseList(list)
+	arts, what, err := o.files()
 	if err != nil {
 		return err
 	}
@@ -79,8 +78,22 @@ func (o *LayoutOptions) Run(context.Context) error {
 	if err := publish.Layout(arts, o.Root, o.Training, p); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.ErrOut, "laid out %d jars under %s for the training start\n", len(arts), runtime.DependenciesDir)
+	fmt.Fprintf(o.ErrOut, "laid out %d %s under %s for the training start\n", len(arts), what, runtime.DependenciesDir)
 	return nil
+}
+
+// files are the files to lay out, the application's or the jars of Maven's list, and what they are.
+func (o *LayoutOptions) files() ([]maven.Artifact, string, error) {
+	if o.App != "" {
+		arts, err := publish.ApplicationArtifacts(o.App)
+		return arts, "files of the application", err
+	}
+	list, err := os.ReadFile(o.List)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading Maven's dependency list: %w", err)
+	}
+	arts, err := maven.ParseList(list)
+	return arts, "jars", err
 }
 
 // PublishOptions are the options of `caravan builder publish`.
@@ -170,7 +183,7 @@ func (o *PublishOptions) Validate() error {
 func (o *PublishOptions) Run(ctx context.Context) error {
 	run := func() (publish.Result, error) { return publish.Run(ctx, o.task, o.List, o.Training) }
 	if o.App != "" {
-		run = func() (publish.Result, error) { return publish.RunApplication(ctx, o.task, o.App) }
+		run = func() (publish.Result, error) { return publish.RunApplication(ctx, o.task, o.App, o.Training) }
 	}
 	res, err := run()
 	if err != nil {

@@ -84,6 +84,12 @@ func Run(ctx context.Context, r Request, listFile, trainDir string) (Result, err
 	if err := checksum(arts); err != nil {
 		return Result{}, err
 	}
+	return r.pushTrained(ctx, arts, trainDir)
+}
+
+// pushTrained pushes the kit image of arts with the class-data-sharing archive and classpath
+// jar the training start left in trainDir, if it made one, and says why not otherwise.
+func (r Request) pushTrained(ctx context.Context, arts []maven.Artifact, trainDir string) (Result, error) {
 	archive, about := ReadTraining(trainDir)
 	files := map[string]string{}
 	if archive != "" {
@@ -96,16 +102,15 @@ func Run(ctx context.Context, r Request, listFile, trainDir string) (Result, err
 }
 
 // RunApplication layers the files of an application Maven built (a provider's Build) in dir
-// onto the request's base image, under runtime.DependenciesDir as dir holds them, and pushes
-// the kit image. A kit on a parent adds only the files that differ from the parent's.
-func RunApplication(ctx context.Context, r Request, dir string) (Result, error) {
+// onto the request's base image, under runtime.DependenciesDir as dir holds them, with the
+// archive the training start left in trainDir, and pushes the kit image. A kit on a parent adds
+// only the files that differ from the parent's.
+func RunApplication(ctx context.Context, r Request, dir, trainDir string) (Result, error) {
 	arts, err := ApplicationArtifacts(dir)
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := r.push(ctx, arts, nil)
-	res.Archive = Archive{Why: "the kit's runtime provider makes no training start"}
-	return res, err
+	return r.pushTrained(ctx, arts, trainDir)
 }
 
 // ApplicationArtifacts are the files under dir, each with its checksum, identified and placed

@@ -42,9 +42,10 @@ type Archive struct {
 	Why string `json:"why,omitempty"`
 }
 
-// Layout lays out the jars of list under root as a kit image holds them, with the classpath jar,
-// dated as the kit's layers date them, and the provider's training files; it writes the training's
-// java arguments and a copy of the classpath jar into trainDir.
+// Layout lays out the files of list (the jars Maven resolved, or the application it built) under
+// root as a kit image holds them, with the classpath jar, dated as the kit's layers date them, and
+// the provider's training files; it writes the training's java arguments and a copy of the
+// classpath jar into trainDir.
 func Layout(list []maven.Artifact, root, trainDir string, p runtime.Provider) error {
 	var locations []string
 	for _, a := range list {
@@ -54,7 +55,7 @@ func Layout(list []maven.Artifact, root, trainDir string, p runtime.Provider) er
 		}
 		locations = append(locations, a.Location)
 	}
-	jar, err := runtime.ClasspathManifest(locations)
+	jar, err := runtime.ClasspathManifest(p.ClasspathJars(locations))
 	if err != nil {
 		return err
 	}

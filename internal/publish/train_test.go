@@ -91,3 +91,42 @@ func readManifest(t *testing.T, jar []byte) string {
 	}
 	return string(data)
 }
+
+func TestAQuarkusApplicationIsLaidOutWithAClasspathJarOfTheFastJarsDirectories(t *testing.T) {
+	app, root, training := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, name := range []string{"quarkus-run.jar", "lib/boot/io.quarkus.quarkus-bootstrap-runner-3.31.2.jar", "lib/main/org.apache.camel.camel-core-engine-4.17.0.jar",
+		"quarkus/generated-bytecode.jar", "quarkus/quarkus-application.dat"} {
+		p := filepath.Join(app, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arts, err := ApplicationArtifacts(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Layout(arts, root, training, runtime.Quarkus); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, runtime.DependenciesDir, "quarkus", "quarkus-application.dat")); err != nil {
+		t.Errorf("the application is not laid out as the kit holds it: %v", err)
+	}
+	jar, err := os.ReadFile(filepath.Join(root, runtime.ClasspathJar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.ReplaceAll(readManifest(t, jar), "\r\n ", "")
+	if want := "Class-Path: dependencies/lib/boot/io.quarkus.quarkus-bootstrap-runner-3.31.2.jar dependencies/lib/main/org.apache.camel.camel-core-engine-4.17.0.jar dependencies/quarkus-run.jar\r\n"; !strings.Contains(manifest, want) {
+		t.Errorf("the manifest is\n%q\nwant the jars of the command line's directories alone:\n%q", manifest, want)
+	}
+	args, err := os.ReadFile(filepath.Join(training, ArgsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\n-cp\n" + runtime.ClasspathJar + "\n" + runtime.QuarkusEntryPoint + "\n"; !strings.HasSuffix(string(args), want) {
+		t.Errorf("the training's arguments are\n%s\nwant them to end\n%s", args, want)
+	}
+}

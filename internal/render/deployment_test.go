@@ -535,7 +535,8 @@ func TestAQuarkusKitRunsItsEntryPointReadsTheContractsPropertiesAndIsProbedOnIts
 	d := mustDeployment(t, in)
 	c := d.Spec.Template.Spec.Containers[0]
 	g.Expect(c.Args).To(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
-	g.Expect(c.Args).NotTo(ContainElement(HavePrefix("-XX:SharedArchiveFile")), "a Quarkus kit has no archive")
+	g.Expect(c.Args).To(ContainElements("-XX:SharedArchiveFile=/deployments/kit.jsa", HaveSuffix(":/deployments/kit-classpath.jar")),
+		"a Quarkus kit's archive is mapped, its jars listed by its classpath jar")
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "QUARKUS_CONFIG_LOCATIONS", Value: runtime.PropertiesPath}))
 	t.Log("quarkus.http.port moves the HTTP server, and its health endpoints: the container's port and the probes follow it")
 	g.Expect(c.Ports).To(ContainElement(HaveField("ContainerPort", int32(8081))))

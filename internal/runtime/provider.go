@@ -45,6 +45,9 @@ type Provider interface {
 	// Training are the files of a kit's training start, by absolute path: routes that load
 	// what every integration loads, with properties that stop the runtime after one message.
 	Training() map[string][]byte
+	// ClasspathJars are the kit's files, by location, that its classpath jar lists: the jars the
+	// command line puts on the classpath when the kit has no archive.
+	ClasspathJars(locations []string) []string
 }
 
 // Build is how Maven builds a kit's application from its project: a plugin's goal, with
@@ -240,7 +243,13 @@ func (camelMain) Command(l Launch) (command, args []string) {
 
 // Training is a YAML and an XML route, each a timer's one message to the log, so that both
 // DSLs' loaders, the HTTP and management servers, and the first exchange are archived.
-func (p camelMain) Training() map[string][]byte {
+func (p camelMain) Training() map[string][]byte { return training(p) }
+
+// ClasspathJars are every location: a camel-main kit is its jars alone.
+func (camelMain) ClasspathJars(locations []string) []string { return locations }
+
+// training are the training routes, with p's properties that stop it after one message.
+func training(p Provider) map[string][]byte {
 	props := p.Properties(Settings{ShutdownTimeout: 5, HTTPPort: 8080, OneShot: true})
 	return map[string][]byte{
 		PropertiesPath: []byte(strings.Join(props, "\n") + "\n"),

@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -120,12 +121,24 @@ func TestCamelKsQuarkusProvidersAreCamelQuarkus(t *testing.T) {
 }
 
 func TestCamelQuarkusStartsTheFastJarsEntryPointWithTheKitsDirectoriesLast(t *testing.T) {
-	cmd, args := Quarkus.Command(Launch{JVMOptions: []string{"-Xss1m"}, Classpath: []string{ResourceConfigMapsDir, "/data"},
-		KitClasspathJar: true, Archive: ArchivePath})
+	cmd, args := Quarkus.Command(Launch{JVMOptions: []string{"-Xss1m"}, Classpath: []string{ResourceConfigMapsDir, "/data"}})
 	want := []string{"-Xss1m", "-cp", ResourceConfigMapsDir + ":/data:" + DependenciesDir + "/*:" + DependenciesDir + "/app/*:" +
 		DependenciesDir + "/lib/boot/*:" + DependenciesDir + "/lib/main/*", "io.quarkus.bootstrap.runner.QuarkusEntryPoint"}
 	if !slices.Equal(cmd, []string{"java"}) || !slices.Equal(args, want) {
 		t.Errorf("got %v %v\nwant java %v", cmd, args, want)
+	}
+	_, args = Quarkus.Command(Launch{JVMOptions: []string{"-Xss1m"}, Classpath: []string{ResourceConfigMapsDir}, KitClasspathJar: true, Archive: ArchivePath})
+	want = []string{"-Xss1m", "-XX:SharedArchiveFile=/deployments/kit.jsa", "-cp", ResourceConfigMapsDir + ":/deployments/kit-classpath.jar",
+		"io.quarkus.bootstrap.runner.QuarkusEntryPoint"}
+	if !slices.Equal(args, want) {
+		t.Errorf("with the kit's archive, args\n got %v\nwant %v", args, want)
+	}
+	jars := Quarkus.ClasspathJars([]string{DependenciesDir + "/quarkus-run.jar", DependenciesDir + "/app/a.jar", DependenciesDir + "/lib/boot/b.jar",
+		DependenciesDir + "/lib/main/c.jar", DependenciesDir + "/quarkus/generated-bytecode.jar", DependenciesDir + "/quarkus/quarkus-application.dat",
+		DependenciesDir + "/lib/main/notes.txt"})
+	if want := []string{DependenciesDir + "/quarkus-run.jar", DependenciesDir + "/app/a.jar", DependenciesDir + "/lib/boot/b.jar",
+		DependenciesDir + "/lib/main/c.jar"}; !slices.Equal(jars, want) {
+		t.Errorf("the classpath jar lists %v, want the jars the directories of the command line hold: %v", jars, want)
 	}
 	if env := Quarkus.Env(Settings{}); len(env) != 1 || env[0] != (EnvVar{"QUARKUS_CONFIG_LOCATIONS", PropertiesPath}) {
 		t.Errorf("env %v: Quarkus must read the contract's properties file", env)
@@ -153,8 +166,10 @@ func TestCamelQuarkusReadsTheRoutesAtStartAndServesOnQuarkusHTTPServer(t *testin
 	if h := Quarkus.Health(8081); h.Port != 8081 || h.Readiness != "/q/health/ready" || h.Liveness != "/q/health/live" {
 		t.Errorf("health %+v, want Camel K's Quarkus paths", h)
 	}
-	if Quarkus.Training() != nil {
-		t.Error("a Quarkus kit has a training start")
+	training := Quarkus.Training()
+	if !strings.Contains(string(training[PropertiesPath]), "camel.main.durationMaxMessages=1") ||
+		!strings.Contains(string(training[PropertiesPath]), "quarkus.http.port=8080") || len(training) != 3 {
+		t.Errorf("the training start's files: %v; its properties:\n%s", slices.Collect(maps.Keys(training)), training[PropertiesPath])
 	}
 }
 

@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,19 +115,39 @@ func (camelQuarkus) Env(s Settings) []EnvVar {
 // PortProperty is Quarkus' HTTP port: the container's port and the probes follow it.
 func (camelQuarkus) PortProperty() string { return "quarkus.http.port" }
 
-// Command is java with the JVM options, the classpath (the entries, then the fast-jar's
-// directories, as Camel K lists them) and the fast-jar's main class. A Quarkus kit has no
-// class-data-sharing archive: Launch's archive is left out.
+// Command is java with the JVM options (the archive's last), the classpath (the entries, then
+// the fast-jar's directories as Camel K lists them, or the kit's classpath jar that lists their
+// jars) and the fast-jar's main class.
 func (camelQuarkus) Command(l Launch) (command, args []string) {
+	kit := []string{DependenciesDir + "/*", DependenciesDir + "/app/*", DependenciesDir + "/lib/boot/*", DependenciesDir + "/lib/main/*"}
+	if l.KitClasspathJar {
+		kit = []string{ClasspathJar}
+	}
 	var cp []string
-	for _, e := range append(slices.Clone(l.Classpath), DependenciesDir+"/*", DependenciesDir+"/app/*",
-		DependenciesDir+"/lib/boot/*", DependenciesDir+"/lib/main/*") {
+	for _, e := range append(slices.Clone(l.Classpath), kit...) {
 		if !slices.Contains(cp, e) {
 			cp = append(cp, e)
 		}
 	}
-	args = append(slices.Clone(l.JVMOptions), "-cp", strings.Join(cp, ":"), QuarkusEntryPoint)
+	args = slices.Clone(l.JVMOptions)
+	if l.Archive != "" {
+		args = append(args, ArchiveOption+l.Archive)
+	}
+	args = append(args, "-cp", strings.Join(cp, ":"), QuarkusEntryPoint)
 	return slices.Clone(JavaCommand), args
+}
+
+// ClasspathJars are the jars of the fast-jar's directories that Command's classpath names: its
+// top directory, app, lib/boot and lib/main; the others are the entry point's to load.
+func (camelQuarkus) ClasspathJars(locations []string) []string {
+	var jars []string
+	for _, l := range locations {
+		dir := strings.TrimPrefix(path.Dir(l), DependenciesDir)
+		if strings.HasSuffix(l, ".jar") && slices.Contains([]string{"", "/app", "/lib/boot", "/lib/main"}, dir) {
+			jars = append(jars, l)
+		}
+	}
+	return jars
 }
 
 // Properties are camel-main's, which Camel Quarkus reads too, with Quarkus' HTTP server in
@@ -163,5 +184,6 @@ func (camelQuarkus) Metrics() Metrics {
 		Dependencies: []string{"camel:micrometer", "mvn:io.quarkus:quarkus-micrometer-registry-prometheus"}}
 }
 
-// Training is none: a Quarkus kit is built without a class-data-sharing archive.
-func (camelQuarkus) Training() map[string][]byte { return nil }
+// Training is camel-main's routes with Camel Quarkus' properties: Camel Quarkus stops Quarkus
+// after the one message too, so that the archive holds Quarkus' start and the first exchange.
+func (p camelQuarkus) Training() map[string][]byte { return training(p) }

@@ -58,8 +58,9 @@ func installQuarkusOperator(t *testing.T, ops string) *harness.Operator {
 func startQuarkus(t *testing.T, cli func(...string) (string, string, error), ops, apps string) {
 	t.Helper()
 	g := NewWithT(t)
+	// -Xshare:on: a JVM that cannot map the kit's class-data-sharing archive does not start.
 	out, errOut, err := cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", quarkusName, "-x", "jvm",
-		"--runtime-provider", "plain-quarkus", "-p", "greeting=Hello from Camel Quarkus",
+		"--runtime-provider", "plain-quarkus", "-p", "greeting=Hello from Camel Quarkus", "-t", "jvm.options=-Xshare:on",
 		"-p", "quarkus.log.console.format=[read by Quarkus] %m%n", "-t", "prometheus.enabled=true", "-t", "prometheus.pod-monitor=false")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	db := env.StartPostgreSQL(t, apps)
@@ -162,9 +163,9 @@ func checkQuarkusDatasource(t *testing.T, cli func(...string) (string, string, e
 		MatchRegexp(`read back from PostgreSQL: \[\{word=Hello from a database #[2-9]\}\]`))
 }
 
-// checkQuarkus checks what startQuarkus ran: a kit that Quarkus' Maven plugin built, a JVM that
-// Quarkus' health check finds ready, whose HTTP route and metrics answer and whose log Quarkus
-// formats.
+// checkQuarkus checks what startQuarkus ran: a kit that Quarkus' Maven plugin built, with a
+// class-data-sharing archive the JVM maps, a JVM that Quarkus' health check finds ready, whose HTTP
+// route and metrics answer and whose log Quarkus formats.
 func checkQuarkus(t *testing.T, cli func(...string) (string, string, error), apps string) {
 	t.Helper()
 	g := NewWithT(t)
@@ -173,16 +174,19 @@ func checkQuarkus(t *testing.T, cli func(...string) (string, string, error), app
 	key := client.ObjectKey{Namespace: apps, Name: quarkusName}
 	kit := builtKit(t, key, camelv1.IntegrationKitPhaseReady)
 	g.Expect(kitpkg.ProviderOf(kit)).To(Equal("quarkus"), "plain-quarkus is Caravan's quarkus provider")
+	t.Log("its kit holds a class-data-sharing archive of Quarkus' start, made by a training start in the builder pod; the JVM maps it")
 	archived := kit.Status.GetCondition(kitpkg.ArchiveCondition)
 	g.Expect(archived).NotTo(BeNil())
-	g.Expect(archived.Message).To(ContainSubstring("the runtime provider quarkus makes no training start"))
+	g.Expect(archived.Status).To(BeEquivalentTo("True"), archived.Message)
+	g.Expect(archived.Message).To(MatchRegexp(`archive of [1-9]\d{3} classes`))
+	t.Logf("kit %s: %s", kit.Name, archived.Message)
 	out, errOut, err := cli("get", "kits", kit.Name)
 	g.Expect(err).NotTo(HaveOccurred(), errOut)
 	g.Expect(out).To(MatchRegexp(`PROVIDER[\s\S]*` + kit.Name + `\s+Ready\s+platform\s+quarkus\s`))
 
 	pod := jvmPod(t, key)
 	c := pod.Spec.Containers[0]
-	g.Expect(c.Args).To(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
+	g.Expect(c.Args).To(ContainElements("-Xshare:on", "-XX:SharedArchiveFile=/deployments/kit.jsa", "io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/q/health/ready"))
 	g.Eventually(answersHTTP(pod), timeout, poll).Should(Equal("200 Hello from Camel Quarkus over HTTP"))
 	t.Log("as on Camel K, the prometheus trait has Quarkus serve Camel's meters at /q/metrics, on its HTTP port, which the pod's annotations name")
