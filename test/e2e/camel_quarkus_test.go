@@ -81,16 +81,17 @@ func startQuarkus(t *testing.T, cli func(...string) (string, string, error), ops
 		"-x", quarkusOperator, "--name", quarkusPipe)
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
 	out, errOut, err = cli("run", filepath.Join("testdata", "camel", "timer.yaml"), "--name", providerRoll, "-x", "jvm",
-		"-p", "greeting=Hello across providers", "-p", "quarkus.log.level=WARN", "-p", "quarkus.log.category.caravan.level=INFO")
+		"-p", "greeting=Hello across providers", "-p", "quarkus.log.level=WARN", "-p", "quarkus.log.category.caravan.level=INFO",
+		"-p", "quarkus.http.port=8081")
 	g.Expect(err).NotTo(HaveOccurred(), "%s%s", out, errOut)
-	g.Expect(errOut).To(ContainSubstring("quarkus.log.category.caravan.level, quarkus.log.level"),
+	g.Expect(errOut).To(ContainSubstring("quarkus.http.port, quarkus.log.category.caravan.level, quarkus.log.level"),
 		"caravan run did not warn that camel-main reads no quarkus.* key")
 }
 
 // checkQuarkusByItsPlatform checks, as on Camel K whose platform names its runtime provider, the
 // operator whose platform builds on Camel Quarkus: its Pipe runs its Kamelets there; an integration
 // moved to it from a camel-main operator rolls to its Quarkus kit, never below one ready pod, and
-// quarkus.log.* keys camel-main ignored now set its log's levels.
+// the quarkus.* keys camel-main ignored now move its HTTP route's port and set its log's levels.
 func checkQuarkusByItsPlatform(t *testing.T, cli func(...string) (string, string, error), apps string) {
 	t.Helper()
 	g := NewWithT(t)
@@ -113,6 +114,7 @@ func checkQuarkusByItsPlatform(t *testing.T, cli func(...string) (string, string
 	g.Expect(before.Spec.Containers[0].Args).NotTo(ContainElement("io.quarkus.bootstrap.runner.QuarkusEntryPoint"))
 	g.Eventually(integrationLog(cli, providerRoll), timeout, poll).Should(And(
 		ContainSubstring("Apache Camel 4.18.0"), ContainSubstring("Hello across providers #2")), "camel-main reads no quarkus.log.level")
+	g.Eventually(answersHTTP(before), timeout, poll).Should(Equal("200 Hello across providers over HTTP"), "camel-main reads no quarkus.http.port")
 	it, err := getIntegration(key)
 	g.Expect(err).NotTo(HaveOccurred())
 	ignored := it.Status.GetCondition(camelv1.ConditionTraitsIgnored)
@@ -129,6 +131,15 @@ func checkQuarkusByItsPlatform(t *testing.T, cli func(...string) (string, string
 	g.Expect(pods).To(BeNumerically(">=", 2))
 	waitRunningUnder(t, key, quarkusOperator)
 	g.Expect(kitpkg.ProviderOf(builtKit(t, key, camelv1.IntegrationKitPhaseReady))).To(Equal("quarkus"))
+
+	t.Log("Quarkus reads quarkus.http.port: the HTTP route answers on 8081, and through its Service, which targets the container's moved port")
+	after := jvmPod(t, key)
+	g.Expect(after.Spec.Containers[0].Ports).To(ContainElement(HaveField("ContainerPort", int32(8081))))
+	g.Eventually(httpBody("http://"+net.JoinHostPort(after.Status.PodIP, "8081")+"/hello"), timeout, poll).Should(Equal("Hello across providers over HTTP"))
+	svc := &corev1.Service{}
+	g.Expect(env.Client.Get(context.Background(), key, svc)).To(Succeed())
+	g.Eventually(httpBody("http://"+net.JoinHostPort(svc.Spec.ClusterIP, "80")+"/hello"), timeout, poll).Should(Equal("Hello across providers over HTTP"),
+		"the route does not answer through its Service")
 
 	t.Log("Quarkus reads the quarkus.log.* keys: its INFO lines are gone but the route's logger's, which quarkus.log.category sets")
 	g.Eventually(integrationLog(cli, providerRoll), timeout, poll).Should(ContainSubstring("Hello across providers #3"))
