@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,6 +38,15 @@ func ListArgs(listFile, localRepository string) []string {
 // directory, without its tests.
 func PackageArgs(localRepository string) []string {
 	return []string{"-B", "-Dmaven.repo.local=" + localRepository, "package", "-Dmaven.test.skip=true"}
+}
+
+// ReadList reads and parses the dependency list Maven wrote to file.
+func ReadList(file string) ([]Artifact, error) {
+	out, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading Maven's dependency list: %w", err)
+	}
+	return ParseList(out)
 }
 
 // ParseList reads the dependency plugin's list: one jar a line, as

@@ -109,10 +109,10 @@ var providerNames = map[string]string{runtime.MainProviderName: "camel-main", ru
 func providerOf(it *camelv1.Integration) string {
 	provider, version := it.Status.RuntimeProvider, it.Status.RuntimeVersion
 	if provider == "" {
-		provider = "quarkus"
+		provider = runtime.QuarkusProviderName
 	}
-	if provider == "quarkus" {
-		provider = "Camel Quarkus"
+	if words, ok := providerNames[provider]; ok {
+		provider = words
 	}
 	if version != "" {
 		return provider + " (runtime " + version + ")"

@@ -88,11 +88,7 @@ func (o *LayoutOptions) files() ([]maven.Artifact, string, error) {
 		arts, err := publish.ApplicationArtifacts(o.App)
 		return arts, "files of the application", err
 	}
-	list, err := os.ReadFile(o.List)
-	if err != nil {
-		return nil, "", fmt.Errorf("reading Maven's dependency list: %w", err)
-	}
-	arts, err := maven.ParseList(list)
+	arts, err := maven.ReadList(o.List)
 	return arts, "jars", err
 }
 

@@ -73,11 +73,7 @@ type Result struct {
 // class-data-sharing archive the training start left in trainDir if it made one, and pushes
 // the kit image.
 func Run(ctx context.Context, r Request, listFile, trainDir string) (Result, error) {
-	list, err := os.ReadFile(listFile)
-	if err != nil {
-		return Result{}, fmt.Errorf("reading Maven's dependency list: %w", err)
-	}
-	arts, err := maven.ParseList(list)
+	arts, err := maven.ReadList(listFile)
 	if err != nil {
 		return Result{}, err
 	}

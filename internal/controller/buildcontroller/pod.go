@@ -219,9 +219,6 @@ func untrainableKey(j build.Job, image bool) string {
 
 // untrained says why the job's kit is built without a training start, "" when it gets one.
 func (p *PodBuilder) untrained(j build.Job) string {
-	if provider, err := runtime.ProviderNamed(j.Spec.RuntimeProvider); err == nil && provider.Training() == nil {
-		return fmt.Sprintf("the runtime provider %s makes no training start", provider.Name())
-	}
 	if why, ok := p.untrainable.Load(untrainableKey(j, true)); ok {
 		return fmt.Sprintf("the base image %s could not run the training start: %s", j.Spec.BaseImage, why)
 	}
